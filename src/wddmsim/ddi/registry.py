@@ -1,0 +1,70 @@
+"""Every type the DDI layer knows, by its ``d3dkmddi.h`` name.
+
+``wddmsim layout`` and ``wddmsim decode`` look names up here; :func:`lookup` suggests the nearest
+names for a typo.
+
+Spec: the issue list of structures for the DDI layer (seeds, ddi-facts.md sections 2-11).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from . import enums, schema
+from .schema import EnumType, Record, Typedef
+from .structs import common, context, display, interrupt, patch, preempt, submit
+
+_MODULES = (common, submit, interrupt, patch, preempt, context, display)
+
+#: Records by name.
+RECORDS: dict[str, Record] = {}
+for _mod in _MODULES:
+    for _value in vars(_mod).values():
+        if isinstance(_value, Record) and _value.name == _value.name.upper():
+            RECORDS[_value.name] = _value
+
+#: Scalars and enumerations that are types of their own in the header.
+SCALARS: dict[str, Typedef | EnumType] = {
+    t.name: t
+    for t in (
+        schema.NTSTATUS,
+        schema.D3DGPU_VIRTUAL_ADDRESS,
+        schema.D3DDDI_VIDEO_PRESENT_SOURCE_ID,
+        schema.D3DDDI_VIDEO_PRESENT_TARGET_ID,
+        enums.FLIPINTERVAL,
+        enums.INTERRUPT_TYPE,
+        enums.BUILDPAGINGBUFFER_OPERATION,
+        enums.PAGE_FAULT_FLAGS,
+        enums.RENDER_PIPELINE_STAGE,
+        enums.ENGINE_STATE,
+        enums.GENERAL_ERROR_CODE,
+    )
+}
+
+NAMES: tuple[str, ...] = tuple(sorted(RECORDS) + sorted(SCALARS))
+
+
+class UnknownType(KeyError):
+    """A name that is no known DDI type; ``suggestions`` holds the nearest known names."""
+
+    def __init__(self, name: str, suggestions: list[str]):
+        super().__init__(name)
+        self.name = name
+        self.suggestions = suggestions
+
+    def __str__(self) -> str:
+        hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        return f"unknown structure {self.name!r}{hint}"
+
+
+def lookup(name: str) -> Record | Typedef | EnumType:
+    """The type called ``name`` (case-insensitive, a leading underscore allowed)."""
+    key = name.strip().lstrip("_").upper()
+    if key in RECORDS:
+        return RECORDS[key]
+    if key in SCALARS:
+        return SCALARS[key]
+    close = difflib.get_close_matches(key, NAMES, n=3, cutoff=0.5)
+    if not close:
+        close = [n for n in NAMES if key and (key in n or n in key)][:3]
+    raise UnknownType(name, close)

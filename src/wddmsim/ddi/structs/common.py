@@ -1,0 +1,17 @@
+"""Types shared by every area: ``LARGE_INTEGER``/``PHYSICAL_ADDRESS``.
+
+Spec: ddi-facts.md section 2.2 (``DmaBufferPhysicalAddress`` is a ``PHYSICAL_ADDRESS``, defined as a
+``LARGE_INTEGER``).
+"""
+
+from ..schema import LONG, LONGLONG, ULONG, anon_struct, m, struct, union_record
+
+PHYSICAL_ADDRESS = union_record(
+    "PHYSICAL_ADDRESS",
+    anon_struct(m("LowPart", ULONG), m("HighPart", LONG)),
+    m("u", struct("LARGE_INTEGER_u", m("LowPart", ULONG), m("HighPart", LONG))),
+    m("QuadPart", LONGLONG),
+    doc="A 64-bit physical address (a LARGE_INTEGER): a system physical address or a segment address.",
+    source="[D:d3dkmddi/ns-d3dkmddi-_dxgkarg_submitcommand]",
+    leaf=True,
+)

@@ -1,0 +1,43 @@
+"""Preemption and recovery requests: ``DXGKARG_PREEMPTCOMMAND`` and its flags,
+``DXGKARG_RESETENGINE`` and ``DXGKARG_QUERYCURRENTFENCE``.
+
+Spec: ddi-facts.md sections 4.5, 5.2, 10.3. ``DXGKARG_RESETENGINE`` exists from Windows 8
+(per-engine TDR).
+"""
+
+from ..schema import UINT, flags, m, struct
+
+DXGK_PREEMPTCOMMANDFLAGS = flags(
+    "DXGK_PREEMPTCOMMANDFLAGS",
+    doc="Flags of a preemption request; no bit is defined and Value must be 0.",
+    source="[D:d3dkmddi/ns-d3dkmddi-_dxgk_preemptcommandflags]",
+)
+
+DXGKARG_PREEMPTCOMMAND = struct(
+    "DXGKARG_PREEMPTCOMMAND",
+    m("PreemptionFenceId", UINT, doc="Fence id ending the preemption request; echoed in DMA_PREEMPTED."),
+    m("NodeOrdinal", UINT),
+    m("EngineOrdinal", UINT),
+    m("Flags", DXGK_PREEMPTCOMMANDFLAGS),
+    doc="Asks the driver to preempt the DMA buffers queued on a node.",
+    source="[D:d3dkmddi/ns-d3dkmddi-_dxgkarg_preemptcommand]",
+)
+
+DXGKARG_RESETENGINE = struct(
+    "DXGKARG_RESETENGINE",
+    m("NodeOrdinal", UINT),
+    m("EngineOrdinal", UINT),
+    m("LastAbortedFenceId", UINT, doc="Out: fence of the last packet aborted mid-execution."),
+    since="win8",
+    doc="Asks the driver to reset one engine after a timeout.",
+    source="[D:d3dkmddi/ns-d3dkmddi-_dxgkarg_resetengine]",
+)
+
+DXGKARG_QUERYCURRENTFENCE = struct(
+    "DXGKARG_QUERYCURRENTFENCE",
+    m("CurrentFence", UINT, doc="Out: latest completed submission fence."),
+    m("NodeOrdinal", UINT),
+    m("EngineOrdinal", UINT),
+    doc="Asks the driver for the latest completed fence of a node and engine.",
+    source="[D:d3dkmddi/ns-d3dkmddi-_dxgkarg_querycurrentfence]",
+)

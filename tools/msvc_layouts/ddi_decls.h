@@ -1,0 +1,855 @@
+/*
+ * ddi_decls.h - stand-alone C declarations of the WDDM kernel-mode DDI
+ * structures modelled by wddmsim, used only to obtain compiler layout
+ * ground truth (see tools/gen_msvc_layouts.py).
+ *
+ * Written for this project from the member lists (names, types, order and
+ * version of introduction) of Microsoft's public DDI reference pages.  No
+ * Windows header is included; the base types below follow the MSVC data
+ * model (LLP64 on x64, ILP32 on x86).
+ *
+ * Compile with -DDXGKDDI_INTERFACE_VERSION=<value>.  For every structure
+ * entry that exists at the selected version a macro DDI_HAS_<NAME> is
+ * defined, so that users can test for presence.
+ */
+#ifndef WDDMSIM_DDI_DECLS_H
+#define WDDMSIM_DDI_DECLS_H
+
+/* ---- interface versions -------------------------------------------- */
+#define DXGKDDI_INTERFACE_VERSION_VISTA      0x1052
+#define DXGKDDI_INTERFACE_VERSION_VISTA_SP1  0x1053
+#define DXGKDDI_INTERFACE_VERSION_WIN7       0x2005
+#define DXGKDDI_INTERFACE_VERSION_WIN8       0x300E
+#define DXGKDDI_INTERFACE_VERSION_WDDM1_3    0x4002
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_0    0x5023
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_1    0x6003
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_2    0x700A
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_3    0x8001
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_4    0x9006
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_5    0xA00B
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_6    0xB004
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_7    0xC004
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_8    0xD001
+#define DXGKDDI_INTERFACE_VERSION_WDDM2_9    0xE003
+#define DXGKDDI_INTERFACE_VERSION_WDDM3_0    0xF003
+#define DXGKDDI_INTERFACE_VERSION_WDDM3_1    0x10004
+#define DXGKDDI_INTERFACE_VERSION_WDDM3_2    0x11007
+
+#ifndef DXGKDDI_INTERFACE_VERSION
+#define DXGKDDI_INTERFACE_VERSION DXGKDDI_INTERFACE_VERSION_WDDM3_2
+#endif
+
+#define DDI_AT_LEAST(v) (DXGKDDI_INTERFACE_VERSION >= DXGKDDI_INTERFACE_VERSION_##v)
+
+/* ---- base types (MSVC data model) ---------------------------------- */
+typedef unsigned int        UINT;
+typedef unsigned int        UINT32;
+typedef int                 INT;
+typedef unsigned long       ULONG;      /* 4 bytes under MSVC */
+typedef long                LONG;       /* 4 bytes under MSVC */
+typedef long long           LONGLONG;
+typedef unsigned long long  ULONGLONG;
+typedef unsigned long long  UINT64;
+typedef unsigned short      WORD;
+typedef unsigned char       BOOLEAN;
+typedef unsigned short      WCHAR;
+typedef void                VOID;
+typedef void               *PVOID;
+typedef void               *HANDLE;
+typedef LONG                NTSTATUS;
+typedef UINT                D3DKMT_HANDLE;
+typedef ULONGLONG           D3DGPU_VIRTUAL_ADDRESS;
+typedef UINT                D3DDDI_VIDEO_PRESENT_SOURCE_ID;
+typedef UINT                D3DDDI_VIDEO_PRESENT_TARGET_ID;
+
+#define D3DDDI_MAX_BROADCAST_CONTEXT 64
+
+typedef union _LARGE_INTEGER {
+    struct {
+        ULONG LowPart;
+        LONG  HighPart;
+    };
+    struct {
+        ULONG LowPart;
+        LONG  HighPart;
+    } u;
+    LONGLONG QuadPart;
+} LARGE_INTEGER;
+
+typedef LARGE_INTEGER PHYSICAL_ADDRESS;
+
+#define DDI_HAS_PHYSICAL_ADDRESS 1
+#define DDI_HAS_D3DGPU_VIRTUAL_ADDRESS 1
+#define DDI_HAS_D3DDDI_VIDEO_PRESENT_SOURCE_ID 1
+#define DDI_HAS_D3DDDI_VIDEO_PRESENT_TARGET_ID 1
+#define DDI_HAS_NTSTATUS 1
+
+/* ---- D3DDDI_FLIPINTERVAL_TYPE (d3dukmdt) --------------------------- */
+typedef enum D3DDDI_FLIPINTERVAL_TYPE {
+    D3DDDI_FLIPINTERVAL_IMMEDIATE               = 0,
+    D3DDDI_FLIPINTERVAL_ONE                     = 1,
+    D3DDDI_FLIPINTERVAL_TWO                     = 2,
+    D3DDDI_FLIPINTERVAL_THREE                   = 3,
+    D3DDDI_FLIPINTERVAL_FOUR                    = 4,
+    D3DDDI_FLIPINTERVAL_IMMEDIATE_ALLOW_TEARING = 5
+} D3DDDI_FLIPINTERVAL_TYPE;
+#define DDI_HAS_D3DDDI_FLIPINTERVAL_TYPE 1
+
+/* ---- submission flags ---------------------------------------------- */
+typedef struct _DXGK_SUBMITCOMMANDFLAGS {
+    union {
+        struct {
+            UINT Paging             : 1;
+            UINT Present            : 1;
+            UINT RedirectedPresent  : 1;
+            UINT NullRendering      : 1;
+            UINT Flip               : 1;
+            UINT FlipWithNoWait     : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT ContextSwitch      : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT Resubmission       : 1;
+#if DDI_AT_LEAST(WDDM2_2)
+            UINT VirtualMachineData : 1;
+            UINT Reserved           : 23;
+#else
+            UINT Reserved           : 24;
+#endif
+#else
+            UINT Reserved           : 25;
+#endif
+#else
+            UINT Reserved           : 26;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_SUBMITCOMMANDFLAGS;
+#define DDI_HAS_DXGK_SUBMITCOMMANDFLAGS 1
+
+typedef struct _DXGKARG_SUBMITCOMMAND {
+    union {
+        HANDLE hDevice;
+        HANDLE hContext;
+    };
+    UINT                           DmaBufferSegmentId;
+    PHYSICAL_ADDRESS               DmaBufferPhysicalAddress;
+    UINT                           DmaBufferSize;
+    UINT                           DmaBufferSubmissionStartOffset;
+    UINT                           DmaBufferSubmissionEndOffset;
+    VOID                          *pDmaBufferPrivateData;
+    UINT                           DmaBufferPrivateDataSize;
+    UINT                           DmaBufferPrivateDataSubmissionStartOffset;
+    UINT                           DmaBufferPrivateDataSubmissionEndOffset;
+    UINT                           SubmissionFenceId;
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID VidPnSourceId;
+    D3DDDI_FLIPINTERVAL_TYPE       FlipInterval;
+    DXGK_SUBMITCOMMANDFLAGS        Flags;
+    UINT                           EngineOrdinal;
+#if DDI_AT_LEAST(WIN7)
+    D3DGPU_VIRTUAL_ADDRESS         DmaBufferVirtualAddress;
+#endif
+#if DDI_AT_LEAST(WIN8)
+    UINT                           NodeOrdinal;
+#endif
+} DXGKARG_SUBMITCOMMAND;
+#define DDI_HAS_DXGKARG_SUBMITCOMMAND 1
+
+#if DDI_AT_LEAST(WDDM2_0)
+typedef struct _DXGKARG_SUBMITCOMMANDVIRTUAL {
+    HANDLE                         hContext;
+    D3DGPU_VIRTUAL_ADDRESS         DmaBufferVirtualAddress;
+    UINT                           DmaBufferSize;
+    VOID                          *pDmaBufferPrivateData;
+    UINT                           DmaBufferPrivateDataSize;
+    UINT                           DmaBufferUmdPrivateDataSize;
+    UINT                           SubmissionFenceId;
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID VidPnSourceId;
+    D3DDDI_FLIPINTERVAL_TYPE       FlipInterval;
+    DXGK_SUBMITCOMMANDFLAGS        Flags;
+    UINT                           EngineOrdinal;
+    UINT                           NodeOrdinal;
+} DXGKARG_SUBMITCOMMANDVIRTUAL;
+#define DDI_HAS_DXGKARG_SUBMITCOMMANDVIRTUAL 1
+#endif
+
+#if DDI_AT_LEAST(WDDM2_2)
+typedef struct _DXGKARG_SUBMITCOMMANDTOHWQUEUE {
+    HANDLE                  hHwQueue;
+    UINT64                  HwQueueProgressFenceId;
+    D3DGPU_VIRTUAL_ADDRESS  DmaBufferVirtualAddress;
+    UINT                    DmaBufferSize;
+    UINT                    DmaBufferPrivateDataSize;
+    VOID                   *pDmaBufferPrivateData;
+#if DDI_AT_LEAST(WDDM2_4)
+    DXGK_SUBMITCOMMANDFLAGS Flags;
+    D3DGPU_VIRTUAL_ADDRESS  HwQueueProgressFenceGpuVa;
+    VOID                   *HwQueueProgressFenceCpuVa;
+#else
+    UINT                    DmaBufferUmdPrivateDataSize;
+#endif
+} DXGKARG_SUBMITCOMMANDTOHWQUEUE;
+#define DDI_HAS_DXGKARG_SUBMITCOMMANDTOHWQUEUE 1
+#endif
+
+/* ---- interrupt notification ---------------------------------------- */
+typedef enum _DXGK_INTERRUPT_TYPE {
+    DXGK_INTERRUPT_DMA_COMPLETED                        = 1,
+    DXGK_INTERRUPT_DMA_PREEMPTED                        = 2,
+    DXGK_INTERRUPT_CRTC_VSYNC                           = 3,
+    DXGK_INTERRUPT_DMA_FAULTED                          = 4,
+#if DDI_AT_LEAST(WIN8)
+    DXGK_INTERRUPT_DISPLAYONLY_VSYNC                    = 5,
+    DXGK_INTERRUPT_DISPLAYONLY_PRESENT_PROGRESS         = 6,
+    DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY   = 7,
+#endif
+#if DDI_AT_LEAST(WDDM1_3)
+    DXGK_INTERRUPT_MICACAST_CHUNK_PROCESSING_COMPLETE   = 8,
+#endif
+#if DDI_AT_LEAST(WDDM2_0)
+    DXGK_INTERRUPT_DMA_PAGE_FAULTED                     = 9,
+#endif
+#if DDI_AT_LEAST(WDDM2_1)
+    DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2  = 10,
+#endif
+#if DDI_AT_LEAST(WDDM2_2)
+    DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED             = 11,
+    DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED                 = 12,
+    DXGK_INTERRUPT_HWCONTEXTLIST_SWITCH_COMPLETED       = 13,
+    DXGK_INTERRUPT_PERIODIC_MONITORED_FENCE_SIGNALED    = 14,
+#endif
+#if DDI_AT_LEAST(WDDM2_4)
+    DXGK_INTERRUPT_SCHEDULING_LOG_INTERRUPT             = 15,
+    DXGK_INTERRUPT_GPU_ENGINE_TIMEOUT                   = 16,
+    DXGK_INTERRUPT_SUSPEND_CONTEXT_COMPLETED            = 17,
+#endif
+#if DDI_AT_LEAST(WDDM2_9)
+    DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY3  = 18,
+#endif
+#if DDI_AT_LEAST(WDDM3_1)
+    DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED                = 19,
+    DXGK_INTERRUPT_GPU_ENGINE_STATE_CHANGE              = 20,
+#endif
+} DXGK_INTERRUPT_TYPE;
+#define DDI_HAS_DXGK_INTERRUPT_TYPE 1
+
+typedef struct _DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS {
+    union {
+        struct {
+            UINT ValidPhysicalAdapterMask      : 1;
+#if DDI_AT_LEAST(WDDM2_2)
+            UINT HsyncFlipCompletion           : 1;
+#if DDI_AT_LEAST(WDDM3_1)
+            UINT EvaluateLegacyMonitoredFences : 1;
+            UINT Reserved                      : 29;
+#else
+            UINT Reserved                      : 30;
+#endif
+#else
+            UINT Reserved                      : 31;
+#endif
+        };
+        UINT Value;
+    };
+} DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS;
+#define DDI_HAS_DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS 1
+
+/* Multiplane-overlay vsync descriptors are only referenced through
+ * pointers here; their contents are outside this model. */
+typedef struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO  DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO;
+typedef struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2 DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2;
+typedef struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3 DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3;
+
+#if DDI_AT_LEAST(WIN8)
+typedef enum _DXGK_PRESENT_DISPLAY_ONLY_PROGRESS_ID {
+    DXGK_PRESENT_DISPLAYONLY_PROGRESS_ID_COMPLETE = 0,
+    DXGK_PRESENT_DISPLAYONLY_PROGRESS_ID_FAILED   = 1
+} DXGK_PRESENT_DISPLAY_ONLY_PROGRESS_ID;
+
+typedef struct _DXGKARGCB_PRESENT_DISPLAYONLY_PROGRESS {
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID        VidPnSourceId;
+    DXGK_PRESENT_DISPLAY_ONLY_PROGRESS_ID ProgressId;
+} DXGKARGCB_PRESENT_DISPLAYONLY_PROGRESS;
+#define DDI_HAS_DXGKARGCB_PRESENT_DISPLAYONLY_PROGRESS 1
+#endif
+
+#if DDI_AT_LEAST(WDDM1_3)
+typedef enum _DXGK_MIRACAST_CHUNK_TYPE {
+    DXGK_MIRACAST_CHUNK_TYPE_UNKNOWN                 = 0,
+    DXGK_MIRACAST_CHUNK_TYPE_COLOR_CONVERT_COMPLETE  = 1,
+    DXGK_MIRACAST_CHUNK_TYPE_ENCODE_COMPLETE         = 2,
+    DXGK_MIRACAST_CHUNK_TYPE_FRAME_START             = 3,
+    DXGK_MIRACAST_CHUNK_TYPE_FRAME_DROPPED           = 4,
+    DXGK_MIRACAST_CHUNK_TYPE_ENCODE_DRIVER_DEFINED_1 = (-2147483647 - 1),
+    DXGK_MIRACAST_CHUNK_TYPE_ENCODE_DRIVER_DEFINED_2 = (-2147483647)
+} DXGK_MIRACAST_CHUNK_TYPE;
+
+typedef union _DXGK_MIRACAST_CHUNK_ID {
+    struct {
+        UINT64 FrameNumber : 40;
+        UINT64 PartNumber  : 24;
+    };
+    UINT64 Value;
+} DXGK_MIRACAST_CHUNK_ID;
+#define DDI_HAS_DXGK_MIRACAST_CHUNK_ID 1
+
+typedef struct _DXGK_MIRACAST_CHUNK_INFO {
+    DXGK_MIRACAST_CHUNK_TYPE ChunkType;
+    DXGK_MIRACAST_CHUNK_ID   ChunkId;
+    UINT                     ProcessingTime;
+    UINT                     EncodeRate;
+} DXGK_MIRACAST_CHUNK_INFO;
+#define DDI_HAS_DXGK_MIRACAST_CHUNK_INFO 1
+#endif
+
+#if DDI_AT_LEAST(WDDM2_0)
+typedef enum _DXGK_RENDER_PIPELINE_STAGE {
+    DXGK_RENDER_PIPELINE_STAGE_UNKNOWN         = 0,
+    DXGK_RENDER_PIPELINE_STAGE_INPUT_ASSEMBLER = 1,
+    DXGK_RENDER_PIPELINE_STAGE_VERTEX_SHADER   = 2,
+    DXGK_RENDER_PIPELINE_STAGE_GEOMETRY_SHADER = 3,
+    DXGK_RENDER_PIPELINE_STAGE_STREAM_OUTPUT   = 4,
+    DXGK_RENDER_PIPELINE_STAGE_RASTERIZER      = 5,
+    DXGK_RENDER_PIPELINE_STAGE_PIXEL_SHADER    = 6,
+    DXGK_RENDER_PIPELINE_STAGE_OUTPUT_MERGER   = 7
+} DXGK_RENDER_PIPELINE_STAGE;
+#define DDI_HAS_DXGK_RENDER_PIPELINE_STAGE 1
+
+typedef enum _DXGK_PAGE_FAULT_FLAGS {
+    DXGK_PAGE_FAULT_WRITE                  = 0x1,
+    DXGK_PAGE_FAULT_FENCE_INVALID          = 0x2,
+    DXGK_PAGE_FAULT_ADAPTER_RESET_REQUIRED = 0x4,
+    DXGK_PAGE_FAULT_ENGINE_RESET_REQUIRED  = 0x8,
+    DXGK_PAGE_FAULT_FATAL_HARDWARE_ERROR   = 0x10,
+    DXGK_PAGE_FAULT_IOMMU                  = 0x20,
+    DXGK_PAGE_FAULT_HW_CONTEXT_VALID       = 0x40,
+    DXGK_PAGE_FAULT_PROCESS_HANDLE_VALID   = 0x80,
+#if DXGKDDI_INTERFACE_VERSION > DXGKDDI_INTERFACE_VERSION_WDDM3_2
+    DXGK_PAGE_FAULT_AND_STALL              = 0x100,
+    DXGK_PAGE_FAULT_FIRST_INVALID          = 0x200,
+#endif
+} DXGK_PAGE_FAULT_FLAGS;
+#define DDI_HAS_DXGK_PAGE_FAULT_FLAGS 1
+
+typedef enum _DXGK_GENERAL_ERROR_CODE {
+    DXGK_GENERAL_ERROR_PAGE_FAULT          = 0,
+    DXGK_GENERAL_ERROR_INVALID_INSTRUCTION = 1
+} DXGK_GENERAL_ERROR_CODE;
+
+typedef struct _DXGK_FAULT_ERROR_CODE {
+    union {
+        struct {
+            UINT                    IsDeviceSpecificCode : 1;
+            DXGK_GENERAL_ERROR_CODE GeneralErrorCode     : 31;
+        };
+        struct {
+            UINT IsDeviceSpecificCodeReservedBit : 1;
+            UINT DeviceSpecificCode              : 31;
+        };
+    };
+} DXGK_FAULT_ERROR_CODE;
+#define DDI_HAS_DXGK_FAULT_ERROR_CODE 1
+#endif
+
+#if DDI_AT_LEAST(WDDM3_1)
+typedef enum _DXGK_ENGINE_STATE {
+    DXGK_ENGINE_STATE_ACTIVE           = 0,
+    DXGK_ENGINE_STATE_TRANSITION_TO_F1 = 1,
+    DXGK_ENGINE_STATE_HUNG             = 2
+} DXGK_ENGINE_STATE;
+#define DDI_HAS_DXGK_ENGINE_STATE 1
+#endif
+
+typedef struct _DXGKARGCB_NOTIFY_INTERRUPT_DATA {
+    DXGK_INTERRUPT_TYPE InterruptType;
+    union {
+        struct {
+            UINT SubmissionFenceId;
+            UINT NodeOrdinal;
+            UINT EngineOrdinal;
+        } DmaCompleted;
+        struct {
+            UINT PreemptionFenceId;
+            UINT LastCompletedFenceId;
+            UINT NodeOrdinal;
+            UINT EngineOrdinal;
+        } DmaPreempted;
+        struct {
+            UINT     FaultedFenceId;
+            NTSTATUS Status;
+            UINT     NodeOrdinal;
+            UINT     EngineOrdinal;
+        } DmaFaulted;
+        struct {
+            D3DDDI_VIDEO_PRESENT_TARGET_ID VidPnTargetId;
+            PHYSICAL_ADDRESS               PhysicalAddress;
+            UINT                           PhysicalAdapterMask;
+        } CrtcVsync;
+#if DDI_AT_LEAST(WIN8)
+        struct {
+            D3DDDI_VIDEO_PRESENT_TARGET_ID VidPnTargetId;
+        } DisplayOnlyVsync;
+        struct {
+            D3DDDI_VIDEO_PRESENT_TARGET_ID      VidPnTargetId;
+            UINT                                PhysicalAdapterMask;
+            UINT                                MultiPlaneOverlayVsyncInfoCount;
+            DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO *pMultiPlaneOverlayVsyncInfo;
+        } CrtcVsyncWithMultiPlaneOverlay;
+        DXGKARGCB_PRESENT_DISPLAYONLY_PROGRESS DisplayOnlyPresentProgress;
+#endif
+#if DDI_AT_LEAST(WDDM1_3)
+        struct {
+            D3DDDI_VIDEO_PRESENT_TARGET_ID VidPnTargetId;
+            DXGK_MIRACAST_CHUNK_INFO       ChunkInfo;
+            PVOID                          pPrivateDriverData;
+            UINT                           PrivateDataDriverSize;
+            NTSTATUS                       Status;
+        } MiracastEncodeChunkCompleted;
+#endif
+#if DDI_AT_LEAST(WDDM2_0)
+        struct {
+            UINT                       FaultedFenceId;
+            UINT64                     FaultedPrimitiveAPISequenceNumber;
+            DXGK_RENDER_PIPELINE_STAGE FaultedPipelineStage;
+            UINT                       FaultedBindTableEntry;
+            DXGK_PAGE_FAULT_FLAGS      PageFaultFlags;
+            D3DGPU_VIRTUAL_ADDRESS     FaultedVirtualAddress;
+            UINT                       NodeOrdinal;
+            UINT                       EngineOrdinal;
+            UINT                       PageTableLevel;
+            DXGK_FAULT_ERROR_CODE      FaultErrorCode;
+            HANDLE                     FaultedProcessHandle;
+        } DmaPageFaulted;
+#endif
+#if DDI_AT_LEAST(WDDM2_1)
+        struct {
+            D3DDDI_VIDEO_PRESENT_TARGET_ID       VidPnTargetId;
+            UINT                                 PhysicalAdapterMask;
+            UINT                                 MultiPlaneOverlayVsyncInfoCount;
+            DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2 *pMultiPlaneOverlayVsyncInfo;
+            ULONGLONG                            GpuFrequency;
+            ULONGLONG                            GpuClockCounter;
+        } CrtcVsyncWithMultiPlaneOverlay2;
+#endif
+#if DDI_AT_LEAST(WDDM2_2)
+        struct {
+            UINT NodeOrdinal;
+            UINT EngineOrdinal;
+        } MonitoredFenceSignaled;
+        struct {
+            UINT   NodeOrdinal;
+            UINT   EngineOrdinal;
+            UINT64 ContextSwitchFence;
+        } HwContextListSwitchCompleted;
+        struct {
+            UINT64                     FaultedFenceId;
+            D3DGPU_VIRTUAL_ADDRESS     FaultedVirtualAddress;
+            UINT64                     FaultedPrimitiveAPISequenceNumber;
+            union {
+                HANDLE FaultedHwQueue;
+                HANDLE FaultedHwContext;
+                HANDLE FaultedProcessHandle;
+            };
+            UINT                       NodeOrdinal;
+            UINT                       EngineOrdinal;
+            DXGK_RENDER_PIPELINE_STAGE FaultedPipelineStage;
+            UINT                       FaultedBindTableEntry;
+            DXGK_PAGE_FAULT_FLAGS      PageFaultFlags;
+            UINT                       PageTableLevel;
+            DXGK_FAULT_ERROR_CODE      FaultErrorCode;
+        } HwQueuePageFaulted;
+        struct {
+            D3DDDI_VIDEO_PRESENT_TARGET_ID VidPnTargetId;
+            UINT                           NotificationID;
+        } PeriodicMonitoredFenceSignaled;
+#endif
+#if DDI_AT_LEAST(WDDM2_4)
+        struct {
+            UINT NodeOrdinal;
+            UINT EngineOrdinal;
+        } SchedulingLogInterrupt;
+        struct {
+            UINT NodeOrdinal;
+            UINT EngineOrdinal;
+        } GpuEngineTimeout;
+        struct {
+            HANDLE hContext;
+            UINT64 ContextSuspendFence;
+        } SuspendContextCompleted;
+#endif
+#if DDI_AT_LEAST(WDDM2_9)
+        struct {
+            D3DDDI_VIDEO_PRESENT_TARGET_ID       VidPnTargetId;
+            UINT                                 PhysicalAdapterMask;
+            UINT                                 MultiPlaneOverlayVsyncInfoCount;
+            DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3 *pMultiPlaneOverlayVsyncInfo;
+            ULONGLONG                            GpuFrequency;
+            ULONGLONG                            GpuClockCounter;
+        } CrtcVsyncWithMultiPlaneOverlay3;
+#endif
+#if DDI_AT_LEAST(WDDM3_1)
+        struct {
+            UINT    NodeOrdinal;
+            UINT    EngineOrdinal;
+            UINT    SignaledNativeFenceCount;
+            HANDLE *pSignaledNativeFenceArray;
+            HANDLE  hHWQueue;
+        } NativeFenceSignaled;
+        struct {
+            UINT              NodeOrdinal;
+            UINT              EngineOrdinal;
+            DXGK_ENGINE_STATE NewState;
+        } EngineStateChange;
+#endif
+        struct {
+            UINT Reserved[16];
+        } Reserved;
+    };
+    DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS Flags;
+} DXGKARGCB_NOTIFY_INTERRUPT_DATA;
+#define DDI_HAS_DXGKARGCB_NOTIFY_INTERRUPT_DATA 1
+
+/* ---- preemption ------------------------------------------------------ */
+typedef struct _DXGK_PREEMPTCOMMANDFLAGS {
+    union {
+        struct {
+            UINT Reserved : 32;
+        };
+        UINT Value;
+    };
+} DXGK_PREEMPTCOMMANDFLAGS;
+#define DDI_HAS_DXGK_PREEMPTCOMMANDFLAGS 1
+
+typedef struct _DXGKARG_PREEMPTCOMMAND {
+    UINT                     PreemptionFenceId;
+    UINT                     NodeOrdinal;
+    UINT                     EngineOrdinal;
+    DXGK_PREEMPTCOMMANDFLAGS Flags;
+} DXGKARG_PREEMPTCOMMAND;
+#define DDI_HAS_DXGKARG_PREEMPTCOMMAND 1
+
+/* ---- patching and lists --------------------------------------------- */
+typedef struct _DXGK_PATCHFLAGS {
+    union {
+        struct {
+            UINT Paging            : 1;
+            UINT Present           : 1;
+            UINT RedirectedPresent : 1;
+            UINT NullRendering     : 1;
+            UINT Reserved          : 28;
+        };
+        UINT Value;
+    };
+} DXGK_PATCHFLAGS;
+#define DDI_HAS_DXGK_PATCHFLAGS 1
+
+typedef struct _DXGK_ALLOCATIONLIST {
+    HANDLE hDeviceSpecificAllocation;
+    struct {
+        UINT WriteOperation : 1;
+        UINT SegmentId      : 5;
+        UINT Reserved       : 26;
+    };
+#if DDI_AT_LEAST(WDDM2_0)
+    union {
+        PHYSICAL_ADDRESS       PhysicalAddress;
+        D3DGPU_VIRTUAL_ADDRESS VirtualAddress;
+    };
+#else
+    PHYSICAL_ADDRESS PhysicalAddress;
+#endif
+} DXGK_ALLOCATIONLIST;
+#define DDI_HAS_DXGK_ALLOCATIONLIST 1
+
+typedef struct _D3DDDI_PATCHLOCATIONLIST {
+    UINT AllocationIndex;
+    union {
+        struct {
+            UINT SlotId   : 24;
+            UINT Reserved : 8;
+        };
+        UINT Value;
+    };
+    UINT DriverId;
+    UINT AllocationOffset;
+    UINT PatchOffset;
+    UINT SplitOffset;
+} D3DDDI_PATCHLOCATIONLIST;
+#define DDI_HAS_D3DDDI_PATCHLOCATIONLIST 1
+
+typedef struct _DXGKARG_PATCH {
+    union {
+        HANDLE hDevice;
+        HANDLE hContext;
+    };
+    UINT                            DmaBufferSegmentId;
+    PHYSICAL_ADDRESS                DmaBufferPhysicalAddress;
+    VOID                           *pDmaBuffer;
+    UINT                            DmaBufferSize;
+    UINT                            DmaBufferSubmissionStartOffset;
+    UINT                            DmaBufferSubmissionEndOffset;
+    VOID                           *pDmaBufferPrivateData;
+    UINT                            DmaBufferPrivateDataSize;
+    UINT                            DmaBufferPrivateDataSubmissionStartOffset;
+    UINT                            DmaBufferPrivateDataSubmissionEndOffset;
+    const DXGK_ALLOCATIONLIST      *pAllocationList;
+    UINT                            AllocationListSize;
+    const D3DDDI_PATCHLOCATIONLIST *pPatchLocationList;
+    UINT                            PatchLocationListSize;
+    UINT                            PatchLocationListSubmissionStart;
+    UINT                            PatchLocationListSubmissionLength;
+    UINT                            SubmissionFenceId;
+    DXGK_PATCHFLAGS                 Flags;
+    UINT                            EngineOrdinal;
+} DXGKARG_PATCH;
+#define DDI_HAS_DXGKARG_PATCH 1
+
+/* ---- contexts --------------------------------------------------------- */
+#if DDI_AT_LEAST(WDDM2_0)
+typedef struct _DXGK_CONTEXTINFO_CAPS {
+    union {
+        struct {
+            UINT NoPatchingRequired     : 1;
+            UINT DriverManagesResidency : 1;
+            UINT UseIoMmu               : 1;
+            UINT Reserved               : 29;
+        };
+        UINT Value;
+    };
+} DXGK_CONTEXTINFO_CAPS;
+#define DDI_HAS_DXGK_CONTEXTINFO_CAPS 1
+#endif
+
+typedef struct _DXGK_CONTEXTINFO {
+    UINT DmaBufferSize;
+    UINT DmaBufferSegmentSet;
+    UINT DmaBufferPrivateDataSize;
+    UINT AllocationListSize;
+    UINT PatchLocationListSize;
+#if DDI_AT_LEAST(WIN7)
+    UINT Reserved;
+#endif
+#if DDI_AT_LEAST(WDDM2_0)
+    DXGK_CONTEXTINFO_CAPS Caps;
+    ULONG                 PagingCompanionNodeId;
+#endif
+} DXGK_CONTEXTINFO;
+#define DDI_HAS_DXGK_CONTEXTINFO 1
+
+/* ---- paging-buffer operation codes ------------------------------------ */
+typedef enum _DXGK_BUILDPAGINGBUFFER_OPERATION {
+    DXGK_OPERATION_TRANSFER                  = 0,
+    DXGK_OPERATION_FILL                      = 1,
+    DXGK_OPERATION_DISCARD_CONTENT           = 2,
+    DXGK_OPERATION_READ_PHYSICAL             = 3,
+    DXGK_OPERATION_WRITE_PHYSICAL            = 4,
+    DXGK_OPERATION_MAP_APERTURE_SEGMENT      = 5,
+    DXGK_OPERATION_UNMAP_APERTURE_SEGMENT    = 6,
+#if DDI_AT_LEAST(WIN7)
+    DXGK_OPERATION_SPECIAL_LOCK_TRANSFER     = 7,
+#endif
+#if DDI_AT_LEAST(WIN8)
+    DXGK_OPERATION_VIRTUAL_TRANSFER          = 8,
+    DXGK_OPERATION_VIRTUAL_FILL              = 9,
+    DXGK_OPERATION_INIT_CONTEXT_RESOURCE     = 10,
+#endif
+#if DDI_AT_LEAST(WDDM2_0)
+    DXGK_OPERATION_UPDATE_PAGE_TABLE         = 11,
+    DXGK_OPERATION_FLUSH_TLB                 = 12,
+    DXGK_OPERATION_UPDATE_CONTEXT_ALLOCATION = 13,
+    DXGK_OPERATION_COPY_PAGE_TABLE_ENTRIES   = 14,
+    DXGK_OPERATION_NOTIFY_RESIDENCY          = 15,
+#endif
+#if DDI_AT_LEAST(WDDM2_2)
+    DXGK_OPERATION_SIGNAL_MONITORED_FENCE    = 16,
+#endif
+#if DDI_AT_LEAST(WDDM3_0)
+    DXGK_OPERATION_MAP_APERTURE_SEGMENT2     = 17,
+#endif
+#if DDI_AT_LEAST(WDDM2_9)
+    DXGK_OPERATION_NOTIFY_FENCE_RESIDENCY    = 18,
+#endif
+#if DDI_AT_LEAST(WDDM3_2)
+    DXGK_OPERATION_MAP_MMU                   = 19,
+    DXGK_OPERATION_UNMAP_MMU                 = 20,
+    DXGK_OPERATION_NOTIFY_RESIDENCY2         = 21,
+    DXGK_OPERATION_RESERVED22                = 22,
+#endif
+#if DXGKDDI_INTERFACE_VERSION > DXGKDDI_INTERFACE_VERSION_WDDM3_2
+    DXGK_OPERATION_TRANSFER2                 = 23,
+    DXGK_OPERATION_FILL2                     = 24,
+    DXGK_OPERATION_DISCARD_CONTENT2          = 25,
+#endif
+} DXGK_BUILDPAGINGBUFFER_OPERATION;
+#define DDI_HAS_DXGK_BUILDPAGINGBUFFER_OPERATION 1
+
+/* ---- TDR / fences ------------------------------------------------------ */
+#if DDI_AT_LEAST(WIN8)
+typedef struct _DXGKARG_RESETENGINE {
+    UINT NodeOrdinal;
+    UINT EngineOrdinal;
+    UINT LastAbortedFenceId;
+} DXGKARG_RESETENGINE;
+#define DDI_HAS_DXGKARG_RESETENGINE 1
+#endif
+
+typedef struct _DXGKARG_QUERYCURRENTFENCE {
+    UINT CurrentFence;
+    UINT NodeOrdinal;
+    UINT EngineOrdinal;
+} DXGKARG_QUERYCURRENTFENCE;
+#define DDI_HAS_DXGKARG_QUERYCURRENTFENCE 1
+
+#if DDI_AT_LEAST(WIN8)
+typedef struct _DXGKARG_CANCELCOMMAND {
+    HANDLE                          hContext;
+    VOID                           *pDmaBuffer;
+    UINT                            DmaBufferSize;
+    UINT                            DmaBufferSubmissionStartOffset;
+    UINT                            DmaBufferSubmissionEndOffset;
+    VOID                           *pDmaBufferPrivateData;
+    UINT                            DmaBufferPrivateDataSize;
+    UINT                            DmaBufferPrivateDataSubmissionStartOffset;
+    UINT                            DmaBufferPrivateDataSubmissionEndOffset;
+    const DXGK_ALLOCATIONLIST      *pAllocationList;
+    UINT                            AllocationListSize;
+    const D3DDDI_PATCHLOCATIONLIST *pPatchLocationList;
+    UINT                            PatchLocationListSize;
+    UINT                            PatchLocationListSubmissionStart;
+    UINT                            PatchLocationListSubmissionLength;
+#if DDI_AT_LEAST(WDDM2_0)
+    D3DGPU_VIRTUAL_ADDRESS          DmaBufferVirtualAddress;
+    UINT                            DmaBufferUmdPrivateDataSize;
+#endif
+} DXGKARG_CANCELCOMMAND;
+#define DDI_HAS_DXGKARG_CANCELCOMMAND 1
+#endif
+
+/* ---- scan-out address (MMIO flips) ------------------------------------- */
+typedef struct _DXGK_SETVIDPNSOURCEADDRESS_FLAGS {
+    union {
+        struct {
+            UINT ModeChange               : 1;
+            UINT FlipImmediate            : 1;
+            UINT FlipOnNextVSync          : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT FlipStereo               : 1;
+            UINT FlipStereoTemporaryMono  : 1;
+            UINT FlipStereoPreferRight    : 1;
+            UINT SharedPrimaryTransition  : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT IndependentFlipExclusive : 1;
+#if DDI_AT_LEAST(WDDM2_1)
+            UINT MoveFlip                 : 1;
+            UINT Reserved                 : 23;
+#else
+            UINT Reserved                 : 24;
+#endif
+#else
+            UINT Reserved                 : 25;
+#endif
+#else
+            UINT Reserved                 : 29;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_SETVIDPNSOURCEADDRESS_FLAGS;
+#define DDI_HAS_DXGK_SETVIDPNSOURCEADDRESS_FLAGS 1
+
+#if DDI_AT_LEAST(WDDM2_0)
+typedef struct _DXGK_PRIMARYDATA {
+    HANDLE           hAllocation;
+    WORD             SegmentId;
+    PHYSICAL_ADDRESS SegmentAddress;
+} DXGK_PRIMARYDATA;
+#define DDI_HAS_DXGK_PRIMARYDATA 1
+#endif
+
+typedef struct _DXGKARG_SETVIDPNSOURCEADDRESS {
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID   VidPnSourceId;
+    UINT                             PrimarySegment;
+    PHYSICAL_ADDRESS                 PrimaryAddress;
+    HANDLE                           hAllocation;
+    UINT                             ContextCount;
+    HANDLE                           Context[1 + D3DDDI_MAX_BROADCAST_CONTEXT];
+    DXGK_SETVIDPNSOURCEADDRESS_FLAGS Flags;
+#if DDI_AT_LEAST(WDDM1_3)
+    UINT                             Duration;
+#endif
+#if DDI_AT_LEAST(WDDM2_0)
+    DXGK_PRIMARYDATA                 PrimaryData[D3DDDI_MAX_BROADCAST_CONTEXT];
+    UINT                             DriverPrivateDataSize;
+    PVOID                            pDriverPrivateData;
+#endif
+} DXGKARG_SETVIDPNSOURCEADDRESS;
+#define DDI_HAS_DXGKARG_SETVIDPNSOURCEADDRESS 1
+
+/* ---- capabilities ------------------------------------------------------ */
+typedef struct _DXGK_VIDSCHCAPS {
+    union {
+        struct {
+            UINT MultiEngineAware                      : 1;
+            UINT VSyncPowerSaveAware                   : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT PreemptionAware                       : 1;
+            UINT NoDmaPatching                         : 1;
+            UINT CancelCommandAware                    : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT No64BitAtomics                        : 1;
+            UINT LowIrqlPreemptCommand                 : 1;
+#if DDI_AT_LEAST(WDDM2_3)
+            UINT HwQueuePacketCap                      : 4;
+#if DDI_AT_LEAST(WDDM3_1)
+            UINT NativeGpuFence                        : 1;
+            UINT OptimizedNativeFenceSignaledInterrupt : 1;
+            UINT Reserved                              : 19;
+#else
+            UINT Reserved                              : 21;
+#endif
+#else
+            UINT Reserved                              : 25;
+#endif
+#else
+            UINT Reserved                              : 27;
+#endif
+#else
+            UINT Reserved                              : 30;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_VIDSCHCAPS;
+#define DDI_HAS_DXGK_VIDSCHCAPS 1
+
+#if DDI_AT_LEAST(WDDM2_2)
+typedef struct _DXGK_NODEMETADATA_FLAGS {
+    union {
+        struct {
+            UINT ContextSchedulingSupported    : 1;
+#if DDI_AT_LEAST(WDDM2_5)
+            UINT RingBufferFenceRelease        : 1;
+            UINT SupportTrackedWorkload        : 1;
+#if DDI_AT_LEAST(WDDM3_1)
+            UINT UserModeSubmission            : 1;
+#if DDI_AT_LEAST(WDDM3_2)
+            UINT SupportBuildTestCommandBuffer : 1;
+            UINT Reserved                      : 11;
+#else
+            UINT Reserved                      : 12;
+#endif
+#else
+            UINT Reserved                      : 13;
+#endif
+            UINT MaxInFlightHwQueueBuffers     : 16;
+#else
+            UINT Reserved                      : 31;
+#endif
+        };
+        UINT32 Value;
+    };
+} DXGK_NODEMETADATA_FLAGS;
+#define DDI_HAS_DXGK_NODEMETADATA_FLAGS 1
+#endif
+
+#endif /* WDDMSIM_DDI_DECLS_H */
