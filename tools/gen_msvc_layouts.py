@@ -76,6 +76,7 @@ TYPES = [
     "DXGK_BUILDPAGINGBUFFER_OPERATION",
     "DXGK_PAGE_FAULT_FLAGS",
     "DXGK_RENDER_PIPELINE_STAGE",
+    "DXGK_GENERAL_ERROR_CODE",
     "DXGK_ENGINE_STATE",
     # submission
     "DXGK_SUBMITCOMMANDFLAGS",
@@ -335,7 +336,12 @@ def compiler_version() -> str:
     return run([CLANG, "--version"], REPO).splitlines()[0].strip()
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Write the MSVC layout tables of the DDI structures.")
+    parser.add_argument("--output", default=OUTPUT, help="where to write the JSON (default: %(default)s)")
+    output = parser.parse_args(argv).output
     version_line = compiler_version()
     jobs = [(arch, triple, vname, value) for arch, triple in TARGETS for vname, value in VERSIONS]
     results = {}
@@ -369,14 +375,14 @@ def main() -> int:
         "versions": {v: val for v, val in VERSIONS},
         "layouts": layouts_out,
     }
-    os.makedirs(os.path.dirname(OUTPUT), exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
     text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
-    with open(OUTPUT, "w", newline="\n") as f:
+    with open(output, "w", newline="\n") as f:
         f.write(text)
 
     # Short summary: size at the first and last version, and the versions
     # where a new layout entry starts.
-    print("%s: wrote %s (%s)" % (GENERATOR, os.path.relpath(OUTPUT, REPO), version_line))
+    print("%s: wrote %s (%s)" % (GENERATOR, os.path.relpath(output, REPO), version_line))
     last, first = VERSIONS[-1][0], VERSIONS[0][0]
     for name in TYPES:
         cols = []
