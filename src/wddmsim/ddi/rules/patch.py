@@ -1,0 +1,134 @@
+"""Rules on patching a DMA buffer: ``DXGKARG_PATCH``, ``DXGK_PATCHFLAGS`` and the patch-location
+list it walks (rules 22, 25, 26, 27, 29, 30, 31).
+
+Spec: ddi-facts.md sections 2.7 (DxgkDdiPatch, its members and flags, paging patches), 2.8 and
+2.10 (4 KB aligned DMA buffer starts), 2.9 (patch-location lists and SplitOffset), 6.1 (Patch must
+not resize a paging buffer).
+
+Rule 28 (Patch may run more than once on the same DMA buffer after a preemption, so a model must
+allow re-patching) constrains the model's behaviour, not any one structure, and is not a check
+here. Rules 4, 5, 6 and 16, which hold for DXGKARG_PATCH as well, live in :mod:`.submit`; rule 19
+in :mod:`.caps`.
+
+Decisions: rule 22 judges ``pDmaBuffer`` of DXGKARG_PATCH and DXGKARG_CANCELCOMMAND (the
+structures here that carry a DMA buffer's CPU start). Rule 25's bug check keeps P2..P4 at 0: the
+reference names them internal scheduler data. Rule 26 reports each non-empty list member
+separately. Rule 30 only sees the list through ``facts.patch_locations``.
+"""
+
+from __future__ import annotations
+
+from ..bugcheck import VidSchError
+from ..ntstatus import NTSTATUS, status_name
+from .core import Facts, reserved_bits, rule, u32, vidsch_bugcheck
+
+PATCH = "DXGKARG_PATCH"
+PATCHFLAGS = "DXGK_PATCHFLAGS"
+CANCEL = "DXGKARG_CANCELCOMMAND"
+
+_PAGE = 4096
+_SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+_PAGING_EMPTY = (
+    "pAllocationList",
+    "AllocationListSize",
+    "pPatchLocationList",
+    "PatchLocationListSize",
+    "PatchLocationListSubmissionStart",
+    "PatchLocationListSubmissionLength",
+)
+
+
+@rule(22, "DmaBufferStartAligned", "2.8, 2.10, 9.4", structs=(PATCH, CANCEL))
+def dma_buffer_aligned(obj, facts: Facts):
+    """The DMA buffer start handed to the driver (pDmaBuffer) is 4 KB aligned."""
+    p = obj.pDmaBuffer
+    if p % _PAGE == 0:
+        return None
+    return [f"pDmaBuffer is 0x{p:X} but must be 4 KB aligned (a multiple of 0x1000)"]
+
+
+@rule(25, "PatchSucceeds", "2.7", structs=(PATCH,))
+def patch_succeeds(obj, facts: Facts):
+    """DxgkDdiPatch returns STATUS_SUCCESS; otherwise bug check 0x119 (0x3, internal data).
+
+    Judged when ``facts.status`` is known."""
+    status = facts.status
+    if status is None or u32(status) == _SUCCESS:
+        return None
+    return [(
+        f"DxgkDdiPatch returned 0x{u32(status):08X} ({status_name(status)}) but must return STATUS_SUCCESS",
+        vidsch_bugcheck(VidSchError.DRIVER_FAILED_PATCH_COMMAND),
+    )]
+
+
+@rule(26, "PagingPatchHasNoLists", "2.7", structs=(PATCH,))
+def paging_patch_no_lists(obj, facts: Facts):
+    """A paging patch has pAllocationList NULL, AllocationListSize 0, pPatchLocationList NULL,
+    PatchLocationListSize 0, PatchLocationListSubmissionStart 0 and ...SubmissionLength 0."""
+    if not obj.Flags.Paging:
+        return None
+    out = []
+    for name in _PAGING_EMPTY:
+        v = getattr(obj, name)
+        if v:
+            shown = f"0x{v:X}" if name.startswith("p") else str(v)
+            want = "NULL" if name.startswith("p") else "0"
+            out.append(f"{name} is {shown} but must be {want} when Flags.Paging is 1")
+    return out
+
+
+@rule(27, "PagingPatchKeepsSize", "2.7, 6.1", structs=(PATCH,))
+def paging_patch_keeps_size(obj, facts: Facts):
+    """DxgkDdiPatch does not change the size of a paging buffer.
+
+    Judged on the structure after the call against ``facts.paging_buffer_size_before``."""
+    before = facts.paging_buffer_size_before
+    if before is None or not obj.Flags.Paging or obj.DmaBufferSize == before:
+        return None
+    return [f"DmaBufferSize is {obj.DmaBufferSize} after DxgkDdiPatch but must stay {before} for a paging buffer"]
+
+
+@rule(29, "PatchRangeInList", "2.7", structs=(PATCH,))
+def patch_range_in_list(obj, facts: Facts):
+    """PatchLocationListSubmissionStart + PatchLocationListSubmissionLength <= PatchLocationListSize (inferred)."""
+    start = obj.PatchLocationListSubmissionStart
+    length = obj.PatchLocationListSubmissionLength
+    size = obj.PatchLocationListSize
+    if start + length <= size:
+        return None
+    return [
+        f"PatchLocationListSubmissionStart + PatchLocationListSubmissionLength is {start} + {length} = "
+        f"{start + length} but must be <= PatchLocationListSize ({size})"
+    ]
+
+
+@rule(30, "SplitOffsetsIncreasing", "2.9", structs=(PATCH,))
+def split_offsets_increasing(obj, facts: Facts):
+    """SplitOffset values in the processed part of a patch-location list are strictly increasing.
+
+    Judged over ``facts.patch_locations[PatchLocationListSubmissionStart:+Length]``."""
+    locs = facts.patch_locations
+    if not locs:
+        return None
+    start = obj.PatchLocationListSubmissionStart
+    end = start + obj.PatchLocationListSubmissionLength
+    prev = None
+    for i in range(start, min(end, len(locs))):
+        split = locs[i].SplitOffset
+        if prev is not None and split <= prev:
+            return [
+                f"pPatchLocationList[{i}].SplitOffset is {split} but must be > pPatchLocationList[{i - 1}]"
+                f".SplitOffset ({prev}): SplitOffset values must strictly increase"
+            ]
+        prev = split
+    return None
+
+
+@rule(31, "PatchFlagsReservedZero", "2.7", structs=(PATCH, PATCHFLAGS))
+def patch_flags_reserved(obj, facts: Facts):
+    """DXGK_PATCHFLAGS bits 4..31 are 0."""
+    flags = obj if hasattr(obj, "Value") else obj.Flags
+    bad = reserved_bits(flags, facts.version)
+    if not bad:
+        return None
+    return [f"Flags.Value is 0x{flags.Value:08X}, reserved bits 0x{bad:08X} set, but bits 4..31 must be 0"]
