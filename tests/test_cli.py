@@ -1,0 +1,134 @@
+"""The command line as a person uses it: exact answers, and bad input answered with one clear line
+and exit status 2, never a traceback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from wddmsim.cli import main
+from wddmsim.ddi import codec, registry
+
+runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
+
+
+def run(*args):
+    return runner.invoke(main, list(args))
+
+
+def test_layout_json_is_exact():
+    r = run("layout", "DXGKARG_SUBMITCOMMAND", "--arch", "x86", "--ddi-version", "win7", "--json")
+    assert r.exit_code == 0
+    d = json.loads(r.stdout)
+    assert (d["struct"], d["arch"], d["ddi_version"], d["size"]) == ("DXGKARG_SUBMITCOMMAND", "x86", "win7", 72)
+    assert d["members"]["hDevice"] == {"offset": 0, "size": 4}
+    assert d["members"]["hContext"] == {"offset": 0, "size": 4}
+    assert d["members"]["DmaBufferPhysicalAddress"] == {"offset": 8, "size": 8}
+    assert "Flags.Resubmission" not in d["members"]  # a WDDM 2.0 bit
+    assert d["members"]["Flags.Reserved"] == {"offset": 56, "size": 4, "bit_offset": 6, "bit_width": 26}
+    assert d["members"]["DmaBufferVirtualAddress"] == {"offset": 64, "size": 8}
+    assert "NodeOrdinal" not in d["members"]
+
+
+def test_layout_table_text():
+    r = run("layout", "DXGK_SUBMITCOMMANDFLAGS", "--ddi-version", "win8")
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("DXGK_SUBMITCOMMANDFLAGS  x64  DDI win8 (0x300E, Windows 8)  size 4")
+    assert any(line.split() == ["+0x000", "ContextSwitch", "UINT", "4", "6", "0x00000040"] for line in lines)
+    assert any(line.split() == ["+0x000", "Reserved", "UINT", "4", "7..31", "0xFFFFFF80"] for line in lines)
+
+
+def test_layout_of_an_enumeration_lists_its_values():
+    d = json.loads(run("layout", "D3DDDI_FLIPINTERVAL_TYPE", "--json").stdout)
+    assert d["size"] == 4 and d["values"]["D3DDDI_FLIPINTERVAL_FOUR"] == 4
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (("layout", "DXGKARG_SUBMITCOMAND"), "unknown structure 'DXGKARG_SUBMITCOMAND'; did you mean DXGKARG_SUBMITCOMMAND"),
+        (("layout", "DXGKARG_SUBMITCOMMANDVIRTUAL", "--ddi-version", "win8"),
+         "DXGKARG_SUBMITCOMMANDVIRTUAL does not exist at DDI version win8; it appeared in wddm2_0"),
+        (("decode", "DXGKARG_PREEMPTCOMMAND", "00" * 15), "argument: DXGKARG_PREEMPTCOMMAND (x64, wddm3_2) is 16 bytes, got 15"),
+        (("decode", "DXGKARG_PREEMPTCOMMAND", "zz" * 16), "argument: not hex: unexpected character 'z'"),
+        (("decode", "DXGKARG_PREEMPTCOMMAND", "0" * 31), "argument: odd number of hex digits (31)"),
+        (("decode", "DXGKARG_PREEMPTCOMMAND", "@/nonexistent/record.bin"), "/nonexistent/record.bin: no such file"),
+        (("decode", "NTSTATUS", "00000000"), "NTSTATUS is a scalar; decode takes a structure"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    r = run(*args)
+    assert r.exit_code == 2
+    assert r.stderr == f"wddmsim: error: {message}\n" or r.stderr.startswith(f"wddmsim: error: {message}")
+    assert "Traceback" not in r.stderr + r.stdout
+
+
+def test_unknown_version_is_a_usage_error():
+    r = run("layout", "DXGKARG_SUBMITCOMMAND", "--ddi-version", "win95")
+    assert r.exit_code == 2 and "win95" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_decode_spells_out_flags_and_lists_broken_rules(tmp_path):
+    rec = registry.RECORDS["DXGKARG_SUBMITCOMMAND"]
+    obj = codec.new(rec, hContext=0x40, DmaBufferSize=0x1000, DmaBufferSubmissionEndOffset=0x800,
+                    DmaBufferPrivateDataSize=0x80, DmaBufferPrivateDataSubmissionStartOffset=0x10,
+                    DmaBufferPrivateDataSubmissionEndOffset=0x80, SubmissionFenceId=5, Flags=0x2)
+    path = tmp_path / "submit.bin"
+    path.write_bytes(codec.to_bytes(obj))
+    r = run("decode", "DXGKARG_SUBMITCOMMAND", f"@{path}", "--json")
+    assert r.exit_code == 0
+    d = json.loads(r.stdout)
+    assert d["fields"]["Flags"]["text"] == "0x00000002 (Present)"
+    assert d["fields"]["SubmissionFenceId"]["value"] == 5
+    assert [v["rule"] for v in d["violations"]] == [4]
+    text = run("decode", "DXGKARG_SUBMITCOMMAND", codec.to_bytes(obj).hex(" ")).stdout
+    assert "rule 4" in text and "Present" in text
+
+
+def test_decode_of_a_clean_structure_says_so():
+    rec = registry.RECORDS["DXGKARG_QUERYCURRENTFENCE"]
+    hexbytes = codec.to_bytes(codec.new(rec, CurrentFence=3, NodeOrdinal=1)).hex()
+    r = run("decode", "DXGKARG_QUERYCURRENTFENCE", "0x" + hexbytes)
+    assert r.exit_code == 0
+    assert "No contract rule" in r.stdout
+    assert [line.split() for line in r.stdout.splitlines()[2:5]] == [
+        ["+0x000", "CurrentFence", "3"], ["+0x004", "NodeOrdinal", "1"], ["+0x008", "EngineOrdinal", "0"]]
+
+
+def test_demo_shows_one_submission_and_its_completion():
+    r = run("demo")
+    assert r.exit_code == 0, r.stderr
+    out = r.stdout
+    assert "DXGKARG_SUBMITCOMMAND (x64, DDI wddm3_2): 96 bytes" in out
+    assert "DXGKARGCB_NOTIFY_INTERRUPT_DATA (x64, DDI wddm3_2): 80 bytes" in out
+    assert "1 (DXGK_INTERRUPT_DMA_COMPLETED)" in out
+    assert out.count("verifier: no contract rule broken") == 2
+    assert "rule 4" in out
+
+
+def test_console_script_is_installed():
+    r = subprocess.run([sys.executable, "-m", "wddmsim", "layout", "PHYSICAL_ADDRESS", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["members"]["QuadPart"] == {"offset": 0, "size": 8}
+
+
+def test_readme_examples_run(tmp_path):
+    """Every `uv run wddmsim ...` example of the README works (a file example gets a real file)."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    examples = re.findall(r"^uv run wddmsim (.+?)(?:\s+#.*)?$", readme, re.M)
+    assert len(examples) >= 4
+    for line in examples:
+        args = shlex.split(line)
+        if "@crash.bin" in args:
+            rec = registry.RECORDS["DXGKARGCB_NOTIFY_INTERRUPT_DATA"]
+            (tmp_path / "crash.bin").write_bytes(codec.to_bytes(codec.new(rec, "x86", InterruptType=1)))
+            args = [f"@{tmp_path / 'crash.bin'}" if a == "@crash.bin" else a for a in args]
+        r = run(*args)
+        assert r.exit_code == 0, (line, r.stderr)
