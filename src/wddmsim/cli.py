@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import click
@@ -213,9 +212,3 @@ def demo_cmd(arch: str) -> None:
     run_demo(_console(), arch)
 
 
-def _entry() -> None:  # pragma: no cover - exercised through the console script
-    main()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
