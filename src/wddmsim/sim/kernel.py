@@ -1,0 +1,203 @@
+"""The simulator: a heap of timers over integer-nanosecond virtual time.
+
+Time moves only when the kernel pops the next timer: ``now`` jumps to that timer's instant and its
+callback runs. Nothing in the model reads a wall clock. Timers due at the same instant run in IRQL
+order, the way a Windows CPU would take them: device IRQL (interrupt service routines, MMIO flips)
+before DISPATCH_LEVEL (DPCs, DxgkDdiSubmitCommand, DxgkDdiPreemptCommand) before PASSIVE_LEVEL
+(DxgkDdiRender, DxgkDdiPatch, user threads); within one class, in the order they were scheduled.
+That order is total, so the same scenario and seed always give the same run.
+
+A heap entry is a small list ``[key, seq, callback, arg]`` where ``key = time * 4 + irql``. The
+list itself is the :class:`Timer` handle: cancelling clears its callback and the kernel skips it
+when it surfaces (lazy deletion keeps both scheduling and cancelling O(log n) / O(1)).
+
+Spec: DESIGN.md section 3; ddi-facts.md section 12.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from typing import Any, Callable
+
+from .streams import make_stream
+
+#: IRQL classes, in the order same-instant timers run.
+DEVICE = 0
+DISPATCH = 1
+PASSIVE = 2
+IRQL_NAMES = {DEVICE: "DIRQL", DISPATCH: "DISPATCH_LEVEL", PASSIVE: "PASSIVE_LEVEL"}
+
+_NO_ARG = object()
+
+
+class StopSimulation(Exception):
+    """Raised by a callback to end :meth:`Simulator.run` at once (a bug check, a stop request)."""
+
+
+class Timer(list):
+    """Handle of one scheduled callback: ``[key, seq, callback, arg]``.
+
+    It is the heap entry itself, so holding it costs nothing extra. :meth:`cancel` makes the
+    kernel skip it; ``time`` and ``irql`` say when and at which class it was due.
+    """
+
+    __slots__ = ()
+
+    @property
+    def time(self) -> int:
+        return self[0] >> 2
+
+    @property
+    def irql(self) -> int:
+        return self[0] & 3
+
+    @property
+    def cancelled(self) -> bool:
+        return self[2] is None
+
+    def cancel(self) -> None:
+        """Do not run this timer. Harmless if it already ran or was cancelled."""
+        self[2] = None
+
+
+class Simulator:
+    """Virtual time and the timer heap.
+
+    ``seed`` seeds every named random stream (:meth:`stream`). ``now`` is the current instant in
+    nanoseconds and ``irql`` the class of the callback running now (PASSIVE_LEVEL between runs).
+    """
+
+    __slots__ = ("now", "irql", "seed", "_heap", "_seq", "_streams", "events_run")
+
+    def __init__(self, seed: int = 0):
+        self.now = 0
+        self.irql = PASSIVE
+        self.seed = seed
+        self._heap: list[Timer] = []
+        self._seq = 0
+        self._streams: dict[str, Any] = {}
+        self.events_run = 0
+
+    # -- scheduling -----------------------------------------------------------------------------
+    def at(self, time: int, callback: Callable, arg: Any = _NO_ARG, irql: int = PASSIVE) -> Timer:
+        """Run ``callback()`` (or ``callback(arg)``) at absolute ``time`` ns, at ``irql``."""
+        if time < self.now:
+            raise ValueError(f"cannot schedule in the past: {time} < now {self.now}")
+        self._seq += 1
+        entry = Timer((time * 4 + irql, self._seq, callback, arg))
+        heappush(self._heap, entry)
+        return entry
+
+    def after(self, delay: int, callback: Callable, arg: Any = _NO_ARG, irql: int = PASSIVE) -> Timer:
+        """Run ``callback`` ``delay`` ns from now (``delay`` >= 0), at ``irql``."""
+        if delay < 0:
+            raise ValueError(f"negative delay {delay}")
+        self._seq += 1
+        entry = Timer(((self.now + delay) * 4 + irql, self._seq, callback, arg))
+        heappush(self._heap, entry)
+        return entry
+
+    def soon(self, callback: Callable, arg: Any = _NO_ARG, irql: int = PASSIVE) -> Timer:
+        """Run ``callback`` at this instant, after what is already due now at ``irql``."""
+        self._seq += 1
+        entry = Timer((self.now * 4 + irql, self._seq, callback, arg))
+        heappush(self._heap, entry)
+        return entry
+
+    def process(self, generator) -> "Process":
+        """Start a generator as a :class:`~wddmsim.sim.process.Process` at this instant."""
+        from .process import Process
+
+        return Process(self, generator)
+
+    def event(self) -> "Event":
+        """A new untriggered :class:`~wddmsim.sim.process.Event`."""
+        from .process import Event
+
+        return Event(self)
+
+    # -- randomness -----------------------------------------------------------------------------
+    def stream(self, name: str):
+        """The ``random.Random`` for purpose ``name``, seeded from the run's seed and the name.
+
+        Two runs with the same seed draw the same numbers from the same stream, whatever other
+        streams were used in between.
+        """
+        s = self._streams.get(name)
+        if s is None:
+            s = self._streams[name] = make_stream(self.seed, name)
+        return s
+
+    # -- running --------------------------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """Timers still in the heap (cancelled ones included until they surface)."""
+        return len(self._heap)
+
+    def peek(self) -> int | None:
+        """Time of the next live timer, or None when nothing is scheduled."""
+        heap = self._heap
+        while heap and heap[0][2] is None:
+            heappop(heap)
+        return (heap[0][0] >> 2) if heap else None
+
+    def step(self) -> bool:
+        """Run the next live timer. False when nothing is left."""
+        heap = self._heap
+        while heap:
+            entry = heappop(heap)
+            fn = entry[2]
+            if fn is None:
+                continue
+            key = entry[0]
+            self.now = key >> 2
+            self.irql = key & 3
+            entry[2] = None
+            self.events_run += 1
+            arg = entry[3]
+            if arg is _NO_ARG:
+                fn()
+            else:
+                fn(arg)
+            self.irql = PASSIVE
+            return True
+        return False
+
+    def run(self, until: int | None = None) -> int:
+        """Run timers in order until none is left or the next is later than ``until`` ns.
+
+        With ``until`` given, ``now`` ends at ``until`` (if time got that far). A callback may
+        raise :class:`StopSimulation` to end the run early. Returns ``now``.
+        """
+        heap = self._heap
+        limit = None if until is None else until * 4 + 3
+        count = 0
+        try:
+            while heap:
+                entry = heap[0]
+                if limit is not None and entry[0] > limit:
+                    break
+                heappop(heap)
+                fn = entry[2]
+                if fn is None:
+                    continue
+                key = entry[0]
+                self.now = key >> 2
+                self.irql = key & 3
+                entry[2] = None
+                count += 1
+                arg = entry[3]
+                if arg is _NO_ARG:
+                    fn()
+                else:
+                    fn(arg)
+            else:
+                if until is not None and until > self.now:
+                    self.now = until
+                return self.now
+            if until is not None and until > self.now:
+                self.now = until
+            return self.now
+        finally:
+            self.irql = PASSIVE
+            self.events_run += count
