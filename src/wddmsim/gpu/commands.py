@@ -1,0 +1,593 @@
+"""The simulated GPU's command set: how packets are laid out, built, read back and listed.
+
+A command buffer is a run of packets, little-endian and dword aligned. Each packet opens with a
+32-bit header (bits 0..7 opcode, 8..15 flags, 16..31 length in dwords, header included) followed by
+the opcode's fixed payload. The set is small and invented for the model, though shaped like real
+front ends (AMD PM4, NVIDIA pushbuffer methods, tinygrad's HCQ queues): a stand-in for real work
+(``WORK``), memory operations (``FILL``, ``COPY``), fences (``FENCE`` written by the GPU, ``WAIT``
+polled by it), display flips (``FLIP``), timestamps and a call into a second buffer (``INDIRECT``).
+
+This module only knows bytes: the encoders (:func:`work`, :func:`fence`, ...) and the chainable
+:class:`CommandBuffer` write packets; :func:`decode`, :func:`iter_commands` and :func:`disassemble`
+read them, raising :class:`CommandError` for malformed ones. What a packet *does* and what it costs
+in time is the engines' business (docs/gpu.md); the format is documented in docs/gpu-commands.md.
+"""
+
+from __future__ import annotations
+
+import operator
+import struct
+from collections.abc import Iterator
+from typing import NamedTuple
+
+__all__ = [
+    "NOP", "WORK", "FILL", "COPY", "FENCE", "WAIT", "FLIP", "TIMESTAMP", "INDIRECT",
+    "SET_ADDRESS_SPACE", "UPDATE_PAGE_TABLE", "FLUSH_TLB",
+    "OPCODE_NAMES", "PACKET_DWORDS", "RESERVED_OPCODES",
+    "FENCE_INTERRUPT", "WAIT_GEQ", "WAIT_EQ", "WAIT_NEQ", "WAIT_COMPARE_MASK", "WAIT_32BIT",
+    "FLIP_NO_WAIT",
+    "FILL_DST", "COPY_SRC", "COPY_DST", "FENCE_ADDR", "WAIT_ADDR", "FLIP_SURFACE",
+    "TIMESTAMP_ADDR", "INDIRECT_ADDR",
+    "HEADER_SIZE", "MAX_PACKET_DWORDS",
+    "header", "nop", "work", "fill", "copy", "fence", "wait", "flip", "timestamp", "indirect",
+    "encode", "wait_holds",
+    "CommandBuffer", "Command", "CommandError", "decode", "iter_commands", "disassemble",
+]
+
+# ---------------------------------------------------------------------------------- opcodes
+
+NOP = 0x00
+WORK = 0x01
+FILL = 0x02
+COPY = 0x03
+FENCE = 0x04
+WAIT = 0x05
+FLIP = 0x06
+TIMESTAMP = 0x07
+INDIRECT = 0x08
+# Reserved for the GPU-virtual-address issue; the decoder refuses them until then.
+SET_ADDRESS_SPACE = 0x09
+UPDATE_PAGE_TABLE = 0x0A
+FLUSH_TLB = 0x0B
+
+OPCODE_NAMES: dict[int, str] = {
+    NOP: "NOP", WORK: "WORK", FILL: "FILL", COPY: "COPY", FENCE: "FENCE", WAIT: "WAIT",
+    FLIP: "FLIP", TIMESTAMP: "TIMESTAMP", INDIRECT: "INDIRECT",
+    SET_ADDRESS_SPACE: "SET_ADDRESS_SPACE", UPDATE_PAGE_TABLE: "UPDATE_PAGE_TABLE",
+    FLUSH_TLB: "FLUSH_TLB",
+}
+RESERVED_OPCODES = frozenset({SET_ADDRESS_SPACE, UPDATE_PAGE_TABLE, FLUSH_TLB})
+
+# ---------------------------------------------------------------------------------- flags
+
+FENCE_INTERRUPT = 0x01  # FENCE: raise the engine's interrupt after the write
+
+WAIT_GEQ = 0  # WAIT flags bits 0..1: memory >= value
+WAIT_EQ = 1  # memory == value
+WAIT_NEQ = 2  # memory != value (3 is invalid)
+WAIT_COMPARE_MASK = 0x03
+WAIT_32BIT = 0x04  # WAIT: compare the u32 at addr instead of the u64
+
+FLIP_NO_WAIT = 0x01  # FLIP: show the surface now instead of at the next vsync
+
+# ---------------------------------------------------------------------------------- layout
+
+HEADER_SIZE = 4
+MAX_PACKET_DWORDS = 0xFFFF
+
+# Byte offsets, from the packet start, of the u64 address fields (for patching).
+FILL_DST = 4
+COPY_SRC = 4
+COPY_DST = 12
+FENCE_ADDR = 4
+WAIT_ADDR = 4
+FLIP_SURFACE = 8
+TIMESTAMP_ADDR = 4
+INDIRECT_ADDR = 4
+
+# Whole packets, header included; "<" packs without padding.
+_WORK_S = struct.Struct("<IQ")  # duration_ns
+_FILL_S = struct.Struct("<IQQI")  # dst, size, pattern
+_COPY_S = struct.Struct("<IQQQ")  # src, dst, size
+_FENCE_S = struct.Struct("<IQQ")  # addr, value
+_WAIT_S = struct.Struct("<IQQ")  # addr, value
+_FLIP_S = struct.Struct("<IIQI")  # source, surface, interval
+_TIMESTAMP_S = struct.Struct("<IQ")  # addr
+_INDIRECT_S = struct.Struct("<IQI")  # addr, size
+
+# The fixed size of each opcode, in dwords (NOP: the minimum).
+PACKET_DWORDS: dict[int, int] = {
+    NOP: 1,
+    WORK: _WORK_S.size // 4,
+    FILL: _FILL_S.size // 4,
+    COPY: _COPY_S.size // 4,
+    FENCE: _FENCE_S.size // 4,
+    WAIT: _WAIT_S.size // 4,
+    FLIP: _FLIP_S.size // 4,
+    TIMESTAMP: _TIMESTAMP_S.size // 4,
+    INDIRECT: _INDIRECT_S.size // 4,
+}
+
+assert (_FILL_S.size, _COPY_S.size, _FLIP_S.size, _INDIRECT_S.size) == (24, 28, 20, 16)
+
+
+def _hdr(opcode: int, flags: int, dwords: int) -> int:
+    return opcode | flags << 8 | dwords << 16
+
+
+_H_WORK = _hdr(WORK, 0, PACKET_DWORDS[WORK])
+_H_FILL = _hdr(FILL, 0, PACKET_DWORDS[FILL])
+_H_COPY = _hdr(COPY, 0, PACKET_DWORDS[COPY])
+_H_FENCE = _hdr(FENCE, 0, PACKET_DWORDS[FENCE])
+_H_WAIT = _hdr(WAIT, 0, PACKET_DWORDS[WAIT])
+_H_FLIP = _hdr(FLIP, 0, PACKET_DWORDS[FLIP])
+_H_TIMESTAMP = _hdr(TIMESTAMP, 0, PACKET_DWORDS[TIMESTAMP])
+_H_INDIRECT = _hdr(INDIRECT, 0, PACKET_DWORDS[INDIRECT])
+
+_U32_MAX = 0xFFFF_FFFF
+_U64_MAX = 0xFFFF_FFFF_FFFF_FFFF
+
+# ---------------------------------------------------------------------------------- encoding
+
+
+def _u(name: str, value: int, top: int, width: str) -> int:
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+    if not 0 <= value <= top:
+        raise ValueError(f"{name}={value} does not fit in a {width}")
+    return value
+
+
+def _u32(name: str, value: int) -> int:
+    return _u(name, value, _U32_MAX, "u32")
+
+
+def _u64(name: str, value: int) -> int:
+    return _u(name, value, _U64_MAX, "u64")
+
+
+def _compare_flags(compare: int, bits: int) -> int:
+    if compare not in (WAIT_GEQ, WAIT_EQ, WAIT_NEQ):
+        raise ValueError(f"compare={compare!r} is not WAIT_GEQ, WAIT_EQ or WAIT_NEQ")
+    if bits == 64:
+        return compare
+    if bits == 32:
+        return compare | WAIT_32BIT
+    raise ValueError(f"bits={bits!r} is not 32 or 64")
+
+
+def header(opcode: int, flags: int, dwords: int) -> int:
+    """The 32-bit header word of a packet (no check that the opcode exists)."""
+    _u("opcode", opcode, 0xFF, "u8")
+    _u("flags", flags, 0xFF, "u8")
+    _u("dwords", dwords, MAX_PACKET_DWORDS, "u16")
+    return _hdr(opcode, flags, dwords)
+
+
+def nop(dwords: int = 1) -> bytes:
+    """A NOP ``dwords`` long (1 .. 65535), payload zero: padding."""
+    dwords = _u("dwords", dwords, MAX_PACKET_DWORDS, "u16")
+    if dwords < 1:
+        raise ValueError("dwords=0: a NOP is at least its header")
+    return (dwords << 16).to_bytes(4, "little") + bytes(4 * (dwords - 1))
+
+
+def work(duration_ns: int) -> bytes:
+    """Keep the engine busy for ``duration_ns`` nanoseconds."""
+    return _WORK_S.pack(_H_WORK, _u64("duration_ns", duration_ns))
+
+
+def fill(dst: int, size: int, pattern: int) -> bytes:
+    """Write the little-endian u32 ``pattern`` repeatedly over ``size`` bytes at ``dst``."""
+    return _FILL_S.pack(_H_FILL, _u64("dst", dst), _u64("size", size), _u32("pattern", pattern))
+
+
+def copy(src: int, dst: int, size: int) -> bytes:
+    """Copy ``size`` bytes from ``src`` to ``dst`` (memmove semantics)."""
+    return _COPY_S.pack(_H_COPY, _u64("src", src), _u64("dst", dst), _u64("size", size))
+
+
+def fence(addr: int, value: int, interrupt: bool = False) -> bytes:
+    """Write the u64 ``value`` at ``addr``; with ``interrupt`` raise the engine's interrupt after."""
+    h = _H_FENCE | (FENCE_INTERRUPT << 8 if interrupt else 0)
+    return _FENCE_S.pack(h, _u64("addr", addr), _u64("value", value))
+
+
+def wait(addr: int, value: int, compare: int = WAIT_GEQ, bits: int = 64) -> bytes:
+    """Stall the engine until the u64 (or, with ``bits=32``, u32) at ``addr`` compares true."""
+    flags = _compare_flags(compare, bits)
+    value = _u32("value", value) if bits == 32 else _u64("value", value)
+    return _WAIT_S.pack(_H_WAIT | flags << 8, _u64("addr", addr), value)
+
+
+def flip(source: int, surface: int, interval: int, no_wait: bool = False) -> bytes:
+    """Show ``surface`` on display ``source`` (at the next vsync unless ``no_wait``)."""
+    h = _H_FLIP | (FLIP_NO_WAIT << 8 if no_wait else 0)
+    return _FLIP_S.pack(h, _u32("source", source), _u64("surface", surface), _u32("interval", interval))
+
+
+def timestamp(addr: int) -> bytes:
+    """Write the GPU time in nanoseconds as a u64 at ``addr``."""
+    return _TIMESTAMP_S.pack(_H_TIMESTAMP, _u64("addr", addr))
+
+
+def indirect(addr: int, size: int) -> bytes:
+    """Run the ``size`` bytes of commands at ``addr``, then carry on after this packet."""
+    return _INDIRECT_S.pack(_H_INDIRECT, _u64("addr", addr), _u32("size", size))
+
+
+# ---------------------------------------------------------------------------------- builder
+
+
+class CommandBuffer:
+    """Builds a command buffer packet by packet; every packet method returns ``self``.
+
+    ``cb = CommandBuffer().wait(0x1000, 3).copy(0x2000, 0x3000, 64).fence(0x1000, 4, interrupt=True)``
+
+    ``data`` is the bytes so far, ``len(cb)`` their length, ``offsets`` where each packet starts.
+    :meth:`mark` gives the offset the next packet will start at, for patching its address fields
+    later (``off = cb.mark(); cb.copy(0, 0, n); cb.patch_u64(off + COPY_SRC, src)``).
+    """
+
+    __slots__ = ("_buf", "offsets")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self.offsets: list[int] = []
+
+    def _add(self, packet: bytes) -> CommandBuffer:
+        self.offsets.append(len(self._buf))
+        self._buf += packet
+        return self
+
+    @property
+    def data(self) -> bytes:
+        return bytes(self._buf)
+
+    def __bytes__(self) -> bytes:
+        return bytes(self._buf)
+
+    def __len__(self) -> int:
+        return len(self._buf)
+
+    def __repr__(self) -> str:
+        return f"<CommandBuffer {len(self.offsets)} packets, {len(self._buf)} bytes>"
+
+    def mark(self) -> int:
+        """The byte offset where the next packet will start."""
+        return len(self._buf)
+
+    def patch_u32(self, offset: int, value: int) -> CommandBuffer:
+        """Overwrite the u32 at byte ``offset`` of the buffer built so far."""
+        if not 0 <= offset <= len(self._buf) - 4:
+            raise ValueError(f"offset {offset} is outside the buffer ({len(self._buf)} bytes)")
+        struct.pack_into("<I", self._buf, offset, _u32("value", value))
+        return self
+
+    def patch_u64(self, offset: int, value: int) -> CommandBuffer:
+        """Overwrite the u64 at byte ``offset`` of the buffer built so far."""
+        if not 0 <= offset <= len(self._buf) - 8:
+            raise ValueError(f"offset {offset} is outside the buffer ({len(self._buf)} bytes)")
+        struct.pack_into("<Q", self._buf, offset, _u64("value", value))
+        return self
+
+    def nop(self, dwords: int = 1) -> CommandBuffer:
+        return self._add(nop(dwords))
+
+    def work(self, duration_ns: int) -> CommandBuffer:
+        return self._add(work(duration_ns))
+
+    def fill(self, dst: int, size: int, pattern: int) -> CommandBuffer:
+        return self._add(fill(dst, size, pattern))
+
+    def copy(self, src: int, dst: int, size: int) -> CommandBuffer:
+        return self._add(copy(src, dst, size))
+
+    def fence(self, addr: int, value: int, interrupt: bool = False) -> CommandBuffer:
+        return self._add(fence(addr, value, interrupt))
+
+    def wait(self, addr: int, value: int, compare: int = WAIT_GEQ, bits: int = 64) -> CommandBuffer:
+        return self._add(wait(addr, value, compare, bits))
+
+    def flip(self, source: int, surface: int, interval: int, no_wait: bool = False) -> CommandBuffer:
+        return self._add(flip(source, surface, interval, no_wait))
+
+    def timestamp(self, addr: int) -> CommandBuffer:
+        return self._add(timestamp(addr))
+
+    def indirect(self, addr: int, size: int) -> CommandBuffer:
+        return self._add(indirect(addr, size))
+
+
+# ---------------------------------------------------------------------------------- decoding
+
+
+class CommandError(ValueError):
+    """A malformed packet. ``offset`` is where the packet starts in the data that was decoded."""
+
+    def __init__(self, offset: int, reason: str):
+        super().__init__(f"bad command at offset 0x{offset:x}: {reason}")
+        self.offset = offset
+        self.reason = reason
+
+
+class Command(NamedTuple):
+    """One decoded packet. ``length`` is in bytes; fields the opcode does not have are None.
+
+    ``offset`` is where the packet started in the decoded data, so ``offset + length`` (``end``)
+    is where the next one starts. INDIRECT puts its byte count in ``size``.
+    """
+
+    opcode: int
+    flags: int
+    length: int
+    duration_ns: int | None = None
+    dst: int | None = None
+    size: int | None = None
+    pattern: int | None = None
+    src: int | None = None
+    addr: int | None = None
+    value: int | None = None
+    source: int | None = None
+    surface: int | None = None
+    interval: int | None = None
+    offset: int | None = None
+
+    @property
+    def name(self) -> str:
+        return OPCODE_NAMES.get(self.opcode, f"0x{self.opcode:02x}")
+
+    @property
+    def end(self) -> int:
+        """Where the next packet starts."""
+        return (self.offset or 0) + self.length
+
+    @property
+    def interrupt(self) -> bool:
+        """FENCE: raise the interrupt after the write."""
+        return self.opcode == FENCE and bool(self.flags & FENCE_INTERRUPT)
+
+    @property
+    def no_wait(self) -> bool:
+        """FLIP: do not wait for vsync."""
+        return self.opcode == FLIP and bool(self.flags & FLIP_NO_WAIT)
+
+    @property
+    def compare(self) -> int | None:
+        """WAIT: WAIT_GEQ, WAIT_EQ or WAIT_NEQ."""
+        return self.flags & WAIT_COMPARE_MASK if self.opcode == WAIT else None
+
+    @property
+    def bits(self) -> int | None:
+        """WAIT: 32 or 64, the width of the memory word compared."""
+        if self.opcode != WAIT:
+            return None
+        return 32 if self.flags & WAIT_32BIT else 64
+
+
+_make = tuple.__new__
+_unpack_header = struct.Struct("<I").unpack_from
+_N = None
+
+# Payload-only structs for unpack_from(data, offset + 4).
+_P_WORK = struct.Struct("<Q").unpack_from
+_P_FILL = struct.Struct("<QQI").unpack_from
+_P_COPY = struct.Struct("<QQQ").unpack_from
+_P_PAIR = struct.Struct("<QQ").unpack_from  # FENCE and WAIT
+_P_FLIP = struct.Struct("<IQI").unpack_from
+_P_TIMESTAMP = _P_WORK
+_P_INDIRECT = struct.Struct("<QI").unpack_from
+
+
+def _d_nop(data, off, flags, length):
+    return _make(Command, (NOP, flags, length, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, off))
+
+
+def _d_work(data, off, flags, length):
+    (d,) = _P_WORK(data, off + 4)
+    return _make(Command, (WORK, flags, length, d, _N, _N, _N, _N, _N, _N, _N, _N, _N, off))
+
+
+def _d_fill(data, off, flags, length):
+    dst, size, pattern = _P_FILL(data, off + 4)
+    return _make(Command, (FILL, flags, length, _N, dst, size, pattern, _N, _N, _N, _N, _N, _N, off))
+
+
+def _d_copy(data, off, flags, length):
+    src, dst, size = _P_COPY(data, off + 4)
+    return _make(Command, (COPY, flags, length, _N, dst, size, _N, src, _N, _N, _N, _N, _N, off))
+
+
+def _d_fence(data, off, flags, length):
+    addr, value = _P_PAIR(data, off + 4)
+    return _make(Command, (FENCE, flags, length, _N, _N, _N, _N, _N, addr, value, _N, _N, _N, off))
+
+
+def _d_wait(data, off, flags, length):
+    if flags & WAIT_COMPARE_MASK == WAIT_COMPARE_MASK:
+        raise CommandError(off, "WAIT compare 3 is invalid (0 GEQ, 1 EQ, 2 NEQ)")
+    addr, value = _P_PAIR(data, off + 4)
+    return _make(Command, (WAIT, flags, length, _N, _N, _N, _N, _N, addr, value, _N, _N, _N, off))
+
+
+def _d_flip(data, off, flags, length):
+    source, surface, interval = _P_FLIP(data, off + 4)
+    return _make(Command, (FLIP, flags, length, _N, _N, _N, _N, _N, _N, _N, source, surface, interval, off))
+
+
+def _d_timestamp(data, off, flags, length):
+    (addr,) = _P_TIMESTAMP(data, off + 4)
+    return _make(Command, (TIMESTAMP, flags, length, _N, _N, _N, _N, _N, addr, _N, _N, _N, _N, off))
+
+
+def _d_indirect(data, off, flags, length):
+    addr, size = _P_INDIRECT(data, off + 4)
+    return _make(Command, (INDIRECT, flags, length, _N, _N, size, _N, _N, addr, _N, _N, _N, _N, off))
+
+
+# opcode -> (fixed length in bytes or 0 for "any", decoder)
+_DECODERS = {
+    NOP: (0, _d_nop),
+    WORK: (_WORK_S.size, _d_work),
+    FILL: (_FILL_S.size, _d_fill),
+    COPY: (_COPY_S.size, _d_copy),
+    FENCE: (_FENCE_S.size, _d_fence),
+    WAIT: (_WAIT_S.size, _d_wait),
+    FLIP: (_FLIP_S.size, _d_flip),
+    TIMESTAMP: (_TIMESTAMP_S.size, _d_timestamp),
+    INDIRECT: (_INDIRECT_S.size, _d_indirect),
+}
+
+
+_FIXED = {op: entry[0] for op, entry in _DECODERS.items()}  # 0: any length (NOP)
+_DECODE = {op: entry[1] for op, entry in _DECODERS.items()}
+
+
+def _refuse(offset: int, h: int, limit: int) -> CommandError:
+    """The error for a header the fast path did not accept."""
+    opcode = h & 0xFF
+    length = (h >> 16) * 4
+    if opcode in RESERVED_OPCODES:
+        return CommandError(offset, f"reserved opcode 0x{opcode:02x} ({OPCODE_NAMES[opcode]})")
+    if opcode not in _DECODERS:
+        return CommandError(offset, f"unknown opcode 0x{opcode:02x}")
+    name = OPCODE_NAMES[opcode]
+    if length == 0:
+        return CommandError(offset, f"{name} with length 0")
+    fixed = _DECODERS[opcode][0]
+    if fixed and length < fixed:
+        return CommandError(offset, f"{name} length {length // 4} dwords is shorter than its fixed {fixed // 4}")
+    if fixed and length != fixed:
+        return CommandError(offset, f"{name} length {length // 4} dwords differs from its fixed {fixed // 4}")
+    return CommandError(offset, f"{name} of {length} bytes runs past the end at 0x{limit:x}")
+
+
+def decode(data: bytes | bytearray | memoryview, offset: int = 0, end: int | None = None) -> Command:
+    """The packet that starts at byte ``offset`` of ``data`` (which must not run past ``end``).
+
+    Raises :class:`CommandError` for a truncated header, an unknown or reserved opcode, a length of
+    zero, a length other than the opcode's (NOP: any length from one dword), a packet running past
+    ``end`` or the end of ``data``, or a WAIT with compare 3.
+    """
+    limit = len(data)
+    if end is not None and end < limit:
+        limit = end
+    if offset < 0 or offset + 4 > limit:
+        raise CommandError(offset, f"no room for a packet header (data ends at 0x{limit:x})")
+    (h,) = _unpack_header(data, offset)
+    length = (h >> 16) << 2
+    fixed = _FIXED.get(h & 0xFF)
+    if length == 0 or (fixed != length and fixed != 0) or offset + length > limit:
+        raise _refuse(offset, h, limit)
+    return _DECODE[h & 0xFF](data, offset, (h >> 8) & 0xFF, length)
+
+
+def iter_commands(data: bytes | bytearray | memoryview, start: int = 0, end: int | None = None) -> Iterator[Command]:
+    """Each packet from ``start`` up to ``end`` (default: the end of ``data``), in order."""
+    limit = len(data) if end is None or end > len(data) else end
+    offset = start
+    while offset < limit:
+        cmd = decode(data, offset, limit)
+        yield cmd
+        offset += cmd.length
+
+
+def wait_holds(compare: int, current: int, value: int) -> bool:
+    """Whether a WAIT with ``compare`` is satisfied by memory holding ``current``."""
+    if compare == WAIT_GEQ:
+        return current >= value
+    if compare == WAIT_EQ:
+        return current == value
+    if compare == WAIT_NEQ:
+        return current != value
+    raise ValueError(f"compare={compare!r} is not WAIT_GEQ, WAIT_EQ or WAIT_NEQ")
+
+
+def encode(cmd: Command) -> bytes:
+    """The bytes of a decoded packet (flags bits this model does not define are kept)."""
+    op = cmd.opcode
+    if op == NOP:
+        packet = nop(cmd.length // 4)
+    elif op == WORK:
+        packet = work(cmd.duration_ns)
+    elif op == FILL:
+        packet = fill(cmd.dst, cmd.size, cmd.pattern)
+    elif op == COPY:
+        packet = copy(cmd.src, cmd.dst, cmd.size)
+    elif op == FENCE:
+        packet = fence(cmd.addr, cmd.value)
+    elif op == WAIT:
+        packet = _WAIT_S.pack(_H_WAIT, _u64("addr", cmd.addr), _u64("value", cmd.value))
+    elif op == FLIP:
+        packet = flip(cmd.source, cmd.surface, cmd.interval)
+    elif op == TIMESTAMP:
+        packet = timestamp(cmd.addr)
+    elif op == INDIRECT:
+        packet = indirect(cmd.addr, cmd.size)
+    else:
+        raise ValueError(f"cannot encode opcode 0x{op:02x}")
+    flags = _u("flags", cmd.flags, 0xFF, "u8")
+    return packet[:1] + bytes((flags,)) + packet[2:]
+
+
+# ---------------------------------------------------------------------------------- listing
+
+_COMPARE_NAMES = {WAIT_GEQ: "geq", WAIT_EQ: "eq", WAIT_NEQ: "neq"}
+_KNOWN_FLAGS = {FENCE: FENCE_INTERRUPT, WAIT: WAIT_COMPARE_MASK | WAIT_32BIT, FLIP: FLIP_NO_WAIT}
+
+
+def _describe(cmd: Command) -> str:
+    op = cmd.opcode
+    if op == NOP:
+        text = "NOP" if cmd.length == 4 else f"NOP dwords={cmd.length // 4}"
+    elif op == WORK:
+        text = f"WORK duration_ns={cmd.duration_ns}"
+    elif op == FILL:
+        text = f"FILL dst=0x{cmd.dst:x} size={cmd.size} pattern=0x{cmd.pattern:08x}"
+    elif op == COPY:
+        text = f"COPY src=0x{cmd.src:x} dst=0x{cmd.dst:x} size={cmd.size}"
+    elif op == FENCE:
+        text = f"FENCE addr=0x{cmd.addr:x} value={cmd.value}"
+        if cmd.flags & FENCE_INTERRUPT:
+            text += " +irq"
+    elif op == WAIT:
+        text = f"WAIT addr=0x{cmd.addr:x} value={cmd.value} cmp={_COMPARE_NAMES[cmd.flags & WAIT_COMPARE_MASK]}"
+        if cmd.flags & WAIT_32BIT:
+            text += " +u32"
+    elif op == FLIP:
+        text = f"FLIP source={cmd.source} surface=0x{cmd.surface:x} interval={cmd.interval}"
+        if cmd.flags & FLIP_NO_WAIT:
+            text += " +nowait"
+    elif op == TIMESTAMP:
+        text = f"TIMESTAMP addr=0x{cmd.addr:x}"
+    else:  # INDIRECT
+        text = f"INDIRECT addr=0x{cmd.addr:x} size={cmd.size}"
+    unknown = cmd.flags & ~_KNOWN_FLAGS.get(op, 0)
+    if unknown:
+        text += f" flags=0x{unknown:02x}"
+    return text
+
+
+def disassemble(data: bytes | bytearray | memoryview, base: int = 0, strict: bool = True) -> list[str]:
+    """One line per packet: its address (``base`` + offset) and what it says.
+
+    ``0x0010  FENCE addr=0x1000 value=7 +irq``. Flags bits the opcode does not define are shown as
+    ``flags=0x..``. A malformed packet raises :class:`CommandError` (offset relative to ``data``);
+    with ``strict=False`` it ends the listing with a line ``0x....  ?? <reason>`` instead.
+    """
+    lines = []
+    offset = 0
+    limit = len(data)
+    while offset < limit:
+        try:
+            cmd = decode(data, offset, limit)
+        except CommandError as e:
+            if strict:
+                raise
+            lines.append(f"0x{base + offset:04x}  ?? {e.reason}")
+            break
+        lines.append(f"0x{base + offset:04x}  {_describe(cmd)}")
+        offset += cmd.length
+    return lines

@@ -1,0 +1,142 @@
+"""The GPU as a whole: physical memory and its segments, the aperture, engines, the interrupt line
+and the display controller.
+
+Physical address map (the model's, documented in docs/gpu.md):
+
+- system memory: ``[0, LOCAL_BASE)``, sparse pages (the CPU's RAM; DMA buffers in contiguous system
+  memory live here);
+- local memory segments: consecutive ranges from ``LOCAL_BASE`` (video memory);
+- aperture segments: consecutive ranges from ``APERTURE_BASE``; each aperture page is mapped by the
+  GART onto a system-memory page. An engine reaching an unmapped aperture page faults.
+
+A :class:`Segment` carries what ``DXGK_SEGMENTDESCRIPTOR`` describes (base address, size, whether it
+is an aperture, whether the CPU sees it and at which CPU address); the driver turns it into the
+DDI structure.
+
+Spec: DESIGN.md section 4 (memory and segments); ddi-facts.md section 3.3 (aperture-only DMA
+buffer segments).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..sim import Simulator
+from .display import DisplaySource
+from .engine import Engine, EngineFault
+from .interrupts import InterruptController
+from .memory import PAGE_SIZE, PhysicalMemory
+
+LOCAL_BASE = 0x100_0000_0000
+APERTURE_BASE = 0x200_0000_0000
+#: Where the CPU sees CPU-visible local memory (a BAR), as a system physical address.
+BAR_BASE = 0x80_0000_0000
+
+#: Interrupt status bits above the engines' fence bits.
+FAULT_BIT = 1 << 62
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A GPU memory segment. ``index`` is its place in the GPU's list (DDI segment id = index + 1)."""
+
+    index: int
+    name: str
+    kind: str  # "memory" or "aperture"
+    base: int
+    size: int
+    cpu_visible: bool
+    cpu_base: int  # CPU physical address of a CPU-visible memory segment, else 0
+
+    @property
+    def aperture(self) -> bool:
+        return self.kind == "aperture"
+
+    def contains(self, addr: int, size: int = 1) -> bool:
+        return self.base <= addr and addr + size <= self.base + self.size
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """How to build one engine: its name, kind and timing parameters."""
+
+    name: str
+    kind: str
+    command_cost: int = 100
+    bandwidth: float = 16.0
+
+
+class GPU:
+    """The hardware: memory, segments, GART, engines, interrupt controller, display sources."""
+
+    def __init__(
+        self,
+        sim: Simulator,
+        engines: list[EngineSpec],
+        segments: list[tuple[str, str, int, bool]],
+        display_refresh_hz: list[float] = (60.0,),
+    ):
+        self.sim = sim
+        self.memory = PhysicalMemory()
+        self.irq = InterruptController(sim)
+        self.engines = [
+            Engine(self, i, e.name, e.kind, e.command_cost, e.bandwidth) for i, e in enumerate(engines)
+        ]
+        if len(self.engines) > 62:
+            raise ValueError("at most 62 engines (interrupt status bits)")
+        self.segments: list[Segment] = []
+        local, aperture, bar = LOCAL_BASE, APERTURE_BASE, BAR_BASE
+        for i, (name, kind, size, cpu_visible) in enumerate(segments):
+            if size <= 0 or size % PAGE_SIZE:
+                raise ValueError(f"segment {name}: size must be a positive multiple of {PAGE_SIZE}")
+            if kind == "memory":
+                base = local
+                local += size
+                cpu_base = bar if cpu_visible else 0
+                if cpu_visible:
+                    bar += size
+            elif kind == "aperture":
+                base = aperture
+                aperture += size
+                cpu_base = 0
+            else:
+                raise ValueError(f"segment {name}: kind must be 'memory' or 'aperture', got {kind!r}")
+            self.segments.append(Segment(i, name, kind, base, size, cpu_visible, cpu_base))
+        self._aperture_end = aperture
+        self.gart: dict[int, int] = {}  # aperture page number -> system page number
+        self.displays = [DisplaySource(i, hz) for i, hz in enumerate(display_refresh_hz)]
+        self.faults: list[tuple[int, str, str]] = []
+
+    # -- addressing -----------------------------------------------------------------------------
+    def translate(self, addr: int) -> int:
+        """The memory address behind a GPU physical address (aperture pages go through the GART)."""
+        if addr < APERTURE_BASE:
+            return addr
+        if addr >= self._aperture_end:
+            raise EngineFault(f"address {addr:#x} is beyond every segment")
+        page = self.gart.get(addr // PAGE_SIZE)
+        if page is None:
+            raise EngineFault(f"aperture address {addr:#x} is not mapped")
+        return page * PAGE_SIZE + addr % PAGE_SIZE
+
+    def map_aperture(self, aperture_addr: int, system_addr: int, size: int) -> None:
+        """Program the GART: map ``size`` bytes of aperture onto system memory (page aligned)."""
+        if aperture_addr % PAGE_SIZE or system_addr % PAGE_SIZE or size % PAGE_SIZE:
+            raise ValueError("aperture mappings are page aligned")
+        for off in range(0, size, PAGE_SIZE):
+            self.gart[(aperture_addr + off) // PAGE_SIZE] = (system_addr + off) // PAGE_SIZE
+
+    def unmap_aperture(self, aperture_addr: int, size: int) -> None:
+        for off in range(0, size, PAGE_SIZE):
+            self.gart.pop((aperture_addr + off) // PAGE_SIZE, None)
+
+    def display_source(self, index: int) -> DisplaySource:
+        if not 0 <= index < len(self.displays):
+            raise EngineFault(f"flip to display source {index}, which does not exist")
+        return self.displays[index]
+
+    # -- faults -----------------------------------------------------------------------------------
+    def engine_faulted(self, engine: Engine, reason: str) -> None:
+        """An engine stopped on a fault: record it and interrupt the CPU."""
+        self.faults.append((self.sim.now, engine.name, reason))
+        self.irq.assert_cause(FAULT_BIT)

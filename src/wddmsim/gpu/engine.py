@@ -1,0 +1,308 @@
+"""An engine: a ring buffer in memory, read and write pointers, a doorbell and a command processor.
+
+The driver writes command packets (``commands``) into the ring at the write pointer and rings the
+doorbell with the new write pointer. The command processor fetches packets at the read pointer,
+follows INDIRECT packets into DMA buffers (fetched whole when the INDIRECT is reached, with a
+return to the ring after them), and executes each command under a simple timing model:
+
+- every packet costs ``command_cost`` ns to fetch and decode;
+- WORK adds its duration; FILL and COPY add ``ceil(size / bandwidth)`` ns;
+- a command whose effect others can see (FENCE, FILL, COPY, TIMESTAMP, FLIP, WAIT) takes effect at
+  the engine's local time: the processor runs ahead through invisible work (NOP, WORK, INDIRECT)
+  and schedules one timer for the instant the next visible effect lands. A typical submission
+  (INDIRECT to a WORK buffer, then a FENCE with interrupt) costs one timer.
+
+Pointers are byte offsets into the ring, ``0 <= ptr < ring_size``; the ring is empty when they are
+equal. A packet never wraps: the driver pads the ring's end with a NOP. The read pointer moves as
+packets are fetched (the processor prefetches, so ring space frees when a packet starts, not when
+it ends).
+
+Two modes, as in drm_sched's mock GPU: ``timed`` (work takes its modelled duration) and
+``stepped`` (nothing runs until a test calls :meth:`Engine.step`; each step runs ring packets up
+to and including the next interrupting FENCE, i.e. one submission, at the current instant).
+
+Engines know nothing of WDDM: they see memory, a doorbell and an interrupt bit.
+
+Spec: DESIGN.md section 4 (engines, command processor, two completion modes); docs/gpu.md.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from ..sim import DEVICE, Simulator
+from . import commands as C
+
+IDLE = "idle"
+RUNNING = "running"
+WAITING = "waiting"
+HELD = "held"
+FAULTED = "faulted"
+
+_INVISIBLE = frozenset({C.NOP, C.WORK, C.INDIRECT})
+
+
+class EngineFault(Exception):
+    """The command processor met something it cannot execute; the engine stops."""
+
+
+class Engine:
+    """One engine of the GPU (3D, compute, copy, ...) with its ring and command processor."""
+
+    __slots__ = (
+        "gpu", "sim", "mem", "index", "name", "kind", "command_cost", "bandwidth",
+        "ring_base", "ring_size", "rptr", "wptr", "mode", "state", "busy_ns", "packets",
+        "fault", "_t", "_buf", "_pc", "_end", "_stack", "_pending", "_steps", "_watch",
+        "_irq_bit", "interrupts",
+    )
+
+    def __init__(self, gpu, index: int, name: str, kind: str, command_cost: int = 100, bandwidth: float = 16.0):
+        self.gpu = gpu
+        self.sim: Simulator = gpu.sim
+        self.mem = gpu.memory
+        self.index = index
+        self.name = name
+        self.kind = kind
+        self.command_cost = command_cost
+        self.bandwidth = bandwidth
+        self.ring_base = 0
+        self.ring_size = 0
+        self.rptr = 0
+        self.wptr = 0
+        self.mode = "timed"
+        self.state = IDLE
+        self.busy_ns = 0  # ground truth: ns spent executing commands
+        self.packets = 0  # ring packets fetched
+        self.interrupts = 0  # fence interrupts raised
+        self.fault: str | None = None
+        self._t = 0
+        self._buf = None  # bytes of the DMA buffer being executed, or None at ring level
+        self._pc = 0
+        self._end = 0
+        self._stack: list = []
+        self._pending = None  # a decoded visible command waiting for its instant
+        self._steps = 0
+        self._watch = None
+        self._irq_bit = 1 << index
+
+    # -- registers ----------------------------------------------------------------------------
+    def program_ring(self, base: int, size: int) -> None:
+        """Set the ring's memory and reset both pointers (the engine must be idle)."""
+        if self.state not in (IDLE, HELD):
+            raise EngineFault(f"{self.name}: ring reprogrammed while {self.state}")
+        if size < 64 or size & 3 or base & 3:
+            raise ValueError(f"{self.name}: ring base and size must be dword aligned, size >= 64")
+        self.ring_base = base
+        self.ring_size = size
+        self.rptr = self.wptr = 0
+
+    def doorbell(self, wptr: int) -> None:
+        """The driver publishes new packets up to ``wptr``; an idle engine starts fetching."""
+        if not 0 <= wptr < self.ring_size or wptr & 3:
+            raise EngineFault(f"{self.name}: doorbell write pointer {wptr:#x} outside the ring")
+        self.wptr = wptr
+        if self.state == IDLE:
+            if self.mode == "stepped":
+                self.state = HELD
+                return
+            self.state = RUNNING
+            self._t = self.sim.now
+            self._run()
+
+    @property
+    def ring_used(self) -> int:
+        """Bytes between the read and write pointers."""
+        return (self.wptr - self.rptr) % self.ring_size if self.ring_size else 0
+
+    @property
+    def idle(self) -> bool:
+        return self.state == IDLE
+
+    # -- stepped mode ---------------------------------------------------------------------------
+    def set_mode(self, mode: str) -> None:
+        """``timed`` or ``stepped``. Switching to timed releases anything held."""
+        if mode not in ("timed", "stepped"):
+            raise ValueError(f"engine mode must be 'timed' or 'stepped', got {mode!r}")
+        self.mode = mode
+        if mode == "timed" and self.state == HELD:
+            self.state = RUNNING
+            self._t = self.sim.now
+            self._run()
+
+    def step(self, submissions: int = 1) -> None:
+        """Stepped mode: run ring packets through the next ``submissions`` interrupting FENCEs."""
+        if self.mode != "stepped":
+            raise EngineFault(f"{self.name}: step() needs stepped mode")
+        self._steps += submissions
+        if self.state in (HELD, IDLE) and (self.rptr != self.wptr or self._buf is not None):
+            self.state = RUNNING
+            self._t = self.sim.now
+            self._run()
+
+    # -- the command processor ------------------------------------------------------------------
+    def _fetch_ring(self):
+        base = self.ring_base + self.rptr
+        mem = self.mem
+        hdr = mem.read_u32(base)
+        n = (hdr >> 16) * 4
+        if n == 0 or self.rptr + n > self.ring_size:
+            raise EngineFault(f"{self.name}: bad ring packet at ring offset {self.rptr:#x} (header {hdr:#010x})")
+        cmd = C.decode(mem.read(base, n), 0)
+        self.rptr = (self.rptr + n) % self.ring_size
+        self.packets += 1
+        return cmd
+
+    def _run(self) -> None:
+        """Execute from the current position until idle, held, waiting, or a visible effect lies ahead."""
+        try:
+            self._execute_loop()
+        except (EngineFault, C.CommandError) as exc:
+            self._raise_fault(str(exc))
+
+    def _execute_loop(self) -> None:
+        sim = self.sim
+        stepped = self.mode == "stepped"
+        cost = 0 if stepped else self.command_cost
+        t = self._t
+        if t < sim.now:
+            t = sim.now
+        while True:
+            cmd = self._pending
+            if cmd is not None:
+                self._pending = None
+            else:
+                if self._buf is None:
+                    if self.rptr == self.wptr:
+                        self.state = IDLE
+                        self._t = t
+                        return
+                    if stepped and self._steps <= 0:
+                        self.state = HELD
+                        self._t = t
+                        return
+                    cmd = self._fetch_ring()
+                else:
+                    if self._pc >= self._end:
+                        if self._stack:
+                            self._buf, self._pc, self._end = self._stack.pop()
+                        else:
+                            self._buf = None
+                        continue
+                    cmd = C.decode(self._buf, self._pc, self._end)
+                    self._pc += cmd.length
+                t += cost
+                self.busy_ns += cost
+                op = cmd.opcode
+                if op == C.WORK:
+                    if not stepped:
+                        t += cmd.duration_ns
+                        self.busy_ns += cmd.duration_ns
+                    continue
+                if op == C.NOP:
+                    continue
+                if op == C.INDIRECT:
+                    if self._buf is not None:
+                        self._stack.append((self._buf, self._pc, self._end))
+                    self._buf = self.mem.read(self.gpu.translate(cmd.addr), cmd.size)
+                    self._pc = 0
+                    self._end = cmd.size
+                    continue
+                if op == C.FILL or op == C.COPY:
+                    if not stepped:
+                        d = ceil(cmd.size / self.bandwidth)
+                        t += d
+                        self.busy_ns += d
+                # A visible effect: it lands at local time t.
+                if t > sim.now:
+                    self._pending = cmd
+                    self._t = t
+                    sim.at(t, self._resume, irql=DEVICE)
+                    return
+            # cmd's instant has come: perform it.
+            op = cmd.opcode
+            if op == C.FENCE:
+                self.mem.write_u64(self.gpu.translate(cmd.addr), cmd.value)
+                if cmd.flags & C.FENCE_INTERRUPT:
+                    self.interrupts += 1
+                    self.gpu.irq.assert_cause(self._irq_bit)
+                    if stepped:
+                        self._steps -= 1
+            elif op == C.FILL:
+                self.mem.fill(self.gpu.translate(cmd.dst), cmd.size, cmd.pattern.to_bytes(4, "little"))
+            elif op == C.COPY:
+                self.mem.copy(self.gpu.translate(cmd.src), self.gpu.translate(cmd.dst), cmd.size)
+            elif op == C.TIMESTAMP:
+                self.mem.write_u64(self.gpu.translate(cmd.addr), t)
+            elif op == C.WAIT:
+                if not self._wait_satisfied(cmd):
+                    self._pending = cmd
+                    self.state = WAITING
+                    self._t = t
+                    self._watch = self.mem.watch(self.gpu.translate(cmd.addr), self._memory_changed)
+                    return
+            elif op == C.FLIP:
+                src = self.gpu.display_source(cmd.source)
+                if cmd.flags & C.FLIP_NO_WAIT or stepped:
+                    src.latch(cmd.surface, t)
+                else:
+                    v = src.next_vsync(t)
+                    if v > t:
+                        # The flip stalls the engine until it takes effect at the vsync.
+                        self.busy_ns += v - t
+                        self._pending = _Latch(src, cmd.surface)
+                        self._t = v
+                        sim.at(v, self._resume, irql=DEVICE)
+                        return
+                    src.latch(cmd.surface, t)
+            elif op == _LATCH:
+                cmd.source.latch(cmd.surface, t)
+            else:
+                raise EngineFault(f"{self.name}: cannot execute opcode {op:#x}")
+
+    def _resume(self) -> None:
+        if self.state != RUNNING:
+            return
+        self._run()
+
+    # -- waits ------------------------------------------------------------------------------------
+    def _wait_satisfied(self, cmd) -> bool:
+        addr = self.gpu.translate(cmd.addr)
+        if cmd.flags & C.WAIT_32BIT:
+            cur = self.mem.read_u32(addr)
+        else:
+            cur = self.mem.read_u64(addr)
+        cmp = cmd.flags & C.WAIT_COMPARE_MASK
+        if cmp == C.WAIT_GEQ:
+            return cur >= cmd.value
+        if cmp == C.WAIT_EQ:
+            return cur == cmd.value
+        return cur != cmd.value
+
+    def _memory_changed(self, _addr: int) -> None:
+        if self.state == WAITING and self._wait_satisfied(self._pending):
+            self._watch.cancel()
+            self._watch = None
+            self._pending = None
+            self.state = RUNNING
+            self._t = self.sim.now
+            self.sim.soon(self._resume, irql=DEVICE)
+
+    # -- faults -----------------------------------------------------------------------------------
+    def _raise_fault(self, reason: str) -> None:
+        self.state = FAULTED
+        self.fault = reason
+        self.gpu.engine_faulted(self, reason)
+
+
+_LATCH = -1
+
+
+class _Latch:
+    """A flip waiting for its vsync inside the engine (internal pseudo-command)."""
+
+    __slots__ = ("source", "surface")
+    opcode = _LATCH
+
+    def __init__(self, source, surface: int):
+        self.source = source
+        self.surface = surface
