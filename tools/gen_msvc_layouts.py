@@ -78,6 +78,8 @@ TYPES = [
     "DXGK_RENDER_PIPELINE_STAGE",
     "DXGK_GENERAL_ERROR_CODE",
     "DXGK_ENGINE_STATE",
+    "DXGK_ENGINE_TYPE",
+    "RECT",
     # submission
     "DXGK_SUBMITCOMMANDFLAGS",
     "DXGKARG_SUBMITCOMMAND",
@@ -110,6 +112,22 @@ TYPES = [
     # caps
     "DXGK_VIDSCHCAPS",
     "DXGK_NODEMETADATA_FLAGS",
+    # adapter description: segments, engine topology, node metadata
+    "DXGK_SEGMENTFLAGS",
+    "DXGK_SEGMENTDESCRIPTOR",
+    "DXGK_GPUENGINETOPOLOGY",
+    "DXGK_NODEMETADATA",
+    # device and context creation
+    "DXGK_CREATECONTEXTFLAGS",
+    "DXGKARG_CREATECONTEXT",
+    "DXGK_CREATEDEVICEFLAGS",
+    "DXGKARG_CREATEDEVICE",
+    "DXGK_DEVICEINFOFLAGS",
+    "DXGK_DEVICEINFO",
+    # DMA buffer builders
+    "DXGKARG_RENDER",
+    "DXGK_PRESENTFLAGS",
+    "DXGKARG_PRESENT",
 ]
 
 # Record types that are leaves when nested inside another structure.

@@ -61,6 +61,11 @@ typedef UINT                D3DKMT_HANDLE;
 typedef ULONGLONG           D3DGPU_VIRTUAL_ADDRESS;
 typedef UINT                D3DDDI_VIDEO_PRESENT_SOURCE_ID;
 typedef UINT                D3DDDI_VIDEO_PRESENT_TARGET_ID;
+#ifdef _WIN64
+typedef unsigned long long  SIZE_T;     /* ULONG_PTR: 8 bytes on x64 */
+#else
+typedef unsigned long       SIZE_T;     /* ULONG_PTR: 4 bytes on x86 */
+#endif
 
 #define D3DDDI_MAX_BROADCAST_CONTEXT 64
 
@@ -852,5 +857,319 @@ typedef struct _DXGK_NODEMETADATA_FLAGS {
 } DXGK_NODEMETADATA_FLAGS;
 #define DDI_HAS_DXGK_NODEMETADATA_FLAGS 1
 #endif
+
+/* ---- Win32 rectangle (windef.h) ---------------------------------------- */
+typedef struct tagRECT {
+    LONG left;
+    LONG top;
+    LONG right;
+    LONG bottom;
+} RECT;
+#define DDI_HAS_RECT 1
+
+/* ---- adapter description: segments, engine topology, node metadata ---- */
+/* The three power-transition bits and DirectFlip are Windows 8 additions
+ * (reference page); the oldest headers end the list at
+ * PopulatedFromSystemMemory.  AperturePreservedDuringStandby, newer than
+ * WDDM 3.2, is not modelled.  See DECISIONS.md. */
+typedef struct _DXGK_SEGMENTFLAGS {
+    union {
+        struct {
+            UINT Aperture                          : 1;
+            UINT Agp                               : 1;
+            UINT CpuVisible                        : 1;
+            UINT UseBanking                        : 1;
+            UINT CacheCoherent                     : 1;
+            UINT PitchAlignment                    : 1;
+            UINT PopulatedFromSystemMemory         : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT PreservedDuringStandby            : 1;
+            UINT PreservedDuringHibernate          : 1;
+            UINT PartiallyPreservedDuringHibernate : 1;
+            UINT DirectFlip                        : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT Use64KBPages                      : 1;
+            UINT ReservedSysMem                    : 1;
+            UINT SupportsCpuHostAperture           : 1;
+            UINT SupportsCachedCpuHostAperture     : 1;
+            UINT ApplicationTarget                 : 1;
+            UINT VprSupported                      : 1;
+            UINT VprPreservedDuringStandby         : 1;
+            UINT EncryptedPagingSupported          : 1;
+            UINT LocalBudgetGroup                  : 1;
+            UINT NonLocalBudgetGroup               : 1;
+#if DDI_AT_LEAST(WDDM2_9)
+            UINT PopulatedByReservedDDRByFirmware  : 1;
+            UINT Reserved                          : 10;
+#else
+            UINT Reserved                          : 11;
+#endif
+#else
+            UINT Reserved                          : 21;
+#endif
+#else
+            UINT Reserved                          : 25;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_SEGMENTFLAGS;
+#define DDI_HAS_DXGK_SEGMENTFLAGS 1
+
+typedef struct _DXGK_SEGMENTDESCRIPTOR {
+    PHYSICAL_ADDRESS  BaseAddress;
+    PHYSICAL_ADDRESS  CpuTranslatedAddress;
+    SIZE_T            Size;
+    UINT              NbOfBanks;
+    SIZE_T           *pBankRangeTable;
+    SIZE_T            CommitLimit;
+    DXGK_SEGMENTFLAGS Flags;
+} DXGK_SEGMENTDESCRIPTOR;
+#define DDI_HAS_DXGK_SEGMENTDESCRIPTOR 1
+
+#define DXGK_MAX_ASYMETRICAL_PROCESSING_NODES 64
+
+typedef struct _DXGK_GPUENGINETOPOLOGY {
+    UINT NbAsymetricProcessingNodes;
+    UINT Reserved[DXGK_MAX_ASYMETRICAL_PROCESSING_NODES];
+} DXGK_GPUENGINETOPOLOGY;
+#define DDI_HAS_DXGK_GPUENGINETOPOLOGY 1
+
+#if DDI_AT_LEAST(WDDM1_3)
+#define DXGK_MAX_METADATA_NAME_LENGTH 32
+
+/* Enumerator additions do not change the 4-byte size; all are listed. */
+typedef enum {
+    DXGK_ENGINE_TYPE_OTHER            = 0,
+    DXGK_ENGINE_TYPE_3D               = 1,
+    DXGK_ENGINE_TYPE_VIDEO_DECODE     = 2,
+    DXGK_ENGINE_TYPE_VIDEO_ENCODE     = 3,
+    DXGK_ENGINE_TYPE_VIDEO_PROCESSING = 4,
+    DXGK_ENGINE_TYPE_SCENE_ASSEMBLY   = 5,
+    DXGK_ENGINE_TYPE_COPY             = 6,
+    DXGK_ENGINE_TYPE_OVERLAY          = 7,
+    DXGK_ENGINE_TYPE_CRYPTO           = 8,
+    DXGK_ENGINE_TYPE_VIDEO_CODEC      = 9,
+    DXGK_ENGINE_TYPE_MAX              = 10
+} DXGK_ENGINE_TYPE;
+#define DDI_HAS_DXGK_ENGINE_TYPE 1
+
+typedef struct _DXGK_NODEMETADATA {
+    DXGK_ENGINE_TYPE        EngineType;
+    WCHAR                   FriendlyName[DXGK_MAX_METADATA_NAME_LENGTH];
+#if DDI_AT_LEAST(WDDM2_2)
+    DXGK_NODEMETADATA_FLAGS Flags;
+#else
+    UINT32                  Reserved;
+#endif
+#if DDI_AT_LEAST(WDDM2_0)
+    BOOLEAN                 GpuMmuSupported;
+    BOOLEAN                 IoMmuSupported;
+#endif
+} DXGK_NODEMETADATA;
+#define DDI_HAS_DXGK_NODEMETADATA 1
+#endif
+
+/* ---- device and context creation -------------------------------------- */
+typedef struct _DXGK_DEVICEINFOFLAGS {
+    union {
+        struct {
+            UINT GuaranteedDmaBufferContract : 1;
+            UINT Reserved                    : 31;
+        };
+        UINT Value;
+    };
+} DXGK_DEVICEINFOFLAGS;
+#define DDI_HAS_DXGK_DEVICEINFOFLAGS 1
+
+typedef struct _DXGK_DEVICEINFO {
+    UINT                 DmaBufferSize;
+    UINT                 DmaBufferSegmentSet;
+    UINT                 DmaBufferPrivateDataSize;
+    UINT                 AllocationListSize;
+    UINT                 PatchLocationListSize;
+    DXGK_DEVICEINFOFLAGS Flags;
+} DXGK_DEVICEINFO;
+#define DDI_HAS_DXGK_DEVICEINFO 1
+
+/* The documented syntax names the top bit DXGK_DEVICE_RESERVED0, a macro
+ * that the header expands to Reserved0; it is declared here by that name. */
+typedef struct _DXGK_CREATEDEVICEFLAGS {
+    union {
+        struct {
+            UINT SystemDevice : 1;
+#if DDI_AT_LEAST(WIN7)
+            UINT GdiDevice    : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT Reserved     : 29;
+            UINT Reserved0    : 1;
+#else
+            UINT Reserved     : 30;
+#endif
+#else
+            UINT Reserved     : 31;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_CREATEDEVICEFLAGS;
+#define DDI_HAS_DXGK_CREATEDEVICEFLAGS 1
+
+typedef struct _DXGKARG_CREATEDEVICE {
+    HANDLE hDevice;
+    union {
+        DXGK_CREATEDEVICEFLAGS Flags;
+        DXGK_DEVICEINFO       *pInfo;
+    };
+#if DDI_AT_LEAST(WDDM2_0)
+    ULONG  Pasid;
+    HANDLE hKmdProcess;
+#endif
+} DXGKARG_CREATEDEVICE;
+#define DDI_HAS_DXGKARG_CREATEDEVICE 1
+
+typedef struct _DXGK_CREATECONTEXTFLAGS {
+    union {
+        struct {
+            UINT SystemContext          : 1;
+#if DDI_AT_LEAST(WIN7)
+            UINT GdiContext             : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT VirtualAddressing      : 1;
+#if DDI_AT_LEAST(WDDM2_1)
+            UINT SystemProtectedContext : 1;
+#if DDI_AT_LEAST(WDDM2_3)
+            UINT HwQueueSupported       : 1;
+#if DDI_AT_LEAST(WDDM3_2)
+            UINT TestContext            : 1;
+            UINT Reserved               : 26;
+#else
+            UINT Reserved               : 27;
+#endif
+#else
+            UINT Reserved               : 28;
+#endif
+#else
+            UINT Reserved               : 29;
+#endif
+#else
+            UINT Reserved               : 30;
+#endif
+#else
+            UINT Reserved               : 31;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_CREATECONTEXTFLAGS;
+#define DDI_HAS_DXGK_CREATECONTEXTFLAGS 1
+
+typedef struct _DXGKARG_CREATECONTEXT {
+    HANDLE                  hContext;
+    UINT                    NodeOrdinal;
+    UINT                    EngineAffinity;
+    DXGK_CREATECONTEXTFLAGS Flags;
+    VOID                   *pPrivateDriverData;
+    UINT                    PrivateDriverDataSize;
+    DXGK_CONTEXTINFO        ContextInfo;
+} DXGKARG_CREATECONTEXT;
+#define DDI_HAS_DXGKARG_CREATECONTEXT 1
+
+/* ---- render and present ------------------------------------------------ */
+typedef struct _DXGKARG_RENDER {
+    const VOID               *pCommand;
+    UINT                      CommandLength;
+    VOID                     *pDmaBuffer;
+    UINT                      DmaSize;
+    VOID                     *pDmaBufferPrivateData;
+    UINT                      DmaBufferPrivateDataSize;
+    DXGK_ALLOCATIONLIST      *pAllocationList;
+    UINT                      AllocationListSize;
+    D3DDDI_PATCHLOCATIONLIST *pPatchLocationListIn;
+    UINT                      PatchLocationListInSize;
+    D3DDDI_PATCHLOCATIONLIST *pPatchLocationListOut;
+    UINT                      PatchLocationListOutSize;
+    UINT                      MultipassOffset;
+    UINT                      DmaBufferSegmentId;
+    PHYSICAL_ADDRESS          DmaBufferPhysicalAddress;
+} DXGKARG_RENDER;
+#define DDI_HAS_DXGKARG_RENDER 1
+
+typedef struct _DXGK_PRESENTFLAGS {
+    union {
+        struct {
+            UINT Blt                       : 1;
+            UINT ColorFill                 : 1;
+            UINT Flip                      : 1;
+            UINT FlipWithNoWait            : 1;
+            UINT SrcColorKey               : 1;
+            UINT DstColorKey               : 1;
+            UINT LinearToSrgb              : 1;
+            UINT Rotate                    : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT FlipStereo                : 1;
+            UINT FlipStereoTemporaryMono   : 1;
+            UINT FlipStereoPreferRight     : 1;
+            UINT BltStereoUseRight         : 1;
+            UINT FlipWithMultiPlaneOverlay : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT RedirectedFlip            : 1;
+            UINT Reserved                  : 18;
+#else
+            UINT Reserved                  : 19;
+#endif
+#else
+            UINT Reserved                  : 24;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_PRESENTFLAGS;
+#define DDI_HAS_DXGK_PRESENTFLAGS 1
+
+/* Only pointed to here; their contents are outside this model. */
+typedef struct _DXGK_PRESENTALLOCATIONINFO        DXGK_PRESENTALLOCATIONINFO;
+typedef struct _DXGK_PRESENTMULTIPLANEOVERLAYINFO DXGK_PRESENTMULTIPLANEOVERLAYINFO;
+
+typedef struct _DXGKARG_PRESENT {
+    VOID                     *pDmaBuffer;
+    UINT                      DmaSize;
+    VOID                     *pDmaBufferPrivateData;
+    UINT                      DmaBufferPrivateDataSize;
+#if DDI_AT_LEAST(WIN7)
+    union {
+        DXGK_ALLOCATIONLIST               *pAllocationList;
+        DXGK_PRESENTALLOCATIONINFO        *pAllocationInfo;
+#if DDI_AT_LEAST(WIN8)
+        DXGK_PRESENTMULTIPLANEOVERLAYINFO *pPresentMultiPlaneOverlayInfo;
+#endif
+    };
+#else
+    DXGK_ALLOCATIONLIST      *pAllocationList;
+#endif
+    D3DDDI_PATCHLOCATIONLIST *pPatchLocationListOut;
+    UINT                      PatchLocationListOutSize;
+    UINT                      MultipassOffset;
+    UINT                      Color;
+    RECT                      DstRect;
+    RECT                      SrcRect;
+    UINT                      SubRectCnt;
+    const RECT               *pDstSubRects;
+    D3DDDI_FLIPINTERVAL_TYPE  FlipInterval;
+    DXGK_PRESENTFLAGS         Flags;
+    UINT                      DmaBufferSegmentId;
+    PHYSICAL_ADDRESS          DmaBufferPhysicalAddress;
+#if DDI_AT_LEAST(WDDM1_3)
+    UINT                      Reserved;
+#endif
+#if DDI_AT_LEAST(WDDM2_0)
+    D3DGPU_VIRTUAL_ADDRESS    DmaBufferGpuVirtualAddress;
+    UINT                      NumSrcAllocations;
+    UINT                      NumDstAllocations;
+    UINT                      PrivateDriverDataSize;
+    PVOID                     pPrivateDriverData;
+#endif
+} DXGKARG_PRESENT;
+#define DDI_HAS_DXGKARG_PRESENT 1
 
 #endif /* WDDMSIM_DDI_DECLS_H */

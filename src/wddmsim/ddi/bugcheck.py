@@ -14,8 +14,10 @@ from dataclasses import dataclass
 
 
 class BugCheckCode(enum.IntEnum):
-    """Stop codes of the graphics kernel."""
+    """Stop codes of the graphics kernel (and Driver Verifier's, which the model's strict
+    verifier uses for contract violations that have no stop code of their own)."""
 
+    DRIVER_VERIFIER_DETECTED_VIOLATION = 0xC4
     VIDEO_TDR_FAILURE = 0x116
     VIDEO_TDR_TIMEOUT_DETECTED = 0x117
     VIDEO_SCHEDULER_INTERNAL_ERROR = 0x119

@@ -12,9 +12,9 @@ import difflib
 
 from . import enums, schema
 from .schema import EnumType, Record, Typedef
-from .structs import common, context, display, interrupt, patch, preempt, submit
+from .structs import adapter, common, context, device, display, interrupt, patch, preempt, render, submit
 
-_MODULES = (common, submit, interrupt, patch, preempt, context, display)
+_MODULES = (common, submit, interrupt, patch, preempt, context, display, adapter, device, render)
 
 #: Records by name.
 RECORDS: dict[str, Record] = {}
@@ -38,6 +38,7 @@ SCALARS: dict[str, Typedef | EnumType] = {
         enums.RENDER_PIPELINE_STAGE,
         enums.ENGINE_STATE,
         enums.GENERAL_ERROR_CODE,
+        enums.ENGINE_TYPE,
     )
 }
 

@@ -1,7 +1,7 @@
-"""Types shared by every area: ``LARGE_INTEGER``/``PHYSICAL_ADDRESS``.
+"""Types shared by every area: ``LARGE_INTEGER``/``PHYSICAL_ADDRESS`` and the Win32 ``RECT``.
 
 Spec: ddi-facts.md section 2.2 (``DmaBufferPhysicalAddress`` is a ``PHYSICAL_ADDRESS``, defined as a
-``LARGE_INTEGER``).
+``LARGE_INTEGER``); section 2.8 (``DXGKARG_PRESENT`` carries source and destination ``RECT``\\ s).
 """
 
 from ..schema import LONG, LONGLONG, ULONG, anon_struct, m, struct, union_record
@@ -14,4 +14,14 @@ PHYSICAL_ADDRESS = union_record(
     doc="A 64-bit physical address (a LARGE_INTEGER): a system physical address or a segment address.",
     source="[D:d3dkmddi/ns-d3dkmddi-_dxgkarg_submitcommand]",
     leaf=True,
+)
+
+RECT = struct(
+    "RECT",
+    m("left", LONG, doc="X of the upper-left corner."),
+    m("top", LONG, doc="Y of the upper-left corner."),
+    m("right", LONG, doc="X just past the right edge (exclusive)."),
+    m("bottom", LONG, doc="Y just past the bottom edge (exclusive)."),
+    doc="A rectangle in pixels (windef.h): four signed 32-bit edges.",
+    source="[D:d3dkmddi/ns-d3dkmddi-_dxgkarg_present]",
 )

@@ -1,0 +1,98 @@
+"""The two sides of the DDI as Python protocols: the entry points a display miniport driver
+implements (``DxgkDdi*``) and the callbacks the OS hands it at start (``DxgkCb*``), plus the
+members of ``DXGK_DRIVERCAPS`` the model reads.
+
+Calls carry the real ``DXGKARG_*`` ctypes structures; pointers inside them are addresses in the
+simulated system memory and handles are numbers. A driver is any object with these methods; the
+OS calls only the entry points and never looks inside the driver, and the driver reaches the OS
+only through the :class:`DxgkrnlInterface` it was given.
+
+Spec: DESIGN.md section 2; ddi-facts.md sections 1, 2.1, 2.7, 2.8, 3.2, 3.3, 4.1, 4.5, 8.1, 12.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, runtime_checkable
+
+
+@dataclass
+class DriverCaps:
+    """The members of ``DXGK_DRIVERCAPS`` the model reads, by their DDI names.
+
+    ``SchedulingCaps`` is the ``DXGK_VIDSCHCAPS`` bit field value (``MultiEngineAware`` is bit 0);
+    ``NbAsymetricProcessingNodes`` is ``GpuEngineTopology.NbAsymetricProcessingNodes``;
+    ``WDDMVersion`` is the driver's ``DXGKDDI_INTERFACE_VERSION`` value.
+    """
+
+    WDDMVersion: int
+    SchedulingCaps: int
+    NbAsymetricProcessingNodes: int = 1
+    InterruptMessageNumber: int = 0
+    MaxQueuedFlipOnVSync: int = 1
+    FlipCaps: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def MultiEngineAware(self) -> bool:
+        return bool(self.SchedulingCaps & 1)
+
+
+@runtime_checkable
+class DxgkrnlInterface(Protocol):
+    """What the OS gives a driver at ``DxgkDdiStartDevice`` (``DXGKRNL_INTERFACE`` and the kernel
+    services a miniport uses).
+
+    ``DeviceHandle`` is the OS's handle for the adapter, passed back in every callback.
+    """
+
+    DeviceHandle: int
+
+    def DxgkCbNotifyInterrupt(self, hAdapter: int, pNotifyInterruptData: Any) -> None:
+        """Report an interrupt event (device IRQL only; never re-entrantly)."""
+
+    def DxgkCbQueueDpc(self, hAdapter: int) -> bool:
+        """Queue the driver's DPC; FALSE when one is already pending."""
+
+    def DxgkCbNotifyDpc(self, hAdapter: int) -> None:
+        """From the DPC: let the scheduler process the fences reported since the last DPC."""
+
+    def DxgkCbSynchronizeExecution(
+        self, hAdapter: int, SynchronizeRoutine: Callable[[Any], bool], Context: Any, MessageNumber: int
+    ) -> tuple[int, bool]:
+        """Run ``SynchronizeRoutine(Context)`` synchronised with the ISR (at device IRQL)."""
+
+    def MmAllocateContiguousMemory(self, NumberOfBytes: int) -> int:
+        """Page-aligned, physically contiguous, nonpaged system memory; returns its address."""
+
+
+class Miniport(Protocol):
+    """The entry points of a display miniport driver on the packet-scheduling path."""
+
+    def DxgkDdiStartDevice(self, DxgkInterface: DxgkrnlInterface) -> int: ...
+
+    def DxgkDdiQueryAdapterInfo(self, hAdapter: int, Type: str) -> Any: ...
+
+    def DxgkDdiGetNodeMetadata(self, hAdapter: int, NodeOrdinalAndAdapterIndex: int, pGetNodeMetadata: Any) -> int: ...
+
+    def DxgkDdiCreateDevice(self, hAdapter: int, pCreateDevice: Any) -> int: ...
+
+    def DxgkDdiCreateContext(self, hDevice: int, pCreateContext: Any) -> int: ...
+
+    def DxgkDdiRender(self, hContext: int, pRender: Any) -> int: ...
+
+    def DxgkDdiPresent(self, hContext: int, pPresent: Any) -> int: ...
+
+    def DxgkDdiPatch(self, hAdapter: int, pPatch: Any) -> int: ...
+
+    def DxgkDdiSubmitCommand(self, hAdapter: int, pSubmitCommand: Any) -> int: ...
+
+    def DxgkDdiInterruptRoutine(self, MiniportDeviceContext: int, MessageNumber: int) -> bool: ...
+
+    def DxgkDdiDpcRoutine(self, MiniportDeviceContext: int) -> None: ...
+
+    def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence: Any) -> int: ...
+
+
+#: ``DxgkDdiQueryAdapterInfo`` types the model asks for.
+QUERY_DRIVERCAPS = "DXGKQAITYPE_DRIVERCAPS"
+QUERY_SEGMENTS = "DXGKQAITYPE_QUERYSEGMENT"
