@@ -1,0 +1,230 @@
+"""Turning scenario text into a :class:`~wddmsim.scenario.schema.Scenario`, or into one error that
+lists everything wrong with it.
+
+Loading goes read -> TOML parse -> field validation -> cross-field checks. Each stage only runs
+when the one before succeeded, and a failing stage reports all of its problems together, one line
+each, in the form ``FILE: field.path: reason``. Field paths are spelled the way the TOML file is
+written (``process[0].context[1].workload.fps``), and pydantic's own wording is replaced by
+messages meant for the person editing the file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .schema import CONFLICT_ERROR, WORKLOAD_KINDS, Location, Scenario, field_path
+
+__all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_from_dict"]
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot be used.
+
+    ``path`` is the file (or the ``source`` name given for text and dicts); ``problems`` holds one
+    complete line per problem, ``"FILE: field.path: reason"``; ``str()`` joins them with
+    newlines.
+    """
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+    def __str__(self) -> str:
+        return "\n".join(self.problems)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read, parse and validate the scenario file at ``path``.
+
+    An empty ``name`` becomes the file's stem (``games/shooter.toml`` -> ``shooter``). Raises
+    :class:`ScenarioError` when the file cannot be read, is not valid TOML, or describes an invalid
+    scenario.
+    """
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ScenarioError(source, [f"{source}: cannot read: {_os_reason(exc)}"]) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        reason = f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        raise ScenarioError(source, [f"{source}: cannot read: {reason}"]) from None
+    return parse_scenario(text, source)
+
+
+def parse_scenario(text: str, source: str = "<string>") -> Scenario:
+    """Parse and validate scenario TOML held in a string; ``source`` names it in messages and,
+    unless written in angle brackets like the default, gives the scenario its name when the text
+    has none."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line, column, reason = _toml_position(exc, text)
+        raise ScenarioError(source, [f"{source}: line {line}, column {column}: {reason}"]) from None
+    return scenario_from_dict(data, source)
+
+
+def scenario_from_dict(data: Any, source: str = "<dict>") -> Scenario:
+    """Validate already-parsed scenario data (the dict :func:`tomllib.loads` gives); ``source``
+    as for :func:`parse_scenario`."""
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(source, _problems(exc, source)) from None
+    if not scenario.name and not (source.startswith("<") and source.endswith(">")):
+        scenario.name = Path(source).stem
+    return scenario
+
+
+# ---------------------------------------------------------------------------------- reading
+
+
+def _os_reason(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, IsADirectoryError):
+        return "it is a directory"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return _lower_first(exc.strerror or str(exc))
+
+
+_TOML_AT = re.compile(r"(?P<reason>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)", re.S)
+_TOML_END = re.compile(r"(?P<reason>.*) \(at end of document\)", re.S)
+
+
+def _toml_position(exc: tomllib.TOMLDecodeError, text: str) -> tuple[int, int, str]:
+    """Line, column (both from 1) and reason of a TOML syntax error."""
+    if getattr(exc, "lineno", None) is not None and getattr(exc, "msg", None):
+        # Python 3.14 and later keep the parts as attributes.
+        return exc.lineno, exc.colno, _lower_first(exc.msg)  # type: ignore[attr-defined]
+    message = str(exc)
+    match = _TOML_AT.fullmatch(message)
+    if match:
+        return int(match["line"]), int(match["column"]), _lower_first(match["reason"])
+    match = _TOML_END.fullmatch(message)
+    if match:
+        line = text.count("\n") + 1
+        column = len(text) - (text.rfind("\n") + 1) + 1
+        return line, column, _lower_first(match["reason"])
+    return 1, 1, _lower_first(message)
+
+
+def _lower_first(text: str) -> str:
+    """Sentence-case messages read better after a colon: "Invalid value" -> "invalid value"."""
+    if len(text) >= 2 and text[0].isupper() and not text[1].isupper():
+        return text[0].lower() + text[1:]
+    return text
+
+
+# ------------------------------------------------------------------------------ field errors
+
+
+def _problems(exc: ValidationError, source: str) -> list[str]:
+    lines: list[str] = []
+    for error in exc.errors(include_url=False):
+        for loc, reason in _explain(error):
+            path = field_path(loc)
+            line = f"{source}: {path}: {reason}" if path else f"{source}: {reason}"
+            if line not in lines:
+                lines.append(line)
+    return lines
+
+
+def _describe(value: Any) -> str:
+    """A value as the TOML author would recognise it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return repr(value)
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return f"the date/time {value.isoformat()}"
+    return repr(value)
+
+
+def _number(value: Any) -> str:
+    """A range limit without a pointless ".0": 1000.0 -> "1000", 0.5 stays "0.5"."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _kinds() -> str:
+    return ", ".join(repr(kind) for kind in WORKLOAD_KINDS)
+
+
+def _explain(error: Any) -> list[tuple[Location, str]]:
+    """One pydantic error as (location, reason) pairs; a cross-field error gives several."""
+    kind: str = error["type"]
+    loc: Location = tuple(error["loc"])
+    ctx: dict[str, Any] = error.get("ctx") or {}
+    value = error.get("input")
+    got = _describe(value)
+
+    if kind == CONFLICT_ERROR:
+        return [(loc + tuple(sub), reason) for sub, reason in ctx["problems"]]
+    if kind in ("value_error", "assertion_error"):
+        return [(loc, str(ctx.get("error", error["msg"])))]
+    if kind == "missing":
+        return [(loc, "required field missing")]
+    if kind == "extra_forbidden":
+        return [(loc, "unknown field")]
+    if kind == "union_tag_not_found":
+        return [(loc + ("kind",), f"required field missing; the workload kinds are {_kinds()}")]
+    if kind == "union_tag_invalid":
+        tag = value.get("kind") if isinstance(value, Mapping) else ctx.get("tag")
+        return [
+            (loc + ("kind",),
+             f"unknown workload kind {_describe(tag)}; the workload kinds are {_kinds()}")
+        ]
+    if kind == "literal_error":
+        return [(loc, f"must be one of {ctx['expected']}, got {got}")]
+
+    simple = {
+        "int_type": "expected an integer",
+        "int_parsing": "expected an integer",
+        "int_from_float": "expected a whole number",
+        "float_type": "expected a number",
+        "float_parsing": "expected a number",
+        "bool_type": "expected true or false",
+        "bool_parsing": "expected true or false",
+        "string_type": "expected a string",
+        "list_type": "expected an array (or [[...]] tables)",
+        "model_type": "expected a table",
+        "model_attributes_type": "expected a table",
+        "dict_type": "expected a table",
+        "finite_number": "must be a finite number",
+    }
+    if kind in simple:
+        return [(loc, f"{simple[kind]}, got {got}")]
+    if kind == "greater_than":
+        return [(loc, f"must be greater than {_number(ctx['gt'])}, got {got}")]
+    if kind == "greater_than_equal":
+        return [(loc, f"must be at least {_number(ctx['ge'])}, got {got}")]
+    if kind == "less_than":
+        return [(loc, f"must be less than {_number(ctx['lt'])}, got {got}")]
+    if kind == "less_than_equal":
+        return [(loc, f"must be at most {_number(ctx['le'])}, got {got}")]
+    if kind == "string_too_short":
+        return [(loc, "must not be empty")]
+    if kind == "too_short":
+        need = ctx.get("min_length", 1)
+        return [(loc, f"needs at least {need} {'entry' if need == 1 else 'entries'}, got "
+                 f"{ctx.get('actual_length', 0) or 'none'}")]
+    if kind == "too_long":
+        return [(loc, f"allows at most {ctx['max_length']} entries, got "
+                 f"{ctx.get('actual_length', 'more')}")]
+    return [(loc, _lower_first(error["msg"]))]

@@ -1,0 +1,478 @@
+"""The shape of a scenario: pydantic models for every table a scenario file may contain.
+
+A scenario describes one simulated machine and what runs on it: the adapter (DDI version, engines
+as nodes, memory segments, CPU costs of the driver's callbacks), the OS scheduler's policy, and the
+processes with their GPU contexts, each driven by a workload generator. The field names here are
+the TOML keys, one for one, and the simulator reads these models directly.
+
+Three layers of checking happen here:
+
+* per field: types (strict, so ``"5"`` is not an integer), ranges, enumerations, and the unit
+  syntax of durations and sizes (:mod:`wddmsim.scenario.units`), which arrive as ``int``
+  nanoseconds and bytes;
+* per adapter: names that must be unique and the node and segment kinds an adapter must have;
+* per scenario, once every field is valid: contexts naming nodes that exist and names that must
+  be unique among processes and among a process's contexts.
+
+The two cross-field layers report every problem they find in one pydantic error of type
+:data:`CONFLICT_ERROR`, whose context carries the individual problems with their own field
+locations; :mod:`wddmsim.scenario.loader` unpacks them into one message each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Literal, Union, get_args
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from wddmsim.ddi.versions import VERSIONS
+
+from .units import format_size, parse_duration, parse_size
+
+__all__ = [
+    "CONFLICT_ERROR",
+    "DDI_VERSION_NAMES",
+    "ENGINES",
+    "PROCESS_PRIORITIES",
+    "WORKLOAD_KINDS",
+    "Adapter",
+    "Bursty",
+    "ComputeBatch",
+    "Context",
+    "CopyStream",
+    "CpuCost",
+    "Duration",
+    "FrameLoop",
+    "Location",
+    "Node",
+    "Process",
+    "Scenario",
+    "Scheduler",
+    "Script",
+    "ScriptPacket",
+    "Segment",
+    "Size",
+    "Workload",
+    "cross_field_problems",
+    "field_path",
+]
+
+#: A span of virtual time: written as ``"2ms"``, ``"250us"`` or int nanoseconds; held as int ns.
+Duration = Annotated[int, BeforeValidator(parse_duration)]
+#: A byte count: written as ``"64KiB"``, ``"4096"`` or an int; held as int bytes.
+Size = Annotated[int, BeforeValidator(parse_size)]
+
+#: Where a value sits in the scenario: table keys and array indexes, as pydantic reports them.
+Location = tuple[Union[str, int], ...]
+
+#: The pydantic error type that carries every cross-field problem of one model at once.
+CONFLICT_ERROR = "scenario_conflict"
+
+#: The ``DXGKDDI_INTERFACE_VERSION`` names an adapter may declare, oldest first.
+DDI_VERSION_NAMES: tuple[str, ...] = (
+    tuple(VERSIONS) if isinstance(VERSIONS, Mapping) else tuple(v.name for v in VERSIONS)
+)
+
+EngineKind = Literal[
+    "3d", "compute", "copy", "video_decode", "video_encode", "video_processing", "other"
+]
+ProcessPriority = Literal["idle", "below_normal", "normal", "above_normal", "high", "realtime"]
+
+#: The engine kinds a node may have.
+ENGINES: tuple[str, ...] = get_args(EngineKind)
+#: The scheduling priority classes a process may have, lowest first.
+PROCESS_PRIORITIES: tuple[str, ...] = get_args(ProcessPriority)
+
+_PAGE = 4096
+_MAX_COPY = 64 << 20
+
+
+def _ns(text: str) -> int:
+    return parse_duration(text)
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """A pydantic location written the way the TOML file spells it: ``process[0].context[2]
+    .workload.fps``. The tag segment pydantic inserts below a workload (``frame_loop``) is left
+    out, since the file has no table of that name."""
+    out = ""
+    previous: str | int | None = None
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif previous == "workload" and part in WORKLOAD_KINDS:
+            pass
+        else:
+            out += f".{part}" if out else part
+        previous = part
+    return out
+
+
+def _conflicts(problems: list[tuple[Location, str]]) -> PydanticCustomError:
+    """One pydantic error holding several cross-field problems, each with its location relative
+    to the model that found them."""
+    summary = "; ".join(f"{field_path(loc) or '(top)'}: {msg}" for loc, msg in problems)
+    return PydanticCustomError(
+        CONFLICT_ERROR, "{summary}", {"summary": summary, "problems": tuple(problems)}
+    )
+
+
+class ScenarioModel(BaseModel):
+    """Base of every scenario table: unknown keys are errors, and values are taken strictly
+    (a TOML string is never silently turned into a number or a boolean)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# --------------------------------------------------------------------------------------- adapter
+
+
+def _check_ring_size(value: int | None) -> int | None:
+    if value is not None and (value < _PAGE or value & (value - 1)):
+        raise ValueError(f"must be a power of two and at least 4096 bytes, got {value}")
+    return value
+
+
+class CpuCost(ScenarioModel):
+    """CPU time the kernel-mode side spends in each driver callback, charged to the simulated
+    CPU whenever the callback runs. Every cost may be zero."""
+
+    render: Duration = _ns("5us")  #: building one command buffer (DxgkDdiRender)
+    patch: Duration = _ns("1us")  #: patching allocation addresses into a DMA buffer
+    submit: Duration = _ns("2us")  #: handing a DMA buffer to the hardware queue
+    isr: Duration = _ns("1us")  #: the interrupt service routine
+    dpc: Duration = _ns("2us")  #: the deferred procedure call after an interrupt
+    present: Duration = _ns("5us")  #: queuing a present (flip or blit)
+
+
+class Node(ScenarioModel):
+    """One GPU engine the scheduler sees as a node with its own hardware queue."""
+
+    name: str = Field(min_length=1)
+    engine: EngineKind
+    #: packets the hardware queue holds; None takes the adapter's ``hw_queue_depth``
+    hw_queue_depth: int | None = Field(default=None, ge=1, le=64)
+    #: bytes of the node's command ring; None takes the adapter's ``ring_size``
+    ring_size: Size | None = None
+    #: bytes per nanosecond the engine moves in fill and copy commands
+    copy_bandwidth: float = Field(default=16.0, gt=0, allow_inf_nan=False)
+    #: time the engine spends fetching and decoding one command packet
+    command_cost: Duration = _ns("100ns")
+
+    @field_validator("ring_size")
+    @classmethod
+    def _ring_shape(cls, value: int | None) -> int | None:
+        return _check_ring_size(value)
+
+
+class Segment(ScenarioModel):
+    """One memory segment the video memory manager places allocations in."""
+
+    name: str = Field(min_length=1)
+    kind: Literal["memory", "aperture"]
+    size: Size
+    cpu_visible: bool = False
+
+    @field_validator("size")
+    @classmethod
+    def _whole_pages(cls, value: int) -> int:
+        if value <= 0 or value % _PAGE:
+            raise ValueError(f"must be a positive multiple of 4096 bytes, got {value}")
+        return value
+
+
+def _default_nodes() -> list[Node]:
+    return [
+        Node(name="3D", engine="3d"),
+        Node(name="Compute", engine="compute"),
+        Node(name="Copy", engine="copy"),
+    ]
+
+
+def _default_segments() -> list[Segment]:
+    return [
+        Segment(name="VRAM", kind="memory", size=256 << 20, cpu_visible=False),
+        Segment(name="Aperture", kind="aperture", size=64 << 20, cpu_visible=True),
+    ]
+
+
+class Adapter(ScenarioModel):
+    """The display adapter and its miniport driver."""
+
+    ddi_version: str = "wddm2_0"
+    multi_engine_aware: bool = True
+    hw_queue_depth: int = Field(default=2, ge=1, le=64)
+    ring_size: Size = 65536
+    dma_buffer_size: Size = 65536
+    cpu_cost: CpuCost = Field(default_factory=CpuCost)
+    nodes: list[Node] = Field(default_factory=_default_nodes, min_length=1, max_length=64)
+    segments: list[Segment] = Field(default_factory=_default_segments)
+
+    @field_validator("ddi_version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        if value not in DDI_VERSION_NAMES:
+            raise ValueError(
+                f"unknown DDI version {value!r}; expected one of: {', '.join(DDI_VERSION_NAMES)}"
+            )
+        return value
+
+    @field_validator("ring_size")
+    @classmethod
+    def _ring_shape(cls, value: int | None) -> int | None:
+        return _check_ring_size(value)
+
+    @field_validator("dma_buffer_size")
+    @classmethod
+    def _dma_pages(cls, value: int) -> int:
+        if value < _PAGE or value % _PAGE:
+            raise ValueError(f"must be a multiple of 4096 bytes and at least 4096, got {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Adapter:
+        problems: list[tuple[Location, str]] = []
+        first_node: dict[str, int] = {}
+        first_3d: int | None = None
+        for i, node in enumerate(self.nodes):
+            if node.name in first_node:
+                problems.append(
+                    (("nodes", i, "name"),
+                     f"duplicate node name {node.name!r} (nodes[{first_node[node.name]}] has it)")
+                )
+            else:
+                first_node[node.name] = i
+            if node.engine == "3d":
+                if first_3d is None:
+                    first_3d = i
+                else:
+                    problems.append(
+                        (("nodes", i, "engine"),
+                         f"a second node with engine '3d' (nodes[{first_3d}] is one already); "
+                         "an adapter has exactly one")
+                    )
+        if first_3d is None:
+            problems.append(
+                (("nodes",), "an adapter needs exactly one node with engine '3d', found none")
+            )
+        first_segment: dict[str, int] = {}
+        for i, segment in enumerate(self.segments):
+            if segment.name in first_segment:
+                problems.append(
+                    (("segments", i, "name"),
+                     f"duplicate segment name {segment.name!r} "
+                     f"(segments[{first_segment[segment.name]}] has it)")
+                )
+            else:
+                first_segment[segment.name] = i
+        kinds = {segment.kind for segment in self.segments}
+        for kind in ("memory", "aperture"):
+            if kind not in kinds:
+                problems.append(
+                    (("segments",), f"an adapter needs at least one segment of kind {kind!r}")
+                )
+        if problems:
+            raise _conflicts(problems)
+        return self
+
+    def node(self, name: str) -> Node:
+        """The node called ``name``; :class:`KeyError` when there is none."""
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(name)
+
+
+class Scheduler(ScenarioModel):
+    """The OS GPU scheduler's policy for choosing among contexts that have work on a node."""
+
+    policy: Literal["strict_priority", "priority_quantum"] = "priority_quantum"
+    #: longest time a context runs before a context of equal priority gets its turn
+    quantum: Duration = Field(default=_ns("2ms"), gt=0)
+
+
+# ------------------------------------------------------------------------------------- workloads
+
+
+class _Workload(ScenarioModel):
+    #: when the generator starts, from the beginning of the run
+    start: Duration = 0
+    #: how many units (frames, batches, copies, bursts) to submit; None runs until the end
+    count: int | None = Field(default=None, ge=1)
+
+
+class FrameLoop(_Workload):
+    """A game or renderer: frames at a target rate, each a few packets, usually ending in a
+    present. ``count`` is a number of frames."""
+
+    kind: Literal["frame_loop"] = "frame_loop"
+    fps: float = Field(gt=0, le=1000, allow_inf_nan=False)
+    packets_per_frame: int = Field(default=1, ge=1)
+    #: GPU time each packet takes
+    work: Duration
+    #: relative random variation of ``work``: 0.1 lets a packet take 90% to 110% of it
+    jitter: float = Field(default=0.0, ge=0, lt=1, allow_inf_nan=False)
+    present: bool = True
+    #: frames the application may queue ahead of the GPU before its CPU side waits
+    max_frame_latency: int = Field(default=3, ge=1, le=16)
+
+
+class ComputeBatch(_Workload):
+    """A compute job: flushes of ``batch`` packets, the next flush waiting for the previous to
+    finish plus ``interval``. ``count`` is a number of batches."""
+
+    kind: Literal["compute_batch"] = "compute_batch"
+    batch: int = Field(default=8, ge=1)
+    work: Duration
+    interval: Duration = 0
+
+
+class CopyStream(_Workload):
+    """A transfer of ``size`` bytes every ``interval``, such as streaming uploads. ``count`` is a
+    number of copies."""
+
+    kind: Literal["copy_stream"] = "copy_stream"
+    size: Size
+    interval: Duration = _ns("1ms")
+
+    @field_validator("size")
+    @classmethod
+    def _copy_size(cls, value: int) -> int:
+        if value <= 0:
+            raise ValueError(f"must be greater than 0 bytes, got {value}")
+        if value > _MAX_COPY:
+            raise ValueError(f"must be at most {format_size(_MAX_COPY)} ({_MAX_COPY} bytes), got {value}")
+        return value
+
+
+class Bursty(_Workload):
+    """Bursts of packets separated by idle gaps drawn from an exponential distribution, such as
+    UI or browser work. ``count`` is a number of bursts."""
+
+    kind: Literal["bursty"] = "bursty"
+    burst: int = Field(default=4, ge=1)
+    work: Duration
+    #: mean of the exponentially distributed idle time between bursts
+    mean_gap: Duration = Field(gt=0)
+
+
+class ScriptPacket(ScenarioModel):
+    """One hand-placed submission of a script workload."""
+
+    #: submit time, from the workload's ``start``
+    at: Duration
+    work: Duration
+    #: how many identical packets to submit at that moment
+    repeat: int = Field(default=1, ge=1)
+
+
+class Script(_Workload):
+    """An exact list of submissions, for reproducing a situation by hand. Takes no ``count``."""
+
+    kind: Literal["script"] = "script"
+    packets: list[ScriptPacket] = Field(min_length=1)
+
+    @field_validator("count")
+    @classmethod
+    def _no_count(cls, value: int | None) -> int | None:
+        if value is not None:
+            raise ValueError("a script workload takes no count; its packets list is the whole of it")
+        return value
+
+
+#: Any workload, told apart by its ``kind`` key.
+Workload = Annotated[
+    Union[FrameLoop, ComputeBatch, CopyStream, Bursty, Script], Field(discriminator="kind")
+]
+
+#: The values ``kind`` may take in a workload table.
+WORKLOAD_KINDS: tuple[str, ...] = tuple(
+    get_args(member.model_fields["kind"].annotation)[0]
+    for member in get_args(get_args(Workload)[0])
+)
+
+
+# ------------------------------------------------------------------------- processes, scenario
+
+
+class Context(ScenarioModel):
+    """A GPU context: one stream of work a process submits to one node."""
+
+    name: str = Field(min_length=1)
+    #: index of the process's device the context is created on
+    device: int = Field(default=0, ge=0)
+    #: name of the adapter node the context submits to
+    node: str
+    #: priority within the process, -7 (lowest) to 7 (highest)
+    priority: int = Field(default=0, ge=-7, le=7)
+    workload: Workload
+
+
+class Process(ScenarioModel):
+    """A process with GPU contexts; its priority class is the base of their scheduling."""
+
+    name: str = Field(min_length=1)
+    priority: ProcessPriority = "normal"
+    context: list[Context] = Field(min_length=1)
+
+
+def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
+    """Every problem that needs more than one field to see, in file order, with locations from
+    the top of the scenario. Empty when the scenario is consistent."""
+    problems: list[tuple[Location, str]] = []
+    node_names = [node.name for node in scenario.adapter.nodes]
+    first_process: dict[str, int] = {}
+    for p, process in enumerate(scenario.process):
+        if process.name in first_process:
+            problems.append(
+                (("process", p, "name"),
+                 f"duplicate process name {process.name!r} "
+                 f"(process[{first_process[process.name]}] has it)")
+            )
+        else:
+            first_process[process.name] = p
+        first_context: dict[str, int] = {}
+        for c, context in enumerate(process.context):
+            if context.name in first_context:
+                problems.append(
+                    (("process", p, "context", c, "name"),
+                     f"duplicate context name {context.name!r} in process {process.name!r} "
+                     f"(process[{p}].context[{first_context[context.name]}] has it)")
+                )
+            else:
+                first_context[context.name] = c
+            if context.node not in node_names:
+                problems.append(
+                    (("process", p, "context", c, "node"),
+                     f"no node named {context.node!r}; the adapter's nodes are "
+                     f"{_quoted(node_names)}")
+                )
+    return problems
+
+
+class Scenario(ScenarioModel):
+    """A whole scenario file."""
+
+    #: shown in reports; the loader uses the file's stem when this is empty
+    name: str = ""
+    description: str = ""
+    #: seed of every random choice in the run (jitter, gaps), so runs repeat exactly
+    seed: int = Field(default=0, ge=0)
+    #: virtual time to simulate
+    duration: Duration = Field(default=_ns("1s"), gt=0)
+    adapter: Adapter = Field(default_factory=Adapter)
+    scheduler: Scheduler = Field(default_factory=Scheduler)
+    process: list[Process] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scenario:
+        problems = cross_field_problems(self)
+        if problems:
+            raise _conflicts(problems)
+        return self
