@@ -1,0 +1,27 @@
+"""The OS model: handles and objects, the D3DKMT-style API, VidSch (queues, policy, fence ids,
+submission, completion), the callbacks drivers call, the verifier, bug checks and crash records.
+
+It reaches a driver only through the DDI (``wddmsim.ddi.interface``) and never imports the
+reference driver or the GPU model.
+
+Spec: DESIGN.md section 2; ddi-facts.md sections 1-4, 11-14.
+"""
+
+from .adapter import Adapter, ApiError, CpuCost
+from .crash import BugCheckStop, CrashRecord
+from .kmt import D3DKMT
+from .policy import PriorityQuantum, StrictPriority, make_policy
+from .verifier import Verifier
+
+__all__ = [
+    "D3DKMT",
+    "Adapter",
+    "ApiError",
+    "BugCheckStop",
+    "CpuCost",
+    "CrashRecord",
+    "PriorityQuantum",
+    "StrictPriority",
+    "Verifier",
+    "make_policy",
+]

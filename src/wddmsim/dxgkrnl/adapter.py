@@ -1,0 +1,548 @@
+"""The OS's side of one display adapter: it starts the driver, owns the objects and VidSch, and
+implements the callbacks the driver calls (``DxgkCbNotifyInterrupt``, ``DxgkCbQueueDpc``,
+``DxgkCbNotifyDpc``, ``DxgkCbSynchronizeExecution``).
+
+The adapter talks to the driver only through its ``DxgkDdi*`` entry points and never imports the
+driver or the GPU model: the assembly code (``wddmsim.system``) hands it a driver object and the
+system memory both share, and connects the GPU's interrupt line to :meth:`Adapter.interrupt`.
+
+Interrupts and DPCs: the line is taken at device IRQL; :meth:`interrupt` calls
+``DxgkDdiInterruptRoutine``. ``DxgkCbQueueDpc`` schedules the DPC at DISPATCH_LEVEL ``isr`` ns later
+(the ISR's modelled CPU time); only one DPC is pending at a time (a second request returns FALSE).
+The DPC calls ``DxgkDdiDpcRoutine``, whose ``DxgkCbNotifyDpc`` retires packets.
+
+CPU costs (:class:`CpuCost`) are model parameters in ns: the time a DDI call or an ISR/DPC takes,
+during which the calling thread is busy.
+
+Spec: DESIGN.md sections 2, 3, 5; ddi-facts.md sections 1, 3, 4.1, 12, 13 (rules 38-41).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+from ..ddi import codec, layout
+from ..ddi import rules as R
+from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
+from ..ddi.enums import DXGK_INTERRUPT_TYPE
+from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS
+from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.registry import RECORDS
+from ..ddi.versions import from_value
+from ..sim import DEVICE, DISPATCH, PASSIVE
+from .crash import BugCheckStop, CrashRecord
+from .objects import Allocation, Context, Device, HandleTable, Packet, Process
+from .pool import KernelPool
+from .verifier import Verifier
+from .vidsch import FLAG_PRESENT, VidSch
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+_DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
+_INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
+ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
+                     5: "SCENE_ASSEMBLY", 6: "COPY", 7: "OVERLAY", 8: "CRYPTO", 9: "VIDEO_CODEC"}
+
+
+@dataclass
+class CpuCost:
+    """Modelled CPU time, in ns, of the OS and driver work on the submission path."""
+
+    render: int = 5_000
+    patch: int = 1_000
+    submit: int = 2_000
+    isr: int = 1_000
+    dpc: int = 2_000
+    present: int = 5_000
+
+
+class ApiError(Exception):
+    """A D3DKMT-style call failed; ``status`` is the NTSTATUS the application sees."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(f"{status_name(status)}: {message}")
+        self.status = status
+
+
+class Adapter:
+    """One adapter: driver binding, objects, VidSch, callbacks, interrupt and DPC dispatch."""
+
+    def __init__(
+        self,
+        sim,
+        driver,
+        memory,
+        *,
+        policy,
+        hw_queue_depth: int | list[int] = 2,
+        costs: CpuCost | None = None,
+        verifier: str = "strict",
+        trace=None,
+        arch: str = "x64",
+    ):
+        self.sim = sim
+        self.driver = driver
+        self.memory = memory
+        self.trace = trace
+        self.arch = arch
+        self.costs = costs or CpuCost()
+        self.pool = KernelPool()
+        self.handles = HandleTable()
+        self.DeviceHandle = 0xD0  # the OS's adapter handle, passed back in callbacks
+        self.hAdapter = 0
+        self.processes: list[Process] = []
+        self.devices: list[Device] = []
+        self.contexts: list[Context] = []
+        self.allocations: list[Allocation] = []
+        self.dpc_pending = False
+        self.in_isr = False
+        self.interrupts = 0
+        self.dpcs = 0
+        self.callbacks = 0
+        self._policy = policy
+        self._depth = hw_queue_depth
+        self._verifier_mode = verifier
+        self.vidsch: VidSch | None = None
+        self.interrupt_address = 0
+        self._segment_tops: dict[int, int] = {}
+
+    # -- start --------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """DxgkDdiStartDevice, then the adapter queries: caps, segments, node metadata."""
+        drv = self.driver
+        self.hAdapter = getattr(drv, "hAdapter", 0)
+        status = drv.DxgkDdiStartDevice(self)
+        if status != SUCCESS:
+            raise ApiError(status, "DxgkDdiStartDevice failed; the adapter does not start")
+        caps = drv.DxgkDdiQueryAdapterInfo(self.hAdapter, QUERY_DRIVERCAPS)
+        self.caps = caps
+        self.version = from_value(caps.WDDMVersion)
+        self.multi_engine_aware = caps.MultiEngineAware
+        # Rule 20 and section 3.1: the node count is ignored unless MultiEngineAware.
+        count = caps.NbAsymetricProcessingNodes if self.multi_engine_aware else 1
+        if not 1 <= count <= 64:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"driver reports {count} nodes; 1..64 allowed")
+        self.verifier = Verifier(self.sim, self._verifier_mode, self.arch, self.version, self.trace)
+        self.segments = drv.DxgkDdiQueryAdapterInfo(self.hAdapter, QUERY_SEGMENTS)
+        meta_cls = layout.ctype(RECORDS["DXGK_NODEMETADATA"], self.arch, self.version)
+        self.node_types: list[int] = []
+        self.node_names: list[str] = []
+        for ordinal in range(count):
+            meta = meta_cls()
+            st = drv.DxgkDdiGetNodeMetadata(self.hAdapter, ordinal, meta)
+            if st != SUCCESS:
+                raise ApiError(st, f"DxgkDdiGetNodeMetadata failed for node {ordinal}")
+            self.node_types.append(int(meta.EngineType))
+            wide = "".join(chr(c) for c in meta.FriendlyName).split("\0", 1)[0]
+            friendly = wide if meta.EngineType == 0 and wide else ENGINE_TYPE_NAMES.get(int(meta.EngineType), "OTHER")
+            self.node_names.append(f"{friendly}_{sum(1 for n in self.node_names if n.startswith(friendly + '_'))}")
+        depths = self._depth if isinstance(self._depth, list) else [self._depth] * count
+        self.vidsch = VidSch(self, self._policy, depths[:count])
+        self.interrupt_address = self.pool.alloc(4096)
+        for i, seg in enumerate(self.segments):
+            self._segment_tops[i + 1] = 0
+        self._render_args = layout.ctype(RECORDS["DXGKARG_RENDER"], self.arch, self.version)()
+        self._present_args = layout.ctype(RECORDS["DXGKARG_PRESENT"], self.arch, self.version)()
+        self._alist_cls = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], self.arch, self.version)
+        self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], self.arch, self.version)
+        self._plist_size = ctypes.sizeof(self._plist_cls)
+        self._alist_size = ctypes.sizeof(self._alist_cls)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "AdapterStart", {
+                "ddi_version": self.version.name, "multi_engine_aware": int(self.multi_engine_aware),
+                "nodes": [{"ordinal": i, "name": n, "engine_type": ENGINE_TYPE_NAMES.get(t, "OTHER"),
+                           "hw_queue_depth": self.vidsch.nodes[i].depth}
+                          for i, (n, t) in enumerate(zip(self.node_names, self.node_types))],
+                "segments": [{"id": i + 1, "base": s.BaseAddress.QuadPart, "size": s.Size,
+                              "aperture": int(s.Flags.Aperture), "cpu_visible": int(s.Flags.CpuVisible)}
+                             for i, s in enumerate(self.segments)],
+            })
+
+    # -- trace helpers ------------------------------------------------------------------------------
+    def args_of(self, obj) -> dict:
+        """Every member of a DDI structure by its DDI name (flags as {"Value": n, "<Bit>": 0|1})."""
+        flat = codec.values(obj.record, bytes(obj), self.arch, self.version)
+        out: dict = {}
+        for path, value in flat.items():
+            head, _, rest = path.partition(".")
+            if not rest:
+                if head in out and isinstance(out[head], dict):
+                    continue
+                out[head] = value
+                continue
+            if rest.rsplit(".", 1)[-1] == "Reserved":
+                continue
+            sub = out.get(head)
+            if not isinstance(sub, dict):
+                sub = out[head] = {} if not isinstance(sub, int) else {"Value": sub}
+                if head in flat and "Value" not in sub:
+                    sub["Value"] = flat[head]
+            if rest == "QuadPart":
+                out[head] = value
+                continue
+            sub[rest] = value
+        return out
+
+    # -- kernel services the driver uses ------------------------------------------------------------
+    def MmAllocateContiguousMemory(self, NumberOfBytes: int) -> int:
+        return self.pool.alloc(NumberOfBytes)
+
+    # -- callbacks ------------------------------------------------------------------------------------
+    def _callback_violation(self, rule: int, name: str, message: str) -> None:
+        v = R.Violation(rule, name, message, None)
+        self.verifier.handle([v], None, None, 0)
+
+    def DxgkCbNotifyInterrupt(self, hAdapter: int, pNotifyInterruptData) -> None:
+        """An interrupt event from the driver's ISR (device IRQL only, rule 38)."""
+        self.callbacks += 1
+        if self.sim.irql != DEVICE:
+            self._callback_violation(38, "NotifyInterruptAtDirql",
+                                     "DxgkCbNotifyInterrupt was called outside the ISR and SynchronizeExecution")
+        data = pNotifyInterruptData
+        itype = data.InterruptType
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "Callback", {
+                "name": "DxgkCbNotifyInterrupt", "irql": "DIRQL",
+                "args": self._interrupt_args(data),
+            })
+        if itype == _DMA_COMPLETED:
+            self.vidsch.dma_completed(data)
+        else:
+            # Other interrupt types arrive with the later parts of the model; the verifier still
+            # judges them, so a malformed one is not lost.
+            if self.verifier.mode != "off":
+                self.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=self.version), self.interrupt_address)
+            self.unhandled_interrupts = getattr(self, "unhandled_interrupts", 0) + 1
+
+    def _interrupt_args(self, data) -> dict:
+        itype = int(data.InterruptType)
+        args = {"InterruptType": _INTERRUPT_NAMES.get(itype, itype)}
+        if itype == _DMA_COMPLETED:
+            dc = data.DmaCompleted
+            args["DmaCompleted"] = {"SubmissionFenceId": dc.SubmissionFenceId, "NodeOrdinal": dc.NodeOrdinal,
+                                    "EngineOrdinal": dc.EngineOrdinal}
+        else:
+            full = codec.decode(data.record, bytes(data), self.arch, self.version)
+            for f in full:
+                if f.depth == 1 and "." in f.path:
+                    arm, member = f.path.split(".", 1)
+                    args.setdefault(arm, {})[member] = f.value
+        args["Flags"] = data.Flags.Value
+        return args
+
+    def invalid_interrupt(self, data, message: str) -> None:
+        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID)
+        raise BugCheckStop(CrashRecord(
+            time=self.sim.now, bugcheck=bc, message=message, struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA",
+            arch=self.arch, ddi_version=self.version.name, address=self.interrupt_address, data=bytes(data),
+        ))
+
+    def DxgkCbQueueDpc(self, hAdapter: int) -> bool:
+        """Queue the driver's DPC; FALSE (and nothing changes) while one is pending (rule 40)."""
+        self.callbacks += 1
+        if self.dpc_pending:
+            return False
+        self.dpc_pending = True
+        self.sim.after(self.costs.isr, self._dpc, irql=DISPATCH)
+        return True
+
+    def DxgkCbNotifyDpc(self, hAdapter: int) -> None:
+        """From the DPC: retire what the ISR reported."""
+        self.callbacks += 1
+        if self.in_isr:
+            self._callback_violation(41, "IsrCallbacks", "DxgkCbNotifyDpc was called from the ISR")
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
+        self.vidsch.retire()
+
+    def DxgkCbSynchronizeExecution(self, hAdapter, SynchronizeRoutine, Context, MessageNumber):
+        """Run ``SynchronizeRoutine(Context)`` at device IRQL, as if inside the ISR."""
+        sim = self.sim
+        saved = sim.irql
+        sim.irql = DEVICE
+        try:
+            ret = SynchronizeRoutine(Context)
+        finally:
+            sim.irql = saved
+        return SUCCESS, ret
+
+    # -- interrupt and DPC dispatch -------------------------------------------------------------------
+    def interrupt(self, message_number: int) -> bool:
+        """The GPU's line fired: call the driver's ISR at device IRQL."""
+        self.interrupts += 1
+        self.in_isr = True
+        try:
+            return self.driver.DxgkDdiInterruptRoutine(self.hAdapter, message_number)
+        finally:
+            self.in_isr = False
+
+    def _dpc(self) -> None:
+        self.dpc_pending = False
+        self.dpcs += 1
+        self.driver.DxgkDdiDpcRoutine(self.hAdapter)
+
+    # -- objects ----------------------------------------------------------------------------------------
+    def create_process(self, name: str, priority_class: str = "normal") -> Process:
+        proc = Process(name, priority_class, pid=0x1000 + 4 * len(self.processes))
+        proc.handle = self.handles.add(proc)
+        self.processes.append(proc)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "ProcessCreate", {"process": proc.pid, "name": name, "priority_class": priority_class})
+        return proc
+
+    def create_device(self, process: Process) -> Device:
+        """DxgkDdiCreateDevice (PASSIVE_LEVEL)."""
+        dev = Device(process)
+        dev.handle = self.handles.add(dev)
+        args = layout.ctype(RECORDS["DXGKARG_CREATEDEVICE"], self.arch, self.version)()
+        args.hDevice = dev.handle
+        info_addr = 0
+        if not self.multi_engine_aware:
+            info_addr = self.pool.alloc(4096)
+            args.pInfo = info_addr
+        status = self.driver.DxgkDdiCreateDevice(self.hAdapter, args)
+        self._trace_ddi("DxgkDdiCreateDevice", args, status)
+        if status != SUCCESS:
+            self.handles.remove(dev.handle)
+            raise ApiError(status, "DxgkDdiCreateDevice failed")
+        dev.hDriver = args.hDevice
+        if info_addr:
+            cls = layout.ctype(RECORDS["DXGK_DEVICEINFO"], self.arch, self.version)
+            dev.info = cls.from_buffer_copy(self.memory.read(info_addr, ctypes.sizeof(cls)))
+        process.devices.append(dev)
+        self.devices.append(dev)
+        return dev
+
+    def create_context(self, device: Device, node: int, name: str = "", priority: int = 0) -> Context:
+        """DxgkDdiCreateContext; for a driver that is not MultiEngineAware the device is the context."""
+        if not -7 <= priority <= 7:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"context priority {priority} outside -7..7")
+        count = len(self.vidsch.nodes)
+        if not 0 <= node < count:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER),
+                           f"node {node} does not exist (the adapter schedules {count} node{'s' if count > 1 else ''})")
+        ctx = Context(name or f"context{len(self.contexts)}", device, node, priority)
+        ctx.handle = self.handles.add(ctx)
+        if self.multi_engine_aware:
+            args = layout.ctype(RECORDS["DXGKARG_CREATECONTEXT"], self.arch, self.version)()
+            args.NodeOrdinal = node
+            args.EngineAffinity = 1
+            status = self.driver.DxgkDdiCreateContext(device.hDriver, args)
+            self._trace_ddi("DxgkDdiCreateContext", args, status)
+            if status != SUCCESS:
+                self.handles.remove(ctx.handle)
+                raise ApiError(status, "DxgkDdiCreateContext failed")
+            ctx.hDriver = args.hContext
+            ctx.hDdi = args.hContext
+            ctx.info = args.ContextInfo
+        else:
+            ctx.hDriver = device.hDriver
+            ctx.hDdi = device.hDriver
+            ctx.info = device.info
+        if ctx.info.DmaBufferSegmentSet:
+            # Rule 16/17: this model keeps DMA buffers in contiguous system memory only.
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           "the driver asked for DMA buffers in an aperture segment; this model pages DMA buffers only into system memory")
+        device.contexts.append(ctx)
+        self.contexts.append(ctx)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "ContextCreate", {
+                "context": ctx.handle, "process": device.process.pid, "device": device.handle,
+                "node": node, "name": ctx.full_name, "priority": priority, "hContext": ctx.hDdi,
+            })
+        return ctx
+
+    def create_allocation(self, device: Device, size: int) -> Allocation:
+        """Video memory in the first memory segment that has room (resident for its whole life)."""
+        size = -(-size // 4096) * 4096
+        for i, seg in enumerate(self.segments):
+            if seg.Flags.Aperture:
+                continue
+            sid = i + 1
+            top = self._segment_tops[sid]
+            if top + size <= seg.Size:
+                self._segment_tops[sid] = top + size
+                alloc = Allocation(device, size, sid, seg.BaseAddress.QuadPart + top)
+                alloc.handle = self.handles.add(alloc)
+                device.allocations.append(alloc)
+                self.allocations.append(alloc)
+                return alloc
+        raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY), f"no memory segment has {size} bytes free")
+
+    def _trace_ddi(self, name: str, args, status: int, irql: str = "PASSIVE_LEVEL") -> None:
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "DdiCall", {"name": name, "irql": irql, "args": self.args_of(args),
+                                                       "status": status_name(status)})
+
+    # -- building packets ---------------------------------------------------------------------------------
+    def _packet_buffers(self, ctx: Context, extra: int):
+        info = ctx.info
+        dma_size = info.DmaBufferSize
+        lists = info.DmaBufferPrivateDataSize + info.AllocationListSize * self._alist_size + \
+            info.PatchLocationListSize * self._plist_size + extra
+        total = dma_size + lists
+        block = self.pool.alloc(total)
+        return block, total
+
+    def _write_allocation_list(self, addr: int, allocations) -> None:
+        if not allocations:
+            return
+        out = bytearray()
+        for a in allocations:
+            e = self._alist_cls()
+            if a is not None:
+                e.hDeviceSpecificAllocation = a.handle
+                e.SegmentId = a.segment_id
+                e.PhysicalAddress.QuadPart = a.address
+            out += bytes(e)
+        self.memory.write(addr, bytes(out))
+
+    def render(self, ctx: Context, command: bytes, allocations=(), patches=(), kind: str = "render") -> Packet:
+        """DxgkDdiRender on a command buffer, then the packet enters the context's queue.
+
+        ``patches`` are ``(allocation_index, offset_in_command, allocation_offset)`` triples.
+        """
+        if ctx.device.error:
+            raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
+        info = ctx.info
+        n = len(command)
+        if n > info.DmaBufferSize:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER),
+                           f"command buffer of {n} bytes exceeds the DMA buffer size {info.DmaBufferSize}")
+        if len(allocations) > info.AllocationListSize or len(patches) > info.PatchLocationListSize:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "allocation or patch list longer than the context allows")
+        mem = self.memory
+        staging_len = n + len(patches) * self._plist_size
+        block, total = self._packet_buffers(ctx, staging_len)
+        dma = block
+        priv = block + info.DmaBufferSize
+        alist = priv + info.DmaBufferPrivateDataSize
+        plist = alist + info.AllocationListSize * self._alist_size
+        cmd_addr = plist + info.PatchLocationListSize * self._plist_size
+        mem.write(cmd_addr, command)
+        plist_in = cmd_addr + n
+        if patches:
+            out = bytearray()
+            for index, offset, alloc_offset in patches:
+                e = self._plist_cls()
+                e.AllocationIndex = index
+                e.PatchOffset = offset
+                e.AllocationOffset = alloc_offset
+                out += bytes(e)
+            mem.write(plist_in, bytes(out))
+        self._write_allocation_list(alist, allocations)
+        a = self._render_args
+        a.pCommand = cmd_addr
+        a.CommandLength = n
+        a.pDmaBuffer = dma
+        a.DmaSize = info.DmaBufferSize
+        a.pDmaBufferPrivateData = priv
+        a.DmaBufferPrivateDataSize = info.DmaBufferPrivateDataSize
+        a.pAllocationList = alist
+        a.AllocationListSize = len(allocations)
+        a.pPatchLocationListIn = plist_in
+        a.PatchLocationListInSize = len(patches)
+        a.pPatchLocationListOut = plist
+        a.PatchLocationListOutSize = info.PatchLocationListSize
+        a.MultipassOffset = 0
+        a.DmaBufferSegmentId = 0
+        a.DmaBufferPhysicalAddress.QuadPart = dma
+        status = self.driver.DxgkDdiRender(ctx.hDdi, a)
+        if self.trace is not None:
+            self._trace_ddi("DxgkDdiRender", a, status)
+        if status != SUCCESS:
+            self.pool.free(block, total)
+            raise ApiError(status, "DxgkDdiRender rejected the command buffer")
+        ctx.seq += 1
+        p = Packet(ctx, ctx.seq, kind)
+        p.dma = dma
+        p.dma_size = info.DmaBufferSize
+        p.end_off = a.pDmaBuffer - dma
+        p.priv = priv
+        p.priv_size = info.DmaBufferPrivateDataSize
+        p.alist = alist
+        p.alist_n = len(allocations)
+        p.plist = plist
+        p.plist_n = (a.pPatchLocationListOut - plist) // self._plist_size
+        p.buffers = (block, total)
+        ctx.submitted += 1
+        self.vidsch.enqueue(p)
+        return p
+
+    def present(self, ctx: Context, source: Allocation, destination: Allocation | None, width: int, height: int,
+                flip: bool = False, flip_interval: int = 1, vidpn_source: int = 0) -> Packet:
+        """DxgkDdiPresent: a blt of ``width`` x ``height`` pixels (or a flip of ``source``)."""
+        if ctx.device.error:
+            raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
+        info = ctx.info
+        block, total = self._packet_buffers(ctx, 0)
+        dma = block
+        priv = block + info.DmaBufferSize
+        alist = priv + info.DmaBufferPrivateDataSize
+        plist = alist + info.AllocationListSize * self._alist_size
+        # Element 0 is always NULL; 1 = source, 2 = destination (DXGK_PRESENT_*_INDEX).
+        self._write_allocation_list(alist, [None, source, destination])
+        a = self._present_args
+        a.pDmaBuffer = dma
+        a.DmaSize = info.DmaBufferSize
+        a.pDmaBufferPrivateData = priv
+        a.DmaBufferPrivateDataSize = info.DmaBufferPrivateDataSize
+        a.pAllocationList = alist
+        a.AllocationListSize = 3
+        a.pPatchLocationListOut = plist
+        a.PatchLocationListOutSize = info.PatchLocationListSize
+        a.MultipassOffset = 0
+        a.SrcRect.left = a.SrcRect.top = 0
+        a.SrcRect.right = width
+        a.SrcRect.bottom = height
+        a.DstRect.left = a.DstRect.top = 0
+        a.DstRect.right = width
+        a.DstRect.bottom = height
+        a.FlipInterval = flip_interval if flip else 0
+        a.Flags.Value = 0
+        if flip:
+            a.Flags.Flip = 1
+        else:
+            a.Flags.Blt = 1
+        a.DmaBufferSegmentId = 0
+        a.DmaBufferPhysicalAddress.QuadPart = dma
+        status = self.driver.DxgkDdiPresent(ctx.hDdi, a)
+        if self.trace is not None:
+            self._trace_ddi("DxgkDdiPresent", a, status)
+        if status != SUCCESS:
+            self.pool.free(block, total)
+            raise ApiError(status, "DxgkDdiPresent failed")
+        ctx.seq += 1
+        p = Packet(ctx, ctx.seq, "present")
+        p.flags = FLAG_PRESENT | (0x10 if flip else 0)
+        p.vidpn_source = vidpn_source
+        p.flip_interval = flip_interval if flip else 0
+        p.dma = dma
+        p.dma_size = info.DmaBufferSize
+        p.end_off = a.pDmaBuffer - dma
+        p.priv = priv
+        p.priv_size = info.DmaBufferPrivateDataSize
+        p.alist = alist
+        p.alist_n = 3
+        p.plist = plist
+        p.plist_n = (a.pPatchLocationListOut - plist) // self._plist_size
+        p.buffers = (block, total)
+        ctx.submitted += 1
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": ctx.device.process.pid,
+                                                     "seq": p.seq, "flip": int(flip), "width": width, "height": height})
+        self.vidsch.enqueue(p)
+        return p
+
+    def free_packet(self, p: Packet) -> None:
+        block, total = p.buffers
+        self.pool.free(block, total)
+
+    def wait_event(self, ctx: Context, target: int):
+        """An event that triggers when ``ctx`` has retired ``target`` packets."""
+        ev = self.sim.event()
+        if ctx.completed >= target:
+            ev.succeed(ctx.completed)
+        else:
+            ctx.waiters.append((target, ev))
+        return ev

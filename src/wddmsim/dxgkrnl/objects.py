@@ -1,0 +1,170 @@
+"""The OS's objects: processes, devices, contexts, allocations and the packets that carry DMA
+buffers through the scheduler.
+
+Each object has a kernel handle (a D3DKMT_HANDLE-style number from :class:`HandleTable`) and, where
+the driver created a counterpart, the driver's handle for it (``hDriver``), which is what crosses
+the DDI.
+
+Spec: ddi-facts.md sections 1, 3.1-3.3, 14.1 (packet states).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from .stats import LatencyStats
+
+#: Scheduling priority classes (D3DKMT_SCHEDULINGPRIORITYCLASS order).
+PRIORITY_CLASSES = ("idle", "below_normal", "normal", "above_normal", "high", "realtime")
+
+
+class HandleTable:
+    """Kernel handles: 0x40000000 + 0x40 * index, the shape D3DKMT handles have."""
+
+    __slots__ = ("_objects", "_next")
+
+    def __init__(self):
+        self._objects: dict[int, object] = {}
+        self._next = 0
+
+    def add(self, obj) -> int:
+        self._next += 1
+        h = 0x4000_0000 + 0x40 * self._next
+        self._objects[h] = obj
+        return h
+
+    def get(self, handle: int):
+        return self._objects.get(handle)
+
+    def remove(self, handle: int) -> None:
+        self._objects.pop(handle, None)
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+
+class Process:
+    __slots__ = ("handle", "name", "priority_class", "devices", "pid")
+
+    def __init__(self, name: str, priority_class: str, pid: int):
+        if priority_class not in PRIORITY_CLASSES:
+            raise ValueError(f"priority class must be one of {', '.join(PRIORITY_CLASSES)}, got {priority_class!r}")
+        self.handle = 0
+        self.name = name
+        self.priority_class = priority_class
+        self.devices: list[Device] = []
+        self.pid = pid
+
+
+class Device:
+    __slots__ = ("handle", "process", "hDriver", "contexts", "info", "allocations", "error")
+
+    def __init__(self, process: Process):
+        self.handle = 0
+        self.process = process
+        self.hDriver = 0
+        self.contexts: list[Context] = []
+        self.info = None  # DXGK_DEVICEINFO (driver that is not MultiEngineAware)
+        self.allocations: list[Allocation] = []
+        self.error = False
+
+
+class Context:
+    """A GPU context: its node, its software queue and its counters.
+
+    ``submitted`` counts packets accepted from the API; ``completed`` counts packets retired; a CPU
+    waiter for packet ``n`` (1-based) wakes when ``completed >= n``.
+    """
+
+    __slots__ = (
+        "handle", "name", "device", "node", "priority", "hDriver", "info", "queue", "submitted",
+        "completed", "waiters", "ready", "ready_since", "turn_start", "latencies", "gpu_packets",
+        "last_dispatch", "seq", "hDdi",
+    )
+
+    def __init__(self, name: str, device: Device, node: int, priority: int):
+        self.handle = 0
+        self.name = name
+        self.device = device
+        self.node = node
+        self.priority = priority
+        self.hDriver = 0
+        self.hDdi = 0  # the handle the DDI carries: hContext, or hDevice for a non-MEA driver
+        self.info = None  # DXGK_CONTEXTINFO
+        self.queue: deque[Packet] = deque()
+        self.submitted = 0
+        self.completed = 0
+        self.waiters: list = []
+        self.ready = False
+        self.ready_since = 0
+        self.turn_start = 0
+        self.latencies = LatencyStats()
+        self.gpu_packets = 0
+        self.last_dispatch = -1
+        self.seq = 0
+
+    @property
+    def process(self) -> Process:
+        return self.device.process
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.device.process.name}/{self.name}"
+
+    @property
+    def effective_priority(self) -> int:
+        """Class priority first, then the context's own priority (-7..7)."""
+        return PRIORITY_CLASSES.index(self.device.process.priority_class) * 16 + self.priority
+
+
+class Allocation:
+    """Video memory: a range of a segment, resident for its whole life in this model."""
+
+    __slots__ = ("handle", "device", "size", "segment_id", "address")
+
+    def __init__(self, device: Device, size: int, segment_id: int, address: int):
+        self.handle = 0
+        self.device = device
+        self.size = size
+        self.segment_id = segment_id
+        self.address = address
+
+
+class Packet:
+    """A DMA buffer on its way through the scheduler (ddi-facts.md section 14.1).
+
+    Times are virtual ns: ``queued`` (entered the context's software queue), ``submitted``
+    (DxgkDdiSubmitCommand returned), ``started`` (reached the bottom of the node's hardware queue),
+    ``done`` (the ISR reported its fence), ``retired`` (the DPC finished it).
+    """
+
+    __slots__ = (
+        "context", "seq", "kind", "flags", "dma", "dma_size", "start_off", "end_off", "priv",
+        "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
+        "started", "done", "retired", "buffers", "vidpn_source", "flip_interval",
+    )
+
+    def __init__(self, context: Context, seq: int, kind: str):
+        self.context = context
+        self.seq = seq
+        self.kind = kind
+        self.flags = 0
+        self.dma = 0
+        self.dma_size = 0
+        self.start_off = 0
+        self.end_off = 0
+        self.priv = 0
+        self.priv_size = 0
+        self.alist = 0
+        self.alist_n = 0
+        self.plist = 0
+        self.plist_n = 0
+        self.fence = 0
+        self.queued = 0
+        self.submitted = -1
+        self.started = -1
+        self.done = -1
+        self.retired = -1
+        self.buffers = None
+        self.vidpn_source = 0
+        self.flip_interval = 0

@@ -1,0 +1,60 @@
+"""Latency statistics in bounded memory.
+
+A long run must not keep one number per packet, so latencies go into a histogram whose buckets
+keep four significant digits (a relative error of at most 0.05%): the count, sum, minimum and
+maximum are exact; percentiles are exact to four significant digits.
+
+Spec: DESIGN.md section 7 (memory grows with packets in flight, not with packets run).
+"""
+
+from __future__ import annotations
+
+
+def _bucket(v: int) -> int:
+    if v < 10_000:
+        return v
+    scale = 1
+    while v >= 10_000:
+        v //= 10
+        scale *= 10
+    return v * scale
+
+
+class LatencyStats:
+    """Count, sum, min, max and a four-significant-digit histogram of non-negative integers."""
+
+    __slots__ = ("count", "total", "min", "max", "_hist")
+
+    def __init__(self):
+        self.count = 0
+        self.total = 0
+        self.min: int | None = None
+        self.max: int | None = None
+        self._hist: dict[int, int] = {}
+
+    def add(self, v: int) -> None:
+        self.count += 1
+        self.total += v
+        if self.max is None or v > self.max:
+            self.max = v
+        if self.min is None or v < self.min:
+            self.min = v
+        b = v if v < 10_000 else _bucket(v)
+        h = self._hist
+        h[b] = h.get(b, 0) + 1
+
+    def percentile(self, q: float) -> int | None:
+        """The nearest-rank ``q`` percentile (0 < q <= 100), to four significant digits."""
+        if not self.count:
+            return None
+        rank = max(1, -(-self.count * q // 100))
+        seen = 0
+        for b in sorted(self._hist):
+            seen += self._hist[b]
+            if seen >= rank:
+                return min(b, self.max)
+        return self.max
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.count if self.count else None

@@ -1,0 +1,397 @@
+"""VidSch, the packet-based GPU scheduler: a software queue per context, a hardware queue per
+node, fence ids per node, submission through ``DxgkDdiSubmitCommand`` and completion from the
+driver's interrupt and DPC.
+
+A packet's trip (ddi-facts.md section 14.1):
+
+1. QUEUED: the API rendered it; it waits in its context's software queue (``QueuePacketStart``).
+2. The node's worker thread (PASSIVE_LEVEL) sees a free hardware-queue slot, asks the policy which
+   ready context goes next, and takes that context's oldest packet. Patching and submitting cost
+   ``patch + submit`` ns of CPU time, after which:
+3. SUBMITTED: the packet gets the node's next fence id; ``DxgkDdiPatch`` runs at PASSIVE_LEVEL if
+   the packet has patch locations; the worker raises to DISPATCH_LEVEL and calls
+   ``DxgkDdiSubmitCommand`` with a ``DXGKARG_SUBMITCOMMAND`` whose every member is filled as the
+   seeds say. A failure stops the model with bug check 0x119 (0x2, status, argument address,
+   internal datum). The packet enters the hardware queue (``DmaPacketStart`` when it is at the
+   bottom, i.e. the GPU is taken to be running it).
+4. COMPLETED_ISR: the driver's ISR reports ``DMA_COMPLETED`` with fence F; every packet of the node
+   with a fence up to F is complete (cumulative; ``DmaPacketStop``), the next one starts.
+5. RETIRED: in the DPC (``DxgkCbNotifyDpc``) completed packets leave the hardware queue, their
+   buffers are freed, CPU waiters wake (``QueuePacketStop``), and the worker looks for more work.
+
+A driver that reports a fence never submitted on that node, or a fence older than the last one
+reported, stops the model with bug check 0x119/0x1 (rules 32 and 33).
+
+Fence ids are per node, start at 1 and increase by one per submission (open question 1, decided
+per node). They are 32-bit; this part of the model does not wrap them (4 billion packets a node).
+
+Spec: seeds 000-004; ddi-facts.md sections 1, 2.1-2.7, 4.1, 11, 13 (rules 1-22, 32-34), 14.1.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..ddi import layout
+from ..ddi import rules as R
+from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
+from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.registry import RECORDS
+from ..sim import DISPATCH, PASSIVE
+from .crash import BugCheckStop, CrashRecord
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+
+#: DXGK_SUBMITCOMMANDFLAGS bits the scheduler sets.
+FLAG_PAGING = 0x1
+FLAG_PRESENT = 0x2
+FLAG_NULL_RENDERING = 0x8
+FLAG_FLIP = 0x10
+FLAG_FLIP_NO_WAIT = 0x20
+
+
+class NodeQueue:
+    """The OS side of one node: hardware queue, fence counters, worker state, statistics."""
+
+    __slots__ = (
+        "ordinal", "name", "depth", "hw", "stopped", "next_fence", "last_submitted",
+        "last_completed", "worker_busy", "dispatch_timer", "submit_args", "patch_args", "facts",
+        "notify_facts", "packets", "busy_ns", "busy_since", "engine_type", "submit_address",
+        "max_depth_seen",
+    )
+
+    def __init__(self, ordinal: int, name: str, depth: int):
+        self.ordinal = ordinal
+        self.name = name
+        self.depth = depth
+        self.hw: deque = deque()  # packets handed to the driver, oldest first
+        self.stopped = 0  # how many at the front of hw the ISR has completed
+        self.next_fence = 1
+        self.last_submitted = 0
+        self.last_completed = 0
+        self.worker_busy = False
+        self.dispatch_timer = None
+        self.submit_args = None
+        self.patch_args = None
+        self.facts: R.Facts | None = None
+        self.notify_facts: R.Facts | None = None
+        self.packets = 0
+        self.busy_ns = 0
+        self.busy_since = -1
+        self.engine_type = 0
+        self.submit_address = 0
+        self.max_depth_seen = 0
+
+
+class VidSch:
+    """The scheduler of one adapter."""
+
+    def __init__(self, adapter, policy, hw_queue_depths: list[int]):
+        self.adapter = adapter
+        self.sim = adapter.sim
+        self.policy = policy
+        self.driver = adapter.driver
+        self.trace = adapter.trace
+        self.verifier = adapter.verifier
+        self.costs = adapter.costs
+        self.mea = adapter.multi_engine_aware
+        arch, version = adapter.arch, adapter.version
+        submit_cls = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMAND"], arch, version)
+        patch_cls = layout.ctype(RECORDS["DXGKARG_PATCH"], arch, version)
+        self.nodes: list[NodeQueue] = []
+        for i, depth in enumerate(hw_queue_depths):
+            nq = NodeQueue(i, adapter.node_names[i], depth)
+            nq.submit_args = submit_cls()
+            nq.patch_args = patch_cls()
+            # The argument blocks live at fixed kernel addresses (parameter 3 of a 0x119 stop).
+            nq.submit_address = adapter.pool.alloc(4096)
+            nq.facts = R.Facts(
+                version=version,
+                multi_engine_aware=self.mea,
+                node_count=len(hw_queue_depths),
+                dma_buffer_segment_set=0,
+                status=SUCCESS,
+                previously_preempted=False,
+            )
+            nq.notify_facts = R.Facts(version=version, multi_engine_aware=self.mea, node_count=len(hw_queue_depths))
+            self.nodes.append(nq)
+        self.packets_submitted = 0
+        self.packets_retired = 0
+
+    # -- 1. queueing ----------------------------------------------------------------------------
+    def enqueue(self, packet) -> None:
+        """A rendered packet enters its context's software queue."""
+        ctx = packet.context
+        now = self.sim.now
+        packet.queued = now
+        ctx.queue.append(packet)
+        tr = self.trace
+        if tr is not None:
+            tr.emit(now, "QueuePacketStart", {
+                "context": ctx.handle, "process": ctx.device.process.pid, "node": ctx.node,
+                "seq": packet.seq, "kind": packet.kind, "queued": len(ctx.queue),
+            })
+        if not ctx.ready:
+            ctx.ready = True
+            self.policy.ready(ctx, now)
+            self._wake_worker(self.nodes[ctx.node])
+
+    # -- 2. the worker ----------------------------------------------------------------------------
+    def _wake_worker(self, nq: NodeQueue, delay: int = 0) -> None:
+        if nq.worker_busy or nq.dispatch_timer is not None:
+            return
+        if delay:
+            nq.dispatch_timer = self.sim.after(delay, self._dispatch, nq, PASSIVE)
+        else:
+            nq.dispatch_timer = self.sim.soon(self._dispatch, nq, PASSIVE)
+
+    def _dispatch(self, nq: NodeQueue) -> None:
+        """Fill free hardware-queue slots of ``nq`` with packets the policy picks."""
+        nq.dispatch_timer = None
+        policy = self.policy
+        sim = self.sim
+        cost = self.costs.patch + self.costs.submit
+        while len(nq.hw) < nq.depth:
+            ctx = policy.pick(nq.ordinal, sim.now)
+            if ctx is None:
+                return
+            packet = ctx.queue.popleft()
+            if not ctx.queue:
+                ctx.ready = False
+                policy.idle(ctx)
+            if cost:
+                # The worker spends cost ns patching and submitting; it is busy until then.
+                nq.worker_busy = True
+                sim.after(cost, self._submit_later, packet, PASSIVE)
+                return
+            self._submit(nq, packet)
+
+    def _submit_later(self, packet) -> None:
+        nq = self.nodes[packet.context.node]
+        nq.worker_busy = False
+        self._submit(nq, packet)
+        self._dispatch(nq)
+
+    # -- 3. patch and submit --------------------------------------------------------------------
+    def _submit(self, nq: NodeQueue, packet) -> None:
+        sim = self.sim
+        ctx = packet.context
+        fence = nq.next_fence
+        nq.next_fence = fence + 1
+        packet.fence = fence
+        flags = packet.flags
+        if packet.plist_n:
+            self._patch(nq, packet)
+        a = nq.submit_args
+        a.hContext = ctx.hDdi
+        a.DmaBufferSegmentId = 0
+        a.DmaBufferPhysicalAddress.QuadPart = packet.dma
+        a.DmaBufferSize = packet.dma_size
+        a.DmaBufferSubmissionStartOffset = packet.start_off
+        a.DmaBufferSubmissionEndOffset = packet.end_off
+        a.pDmaBufferPrivateData = packet.priv
+        a.DmaBufferPrivateDataSize = packet.priv_size
+        a.DmaBufferPrivateDataSubmissionStartOffset = 0
+        a.DmaBufferPrivateDataSubmissionEndOffset = packet.priv_size
+        a.SubmissionFenceId = fence
+        a.VidPnSourceId = packet.vidpn_source if flags & (FLAG_FLIP | FLAG_FLIP_NO_WAIT) else 0
+        a.FlipInterval = packet.flip_interval if flags & FLAG_FLIP else 0
+        a.Flags.Value = flags
+        a.EngineOrdinal = 0
+        a.DmaBufferVirtualAddress = 0
+        a.NodeOrdinal = nq.ordinal
+        # The OS's own side of the contract, before the call.
+        facts = nq.facts
+        facts.status = SUCCESS
+        verifier = self.verifier
+        if verifier.mode != "off":
+            verifier.check("DXGKARG_SUBMITCOMMAND", a, facts, nq.submit_address)
+        sim.irql = DISPATCH  # KeRaiseIrql: DxgkDdiSubmitCommand is called at DISPATCH_LEVEL
+        try:
+            status = self.driver.DxgkDdiSubmitCommand(self.adapter.hAdapter, a)
+        finally:
+            sim.irql = PASSIVE
+        tr = self.trace
+        if tr is not None:
+            tr.emit(sim.now, "DdiCall", {
+                "name": "DxgkDdiSubmitCommand", "irql": "DISPATCH_LEVEL",
+                "args": self.adapter.args_of(a), "status": status_name(status),
+            })
+        if status != SUCCESS:
+            self._failed_submit(nq, packet, a, status)
+        packet.submitted = sim.now
+        nq.last_submitted = fence
+        nq.packets += 1
+        self.packets_submitted += 1
+        hw = nq.hw
+        hw.append(packet)
+        if len(hw) > nq.max_depth_seen:
+            nq.max_depth_seen = len(hw)
+        if tr is not None:
+            tr.emit(sim.now, "DmaPacketQueued", {
+                "context": ctx.handle, "node": nq.ordinal, "fence": fence, "kind": packet.kind,
+                "seq": packet.seq, "depth": len(hw),
+            })
+        if len(hw) - nq.stopped == 1:
+            self._start(nq, packet)
+
+    def _patch(self, nq: NodeQueue, packet) -> None:
+        p = nq.patch_args
+        ctx = packet.context
+        p.hContext = ctx.hDdi
+        p.DmaBufferSegmentId = 0
+        p.DmaBufferPhysicalAddress.QuadPart = packet.dma
+        p.pDmaBuffer = packet.dma
+        p.DmaBufferSize = packet.dma_size
+        p.DmaBufferSubmissionStartOffset = packet.start_off
+        p.DmaBufferSubmissionEndOffset = packet.end_off
+        p.pDmaBufferPrivateData = packet.priv
+        p.DmaBufferPrivateDataSize = packet.priv_size
+        p.DmaBufferPrivateDataSubmissionStartOffset = 0
+        p.DmaBufferPrivateDataSubmissionEndOffset = packet.priv_size
+        p.pAllocationList = packet.alist
+        p.AllocationListSize = packet.alist_n
+        p.pPatchLocationList = packet.plist
+        p.PatchLocationListSize = packet.plist_n
+        p.PatchLocationListSubmissionStart = 0
+        p.PatchLocationListSubmissionLength = packet.plist_n
+        p.SubmissionFenceId = packet.fence
+        p.Flags.Value = packet.flags & 0xF
+        p.EngineOrdinal = 0
+        facts = nq.facts
+        status = self.driver.DxgkDdiPatch(self.adapter.hAdapter, p)
+        facts.status = status
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "DdiCall", {
+                "name": "DxgkDdiPatch", "irql": "PASSIVE_LEVEL", "args": self.adapter.args_of(p),
+                "status": status_name(status),
+            })
+        if self.verifier.mode != "off":
+            self.verifier.check("DXGKARG_PATCH", p, facts, nq.submit_address + 0x400)
+        if status != SUCCESS:
+            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_PATCH_COMMAND,
+                          nq.submit_address + 0x400, packet.fence, nq.ordinal)
+            raise BugCheckStop(CrashRecord(
+                time=self.sim.now, bugcheck=bc,
+                message=f"DxgkDdiPatch returned {status_name(status)}; it must succeed (rule 25)",
+                struct="DXGKARG_PATCH", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
+                address=nq.submit_address + 0x400, data=bytes(p), rule=25, rule_name="PatchSucceeds",
+            ))
+
+    def _failed_submit(self, nq: NodeQueue, packet, args, status: int) -> None:
+        """Rule 1: DxgkDdiSubmitCommand may not fail. Bug check 0x119 (0x2, status, args, internal)."""
+        # Parameter 4, the scheduler's internal datum: this node's ordinal and the fence id.
+        internal = (nq.ordinal << 32) | packet.fence
+        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
+                      status & 0xFFFFFFFF, nq.submit_address, internal)
+        raise BugCheckStop(CrashRecord(
+            time=self.sim.now, bugcheck=bc,
+            message=f"DxgkDdiSubmitCommand returned {status_name(status)}; it must return STATUS_SUCCESS (rule 1)",
+            struct="DXGKARG_SUBMITCOMMAND", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
+            address=nq.submit_address, data=bytes(args), rule=1, rule_name="SubmitCommandSucceeds",
+        ))
+
+    def _start(self, nq: NodeQueue, packet) -> None:
+        now = self.sim.now
+        packet.started = now
+        nq.busy_since = now
+        if self.trace is not None:
+            self.trace.emit(now, "DmaPacketStart", {
+                "context": packet.context.handle, "node": nq.ordinal, "fence": packet.fence,
+                "kind": packet.kind, "seq": packet.seq,
+            })
+
+    # -- 4. completion at device IRQL ----------------------------------------------------------
+    def dma_completed(self, data) -> None:
+        """``DXGK_INTERRUPT_DMA_COMPLETED``: every packet up to the fence is complete."""
+        dc = data.DmaCompleted
+        ordinal = dc.NodeOrdinal
+        if not 0 <= ordinal < len(self.nodes):
+            self.adapter.invalid_interrupt(data, f"DmaCompleted.NodeOrdinal {ordinal} names no node")
+            return
+        nq = self.nodes[ordinal]
+        fence = dc.SubmissionFenceId
+        facts = nq.notify_facts
+        facts.last_submitted_fence = nq.last_submitted
+        facts.last_completed_fence = nq.last_completed
+        found = R.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, facts) if self.verifier.mode != "off" else []
+        if fence > nq.last_submitted or fence < nq.last_completed:
+            # Rules 32 and 33: an invalid fence id stops the model (0x119/0x1) in every mode.
+            if not found:
+                found = [R.Violation(32 if fence > nq.last_submitted else 33, "CompletedFence",
+                                     f"fence {fence} outside [{nq.last_completed}, {nq.last_submitted}]", None)]
+            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID,
+                          fence, nq.last_submitted, nq.last_completed)
+            # Strict mode stops inside handle(); the others record the violation, then stop here.
+            self.verifier.handle(found, "DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, self.adapter.interrupt_address,
+                                 bugcheck=bc)
+            raise BugCheckStop(CrashRecord(
+                time=self.sim.now, bugcheck=bc, message=str(found[0]),
+                struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA", arch=self.adapter.arch,
+                ddi_version=self.adapter.version.name, address=self.adapter.interrupt_address,
+                data=bytes(data), rule=found[0].rule, rule_name=found[0].name,
+            ))
+        if found:
+            self.verifier.handle(found, "DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, self.adapter.interrupt_address)
+        nq.last_completed = fence
+        hw = nq.hw
+        i = nq.stopped
+        n = len(hw)
+        now = self.sim.now
+        tr = self.trace
+        while i < n:
+            p = hw[i]
+            if p.fence > fence:
+                break
+            p.done = now
+            if tr is not None:
+                tr.emit(now, "DmaPacketStop", {
+                    "context": p.context.handle, "node": ordinal, "fence": p.fence, "kind": p.kind,
+                    "seq": p.seq, "status": "Completed",
+                })
+            i += 1
+        if i > nq.stopped:
+            nq.busy_ns += now - nq.busy_since
+            nq.stopped = i
+            if i < n:
+                self._start(nq, hw[i])
+
+    # -- 5. retirement in the DPC ----------------------------------------------------------------
+    def retire(self) -> None:
+        """``DxgkCbNotifyDpc``: retire completed packets on every node, wake waiters and workers."""
+        now = self.sim.now
+        tr = self.trace
+        wake_delay = self.costs.dpc
+        for nq in self.nodes:
+            if not nq.stopped:
+                continue
+            hw = nq.hw
+            for _ in range(nq.stopped):
+                p = hw.popleft()
+                p.retired = now
+                ctx = p.context
+                ctx.completed += 1
+                ctx.gpu_packets += 1
+                ctx.latencies.add(now - p.queued)
+                self.packets_retired += 1
+                self.adapter.free_packet(p)
+                if tr is not None:
+                    tr.emit(now, "QueuePacketStop", {
+                        "context": ctx.handle, "node": nq.ordinal, "fence": p.fence, "kind": p.kind,
+                        "seq": p.seq, "status": "Completed",
+                    })
+                if ctx.waiters:
+                    self._wake_waiters(ctx)
+            nq.stopped = 0
+            if self.policy.has_ready(nq.ordinal):
+                self._wake_worker(nq, wake_delay)
+
+    def _wake_waiters(self, ctx) -> None:
+        done = ctx.completed
+        keep = []
+        for target, event in ctx.waiters:
+            if done >= target:
+                event.succeed(done)
+            else:
+                keep.append((target, event))
+        ctx.waiters = keep

@@ -1,0 +1,467 @@
+"""``ReferenceDriver``: a display miniport for the GPU model.
+
+What it does at each entry point (ddi-facts.md section 1's flow, seen from the driver):
+
+- ``DxgkDdiStartDevice``: takes the OS's callback interface, gives every engine a ring and a fence
+  slot in contiguous system memory, and connects nothing itself (the OS owns the interrupt line and
+  calls ``DxgkDdiInterruptRoutine``).
+- ``DxgkDdiQueryAdapterInfo``: ``DXGK_DRIVERCAPS`` members (``MultiEngineAware`` as configured, one
+  node per engine) and a ``DXGK_SEGMENTDESCRIPTOR`` per GPU segment; ``DxgkDdiGetNodeMetadata``:
+  each node's engine type.
+- ``DxgkDdiCreateDevice`` / ``DxgkDdiCreateContext``: driver objects and handles; the context (or,
+  for a driver that is not multiple-engine aware, the device) asks for its DMA buffer, private data,
+  allocation list and patch list sizes. DMA buffers live in contiguous system memory
+  (``DmaBufferSegmentSet = 0``).
+- ``DxgkDdiRender``: validates the user-mode command buffer (GPU commands whose address fields are
+  patched from allocations), copies it to the DMA buffer, turns the input patch list into the
+  output list with DMA-buffer offsets, pre-patches allocations whose segment is known, and writes
+  its private data record. FENCE, FLIP and INDIRECT are privileged.
+- ``DxgkDdiPresent``: a blt from the source allocation to the destination (a COPY of the rectangle's
+  bytes) or a flip of the source (FLIP), with patch locations for both.
+- ``DxgkDdiPatch``: writes each allocation's final address at the patch offsets of the range.
+- ``DxgkDdiSubmitCommand``: an INDIRECT packet for ``DmaBufferSubmissionStartOffset..EndOffset`` and
+  a FENCE of ``SubmissionFenceId`` (with interrupt) on the node's ring, then the doorbell.
+  ``NullRendering`` puts only the FENCE on the ring.
+- ``DxgkDdiInterruptRoutine``: returns FALSE if the GPU did not interrupt; otherwise dismisses the
+  causes, reads each interrupting node's fence slot and reports a newer fence with
+  ``DXGK_INTERRUPT_DMA_COMPLETED``, then queues its DPC.
+- ``DxgkDdiDpcRoutine``: ``DxgkCbNotifyDpc``.
+- ``DxgkDdiQueryCurrentFence``: reports any newer completed fence through ``DxgkCbNotifyInterrupt``
+  (inside ``DxgkCbSynchronizeExecution``) before returning it.
+
+Handles: the driver's device and context handles are small numbers it chooses; ``hAdapter`` is the
+number the OS passes back in every call.
+
+Spec: seeds 000-004; ddi-facts.md sections 1, 2.1-2.8, 3.2-3.4, 4.1, 4.5, 12.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+
+from ..ddi import layout
+from ..ddi.enums import DXGK_INTERRUPT_TYPE
+from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS, DriverCaps, DxgkrnlInterface
+from ..ddi.ntstatus import NTSTATUS
+from ..ddi.registry import RECORDS
+from ..ddi.versions import ddi_version
+from ..gpu import commands as C
+from ..gpu.device import FAULT_BIT, GPU
+from ..gpu.memory import PAGE_SIZE
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+_DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
+
+#: DXGK_ENGINE_TYPE for each engine kind of the GPU model (compute engines report OTHER with the
+#: friendly name "Compute", as Windows' compute nodes do).
+ENGINE_TYPES = {
+    "3d": (1, ""),
+    "video_decode": (2, ""),
+    "video_encode": (3, ""),
+    "video_processing": (4, ""),
+    "copy": (6, ""),
+    "compute": (0, "Compute"),
+    "other": (0, "Other"),
+}
+
+#: The driver's private data record at the start of each DMA buffer's private data:
+#: magic, context handle, bytes of commands rendered, commands rendered.
+PRIVATE_MAGIC = 0x444D_5752  # "RWMD"
+_PRIVATE = struct.Struct("<IIII")
+PRIVATE_DATA_SIZE = 32
+
+#: Opcodes a user-mode command buffer may hold; the others are privileged.
+USER_OPCODES = frozenset({C.NOP, C.WORK, C.FILL, C.COPY, C.WAIT, C.TIMESTAMP})
+#: Where each user command's address fields sit (offset from the packet start), for patching.
+ADDRESS_FIELDS = {
+    C.FILL: (C.FILL_DST,),
+    C.COPY: (C.COPY_SRC, C.COPY_DST),
+    C.WAIT: (C.WAIT_ADDR,),
+    C.TIMESTAMP: (C.TIMESTAMP_ADDR,),
+}
+
+_INDIRECT_SIZE = 16
+_FENCE_SIZE = 20
+
+
+class _Device:
+    __slots__ = ("handle", "os_handle", "contexts")
+
+    def __init__(self, handle: int, os_handle: int):
+        self.handle = handle
+        self.os_handle = os_handle
+        self.contexts: list[int] = []
+
+
+class _Context:
+    __slots__ = ("handle", "device", "node")
+
+    def __init__(self, handle: int, device: _Device, node: int):
+        self.handle = handle
+        self.device = device
+        self.node = node
+
+
+class _Node:
+    """The driver's per-node state: the engine, its ring and fence slot, fence bookkeeping."""
+
+    __slots__ = ("ordinal", "engine", "ring", "ring_size", "wptr", "fence_addr", "last_submitted",
+                 "last_reported", "interrupt_data")
+
+    def __init__(self, ordinal: int, engine, ring: int, ring_size: int, fence_addr: int):
+        self.ordinal = ordinal
+        self.engine = engine
+        self.ring = ring
+        self.ring_size = ring_size
+        self.wptr = 0
+        self.fence_addr = fence_addr
+        self.last_submitted = 0
+        self.last_reported = 0
+        self.interrupt_data = None
+
+
+class ReferenceDriver:
+    """The project's display miniport driver for the GPU model.
+
+    ``multi_engine_aware`` selects which kind of driver the seeds describe: True reports
+    ``DXGK_VIDSCHCAPS.MultiEngineAware`` and works with contexts (the OS passes ``hContext``);
+    False exposes one node and works with devices (the OS passes ``hDevice``).
+    """
+
+    HANDLE_BASE = 0x1000
+
+    def __init__(
+        self,
+        gpu: GPU,
+        *,
+        ddi_version_name: str = "wddm2_0",
+        multi_engine_aware: bool = True,
+        ring_size: int = 65536,
+        ring_sizes: dict[int, int] | None = None,
+        dma_buffer_size: int = 65536,
+        arch: str = "x64",
+    ):
+        self.gpu = gpu
+        self.mem = gpu.memory
+        self.version = ddi_version(ddi_version_name)
+        self.arch = arch
+        self.multi_engine_aware = multi_engine_aware
+        self.ring_size = ring_size
+        self.ring_sizes = ring_sizes or {}
+        self.dma_buffer_size = dma_buffer_size
+        self.hAdapter = 0xA0
+        self.dxgk: DxgkrnlInterface | None = None
+        self.nodes: list[_Node] = []
+        self.devices: dict[int, _Device] = {}
+        self.contexts: dict[int, _Context] = {}
+        self._next_handle = self.HANDLE_BASE
+        self._plist = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, self.version)
+        self._alist = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], arch, self.version)
+        self._interrupt_cls = layout.ctype(RECORDS["DXGKARGCB_NOTIFY_INTERRUPT_DATA"], arch, self.version)
+        self.reads_of_private_data = 0
+
+    # -- helpers ------------------------------------------------------------------------------------
+    @property
+    def node_count(self) -> int:
+        return len(self.gpu.engines) if self.multi_engine_aware else 1
+
+    def _handle(self) -> int:
+        self._next_handle += 0x10
+        return self._next_handle
+
+    def _node_of(self, handle: int) -> int:
+        """The node a context handle (or, for a non-MEA driver, a device handle) submits to."""
+        if self.multi_engine_aware:
+            ctx = self.contexts.get(handle)
+            return ctx.node if ctx is not None else -1
+        return 0 if handle in self.devices else -1
+
+    # -- adapter ------------------------------------------------------------------------------------
+    def DxgkDdiStartDevice(self, DxgkInterface: DxgkrnlInterface) -> int:
+        """Keep the callback interface; give each node's engine a ring and a fence slot."""
+        self.dxgk = DxgkInterface
+        fences = DxgkInterface.MmAllocateContiguousMemory(PAGE_SIZE)
+        for ordinal in range(self.node_count):
+            engine = self.gpu.engines[ordinal]
+            size = self.ring_sizes.get(ordinal, self.ring_size)
+            ring = DxgkInterface.MmAllocateContiguousMemory(size)
+            engine.program_ring(ring, size)
+            node = _Node(ordinal, engine, ring, size, fences + 8 * ordinal)
+            node.interrupt_data = self._interrupt_cls()
+            self.nodes.append(node)
+        return SUCCESS
+
+    def DxgkDdiQueryAdapterInfo(self, hAdapter: int, Type: str):
+        """``DXGK_DRIVERCAPS`` (the members the model reads) or the segment descriptors."""
+        if Type == QUERY_DRIVERCAPS:
+            return DriverCaps(
+                WDDMVersion=self.version.value,
+                SchedulingCaps=1 if self.multi_engine_aware else 0,
+                NbAsymetricProcessingNodes=len(self.gpu.engines),
+                InterruptMessageNumber=0,
+                MaxQueuedFlipOnVSync=1,
+            )
+        if Type == QUERY_SEGMENTS:
+            cls = layout.ctype(RECORDS["DXGK_SEGMENTDESCRIPTOR"], self.arch, self.version)
+            out = []
+            for seg in self.gpu.segments:
+                d = cls()
+                d.BaseAddress.QuadPart = seg.base
+                d.CpuTranslatedAddress.QuadPart = seg.cpu_base
+                d.Size = seg.size
+                d.CommitLimit = seg.size
+                d.Flags.Aperture = 1 if seg.aperture else 0
+                d.Flags.CpuVisible = 1 if seg.cpu_visible else 0
+                out.append(d)
+            return out
+        raise ValueError(f"query type {Type!r} is not implemented")
+
+    def DxgkDdiGetNodeMetadata(self, hAdapter: int, NodeOrdinalAndAdapterIndex: int, pGetNodeMetadata) -> int:
+        """Each node's ``DXGK_ENGINE_TYPE`` (and friendly name when it is OTHER)."""
+        ordinal = NodeOrdinalAndAdapterIndex & 0xFFFF
+        if not 0 <= ordinal < len(self.gpu.engines):
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        kind = self.gpu.engines[ordinal].kind
+        etype, friendly = ENGINE_TYPES.get(kind, (0, kind.title()))
+        pGetNodeMetadata.EngineType = etype
+        name = pGetNodeMetadata.FriendlyName  # WCHAR[32], zero-terminated
+        for i in range(len(name)):
+            name[i] = ord(friendly[i]) if i < len(friendly) else 0
+        return SUCCESS
+
+    # -- devices and contexts -------------------------------------------------------------------------
+    def _fill_sizes(self, info) -> None:
+        info.DmaBufferSize = self.dma_buffer_size
+        info.DmaBufferSegmentSet = 0
+        info.DmaBufferPrivateDataSize = PRIVATE_DATA_SIZE
+        info.AllocationListSize = 64
+        info.PatchLocationListSize = 256
+
+    def DxgkDdiCreateDevice(self, hAdapter: int, pCreateDevice) -> int:
+        """A driver device; a non-MEA driver also answers its DMA buffer sizes in ``pInfo``."""
+        dev = _Device(self._handle(), pCreateDevice.hDevice)
+        self.devices[dev.handle] = dev
+        pCreateDevice.hDevice = dev.handle
+        if not self.multi_engine_aware and pCreateDevice.pInfo:
+            info = layout.ctype(RECORDS["DXGK_DEVICEINFO"], self.arch, self.version)()
+            self._fill_sizes(info)
+            self.mem.write(pCreateDevice.pInfo, bytes(info))
+        return SUCCESS
+
+    def DxgkDdiCreateContext(self, hDevice: int, pCreateContext) -> int:
+        """A context on ``NodeOrdinal``; its ``DXGK_CONTEXTINFO`` says how big its buffers are."""
+        dev = self.devices.get(hDevice)
+        if dev is None or not 0 <= pCreateContext.NodeOrdinal < self.node_count:
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        ctx = _Context(self._handle(), dev, pCreateContext.NodeOrdinal)
+        self.contexts[ctx.handle] = ctx
+        dev.contexts.append(ctx.handle)
+        pCreateContext.hContext = ctx.handle
+        self._fill_sizes(pCreateContext.ContextInfo)
+        return SUCCESS
+
+    # -- building DMA buffers -----------------------------------------------------------------------------
+    def DxgkDdiRender(self, hContext: int, pRender) -> int:
+        """Validate and copy a user-mode command buffer into the DMA buffer (see the module doc)."""
+        if self._node_of(hContext) < 0:
+            return int(NTSTATUS.STATUS_INVALID_HANDLE)
+        n = pRender.CommandLength
+        if n > pRender.DmaSize:
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+        mem = self.mem
+        data = mem.read(pRender.pCommand, n)
+        count = 0
+        try:
+            for cmd in C.iter_commands(data):
+                if cmd.opcode not in USER_OPCODES:
+                    return int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
+                count += 1
+        except C.CommandError:
+            return int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
+        dma = pRender.pDmaBuffer
+        dma_start = pRender.DmaBufferPhysicalAddress.QuadPart
+        mem.write(dma, data)
+        # Patch list: input offsets are into the command buffer; output ones into the DMA buffer,
+        # which this render starts at offset (pDmaBuffer - start of the buffer).
+        nin = pRender.PatchLocationListInSize
+        if nin:
+            if nin > pRender.PatchLocationListOutSize:
+                return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+            psize = ctypes.sizeof(self._plist)
+            asize = ctypes.sizeof(self._alist)
+            base_off = dma - dma_start if dma_start else 0
+            raw = mem.read(pRender.pPatchLocationListIn, nin * psize)
+            out = bytearray()
+            for i in range(nin):
+                pl = self._plist.from_buffer_copy(raw, i * psize)
+                if pl.AllocationIndex >= pRender.AllocationListSize or pl.PatchOffset + 8 > n:
+                    return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+                pl.PatchOffset += base_off
+                out += bytes(pl)
+                al = self._alist.from_buffer_copy(mem.read(pRender.pAllocationList + pl.AllocationIndex * asize, asize))
+                if al.SegmentId:
+                    # Pre-patch: the OS may skip DxgkDdiPatch for this buffer (section 2.8).
+                    mem.write_u64(dma + pl.PatchOffset - base_off, al.PhysicalAddress.QuadPart + pl.AllocationOffset)
+            mem.write(pRender.pPatchLocationListOut, bytes(out))
+            pRender.pPatchLocationListOut += nin * psize
+        if pRender.pDmaBufferPrivateData and pRender.DmaBufferPrivateDataSize >= _PRIVATE.size:
+            mem.write(pRender.pDmaBufferPrivateData, _PRIVATE.pack(PRIVATE_MAGIC, hContext & 0xFFFFFFFF, n, count))
+        pRender.pDmaBuffer = dma + n
+        return SUCCESS
+
+    def DxgkDdiPresent(self, hContext: int, pPresent) -> int:
+        """A blt (COPY of the source rectangle's bytes, 4 bytes a pixel) or a flip of the source."""
+        if self._node_of(hContext) < 0:
+            return int(NTSTATUS.STATUS_INVALID_HANDLE)
+        flags = pPresent.Flags
+        cb = C.CommandBuffer()
+        patches = []
+        if flags.Flip:
+            off = cb.mark()
+            cb.flip(0, 0, int(pPresent.FlipInterval), no_wait=bool(flags.FlipWithNoWait))
+            patches.append((1, off + C.FLIP_SURFACE))
+        elif flags.Blt:
+            r = pPresent.SrcRect
+            size = max(0, r.right - r.left) * max(0, r.bottom - r.top) * 4
+            off = cb.mark()
+            cb.copy(0, 0, size)
+            patches.append((1, off + C.COPY_SRC))
+            patches.append((2, off + C.COPY_DST))
+        else:
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        data = cb.data
+        if len(data) > pPresent.DmaSize:
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+        if len(patches) > pPresent.PatchLocationListOutSize:
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+        mem = self.mem
+        dma = pPresent.pDmaBuffer
+        dma_start = pPresent.DmaBufferPhysicalAddress.QuadPart
+        base_off = dma - dma_start if dma_start else 0
+        mem.write(dma, data)
+        asize = ctypes.sizeof(self._alist)
+        out = bytearray()
+        for index, offset in patches:
+            pl = self._plist()
+            pl.AllocationIndex = index
+            pl.PatchOffset = base_off + offset
+            out += bytes(pl)
+            al = self._alist.from_buffer_copy(mem.read(pPresent.pAllocationList + index * asize, asize))
+            if al.SegmentId:
+                mem.write_u64(dma + offset, al.PhysicalAddress.QuadPart)
+        mem.write(pPresent.pPatchLocationListOut, bytes(out))
+        pPresent.pPatchLocationListOut += len(out)
+        if pPresent.pDmaBufferPrivateData and pPresent.DmaBufferPrivateDataSize >= _PRIVATE.size:
+            mem.write(pPresent.pDmaBufferPrivateData, _PRIVATE.pack(PRIVATE_MAGIC, hContext & 0xFFFFFFFF, len(data), 1))
+        pPresent.pDmaBuffer = dma + len(data)
+        return SUCCESS
+
+    def DxgkDdiPatch(self, hAdapter: int, pPatch) -> int:
+        """Write final allocation addresses at the patch offsets of the submitted range."""
+        count = pPatch.PatchLocationListSubmissionLength
+        if not count:
+            return SUCCESS
+        mem = self.mem
+        psize = ctypes.sizeof(self._plist)
+        asize = ctypes.sizeof(self._alist)
+        first = pPatch.PatchLocationListSubmissionStart
+        raw = mem.read(pPatch.pPatchLocationList + first * psize, count * psize)
+        alist = mem.read(pPatch.pAllocationList, pPatch.AllocationListSize * asize)
+        dma = pPatch.pDmaBuffer
+        for i in range(count):
+            pl = self._plist.from_buffer_copy(raw, i * psize)
+            al = self._alist.from_buffer_copy(alist, pl.AllocationIndex * asize)
+            mem.write_u64(dma + pl.PatchOffset, al.PhysicalAddress.QuadPart + pl.AllocationOffset)
+        return SUCCESS
+
+    # -- submission -------------------------------------------------------------------------------------
+    def _ring_write(self, node: _Node, packet: bytes) -> bool:
+        size = node.ring_size
+        engine = node.engine
+        n = len(packet)
+        wptr = node.wptr
+        free = (engine.rptr - wptr - 4) % size
+        if wptr + n > size:
+            # Pad to the end of the ring with one NOP so no packet wraps.
+            pad = size - wptr
+            if free < pad + n:
+                return False
+            self.mem.write(node.ring + wptr, C.nop(pad // 4))
+            wptr = 0
+            free -= pad
+        if free < n:
+            return False
+        self.mem.write(node.ring + wptr, packet)
+        node.wptr = (wptr + n) % size
+        return True
+
+    def DxgkDdiSubmitCommand(self, hAdapter: int, pSubmitCommand) -> int:
+        """INDIRECT to the submitted range plus FENCE of SubmissionFenceId, then the doorbell."""
+        a = pSubmitCommand
+        ordinal = a.NodeOrdinal if self.multi_engine_aware else 0
+        if not 0 <= ordinal < len(self.nodes):
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        node = self.nodes[ordinal]
+        if a.DmaBufferPrivateDataSize:
+            # Rule 21: private data is validated only when there is some.
+            self.reads_of_private_data += 1
+            magic = self.mem.read_u32(a.pDmaBufferPrivateData)
+            if magic != PRIVATE_MAGIC and not a.Flags.Paging:
+                return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        start = a.DmaBufferSubmissionStartOffset
+        length = a.DmaBufferSubmissionEndOffset - start
+        fence = C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
+        if length and not a.Flags.NullRendering:
+            packet = C.indirect(a.DmaBufferPhysicalAddress.QuadPart + start, length) + fence
+        else:
+            packet = fence
+        if not self._ring_write(node, packet):
+            return int(NTSTATUS.STATUS_UNSUCCESSFUL)
+        node.last_submitted = a.SubmissionFenceId
+        node.engine.doorbell(node.wptr)
+        return SUCCESS
+
+    # -- completion ----------------------------------------------------------------------------------------
+    def _report_completed(self, node: _Node) -> bool:
+        """Report the node's fence slot if it moved since the last report (device IRQL)."""
+        value = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        if value == node.last_reported:
+            return False
+        node.last_reported = value
+        data = node.interrupt_data
+        data.InterruptType = _DMA_COMPLETED
+        data.DmaCompleted.SubmissionFenceId = value
+        data.DmaCompleted.NodeOrdinal = node.ordinal
+        data.DmaCompleted.EngineOrdinal = 0
+        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
+        return True
+
+    def DxgkDdiInterruptRoutine(self, MiniportDeviceContext: int, MessageNumber: int) -> bool:
+        """FALSE if the GPU did not interrupt; else dismiss, report fences, queue the DPC."""
+        irq = self.gpu.irq
+        status = irq.status
+        if not status:
+            return False
+        irq.ack(status)
+        for node in self.nodes:
+            if status & (1 << node.ordinal):
+                self._report_completed(node)
+        if status & FAULT_BIT:
+            self.faults_seen = getattr(self, "faults_seen", 0) + 1
+        self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
+        return True
+
+    def DxgkDdiDpcRoutine(self, MiniportDeviceContext: int) -> None:
+        """Tell the scheduler to process what the ISR reported."""
+        self.dxgk.DxgkCbNotifyDpc(self.dxgk.DeviceHandle)
+
+    def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence) -> int:
+        """The node's last completed fence, reported first through NotifyInterrupt if it is new."""
+        ordinal = pCurrentFence.NodeOrdinal if self.multi_engine_aware else 0
+        if not 0 <= ordinal < len(self.nodes):
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        node = self.nodes[ordinal]
+        self.dxgk.DxgkCbSynchronizeExecution(self.dxgk.DeviceHandle, self._report_completed, node, 0)
+        pCurrentFence.CurrentFence = node.last_reported
+        return SUCCESS

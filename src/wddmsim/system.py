@@ -1,0 +1,162 @@
+"""Assembly: wire a scenario into a running system (the only code, with the CLI, that knows every
+part): the event kernel, the GPU, the reference driver, the OS adapter and its API, and the
+workloads; then run it and summarise.
+
+Spec: DESIGN.md sections 2 (import rule: only assembly knows all parts), 6 (summary).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .dxgkrnl import D3DKMT, Adapter, ApiError, BugCheckStop, CpuCost, make_policy
+from .dxgkrnl.crash import CrashRecord
+from .gpu.device import GPU, EngineSpec
+from .kmd import ReferenceDriver
+from .sim import Simulator
+from .trace.sinks import EVENTS_FORMAT, EVENTS_VERSION
+from .workloads import start_workload
+
+
+class ConfigError(Exception):
+    """The scenario cannot be built: ``problems`` are ``(field path, reason)`` pairs."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        super().__init__("; ".join(f"{p}: {r}" for p, r in problems))
+        self.problems = problems
+
+
+@dataclass
+class RunResult:
+    """What a run produced: where time ended, the bug check if any, and the summary."""
+
+    end: int
+    wall_s: float
+    bugcheck: CrashRecord | None
+    summary: dict = field(default_factory=dict)
+
+
+class System:
+    """One adapter with its GPU, driver, OS and workloads, built from a scenario model."""
+
+    def __init__(self, scenario, *, seed: int | None = None, trace=None, verifier: str = "strict",
+                 driver_factory=None, engine_mode: str = "timed"):
+        self.scenario = scenario
+        self.seed = scenario.seed if seed is None else seed
+        self.trace = trace
+        self.sim = sim = Simulator(self.seed)
+        ad = scenario.adapter
+        if trace is not None:
+            trace.emit(0, "LogStart", {"format": EVENTS_FORMAT, "version": EVENTS_VERSION,
+                                       "scenario": scenario.name, "seed": self.seed})
+        self.gpu = GPU(
+            sim,
+            [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth) for n in ad.nodes],
+            [(s.name, s.kind, s.size, s.cpu_visible) for s in ad.segments],
+        )
+        for e in self.gpu.engines:
+            e.set_mode(engine_mode)
+        ring_sizes = {i: n.ring_size for i, n in enumerate(ad.nodes) if n.ring_size}
+        make_driver = driver_factory or ReferenceDriver
+        self.driver = make_driver(
+            self.gpu, ddi_version_name=ad.ddi_version, multi_engine_aware=ad.multi_engine_aware,
+            ring_size=ad.ring_size, ring_sizes=ring_sizes, dma_buffer_size=ad.dma_buffer_size,
+        )
+        c = ad.cpu_cost
+        self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
+        depths = [n.hw_queue_depth or ad.hw_queue_depth for n in ad.nodes]
+        policy = make_policy(scenario.scheduler.policy, scenario.scheduler.quantum)
+        self.adapter = Adapter(sim, self.driver, self.gpu.memory, policy=policy, hw_queue_depth=depths,
+                               costs=self.costs, verifier=verifier, trace=trace)
+        self.gpu.irq.connect(self.adapter.interrupt)
+        self.adapter.start()
+        self.kmt = D3DKMT(self.adapter)
+        self._build_processes()
+
+    def _build_processes(self) -> None:
+        sc = self.scenario
+        node_index = {n.name: i for i, n in enumerate(sc.adapter.nodes)}
+        count = len(self.adapter.vidsch.nodes)
+        problems = []
+        for pi, p in enumerate(sc.process):
+            for ci, c in enumerate(p.context):
+                idx = node_index.get(c.node)
+                if idx is not None and idx >= count:
+                    problems.append((f"process[{pi}].context[{ci}].node",
+                                     f"node {c.node!r} is not scheduled: the driver is not multiple-engine aware "
+                                     f"(adapter.multi_engine_aware = false), so the OS uses node "
+                                     f"{sc.adapter.nodes[0].name!r} only"))
+        if problems:
+            raise ConfigError(problems)
+        self.contexts = []
+        self.processes = []
+        for p in sc.process:
+            proc = self.kmt.CreateProcess(p.name, p.priority)
+            self.processes.append(proc)
+            devices = {}
+            for c in p.context:
+                dev = devices.get(c.device)
+                if dev is None:
+                    dev = devices[c.device] = self.kmt.CreateDevice(proc)
+                ctx = self.kmt.CreateContext(dev, node_index[c.node], c.name, c.priority)
+                self.contexts.append(ctx)
+                rng = self.sim.stream(f"workload.{p.name}.{c.name}")
+                start_workload(self.kmt, ctx, c.workload, rng)
+
+    # -- running ------------------------------------------------------------------------------------
+    def run(self, until: int | None = None) -> RunResult:
+        """Run to ``until`` ns (default: the scenario's duration) or to a bug check."""
+        limit = self.scenario.duration if until is None else until
+        t0 = time.perf_counter()
+        crash = None
+        try:
+            self.sim.run(until=limit)
+        except BugCheckStop as stop:
+            crash = stop.record
+            if self.trace is not None:
+                bc = crash.bugcheck
+                self.trace.emit(self.sim.now, "BugCheck", {
+                    "code": int(bc.code), "name": bc.name, "p1": bc.p1, "p2": bc.p2, "p3": bc.p3, "p4": bc.p4,
+                    "rule": crash.rule, "message": crash.message,
+                })
+        wall = time.perf_counter() - t0
+        result = RunResult(self.sim.now, wall, crash)
+        result.summary = self.summary(wall)
+        return result
+
+    def summary(self, wall_s: float = 0.0) -> dict:
+        """The run's summary (DESIGN.md section 6): per node and per context."""
+        sim = self.sim
+        elapsed = sim.now
+        vs = self.adapter.vidsch
+        nodes = []
+        for nq, engine in zip(vs.nodes, self.gpu.engines):
+            busy = nq.busy_ns + (elapsed - nq.busy_since if len(nq.hw) > nq.stopped and nq.busy_since >= 0 else 0)
+            nodes.append({
+                "node": nq.ordinal, "name": nq.name, "engine": engine.kind, "packets": nq.packets,
+                "busy_pct": round(100.0 * busy / elapsed, 3) if elapsed else 0.0,
+                "gpu_busy_pct": round(100.0 * min(engine.busy_ns, elapsed) / elapsed, 3) if elapsed else 0.0,
+                "hw_queue_depth": nq.depth, "max_queued": nq.max_depth_seen,
+                "last_fence": nq.last_completed,
+            })
+        contexts = []
+        for ctx in self.contexts:
+            lat = ctx.latencies
+            contexts.append({
+                "context": ctx.full_name, "node": vs.nodes[ctx.node].name, "submitted": ctx.submitted,
+                "completed": ctx.completed, "latency_p50_ns": lat.percentile(50),
+                "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
+            })
+        return {
+            "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
+            "wall_s": round(wall_s, 3), "events": sim.events_run,
+            "packets_submitted": vs.packets_submitted, "packets_retired": vs.packets_retired,
+            "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
+            "nodes": nodes, "contexts": contexts,
+            "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}
+                           for t, v in self.adapter.verifier.violations],
+        }
+
+
+__all__ = ["ApiError", "ConfigError", "RunResult", "System"]

@@ -1,0 +1,9 @@
+"""Event records and where they go. The core parts are handed a sink object with one method,
+``emit(t, event, fields)``, or None when tracing is off; nothing in the core imports this package.
+
+Spec: DESIGN.md sections 2 and 6 (event log); docs/events.md.
+"""
+
+from .sinks import EVENTS_FORMAT, EVENTS_VERSION, JsonlSink, ListSink, TeeSink, read_events
+
+__all__ = ["EVENTS_FORMAT", "EVENTS_VERSION", "JsonlSink", "ListSink", "TeeSink", "read_events"]

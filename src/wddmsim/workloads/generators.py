@@ -1,0 +1,141 @@
+"""The workload kinds of a scenario file, as generator processes.
+
+- ``frame_loop``: a game's render thread. Every ``1/fps`` it renders ``packets_per_frame`` packets
+  of ``work`` GPU time (varied by ``jitter``) and, with ``present``, presents the frame (a blt of a
+  128x128 back buffer to the primary). It never runs more than ``max_frame_latency`` frames ahead
+  of the GPU: before starting frame N it waits for frame N - max_frame_latency to retire. A frame
+  that starts late starts at once; missed frame slots are skipped, not bunched.
+- ``compute_batch``: submits ``batch`` packets of ``work``, waits for the last to retire, idles
+  ``interval``, and repeats.
+- ``copy_stream``: every ``interval``, one COPY of ``size`` bytes between two allocations (the bytes
+  really move; the copy's duration is the engine's bandwidth model).
+- ``bursty``: bursts of ``burst`` packets of ``work``, separated by exponential idle gaps of mean
+  ``mean_gap`` (drawn from the context's own random stream).
+- ``script``: explicit packets at given times (tests and small examples).
+
+All times are integer ns; ``start`` delays the first submission; ``count`` bounds frames, batches,
+copies or bursts (None: until the run ends).
+
+Spec: DESIGN.md section 6; anchors.md part (b).
+"""
+
+from __future__ import annotations
+
+from ..gpu import commands as C
+
+SURFACE_W = 128
+SURFACE_H = 128
+SURFACE_BYTES = SURFACE_W * SURFACE_H * 4
+
+
+def work_buffer(ns: int) -> bytes:
+    """A command buffer of one WORK packet."""
+    return C.work(max(0, int(ns)))
+
+
+def _jittered(rng, work: int, jitter: float) -> int:
+    if not jitter:
+        return work
+    return max(0, round(work * (1.0 + rng.uniform(-jitter, jitter))))
+
+
+def frame_loop(kmt, ctx, w, rng, surfaces):
+    sim = kmt.sim
+    period = round(1e9 / w.fps)
+    back, primary = surfaces
+    if w.start:
+        yield w.start
+    frame = 0
+    last_of_frame: list[int] = []
+    next_slot = sim.now
+    while w.count is None or frame < w.count:
+        frame += 1
+        behind = frame - 1 - w.max_frame_latency
+        if behind >= 1:
+            yield kmt.WaitForPacket(ctx, last_of_frame[behind - 1])
+        seq = 0
+        for _ in range(w.packets_per_frame):
+            seq = yield from kmt.Render(ctx, work_buffer(_jittered(rng, w.work, w.jitter)))
+        if w.present:
+            seq = yield from kmt.Present(ctx, back, primary, SURFACE_W, SURFACE_H)
+        last_of_frame.append(seq)
+        next_slot += period
+        if next_slot > sim.now:
+            yield next_slot - sim.now
+        else:
+            # Late: start the next frame at once and count the following slots from now.
+            next_slot = sim.now
+
+
+def compute_batch(kmt, ctx, w, rng):
+    if w.start:
+        yield w.start
+    n = 0
+    buf = work_buffer(w.work)
+    while w.count is None or n < w.count:
+        n += 1
+        seq = 0
+        for _ in range(w.batch):
+            seq = yield from kmt.Render(ctx, buf)
+        yield kmt.WaitForPacket(ctx, seq)
+        if w.interval:
+            yield w.interval
+
+
+def copy_stream(kmt, ctx, w, rng, allocations):
+    src, dst = allocations
+    if w.start:
+        yield w.start
+    cmd = C.copy(0, 0, w.size)
+    patches = ((0, C.COPY_SRC, 0), (1, C.COPY_DST, 0))
+    n = 0
+    while w.count is None or n < w.count:
+        n += 1
+        yield from kmt.Render(ctx, cmd, (src, dst), patches)
+        yield w.interval
+
+
+def bursty(kmt, ctx, w, rng):
+    if w.start:
+        yield w.start
+    n = 0
+    buf = work_buffer(w.work)
+    while w.count is None or n < w.count:
+        n += 1
+        for _ in range(w.burst):
+            yield from kmt.Render(ctx, buf)
+        yield max(1, round(rng.expovariate(1.0 / w.mean_gap)))
+
+
+def script(kmt, ctx, w, rng):
+    sim = kmt.sim
+    base = sim.now + w.start
+    for p in sorted(w.packets, key=lambda p: p.at):
+        t = base + p.at
+        if t > sim.now:
+            yield t - sim.now
+        for _ in range(p.repeat):
+            yield from kmt.Render(ctx, work_buffer(p.work))
+
+
+def start_workload(kmt, ctx, w, rng):
+    """Start the process for workload ``w`` (a scenario workload model) on ``ctx``."""
+    sim = kmt.sim
+    kind = w.kind
+    if kind == "frame_loop":
+        dev = ctx.device
+        surfaces = (kmt.CreateAllocation(dev, SURFACE_BYTES), kmt.CreateAllocation(dev, SURFACE_BYTES))
+        gen = frame_loop(kmt, ctx, w, rng, surfaces)
+    elif kind == "compute_batch":
+        gen = compute_batch(kmt, ctx, w, rng)
+    elif kind == "copy_stream":
+        dev = ctx.device
+        allocs = (kmt.CreateAllocation(dev, w.size), kmt.CreateAllocation(dev, w.size))
+        gen = copy_stream(kmt, ctx, w, rng, allocs)
+    elif kind == "bursty":
+        gen = bursty(kmt, ctx, w, rng)
+    elif kind == "script":
+        gen = script(kmt, ctx, w, rng)
+    else:
+        raise ValueError(f"unknown workload kind {kind!r}")
+    return sim.process(gen)
