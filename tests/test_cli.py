@@ -98,17 +98,6 @@ def test_decode_of_a_clean_structure_says_so():
         ["+0x000", "CurrentFence", "3"], ["+0x004", "NodeOrdinal", "1"], ["+0x008", "EngineOrdinal", "0"]]
 
 
-def test_demo_shows_one_submission_and_its_completion():
-    r = run("demo")
-    assert r.exit_code == 0, r.stderr
-    out = r.stdout
-    assert "DXGKARG_SUBMITCOMMAND (x64, DDI wddm3_2): 96 bytes" in out
-    assert "DXGKARGCB_NOTIFY_INTERRUPT_DATA (x64, DDI wddm3_2): 80 bytes" in out
-    assert "1 (DXGK_INTERRUPT_DMA_COMPLETED)" in out
-    assert out.count("verifier: no contract rule broken") == 2
-    assert "rule 4" in out
-
-
 def test_console_script_is_installed():
     r = subprocess.run([sys.executable, "-m", "wddmsim", "layout", "PHYSICAL_ADDRESS", "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -130,5 +119,105 @@ def test_readme_examples_run(tmp_path):
             rec = registry.RECORDS["DXGKARGCB_NOTIFY_INTERRUPT_DATA"]
             (tmp_path / "crash.bin").write_bytes(codec.to_bytes(codec.new(rec, "x86", InterruptType=1)))
             args = [f"@{tmp_path / 'crash.bin'}" if a == "@crash.bin" else a for a in args]
+        root = Path(__file__).parents[1]
+        args = [str(root / a) if a.startswith("examples/") else str(tmp_path / a) if a.endswith(".jsonl") else a
+                for a in args]
         r = run(*args)
         assert r.exit_code == 0, (line, r.stderr)
+
+
+# -- wddmsim run / demo / decode @record (the submission path) ------------------------------------
+import glob as _glob  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+EXAMPLES = sorted(_glob.glob(str(Path(__file__).parent.parent / "examples" / "*.toml")))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: Path(p).stem)
+def test_every_example_runs(path, tmp_path):
+    events = tmp_path / "events.jsonl"
+    r = CliRunner().invoke(main, ["run", path, "--json", "--events", str(events)])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.output)
+    assert summary["packets_retired"] > 0 and not summary["violations"]
+    lines = events.read_text().splitlines()
+    first = json.loads(lines[0])
+    assert first == {"t": 0, "event": "LogStart", "format": "wddmsim-events", "version": 1,
+                     "scenario": Path(path).stem, "seed": summary["seed"]}
+    names = {json.loads(x)["event"] for x in lines}
+    assert {"DdiCall", "Callback", "QueuePacketStart", "QueuePacketStop", "DmaPacketStart", "DmaPacketStop"} <= names
+
+
+def test_deep_queue_example_is_exact():
+    r = CliRunner().invoke(main, ["run", str(Path(__file__).parent.parent / "examples" / "deep_queue.toml"), "--json"])
+    s = json.loads(r.output)
+    assert s["contexts"][0]["latency_max_ns"] == 100_000_000 and s["packets_retired"] == 100
+
+
+def test_run_summary_table_and_overrides(tmp_path):
+    path = str(Path(__file__).parent.parent / "examples" / "deep_queue.toml")
+    r = CliRunner().invoke(main, ["run", path, "--until", "50500us", "--seed", "9"])
+    assert r.exit_code == 0
+    assert "deep_queue  seed 9  virtual time 50.500 ms  50/52 packets retired/submitted" in r.output
+    assert "bench.exe/queue" in r.output and "3D_0" in r.output
+
+
+def test_run_reports_scenario_errors_all_at_once(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('duration = "fast"\n[[process]]\nname = "a"\n[[process.context]]\nname = "c"\nnode = "3D"\n'
+                   'workload = { kind = "frame_loop", fps = -1, work = "1ms" }\n')
+    r = CliRunner().invoke(main, ["run", str(bad)])
+    assert r.exit_code == 2
+    errs = [x for x in r.output.splitlines() if x.startswith("wddmsim: error:")]
+    assert len(errs) == 2 and all(str(bad) in e for e in errs)
+    assert any("duration" in e for e in errs) and any("process[0].context[0].workload.fps" in e for e in errs)
+    assert "Traceback" not in r.output
+
+
+def test_run_bad_until_and_missing_file(tmp_path):
+    path = str(Path(__file__).parent.parent / "examples" / "deep_queue.toml")
+    r = CliRunner().invoke(main, ["run", path, "--until", "soon"])
+    assert r.exit_code == 2 and r.output.startswith("wddmsim: error: --until:")
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "nope.toml")])
+    assert r.exit_code == 2 and "nope.toml" in r.output and "Traceback" not in r.output
+
+
+def test_demo_runs_the_built_in_scenario():
+    r = CliRunner().invoke(main, ["demo"])
+    assert r.exit_code == 0, r.output
+    for text in ("game.exe/render", "trainer.exe/compute", "backup.exe/copy", "browser.exe/raster",
+                 "3D_0", "Compute_0", "COPY_0", "DxgkDdiSubmitCommand", "DXGK_INTERRUPT_DMA_COMPLETED",
+                 "QueuePacketStop"):
+        assert text in r.output
+
+
+def test_bugcheck_run_writes_a_crash_record_that_decode_reads(tmp_path, monkeypatch):
+    from wddmsim.cli import execute
+    from wddmsim.ddi.ntstatus import NTSTATUS
+    from wddmsim.kmd import ReferenceDriver
+    from wddmsim.scenario import load_scenario
+    import wddmsim.system as system_mod
+
+    class Failing(ReferenceDriver):
+        def DxgkDdiSubmitCommand(self, hAdapter, p):
+            return int(NTSTATUS.STATUS_NO_MEMORY) if p.SubmissionFenceId == 2 else super().DxgkDdiSubmitCommand(hAdapter, p)
+
+    monkeypatch.setattr(system_mod, "ReferenceDriver", Failing)
+    record = tmp_path / "crash.json"
+    sc = load_scenario(str(Path(__file__).parent.parent / "examples" / "deep_queue.toml"))
+    assert execute(sc, as_json=True, crash_record=str(record)) == 3
+    r = CliRunner().invoke(main, ["decode", f"@{record}"])
+    assert r.exit_code == 0, r.output
+    assert "BugCheck 0x119 (VIDEO_SCHEDULER_INTERNAL_ERROR) {0x2, 0xC0000017" in r.output
+    assert "DRIVER_FAILED_SUBMIT_COMMAND" in r.output and "Rule broken: 1" in r.output
+    assert "DXGKARG_SUBMITCOMMAND" in r.output and "SubmissionFenceId" in r.output
+    r = CliRunner().invoke(main, ["decode", f"@{record}", "--json"])
+    out = json.loads(r.output)
+    assert out["fields"]["SubmissionFenceId"]["value"] == 2 and out["crash"]["bugcheck"]["p1"] == 2
+
+
+def test_decode_rejects_a_file_that_is_not_a_crash_record(tmp_path):
+    f = tmp_path / "x.json"
+    f.write_text('{"format": "other"}')
+    r = CliRunner().invoke(main, ["decode", f"@{f}"])
+    assert r.exit_code == 2 and "not a wddmsim-crash-record file" in r.output

@@ -106,7 +106,7 @@ OPS = st.one_of(
 @settings(max_examples=200)
 @given(st.lists(OPS, max_size=12), st.integers(0, 6 * P), st.integers(0, 3 * P))
 def test_against_a_flat_bytearray(ops, raddr, rsize):
-    m, ref = PhysicalMemory(), bytearray(7 * P + 64)
+    m, ref = PhysicalMemory(), bytearray(10 * P)  # reads reach 6P + 3P
     for op in ops:
         if op[0] == "write":
             _, a, d = op

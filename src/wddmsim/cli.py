@@ -154,36 +154,56 @@ def _violations(t: Record, data: bytes, arch: str, version: versions.DdiVersion)
 
 @main.command("decode")
 @click.argument("struct")
-@click.argument("data")
-@click.option("--arch", type=ARCH, default="x64", show_default=True, help="Architecture the bytes come from.")
-@click.option("--ddi-version", "ddi_version", type=VERSION, default="latest", show_default=True, help="DXGKDDI_INTERFACE_VERSION the bytes were laid out for.")
+@click.argument("data", required=False)
+@click.option("--arch", type=ARCH, default=None, help="Architecture the bytes come from [default: x64].")
+@click.option("--ddi-version", "ddi_version", type=VERSION, default=None, help="DXGKDDI_INTERFACE_VERSION the bytes were laid out for [default: latest].")
 @click.option("--all-arms", is_flag=True, help="Show every union arm, not only the one the tag selects.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def decode_cmd(struct: str, data: str, arch: str, ddi_version: str, all_arms: bool, as_json: bool) -> None:
-    """Every field of a DDI structure from its bytes (HEX, or @FILE for a binary file).
+def decode_cmd(struct: str, data: str | None, arch: str | None, ddi_version: str | None, all_arms: bool, as_json: bool) -> None:
+    """Every field of a DDI structure from its bytes (HEX, or @FILE for a binary file), or a crash
+    record written by ``wddmsim run`` (``wddmsim decode @RECORD``).
 
     Flags are spelled out by bit name, enumerations by name, and the contract rules the values break
     are listed."""
+    record = None
+    if data is None:
+        if not struct.startswith("@"):
+            raise UserError("decode needs STRUCT and DATA (hex or @FILE), or a crash record as @RECORD")
+        record = _read_record(struct[1:])
+        struct = record["struct"]
+        arch = arch or record["arch"]
+        ddi_version = ddi_version or record["ddi_version"]
+    arch = arch or "x64"
+    ddi_version = ddi_version or "latest"
     t = _lookup(struct)
     version = versions.ddi_version(ddi_version)
     _require_exists(t, version)
     if not isinstance(t, Record):
         raise UserError(f"{t.name} is a scalar; decode takes a structure")
-    raw, where = read_input(data)
+    if record is not None:
+        raw, where = bytes.fromhex(record["bytes"]), data or "crash record"
+    else:
+        raw, where = read_input(data)
     try:
         fields = codec.decode(t, raw, arch, version, all_arms=all_arms)
     except codec.WrongSize as e:
         raise UserError(f"{where}: {t.name} ({arch}, {version.name}) is {e.expected} bytes, got {e.got}") from None
     broken = _violations(t, raw, arch, version)
     if as_json:
-        click.echo(json.dumps({
+        out = {
             "struct": t.name, "arch": arch, "ddi_version": version.name, "size": len(raw),
             "fields": {f.path: f.as_json() for f in fields},
             "violations": [{"rule": v.rule, "name": v.name, "message": v.message,
                             "bugcheck": None if v.bugcheck is None else str(v.bugcheck)} for v in broken],
-        }, indent=2))
+        }
+        if record is not None:
+            out["crash"] = {k: record[k] for k in ("time", "bugcheck", "rule", "message", "address")}
+        click.echo(json.dumps(out, indent=2))
         return
     con = _console()
+    if record is not None:
+        _print_bugcheck(con, record)
+        con.print(f"The structure at 0x{record['address']:X} when the model stopped:")
     con.print(f"[bold]{t.name}[/bold]  {arch}  DDI {version.name}  {len(raw)} bytes")
     tab = Table(box=None, pad_edge=False, show_edge=False)
     tab.add_column("offset", justify="right")
@@ -202,13 +222,186 @@ def decode_cmd(struct: str, data: str, arch: str, ddi_version: str, all_arms: bo
         con.print("No contract rule that can be judged from this structure alone is broken.")
 
 
+def _read_record(path_text: str) -> dict:
+    from .dxgkrnl.crash import RECORD_FORMAT
+
+    path = Path(path_text)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not a file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        rec = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}: not a crash record (line {e.lineno}: {e.msg}); give STRUCT and DATA to decode raw bytes") from None
+    if not isinstance(rec, dict) or rec.get("format") != RECORD_FORMAT:
+        raise UserError(f"{path}: format: not a {RECORD_FORMAT} file")
+    for key in ("struct", "arch", "ddi_version", "bytes", "bugcheck", "address", "time"):
+        if key not in rec:
+            raise UserError(f"{path}: {key}: missing from the crash record")
+    if not rec["struct"]:
+        raise UserError(f"{path}: struct: the crash record holds no structure")
+    try:
+        bytes.fromhex(rec["bytes"])
+    except (TypeError, ValueError):
+        raise UserError(f"{path}: bytes: not hex") from None
+    return rec
+
+
+def _print_bugcheck(con: Console, record: dict) -> None:
+    from .ddi.bugcheck import BugCheck, describe
+
+    b = record["bugcheck"]
+    bc = BugCheck(b["code"], b["p1"], b["p2"], b["p3"], b["p4"])
+    con.print(f"[bold red]*** STOP at t={record['time']} ns[/bold red]")
+    for line in describe(bc):
+        con.print(f"  {line}")
+    rule = record.get("rule")
+    if rule:
+        con.print(f"  Rule broken: {rule['number']} ({rule['name']})")
+    con.print(f"  {record['message']}")
+
+
+# ---------------------------------------------------------------------------------------- run
+class ScenarioProblems(UserError):
+    """Every problem of a scenario file, one per line."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+    def show(self, file=None) -> None:
+        for line in self.problems:
+            click.echo(f"wddmsim: error: {line}", err=True)
+
+
+def _load(path: str):
+    from .scenario import ScenarioError, load_scenario
+
+    try:
+        return load_scenario(path)
+    except ScenarioError as e:
+        raise ScenarioProblems(e.problems) from None
+
+
+def _duration(text: str | None, option: str) -> int | None:
+    from .scenario import parse_duration
+
+    if text is None:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from None
+
+
+def _ms(ns) -> str:
+    """Nanoseconds as milliseconds with microsecond precision."""
+    if ns is None:
+        return "-"
+    return f"{ns / 1e6:.3f} ms"
+
+
+def print_summary(con: Console, summary: dict) -> None:
+    """The run summary as tables: the run, per node, per context."""
+    con.print(
+        f"[bold]{summary['scenario']}[/bold]  seed {summary['seed']}  "
+        f"virtual time {_ms(summary['virtual_time_ns'])}  "
+        f"{summary['packets_retired']}/{summary['packets_submitted']} packets retired/submitted  "
+        f"{summary['events']} events in {summary['wall_s']} s"
+    )
+    nodes = Table(title="Nodes", title_justify="left")
+    for col in ("node", "engine", "packets", "busy %", "GPU busy %", "hw queue", "max queued", "last fence"):
+        nodes.add_column(col, justify="left" if col in ("node", "engine") else "right")
+    for n in summary["nodes"]:
+        nodes.add_row(n["name"], n["engine"], str(n["packets"]), f"{n['busy_pct']:.1f}", f"{n['gpu_busy_pct']:.1f}",
+                      str(n["hw_queue_depth"]), str(n["max_queued"]), str(n["last_fence"]))
+    con.print(nodes)
+    ctxs = Table(title="Contexts (latency: queued to retired)", title_justify="left")
+    for col in ("context", "node", "submitted", "retired", "p50", "p99", "max"):
+        ctxs.add_column(col, justify="left" if col in ("context", "node") else "right")
+    for c in summary["contexts"]:
+        ctxs.add_row(c["context"], c["node"], str(c["submitted"]), str(c["completed"]), _ms(c["latency_p50_ns"]),
+                     _ms(c["latency_p99_ns"]), _ms(c["latency_max_ns"]))
+    con.print(ctxs)
+    if summary["violations"]:
+        con.print(f"[bold red]{len(summary['violations'])} contract rule(s) broken (verifier in report mode):[/bold red]")
+        for v in summary["violations"][:20]:
+            con.print(f"  t={v['t']} rule {v['rule']} ({v['name']}): {v['message']}")
+
+
+def execute(scenario, *, seed=None, until=None, events=None, as_json=False, verifier="strict",
+            crash_record="wddmsim-crash.json", con: Console | None = None) -> int:
+    """Build and run ``scenario``; print the summary; return the exit status (3 after a bug check)."""
+    from .dxgkrnl import ApiError
+    from .system import ConfigError, System
+    from .trace import JsonlSink
+
+    sink = None
+    if events:
+        try:
+            sink = JsonlSink(events)
+        except OSError as e:
+            raise UserError(f"{events}: cannot write: {e.strerror}") from None
+    try:
+        try:
+            system = System(scenario, seed=seed, trace=sink, verifier=verifier)
+        except ConfigError as e:
+            raise ScenarioProblems([f"{scenario.name}: {p}: {r}" for p, r in e.problems]) from None
+        except ApiError as e:
+            raise UserError(f"{scenario.name}: the scenario cannot start: {e}") from None
+        result = system.run(until)
+    finally:
+        if sink is not None:
+            sink.close()
+    con = con or _console()
+    summary = dict(result.summary)
+    if result.bugcheck is not None:
+        rec = result.bugcheck
+        summary["bugcheck"] = rec.to_json()["bugcheck"] | {"rule": rec.rule, "message": rec.message,
+                                                             "crash_record": crash_record}
+        try:
+            rec.write(crash_record)
+        except OSError as e:
+            raise UserError(f"{crash_record}: cannot write the crash record: {e.strerror}") from None
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        print_summary(con, summary)
+        if result.bugcheck is not None:
+            _print_bugcheck(con, result.bugcheck.to_json())
+            con.print(f"  Crash record: {crash_record} (read it with: wddmsim decode @{crash_record})")
+    return 3 if result.bugcheck is not None else 0
+
+
+@main.command("run")
+@click.argument("scenario", type=click.Path(dir_okay=True))
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed for every random stream [default: the scenario's].")
+@click.option("--until", default=None, help="Virtual time to stop at, e.g. 500ms [default: the scenario's duration].")
+@click.option("--events", type=click.Path(dir_okay=False), default=None, help="Write the event log as JSON Lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--verifier", type=click.Choice(["strict", "report", "off"]), default="strict", show_default=True,
+              help="strict: a broken contract rule stops with its bug check; report: list and go on.")
+@click.option("--crash-record", default="wddmsim-crash.json", show_default=True, type=click.Path(dir_okay=False),
+              help="Where a bug check's crash record goes.")
+def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record) -> None:
+    """Run a scenario file and print its summary (exit status 3 if it ends in a bug check)."""
+    sc = _load(scenario)
+    limit = _duration(until, "--until")
+    status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,
+                     crash_record=crash_record)
+    raise SystemExit(status)
+
+
 # ---------------------------------------------------------------------------------------- demo
 @main.command("demo")
-@click.option("--arch", type=ARCH, default="x64", show_default=True)
-def demo_cmd(arch: str) -> None:
-    """Show what crosses the DDI for one render submission and its completion."""
+@click.option("--events", type=click.Path(dir_okay=False), default=None, help="Also write the event log as JSON Lines.")
+def demo_cmd(events) -> None:
+    """Run the built-in scenario: a game, a compute job, a copy stream and a bursty client at once."""
     from .demo import run_demo
 
-    run_demo(_console(), arch)
-
-
+    raise SystemExit(run_demo(_console(), events))

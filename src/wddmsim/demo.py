@@ -1,13 +1,14 @@
-"""``wddmsim demo``: what crosses the DDI for one render submission.
+"""``wddmsim demo``: the built-in scenario, the first thing a new user runs.
 
-Until the event kernel, GPU and scheduler exist, the demo walks one packet's trip through the
-structures the OS and the driver exchange: the ``DXGKARG_SUBMITCOMMAND`` the scheduler builds for a
-MultiEngineAware driver, the ``DXGKARGCB_NOTIFY_INTERRUPT_DATA`` the ISR reports when the fence
-lands, and what the contract checker makes of each, including one submission that breaks a rule.
-Every value shown is computed: built with :func:`wddmsim.ddi.codec.new`, encoded to the MSVC bytes
-and decoded back.
+Four processes share one adapter for 250 ms of virtual time: a game rendering at 120 frames a
+second on the 3D node (three packets and a present per frame), a machine-learning job streaming
+compute batches, a copy stream moving 256 KiB every 2 ms on the copy engine (the bytes really
+move), and a bursty client that also uses the 3D node. The demo prints the run's summary, then
+follows the game's first packet through the event log: rendered, queued, submitted with its
+``DXGKARG_SUBMITCOMMAND``, started on the GPU, completed by the ISR's ``DMA_COMPLETED`` and retired
+in the DPC.
 
-Spec: seed 000 (DXGKARG_SUBMITCOMMAND members), ddi-facts.md sections 1, 2.2, 4.2.
+Spec: DESIGN.md section 6 (``wddmsim demo`` runs the built-in default scenario).
 """
 
 from __future__ import annotations
@@ -15,77 +16,105 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from .ddi import codec, rules
-from .ddi.enums import DXGK_INTERRUPT_TYPE
-from .ddi.registry import RECORDS
-from .ddi.versions import LATEST
+SCENARIO = """
+name = "demo"
+description = "A game, a compute job, a copy stream and a bursty client sharing one GPU."
+seed = 7
+duration = "250ms"
 
-#: The packet the demo follows: a 64 KiB DMA buffer of a 3D context, the first 0x1A40 bytes of it
-#: submitted, sitting in aperture segment 2 at 0x10_0000 (segment base 0xE000_0000).
-PACKET = {
-    "hContext": 0xFFFF_A001_2000_0040,
-    "DmaBufferSegmentId": 2,
-    "DmaBufferPhysicalAddress": 0xE000_0000 + 0x10_0000,
-    "DmaBufferSize": 0x1_0000,
-    "DmaBufferSubmissionStartOffset": 0,
-    "DmaBufferSubmissionEndOffset": 0x1A40,
-    "pDmaBufferPrivateData": 0xFFFF_A001_3000_0000,
-    "DmaBufferPrivateDataSize": 0x100,
-    "DmaBufferPrivateDataSubmissionStartOffset": 0,
-    "DmaBufferPrivateDataSubmissionEndOffset": 0x100,
-    "SubmissionFenceId": 17,
-    "NodeOrdinal": 0,
-}
+[scheduler]
+policy = "priority_quantum"
+quantum = "2ms"
+
+[[process]]
+name = "game.exe"
+priority = "above_normal"
+[[process.context]]
+name = "render"
+node = "3D"
+workload = { kind = "frame_loop", fps = 120, packets_per_frame = 3, work = "1500us", jitter = 0.2 }
+
+[[process]]
+name = "trainer.exe"
+[[process.context]]
+name = "compute"
+node = "Compute"
+workload = { kind = "compute_batch", batch = 8, work = "700us", interval = "1ms" }
+
+[[process]]
+name = "backup.exe"
+priority = "below_normal"
+[[process.context]]
+name = "copy"
+node = "Copy"
+workload = { kind = "copy_stream", size = "256KiB", interval = "2ms" }
+
+[[process]]
+name = "browser.exe"
+[[process.context]]
+name = "raster"
+node = "3D"
+workload = { kind = "bursty", burst = 4, work = "300us", mean_gap = "8ms" }
+"""
+
+_TRIP = ("DdiCall", "QueuePacketStart", "DmaPacketQueued", "DmaPacketStart", "Callback", "DmaPacketStop", "QueuePacketStop")
 
 
-def _hex(data: bytes) -> str:
-    return " ".join(data[i : i + 8].hex(" ") for i in range(0, len(data), 8))
+def _trip(events: list[dict]) -> list[tuple[int, str, str]]:
+    """The first packet of the first context, event by event."""
+    ctx = next(e["context"] for e in events if e["event"] == "ContextCreate")
+    hctx = next(e["hContext"] for e in events if e["event"] == "ContextCreate")
+    fence = None
+    rows = []
+    for e in events:
+        name = e["event"]
+        if name == "QueuePacketStart" and e["context"] == ctx and e["seq"] == 1:
+            rows.append((e["t"], name, f"context {e['context']:#x} packet 1 enters the software queue"))
+        elif name == "DdiCall" and e["name"] == "DxgkDdiRender" and not rows:
+            rows.append((e["t"], "DxgkDdiRender", f"{e['args']['CommandLength']} bytes of commands -> DMA buffer at {e['args']['pDmaBuffer'] - e['args']['CommandLength']:#x}"))
+        elif name == "DdiCall" and e["name"] == "DxgkDdiSubmitCommand" and fence is None and e["args"]["hContext"] == hctx:
+            a = e["args"]
+            fence = a["SubmissionFenceId"]
+            rows.append((e["t"], "DxgkDdiSubmitCommand", f"hContext {a['hContext']:#x} node {a['NodeOrdinal']} fence {fence} "
+                         f"range {a['DmaBufferSubmissionStartOffset']}..{a['DmaBufferSubmissionEndOffset']} -> {e['status']}"))
+        elif fence is not None and name in ("DmaPacketStart", "DmaPacketStop", "QueuePacketStop") and e.get("fence") == fence and e["node"] == 0:
+            rows.append((e["t"], name, f"fence {fence} on node 0"))
+        elif fence is not None and name == "Callback" and e["name"] == "DxgkCbNotifyInterrupt":
+            dc = e["args"].get("DmaCompleted", {})
+            if dc.get("NodeOrdinal") == 0 and dc.get("SubmissionFenceId") == fence:
+                rows.append((e["t"], "DxgkCbNotifyInterrupt", f"{e['args']['InterruptType']} fence {fence} (ISR, DIRQL)"))
+        if rows and rows[-1][1] == "QueuePacketStop":
+            break
+    return rows
 
 
-def _show(con: Console, title: str, name: str, obj, arch: str, facts: rules.Facts) -> None:
-    rec = RECORDS[name]
-    data = codec.to_bytes(obj)
-    con.rule(f"[bold]{title}[/bold]")
-    con.print(f"{name} ({arch}, DDI {LATEST.name}): {len(data)} bytes")
-    con.print(f"[dim]{_hex(data)}[/dim]")
-    tab = Table(box=None, pad_edge=False, show_edge=False)
-    tab.add_column("offset", justify="right")
-    tab.add_column("member")
-    tab.add_column("value")
-    for f in codec.decode(rec, data, arch, LATEST):
-        if f.path.rsplit(".", 1)[-1] == "Reserved" and not f.value:
-            continue
-        tab.add_row(f"+0x{f.offset:03x}", "  " * f.depth + f.path.rsplit(".", 1)[-1], f.text)
+def run_demo(con: Console, events_path: str | None = None) -> int:
+    """Run the built-in scenario, print the summary and one packet's trip; return the exit status."""
+    from .cli import print_summary
+    from .scenario import parse_scenario
+    from .system import System
+    from .trace import JsonlSink, ListSink, TeeSink
+
+    scenario = parse_scenario(SCENARIO, "<built-in demo>")
+    memory = ListSink()
+    sink = memory
+    jsonl = None
+    if events_path:
+        jsonl = JsonlSink(events_path)
+        sink = TeeSink(memory, jsonl)
+    try:
+        result = System(scenario, trace=sink).run()
+    finally:
+        if jsonl is not None:
+            jsonl.close()
+    con.print(scenario.description)
+    print_summary(con, result.summary)
+    tab = Table(title="The game's first packet, from the event log", title_justify="left")
+    tab.add_column("t", justify="right")
+    tab.add_column("event")
+    tab.add_column("what happened")
+    for t, name, text in _trip(memory.events):
+        tab.add_row(f"{t / 1e6:.3f} ms", name, text)
     con.print(tab)
-    broken = rules.check(name, obj, facts)
-    if broken:
-        for v in broken:
-            con.print(f"[red]verifier:[/red] {v}")
-            if v.bugcheck is not None:
-                con.print(f"[red]         stops with[/red] {v.bugcheck}")
-    else:
-        con.print("[green]verifier: no contract rule broken[/green]")
-
-
-def run_demo(con: Console, arch: str = "x64") -> None:
-    """Print the demo to ``con``."""
-    facts = rules.Facts(version=LATEST, multi_engine_aware=True, node_count=3, dma_buffer_segment_set=0b100)
-    submit = codec.new(RECORDS["DXGKARG_SUBMITCOMMAND"], arch, LATEST, **PACKET)
-    con.print(
-        "One render packet of a 3D context, as the OS scheduler hands it to DxgkDdiSubmitCommand at "
-        "DISPATCH_LEVEL, then as the driver's ISR reports its fence."
-    )
-    _show(con, "1. DxgkDdiSubmitCommand(hAdapter, pSubmitCommand)", "DXGKARG_SUBMITCOMMAND", submit, arch, facts)
-
-    done = codec.new(RECORDS["DXGKARGCB_NOTIFY_INTERRUPT_DATA"], arch, LATEST,
-                     InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
-    done.DmaCompleted.SubmissionFenceId = PACKET["SubmissionFenceId"]
-    done.DmaCompleted.NodeOrdinal = PACKET["NodeOrdinal"]
-    facts_isr = rules.Facts(version=LATEST, node_count=3, last_submitted_fence=17, last_completed_fence=16)
-    _show(con, "2. DxgkCbNotifyInterrupt(hAdapter, pNotifyInterrupt) from the ISR", "DXGKARGCB_NOTIFY_INTERRUPT_DATA", done, arch, facts_isr)
-
-    bad = codec.new(RECORDS["DXGKARG_SUBMITCOMMAND"], arch, LATEST, **{**PACKET, "DmaBufferPrivateDataSubmissionStartOffset": 0x40})
-    _show(con, "3. The same submission with a private-data range that only a paging buffer may have",
-          "DXGKARG_SUBMITCOMMAND", bad, arch, facts)
-    con.print("\nSee the layout of any structure with [bold]wddmsim layout DXGKARG_SUBMITCOMMAND --arch x86[/bold], "
-              "and read bytes back with [bold]wddmsim decode[/bold].")
+    con.print("Next: wddmsim run examples/<name>.toml --events log.jsonl  (see examples/README.md)")
+    return 3 if result.bugcheck is not None else 0

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Throughput of the submission path: simulated packets per wall second, against a bare heapq loop.
+
+Many contexts saturate one node with small packets (1 us of GPU work each, every CPU cost zero,
+tracing off, verifier on as by default). Each context submits batches of 16 and waits for the last
+one, so every packet makes the whole trip: render, queue, pick, patch, build the
+DXGKARG_SUBMITCOMMAND, submit, ring, execute, fence, interrupt, ISR, DPC, retire.
+
+The baseline, measured in the same process, is a bare heapq loop that runs the same number of
+packets with two events each (start, done) and as many concurrent streams as contexts.
+
+    uv run python benchmarks/throughput.py              # contexts 1, 8, 64 at 2*10^4 packets; sizes 10^4, 10^5
+    uv run python benchmarks/throughput.py --full       # also 10^6 packets and the memory check
+    uv run python benchmarks/throughput.py --memory N   # peak RSS of one run of N packets with the log streamed
+
+Spec: DESIGN.md section 7; the submission-path issue's speed section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+from wddmsim.scenario import scenario_from_dict
+from wddmsim.system import System
+from wddmsim.trace import JsonlSink
+
+ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
+
+
+def scenario(contexts: int, packets: int, verifier: str = "strict"):
+    per_ctx = max(1, packets // contexts)
+    batches = max(1, per_ctx // 16)
+    return scenario_from_dict({
+        "name": f"throughput-{contexts}x{packets}", "duration": "1000s",
+        "adapter": {"nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}], "cpu_cost": ZERO, "hw_queue_depth": 2},
+        "process": [{"name": f"p{i}", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "compute_batch", "batch": 16, "work": "1us", "count": batches}}]} for i in range(contexts)],
+    }, "<benchmark>")
+
+
+def run_model(contexts: int, packets: int, events_path: str | None = None, verifier: str = "strict") -> tuple[int, float]:
+    sink = JsonlSink(events_path) if events_path else None
+    system = System(scenario(contexts, packets), trace=sink, verifier=verifier)
+    t = time.perf_counter()
+    result = system.run()
+    wall = time.perf_counter() - t
+    if sink:
+        sink.close()
+    assert result.bugcheck is None
+    return result.summary["packets_retired"], wall
+
+
+def run_bare(contexts: int, packets: int) -> float:
+    """Two heap events per packet, ``contexts`` streams in flight."""
+    heap: list = []
+    push, pop = heapq.heappush, heapq.heappop
+    seq = 0
+    left = packets
+    t0 = time.perf_counter()
+    for _ in range(min(contexts, packets)):
+        seq += 1
+        push(heap, (0, seq, 0))
+        left -= 1
+    while heap:
+        t, _, kind = pop(heap)
+        seq += 1
+        if kind == 0:
+            push(heap, (t + 1000, seq, 1))
+        elif left > 0:
+            left -= 1
+            push(heap, (t, seq, 0))
+    return time.perf_counter() - t0
+
+
+def measure(contexts: int, packets: int, verifier: str = "strict") -> dict:
+    n, wall = run_model(contexts, packets, verifier=verifier)
+    bare = run_bare(contexts, n)
+    return {"contexts": contexts, "packets": n, "verifier": verifier, "wall_s": round(wall, 3),
+            "packets_per_s": round(n / wall), "bare_packets_per_s": round(n / bare), "ratio": round(bare / wall, 4)}
+
+
+def peak_memory(packets: int) -> dict:
+    """Peak RSS of a fresh process running ``packets`` packets with the event log streamed to disk."""
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run([sys.executable, __file__, "--memory", str(packets), "--events-dir", d],
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--full", action="store_true", help="include 10^6 packets and the memory check")
+    ap.add_argument("--memory", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--events-dir", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.memory:
+        path = os.path.join(args.events_dir, "events.jsonl")
+        n, wall = run_model(8, args.memory, path)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        print(json.dumps({"packets": n, "peak_rss_bytes": rss, "log_bytes": os.path.getsize(path), "wall_s": round(wall, 1)}))
+        return
+    rows = []
+    for c in (1, 8, 64):
+        rows.append(measure(c, 20_000))
+        print(json.dumps(rows[-1]), flush=True)
+    rows.append(measure(8, 20_000, verifier="off"))
+    print(json.dumps(rows[-1]), flush=True)
+    sizes = (10_000, 100_000, 1_000_000) if args.full else (10_000, 100_000)
+    for n in sizes:
+        rows.append(measure(8, n))
+        print(json.dumps(rows[-1]), flush=True)
+    if args.full:
+        for n in (10_000, 100_000, 1_000_000):
+            print(json.dumps(peak_memory(n)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
