@@ -99,6 +99,7 @@ class Adapter:
         self.interrupts = 0
         self.dpcs = 0
         self.callbacks = 0
+        self.unhandled_interrupts = 0  # interrupt types this part of the model does not act on
         self._policy = policy
         self._depth = hw_queue_depth
         self._verifier_mode = verifier
@@ -212,7 +213,7 @@ class Adapter:
             # judges them, so a malformed one is not lost.
             if self.verifier.mode != "off":
                 self.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=self.version), self.interrupt_address)
-            self.unhandled_interrupts = getattr(self, "unhandled_interrupts", 0) + 1
+            self.unhandled_interrupts += 1
 
     def _interrupt_args(self, data) -> dict:
         itype = int(data.InterruptType)

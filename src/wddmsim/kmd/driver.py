@@ -160,6 +160,7 @@ class ReferenceDriver:
         self._alist = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], arch, self.version)
         self._interrupt_cls = layout.ctype(RECORDS["DXGKARGCB_NOTIFY_INTERRUPT_DATA"], arch, self.version)
         self.reads_of_private_data = 0
+        self.faults_seen = 0  # engine faults seen by the ISR (acted on with the fault issue)
 
     # -- helpers ------------------------------------------------------------------------------------
     @property
@@ -448,7 +449,7 @@ class ReferenceDriver:
             if status & (1 << node.ordinal):
                 self._report_completed(node)
         if status & FAULT_BIT:
-            self.faults_seen = getattr(self, "faults_seen", 0) + 1
+            self.faults_seen += 1
         self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
         return True
 
