@@ -12,6 +12,10 @@ Modes:
 
 Each violation is also emitted to the event log as ``VerifierViolation`` when tracing is on.
 
+Before the full check, a structure goes through its screen (:mod:`wddmsim.ddi.rules.screens`)
+where it has one: a quick test that no rule can find anything. ``screened`` counts the crossings
+the screen cleared, ``checked`` those that got the full check.
+
 Spec: DESIGN.md section 5; ddi-facts.md section 13.
 """
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode
+from ..ddi.rules.screens import screen_for
 from .crash import BugCheckStop, CrashRecord
 
 MODES = ("strict", "report", "off")
@@ -27,7 +32,7 @@ MODES = ("strict", "report", "off")
 class Verifier:
     """Runs the rules on a structure and acts on what they find."""
 
-    __slots__ = ("mode", "violations", "sim", "trace", "arch", "version")
+    __slots__ = ("mode", "violations", "sim", "trace", "arch", "version", "screened", "checked", "_screens")
 
     def __init__(self, sim, mode: str = "strict", arch: str = "x64", version=None, trace=None):
         if mode not in MODES:
@@ -38,12 +43,27 @@ class Verifier:
         self.version = version
         self.trace = trace
         self.violations: list[tuple[int, R.Violation]] = []
+        self.screened = 0
+        self.checked = 0
+        self._screens: dict = {}
+
+    def find(self, struct_name: str, obj, facts: R.Facts) -> list[R.Violation]:
+        """What the rules find in ``obj`` (nothing in mode ``off``), without acting on it."""
+        if self.mode == "off":
+            return []
+        key = (struct_name, type(obj))
+        screen = self._screens.get(key, False)
+        if screen is False:
+            screen = self._screens[key] = screen_for(struct_name, type(obj))
+        if screen is not None and screen(obj, facts):
+            self.screened += 1
+            return []
+        self.checked += 1
+        return R.check(struct_name, obj, facts)
 
     def check(self, struct_name: str, obj, facts: R.Facts, address: int = 0) -> list[R.Violation]:
         """Judge ``obj``; in strict mode raise :class:`BugCheckStop` on the first broken rule."""
-        if self.mode == "off":
-            return []
-        found = R.check(struct_name, obj, facts)
+        found = self.find(struct_name, obj, facts)
         if found:
             self.handle(found, struct_name, obj, address)
         return found

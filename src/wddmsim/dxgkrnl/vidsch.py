@@ -314,7 +314,7 @@ class VidSch:
         facts = nq.notify_facts
         facts.last_submitted_fence = nq.last_submitted
         facts.last_completed_fence = nq.last_completed
-        found = R.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, facts) if self.verifier.mode != "off" else []
+        found = self.verifier.find("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, facts)
         if fence > nq.last_submitted or fence < nq.last_completed:
             # Rules 32 and 33: an invalid fence id stops the model (0x119/0x1) in every mode.
             if not found:
