@@ -194,3 +194,74 @@ def layout_table(rec: Record, arch: str = "x64", version: DdiVersion | str = LAT
         "align": ctypes.alignment(cls),
         "members": {ml.path: ml.as_json() for ml in members(rec, arch, version)},
     }
+
+
+_FORMATS = {(1, False): "B", (2, False): "H", (4, False): "I", (8, False): "Q",
+            (1, True): "b", (2, True): "h", (4, True): "i", (8, True): "q"}
+
+
+def filler(cls: type, paths: list[str] | tuple[str, ...]):
+    """``fill(obj, *values)``: store ``values`` into the members ``paths`` of an instance of the
+    ctypes structure ``cls`` (built by :func:`ctype`), with one ``struct.pack_into`` per run of
+    adjacent members instead of one ctypes assignment per member.
+
+    Paths are those of :func:`members` for scalars and leaf records (``"DmaBufferPhysicalAddress"``
+    is its 64-bit QuadPart); a flag union is filled through its ``"Flags.Value"``. Bytes between two
+    members of a run are the structure's padding and are written as zero; bitfields cannot be
+    filled this way. A value out of its member's range raises ``struct.error`` where a ctypes
+    assignment would have cut it silently.
+    """
+    import struct
+
+    rec, arch, version = cls.record, cls.arch, cls.ddi_version
+    by_path = {ml.path: ml for ml in members(rec, arch, version)}
+    covered = sorted((ml.offset, ml.offset + ml.size) for ml in by_path.values() if ml.bit_width is None)
+    spots = []
+    for i, path in enumerate(paths):
+        ml = by_path.get(path)
+        if ml is None:
+            raise KeyError(f"{rec.name} has no member {path!r} at {arch}/{version.name}")
+        if ml.bit_width is not None:
+            raise ValueError(f"{rec.name}.{path} is a bitfield; fill its union's Value instead")
+        t = ml.type
+        if isinstance(t, Record):
+            if not t.leaf or ml.size != 8:
+                raise ValueError(f"{rec.name}.{path} is a record; fill its members")
+            signed = True  # LARGE_INTEGER / PHYSICAL_ADDRESS: QuadPart is a LONGLONG
+        elif isinstance(t, EnumType):
+            signed = True
+        else:
+            p = _prim(t)
+            if p is None:
+                raise ValueError(f"{rec.name}.{path} is not a scalar")
+            signed = p.signed
+        spots.append((ml.offset, ml.size, _FORMATS[(ml.size, signed)], i))
+    spots.sort()
+
+    def padding_only(start: int, end: int) -> bool:
+        return all(e <= start or s >= end for s, e in covered)
+
+    runs = []  # (offset, Struct, value indices)
+    for off, size, code, i in spots:
+        if runs:
+            start, fmt, idx, end = runs[-1]
+            if off >= end and (off == end or padding_only(end, off)):
+                runs[-1] = (start, fmt + "x" * (off - end) + code, idx + [i], off + size)
+                continue
+            if off < end:
+                raise ValueError(f"{rec.name}: members {paths[idx[-1]]!r} and {paths[i]!r} overlap")
+        runs.append((off, code, [i], off + size))
+    packs = [(start, struct.Struct("<" + fmt).pack_into, tuple(idx)) for start, fmt, idx, _ in runs]
+    if len(packs) == 1 and list(packs[0][2]) == list(range(len(paths))):
+        start, pack, _ = packs[0]
+
+        def fill_one(obj, *values) -> None:
+            pack(obj, start, *values)
+
+        return fill_one
+
+    def fill(obj, *values) -> None:
+        for start, pack, idx in packs:
+            pack(obj, start, *[values[j] for j in idx])
+
+    return fill

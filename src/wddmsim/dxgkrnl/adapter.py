@@ -44,6 +44,15 @@ ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 
                      5: "SCENE_ASSEMBLY", 6: "COPY", 7: "OVERLAY", 8: "CRYPTO", 9: "VIDEO_CODEC"}
 
 
+#: DXGKARG_RENDER's members in declaration order; the OS fills every one before each call.
+_RENDER_MEMBERS = (
+    "pCommand", "CommandLength", "pDmaBuffer", "DmaSize", "pDmaBufferPrivateData",
+    "DmaBufferPrivateDataSize", "pAllocationList", "AllocationListSize", "pPatchLocationListIn",
+    "PatchLocationListInSize", "pPatchLocationListOut", "PatchLocationListOutSize", "MultipassOffset",
+    "DmaBufferSegmentId", "DmaBufferPhysicalAddress",
+)
+
+
 @dataclass
 class CpuCost:
     """Modelled CPU time, in ns, of the OS and driver work on the submission path."""
@@ -142,7 +151,9 @@ class Adapter:
         self.interrupt_address = self.pool.alloc(4096)
         for i, seg in enumerate(self.segments):
             self._segment_tops[i + 1] = 0
-        self._render_args = layout.ctype(RECORDS["DXGKARG_RENDER"], self.arch, self.version)()
+        render_cls = layout.ctype(RECORDS["DXGKARG_RENDER"], self.arch, self.version)
+        self._render_args = render_cls()
+        self._render_fill = layout.filler(render_cls, _RENDER_MEMBERS)
         self._present_args = layout.ctype(RECORDS["DXGKARG_PRESENT"], self.arch, self.version)()
         self._alist_cls = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], self.arch, self.version)
         self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], self.arch, self.version)
@@ -433,21 +444,8 @@ class Adapter:
             mem.write(plist_in, bytes(out))
         self._write_allocation_list(alist, allocations)
         a = self._render_args
-        a.pCommand = cmd_addr
-        a.CommandLength = n
-        a.pDmaBuffer = dma
-        a.DmaSize = info.DmaBufferSize
-        a.pDmaBufferPrivateData = priv
-        a.DmaBufferPrivateDataSize = info.DmaBufferPrivateDataSize
-        a.pAllocationList = alist
-        a.AllocationListSize = len(allocations)
-        a.pPatchLocationListIn = plist_in
-        a.PatchLocationListInSize = len(patches)
-        a.pPatchLocationListOut = plist
-        a.PatchLocationListOutSize = info.PatchLocationListSize
-        a.MultipassOffset = 0
-        a.DmaBufferSegmentId = 0
-        a.DmaBufferPhysicalAddress.QuadPart = dma
+        self._render_fill(a, cmd_addr, n, dma, info.DmaBufferSize, priv, info.DmaBufferPrivateDataSize, alist,
+                          len(allocations), plist_in, len(patches), plist, info.PatchLocationListSize, 0, 0, dma)
         status = self.driver.DxgkDdiRender(ctx.hDdi, a)
         if self.trace is not None:
             self._trace_ddi("DxgkDdiRender", a, status)

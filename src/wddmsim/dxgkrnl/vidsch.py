@@ -50,6 +50,16 @@ FLAG_FLIP = 0x10
 FLAG_FLIP_NO_WAIT = 0x20
 
 
+_SUBMIT_MEMBERS = (
+    "hContext", "DmaBufferSegmentId", "DmaBufferPhysicalAddress", "DmaBufferSize",
+    "DmaBufferSubmissionStartOffset", "DmaBufferSubmissionEndOffset", "pDmaBufferPrivateData",
+    "DmaBufferPrivateDataSize", "DmaBufferPrivateDataSubmissionStartOffset",
+    "DmaBufferPrivateDataSubmissionEndOffset", "SubmissionFenceId", "VidPnSourceId", "FlipInterval",
+    "Flags.Value", "EngineOrdinal",
+)
+_SUBMIT_TAIL = ("DmaBufferVirtualAddress", "NodeOrdinal")
+
+
 class NodeQueue:
     """The OS side of one node: hardware queue, fence counters, worker state, statistics."""
 
@@ -57,7 +67,7 @@ class NodeQueue:
         "ordinal", "name", "depth", "hw", "stopped", "next_fence", "last_submitted",
         "last_completed", "worker_busy", "dispatch_timer", "submit_args", "patch_args", "facts",
         "notify_facts", "packets", "busy_ns", "busy_since", "engine_type", "submit_address",
-        "max_depth_seen",
+        "max_depth_seen", "submit_fill", "submit_long",
     )
 
     def __init__(self, ordinal: int, name: str, depth: int):
@@ -81,6 +91,8 @@ class NodeQueue:
         self.engine_type = 0
         self.submit_address = 0
         self.max_depth_seen = 0
+        self.submit_fill = None
+        self.submit_long = False
 
 
 class VidSch:
@@ -98,10 +110,16 @@ class VidSch:
         arch, version = adapter.arch, adapter.version
         submit_cls = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMAND"], arch, version)
         patch_cls = layout.ctype(RECORDS["DXGKARG_PATCH"], arch, version)
+        # DXGKARG_SUBMITCOMMAND is filled member by member in declaration order; NodeOrdinal and
+        # DmaBufferVirtualAddress exist from Windows 8 / Windows 7 headers on.
+        submit_long = hasattr(submit_cls, "NodeOrdinal")
+        submit_fill = layout.filler(submit_cls, _SUBMIT_MEMBERS + (_SUBMIT_TAIL if submit_long else ()))
         self.nodes: list[NodeQueue] = []
         for i, depth in enumerate(hw_queue_depths):
             nq = NodeQueue(i, adapter.node_names[i], depth)
             nq.submit_args = submit_cls()
+            nq.submit_fill = submit_fill
+            nq.submit_long = submit_long
             nq.patch_args = patch_cls()
             # The argument blocks live at fixed kernel addresses (parameter 3 of a 0x119 stop).
             nq.submit_address = adapter.pool.alloc(4096)
@@ -183,23 +201,17 @@ class VidSch:
         if packet.plist_n:
             self._patch(nq, packet)
         a = nq.submit_args
-        a.hContext = ctx.hDdi
-        a.DmaBufferSegmentId = 0
-        a.DmaBufferPhysicalAddress.QuadPart = packet.dma
-        a.DmaBufferSize = packet.dma_size
-        a.DmaBufferSubmissionStartOffset = packet.start_off
-        a.DmaBufferSubmissionEndOffset = packet.end_off
-        a.pDmaBufferPrivateData = packet.priv
-        a.DmaBufferPrivateDataSize = packet.priv_size
-        a.DmaBufferPrivateDataSubmissionStartOffset = 0
-        a.DmaBufferPrivateDataSubmissionEndOffset = packet.priv_size
-        a.SubmissionFenceId = fence
-        a.VidPnSourceId = packet.vidpn_source if flags & (FLAG_FLIP | FLAG_FLIP_NO_WAIT) else 0
-        a.FlipInterval = packet.flip_interval if flags & FLAG_FLIP else 0
-        a.Flags.Value = flags
-        a.EngineOrdinal = 0
-        a.DmaBufferVirtualAddress = 0
-        a.NodeOrdinal = nq.ordinal
+        # Every member as the seeds say: the private-data range starts at 0 for a non-paging
+        # packet; VidPnSourceId and FlipInterval mean something only with the flip flags.
+        vidpn = packet.vidpn_source if flags & (FLAG_FLIP | FLAG_FLIP_NO_WAIT) else 0
+        interval = packet.flip_interval if flags & FLAG_FLIP else 0
+        if nq.submit_long:
+            nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
+                           packet.priv, packet.priv_size, 0, packet.priv_size, fence, vidpn, interval, flags, 0,
+                           0, nq.ordinal)
+        else:
+            nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
+                           packet.priv, packet.priv_size, 0, packet.priv_size, fence, vidpn, interval, flags, 0)
         # The OS's own side of the contract, before the call.
         facts = nq.facts
         facts.status = SUCCESS
