@@ -328,6 +328,9 @@ def print_summary(con: Console, summary: dict) -> None:
         ctxs.add_row(c["context"], c["node"], str(c["submitted"]), str(c["completed"]), _ms(c["latency_p50_ns"]),
                      _ms(c["latency_p99_ns"]), _ms(c["latency_max_ns"]))
     con.print(ctxs)
+    if summary.get("null_rendering_packets"):
+        con.print(f"NullRendering: {summary['null_rendering_packets']} packet(s) completed their fence without "
+                  f"running on the GPU; their latency is the submission path's own cost.")
     if summary["violations"]:
         con.print(f"[bold red]{len(summary['violations'])} contract rule(s) broken (verifier in report mode):[/bold red]")
         for v in summary["violations"][:20]:

@@ -68,9 +68,11 @@ class System:
         depths = [n.hw_queue_depth or ad.hw_queue_depth for n in ad.nodes]
         policy = make_policy(scenario.scheduler.policy, scenario.scheduler.quantum)
         self.adapter = Adapter(sim, self.driver, self.gpu.memory, policy=policy, hw_queue_depth=depths,
-                               costs=self.costs, verifier=verifier, trace=trace)
+                               costs=self.costs, verifier=verifier, trace=trace, null_rendering=ad.null_rendering)
         self.gpu.irq.connect(self.adapter.interrupt)
         self.adapter.start()
+        # The verifier's ground truth for NullRendering (rule 14): which DMA buffers the GPU fetched.
+        self.gpu.on_fetch = self.adapter.vidsch.dma_fetched
         self.kmt = D3DKMT(self.adapter)
         self._build_processes()
 
@@ -145,13 +147,15 @@ class System:
             lat = ctx.latencies
             contexts.append({
                 "context": ctx.full_name, "node": vs.nodes[ctx.node].name, "submitted": ctx.submitted,
-                "completed": ctx.completed, "latency_p50_ns": lat.percentile(50),
+                "completed": ctx.completed, "null_rendering": ctx.null_packets,
+                "latency_p50_ns": lat.percentile(50),
                 "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
             })
         return {
             "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
             "wall_s": round(wall_s, 3), "events": sim.events_run,
             "packets_submitted": vs.packets_submitted, "packets_retired": vs.packets_retired,
+            "null_rendering_packets": vs.null_rendering_packets,
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "nodes": nodes, "contexts": contexts,
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}

@@ -35,7 +35,7 @@ from .crash import BugCheckStop, CrashRecord
 from .objects import Allocation, Context, Device, HandleTable, Packet, Process
 from .pool import KernelPool
 from .verifier import Verifier
-from .vidsch import FLAG_PRESENT, VidSch
+from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
@@ -88,10 +88,13 @@ class Adapter:
         verifier: str = "strict",
         trace=None,
         arch: str = "x64",
+        null_rendering: bool = False,
     ):
         self.sim = sim
         self.driver = driver
         self.memory = memory
+        #: every submission carries Flags.NullRendering (the scenario switch)
+        self.null_rendering = null_rendering
         self.trace = trace
         self.arch = arch
         self.costs = costs or CpuCost()
@@ -409,10 +412,12 @@ class Adapter:
             out += bytes(e)
         self.memory.write(addr, bytes(out))
 
-    def render(self, ctx: Context, command: bytes, allocations=(), patches=(), kind: str = "render") -> Packet:
+    def render(self, ctx: Context, command: bytes, allocations=(), patches=(), kind: str = "render",
+               null_rendering: bool = False) -> Packet:
         """DxgkDdiRender on a command buffer, then the packet enters the context's queue.
 
         ``patches`` are ``(allocation_index, offset_in_command, allocation_offset)`` triples.
+        ``null_rendering`` (or the adapter-wide switch) submits it with Flags.NullRendering.
         """
         if ctx.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
@@ -454,6 +459,8 @@ class Adapter:
             raise ApiError(status, "DxgkDdiRender rejected the command buffer")
         ctx.seq += 1
         p = Packet(ctx, ctx.seq, kind)
+        if null_rendering or self.null_rendering:
+            p.flags = FLAG_NULL_RENDERING
         p.dma = dma
         p.dma_size = info.DmaBufferSize
         p.end_off = a.pDmaBuffer - dma
@@ -469,7 +476,8 @@ class Adapter:
         return p
 
     def present(self, ctx: Context, source: Allocation, destination: Allocation | None, width: int, height: int,
-                flip: bool = False, flip_interval: int = 1, vidpn_source: int = 0) -> Packet:
+                flip: bool = False, flip_interval: int = 1, vidpn_source: int = 0,
+                null_rendering: bool = False) -> Packet:
         """DxgkDdiPresent: a blt of ``width`` x ``height`` pixels (or a flip of ``source``)."""
         if ctx.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
@@ -514,6 +522,8 @@ class Adapter:
         ctx.seq += 1
         p = Packet(ctx, ctx.seq, "present")
         p.flags = FLAG_PRESENT | (0x10 if flip else 0)
+        if null_rendering or self.null_rendering:
+            p.flags |= FLAG_NULL_RENDERING
         p.vidpn_source = vidpn_source
         p.flip_interval = flip_interval if flip else 0
         p.dma = dma

@@ -35,12 +35,14 @@ class D3DKMT:
     def CreateAllocation(self, device: Device, size: int) -> Allocation:
         return self.adapter.create_allocation(device, size)
 
-    def Render(self, context: Context, command: bytes, allocations=(), patches=()):
-        """Submit a command buffer (generator): returns the packet's number in its context."""
+    def Render(self, context: Context, command: bytes, allocations=(), patches=(), null_rendering: bool = False):
+        """Submit a command buffer (generator): returns the packet's number in its context.
+
+        ``null_rendering`` submits it with Flags.NullRendering: its fence completes, nothing runs."""
         cost = self.adapter.costs.render
         if cost:
             yield cost
-        return self.adapter.render(context, command, allocations, patches).seq
+        return self.adapter.render(context, command, allocations, patches, null_rendering=null_rendering).seq
 
     def Present(self, context: Context, source: Allocation, destination: Allocation, width: int, height: int):
         """Present a ``width`` x ``height`` blt from ``source`` to ``destination`` (generator)."""

@@ -79,7 +79,7 @@ class Context:
     __slots__ = (
         "handle", "name", "device", "node", "priority", "hDriver", "info", "queue", "submitted",
         "completed", "waiters", "ready", "ready_since", "turn_start", "latencies", "gpu_packets",
-        "last_dispatch", "seq", "hDdi",
+        "last_dispatch", "seq", "hDdi", "null_packets",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -102,6 +102,7 @@ class Context:
         self.gpu_packets = 0
         self.last_dispatch = -1
         self.seq = 0
+        self.null_packets = 0
 
     @property
     def process(self) -> Process:
@@ -141,7 +142,8 @@ class Packet:
     __slots__ = (
         "context", "seq", "kind", "flags", "dma", "dma_size", "start_off", "end_off", "priv",
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
-        "started", "done", "retired", "buffers", "vidpn_source", "flip_interval",
+        "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
+        "submit_bytes",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -168,3 +170,5 @@ class Packet:
         self.buffers = None
         self.vidpn_source = 0
         self.flip_interval = 0
+        self.executed = False  # the GPU fetched this packet's DMA buffer (NullRendering checks)
+        self.submit_bytes = b""  # its DXGKARG_SUBMITCOMMAND, kept for judging it at completion

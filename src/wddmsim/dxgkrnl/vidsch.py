@@ -31,6 +31,7 @@ Spec: seeds 000-004; ddi-facts.md sections 1, 2.1-2.7, 4.1, 11, 13 (rules 1-22, 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 
 from ..ddi import layout
 from ..ddi import rules as R
@@ -135,6 +136,9 @@ class VidSch:
             self.nodes.append(nq)
         self.packets_submitted = 0
         self.packets_retired = 0
+        self.null_rendering_packets = 0
+        self._submit_cls = submit_cls
+        self._null_buffers: dict = {}  # DMA buffer address -> NullRendering packet in flight
 
     # -- 1. queueing ----------------------------------------------------------------------------
     def enqueue(self, packet) -> None:
@@ -218,6 +222,10 @@ class VidSch:
         verifier = self.verifier
         if verifier.mode != "off":
             verifier.check("DXGKARG_SUBMITCOMMAND", a, facts, nq.submit_address)
+        if flags & FLAG_NULL_RENDERING:
+            # Rule 14 is judged when the fence comes back, on the structure as the OS submitted it.
+            packet.submit_bytes = bytes(a)
+            self._null_buffers[packet.dma] = packet
         sim.irql = DISPATCH  # KeRaiseIrql: DxgkDdiSubmitCommand is called at DISPATCH_LEVEL
         try:
             status = self.driver.DxgkDdiSubmitCommand(self.adapter.hAdapter, a)
@@ -231,6 +239,9 @@ class VidSch:
             })
         if status != SUCCESS:
             self._failed_submit(nq, packet, a, status)
+        if flags & FLAG_NULL_RENDERING:
+            ctx.null_packets += 1
+            self.null_rendering_packets += 1
         packet.submitted = sim.now
         nq.last_submitted = fence
         nq.packets += 1
@@ -356,6 +367,8 @@ class VidSch:
             if p.fence > fence:
                 break
             p.done = now
+            if p.flags & FLAG_NULL_RENDERING:
+                self._judge_null_rendering(nq, p)
             if tr is not None:
                 tr.emit(now, "DmaPacketStop", {
                     "context": p.context.handle, "node": ordinal, "fence": p.fence, "kind": p.kind,
@@ -367,6 +380,25 @@ class VidSch:
             nq.stopped = i
             if i < n:
                 self._start(nq, hw[i])
+
+    def _judge_null_rendering(self, nq: NodeQueue, packet) -> None:
+        """Rule 14 on a completed NullRendering packet: its fence came back (it is completing) and
+        the GPU must not have fetched its DMA buffer."""
+        del self._null_buffers[packet.dma]
+        if self.verifier.mode == "off":
+            return
+        args = self._submit_cls.from_buffer_copy(packet.submit_bytes)
+        facts = replace(nq.facts, fence_signaled=True, work_executed=packet.executed)
+        self.verifier.check("DXGKARG_SUBMITCOMMAND", args, facts, nq.submit_address)
+
+    def dma_fetched(self, engine: int, address: int, size: int) -> None:
+        """Bus observer (ground truth from the hardware model, for the verifier): an engine began
+        executing the buffer at ``address``. Marks an in-flight NullRendering packet it belongs to."""
+        if not self._null_buffers:
+            return
+        for p in self._null_buffers.values():
+            if p.dma <= address < p.dma + p.dma_size:
+                p.executed = True
 
     # -- 5. retirement in the DPC ----------------------------------------------------------------
     def retire(self) -> None:

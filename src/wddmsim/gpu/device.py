@@ -79,6 +79,10 @@ class GPU:
         self.sim = sim
         self.memory = PhysicalMemory()
         self.irq = InterruptController(sim)
+        #: Bus observer: ``on_fetch(engine_index, address, size)`` runs when an engine starts
+        #: executing an indirect buffer (a logic analyser on the bus; the model's checkers use it
+        #: as ground truth, a real OS never sees it). None: nobody watches.
+        self.on_fetch = None
         self.engines = [
             Engine(self, i, e.name, e.kind, e.command_cost, e.bandwidth) for i, e in enumerate(engines)
         ]

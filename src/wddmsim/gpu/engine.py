@@ -201,6 +201,9 @@ class Engine:
                 if op == C.NOP:
                     continue
                 if op == C.INDIRECT:
+                    observer = self.gpu.on_fetch
+                    if observer is not None:
+                        observer(self.index, cmd.addr, cmd.size)
                     if self._buf is not None:
                         self._stack.append((self._buf, self._pc, self._end))
                     self._buf = self.mem.read(self.gpu.translate(cmd.addr), cmd.size)

@@ -211,6 +211,9 @@ class Adapter(ScenarioModel):
     ring_size: Size = 65536
     dma_buffer_size: Size = 65536
     cpu_cost: CpuCost = Field(default_factory=CpuCost)
+    #: every submission sets Flags.NullRendering: an infinitely fast GPU, leaving the submission
+    #: path's own cost
+    null_rendering: bool = False
     nodes: list[Node] = Field(default_factory=_default_nodes, min_length=1, max_length=64)
     segments: list[Segment] = Field(default_factory=_default_segments)
 
@@ -370,6 +373,8 @@ class ScriptPacket(ScenarioModel):
     work: Duration
     #: how many identical packets to submit at that moment
     repeat: int = Field(default=1, ge=1)
+    #: submit with Flags.NullRendering: the fence completes, the GPU executes none of it
+    null_rendering: bool = False
 
 
 class Script(_Workload):

@@ -115,7 +115,7 @@ def script(kmt, ctx, w, rng):
         if t > sim.now:
             yield t - sim.now
         for _ in range(p.repeat):
-            yield from kmt.Render(ctx, work_buffer(p.work))
+            yield from kmt.Render(ctx, work_buffer(p.work), null_rendering=p.null_rendering)
 
 
 def start_workload(kmt, ctx, w, rng):
