@@ -18,7 +18,7 @@ ONE_NODE = [{"name": "3D", "engine": "3d", "command_cost": 0}]
 
 
 def build(contexts, *, nodes=ONE_NODE, cost=ZERO_COST, depth=2, policy="priority_quantum", duration="10s",
-          mea=True, engine_mode="timed", driver=None, seed=0, verifier="strict"):
+          mea=True, engine_mode="timed", driver=None, seed=0, verifier="strict", preemption=None):
     """A system whose processes each hold one context: ``contexts`` is a list of dicts with
     ``name``, ``node``, ``workload`` and optional ``priority`` / ``process_priority``."""
     processes = [
@@ -29,7 +29,8 @@ def build(contexts, *, nodes=ONE_NODE, cost=ZERO_COST, depth=2, policy="priority
     ]
     sc = scenario_from_dict({
         "name": "test", "seed": seed, "duration": duration,
-        "adapter": {"nodes": nodes, "cpu_cost": cost, "hw_queue_depth": depth, "multi_engine_aware": mea},
+        "adapter": {"nodes": nodes, "cpu_cost": cost, "hw_queue_depth": depth, "multi_engine_aware": mea,
+                    "preemption_aware": preemption},
         "scheduler": {"policy": policy},
         "process": processes,
     }, "<test>")
@@ -192,7 +193,8 @@ def test_strict_priority_alternates_equal_priorities_per_packet():
 def test_ring_slot_flow_control(depth):
     low = {"name": "low", "process_priority": "below_normal", "workload": script((0, 1_000_000, 6))}
     high = {"name": "high", "process_priority": "high", "workload": script((2_500_000, 1_000_000, 1))}
-    system, trace = build([low, high], depth=depth)
+    # Flow control alone: a driver that cannot preempt (with preemption the ring is emptied instead).
+    system, trace = build([low, high], depth=depth, preemption=False)
     system.run()
     # The driver never holds more than `depth` packets.
     in_flight, most = 0, 0

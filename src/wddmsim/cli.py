@@ -311,15 +311,23 @@ def print_summary(con: Console, summary: dict) -> None:
     con.print(
         f"[bold]{summary['scenario']}[/bold]  seed {summary['seed']}  "
         f"virtual time {_ms(summary['virtual_time_ns'])}  "
-        f"{summary['packets_retired']}/{summary['packets_submitted']} packets retired/submitted  "
+        f"{summary['packets_retired']}/{summary['packets_submitted'] - summary.get('resubmissions', 0)} "
+        f"packets retired/submitted"
+        f"{' (' + str(summary['resubmissions']) + ' resubmitted after preemption)' if summary.get('resubmissions') else ''}  "
         f"{summary['events']} events in {summary['wall_s']} s"
     )
     nodes = Table(title="Nodes", title_justify="left")
-    for col in ("node", "engine", "packets", "busy %", "GPU busy %", "hw queue", "max queued", "last fence"):
-        nodes.add_column(col, justify="left" if col in ("node", "engine") else "right")
+    for col in ("node", "engine", "packets", "busy %", "GPU busy %", "hw queue", "max queued", "last fence",
+                "preemption", "preempted", "preempt p50", "preempt max"):
+        nodes.add_column(col, justify="left" if col in ("node", "engine", "preemption") else "right")
+    aware = summary.get("preemption_aware", False)
     for n in summary["nodes"]:
+        count = n.get("preemptions", 0)
         nodes.add_row(n["name"], n["engine"], str(n["packets"]), f"{n['busy_pct']:.1f}", f"{n['gpu_busy_pct']:.1f}",
-                      str(n["hw_queue_depth"]), str(n["max_queued"]), str(n["last_fence"]))
+                      str(n["hw_queue_depth"]), str(n["max_queued"]), str(n["last_fence"]),
+                      n.get("preemption", "") if aware else "off", str(count),
+                      _ms(n["preempt_latency_p50_ns"]) if count else "-",
+                      _ms(n["preempt_latency_max_ns"]) if count else "-")
     con.print(nodes)
     ctxs = Table(title="Contexts (latency: queued to retired)", title_justify="left")
     for col in ("context", "node", "submitted", "retired", "p50", "p99", "max"):

@@ -52,7 +52,8 @@ class System:
                                        "scenario": scenario.name, "seed": self.seed})
         self.gpu = GPU(
             sim,
-            [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth) for n in ad.nodes],
+            [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth, n.preemption, n.preemption_interval)
+             for n in ad.nodes],
             [(s.name, s.kind, s.size, s.cpu_visible) for s in ad.segments],
         )
         for e in self.gpu.engines:
@@ -62,6 +63,7 @@ class System:
         self.driver = make_driver(
             self.gpu, ddi_version_name=ad.ddi_version, multi_engine_aware=ad.multi_engine_aware,
             ring_size=ad.ring_size, ring_sizes=ring_sizes, dma_buffer_size=ad.dma_buffer_size,
+            preemption_aware=ad.preemption_aware,
         )
         c = ad.cpu_cost
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
@@ -140,14 +142,17 @@ class System:
                 "busy_pct": round(100.0 * busy / elapsed, 3) if elapsed else 0.0,
                 "gpu_busy_pct": round(100.0 * min(engine.busy_ns, elapsed) / elapsed, 3) if elapsed else 0.0,
                 "hw_queue_depth": nq.depth, "max_queued": nq.max_depth_seen,
-                "last_fence": nq.last_completed,
+                "last_fence": nq.last_completed, "preemption": engine.granularity,
+                "preemptions": nq.preemption.count,
+                "preempt_latency_p50_ns": nq.preemption.latencies.percentile(50),
+                "preempt_latency_max_ns": nq.preemption.latencies.max,
             })
         contexts = []
         for ctx in self.contexts:
             lat = ctx.latencies
             contexts.append({
                 "context": ctx.full_name, "node": vs.nodes[ctx.node].name, "submitted": ctx.submitted,
-                "completed": ctx.completed, "null_rendering": ctx.null_packets,
+                "completed": ctx.completed, "null_rendering": ctx.null_packets, "preempted": ctx.preempted,
                 "latency_p50_ns": lat.percentile(50),
                 "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
             })
@@ -155,7 +160,8 @@ class System:
             "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
             "wall_s": round(wall_s, 3), "events": sim.events_run,
             "packets_submitted": vs.packets_submitted, "packets_retired": vs.packets_retired,
-            "null_rendering_packets": vs.null_rendering_packets,
+            "null_rendering_packets": vs.null_rendering_packets, "resubmissions": vs.resubmissions,
+            "preemption_aware": bool(self.adapter.preemption_aware),
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "nodes": nodes, "contexts": contexts,
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}

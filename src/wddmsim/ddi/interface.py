@@ -31,10 +31,18 @@ class DriverCaps:
     InterruptMessageNumber: int = 0
     MaxQueuedFlipOnVSync: int = 1
     FlipCaps: dict[str, int] = field(default_factory=dict)
+    #: D3DKMDT_PREEMPTION_CAPS (DXGK_DRIVERCAPS.PreemptionCaps, WDDM 1.2 and later)
+    GraphicsPreemptionGranularity: int = 0
+    ComputePreemptionGranularity: int = 0
 
     @property
     def MultiEngineAware(self) -> bool:
         return bool(self.SchedulingCaps & 1)
+
+    @property
+    def PreemptionAware(self) -> bool:
+        """DXGK_VIDSCHCAPS.PreemptionAware (bit 2)."""
+        return bool(self.SchedulingCaps & 4)
 
 
 @runtime_checkable
@@ -91,6 +99,8 @@ class Miniport(Protocol):
     def DxgkDdiDpcRoutine(self, MiniportDeviceContext: int) -> None: ...
 
     def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence: Any) -> int: ...
+
+    def DxgkDdiPreemptCommand(self, hAdapter: int, pPreemptCommand: Any) -> int: ...
 
 
 #: ``DxgkDdiQueryAdapterInfo`` types the model asks for.

@@ -39,6 +39,7 @@ from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
+_DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
 _INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
                      5: "SCENE_ASSEMBLY", 6: "COPY", 7: "OVERLAY", 8: "CRYPTO", 9: "VIDEO_CODEC"}
@@ -131,6 +132,9 @@ class Adapter:
         self.caps = caps
         self.version = from_value(caps.WDDMVersion)
         self.multi_engine_aware = caps.MultiEngineAware
+        # Rule 63 and section 5.1: preemption needs MultiEngineAware; without it the OS never
+        # calls DxgkDdiPreemptCommand (the Windows 7 policy).
+        self.preemption_aware = caps.PreemptionAware and caps.MultiEngineAware
         # Rule 20 and section 3.1: the node count is ignored unless MultiEngineAware.
         count = caps.NbAsymetricProcessingNodes if self.multi_engine_aware else 1
         if not 1 <= count <= 64:
@@ -222,6 +226,8 @@ class Adapter:
             })
         if itype == _DMA_COMPLETED:
             self.vidsch.dma_completed(data)
+        elif itype == _DMA_PREEMPTED:
+            self.vidsch.dma_preempted(data)
         else:
             # Other interrupt types arrive with the later parts of the model; the verifier still
             # judges them, so a malformed one is not lost.
@@ -236,6 +242,11 @@ class Adapter:
             dc = data.DmaCompleted
             args["DmaCompleted"] = {"SubmissionFenceId": dc.SubmissionFenceId, "NodeOrdinal": dc.NodeOrdinal,
                                     "EngineOrdinal": dc.EngineOrdinal}
+        elif itype == _DMA_PREEMPTED:
+            dp = data.DmaPreempted
+            args["DmaPreempted"] = {"PreemptionFenceId": dp.PreemptionFenceId,
+                                    "LastCompletedFenceId": dp.LastCompletedFenceId,
+                                    "NodeOrdinal": dp.NodeOrdinal, "EngineOrdinal": dp.EngineOrdinal}
         else:
             full = codec.decode(data.record, bytes(data), self.arch, self.version)
             for f in full:

@@ -79,7 +79,7 @@ class Context:
     __slots__ = (
         "handle", "name", "device", "node", "priority", "hDriver", "info", "queue", "submitted",
         "completed", "waiters", "ready", "ready_since", "turn_start", "latencies", "gpu_packets",
-        "last_dispatch", "seq", "hDdi", "null_packets",
+        "last_dispatch", "seq", "hDdi", "null_packets", "preempted",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -103,6 +103,7 @@ class Context:
         self.last_dispatch = -1
         self.seq = 0
         self.null_packets = 0
+        self.preempted = 0  # packets of this context taken back by preemption
 
     @property
     def process(self) -> Process:
@@ -143,7 +144,7 @@ class Packet:
         "context", "seq", "kind", "flags", "dma", "dma_size", "start_off", "end_off", "priv",
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
-        "submit_bytes",
+        "submit_bytes", "preempted",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -172,3 +173,4 @@ class Packet:
         self.flip_interval = 0
         self.executed = False  # the GPU fetched this packet's DMA buffer (NullRendering checks)
         self.submit_bytes = b""  # its DXGKARG_SUBMITCOMMAND, kept for judging it at completion
+        self.preempted = False  # taken back by a preemption at least once (resubmissions)

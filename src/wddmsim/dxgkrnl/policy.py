@@ -64,6 +64,31 @@ class Policy:
         """The context whose next packet goes to ``node`` now, or None."""
         raise NotImplementedError
 
+    #: ns a context may hold a node while an equal-priority context waits (None: no limit)
+    quantum: int | None = None
+
+    def preempt_candidate(self, node: int, running, run_since: int, now: int):
+        """``(context, when)``: the ready context that should preempt ``running`` on ``node`` now
+        (a higher effective priority, or an equal one once ``running`` has held the node for a
+        quantum since ``run_since``), else ``(None, the instant to look again or None)``."""
+        levels = self._levels.get(node)
+        if not levels:
+            return None, None
+        top = max(levels)
+        mine = running.effective_priority
+        if top > mine:
+            return levels[top][0], None
+        if top < mine or self.quantum is None:
+            return None, None
+        for ctx in levels[top]:
+            if ctx is not running:
+                end = run_since + self.quantum
+                return (ctx, None) if now >= end else (None, end)
+        return None, None
+
+    def preempting(self, running, cand) -> None:
+        """The scheduler asked to preempt ``running`` so that ``cand`` runs next."""
+
 
 class StrictPriority(Policy):
     """Highest priority first; round robin packet by packet within a priority."""
@@ -92,6 +117,17 @@ class PriorityQuantum(Policy):
         self.quantum = quantum
         self.starvation = starvation if starvation is not None else 10 * quantum
         self.boosts = 0
+
+    def preempting(self, running, cand) -> None:
+        """A preemption for ``cand`` ends ``running``'s turn (``running`` None: the preempted work is
+        back in the queues): ``cand`` is first in line at its level."""
+        q = self._levels.get(cand.node, {}).get(cand.effective_priority)
+        if q is not None and cand in q:
+            q.remove(cand)
+            q.appendleft(cand)
+            cand.turn_start = -1
+        if running is not None:
+            running.turn_start = -1
 
     def pick(self, node: int, now: int):
         levels = self._levels.get(node)

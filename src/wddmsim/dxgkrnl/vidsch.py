@@ -40,6 +40,7 @@ from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
 from ..sim import DISPATCH, PASSIVE
 from .crash import BugCheckStop, CrashRecord
+from .preemption import Preemptor
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 
@@ -68,7 +69,7 @@ class NodeQueue:
         "ordinal", "name", "depth", "hw", "stopped", "next_fence", "last_submitted",
         "last_completed", "worker_busy", "dispatch_timer", "submit_args", "patch_args", "facts",
         "notify_facts", "packets", "busy_ns", "busy_since", "engine_type", "submit_address",
-        "max_depth_seen", "submit_fill", "submit_long",
+        "max_depth_seen", "submit_fill", "submit_long", "preemption",
     )
 
     def __init__(self, ordinal: int, name: str, depth: int):
@@ -94,6 +95,7 @@ class NodeQueue:
         self.max_depth_seen = 0
         self.submit_fill = None
         self.submit_long = False
+        self.preemption = None  # preemption.NodePreemption
 
 
 class VidSch:
@@ -137,8 +139,10 @@ class VidSch:
         self.packets_submitted = 0
         self.packets_retired = 0
         self.null_rendering_packets = 0
+        self.resubmissions = 0  # submissions of packets taken back by a preemption
         self._submit_cls = submit_cls
         self._null_buffers: dict = {}  # DMA buffer address -> NullRendering packet in flight
+        self.preemptor = Preemptor(self)
 
     # -- 1. queueing ----------------------------------------------------------------------------
     def enqueue(self, packet) -> None:
@@ -156,7 +160,10 @@ class VidSch:
         if not ctx.ready:
             ctx.ready = True
             self.policy.ready(ctx, now)
-            self._wake_worker(self.nodes[ctx.node])
+            nq = self.nodes[ctx.node]
+            self._wake_worker(nq)
+            if self.preemptor.enabled:
+                self.preemptor.consider(nq)
 
     # -- 2. the worker ----------------------------------------------------------------------------
     def _wake_worker(self, nq: NodeQueue, delay: int = 0) -> None:
@@ -170,10 +177,12 @@ class VidSch:
     def _dispatch(self, nq: NodeQueue) -> None:
         """Fill free hardware-queue slots of ``nq`` with packets the policy picks."""
         nq.dispatch_timer = None
+        if nq.preemption.fence:
+            return  # nothing more goes to the node until the driver answers the preemption
         policy = self.policy
         sim = self.sim
         cost = self.costs.patch + self.costs.submit
-        while len(nq.hw) < nq.depth:
+        while len(nq.hw) < nq.depth and not nq.preemption.fence:
             ctx = policy.pick(nq.ordinal, sim.now)
             if ctx is None:
                 return
@@ -219,6 +228,9 @@ class VidSch:
         # The OS's own side of the contract, before the call.
         facts = nq.facts
         facts.status = SUCCESS
+        facts.previously_preempted = packet.preempted
+        if packet.preempted:
+            self.resubmissions += 1
         verifier = self.verifier
         if verifier.mode != "off":
             verifier.check("DXGKARG_SUBMITCOMMAND", a, facts, nq.submit_address)
@@ -257,6 +269,8 @@ class VidSch:
             })
         if len(hw) - nq.stopped == 1:
             self._start(nq, packet)
+        elif self.preemptor.enabled and packet.context is not hw[nq.stopped].context:
+            self.preemptor.consider(nq)  # it waits behind another context's packet
 
     def _patch(self, nq: NodeQueue, packet) -> None:
         p = nq.patch_args
@@ -321,8 +335,9 @@ class VidSch:
         if self.trace is not None:
             self.trace.emit(now, "DmaPacketStart", {
                 "context": packet.context.handle, "node": nq.ordinal, "fence": packet.fence,
-                "kind": packet.kind, "seq": packet.seq,
+                "kind": packet.kind, "seq": packet.seq, "resubmission": int(packet.preempted),
             })
+        self.preemptor.started(nq, packet)
 
     # -- 4. completion at device IRQL ----------------------------------------------------------
     def dma_completed(self, data) -> None:
@@ -356,12 +371,18 @@ class VidSch:
             ))
         if found:
             self.verifier.handle(found, "DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, self.adapter.interrupt_address)
+        self.complete_through(nq, fence)
+
+    def complete_through(self, nq: NodeQueue, fence: int) -> None:
+        """Every packet of ``nq`` with a fence up to ``fence`` is complete (cumulative); the next
+        one, if any, starts."""
         nq.last_completed = fence
         hw = nq.hw
         i = nq.stopped
         n = len(hw)
         now = self.sim.now
         tr = self.trace
+        ordinal = nq.ordinal
         while i < n:
             p = hw[i]
             if p.fence > fence:
@@ -380,6 +401,10 @@ class VidSch:
             nq.stopped = i
             if i < n:
                 self._start(nq, hw[i])
+
+    def dma_preempted(self, data) -> None:
+        """``DXGK_INTERRUPT_DMA_PREEMPTED`` (see :mod:`wddmsim.dxgkrnl.preemption`)."""
+        self.preemptor.dma_preempted(data)
 
     def _judge_null_rendering(self, nq: NodeQueue, packet) -> None:
         """Rule 14 on a completed NullRendering packet: its fence came back (it is completing) and
@@ -407,7 +432,10 @@ class VidSch:
         tr = self.trace
         wake_delay = self.costs.dpc
         for nq in self.nodes:
+            requeued = nq.preemption.answered and self.preemptor.requeue(nq)
             if not nq.stopped:
+                if requeued and self.policy.has_ready(nq.ordinal):
+                    self._wake_worker(nq, wake_delay)
                 continue
             hw = nq.hw
             for _ in range(nq.stopped):

@@ -64,6 +64,10 @@ class EngineSpec:
     kind: str
     command_cost: int = 100
     bandwidth: float = 16.0
+    #: where a preemption request stops the engine (engine.GRANULARITIES) and, for "interval",
+    #: every how many ns of WORK it can stop
+    preemption: str = "dma_buffer"
+    preemption_interval: int = 100_000
 
 
 class GPU:
@@ -84,7 +88,8 @@ class GPU:
         #: as ground truth, a real OS never sees it). None: nobody watches.
         self.on_fetch = None
         self.engines = [
-            Engine(self, i, e.name, e.kind, e.command_cost, e.bandwidth) for i, e in enumerate(engines)
+            Engine(self, i, e.name, e.kind, e.command_cost, e.bandwidth, e.preemption, e.preemption_interval)
+            for i, e in enumerate(engines)
         ]
         if len(self.engines) > 62:
             raise ValueError("at most 62 engines (interrupt status bits)")

@@ -21,6 +21,16 @@ Two modes, as in drm_sched's mock GPU: ``timed`` (work takes its modelled durati
 ``stepped`` (nothing runs until a test calls :meth:`Engine.step`; each step runs ring packets up
 to and including the next interrupting FENCE, i.e. one submission, at the current instant).
 
+Preemption (:meth:`Engine.request_preempt`): the engine stops at its ``granularity`` and raises
+its preemption cause. ``dma_buffer``: the running DMA buffer finishes (with the ring's fence after
+it) and nothing queued behind it starts. ``primitive``: the running command finishes and the buffer
+stops before its next command. ``interval``: a WORK command stops at the next multiple of
+``preempt_interval`` ns of its own work. ``none``: everything on the ring runs first. What was left
+of an interrupted buffer is in :attr:`Engine.preempt_state` (buffer address, offset of the next
+command, buffer end, ns of WORK still owed; the address is None when the engine stopped in a WORK on
+the ring itself) for the driver to resume from; the ring is stopped and :meth:`Engine.reset_ring`
+empties it. A WAIT stalled inside a buffer is always preemptible.
+
 Engines know nothing of WDDM: they see memory, a doorbell and an interrupt bit.
 
 Spec: DESIGN.md section 4 (engines, command processor, two completion modes); docs/gpu.md.
@@ -32,6 +42,10 @@ from math import ceil
 
 from ..sim import DEVICE, Simulator
 from . import commands as C
+
+#: An engine's preemption cause is bit ``PREEMPT_CAUSE_SHIFT + index`` of the interrupt status.
+PREEMPT_CAUSE_SHIFT = 64
+GRANULARITIES = ("none", "dma_buffer", "primitive", "interval")
 
 IDLE = "idle"
 RUNNING = "running"
@@ -53,10 +67,16 @@ class Engine:
         "gpu", "sim", "mem", "index", "name", "kind", "command_cost", "bandwidth",
         "ring_base", "ring_size", "rptr", "wptr", "mode", "state", "busy_ns", "packets",
         "fault", "_t", "_buf", "_pc", "_end", "_stack", "_pending", "_steps", "_watch",
-        "_irq_bit", "interrupts",
+        "_irq_bit", "interrupts", "granularity", "preempt_interval", "preempt_state", "preemptions",
+        "_preempt", "_ahead", "_buf_addr", "_timer", "_boundary", "_preempt_bit",
     )
 
-    def __init__(self, gpu, index: int, name: str, kind: str, command_cost: int = 100, bandwidth: float = 16.0):
+    def __init__(self, gpu, index: int, name: str, kind: str, command_cost: int = 100, bandwidth: float = 16.0,
+                 granularity: str = "dma_buffer", preempt_interval: int = 100_000):
+        if granularity not in GRANULARITIES:
+            raise ValueError(f"preemption granularity must be one of {', '.join(GRANULARITIES)}, got {granularity!r}")
+        if preempt_interval <= 0:
+            raise ValueError("preemption interval must be positive")
         self.gpu = gpu
         self.sim: Simulator = gpu.sim
         self.mem = gpu.memory
@@ -84,6 +104,16 @@ class Engine:
         self._steps = 0
         self._watch = None
         self._irq_bit = 1 << index
+        self._preempt_bit = 1 << (PREEMPT_CAUSE_SHIFT + index)
+        self.granularity = granularity
+        self.preempt_interval = preempt_interval
+        self.preempt_state: tuple[int, int, int, int] | None = None
+        self.preemptions = 0  # preemption requests answered
+        self._preempt = False  # a preemption request is pending
+        self._ahead: list = []  # WORK run ahead of now: (start, end, buf addr, pc before, pc after, buf end)
+        self._buf_addr = 0
+        self._timer = None
+        self._boundary = True  # at the ring between submissions (after an interrupting FENCE)
 
     # -- registers ----------------------------------------------------------------------------
     def program_ring(self, base: int, size: int) -> None:
@@ -166,6 +196,7 @@ class Engine:
         t = self._t
         if t < sim.now:
             t = sim.now
+        self._ahead.clear()
         while True:
             cmd = self._pending
             if cmd is not None:
@@ -175,12 +206,18 @@ class Engine:
                     if self.rptr == self.wptr:
                         self.state = IDLE
                         self._t = t
+                        if self._preempt:
+                            self._stop(t, None)
+                        return
+                    if self._preempt and self._boundary and self.granularity != "none":
+                        self._stop(t, None)
                         return
                     if stepped and self._steps <= 0:
                         self.state = HELD
                         self._t = t
                         return
                     cmd = self._fetch_ring()
+                    self._boundary = False
                 else:
                     if self._pc >= self._end:
                         if self._stack:
@@ -188,6 +225,9 @@ class Engine:
                         else:
                             self._buf = None
                         continue
+                    if self._preempt and not self._stack and self.granularity in ("primitive", "interval"):
+                        self._stop(t, (self._buf_addr, self._pc, self._end, 0))
+                        return
                     cmd = C.decode(self._buf, self._pc, self._end)
                     self._pc += cmd.length
                 t += cost
@@ -195,8 +235,14 @@ class Engine:
                 op = cmd.opcode
                 if op == C.WORK:
                     if not stepped:
-                        t += cmd.duration_ns
-                        self.busy_ns += cmd.duration_ns
+                        d = cmd.duration_ns
+                        if d:
+                            if self._buf is None:  # a WORK on the ring itself
+                                self._ahead.append((t, t + d, None, 0, 0, 0))
+                            else:
+                                self._ahead.append((t, t + d, self._buf_addr, self._pc - cmd.length, self._pc, self._end))
+                        t += d
+                        self.busy_ns += d
                     continue
                 if op == C.NOP:
                     continue
@@ -206,6 +252,7 @@ class Engine:
                         observer(self.index, cmd.addr, cmd.size)
                     if self._buf is not None:
                         self._stack.append((self._buf, self._pc, self._end))
+                    self._buf_addr = cmd.addr
                     self._buf = self.mem.read(self.gpu.translate(cmd.addr), cmd.size)
                     self._pc = 0
                     self._end = cmd.size
@@ -219,13 +266,16 @@ class Engine:
                 if t > sim.now:
                     self._pending = cmd
                     self._t = t
-                    sim.at(t, self._resume, irql=DEVICE)
+                    self._timer = sim.at(t, self._resume, irql=DEVICE)
                     return
             # cmd's instant has come: perform it.
+            self._ahead.clear()
             op = cmd.opcode
             if op == C.FENCE:
                 self.mem.write_u64(self.gpu.translate(cmd.addr), cmd.value)
                 if cmd.flags & C.FENCE_INTERRUPT:
+                    if self._buf is None:
+                        self._boundary = True
                     self.interrupts += 1
                     self.gpu.irq.assert_cause(self._irq_bit)
                     if stepped:
@@ -254,7 +304,7 @@ class Engine:
                         self.busy_ns += v - t
                         self._pending = _Latch(src, cmd.surface)
                         self._t = v
-                        sim.at(v, self._resume, irql=DEVICE)
+                        self._timer = sim.at(v, self._resume, irql=DEVICE)
                         return
                     src.latch(cmd.surface, t)
             elif op == _LATCH:
@@ -266,6 +316,90 @@ class Engine:
         if self.state != RUNNING:
             return
         self._run()
+
+    # -- preemption --------------------------------------------------------------------------------
+    def request_preempt(self) -> None:
+        """The driver asks the engine to stop at its granularity (see the module doc)."""
+        if self.state == FAULTED:
+            return
+        self._preempt = True
+        now = self.sim.now
+        if self.state in (IDLE, HELD):
+            if self.state == HELD:
+                self._buf = None
+                self._stack.clear()
+            self._stop(now, None)
+            return
+        if self.state == WAITING:
+            # A stalled WAIT is preemptible at every granularity: resume at the WAIT itself.
+            if self._watch is not None:
+                self._watch.cancel()
+                self._watch = None
+            saved = None
+            if self._buf is not None and not self._stack:
+                saved = (self._buf_addr, self._pc - self._pending.length, self._end, 0)
+            self._stop(now, saved)
+            return
+        if self.granularity not in ("primitive", "interval") or self._stack:
+            return  # the loop stops at the next submission boundary (or when the ring is empty)
+        # Running ahead: find the WORK command executing at ``now`` (or the next one to start).
+        for start, end, addr, before, after, buf_end in self._ahead:
+            if end <= now:
+                continue
+            if start >= now:
+                stop, saved = start, (addr, before, buf_end, end - start if addr is None else 0)
+            elif self.granularity == "primitive":
+                stop, saved = end, (addr, after, buf_end, 0)
+            else:
+                step = self.preempt_interval
+                stop = min(start + -(-(now - start) // step) * step, end)
+                saved = (addr, after, buf_end, end - stop)
+            if addr is not None and saved[1] >= buf_end and not saved[3]:
+                return  # the buffer ends there: its fence lands and the engine stops after it
+            # Undo what was run ahead past the stop point.
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self.busy_ns -= self._t - stop
+            self._pending = None
+            if stop > now:
+                self._timer = self.sim.at(stop, self._stop_at, (stop, saved), irql=DEVICE)
+                self.state = RUNNING
+            else:
+                self._stop(stop, saved)
+            return
+        # No WORK ahead: the buffer is ending; stop at the boundary after its fence.
+
+    def _stop_at(self, arg) -> None:
+        stop, saved = arg
+        self._stop(stop, saved)
+
+    def _stop(self, t: int, saved) -> None:
+        """Stop for preemption at local time ``t``: state saved, ring halted, cause raised."""
+        if t > self.sim.now:
+            self.state = RUNNING
+            self._timer = self.sim.at(t, self._stop_at, (t, saved), irql=DEVICE)
+            return
+        self._timer = None
+        self._preempt = False
+        self._pending = None
+        self._buf = None
+        self._stack.clear()
+        self._ahead.clear()
+        self._t = t
+        self.state = IDLE
+        self.preempt_state = saved
+        self.preemptions += 1
+        self.gpu.irq.assert_cause(self._preempt_bit)
+
+    def reset_ring(self) -> None:
+        """Empty the ring (both pointers to 0) after a preemption; the engine must be stopped."""
+        if self.state not in (IDLE, HELD):
+            raise EngineFault(f"{self.name}: ring reset while {self.state}")
+        self.rptr = self.wptr = 0
+        self.state = IDLE
+        self._boundary = True
+        self.preempt_state = None
 
     # -- waits ------------------------------------------------------------------------------------
     def _wait_satisfied(self, cmd) -> bool:

@@ -28,6 +28,13 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
 - ``DxgkDdiDpcRoutine``: ``DxgkCbNotifyDpc``.
 - ``DxgkDdiQueryCurrentFence``: reports any newer completed fence through ``DxgkCbNotifyInterrupt``
   (inside ``DxgkCbSynchronizeExecution``) before returning it.
+- ``DxgkDdiPreemptCommand`` (a preemption-aware driver): if the node has finished and reported every
+  submitted fence, it reports ``DMA_PREEMPTED`` itself inside ``DxgkCbSynchronizeExecution``;
+  otherwise it asks the engine to stop. The ISR answers the engine's preemption cause with
+  ``DMA_PREEMPTED`` (``PreemptionFenceId``, ``LastCompletedFenceId`` read from the fence slot), keeps
+  the engine's saved progress for the interrupted DMA buffer and empties the ring. When the OS
+  submits that buffer again the ring gets the WORK still owed, then an INDIRECT from the command the
+  engine stopped before: the resubmitted packet does exactly the work that was left.
 
 Handles: the driver's device and context handles are small numbers it chooses; ``hAdapter`` is the
 number the OS passes back in every call.
@@ -39,6 +46,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+from collections import deque
 
 from ..ddi import layout
 from ..ddi.enums import DXGK_INTERRUPT_TYPE
@@ -48,10 +56,16 @@ from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version
 from ..gpu import commands as C
 from ..gpu.device import FAULT_BIT, GPU
+from ..gpu.engine import PREEMPT_CAUSE_SHIFT
 from ..gpu.memory import PAGE_SIZE
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
+_DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
+
+#: D3DKMDT_GRAPHICS/COMPUTE_PREEMPTION_GRANULARITY for each engine granularity of the GPU model.
+GRANULARITY_CAPS = {"none": 0, "dma_buffer": 100, "primitive": 200, "interval": 300}
+_COARSEST = ("none", "dma_buffer", "primitive", "interval")
 
 #: DXGK_ENGINE_TYPE for each engine kind of the GPU model (compute engines report OTHER with the
 #: friendly name "Compute", as Windows' compute nodes do).
@@ -107,7 +121,7 @@ class _Node:
     """The driver's per-node state: the engine, its ring and fence slot, fence bookkeeping."""
 
     __slots__ = ("ordinal", "engine", "ring", "ring_size", "wptr", "fence_addr", "last_submitted",
-                 "last_reported", "interrupt_data")
+                 "last_reported", "interrupt_data", "preempt_fence", "inflight")
 
     def __init__(self, ordinal: int, engine, ring: int, ring_size: int, fence_addr: int):
         self.ordinal = ordinal
@@ -119,6 +133,10 @@ class _Node:
         self.last_submitted = 0
         self.last_reported = 0
         self.interrupt_data = None
+        self.preempt_fence = 0  # PreemptionFenceId of the request the engine is answering
+        #: submissions on the ring not yet reported complete: (fence, buffer address, first offset,
+        #: WORK owed from an earlier preemption)
+        self.inflight: deque = deque()
 
 
 class ReferenceDriver:
@@ -141,12 +159,18 @@ class ReferenceDriver:
         ring_sizes: dict[int, int] | None = None,
         dma_buffer_size: int = 65536,
         arch: str = "x64",
+        preemption_aware: bool | None = None,
     ):
         self.gpu = gpu
         self.mem = gpu.memory
         self.version = ddi_version(ddi_version_name)
         self.arch = arch
         self.multi_engine_aware = multi_engine_aware
+        # PreemptionAware needs MultiEngineAware and the Windows 8 preemption model (WDDM 1.2).
+        if preemption_aware is None:
+            preemption_aware = multi_engine_aware and self.version.value >= ddi_version("win8").value
+        self.preemption_aware = preemption_aware
+        self._resume: dict[int, tuple[int, int]] = {}  # DMA buffer address -> (next offset, WORK owed)
         self.ring_size = ring_size
         self.ring_sizes = ring_sizes or {}
         self.dma_buffer_size = dma_buffer_size
@@ -159,6 +183,9 @@ class ReferenceDriver:
         self._plist = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, self.version)
         self._alist = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], arch, self.version)
         self._interrupt_cls = layout.ctype(RECORDS["DXGKARGCB_NOTIFY_INTERRUPT_DATA"], arch, self.version)
+        # Before the Windows 8 headers DXGKARG_SUBMITCOMMAND has no NodeOrdinal: the context says.
+        self._submit_has_node = hasattr(layout.ctype(RECORDS["DXGKARG_SUBMITCOMMAND"], arch, self.version),
+                                        "NodeOrdinal")
         self.reads_of_private_data = 0
         self.faults_seen = 0  # engine faults seen by the ISR (acted on with the fault issue)
 
@@ -196,12 +223,19 @@ class ReferenceDriver:
     def DxgkDdiQueryAdapterInfo(self, hAdapter: int, Type: str):
         """``DXGK_DRIVERCAPS`` (the members the model reads) or the segment descriptors."""
         if Type == QUERY_DRIVERCAPS:
+            def coarsest(kinds):
+                grans = [e.granularity for e in self.gpu.engines if (e.kind in ("compute",)) == kinds]
+                return GRANULARITY_CAPS[min(grans, key=_COARSEST.index)] if grans else 0
+
             return DriverCaps(
                 WDDMVersion=self.version.value,
-                SchedulingCaps=1 if self.multi_engine_aware else 0,
+                SchedulingCaps=(1 if self.multi_engine_aware else 0) | (4 if self.preemption_aware else 0),
                 NbAsymetricProcessingNodes=len(self.gpu.engines),
                 InterruptMessageNumber=0,
                 MaxQueuedFlipOnVSync=1,
+                # The coarsest granularity of the engines that run that kind of work (section 5.3).
+                GraphicsPreemptionGranularity=coarsest(False) if self.preemption_aware else 0,
+                ComputePreemptionGranularity=coarsest(True) if self.preemption_aware else 0,
             )
         if Type == QUERY_SEGMENTS:
             cls = layout.ctype(RECORDS["DXGK_SEGMENTDESCRIPTOR"], self.arch, self.version)
@@ -400,7 +434,12 @@ class ReferenceDriver:
     def DxgkDdiSubmitCommand(self, hAdapter: int, pSubmitCommand) -> int:
         """INDIRECT to the submitted range plus FENCE of SubmissionFenceId, then the doorbell."""
         a = pSubmitCommand
-        ordinal = a.NodeOrdinal if self.multi_engine_aware else 0
+        if not self.multi_engine_aware:
+            ordinal = 0
+        elif self._submit_has_node:
+            ordinal = a.NodeOrdinal
+        else:
+            ordinal = self._node_of(a.hContext)
         if not 0 <= ordinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         node = self.nodes[ordinal]
@@ -414,7 +453,18 @@ class ReferenceDriver:
         length = a.DmaBufferSubmissionEndOffset - start
         fence = C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
         if length and not a.Flags.NullRendering:
-            packet = C.indirect(a.DmaBufferPhysicalAddress.QuadPart + start, length) + fence
+            address = a.DmaBufferPhysicalAddress.QuadPart + start
+            saved = self._resume.pop(address, None) if self._resume else None
+            if saved is None:
+                offset = owed = 0
+                packet = C.indirect(address, length) + fence
+            else:
+                # A preempted buffer: the WORK still owed, then the commands not yet run.
+                offset, owed = saved
+                packet = (C.work(owed) if owed else b"") + \
+                    (C.indirect(address + offset, length - offset) if offset < length else b"") + fence
+            if self.preemption_aware:
+                node.inflight.append((a.SubmissionFenceId, address, offset, owed))
         else:
             packet = fence
         if not self._ring_write(node, packet):
@@ -430,6 +480,9 @@ class ReferenceDriver:
         if value == node.last_reported:
             return False
         node.last_reported = value
+        inflight = node.inflight
+        while inflight and inflight[0][0] <= value:
+            inflight.popleft()
         data = node.interrupt_data
         data.InterruptType = _DMA_COMPLETED
         data.DmaCompleted.SubmissionFenceId = value
@@ -448,6 +501,10 @@ class ReferenceDriver:
         for node in self.nodes:
             if status & (1 << node.ordinal):
                 self._report_completed(node)
+        if status >> PREEMPT_CAUSE_SHIFT:
+            for node in self.nodes:
+                if status & (1 << (PREEMPT_CAUSE_SHIFT + node.ordinal)):
+                    self._report_preempted(node)
         if status & FAULT_BIT:
             self.faults_seen += 1
         self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
@@ -456,6 +513,54 @@ class ReferenceDriver:
     def DxgkDdiDpcRoutine(self, MiniportDeviceContext: int) -> None:
         """Tell the scheduler to process what the ISR reported."""
         self.dxgk.DxgkCbNotifyDpc(self.dxgk.DeviceHandle)
+
+    # -- preemption ----------------------------------------------------------------------------------------
+    def DxgkDdiPreemptCommand(self, hAdapter: int, pPreemptCommand) -> int:
+        """Ask the node's engine to stop, or report the preemption at once if it has nothing left."""
+        a = pPreemptCommand
+        ordinal = a.NodeOrdinal
+        if not self.preemption_aware or not 0 <= ordinal < len(self.nodes):
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        node = self.nodes[ordinal]
+        node.preempt_fence = a.PreemptionFenceId
+        done = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        if node.engine.idle and done == node.last_submitted == node.last_reported:
+            # Everything submitted finished and was reported: the hardware is not asked (5.2).
+            self.dxgk.DxgkCbSynchronizeExecution(self.dxgk.DeviceHandle, self._report_preempted, node, 0)
+        else:
+            node.engine.request_preempt()
+        return SUCCESS
+
+    def _report_preempted(self, node: _Node) -> bool:
+        """DMA_PREEMPTED for the node's outstanding request (device IRQL); empties the ring."""
+        engine = node.engine
+        value = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        node.last_reported = value
+        inflight = node.inflight
+        while inflight and inflight[0][0] <= value:
+            inflight.popleft()
+        saved = engine.preempt_state
+        for i, (_fence, address, offset, owed) in enumerate(inflight):
+            if i == 0 and saved is not None:
+                # The engine stopped inside the first unfinished submission: where to resume it.
+                buf, pc, _end, left = saved
+                self._resume[address] = (offset if buf is None else buf - address + pc, left)
+            elif offset or owed:
+                # Not started: it still owes what it owed when it was submitted.
+                self._resume[address] = (offset, owed)
+        inflight.clear()
+        if engine.idle:
+            engine.reset_ring()
+            node.wptr = 0
+        data = node.interrupt_data
+        data.InterruptType = _DMA_PREEMPTED
+        data.DmaPreempted.PreemptionFenceId = node.preempt_fence
+        data.DmaPreempted.LastCompletedFenceId = value
+        data.DmaPreempted.NodeOrdinal = node.ordinal
+        data.DmaPreempted.EngineOrdinal = 0
+        node.preempt_fence = 0
+        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
+        return True
 
     def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence) -> int:
         """The node's last completed fence, reported first through NotifyInterrupt if it is new."""

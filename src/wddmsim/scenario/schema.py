@@ -164,6 +164,11 @@ class Node(ScenarioModel):
     copy_bandwidth: float = Field(default=16.0, gt=0, allow_inf_nan=False)
     #: time the engine spends fetching and decoding one command packet
     command_cost: Duration = _ns("100ns")
+    #: where a preemption request stops the engine: "none" (runs everything queued), "dma_buffer"
+    #: (finishes the running DMA buffer), "primitive" (finishes the running command) or
+    #: "interval" (stops a WORK command at the next multiple of preemption_interval)
+    preemption: Literal["none", "dma_buffer", "primitive", "interval"] = "dma_buffer"
+    preemption_interval: Duration = Field(default=_ns("100us"), gt=0)
 
     @field_validator("ring_size")
     @classmethod
@@ -211,6 +216,9 @@ class Adapter(ScenarioModel):
     ring_size: Size = 65536
     dma_buffer_size: Size = 65536
     cpu_cost: CpuCost = Field(default_factory=CpuCost)
+    #: DXGK_VIDSCHCAPS.PreemptionAware; unset: true for a multiple-engine-aware driver of WDDM 1.2
+    #: (win8) or later, the Windows 8 preemption model
+    preemption_aware: bool | None = None
     #: every submission sets Flags.NullRendering: an infinitely fast GPU, leaving the submission
     #: path's own cost
     null_rendering: bool = False

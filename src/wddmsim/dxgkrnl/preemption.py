@@ -1,0 +1,283 @@
+"""Preemption and resubmission in the packet scheduler (the Windows 8 model, WDDM 1.2 and later).
+
+When it asks (ddi-facts.md 5.1, open question 14's policy decisions):
+
+- a context of higher effective priority than the one running on a node becomes ready, or
+- under ``priority_quantum``, the running context has held the node for a whole quantum while
+  another context of the same priority waits.
+
+How (sections 5.2, 14.1): VidSch takes the node's next fence id as ``PreemptionFenceId`` and calls
+``DxgkDdiPreemptCommand`` at DISPATCH_LEVEL (a failure is bug check 0x119/0x2 like a failed
+submission). It submits nothing more to the node until the driver answers with
+``DXGK_INTERRUPT_DMA_PREEMPTED`` (``PreemptionFenceId``, ``LastCompletedFenceId`` L): packets with a
+fence up to L are complete, the rest of the hardware queue is preempted (``DmaPacketStop`` with
+status ``Preempted``). In the DPC the preempted packets go back to the front of their contexts'
+software queues, in order; each is submitted again with a new fence id, ``Flags.Resubmission = 1``
+(WDDM 2.0 and later; always 0 for a WDDM 1.x driver) and, if it has patch locations, patched again.
+
+Measured: the latency from the request to the DMA_PREEMPTED interrupt, per node.
+
+Not here yet: paging packets keep their fence ids and go first on resubmission (they arrive with the
+paging work); a request left unanswered for TdrDelay is a timeout (with TDR).
+
+Spec: ddi-facts.md sections 5.1-5.3, 11 (0x119/0x2), 13 (rules 13, 35, 36), 14.1.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+
+from ..ddi import layout
+from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
+from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.registry import RECORDS
+from ..ddi.rules import Violation
+from ..ddi.versions import ddi_version
+from ..sim import DISPATCH
+from .crash import BugCheckStop, CrashRecord
+from .stats import LatencyStats
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+FLAG_RESUBMISSION = 0x80
+NOTIFY = "DXGKARGCB_NOTIFY_INTERRUPT_DATA"
+
+
+class NodePreemption:
+    """One node's preemption state and statistics."""
+
+    __slots__ = ("fence", "since", "reason", "args", "address", "latencies", "count", "preempted",
+                 "answered", "timer", "run_ctx", "run_since", "cand")
+
+    def __init__(self, args, address: int):
+        self.fence = 0  # PreemptionFenceId outstanding, 0 when none
+        self.since = 0
+        self.reason = ""
+        self.args = args  # DXGKARG_PREEMPTCOMMAND, reused
+        self.address = address
+        self.latencies = LatencyStats()
+        self.count = 0
+        self.preempted: list = []  # packets taken off the hardware queue, waiting for the DPC
+        self.answered = False  # a DMA_PREEMPTED arrived since the last DPC
+        self.timer = None  # quantum check
+        self.run_ctx = None  # context at the bottom of the hardware queue, and since when
+        self.run_since = 0
+        self.cand = None  # the context the last request was for: it goes first again
+
+
+class Preemptor:
+    """The preemption side of :class:`~wddmsim.dxgkrnl.vidsch.VidSch`."""
+
+    def __init__(self, vidsch):
+        self.vs = vidsch
+        self.sim = vidsch.sim
+        adapter = vidsch.adapter
+        self.enabled = adapter.preemption_aware
+        self.resubmission_flag = FLAG_RESUBMISSION if adapter.version.value >= ddi_version("wddm2_0").value else 0
+        cls = layout.ctype(RECORDS["DXGKARG_PREEMPTCOMMAND"], adapter.arch, adapter.version)
+        for nq in vidsch.nodes:
+            nq.preemption = NodePreemption(cls(), nq.submit_address + 0x800)
+
+    # -- deciding -------------------------------------------------------------------------------------
+    def started(self, nq, packet) -> None:
+        """A packet reached the bottom of ``nq``'s hardware queue (any IRQL): track who runs and
+        arm the quantum check if someone is waiting."""
+        st = nq.preemption
+        ctx = packet.context
+        if ctx is not st.run_ctx:
+            st.run_ctx = ctx
+            st.run_since = self.sim.now
+        if self.enabled and (self.vs.policy.has_ready(nq.ordinal) or len(nq.hw) - nq.stopped > 1):
+            self._arm(nq)
+
+    def consider(self, nq) -> None:
+        """Ask for preemption on ``nq`` now if the policy wants it, else arm the quantum check.
+        Called at PASSIVE or DISPATCH level, never from the ISR."""
+        if not self.enabled:
+            return
+        st = nq.preemption
+        if st.fence or len(nq.hw) == nq.stopped:
+            return
+        running = nq.hw[nq.stopped].context
+        cand, when = self._candidate(nq, running, st.run_since)
+        if cand is not None:
+            self._request(nq, running, cand)
+        elif when is not None:
+            self._arm(nq, when)
+
+    def _candidate(self, nq, running, run_since: int):
+        """Who should preempt ``running``: a ready context the policy names, else a context whose
+        packet already waits behind it on the hardware queue (higher priority, or equal once the
+        quantum is used up). ``(context, None)``, or ``(None, when to look again or None)``."""
+        policy = self.vs.policy
+        now = self.sim.now
+        cand, when = policy.preempt_candidate(nq.ordinal, running, run_since, now)
+        if cand is not None:
+            return cand, None
+        mine = running.effective_priority
+        quantum = policy.quantum
+        for p in islice(nq.hw, nq.stopped + 1, None):
+            c = p.context
+            if c is running:
+                continue
+            prio = c.effective_priority
+            if prio > mine:
+                return c, None
+            if prio == mine and quantum is not None:
+                end = run_since + quantum
+                if now >= end:
+                    return c, None
+                if when is None or end < when:
+                    when = end
+        return None, when
+
+    def _arm(self, nq, when: int | None = None) -> None:
+        st = nq.preemption
+        if st.timer is not None:
+            return
+        if when is None:
+            if st.run_ctx is None:
+                return
+            cand, when = self._candidate(nq, st.run_ctx, st.run_since)
+            if cand is None and when is None:
+                return
+            if when is None:
+                # A higher priority is already waiting: decide at DISPATCH level this instant.
+                when = self.sim.now
+        st.timer = self.sim.at(max(when, self.sim.now), self._timer_fired, nq, DISPATCH)
+
+    def _timer_fired(self, nq) -> None:
+        nq.preemption.timer = None
+        self.consider(nq)
+
+    # -- asking ---------------------------------------------------------------------------------------
+    def _request(self, nq, running, cand) -> None:
+        vs = self.vs
+        sim = self.sim
+        st = nq.preemption
+        fence = nq.next_fence
+        nq.next_fence = fence + 1
+        st.fence = fence
+        st.since = sim.now
+        higher = cand.effective_priority > running.effective_priority
+        st.reason = "priority" if higher else "quantum"
+        a = st.args
+        a.PreemptionFenceId = fence
+        a.NodeOrdinal = nq.ordinal
+        a.EngineOrdinal = 0
+        a.Flags.Value = 0
+        if vs.verifier.mode != "off":
+            vs.verifier.check("DXGKARG_PREEMPTCOMMAND", a, nq.notify_facts, st.address)
+        tr = vs.trace
+        if tr is not None:
+            tr.emit(sim.now, "PreemptRequest", {
+                "node": nq.ordinal, "fence": fence, "reason": st.reason, "running": running.handle,
+                "for": cand.handle, "queued": len(nq.hw) - nq.stopped,
+            })
+        saved = sim.irql
+        sim.irql = DISPATCH
+        try:
+            status = vs.driver.DxgkDdiPreemptCommand(vs.adapter.hAdapter, a)
+        finally:
+            sim.irql = saved
+        if tr is not None:
+            tr.emit(sim.now, "DdiCall", {"name": "DxgkDdiPreemptCommand", "irql": "DISPATCH_LEVEL",
+                                         "args": vs.adapter.args_of(a), "status": status_name(status)})
+        if status != SUCCESS:
+            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
+                          status & 0xFFFFFFFF, st.address, (nq.ordinal << 32) | fence)
+            raise BugCheckStop(CrashRecord(
+                time=sim.now, bugcheck=bc,
+                message=f"DxgkDdiPreemptCommand returned {status_name(status)}; it must return STATUS_SUCCESS",
+                struct="DXGKARG_PREEMPTCOMMAND", arch=vs.adapter.arch, ddi_version=vs.adapter.version.name,
+                address=st.address, data=bytes(a), rule=None, rule_name="",
+            ))
+        st.cand = cand
+        vs.policy.preempting(running, cand)
+
+    # -- the answer, at device IRQL ---------------------------------------------------------------------
+    def dma_preempted(self, data) -> None:
+        """``DXGK_INTERRUPT_DMA_PREEMPTED``: complete up to LastCompletedFenceId, take the rest back."""
+        vs = self.vs
+        adapter = vs.adapter
+        dp = data.DmaPreempted
+        ordinal = dp.NodeOrdinal
+        if not 0 <= ordinal < len(vs.nodes):
+            adapter.invalid_interrupt(data, f"DmaPreempted.NodeOrdinal {ordinal} names no node")
+            return
+        nq = vs.nodes[ordinal]
+        st = nq.preemption
+        last = dp.LastCompletedFenceId
+        facts = nq.notify_facts
+        facts.last_submitted_fence = nq.last_submitted
+        facts.last_completed_fence = nq.last_completed
+        facts.outstanding_preemption_fences = frozenset((st.fence,)) if st.fence else frozenset()
+        try:
+            found = vs.verifier.find(NOTIFY, data, facts)
+        finally:
+            facts.outstanding_preemption_fences = None
+        if last > nq.last_submitted or last < nq.last_completed:
+            if not found:
+                found = [Violation(36, "PreemptLastCompletedValid",
+                                   f"LastCompletedFenceId {last} outside [{nq.last_completed}, {nq.last_submitted}]", None)]
+            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID,
+                          last, nq.last_submitted, nq.last_completed)
+            vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address, bugcheck=bc)
+            raise BugCheckStop(CrashRecord(
+                time=self.sim.now, bugcheck=bc, message=str(found[0]), struct=NOTIFY, arch=adapter.arch,
+                ddi_version=adapter.version.name, address=adapter.interrupt_address, data=bytes(data),
+                rule=found[0].rule, rule_name=found[0].name,
+            ))
+        if found:
+            vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address)
+        if not st.fence or dp.PreemptionFenceId != st.fence:
+            return  # an answer to no request (reported above): nothing to take back
+        now = self.sim.now
+        vs.complete_through(nq, last)
+        hw = nq.hw
+        taken = []
+        while len(hw) > nq.stopped:
+            taken.append(hw.pop())
+        taken.reverse()
+        if taken:
+            nq.busy_ns += now - nq.busy_since
+        tr = vs.trace
+        for p in taken:
+            p.preempted = True
+            p.context.preempted += 1
+            if tr is not None:
+                tr.emit(now, "DmaPacketStop", {
+                    "context": p.context.handle, "node": ordinal, "fence": p.fence, "kind": p.kind,
+                    "seq": p.seq, "status": "Preempted",
+                })
+        st.preempted.extend(taken)
+        st.latencies.add(now - st.since)
+        st.count += 1
+        st.fence = 0
+        st.answered = True
+        st.run_ctx = None
+
+    # -- back to the software queues, in the DPC -----------------------------------------------------
+    def requeue(self, nq) -> bool:
+        """Put ``nq``'s preempted packets back at the front of their queues. True when the node's
+        worker should look for work again."""
+        st = nq.preemption
+        if not st.answered:
+            return False
+        st.answered = False
+        policy = self.vs.policy
+        now = self.sim.now
+        for p in reversed(st.preempted):
+            p.context.queue.appendleft(p)
+            p.fence = 0
+            p.flags |= self.resubmission_flag
+        # The context the preemption was for is ready first, then the others in queue order.
+        order = [st.cand] + [p.context for p in st.preempted]
+        for ctx in order:
+            if ctx is not None and ctx.queue and not ctx.ready:
+                ctx.ready = True
+                policy.ready(ctx, now)
+        if st.cand is not None and st.cand.ready:
+            policy.preempting(None, st.cand)
+        st.preempted.clear()
+        st.cand = None
+        return True
