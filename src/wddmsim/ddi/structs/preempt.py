@@ -1,11 +1,11 @@
 """Preemption and recovery requests: ``DXGKARG_PREEMPTCOMMAND`` and its flags,
-``DXGKARG_RESETENGINE`` and ``DXGKARG_QUERYCURRENTFENCE``.
+``DXGKARG_RESETENGINE``, ``DXGKARG_QUERYDEPENDENTENGINEGROUP`` and ``DXGKARG_QUERYCURRENTFENCE``.
 
-Spec: ddi-facts.md sections 4.5, 5.2, 10.3. ``DXGKARG_RESETENGINE`` exists from Windows 8
-(per-engine TDR).
+Spec: ddi-facts.md sections 4.5, 5.2, 10.3. ``DXGKARG_RESETENGINE`` and
+``DXGKARG_QUERYDEPENDENTENGINEGROUP`` exist from Windows 8 (per-engine TDR).
 """
 
-from ..schema import UINT, flags, m, struct
+from ..schema import UINT, ULONGLONG, flags, m, struct
 
 DXGK_PREEMPTCOMMANDFLAGS = flags(
     "DXGK_PREEMPTCOMMANDFLAGS",
@@ -31,6 +31,17 @@ DXGKARG_RESETENGINE = struct(
     since="win8",
     doc="Asks the driver to reset one engine after a timeout.",
     source="[D:d3dkmddi/ns-d3dkmddi-_dxgkarg_resetengine]",
+)
+
+DXGKARG_QUERYDEPENDENTENGINEGROUP = struct(
+    "DXGKARG_QUERYDEPENDENTENGINEGROUP",
+    m("NodeOrdinal", UINT),
+    m("EngineOrdinal", UINT),
+    m("DependentNodeOrdinalMask", ULONGLONG,
+      doc="Out: the nodes reset together with this one, itself included (node 1 with 2 and 4: 0x16)."),
+    since="win8",
+    doc="Asks which engines depend on one about to be reset (called before every DxgkDdiResetEngine).",
+    source="[D:d3dkmddi/nc-d3dkmddi-dxgkddi_querydependentenginegroup]",
 )
 
 DXGKARG_QUERYCURRENTFENCE = struct(
