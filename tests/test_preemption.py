@@ -174,7 +174,7 @@ def test_preemption_with_nothing_running_is_reported_by_the_driver_itself():
     ctx = system.contexts[0]
     # The GPU finished and reported everything; ask anyway (the race the seed describes, where the
     # request arrives after the last completion).
-    vs.preemptor._request(nq, ctx, ctx)
+    vs.preemptor.request(nq, ctx, ctx)
     system.run(until=6 * MS)
     assert system.gpu.engines[0].preemptions == 0  # the hardware was not asked
     reports = [e for e in trace.of("Callback") if "DmaPreempted" in e.get("args", {})]

@@ -336,6 +336,18 @@ def print_summary(con: Console, summary: dict) -> None:
         ctxs.add_row(c["context"], c["node"], str(c["submitted"]), str(c["completed"]), _ms(c["latency_p50_ns"]),
                      _ms(c["latency_p99_ns"]), _ms(c["latency_max_ns"]))
     con.print(ctxs)
+    tdr = summary.get("tdr")
+    if tdr and (tdr["engine_resets"] or tdr["adapter_resets"] or tdr["live_dumps"]):
+        from .ddi.bugcheck import BugCheckCode
+
+        con.print(f"[bold]Recovery:[/bold] {tdr['engine_resets']} engine reset(s), {tdr['adapter_resets']} adapter reset(s)")
+        for d in tdr["live_dumps"]:
+            con.print(f"  live dump 0x{d['code']:X} {BugCheckCode(d['code']).name} at {_ms(d['t'])}"
+                      + (f" (P4 {d['p4']})" if d["p4"] else ""))
+        for c in summary["contexts"]:
+            if c.get("device_error"):
+                con.print(f"  {c['context']}: device in error, {c['aborted']} packet(s) aborted, "
+                          f"{c['cancelled']} cancelled")
     if summary.get("null_rendering_packets"):
         con.print(f"NullRendering: {summary['null_rendering_packets']} packet(s) completed their fence without "
                   f"running on the GPU; their latency is the submission path's own cost.")

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from .dxgkrnl import D3DKMT, Adapter, ApiError, BugCheckStop, CpuCost, make_policy
+from .dxgkrnl.tdr import TdrConfig
 from .dxgkrnl.crash import CrashRecord
 from .gpu.device import GPU, EngineSpec
 from .kmd import ReferenceDriver
@@ -63,20 +64,23 @@ class System:
         self.driver = make_driver(
             self.gpu, ddi_version_name=ad.ddi_version, multi_engine_aware=ad.multi_engine_aware,
             ring_size=ad.ring_size, ring_sizes=ring_sizes, dma_buffer_size=ad.dma_buffer_size,
-            preemption_aware=ad.preemption_aware,
+            preemption_aware=ad.preemption_aware, per_engine_reset=ad.per_engine_reset,
         )
         c = ad.cpu_cost
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
         depths = [n.hw_queue_depth or ad.hw_queue_depth for n in ad.nodes]
         policy = make_policy(scenario.scheduler.policy, scenario.scheduler.quantum)
         self.adapter = Adapter(sim, self.driver, self.gpu.memory, policy=policy, hw_queue_depth=depths,
-                               costs=self.costs, verifier=verifier, trace=trace, null_rendering=ad.null_rendering)
+                               costs=self.costs, verifier=verifier, trace=trace, null_rendering=ad.null_rendering,
+                               tdr=TdrConfig(scenario.tdr.level, scenario.tdr.delay, scenario.tdr.watchdog,
+                                             scenario.tdr.limit_count, scenario.tdr.limit_time))
         self.gpu.irq.connect(self.adapter.interrupt)
         self.adapter.start()
         # The verifier's ground truth for NullRendering (rule 14): which DMA buffers the GPU fetched.
         self.gpu.on_fetch = self.adapter.vidsch.dma_fetched
         self.kmt = D3DKMT(self.adapter)
         self._build_processes()
+        self._inject_faults()
 
     def _build_processes(self) -> None:
         sc = self.scenario
@@ -107,6 +111,29 @@ class System:
                 self.contexts.append(ctx)
                 rng = self.sim.stream(f"workload.{p.name}.{c.name}")
                 start_workload(self.kmt, ctx, c.workload, rng)
+
+    def _inject_faults(self) -> None:
+        """The scenario's faults: hangs at a time, or at a given packet of a context."""
+        node_index = {n.name: i for i, n in enumerate(self.scenario.adapter.nodes)}
+        by_packet = {}
+        for f in self.scenario.fault:
+            if f.kind != "hang":
+                continue
+            if f.node is not None:
+                engine = self.gpu.engines[node_index[f.node]]
+                self.sim.at(f.at, engine.hang, irql=0)
+            else:
+                ctx = next(c for c in self.contexts if c.full_name == f"{f.process}/{f.context}")
+                by_packet[(ctx.handle, f.packet)] = ctx
+        if by_packet:
+            engines = self.gpu.engines
+
+            def arm(packet) -> None:
+                ctx = by_packet.get((packet.context.handle, packet.seq))
+                if ctx is not None:
+                    engines[ctx.node].hang_on_buffer(packet.dma)
+
+            self.adapter.on_packet = arm
 
     # -- running ------------------------------------------------------------------------------------
     def run(self, until: int | None = None) -> RunResult:
@@ -153,6 +180,7 @@ class System:
             contexts.append({
                 "context": ctx.full_name, "node": vs.nodes[ctx.node].name, "submitted": ctx.submitted,
                 "completed": ctx.completed, "null_rendering": ctx.null_packets, "preempted": ctx.preempted,
+                "aborted": ctx.aborted, "cancelled": ctx.cancelled, "device_error": bool(ctx.device.error),
                 "latency_p50_ns": lat.percentile(50),
                 "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
             })
@@ -162,6 +190,8 @@ class System:
             "packets_submitted": vs.packets_submitted, "packets_retired": vs.packets_retired,
             "null_rendering_packets": vs.null_rendering_packets, "resubmissions": vs.resubmissions,
             "preemption_aware": bool(self.adapter.preemption_aware),
+            "tdr": {"engine_resets": vs.tdr.engine_resets, "adapter_resets": vs.tdr.adapter_resets,
+                    "live_dumps": [{"t": t, "code": c, "p4": p4} for t, c, p4 in vs.tdr.live_dumps]},
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "nodes": nodes, "contexts": contexts,
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}

@@ -34,6 +34,9 @@ class DriverCaps:
     #: D3DKMDT_PREEMPTION_CAPS (DXGK_DRIVERCAPS.PreemptionCaps, WDDM 1.2 and later)
     GraphicsPreemptionGranularity: int = 0
     ComputePreemptionGranularity: int = 0
+    #: DXGK_DRIVERCAPS.SupportPerEngineTDR (WDDM 1.2): DxgkDdiQueryDependentEngineGroup and
+    #: DxgkDdiResetEngine are implemented
+    SupportPerEngineTDR: bool = False
 
     @property
     def MultiEngineAware(self) -> bool:
@@ -101,6 +104,14 @@ class Miniport(Protocol):
     def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence: Any) -> int: ...
 
     def DxgkDdiPreemptCommand(self, hAdapter: int, pPreemptCommand: Any) -> int: ...
+
+    def DxgkDdiQueryDependentEngineGroup(self, hAdapter: int, pQueryDependentEngineGroup: Any) -> int: ...
+
+    def DxgkDdiResetEngine(self, hAdapter: int, pResetEngine: Any) -> int: ...
+
+    def DxgkDdiResetFromTimeout(self, hAdapter: int) -> int: ...
+
+    def DxgkDdiRestartFromTimeout(self, hAdapter: int) -> int: ...
 
 
 #: ``DxgkDdiQueryAdapterInfo`` types the model asks for.

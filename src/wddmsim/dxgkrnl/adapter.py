@@ -35,6 +35,7 @@ from .crash import BugCheckStop, CrashRecord
 from .objects import Allocation, Context, Device, HandleTable, Packet, Process
 from .pool import KernelPool
 from .verifier import Verifier
+from .tdr import TdrConfig
 from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
@@ -90,12 +91,16 @@ class Adapter:
         trace=None,
         arch: str = "x64",
         null_rendering: bool = False,
+        tdr: TdrConfig | None = None,
     ):
         self.sim = sim
         self.driver = driver
         self.memory = memory
         #: every submission carries Flags.NullRendering (the scenario switch)
         self.null_rendering = null_rendering
+        self.tdr_config = tdr or TdrConfig()
+        #: Instrumentation for the assembly code (fault injection): called with each new Packet.
+        self.on_packet = None
         self.trace = trace
         self.arch = arch
         self.costs = costs or CpuCost()
@@ -483,6 +488,8 @@ class Adapter:
         p.plist_n = (a.pPatchLocationListOut - plist) // self._plist_size
         p.buffers = (block, total)
         ctx.submitted += 1
+        if self.on_packet is not None:
+            self.on_packet(p)
         self.vidsch.enqueue(p)
         return p
 
@@ -548,6 +555,8 @@ class Adapter:
         p.plist_n = (a.pPatchLocationListOut - plist) // self._plist_size
         p.buffers = (block, total)
         ctx.submitted += 1
+        if self.on_packet is not None:
+            self.on_packet(p)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": ctx.device.process.pid,
                                                      "seq": p.seq, "flip": int(flip), "width": width, "height": height})

@@ -79,7 +79,8 @@ class Context:
     __slots__ = (
         "handle", "name", "device", "node", "priority", "hDriver", "info", "queue", "submitted",
         "completed", "waiters", "ready", "ready_since", "turn_start", "latencies", "gpu_packets",
-        "last_dispatch", "seq", "hDdi", "null_packets", "preempted",
+        "last_dispatch", "seq", "hDdi", "null_packets", "preempted", "aborted", "cancelled",
+        "removed_at",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -104,6 +105,9 @@ class Context:
         self.seq = 0
         self.null_packets = 0
         self.preempted = 0  # packets of this context taken back by preemption
+        self.aborted = 0  # packets a reset abandoned mid-execution
+        self.cancelled = 0  # packets dropped from the queues when the device went to error
+        self.removed_at = -1  # when the workload saw STATUS_DEVICE_REMOVED
 
     @property
     def process(self) -> Process:

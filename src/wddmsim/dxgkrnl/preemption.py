@@ -86,6 +86,7 @@ class Preemptor:
         if ctx is not st.run_ctx:
             st.run_ctx = ctx
             st.run_since = self.sim.now
+        self.vs.tdr.packet_started(nq)
         if self.enabled and (self.vs.policy.has_ready(nq.ordinal) or len(nq.hw) - nq.stopped > 1):
             self._arm(nq)
 
@@ -100,7 +101,7 @@ class Preemptor:
         running = nq.hw[nq.stopped].context
         cand, when = self._candidate(nq, running, st.run_since)
         if cand is not None:
-            self._request(nq, running, cand)
+            self.request(nq, running, cand)
         elif when is not None:
             self._arm(nq, when)
 
@@ -150,7 +151,9 @@ class Preemptor:
         self.consider(nq)
 
     # -- asking ---------------------------------------------------------------------------------------
-    def _request(self, nq, running, cand) -> None:
+    def request(self, nq, running, cand, reason: str | None = None) -> None:
+        """Call DxgkDdiPreemptCommand on ``nq`` (``cand``: the context it is for, None when the TDR
+        watchdog asks); the answer must come within TdrDelay."""
         vs = self.vs
         sim = self.sim
         st = nq.preemption
@@ -158,8 +161,9 @@ class Preemptor:
         nq.next_fence = fence + 1
         st.fence = fence
         st.since = sim.now
-        higher = cand.effective_priority > running.effective_priority
-        st.reason = "priority" if higher else "quantum"
+        if reason is None:
+            reason = "priority" if cand.effective_priority > running.effective_priority else "quantum"
+        st.reason = reason
         a = st.args
         a.PreemptionFenceId = fence
         a.NodeOrdinal = nq.ordinal
@@ -171,7 +175,7 @@ class Preemptor:
         if tr is not None:
             tr.emit(sim.now, "PreemptRequest", {
                 "node": nq.ordinal, "fence": fence, "reason": st.reason, "running": running.handle,
-                "for": cand.handle, "queued": len(nq.hw) - nq.stopped,
+                "for": cand.handle if cand is not None else 0, "queued": len(nq.hw) - nq.stopped,
             })
         saved = sim.irql
         sim.irql = DISPATCH
@@ -192,7 +196,9 @@ class Preemptor:
                 address=st.address, data=bytes(a), rule=None, rule_name="",
             ))
         st.cand = cand
-        vs.policy.preempting(running, cand)
+        vs.tdr.preempt_requested(nq)
+        if cand is not None:
+            vs.policy.preempting(running, cand)
 
     # -- the answer, at device IRQL ---------------------------------------------------------------------
     def dma_preempted(self, data) -> None:
@@ -205,6 +211,8 @@ class Preemptor:
             adapter.invalid_interrupt(data, f"DmaPreempted.NodeOrdinal {ordinal} names no node")
             return
         nq = vs.nodes[ordinal]
+        if nq.tdr.resetting:
+            return  # interrupts from a node being reset are ignored (10.3)
         st = nq.preemption
         last = dp.LastCompletedFenceId
         facts = nq.notify_facts
@@ -232,6 +240,7 @@ class Preemptor:
         if not st.fence or dp.PreemptionFenceId != st.fence:
             return  # an answer to no request (reported above): nothing to take back
         now = self.sim.now
+        vs.tdr.preempt_answered(nq)
         vs.complete_through(nq, last)
         hw = nq.hw
         taken = []
@@ -266,12 +275,23 @@ class Preemptor:
         st.answered = False
         policy = self.vs.policy
         now = self.sim.now
+        tr = self.vs.trace
         for p in reversed(st.preempted):
-            p.context.queue.appendleft(p)
+            ctx = p.context
+            if ctx.device.error:
+                # Its device went to error meanwhile: cancelled, never submitted again.
+                ctx.cancelled += 1
+                self.vs.adapter.free_packet(p)
+                if tr is not None:
+                    tr.emit(now, "QueuePacketStop", {"context": ctx.handle, "node": nq.ordinal, "fence": p.fence,
+                                                     "kind": p.kind, "seq": p.seq, "status": "Cancelled"})
+                continue
+            ctx.queue.appendleft(p)
             p.fence = 0
-            p.flags |= self.resubmission_flag
+            if p.preempted:
+                p.flags |= self.resubmission_flag
         # The context the preemption was for is ready first, then the others in queue order.
-        order = [st.cand] + [p.context for p in st.preempted]
+        order = [st.cand] + [p.context for p in st.preempted if not p.context.device.error]
         for ctx in order:
             if ctx is not None and ctx.queue and not ctx.ready:
                 ctx.ready = True

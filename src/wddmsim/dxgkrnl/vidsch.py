@@ -41,6 +41,7 @@ from ..ddi.registry import RECORDS
 from ..sim import DISPATCH, PASSIVE
 from .crash import BugCheckStop, CrashRecord
 from .preemption import Preemptor
+from .tdr import Tdr
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 
@@ -69,7 +70,7 @@ class NodeQueue:
         "ordinal", "name", "depth", "hw", "stopped", "next_fence", "last_submitted",
         "last_completed", "worker_busy", "dispatch_timer", "submit_args", "patch_args", "facts",
         "notify_facts", "packets", "busy_ns", "busy_since", "engine_type", "submit_address",
-        "max_depth_seen", "submit_fill", "submit_long", "preemption",
+        "max_depth_seen", "submit_fill", "submit_long", "preemption", "tdr",
     )
 
     def __init__(self, ordinal: int, name: str, depth: int):
@@ -96,6 +97,7 @@ class NodeQueue:
         self.submit_fill = None
         self.submit_long = False
         self.preemption = None  # preemption.NodePreemption
+        self.tdr = None  # tdr.NodeTdr
 
 
 class VidSch:
@@ -143,6 +145,7 @@ class VidSch:
         self._submit_cls = submit_cls
         self._null_buffers: dict = {}  # DMA buffer address -> NullRendering packet in flight
         self.preemptor = Preemptor(self)
+        self.tdr = Tdr(self, adapter.tdr_config)
 
     # -- 1. queueing ----------------------------------------------------------------------------
     def enqueue(self, packet) -> None:
@@ -348,6 +351,8 @@ class VidSch:
             self.adapter.invalid_interrupt(data, f"DmaCompleted.NodeOrdinal {ordinal} names no node")
             return
         nq = self.nodes[ordinal]
+        if nq.tdr.resetting:
+            return  # interrupts from a node being reset are ignored (10.3)
         fence = dc.SubmissionFenceId
         facts = nq.notify_facts
         facts.last_submitted_fence = nq.last_submitted

@@ -31,6 +31,11 @@ command, buffer end, ns of WORK still owed; the address is None when the engine 
 the ring itself) for the driver to resume from; the ring is stopped and :meth:`Engine.reset_ring`
 empties it. A WAIT stalled inside a buffer is always preemptible.
 
+Faults for recovery tests: :meth:`Engine.hang` (now, or when the engine starts executing a given
+buffer, :meth:`Engine.hang_on_buffer`) stops all progress: no fence lands, no preemption answers.
+:meth:`Engine.reset` (the driver's engine reset) stops whatever was running, empties the ring and
+makes the engine usable again.
+
 Engines know nothing of WDDM: they see memory, a doorbell and an interrupt bit.
 
 Spec: DESIGN.md section 4 (engines, command processor, two completion modes); docs/gpu.md.
@@ -52,6 +57,7 @@ RUNNING = "running"
 WAITING = "waiting"
 HELD = "held"
 FAULTED = "faulted"
+HUNG = "hung"
 
 _INVISIBLE = frozenset({C.NOP, C.WORK, C.INDIRECT})
 
@@ -68,7 +74,8 @@ class Engine:
         "ring_base", "ring_size", "rptr", "wptr", "mode", "state", "busy_ns", "packets",
         "fault", "_t", "_buf", "_pc", "_end", "_stack", "_pending", "_steps", "_watch",
         "_irq_bit", "interrupts", "granularity", "preempt_interval", "preempt_state", "preemptions",
-        "_preempt", "_ahead", "_buf_addr", "_timer", "_boundary", "_preempt_bit",
+        "_preempt", "_ahead", "_buf_addr", "_timer", "_boundary", "_preempt_bit", "_hang_buffers",
+        "_hung_since", "resets",
     )
 
     def __init__(self, gpu, index: int, name: str, kind: str, command_cost: int = 100, bandwidth: float = 16.0,
@@ -114,6 +121,9 @@ class Engine:
         self._buf_addr = 0
         self._timer = None
         self._boundary = True  # at the ring between submissions (after an interrupting FENCE)
+        self._hang_buffers: set[int] = set()  # buffer addresses that hang the engine when reached
+        self._hung_since = -1
+        self.resets = 0
 
     # -- registers ----------------------------------------------------------------------------
     def program_ring(self, base: int, size: int) -> None:
@@ -250,6 +260,14 @@ class Engine:
                     observer = self.gpu.on_fetch
                     if observer is not None:
                         observer(self.index, cmd.addr, cmd.size)
+                    if self._hang_buffers and cmd.addr in self._hang_buffers:
+                        self._hang_buffers.discard(cmd.addr)
+                        self._t = t
+                        if t > sim.now:
+                            self._timer = sim.at(t, self.hang, irql=DEVICE)
+                        else:
+                            self.hang()
+                        return
                     if self._buf is not None:
                         self._stack.append((self._buf, self._pc, self._end))
                     self._buf_addr = cmd.addr
@@ -317,10 +335,65 @@ class Engine:
             return
         self._run()
 
+    # -- hangs and resets -----------------------------------------------------------------------
+    def hang(self) -> None:
+        """Stop making progress now: nothing more lands, preemption requests go unanswered."""
+        if self.state in (HUNG, FAULTED):
+            return
+        now = self.sim.now
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.state == RUNNING and self._t > now:
+            self.busy_ns -= self._t - now  # the run-ahead past now never happens
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+        self._pending = None
+        self._ahead.clear()
+        self.state = HUNG
+        self._hung_since = now
+
+    def hang_on_buffer(self, address: int) -> None:
+        """Hang when an INDIRECT to ``address`` is reached (a packet that never finishes)."""
+        self._hang_buffers.add(address)
+
+    @property
+    def hung(self) -> bool:
+        return self.state == HUNG
+
+    def reset(self) -> None:
+        """Engine reset: abandon whatever runs, empty the ring, clear a hang or a pending
+        preemption. The time spent hung counts as busy (the engine was occupied)."""
+        now = self.sim.now
+        if self.state == HUNG:
+            self.busy_ns += now - self._hung_since
+        elif self.state in (RUNNING, WAITING) and self._t > now:
+            self.busy_ns -= self._t - now
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+        self._pending = None
+        self._buf = None
+        self._stack.clear()
+        self._ahead.clear()
+        self._preempt = False
+        self._hung_since = -1
+        self.fault = None
+        self.state = IDLE
+        self._t = now
+        self.rptr = self.wptr = 0
+        self._boundary = True
+        self.preempt_state = None
+        self.resets += 1
+
     # -- preemption --------------------------------------------------------------------------------
     def request_preempt(self) -> None:
         """The driver asks the engine to stop at its granularity (see the module doc)."""
-        if self.state == FAULTED:
+        if self.state in (FAULTED, HUNG):
             return
         self._preempt = True
         now = self.sim.now

@@ -35,6 +35,11 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   the engine's saved progress for the interrupted DMA buffer and empties the ring. When the OS
   submits that buffer again the ring gets the WORK still owed, then an INDIRECT from the command the
   engine stopped before: the resubmitted packet does exactly the work that was left.
+- Recovery (section 10): ``DxgkDdiQueryDependentEngineGroup`` answers the node alone (no engine
+  depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
+  the fence of the submission it aborted mid-execution (the last completed one when none was
+  running) as ``LastAbortedFenceId``; ``DxgkDdiResetFromTimeout`` resets every engine and sets each
+  node's fence slot to its last submitted fence; ``DxgkDdiRestartFromTimeout`` has nothing to do.
 
 Handles: the driver's device and context handles are small numbers it chooses; ``hAdapter`` is the
 number the OS passes back in every call.
@@ -160,6 +165,7 @@ class ReferenceDriver:
         dma_buffer_size: int = 65536,
         arch: str = "x64",
         preemption_aware: bool | None = None,
+        per_engine_reset: bool | None = None,
     ):
         self.gpu = gpu
         self.mem = gpu.memory
@@ -170,6 +176,9 @@ class ReferenceDriver:
         if preemption_aware is None:
             preemption_aware = multi_engine_aware and self.version.value >= ddi_version("win8").value
         self.preemption_aware = preemption_aware
+        if per_engine_reset is None:
+            per_engine_reset = multi_engine_aware and self.version.value >= ddi_version("win8").value
+        self.per_engine_reset = per_engine_reset
         self._resume: dict[int, tuple[int, int]] = {}  # DMA buffer address -> (next offset, WORK owed)
         self.ring_size = ring_size
         self.ring_sizes = ring_sizes or {}
@@ -236,6 +245,7 @@ class ReferenceDriver:
                 # The coarsest granularity of the engines that run that kind of work (section 5.3).
                 GraphicsPreemptionGranularity=coarsest(False) if self.preemption_aware else 0,
                 ComputePreemptionGranularity=coarsest(True) if self.preemption_aware else 0,
+                SupportPerEngineTDR=self.per_engine_reset,
             )
         if Type == QUERY_SEGMENTS:
             cls = layout.ctype(RECORDS["DXGK_SEGMENTDESCRIPTOR"], self.arch, self.version)
@@ -463,8 +473,7 @@ class ReferenceDriver:
                 offset, owed = saved
                 packet = (C.work(owed) if owed else b"") + \
                     (C.indirect(address + offset, length - offset) if offset < length else b"") + fence
-            if self.preemption_aware:
-                node.inflight.append((a.SubmissionFenceId, address, offset, owed))
+            node.inflight.append((a.SubmissionFenceId, address, offset, owed))
         else:
             packet = fence
         if not self._ring_write(node, packet):
@@ -539,16 +548,7 @@ class ReferenceDriver:
         inflight = node.inflight
         while inflight and inflight[0][0] <= value:
             inflight.popleft()
-        saved = engine.preempt_state
-        for i, (_fence, address, offset, owed) in enumerate(inflight):
-            if i == 0 and saved is not None:
-                # The engine stopped inside the first unfinished submission: where to resume it.
-                buf, pc, _end, left = saved
-                self._resume[address] = (offset if buf is None else buf - address + pc, left)
-            elif offset or owed:
-                # Not started: it still owes what it owed when it was submitted.
-                self._resume[address] = (offset, owed)
-        inflight.clear()
+        self._keep_unfinished(node, engine.preempt_state)
         if engine.idle:
             engine.reset_ring()
             node.wptr = 0
@@ -561,6 +561,68 @@ class ReferenceDriver:
         node.preempt_fence = 0
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
         return True
+
+    def _keep_unfinished(self, node: _Node, saved) -> None:
+        """The ring is about to be emptied: remember what the unfinished submissions still owe, so
+        that the OS's resubmissions of them do only that. ``saved``: the engine's stop point inside
+        the first one, or None."""
+        for i, (_fence, address, offset, owed) in enumerate(node.inflight):
+            if i == 0 and saved is not None:
+                buf, pc, _end, left = saved
+                self._resume[address] = (offset if buf is None else buf - address + pc, left)
+            elif offset or owed:
+                self._resume[address] = (offset, owed)
+        node.inflight.clear()
+
+    # -- recovery -----------------------------------------------------------------------------------------
+    def DxgkDdiQueryDependentEngineGroup(self, hAdapter: int, pQueryDependentEngineGroup) -> int:
+        """No engine of this GPU depends on another: the mask is the node itself."""
+        a = pQueryDependentEngineGroup
+        if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        a.DependentNodeOrdinalMask = 1 << a.NodeOrdinal
+        return SUCCESS
+
+    def DxgkDdiResetEngine(self, hAdapter: int, pResetEngine) -> int:
+        """Reset one engine; LastAbortedFenceId is the submission it abandoned mid-execution."""
+        a = pResetEngine
+        if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        node = self.nodes[a.NodeOrdinal]
+        done = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        inflight = node.inflight
+        while inflight and inflight[0][0] <= done:
+            inflight.popleft()
+        aborted = inflight[0][0] if inflight else done
+        node.engine.reset()
+        node.wptr = 0
+        if inflight:
+            inflight.popleft()  # the aborted one is gone for good
+        self._keep_unfinished(node, None)
+        # The aborted fence counts as done from now on.
+        self.mem.write_u64(node.fence_addr, aborted)
+        node.last_reported = aborted
+        node.preempt_fence = 0
+        a.LastAbortedFenceId = aborted
+        return SUCCESS
+
+    def DxgkDdiResetFromTimeout(self, hAdapter: int) -> int:
+        """Reset the whole GPU: every engine stops, every ring empties, every fence slot reads the
+        node's last submitted fence."""
+        for node in self.nodes:
+            node.engine.reset()
+            node.wptr = 0
+            node.inflight.clear()
+            node.preempt_fence = 0
+            self.mem.write_u64(node.fence_addr, node.last_submitted)
+            node.last_reported = node.last_submitted
+        self._resume.clear()
+        self.gpu.irq.ack(self.gpu.irq.status)
+        return SUCCESS
+
+    def DxgkDdiRestartFromTimeout(self, hAdapter: int) -> int:
+        """The OS is done cleaning up; the GPU may be used again (nothing to do here)."""
+        return SUCCESS
 
     def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence) -> int:
         """The node's last completed fence, reported first through NotifyInterrupt if it is new."""

@@ -219,6 +219,9 @@ class Adapter(ScenarioModel):
     #: DXGK_VIDSCHCAPS.PreemptionAware; unset: true for a multiple-engine-aware driver of WDDM 1.2
     #: (win8) or later, the Windows 8 preemption model
     preemption_aware: bool | None = None
+    #: DXGK_DRIVERCAPS.SupportPerEngineTDR; unset: true for a multiple-engine-aware driver of WDDM 1.2
+    #: or later
+    per_engine_reset: bool | None = None
     #: every submission sets Flags.NullRendering: an infinitely fast GPU, leaving the submission
     #: path's own cost
     null_rendering: bool = False
@@ -435,6 +438,42 @@ class Process(ScenarioModel):
     context: list[Context] = Field(min_length=1)
 
 
+class Tdr(ScenarioModel):
+    """Timeout detection and recovery: the GraphicsDrivers registry values the model honours."""
+
+    #: TdrLevel: 0 no detection, 1 bug check 0x117 on a timeout, 3 recover
+    level: Literal[0, 1, 3] = 3
+    #: TdrDelay: how long a preemption request may go unanswered
+    delay: Duration = Field(default=_ns("2s"), gt=0)
+    #: how long a packet may run before the scheduler asks to preempt it (the model's choice)
+    watchdog: Duration = Field(default=_ns("2s"), gt=0)
+    #: TdrLimitCount and TdrLimitTime: more adapter timeouts than this within the window is
+    #: bug check 0x116
+    limit_count: int = Field(default=5, ge=0)
+    limit_time: Duration = Field(default=_ns("60s"), gt=0)
+
+
+class Fault(ScenarioModel):
+    """A fault injected into the run. ``hang``: an engine stops making progress, either at time
+    ``at`` on ``node``, or when it starts the ``packet``-th packet of ``process``/``context``."""
+
+    kind: Literal["hang"]
+    node: str | None = None
+    at: Duration | None = None
+    process: str | None = None
+    context: str | None = None
+    packet: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Fault:
+        by_time = self.node is not None or self.at is not None
+        by_packet = self.process is not None or self.context is not None or self.packet is not None
+        if by_time == by_packet or (by_time and (self.node is None or self.at is None)) or \
+                (by_packet and None in (self.process, self.context, self.packet)):
+            raise ValueError("a hang names either node and at, or process, context and packet")
+        return self
+
+
 def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
     """Every problem that needs more than one field to see, in file order, with locations from
     the top of the scenario. Empty when the scenario is consistent."""
@@ -466,6 +505,14 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                      f"no node named {context.node!r}; the adapter's nodes are "
                      f"{_quoted(node_names)}")
                 )
+    contexts = {(pr.name, c.name) for pr in scenario.process for c in pr.context}
+    for f, fault in enumerate(scenario.fault):
+        if fault.node is not None and fault.node not in node_names:
+            problems.append((("fault", f, "node"),
+                             f"no node named {fault.node!r}; the adapter's nodes are {_quoted(node_names)}"))
+        if fault.process is not None and (fault.process, fault.context) not in contexts:
+            problems.append((("fault", f, "context"),
+                             f"no context {fault.context!r} in a process named {fault.process!r}"))
     return problems
 
 
@@ -481,6 +528,8 @@ class Scenario(ScenarioModel):
     duration: Duration = Field(default=_ns("1s"), gt=0)
     adapter: Adapter = Field(default_factory=Adapter)
     scheduler: Scheduler = Field(default_factory=Scheduler)
+    tdr: Tdr = Field(default_factory=Tdr)
+    fault: list[Fault] = Field(default_factory=list)
     process: list[Process] = Field(min_length=1)
 
     @model_validator(mode="after")

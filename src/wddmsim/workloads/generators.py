@@ -21,7 +21,11 @@ Spec: DESIGN.md section 6; anchors.md part (b).
 
 from __future__ import annotations
 
+from ..ddi.ntstatus import NTSTATUS
+from ..dxgkrnl.adapter import ApiError
 from ..gpu import commands as C
+
+DEVICE_REMOVED = int(NTSTATUS.STATUS_DEVICE_REMOVED)
 
 SURFACE_W = 128
 SURFACE_H = 128
@@ -118,6 +122,18 @@ def script(kmt, ctx, w, rng):
             yield from kmt.Render(ctx, work_buffer(p.work), null_rendering=p.null_rendering)
 
 
+def _until_removed(sim, ctx, gen):
+    """Run ``gen`` until its device is removed: the application sees STATUS_DEVICE_REMOVED from a
+    call and stops submitting (it would recreate its device; this model's workloads end)."""
+    try:
+        return (yield from gen)
+    except ApiError as e:
+        if e.status != DEVICE_REMOVED:
+            raise
+        ctx.removed_at = sim.now
+        return None
+
+
 def start_workload(kmt, ctx, w, rng):
     """Start the process for workload ``w`` (a scenario workload model) on ``ctx``."""
     sim = kmt.sim
@@ -138,4 +154,4 @@ def start_workload(kmt, ctx, w, rng):
         gen = script(kmt, ctx, w, rng)
     else:
         raise ValueError(f"unknown workload kind {kind!r}")
-    return sim.process(gen)
+    return sim.process(_until_removed(sim, ctx, gen))

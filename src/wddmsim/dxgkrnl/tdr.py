@@ -1,0 +1,382 @@
+"""Timeout detection and recovery (TDR) for the packet scheduler.
+
+Detection (ddi-facts.md 10.1): a packet that has run ``watchdog`` ns at the bottom of its node's
+hardware queue gets a preemption request (reason ``watchdog``; the choice of ``watchdog``, default
+TdrDelay, is the model's, open question 14). Every preemption request, whatever its reason, must be
+answered with DMA_PREEMPTED within ``TdrDelay``: otherwise the node has timed out. A driver that is
+not preemption aware (the Windows 7 model) times out when a packet runs ``watchdog`` ns.
+
+``TdrLevel``: 0 detects nothing, 1 stops with bug check 0x117 at the first timeout, 3 (default)
+recovers:
+
+- Per-engine reset first when the driver reports ``SupportPerEngineTDR`` (section 10.3): interrupts
+  from the node are ignored, ``DxgkDdiQueryDependentEngineGroup`` then ``DxgkDdiResetEngine``;
+  ``LastAbortedFenceId`` outside [last completed, last submitted] is bug check 0x119/0xA. Packets
+  before it are complete, the one with that fence is aborted and its device goes to error, the ones
+  after it go back to their software queues and are submitted again with new fence ids. A failed
+  DDI call promotes the timeout to an adapter reset. Each engine timeout is a 0x141 live dump; more
+  than ``TdrLimitCount - 1`` of them within ``TdrLimitTime`` block the offending process from the GPU
+  (0x142 live dump, its devices go to error).
+- Adapter reset otherwise (section 10.2): a 0x117 live dump; the 6th adapter timeout within
+  ``TdrLimitTime`` (more than ``TdrLimitCount``) is bug check 0x116. ``DxgkDdiResetFromTimeout``, every
+  node's last completed fence := its last submitted fence, the hung device's packets are aborted and
+  the device goes to error, every other packet on a hardware queue goes back to its software queue;
+  ``DxgkDdiRestartFromTimeout``. Either call failing is bug check 0x116.
+
+A device in error cancels the packets still in its contexts' software queues, wakes their CPU
+waiters, and fails every later API call with STATUS_DEVICE_REMOVED.
+
+Not modelled: TdrDdiDelay (no driver thread blocks in this model), DxgkDdiCollectDbgInfo, and VidMm's
+eviction during the adapter reset (with the paging work).
+
+Spec: ddi-facts.md sections 10.1-10.3, 10.5, 11 (0x119/0xA), 14.1 (TIMED_OUT), 14.4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ddi import layout
+from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
+from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.registry import RECORDS
+from ..sim import DISPATCH
+from .crash import BugCheckStop, CrashRecord
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+S = 1_000_000_000
+
+
+@dataclass
+class TdrConfig:
+    """The TDR registry values the model honours (GraphicsDrivers key), times in ns."""
+
+    level: int = 3
+    delay: int = 2 * S
+    watchdog: int = 2 * S
+    limit_count: int = 5
+    limit_time: int = 60 * S
+
+
+class NodeTdr:
+    """One node's TDR timers and reset state."""
+
+    __slots__ = ("watch", "timer", "resetting")
+
+    def __init__(self):
+        self.watch = None  # watchdog timer (one per node, re-armed lazily)
+        self.timer = None  # TdrDelay timer of the outstanding preemption request
+        self.resetting = False  # interrupts from the node are ignored
+
+
+class Tdr:
+    """Detection and recovery for one adapter's :class:`~wddmsim.dxgkrnl.vidsch.VidSch`."""
+
+    def __init__(self, vidsch, config: TdrConfig):
+        self.vs = vidsch
+        self.sim = vidsch.sim
+        self.config = config
+        adapter = vidsch.adapter
+        self.adapter = adapter
+        self.per_engine = bool(getattr(adapter.caps, "SupportPerEngineTDR", False))
+        self.adapter_timeouts: list[int] = []
+        self.engine_timeouts: list[int] = []
+        self.engine_resets = 0
+        self.adapter_resets = 0
+        self.live_dumps: list[tuple[int, int, int]] = []  # (t, code, p4)
+        self.devices_in_error: list = []
+        self._reset_cls = None
+        self._group_cls = None
+        if adapter.version.value >= 0x300E:  # the WIN8 structures exist
+            self._reset_cls = layout.ctype(RECORDS["DXGKARG_RESETENGINE"], adapter.arch, adapter.version)
+            self._group_cls = layout.ctype(RECORDS["DXGKARG_QUERYDEPENDENTENGINEGROUP"], adapter.arch, adapter.version)
+        self.address = adapter.pool.alloc(4096)  # where the recovery arguments live (bug check P3)
+        for nq in vidsch.nodes:
+            nq.tdr = NodeTdr()
+
+    # -- detection --------------------------------------------------------------------------------------
+    def packet_started(self, nq) -> None:
+        """A packet reached the bottom of ``nq``: make sure the node's watchdog is armed."""
+        if self.config.level == 0 or nq.tdr.watch is not None:
+            return
+        nq.tdr.watch = self.sim.after(self.config.watchdog, self._watchdog, nq, DISPATCH)
+
+    def _watchdog(self, nq) -> None:
+        nq.tdr.watch = None
+        if len(nq.hw) == nq.stopped or nq.tdr.resetting:
+            return
+        packet = nq.hw[nq.stopped]
+        due = packet.started + self.config.watchdog
+        now = self.sim.now
+        if now < due:
+            nq.tdr.watch = self.sim.at(due, self._watchdog, nq, DISPATCH)
+            return
+        pre = self.vs.preemptor
+        if pre.enabled:
+            if not nq.preemption.fence:
+                pre.request(nq, packet.context, None, "watchdog")
+        else:
+            self.timeout(nq, "no_preemption")
+
+    def preempt_requested(self, nq) -> None:
+        """A preemption request went to the driver: it must be answered within TdrDelay."""
+        if self.config.level == 0:
+            return
+        t = nq.tdr
+        if t.timer is not None:
+            t.timer.cancel()
+        t.timer = self.sim.after(self.config.delay, self._expired, nq, DISPATCH)
+
+    def preempt_answered(self, nq) -> None:
+        t = nq.tdr
+        if t.timer is not None:
+            t.timer.cancel()
+            t.timer = None
+
+    def _expired(self, nq) -> None:
+        nq.tdr.timer = None
+        self.timeout(nq, "preemption_timeout")
+
+    # -- the timeout ----------------------------------------------------------------------------------------
+    def timeout(self, nq, reason: str) -> None:
+        """``nq`` did not answer in time: recover as the TDR level and the driver's caps allow."""
+        sim = self.sim
+        now = sim.now
+        running = nq.hw[nq.stopped] if len(nq.hw) > nq.stopped else None
+        self._emit("TdrDetected", {
+            "node": nq.ordinal, "reason": reason, "fence": running.fence if running else 0,
+            "context": running.context.handle if running else 0,
+        })
+        if self.config.level == 1:
+            bc = BugCheck(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 0, 0, 0, nq.ordinal)
+            raise BugCheckStop(CrashRecord(
+                time=now, bugcheck=bc, message=f"node {nq.name} timed out ({reason}) and TdrLevel is 1 (bug check on timeout)",
+                struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
+            ))
+        if self.per_engine and self._engine_reset(nq, running):
+            return
+        self._adapter_reset(nq, running, promoted=self.per_engine)
+
+    def _window(self, times: list[int]) -> int:
+        now = self.sim.now
+        times.append(now)
+        while times and times[0] <= now - self.config.limit_time:
+            times.pop(0)
+        return len(times)
+
+    def _live_dump(self, code: BugCheckCode, p4: int = 0) -> None:
+        self.live_dumps.append((self.sim.now, int(code), p4))
+        self._emit("LiveDump", {"code": int(code), "name": code.name, "p4": p4})
+
+    def _call(self, name: str, fn, args=None):
+        """A recovery DDI at PASSIVE_LEVEL, traced."""
+        status = fn(self.adapter.hAdapter, args) if args is not None else fn(self.adapter.hAdapter)
+        tr = self.vs.trace
+        if tr is not None:
+            tr.emit(self.sim.now, "DdiCall", {
+                "name": name, "irql": "PASSIVE_LEVEL",
+                "args": self.adapter.args_of(args) if args is not None else {}, "status": status_name(status),
+            })
+        return status
+
+    def _engine_reset(self, nq, running) -> bool:
+        """Per-engine reset (10.3). False when it has to be promoted to an adapter reset."""
+        drv = self.vs.driver
+        self._live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
+        nq.tdr.resetting = True
+        try:
+            if running is None:
+                return True  # it finished between the timeout and now
+            group = self._group_cls()
+            group.NodeOrdinal = nq.ordinal
+            if self._call("DxgkDdiQueryDependentEngineGroup", drv.DxgkDdiQueryDependentEngineGroup, group) != SUCCESS:
+                return False
+            args = self._reset_cls()
+            args.NodeOrdinal = nq.ordinal
+            if self._call("DxgkDdiResetEngine", drv.DxgkDdiResetEngine, args) != SUCCESS:
+                return False
+            aborted = args.LastAbortedFenceId
+            if not nq.last_completed <= aborted <= nq.last_submitted:
+                bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE,
+                              aborted, nq.last_completed, (nq.ordinal << 32) | nq.last_submitted)
+                raise BugCheckStop(CrashRecord(
+                    time=self.sim.now, bugcheck=bc,
+                    message=(f"DxgkDdiResetEngine reported LastAbortedFenceId {aborted} outside [last completed "
+                             f"{nq.last_completed}, last submitted {nq.last_submitted}] on node {nq.ordinal}"),
+                    struct="DXGKARG_RESETENGINE", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
+                    address=self.address, data=bytes(args),
+                ))
+            guilty = self._recover_node(nq, aborted, running)
+            self.engine_resets += 1
+            self._emit("EngineReset", {"node": nq.ordinal, "last_aborted_fence": aborted,
+                                       "device": guilty.handle if guilty else 0})
+            if guilty is not None:
+                self.device_error(guilty, "engine reset")
+                proc = guilty.process
+                if self._window(self.engine_timeouts) > self.config.limit_count - 1:
+                    self._live_dump(BugCheckCode.VIDEO_TDR_APPLICATION_BLOCKED, proc.pid)
+                    for dev in proc.devices:
+                        self.device_error(dev, "process blocked from the GPU")
+            return True
+        finally:
+            nq.tdr.resetting = False
+            self.vs.retire()
+
+    def _recover_node(self, nq, aborted: int, running):
+        """After an engine reset: complete before ``aborted``, abort it, take back the rest.
+        Returns the device in error."""
+        vs = self.vs
+        hw = nq.hw
+        now = self.sim.now
+        guilty = None
+        i = nq.stopped
+        while i < len(hw) and hw[i].fence < aborted:
+            self._stop(hw[i], nq, "Completed")
+            i += 1
+        nq.stopped = i
+        if i < len(hw) and hw[i].fence == aborted:
+            p = hw[i]
+            del hw[i]
+            guilty = p.context.device
+            self._stop(p, nq, "Aborted")
+            self._abort(p, nq)
+        elif running is not None:
+            guilty = running.context.device  # finished just before the reset: in error anyway (10.3)
+        self._take_back(nq)
+        nq.last_completed = max(nq.last_completed, aborted)
+        if nq.busy_since >= 0 and running is not None:
+            nq.busy_ns += now - nq.busy_since
+        self._clear_preemption(nq)
+        return guilty
+
+    def _adapter_reset(self, nq, running, promoted: bool) -> None:
+        """Adapter-wide reset (10.2)."""
+        vs = self.vs
+        drv = vs.driver
+        now = self.sim.now
+        count = self._window(self.adapter_timeouts)
+        if count > self.config.limit_count:
+            bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, 0, count)
+            raise BugCheckStop(CrashRecord(
+                time=now, bugcheck=bc,
+                message=(f"{count} GPU timeouts within {self.config.limit_time / S:g} s: more than TdrLimitCount "
+                         f"({self.config.limit_count})"),
+                struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
+            ))
+        self._live_dump(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 9 if promoted else 0)
+        guilty = running.context.device if running is not None else None
+        for q in vs.nodes:
+            q.tdr.resetting = True
+        try:
+            self._must_succeed("DxgkDdiResetFromTimeout", drv.DxgkDdiResetFromTimeout)
+            for q in vs.nodes:
+                hw = q.hw
+                busy = len(hw) > q.stopped
+                keep = []
+                while len(hw) > q.stopped:
+                    p = hw.pop()
+                    if guilty is not None and p.context.device is guilty:
+                        self._stop(p, q, "Aborted")
+                        self._abort(p, q)
+                    else:
+                        keep.append(p)
+                for p in reversed(keep):
+                    hw.append(p)
+                self._take_back(q)
+                q.last_completed = q.last_submitted
+                if busy and q.busy_since >= 0:
+                    q.busy_ns += now - q.busy_since
+                self._clear_preemption(q)
+            self._must_succeed("DxgkDdiRestartFromTimeout", drv.DxgkDdiRestartFromTimeout)
+            self.adapter_resets += 1
+            self._emit("AdapterReset", {"node": nq.ordinal, "promoted": int(promoted),
+                                        "device": guilty.handle if guilty else 0})
+            if guilty is not None:
+                self.device_error(guilty, "adapter reset")
+        finally:
+            for q in vs.nodes:
+                q.tdr.resetting = False
+            vs.retire()
+
+    def _must_succeed(self, name: str, fn) -> None:
+        status = self._call(name, fn)
+        if status != SUCCESS:
+            bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, status & 0xFFFFFFFF, 0)
+            raise BugCheckStop(CrashRecord(
+                time=self.sim.now, bugcheck=bc, message=f"{name} returned {status_name(status)}; recovery failed",
+                struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
+            ))
+
+    # -- packets --------------------------------------------------------------------------------------------
+    def _stop(self, p, nq, status: str) -> None:
+        p.done = self.sim.now
+        tr = self.vs.trace
+        if tr is not None:
+            tr.emit(self.sim.now, "DmaPacketStop", {
+                "context": p.context.handle, "node": nq.ordinal, "fence": p.fence, "kind": p.kind,
+                "seq": p.seq, "status": status,
+            })
+
+    def _abort(self, p, nq) -> None:
+        """A packet that will never complete: its buffers go, waiters are woken by the device error."""
+        ctx = p.context
+        ctx.aborted += 1
+        self.vs.adapter.free_packet(p)
+        tr = self.vs.trace
+        if tr is not None:
+            tr.emit(self.sim.now, "QueuePacketStop", {
+                "context": ctx.handle, "node": nq.ordinal, "fence": p.fence, "kind": p.kind, "seq": p.seq,
+                "status": "Aborted",
+            })
+
+    def _take_back(self, nq) -> None:
+        """Packets still on ``nq``'s hardware queue (not completed) go back to their software queues."""
+        hw = nq.hw
+        taken = []
+        while len(hw) > nq.stopped:
+            taken.append(hw.pop())
+        taken.reverse()
+        for p in taken:
+            self._stop(p, nq, "Reset")
+        st = nq.preemption
+        st.preempted.extend(taken)
+        st.answered = True
+
+    def _clear_preemption(self, nq) -> None:
+        st = nq.preemption
+        st.fence = 0
+        st.run_ctx = None
+        if st.timer is not None:
+            st.timer.cancel()
+            st.timer = None
+        self.preempt_answered(nq)
+
+    def device_error(self, device, reason: str) -> None:
+        """Put ``device`` in error: cancel its queued packets, wake its waiters."""
+        if device.error:
+            return
+        device.error = True
+        self.devices_in_error.append(device)
+        vs = self.vs
+        self._emit("DeviceError", {"device": device.handle, "process": device.process.pid, "reason": reason})
+        tr = vs.trace
+        for ctx in device.contexts:
+            while ctx.queue:
+                p = ctx.queue.popleft()
+                ctx.cancelled += 1
+                vs.adapter.free_packet(p)
+                if tr is not None:
+                    tr.emit(self.sim.now, "QueuePacketStop", {
+                        "context": ctx.handle, "node": ctx.node, "fence": 0, "kind": p.kind, "seq": p.seq,
+                        "status": "Cancelled",
+                    })
+            if ctx.ready:
+                ctx.ready = False
+                vs.policy.idle(ctx)
+            for _target, event in ctx.waiters:
+                event.succeed(ctx.completed)
+            ctx.waiters = []
+
+    def _emit(self, name: str, fields: dict) -> None:
+        if self.vs.trace is not None:
+            self.vs.trace.emit(self.sim.now, name, fields)

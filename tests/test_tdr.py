@@ -1,0 +1,248 @@
+"""Timeout detection and recovery (anchors.md part (b) scenarios 7-11; ddi-facts.md section 10):
+a hang is detected by an unanswered preemption request, recovered by an engine reset or an
+adapter reset, the guilty device goes to error while the others' packets are resubmitted and
+complete, a long but preemptible packet is not reset, and the TDR limits end in the documented
+bug checks. Asserted in virtual time and on the event log."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from wddmsim.cli import main
+from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
+from wddmsim.ddi.ntstatus import NTSTATUS
+from wddmsim.kmd import ReferenceDriver
+from wddmsim.scenario import scenario_from_dict
+from wddmsim.system import System
+from wddmsim.trace import ListSink
+
+ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
+MS = 1_000_000
+S = 1_000_000_000
+
+
+def build(processes, *, faults=(), granularity="interval", per_engine=None, tdr=None, driver=None, duration="20s",
+          policy="priority_quantum"):
+    sc = scenario_from_dict({
+        "name": "tdr", "duration": duration,
+        "adapter": {"cpu_cost": ZERO, "per_engine_reset": per_engine,
+                    "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0, "preemption": granularity},
+                              {"name": "Copy", "engine": "copy", "command_cost": 0}]},
+        "scheduler": {"policy": policy},
+        "tdr": tdr or {},
+        "fault": list(faults),
+        "process": [{"name": name, "context": [{"name": "c", "node": node, "workload": w}]}
+                    for name, node, w in processes],
+    }, "<test>")
+    trace = ListSink()
+    return System(sc, trace=trace, driver_factory=driver), trace
+
+
+def script(*packets):
+    return {"kind": "script", "packets": [{"at": at, "work": work} for at, work in packets]}
+
+
+def events(trace, *names):
+    return [(e["t"], e["event"]) for e in trace.events if e["event"] in names]
+
+
+def recovery_calls(trace):
+    return [(e["t"], e["name"]) for e in trace.of("DdiCall")
+            if e["name"] in ("DxgkDdiQueryDependentEngineGroup", "DxgkDdiResetEngine", "DxgkDdiResetFromTimeout",
+                             "DxgkDdiRestartFromTimeout")]
+
+
+def ctx_summary(r, name):
+    return next(c for c in r.summary["contexts"] if c["context"] == f"{name}/c")
+
+
+# -- scenario 7: a hang ends in an adapter reset -------------------------------------------------------------
+def test_hang_is_detected_by_an_unanswered_preemption_and_reset():
+    system, trace = build([("app", "3D", script((0, "10ms"), ("5s", "1ms")))],
+                          faults=[{"kind": "hang", "process": "app", "context": "c", "packet": 1}], per_engine=False)
+    r = system.run()
+    # The packet hangs as it starts; the watchdog asks to preempt it after 2 s; nothing answers in
+    # TdrDelay (2 s more): the adapter is reset at 4 s.
+    assert [(e["t"], e["reason"], e["fence"]) for e in trace.of("PreemptRequest")] == [(2 * S, "watchdog", 2)]
+    assert [(e["t"], e["reason"], e["fence"]) for e in trace.of("TdrDetected")] == [(4 * S, "preemption_timeout", 1)]
+    assert recovery_calls(trace) == [(4 * S, "DxgkDdiResetFromTimeout"), (4 * S, "DxgkDdiRestartFromTimeout")]
+    assert [(e["t"], e["code"]) for e in trace.of("LiveDump")] == [(4 * S, 0x117)]
+    assert [(e["t"], e["fence"], e["status"]) for e in trace.of("DmaPacketStop")] == [(4 * S, 1, "Aborted")]
+    assert [(e["t"], e["reason"]) for e in trace.of("DeviceError")] == [(4 * S, "adapter reset")]
+    # Every submitted fence counts as completed (fence 2 was the PreemptionFenceId, not a
+    # submission); the app sees device-removed at its next call.
+    assert system.adapter.vidsch.nodes[0].last_completed == 1
+    app = ctx_summary(r, "app")
+    assert (app["completed"], app["aborted"], app["device_error"]) == (0, 1, True)
+    assert system.contexts[0].removed_at == 5 * S
+    assert r.summary["tdr"]["adapter_resets"] == 1 and r.bugcheck is None
+
+
+# -- scenario 8: a long packet that does preempt is not reset ----------------------------------------------------
+def test_long_preemptible_packet_is_preempted_not_reset():
+    system, trace = build([("app", "3D", script((0, "5s")))])
+    r = system.run()
+    reqs = [(e["t"], e["reason"]) for e in trace.of("PreemptRequest")]
+    assert reqs == [(2 * S, "watchdog"), (4 * S, "watchdog")]
+    assert not trace.of("TdrDetected")
+    # Preempted at 2 s and 4 s (interval granularity: at once), resubmitted with Resubmission = 1
+    # and a new fence each time; the total GPU time is still 5 s.
+    subs = [(e["t"], e["args"]["SubmissionFenceId"], e["args"]["Flags"]["Resubmission"])
+            for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"]
+    assert subs == [(0, 1, 0), (2 * S, 3, 1), (4 * S, 5, 1)]
+    assert trace.of("QueuePacketStop")[-1]["t"] == 5 * S
+    assert system.gpu.engines[0].busy_ns == 5 * S
+    assert r.summary["tdr"] == {"engine_resets": 0, "adapter_resets": 0, "live_dumps": []}
+
+
+def test_long_packet_on_a_dma_buffer_engine_times_out():
+    system, trace = build([("app", "3D", script((0, "5s")))], granularity="dma_buffer")
+    r = system.run()
+    # The engine can only stop at the end of the 5 s buffer: the request made at 2 s times out at 4 s.
+    assert [(e["t"], e["reason"]) for e in trace.of("TdrDetected")] == [(4 * S, "preemption_timeout")]
+    assert r.summary["tdr"]["engine_resets"] == 1 and ctx_summary(r, "app")["aborted"] == 1
+
+
+# -- scenarios 9 and 11: engine reset, guilty context, escalation ------------------------------------------------
+GUILTY = [
+    ("bad", "3D", script((0, "10ms"), (0, "10ms"), ("5s", "10ms"))),
+    ("good", "3D", {"kind": "compute_batch", "batch": 2, "work": "5ms", "count": 3}),
+    ("other", "Copy", {"kind": "compute_batch", "batch": 2, "work": "5ms", "count": 2}),
+]
+HANG = [{"kind": "hang", "process": "bad", "context": "c", "packet": 2}]
+
+
+def test_engine_reset_puts_only_the_guilty_device_in_error():
+    system, trace = build(GUILTY, faults=HANG)
+    r = system.run()
+    (tdr,) = trace.of("TdrDetected")
+    assert tdr["reason"] == "preemption_timeout"
+    t = tdr["t"]
+    assert recovery_calls(trace) == [(t, "DxgkDdiQueryDependentEngineGroup"), (t, "DxgkDdiResetEngine")]
+    group = next(e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiQueryDependentEngineGroup")
+    assert group["args"]["DependentNodeOrdinalMask"] == 1
+    (reset,) = trace.of("EngineReset")
+    reset_call = next(e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiResetEngine")
+    assert reset["last_aborted_fence"] == reset_call["args"]["LastAbortedFenceId"] == tdr["fence"]
+    assert [e["code"] for e in trace.of("LiveDump")] == [0x141]
+    bad, good, other = (ctx_summary(r, n) for n in ("bad", "good", "other"))
+    assert (bad["completed"], bad["aborted"], bad["cancelled"], bad["device_error"]) == (1, 1, 0, True)
+    # The others lose nothing: every packet completes and none sees an error.
+    assert (good["completed"], good["aborted"], good["cancelled"], good["device_error"]) == (6, 0, 0, False)
+    assert (other["completed"], other["device_error"]) == (4, False)
+    assert not any(e["status"] in ("Aborted", "Cancelled") for e in trace.of("QueuePacketStop")
+                   if e["context"] != system.contexts[0].handle)
+    # bad's third packet, at 5 s, meets STATUS_DEVICE_REMOVED.
+    assert system.contexts[0].removed_at == 5 * S
+    assert r.summary["tdr"]["engine_resets"] == 1 and r.summary["tdr"]["adapter_resets"] == 0
+
+
+class FailingResetEngine(ReferenceDriver):
+    def DxgkDdiResetEngine(self, hAdapter, pResetEngine):
+        return int(NTSTATUS.STATUS_UNSUCCESSFUL)
+
+
+def test_failed_engine_reset_is_promoted_to_an_adapter_reset():
+    system, trace = build(GUILTY, faults=HANG, driver=FailingResetEngine)
+    r = system.run()
+    t = trace.of("TdrDetected")[0]["t"]
+    assert recovery_calls(trace) == [(t, "DxgkDdiQueryDependentEngineGroup"), (t, "DxgkDdiResetEngine"),
+                                     (t, "DxgkDdiResetFromTimeout"), (t, "DxgkDdiRestartFromTimeout")]
+    assert [(e["code"], e["p4"]) for e in trace.of("LiveDump")] == [(0x141, 0), (0x117, 9)]  # 9: promoted
+    assert trace.of("AdapterReset")[0]["promoted"] == 1
+    assert ctx_summary(r, "good")["completed"] == 6 and ctx_summary(r, "other")["completed"] == 4
+    assert ctx_summary(r, "bad")["device_error"] and not ctx_summary(r, "good")["device_error"]
+
+
+class BadAbortedFence(ReferenceDriver):
+    def DxgkDdiResetEngine(self, hAdapter, pResetEngine):
+        status = super().DxgkDdiResetEngine(hAdapter, pResetEngine)
+        pResetEngine.LastAbortedFenceId += 100
+        return status
+
+
+def test_aborted_fence_outside_the_range_is_bug_check_0x119_a():
+    system, trace = build(GUILTY, faults=HANG, driver=BadAbortedFence)
+    r = system.run()
+    bc = r.bugcheck.bugcheck
+    nq = system.adapter.vidsch.nodes[0]
+    assert (bc.code, bc.p1) == (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE)
+    assert bc.p2 == trace.of("TdrDetected")[0]["fence"] + 100 and bc.p3 == nq.last_completed
+    assert r.bugcheck.struct == "DXGKARG_RESETENGINE"
+
+
+class FailingRestart(ReferenceDriver):
+    def DxgkDdiRestartFromTimeout(self, hAdapter):
+        return int(NTSTATUS.STATUS_UNSUCCESSFUL)
+
+
+def test_failed_restart_is_bug_check_0x116():
+    system, trace = build(GUILTY, faults=HANG, per_engine=False, driver=FailingRestart)
+    r = system.run()
+    bc = r.bugcheck.bugcheck
+    assert (bc.code, bc.p3) == (BugCheckCode.VIDEO_TDR_FAILURE, int(NTSTATUS.STATUS_UNSUCCESSFUL) & 0xFFFFFFFF)
+
+
+# -- scenario 10: TDR limits -------------------------------------------------------------------------------------
+def six_hangs():
+    procs, faults = [], []
+    for i in range(6):
+        at = i * 5 * S
+        procs.append((f"app{i}", "3D", script((at, "10ms"))))
+        faults.append({"kind": "hang", "node": "3D", "at": at + MS})
+    return procs, faults
+
+
+def test_sixth_adapter_timeout_within_a_minute_is_bug_check_0x116():
+    procs, faults = six_hangs()
+    system, trace = build(procs, faults=faults, per_engine=False, duration="60s")
+    r = system.run()
+    # Each hang is reset 4 s later (watchdog 2 s + TdrDelay 2 s): five recover, the sixth stops.
+    assert [e["t"] for e in trace.of("AdapterReset")] == [i * 5 * S + 4 * S for i in range(5)]
+    assert r.bugcheck.bugcheck.code == BugCheckCode.VIDEO_TDR_FAILURE and r.bugcheck.bugcheck.p4 == 6
+    assert r.end == 25 * S + 4 * S
+
+
+def test_engine_timeouts_are_capped_one_lower_and_the_last_process_is_blocked():
+    procs, faults = six_hangs()
+    system, trace = build(procs[:5], faults=faults[:5], duration="60s")
+    r = system.run()
+    assert [e["t"] for e in trace.of("EngineReset")] == [i * 5 * S + 4 * S for i in range(5)]
+    # Four engine timeouts within the minute are tolerated (TdrLimitCount - 1); the fifth blocks the
+    # offending process from the GPU with a 0x142 live dump naming it.
+    assert [e["code"] for e in trace.of("LiveDump")] == [0x141] * 5 + [0x142]
+    assert trace.of("LiveDump")[-1]["p4"] == system.contexts[4].process.pid
+    assert [e["reason"] for e in trace.of("DeviceError")] == ["engine reset"] * 5
+    assert r.bugcheck is None and r.summary["tdr"]["engine_resets"] == 5
+
+
+# -- TdrLevel ------------------------------------------------------------------------------------------------------
+def test_tdr_level_1_bug_checks_on_the_first_timeout():
+    system, trace = build([("app", "3D", script((0, "10ms")))], tdr={"level": 1},
+                          faults=[{"kind": "hang", "node": "3D", "at": MS}])
+    r = system.run()
+    assert r.bugcheck.bugcheck.code == BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED and r.end == 4 * S
+
+
+def test_tdr_level_0_detects_nothing():
+    system, trace = build([("app", "3D", script((0, "10ms")))], tdr={"level": 0},
+                          faults=[{"kind": "hang", "node": "3D", "at": MS}])
+    r = system.run()
+    assert not trace.of("PreemptRequest") and not trace.of("TdrDetected") and r.bugcheck is None
+    assert ctx_summary(r, "app")["completed"] == 0
+
+
+def test_shorter_tdr_delay_and_watchdog():
+    system, trace = build([("app", "3D", script((0, "10ms")))], tdr={"delay": "100ms", "watchdog": "50ms"},
+                          faults=[{"kind": "hang", "node": "3D", "at": MS}], per_engine=False)
+    system.run()
+    assert [e["t"] for e in trace.of("PreemptRequest")] == [50 * MS]
+    assert [e["t"] for e in trace.of("AdapterReset")] == [150 * MS]
+
+
+def test_tdr_example_runs():
+    r = CliRunner().invoke(main, ["run", "examples/tdr.toml"])
+    assert r.exit_code == 0, r.output
+    assert "Recovery: 1 engine reset(s), 0 adapter reset(s)" in r.output
+    assert "VIDEO_ENGINE_TIMEOUT_DETECTED" in r.output and "game.exe/render: device in error" in r.output
