@@ -23,10 +23,10 @@ S = 1_000_000_000
 
 
 def build(processes, *, faults=(), granularity="interval", per_engine=None, tdr=None, driver=None, duration="20s",
-          policy="priority_quantum"):
+          policy="priority_quantum", version="wddm2_0"):
     sc = scenario_from_dict({
         "name": "tdr", "duration": duration,
-        "adapter": {"cpu_cost": ZERO, "per_engine_reset": per_engine,
+        "adapter": {"cpu_cost": ZERO, "per_engine_reset": per_engine, "ddi_version": version,
                     "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0, "preemption": granularity},
                               {"name": "Copy", "engine": "copy", "command_cost": 0}]},
         "scheduler": {"policy": policy},

@@ -314,7 +314,7 @@ def print_summary(con: Console, summary: dict) -> None:
         f"{summary['packets_retired']}/{summary['packets_submitted'] - summary.get('resubmissions', 0)} "
         f"packets retired/submitted"
         f"{' (' + str(summary['resubmissions']) + ' resubmitted after preemption)' if summary.get('resubmissions') else ''}  "
-        f"{summary['events']} events in {summary['wall_s']} s"
+        f"{summary['interrupts']} interrupts  {summary['events']} events in {summary['wall_s']} s"
     )
     nodes = Table(title="Nodes", title_justify="left")
     for col in ("node", "engine", "packets", "busy %", "GPU busy %", "hw queue", "max queued", "last fence",
@@ -348,6 +348,11 @@ def print_summary(con: Console, summary: dict) -> None:
             if c.get("device_error"):
                 con.print(f"  {c['context']}: device in error, {c['aborted']} packet(s) aborted, "
                           f"{c['cancelled']} cancelled")
+    for c in summary["contexts"]:
+        if c.get("api_error") and c["api_error"] != "STATUS_DEVICE_REMOVED":
+            con.print(f"[bold]{c['context']}[/bold]: an API call failed with {c['api_error']}; the application stopped")
+    if summary.get("gpu_faults"):
+        con.print(f"GPU faults: {summary['gpu_faults']}")
     if summary.get("null_rendering_packets"):
         con.print(f"NullRendering: {summary['null_rendering_packets']} packet(s) completed their fence without "
                   f"running on the GPU; their latency is the submission path's own cost.")

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from .dxgkrnl import D3DKMT, Adapter, ApiError, BugCheckStop, CpuCost, make_policy
 from .dxgkrnl.tdr import TdrConfig
 from .dxgkrnl.crash import CrashRecord
-from .gpu.device import GPU, EngineSpec
+from .ddi.ntstatus import NTSTATUS
+from .gpu.device import APERTURE_BASE, GPU, SPURIOUS_BIT, EngineSpec
 from .kmd import ReferenceDriver
-from .sim import Simulator
+from .sim import DEVICE, Simulator
 from .trace.sinks import EVENTS_FORMAT, EVENTS_VERSION
 from .workloads import start_workload
 
@@ -113,27 +114,49 @@ class System:
                 start_workload(self.kmt, ctx, c.workload, rng)
 
     def _inject_faults(self) -> None:
-        """The scenario's faults: hangs at a time, or at a given packet of a context."""
+        """The scenario's faults (``[[fault]]``): hangs, page faults, failing driver entry points,
+        interrupt storms."""
         node_index = {n.name: i for i, n in enumerate(self.scenario.adapter.nodes)}
-        by_packet = {}
+        by_packet: dict = {}
         for f in self.scenario.fault:
-            if f.kind != "hang":
-                continue
-            if f.node is not None:
-                engine = self.gpu.engines[node_index[f.node]]
-                self.sim.at(f.at, engine.hang, irql=0)
-            else:
+            if f.kind == "hang" and f.node is not None:
+                self.sim.at(f.at, self.gpu.engines[node_index[f.node]].hang, irql=DEVICE)
+            elif f.kind in ("hang", "page_fault"):
                 ctx = next(c for c in self.contexts if c.full_name == f"{f.process}/{f.context}")
-                by_packet[(ctx.handle, f.packet)] = ctx
+                by_packet[(ctx.handle, f.packet)] = (ctx, f)
+            elif f.kind == "ddi_error":
+                self._failing_ddi(f.ddi, f.call, int(NTSTATUS[f.status]))
+            elif f.kind == "interrupt_storm":
+                for t in range(f.at, f.at + f.duration, f.interval):
+                    self.sim.at(t, self.gpu.irq.assert_cause, SPURIOUS_BIT, irql=DEVICE)
         if by_packet:
             engines = self.gpu.engines
 
             def arm(packet) -> None:
-                ctx = by_packet.get((packet.context.handle, packet.seq))
-                if ctx is not None:
+                hit = by_packet.get((packet.context.handle, packet.seq))
+                if hit is None:
+                    return
+                ctx, f = hit
+                if f.kind == "hang":
                     engines[ctx.node].hang_on_buffer(packet.dma)
+                else:
+                    # An access to the first aperture page, which nothing maps.
+                    engines[ctx.node].fault_on_buffer(packet.dma, APERTURE_BASE, f.fatal)
 
             self.adapter.on_packet = arm
+
+    def _failing_ddi(self, name: str, call: int, status: int) -> None:
+        """Make the ``call``-th call of the driver's entry point ``name`` return ``status``."""
+        real = getattr(self.driver, name)
+        calls = [0]
+
+        def failing(*args):
+            calls[0] += 1
+            if calls[0] == call:
+                return status
+            return real(*args)
+
+        setattr(self.driver, name, failing)
 
     # -- running ------------------------------------------------------------------------------------
     def run(self, until: int | None = None) -> RunResult:
@@ -181,6 +204,7 @@ class System:
                 "context": ctx.full_name, "node": vs.nodes[ctx.node].name, "submitted": ctx.submitted,
                 "completed": ctx.completed, "null_rendering": ctx.null_packets, "preempted": ctx.preempted,
                 "aborted": ctx.aborted, "cancelled": ctx.cancelled, "device_error": bool(ctx.device.error),
+                "api_error": ctx.api_error,
                 "latency_p50_ns": lat.percentile(50),
                 "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
             })
@@ -193,6 +217,7 @@ class System:
             "tdr": {"engine_resets": vs.tdr.engine_resets, "adapter_resets": vs.tdr.adapter_resets,
                     "live_dumps": [{"t": t, "code": c, "p4": p4} for t, c, p4 in vs.tdr.live_dumps]},
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
+            "gpu_faults": len(self.gpu.faults),
             "nodes": nodes, "contexts": contexts,
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}
                            for t, v in self.adapter.verifier.violations],

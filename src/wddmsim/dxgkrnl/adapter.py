@@ -41,6 +41,7 @@ from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
 _DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
+_DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
 _INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
                      5: "SCENE_ASSEMBLY", 6: "COPY", 7: "OVERLAY", 8: "CRYPTO", 9: "VIDEO_CODEC"}
@@ -233,6 +234,8 @@ class Adapter:
             self.vidsch.dma_completed(data)
         elif itype == _DMA_PREEMPTED:
             self.vidsch.dma_preempted(data)
+        elif itype == _DMA_PAGE_FAULTED:
+            self.vidsch.tdr.page_fault(data)
         else:
             # Other interrupt types arrive with the later parts of the model; the verifier still
             # judges them, so a malformed one is not lost.

@@ -80,7 +80,7 @@ class Context:
         "handle", "name", "device", "node", "priority", "hDriver", "info", "queue", "submitted",
         "completed", "waiters", "ready", "ready_since", "turn_start", "latencies", "gpu_packets",
         "last_dispatch", "seq", "hDdi", "null_packets", "preempted", "aborted", "cancelled",
-        "removed_at",
+        "removed_at", "api_error",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -108,6 +108,7 @@ class Context:
         self.aborted = 0  # packets a reset abandoned mid-execution
         self.cancelled = 0  # packets dropped from the queues when the device went to error
         self.removed_at = -1  # when the workload saw STATUS_DEVICE_REMOVED
+        self.api_error = ""  # the NTSTATUS name of a failed API call that ended the workload
 
     @property
     def process(self) -> Process:

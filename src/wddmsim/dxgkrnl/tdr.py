@@ -23,6 +23,14 @@ recovers:
   the device goes to error, every other packet on a hardware queue goes back to its software queue;
   ``DxgkDdiRestartFromTimeout``. Either call failing is bug check 0x116.
 
+Page faults (section 4.4, 14.1 FAULTED): ``DXGK_INTERRUPT_DMA_PAGE_FAULTED`` with FaultedFenceId F
+completes every packet before F; the reset the flags ask for follows at PASSIVE_LEVEL (engine reset,
+or adapter reset for ``ADAPTER_RESET_REQUIRED`` or an unknown fence), and the device owning F goes to
+error. With no reset flag only the device goes to error and the stopped engine is left to the
+timeout. ``FENCE_INVALID`` with a fence id, or without a reset flag, is bug check 0x119/0xD and
+``FATAL_HARDWARE_ERROR`` bug check 0x119/0xC (rules 51 and 53, in every verifier mode). A fault is
+not a timeout: it makes no live dump and does not count toward the TDR limits.
+
 A device in error cancels the packets still in its contexts' software queues, wakes their CPU
 waiters, and fails every later API call with STATUS_DEVICE_REMOVED.
 
@@ -40,11 +48,16 @@ from ..ddi import layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
-from ..sim import DISPATCH
+from ..ddi.rules import Violation
+from ..sim import DISPATCH, PASSIVE
 from .crash import BugCheckStop, CrashRecord
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 S = 1_000_000_000
+NOTIFY = "DXGKARGCB_NOTIFY_INTERRUPT_DATA"
+_FENCE_INVALID = 0x2
+_ADAPTER_RESET_REQUIRED = 0x4
+_ENGINE_RESET_REQUIRED = 0x8
 
 
 @dataclass
@@ -157,6 +170,65 @@ class Tdr:
             return
         self._adapter_reset(nq, running, promoted=self.per_engine)
 
+    # -- page faults ----------------------------------------------------------------------------------------
+    def page_fault(self, data) -> None:
+        """``DXGK_INTERRUPT_DMA_PAGE_FAULTED`` (device IRQL): complete what came before the faulted
+        packet, ignore the node, and recover at PASSIVE_LEVEL."""
+        vs = self.vs
+        adapter = self.adapter
+        pf = data.DmaPageFaulted
+        ordinal = pf.NodeOrdinal
+        if not 0 <= ordinal < len(vs.nodes):
+            adapter.invalid_interrupt(data, f"DmaPageFaulted.NodeOrdinal {ordinal} names no node")
+            return
+        nq = vs.nodes[ordinal]
+        if nq.tdr.resetting:
+            return
+        facts = nq.notify_facts
+        facts.last_submitted_fence = nq.last_submitted
+        facts.last_completed_fence = nq.last_completed
+        found = vs.verifier.find(NOTIFY, data, facts)
+        fence = pf.FaultedFenceId
+        flags = pf.PageFaultFlags
+        stop = next((v for v in found if v.bugcheck is not None), None)
+        if stop is None and not flags & _FENCE_INVALID and not nq.last_completed < fence <= nq.last_submitted:
+            stop = Violation(32, "CompletedFenceWasSubmitted",
+                             f"DmaPageFaulted.FaultedFenceId {fence} is not a pending fence "
+                             f"({nq.last_completed} < fence <= {nq.last_submitted})",
+                             BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
+                                      VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID, fence))
+            found = found + [stop]
+        if stop is not None:
+            # These stop the system in every verifier mode (section 11).
+            bc = BugCheck(stop.bugcheck.code, stop.bugcheck.p1, stop.bugcheck.p2 or fence, adapter.interrupt_address,
+                          nq.ordinal)
+            vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address, bugcheck=bc)
+            raise BugCheckStop(CrashRecord(
+                time=self.sim.now, bugcheck=bc, message=str(stop), struct=NOTIFY, arch=adapter.arch,
+                ddi_version=adapter.version.name, address=adapter.interrupt_address, data=bytes(data),
+                rule=stop.rule, rule_name=stop.name,
+            ))
+        if found:
+            vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address)
+        self._emit("PageFault", {"node": ordinal, "fence": fence, "flags": flags,
+                                 "address": pf.FaultedVirtualAddress})
+        if not flags & _FENCE_INVALID and fence - 1 > nq.last_completed:
+            vs.complete_through(nq, fence - 1)
+        nq.tdr.resetting = True
+        self.sim.soon(self._recover_fault, (nq, fence, flags), PASSIVE)
+
+    def _recover_fault(self, arg) -> None:
+        nq, fence, flags = arg
+        nq.tdr.resetting = False
+        running = nq.hw[nq.stopped] if len(nq.hw) > nq.stopped else None
+        if flags & _ADAPTER_RESET_REQUIRED or (flags & _FENCE_INVALID and not self.per_engine):
+            self._adapter_reset(nq, running, promoted=False, timeout=False)
+        elif flags & (_ENGINE_RESET_REQUIRED | _FENCE_INVALID):
+            if not (self.per_engine and self._engine_reset(nq, running, timeout=False)):
+                self._adapter_reset(nq, running, promoted=True, timeout=False)
+        elif running is not None and running.fence == fence:
+            self.device_error(running.context.device, "page fault")
+
     def _window(self, times: list[int]) -> int:
         now = self.sim.now
         times.append(now)
@@ -179,10 +251,12 @@ class Tdr:
             })
         return status
 
-    def _engine_reset(self, nq, running) -> bool:
-        """Per-engine reset (10.3). False when it has to be promoted to an adapter reset."""
+    def _engine_reset(self, nq, running, timeout: bool = True) -> bool:
+        """Per-engine reset (10.3). False when it has to be promoted to an adapter reset.
+        ``timeout``: a TDR (live dump, counted) rather than a page fault."""
         drv = self.vs.driver
-        self._live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
+        if timeout:
+            self._live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
         nq.tdr.resetting = True
         try:
             if running is None:
@@ -211,9 +285,9 @@ class Tdr:
             self._emit("EngineReset", {"node": nq.ordinal, "last_aborted_fence": aborted,
                                        "device": guilty.handle if guilty else 0})
             if guilty is not None:
-                self.device_error(guilty, "engine reset")
+                self.device_error(guilty, "engine reset" if timeout else "page fault")
                 proc = guilty.process
-                if self._window(self.engine_timeouts) > self.config.limit_count - 1:
+                if timeout and self._window(self.engine_timeouts) > self.config.limit_count - 1:
                     self._live_dump(BugCheckCode.VIDEO_TDR_APPLICATION_BLOCKED, proc.pid)
                     for dev in proc.devices:
                         self.device_error(dev, "process blocked from the GPU")
@@ -249,12 +323,12 @@ class Tdr:
         self._clear_preemption(nq)
         return guilty
 
-    def _adapter_reset(self, nq, running, promoted: bool) -> None:
-        """Adapter-wide reset (10.2)."""
+    def _adapter_reset(self, nq, running, promoted: bool, timeout: bool = True) -> None:
+        """Adapter-wide reset (10.2); ``timeout``: a TDR (live dump, counted) rather than a fault."""
         vs = self.vs
         drv = vs.driver
         now = self.sim.now
-        count = self._window(self.adapter_timeouts)
+        count = self._window(self.adapter_timeouts) if timeout else 0
         if count > self.config.limit_count:
             bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, 0, count)
             raise BugCheckStop(CrashRecord(
@@ -263,7 +337,8 @@ class Tdr:
                          f"({self.config.limit_count})"),
                 struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
             ))
-        self._live_dump(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 9 if promoted else 0)
+        if timeout:
+            self._live_dump(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 9 if promoted else 0)
         guilty = running.context.device if running is not None else None
         for q in vs.nodes:
             q.tdr.resetting = True
@@ -292,7 +367,7 @@ class Tdr:
             self._emit("AdapterReset", {"node": nq.ordinal, "promoted": int(promoted),
                                         "device": guilty.handle if guilty else 0})
             if guilty is not None:
-                self.device_error(guilty, "adapter reset")
+                self.device_error(guilty, "adapter reset" if timeout else "page fault")
         finally:
             for q in vs.nodes:
                 q.tdr.resetting = False

@@ -34,6 +34,8 @@ BAR_BASE = 0x80_0000_0000
 
 #: Interrupt status bits above the engines' fence bits.
 FAULT_BIT = 1 << 62
+#: A cause no engine owns (a misbehaving device; interrupt storms in tests).
+SPURIOUS_BIT = 1 << 63
 
 
 @dataclass(frozen=True)

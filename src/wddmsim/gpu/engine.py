@@ -75,7 +75,7 @@ class Engine:
         "fault", "_t", "_buf", "_pc", "_end", "_stack", "_pending", "_steps", "_watch",
         "_irq_bit", "interrupts", "granularity", "preempt_interval", "preempt_state", "preemptions",
         "_preempt", "_ahead", "_buf_addr", "_timer", "_boundary", "_preempt_bit", "_hang_buffers",
-        "_hung_since", "resets",
+        "_hung_since", "resets", "_fault_buffers", "fault_address", "fault_fatal", "fault_reported",
     )
 
     def __init__(self, gpu, index: int, name: str, kind: str, command_cost: int = 100, bandwidth: float = 16.0,
@@ -124,6 +124,10 @@ class Engine:
         self._hang_buffers: set[int] = set()  # buffer addresses that hang the engine when reached
         self._hung_since = -1
         self.resets = 0
+        self._fault_buffers: dict[int, tuple[int, bool]] = {}  # buffer -> (address it faults on, fatal)
+        self.fault_address = 0  # the address of the last fault (0: not an address fault)
+        self.fault_fatal = False  # the last fault is an unrecoverable hardware error
+        self.fault_reported = False  # a driver has read and reported the current fault
 
     # -- registers ----------------------------------------------------------------------------
     def program_ring(self, base: int, size: int) -> None:
@@ -260,6 +264,16 @@ class Engine:
                     observer = self.gpu.on_fetch
                     if observer is not None:
                         observer(self.index, cmd.addr, cmd.size)
+                    if self._fault_buffers and cmd.addr in self._fault_buffers:
+                        address, fatal = self._fault_buffers.pop(cmd.addr)
+                        self._t = t
+                        self.fault_address = address
+                        self.fault_fatal = fatal
+                        if t > sim.now:
+                            self._timer = sim.at(t, self._raise_fault, f"page fault at {address:#x}", irql=DEVICE)
+                        else:
+                            self._raise_fault(f"page fault at {address:#x}")
+                        return
                     if self._hang_buffers and cmd.addr in self._hang_buffers:
                         self._hang_buffers.discard(cmd.addr)
                         self._t = t
@@ -354,6 +368,11 @@ class Engine:
         self.state = HUNG
         self._hung_since = now
 
+    def fault_on_buffer(self, address: int, fault_address: int, fatal: bool = False) -> None:
+        """Fault (as on an unmapped ``fault_address``) when an INDIRECT to ``address`` is reached;
+        ``fatal``: the hardware reports the fault as unrecoverable."""
+        self._fault_buffers[address] = (fault_address, fatal)
+
     def hang_on_buffer(self, address: int) -> None:
         """Hang when an INDIRECT to ``address`` is reached (a packet that never finishes)."""
         self._hang_buffers.add(address)
@@ -383,6 +402,9 @@ class Engine:
         self._preempt = False
         self._hung_since = -1
         self.fault = None
+        self.fault_address = 0
+        self.fault_fatal = False
+        self.fault_reported = False
         self.state = IDLE
         self._t = now
         self.rptr = self.wptr = 0
@@ -394,7 +416,7 @@ class Engine:
     def request_preempt(self) -> None:
         """The driver asks the engine to stop at its granularity (see the module doc)."""
         if self.state in (FAULTED, HUNG):
-            return
+            return  # a stopped engine answers nothing: the request will time out
         self._preempt = True
         now = self.sim.now
         if self.state in (IDLE, HELD):
@@ -499,8 +521,16 @@ class Engine:
 
     # -- faults -----------------------------------------------------------------------------------
     def _raise_fault(self, reason: str) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.state == RUNNING and self._t > self.sim.now:
+            self.busy_ns -= self._t - self.sim.now
+        self._pending = None
+        self._ahead.clear()
         self.state = FAULTED
         self.fault = reason
+        self.fault_reported = False
         self.gpu.engine_faulted(self, reason)
 
 

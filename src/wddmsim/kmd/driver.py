@@ -35,6 +35,11 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   the engine's saved progress for the interrupted DMA buffer and empties the ring. When the OS
   submits that buffer again the ring gets the WORK still owed, then an INDIRECT from the command the
   engine stopped before: the resubmitted packet does exactly the work that was left.
+- Page faults (section 4.4, WDDM 2.0 and later): when an engine stops on a fault the ISR reports
+  ``DXGK_INTERRUPT_DMA_PAGE_FAULTED`` with the fence of the submission that was executing (or 0 and
+  ``FENCE_INVALID`` when none was), ``ENGINE_RESET_REQUIRED`` (``ADAPTER_RESET_REQUIRED`` without
+  per-engine reset), ``FATAL_HARDWARE_ERROR`` when the hardware says so, the faulting address and
+  a general ``PAGE_FAULT`` error code. Older drivers cannot report it; the OS's timeout finds them.
 - Recovery (section 10): ``DxgkDdiQueryDependentEngineGroup`` answers the node alone (no engine
   depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
   the fence of the submission it aborted mid-execution (the last completed one when none was
@@ -60,13 +65,21 @@ from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version
 from ..gpu import commands as C
-from ..gpu.device import FAULT_BIT, GPU
+from ..gpu.device import FAULT_BIT, GPU, SPURIOUS_BIT
 from ..gpu.engine import PREEMPT_CAUSE_SHIFT
 from ..gpu.memory import PAGE_SIZE
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
 _DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
+_DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
+_FENCE_INVALID = 0x2
+_ADAPTER_RESET_REQUIRED = 0x4
+_ENGINE_RESET_REQUIRED = 0x8
+_FATAL_HARDWARE_ERROR = 0x10
+#: "unknown" values of the page-fault arm (d3dkmddi.h, WDDM 2.0)
+PRIMITIVE_API_SEQUENCE_NUMBER_UNKNOWN = 0xFFFF_FFFF_FFFF_FFFF
+BIND_TABLE_ENTRY_UNKNOWN = 0xFFFF_FFFF
 
 #: D3DKMDT_GRAPHICS/COMPUTE_PREEMPTION_GRANULARITY for each engine granularity of the GPU model.
 GRANULARITY_CAPS = {"none": 0, "dma_buffer": 100, "primitive": 200, "interval": 300}
@@ -193,10 +206,12 @@ class ReferenceDriver:
         self._alist = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], arch, self.version)
         self._interrupt_cls = layout.ctype(RECORDS["DXGKARGCB_NOTIFY_INTERRUPT_DATA"], arch, self.version)
         # Before the Windows 8 headers DXGKARG_SUBMITCOMMAND has no NodeOrdinal: the context says.
+        self._can_report_faults = hasattr(self._interrupt_cls, "DmaPageFaulted")
         self._submit_has_node = hasattr(layout.ctype(RECORDS["DXGKARG_SUBMITCOMMAND"], arch, self.version),
                                         "NodeOrdinal")
         self.reads_of_private_data = 0
-        self.faults_seen = 0  # engine faults seen by the ISR (acted on with the fault issue)
+        self.faults_seen = 0  # engine fault causes seen by the ISR
+        self.unknown_causes = 0  # interrupts whose causes no engine owns (dismissed)
 
     # -- helpers ------------------------------------------------------------------------------------
     @property
@@ -514,8 +529,16 @@ class ReferenceDriver:
             for node in self.nodes:
                 if status & (1 << (PREEMPT_CAUSE_SHIFT + node.ordinal)):
                     self._report_preempted(node)
+        if status & SPURIOUS_BIT:
+            self.unknown_causes += 1
         if status & FAULT_BIT:
             self.faults_seen += 1
+            if self._can_report_faults:
+                for node in self.nodes:
+                    engine = node.engine
+                    if engine.state == "faulted" and not engine.fault_reported:
+                        engine.fault_reported = True
+                        self._report_page_fault(node)
         self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
         return True
 
@@ -561,6 +584,33 @@ class ReferenceDriver:
         node.preempt_fence = 0
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
         return True
+
+    def _report_page_fault(self, node: _Node) -> None:
+        """DMA_PAGE_FAULTED for the node's faulted engine (device IRQL)."""
+        engine = node.engine
+        done = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        inflight = node.inflight
+        while inflight and inflight[0][0] <= done:
+            inflight.popleft()
+        flags = _ENGINE_RESET_REQUIRED if self.per_engine_reset else _ADAPTER_RESET_REQUIRED
+        if not inflight:
+            flags |= _FENCE_INVALID
+        if engine.fault_fatal:
+            flags |= _FATAL_HARDWARE_ERROR
+        data = node.interrupt_data
+        ctypes.memset(ctypes.addressof(data), 0, ctypes.sizeof(data))
+        data.InterruptType = _DMA_PAGE_FAULTED
+        pf = data.DmaPageFaulted
+        pf.FaultedFenceId = inflight[0][0] if inflight else 0
+        pf.FaultedPrimitiveAPISequenceNumber = PRIMITIVE_API_SEQUENCE_NUMBER_UNKNOWN
+        pf.FaultedPipelineStage = 0  # DXGK_RENDER_PIPELINE_STAGE_UNKNOWN
+        pf.FaultedBindTableEntry = BIND_TABLE_ENTRY_UNKNOWN
+        pf.PageFaultFlags = flags
+        pf.FaultedVirtualAddress = engine.fault_address
+        pf.NodeOrdinal = node.ordinal
+        pf.EngineOrdinal = 0
+        pf.FaultErrorCode.Value = 0  # general error code PAGE_FAULT
+        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
 
     def _keep_unfinished(self, node: _Node, saved) -> None:
         """The ring is about to be emptied: remember what the unfinished submissions still owe, so

@@ -27,6 +27,7 @@ from typing import Annotated, Literal, Union, get_args
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.ddi.versions import VERSIONS
 
 from .units import format_size, parse_duration, parse_size
@@ -453,24 +454,60 @@ class Tdr(ScenarioModel):
     limit_time: Duration = Field(default=_ns("60s"), gt=0)
 
 
-class Fault(ScenarioModel):
-    """A fault injected into the run. ``hang``: an engine stops making progress, either at time
-    ``at`` on ``node``, or when it starts the ``packet``-th packet of ``process``/``context``."""
+#: Driver entry points a ``ddi_error`` fault can make fail.
+FAULTABLE_DDIS = (
+    "DxgkDdiRender", "DxgkDdiPresent", "DxgkDdiPatch", "DxgkDdiSubmitCommand", "DxgkDdiPreemptCommand",
+    "DxgkDdiQueryDependentEngineGroup", "DxgkDdiResetEngine", "DxgkDdiResetFromTimeout",
+    "DxgkDdiRestartFromTimeout",
+)
 
-    kind: Literal["hang"]
+
+class Fault(ScenarioModel):
+    """A fault injected into the run.
+
+    - ``hang``: an engine stops making progress, at time ``at`` on ``node``, or when it starts the
+      ``packet``-th packet of ``process``/``context``.
+    - ``page_fault``: the engine faults on an unmapped address when it starts that packet
+      (``fatal``: the hardware reports an unrecoverable error).
+    - ``ddi_error``: the ``call``-th call of driver entry point ``ddi`` returns ``status``.
+    - ``interrupt_storm``: from ``at`` for ``duration`` the GPU raises an interrupt no engine owns
+      every ``interval``.
+    """
+
+    kind: Literal["hang", "page_fault", "ddi_error", "interrupt_storm"]
     node: str | None = None
     at: Duration | None = None
     process: str | None = None
     context: str | None = None
     packet: int | None = Field(default=None, ge=1)
+    fatal: bool = False
+    ddi: str | None = None
+    call: int = Field(default=1, ge=1)
+    status: str = "STATUS_UNSUCCESSFUL"
+    duration: Duration | None = Field(default=None, gt=0)
+    interval: Duration | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
-    def _one_target(self) -> Fault:
+    def _fields_of_kind(self) -> Fault:
         by_time = self.node is not None or self.at is not None
         by_packet = self.process is not None or self.context is not None or self.packet is not None
-        if by_time == by_packet or (by_time and (self.node is None or self.at is None)) or \
-                (by_packet and None in (self.process, self.context, self.packet)):
-            raise ValueError("a hang names either node and at, or process, context and packet")
+        packet_complete = None not in (self.process, self.context, self.packet)
+        kind = self.kind
+        if kind == "hang":
+            if by_time == by_packet or (by_time and (self.node is None or self.at is None)) or \
+                    (by_packet and not packet_complete):
+                raise ValueError("a hang names either node and at, or process, context and packet")
+        elif kind == "page_fault":
+            if not packet_complete or by_time:
+                raise ValueError("a page_fault names process, context and packet")
+        elif kind == "ddi_error":
+            if self.ddi not in FAULTABLE_DDIS:
+                raise ValueError(f"ddi must be one of {', '.join(FAULTABLE_DDIS)}, got {self.ddi!r}")
+            if self.status not in NTSTATUS.__members__ or NTSTATUS[self.status] == 0:
+                raise ValueError(f"status must name an NTSTATUS error, got {self.status!r}")
+        elif kind == "interrupt_storm":
+            if self.at is None or self.duration is None or self.interval is None:
+                raise ValueError("an interrupt_storm needs at, duration and interval")
         return self
 
 

@@ -21,7 +21,7 @@ Spec: DESIGN.md section 6; anchors.md part (b).
 
 from __future__ import annotations
 
-from ..ddi.ntstatus import NTSTATUS
+from ..ddi.ntstatus import NTSTATUS, status_name
 from ..dxgkrnl.adapter import ApiError
 from ..gpu import commands as C
 
@@ -123,14 +123,15 @@ def script(kmt, ctx, w, rng):
 
 
 def _until_removed(sim, ctx, gen):
-    """Run ``gen`` until its device is removed: the application sees STATUS_DEVICE_REMOVED from a
-    call and stops submitting (it would recreate its device; this model's workloads end)."""
+    """Run ``gen`` until an API call fails: STATUS_DEVICE_REMOVED after its device went to error,
+    or the error of a failing driver entry point. The application stops submitting (a real one
+    would recreate its device); the status is kept in the context's ``api_error``."""
     try:
         return (yield from gen)
     except ApiError as e:
-        if e.status != DEVICE_REMOVED:
-            raise
-        ctx.removed_at = sim.now
+        if e.status == DEVICE_REMOVED:
+            ctx.removed_at = sim.now
+        ctx.api_error = status_name(e.status)
         return None
 
 
