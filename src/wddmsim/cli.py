@@ -336,6 +336,17 @@ def print_summary(con: Console, summary: dict) -> None:
         ctxs.add_row(c["context"], c["node"], str(c["submitted"]), str(c["completed"]), _ms(c["latency_p50_ns"]),
                      _ms(c["latency_p99_ns"]), _ms(c["latency_max_ns"]))
     con.print(ctxs)
+    shown = [d for d in summary.get("displays", []) if d["presents"]]
+    if shown:
+        disp = Table(title="Displays (latency: present call to display)", title_justify="left")
+        for col in ("source", "refresh", "presents", "displayed", "dropped", "frame p50", "frame p99",
+                    "latency p50", "latency p99", "latency max"):
+            disp.add_column(col, justify="left" if col == "source" else "right")
+        for d in shown:
+            disp.add_row(str(d["source"]), f"{d['refresh_hz']:g} Hz", str(d["presents"]), str(d["displayed"]),
+                         str(d["dropped"]), _ms(d["frame_time_p50_ns"]), _ms(d["frame_time_p99_ns"]),
+                         _ms(d["latency_p50_ns"]), _ms(d["latency_p99_ns"]), _ms(d["latency_max_ns"]))
+        con.print(disp)
     tdr = summary.get("tdr")
     if tdr and (tdr["engine_resets"] or tdr["adapter_resets"] or tdr["live_dumps"]):
         from .ddi.bugcheck import BugCheckCode

@@ -57,6 +57,7 @@ class System:
             [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth, n.preemption, n.preemption_interval)
              for n in ad.nodes],
             [(s.name, s.kind, s.size, s.cpu_visible) for s in ad.segments],
+            display_refresh_hz=list(ad.displays), max_queued_flips=ad.max_queued_flips,
         )
         for e in self.gpu.engines:
             e.set_mode(engine_mode)
@@ -66,6 +67,7 @@ class System:
             self.gpu, ddi_version_name=ad.ddi_version, multi_engine_aware=ad.multi_engine_aware,
             ring_size=ad.ring_size, ring_sizes=ring_sizes, dma_buffer_size=ad.dma_buffer_size,
             preemption_aware=ad.preemption_aware, per_engine_reset=ad.per_engine_reset,
+            max_queued_flips=ad.max_queued_flips,
         )
         c = ad.cpu_cost
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
@@ -74,7 +76,8 @@ class System:
         self.adapter = Adapter(sim, self.driver, self.gpu.memory, policy=policy, hw_queue_depth=depths,
                                costs=self.costs, verifier=verifier, trace=trace, null_rendering=ad.null_rendering,
                                tdr=TdrConfig(scenario.tdr.level, scenario.tdr.delay, scenario.tdr.watchdog,
-                                             scenario.tdr.limit_count, scenario.tdr.limit_time))
+                                             scenario.tdr.limit_count, scenario.tdr.limit_time),
+                               displays=list(ad.displays))
         self.gpu.irq.connect(self.adapter.interrupt)
         self.adapter.start()
         # The verifier's ground truth for NullRendering (rule 14): which DMA buffers the GPU fetched.
@@ -218,7 +221,7 @@ class System:
                     "live_dumps": [{"t": t, "code": c, "p4": p4} for t, c, p4 in vs.tdr.live_dumps]},
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "gpu_faults": len(self.gpu.faults),
-            "nodes": nodes, "contexts": contexts,
+            "nodes": nodes, "contexts": contexts, "displays": vs.presents.summary(elapsed),
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}
                            for t, v in self.adapter.verifier.violations],
         }

@@ -36,12 +36,14 @@ from .objects import Allocation, Context, Device, HandleTable, Packet, Process
 from .pool import KernelPool
 from .verifier import Verifier
 from .tdr import TdrConfig
+from .present import FLAG_FLIP, FLAG_FLIP_NO_WAIT, FLAG_REDIRECTED_PRESENT
 from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
 _DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
 _DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
+_CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
 _INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
                      5: "SCENE_ASSEMBLY", 6: "COPY", 7: "OVERLAY", 8: "CRYPTO", 9: "VIDEO_CODEC"}
@@ -93,6 +95,7 @@ class Adapter:
         arch: str = "x64",
         null_rendering: bool = False,
         tdr: TdrConfig | None = None,
+        displays: list[float] = (60.0,),
     ):
         self.sim = sim
         self.driver = driver
@@ -100,6 +103,7 @@ class Adapter:
         #: every submission carries Flags.NullRendering (the scenario switch)
         self.null_rendering = null_rendering
         self.tdr_config = tdr or TdrConfig()
+        self.display_refresh = list(displays)  # VidPn sources' refresh rates (the modes the OS set)
         #: Instrumentation for the assembly code (fault injection): called with each new Packet.
         self.on_packet = None
         self.trace = trace
@@ -119,6 +123,7 @@ class Adapter:
         self.dpcs = 0
         self.callbacks = 0
         self.unhandled_interrupts = 0  # interrupt types this part of the model does not act on
+        self.vsyncs = 0  # CRTC_VSYNC interrupts reported
         self._policy = policy
         self._depth = hw_queue_depth
         self._verifier_mode = verifier
@@ -236,6 +241,13 @@ class Adapter:
             self.vidsch.dma_preempted(data)
         elif itype == _DMA_PAGE_FAULTED:
             self.vidsch.tdr.page_fault(data)
+        elif itype == _CRTC_VSYNC:
+            if self.verifier.mode != "off":
+                self.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data,
+                                    R.Facts(version=self.version, physical_adapter_count=1), self.interrupt_address)
+            v = data.CrtcVsync
+            self.vsyncs += 1
+            self.vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now)
         else:
             # Other interrupt types arrive with the later parts of the model; the verifier still
             # judges them, so a malformed one is not lost.
@@ -250,6 +262,10 @@ class Adapter:
             dc = data.DmaCompleted
             args["DmaCompleted"] = {"SubmissionFenceId": dc.SubmissionFenceId, "NodeOrdinal": dc.NodeOrdinal,
                                     "EngineOrdinal": dc.EngineOrdinal}
+        elif itype == _CRTC_VSYNC:
+            cv = data.CrtcVsync
+            args["CrtcVsync"] = {"VidPnTargetId": cv.VidPnTargetId, "PhysicalAddress": cv.PhysicalAddress.QuadPart,
+                                 "PhysicalAdapterMask": cv.PhysicalAdapterMask}
         elif itype == _DMA_PREEMPTED:
             dp = data.DmaPreempted
             args["DmaPreempted"] = {"PreemptionFenceId": dp.PreemptionFenceId,
@@ -432,11 +448,13 @@ class Adapter:
         self.memory.write(addr, bytes(out))
 
     def render(self, ctx: Context, command: bytes, allocations=(), patches=(), kind: str = "render",
-               null_rendering: bool = False) -> Packet:
+               null_rendering: bool = False, redirected_present: int | None = None) -> Packet:
         """DxgkDdiRender on a command buffer, then the packet enters the context's queue.
 
         ``patches`` are ``(allocation_index, offset_in_command, allocation_offset)`` triples.
         ``null_rendering`` (or the adapter-wide switch) submits it with Flags.NullRendering.
+        ``redirected_present``: the VidPn source whose composition surface this render presents to
+        (Flags.RedirectedPresent; the compositor shows it at the next vsync).
         """
         if ctx.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
@@ -480,6 +498,11 @@ class Adapter:
         p = Packet(ctx, ctx.seq, kind)
         if null_rendering or self.null_rendering:
             p.flags = FLAG_NULL_RENDERING
+        if redirected_present is not None:
+            p.flags |= FLAG_REDIRECTED_PRESENT
+            p.vidpn_source = redirected_present
+            p.present_t = self.sim.now
+            p.kind = "present"
         p.dma = dma
         p.dma_size = info.DmaBufferSize
         p.end_off = a.pDmaBuffer - dma
@@ -493,15 +516,24 @@ class Adapter:
         ctx.submitted += 1
         if self.on_packet is not None:
             self.on_packet(p)
+        if redirected_present is not None:
+            self.vidsch.presents.presented(p)
         self.vidsch.enqueue(p)
         return p
 
     def present(self, ctx: Context, source: Allocation, destination: Allocation | None, width: int, height: int,
-                flip: bool = False, flip_interval: int = 1, vidpn_source: int = 0,
+                mode: str = "blt", flip_interval: int = 1, vidpn_source: int = 0,
                 null_rendering: bool = False) -> Packet:
-        """DxgkDdiPresent: a blt of ``width`` x ``height`` pixels (or a flip of ``source``)."""
+        """DxgkDdiPresent: a blt of ``width`` x ``height`` pixels to ``destination`` (``mode`` "blt"),
+        or a flip of ``source`` on ``vidpn_source`` ("flip", "flip_no_wait") honouring
+        ``flip_interval`` (0 immediate, 1..4 vsyncs). See :mod:`wddmsim.dxgkrnl.present`."""
         if ctx.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
+        if mode not in ("blt", "flip", "flip_no_wait"):
+            raise ValueError(f"present mode must be blt, flip or flip_no_wait, got {mode!r}")
+        if not 0 <= vidpn_source < len(self.vidsch.presents.sources):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
+        flip = mode != "blt"
         info = ctx.info
         block, total = self._packet_buffers(ctx, 0)
         dma = block
@@ -530,6 +562,7 @@ class Adapter:
         a.Flags.Value = 0
         if flip:
             a.Flags.Flip = 1
+            a.Flags.FlipWithNoWait = 1 if mode == "flip_no_wait" else 0
         else:
             a.Flags.Blt = 1
         a.DmaBufferSegmentId = 0
@@ -542,11 +575,13 @@ class Adapter:
             raise ApiError(status, "DxgkDdiPresent failed")
         ctx.seq += 1
         p = Packet(ctx, ctx.seq, "present")
-        p.flags = FLAG_PRESENT | (0x10 if flip else 0)
+        p.flags = FLAG_PRESENT | (FLAG_FLIP if flip else 0) | (FLAG_FLIP_NO_WAIT if mode == "flip_no_wait" else 0)
         if null_rendering or self.null_rendering:
             p.flags |= FLAG_NULL_RENDERING
         p.vidpn_source = vidpn_source
         p.flip_interval = flip_interval if flip else 0
+        p.surface = source.address
+        p.present_t = self.sim.now
         p.dma = dma
         p.dma_size = info.DmaBufferSize
         p.end_off = a.pDmaBuffer - dma
@@ -562,7 +597,10 @@ class Adapter:
             self.on_packet(p)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": ctx.device.process.pid,
-                                                     "seq": p.seq, "flip": int(flip), "width": width, "height": height})
+                                                     "seq": p.seq, "mode": mode, "flip": int(flip),
+                                                     "interval": p.flip_interval, "source": vidpn_source,
+                                                     "width": width, "height": height})
+        self.vidsch.presents.presented(p)
         self.vidsch.enqueue(p)
         return p
 

@@ -44,12 +44,23 @@ class D3DKMT:
             yield cost
         return self.adapter.render(context, command, allocations, patches, null_rendering=null_rendering).seq
 
-    def Present(self, context: Context, source: Allocation, destination: Allocation, width: int, height: int):
-        """Present a ``width`` x ``height`` blt from ``source`` to ``destination`` (generator)."""
+    def Present(self, context: Context, source: Allocation, destination: Allocation, width: int, height: int,
+                mode: str = "blt", sync_interval: int = 1, vidpn_source: int = 0):
+        """Present ``source`` (generator): a ``width`` x ``height`` blt to ``destination``, or a flip
+        (``mode`` "flip" / "flip_no_wait") with ``sync_interval`` as the FlipInterval."""
         cost = self.adapter.costs.present
         if cost:
             yield cost
-        return self.adapter.present(context, source, destination, width, height).seq
+        return self.adapter.present(context, source, destination, width, height, mode, sync_interval,
+                                    vidpn_source).seq
+
+    def PresentComposed(self, context: Context, command: bytes, allocations, patches, vidpn_source: int = 0):
+        """A windowed present (generator): render ``command`` (a copy into the composition
+        surface) with Flags.RedirectedPresent; the compositor shows it at the next vsync."""
+        cost = self.adapter.costs.present
+        if cost:
+            yield cost
+        return self.adapter.render(context, command, allocations, patches, redirected_present=vidpn_source).seq
 
     def WaitForPacket(self, context: Context, seq: int):
         """An event to ``yield``: it triggers when the context has retired packet ``seq``."""

@@ -149,7 +149,7 @@ class Packet:
         "context", "seq", "kind", "flags", "dma", "dma_size", "start_off", "end_off", "priv",
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
-        "submit_bytes", "preempted",
+        "submit_bytes", "preempted", "surface", "present_t", "displayed",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -179,3 +179,6 @@ class Packet:
         self.executed = False  # the GPU fetched this packet's DMA buffer (NullRendering checks)
         self.submit_bytes = b""  # its DXGKARG_SUBMITCOMMAND, kept for judging it at completion
         self.preempted = False  # taken back by a preemption at least once (resubmissions)
+        self.surface = 0  # a flip's surface address
+        self.present_t = -1  # when the application presented (present packets)
+        self.displayed = -1  # when a VidPn source first showed it

@@ -41,6 +41,7 @@ from ..ddi.registry import RECORDS
 from ..sim import DISPATCH, PASSIVE
 from .crash import BugCheckStop, CrashRecord
 from .preemption import Preemptor
+from .present import FLIP_FLAGS, PRESENT_FLAGS, Presents
 from .tdr import Tdr
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
@@ -144,6 +145,7 @@ class VidSch:
         self.resubmissions = 0  # submissions of packets taken back by a preemption
         self._submit_cls = submit_cls
         self._null_buffers: dict = {}  # DMA buffer address -> NullRendering packet in flight
+        self.presents = Presents(self, adapter.display_refresh, adapter.caps.MaxQueuedFlipOnVSync)
         self.preemptor = Preemptor(self)
         self.tdr = Tdr(self, adapter.tdr_config)
 
@@ -189,6 +191,13 @@ class VidSch:
             ctx = policy.pick(nq.ordinal, sim.now)
             if ctx is None:
                 return
+            head = ctx.queue[0]
+            if head.flags & FLIP_FLAGS and not self.presents.can_submit(head):
+                # The source's flip queue is full: the context waits for a vsync to free a slot.
+                ctx.ready = False
+                policy.idle(ctx)
+                self.presents.block(ctx, head)
+                continue
             packet = ctx.queue.popleft()
             if not ctx.queue:
                 ctx.ready = False
@@ -258,6 +267,8 @@ class VidSch:
             ctx.null_packets += 1
             self.null_rendering_packets += 1
         packet.submitted = sim.now
+        if flags & FLIP_FLAGS:
+            self.presents.submitted(packet)
         nq.last_submitted = fence
         nq.packets += 1
         self.packets_submitted += 1
@@ -395,6 +406,8 @@ class VidSch:
             p.done = now
             if p.flags & FLAG_NULL_RENDERING:
                 self._judge_null_rendering(nq, p)
+            if p.flags & PRESENT_FLAGS:
+                self.presents.completed(p, now)
             if tr is not None:
                 tr.emit(now, "DmaPacketStop", {
                     "context": p.context.handle, "node": ordinal, "fence": p.fence, "kind": p.kind,
@@ -406,6 +419,13 @@ class VidSch:
             nq.stopped = i
             if i < n:
                 self._start(nq, hw[i])
+
+    def unblock(self, ctx) -> None:
+        """A context held back by a full flip queue may go on."""
+        if ctx.queue and not ctx.ready and not ctx.device.error:
+            ctx.ready = True
+            self.policy.ready(ctx, self.sim.now)
+            self._wake_worker(self.nodes[ctx.node])
 
     def dma_preempted(self, data) -> None:
         """``DXGK_INTERRUPT_DMA_PREEMPTED`` (see :mod:`wddmsim.dxgkrnl.preemption`)."""

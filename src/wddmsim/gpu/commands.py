@@ -26,7 +26,7 @@ __all__ = [
     "OPCODE_NAMES", "PACKET_DWORDS", "RESERVED_OPCODES",
     "FENCE_INTERRUPT", "WAIT_GEQ", "WAIT_EQ", "WAIT_NEQ", "WAIT_COMPARE_MASK", "WAIT_32BIT",
     "FLIP_NO_WAIT",
-    "FILL_DST", "COPY_SRC", "COPY_DST", "FENCE_ADDR", "WAIT_ADDR", "FLIP_SURFACE",
+    "FILL_DST", "COPY_SRC", "COPY_DST", "FENCE_ADDR", "WAIT_ADDR", "FLIP_SURFACE", "FLIP_SOURCE",
     "TIMESTAMP_ADDR", "INDIRECT_ADDR",
     "HEADER_SIZE", "MAX_PACKET_DWORDS",
     "header", "nop", "work", "fill", "copy", "fence", "wait", "flip", "timestamp", "indirect",
@@ -82,6 +82,7 @@ COPY_DST = 12
 FENCE_ADDR = 4
 WAIT_ADDR = 4
 FLIP_SURFACE = 8
+FLIP_SOURCE = 4  # u32: the display source, set by the driver at submission
 TIMESTAMP_ADDR = 4
 INDIRECT_ADDR = 4
 

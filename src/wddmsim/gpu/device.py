@@ -81,6 +81,7 @@ class GPU:
         engines: list[EngineSpec],
         segments: list[tuple[str, str, int, bool]],
         display_refresh_hz: list[float] = (60.0,),
+        max_queued_flips: int = 1,
     ):
         self.sim = sim
         self.memory = PhysicalMemory()
@@ -115,7 +116,7 @@ class GPU:
             self.segments.append(Segment(i, name, kind, base, size, cpu_visible, cpu_base))
         self._aperture_end = aperture
         self.gart: dict[int, int] = {}  # aperture page number -> system page number
-        self.displays = [DisplaySource(i, hz) for i, hz in enumerate(display_refresh_hz)]
+        self.displays = [DisplaySource(i, hz, self, max_queued_flips) for i, hz in enumerate(display_refresh_hz)]
         self.faults: list[tuple[int, str, str]] = []
 
     # -- addressing -----------------------------------------------------------------------------

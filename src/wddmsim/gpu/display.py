@@ -1,23 +1,36 @@
 """The display controller: VidPn sources that scan out a surface at a fixed refresh rate.
 
 Each source has a vsync grid: vsyncs fall at whole multiples of the refresh period from time 0.
-A FLIP command latches a new scanout address at the next vsync (the engine stalls until then,
-as a tear-free flip without no-wait does), or at once with FLIP_NO_WAIT. The source counts the
-flips it showed and keeps the time of the last one. Vsync interrupts, flip queues and frame
-statistics come with the present-and-flip part of the model.
+A FLIP command (``commands.flip``) changes the surface a source scans out:
 
-Spec: DESIGN.md section 4 (display controller); ddi-facts.md section 7.
+- interval 0 (immediate): the new surface is latched at once, mid-frame (tearing allowed);
+- interval N >= 1: at the first vsync that is at least N periods after the previous latch (one
+  flip per vsync at most with N = 1; every other vsync with N = 2, ...). Without ``FLIP_NO_WAIT``
+  the engine stalls until then; with it the flip goes into the source's pending-flip registers
+  (``max_pending`` deep, latched in order, one per vsync) and the engine carries on.
+
+Every latch at a vsync raises the source's vsync interrupt cause (bit ``VSYNC_CAUSE_SHIFT +
+index``) so the driver can report ``DXGK_INTERRUPT_CRTC_VSYNC`` with the address now scanned out.
+Immediate flips raise nothing: they complete with the command.
+
+Spec: DESIGN.md section 4 (display controller); ddi-facts.md sections 2.5, 7.2-7.4, 14.3.
 """
 
 from __future__ import annotations
 
+from collections import deque
+
+#: A source's vsync interrupt cause is bit ``VSYNC_CAUSE_SHIFT + index`` of the interrupt status.
+VSYNC_CAUSE_SHIFT = 96
+
 
 class DisplaySource:
-    """One VidPn source: refresh rate, current scanout address and flip counters."""
+    """One VidPn source: refresh rate, current scanout address, pending flips and counters."""
 
-    __slots__ = ("index", "refresh_hz", "period_ns", "scanout", "flips", "last_flip_time")
+    __slots__ = ("index", "refresh_hz", "period_ns", "scanout", "flips", "last_flip_time", "last_vsync_latch",
+                 "pending", "max_pending", "gpu", "_timer", "vsyncs_reported")
 
-    def __init__(self, index: int, refresh_hz: float = 60.0):
+    def __init__(self, index: int, refresh_hz: float = 60.0, gpu=None, max_pending: int = 1):
         if refresh_hz <= 0:
             raise ValueError(f"refresh rate must be positive, got {refresh_hz}")
         self.index = index
@@ -26,14 +39,60 @@ class DisplaySource:
         self.scanout = 0
         self.flips = 0
         self.last_flip_time: int | None = None
+        self.last_vsync_latch: int | None = None  # the vsync of the last latch made at a vsync
+        self.pending: deque = deque()  # (surface, interval) flips waiting in the registers
+        self.max_pending = max_pending
+        self.gpu = gpu
+        self._timer = None
+        self.vsyncs_reported = 0
 
     def next_vsync(self, t: int) -> int:
         """The first vsync at or after ``t``."""
         p = self.period_ns
         return -(-t // p) * p
 
-    def latch(self, surface: int, t: int) -> None:
-        """Show ``surface`` from time ``t``."""
+    def flip_time(self, t: int, interval: int) -> int:
+        """When a flip asked for at ``t`` with ``interval`` takes effect."""
+        if interval <= 0:
+            return t
+        v = self.next_vsync(t)
+        if self.last_vsync_latch is not None:
+            v = max(v, self.last_vsync_latch + interval * self.period_ns)
+        return v
+
+    def latch(self, surface: int, t: int, at_vsync: bool = False) -> None:
+        """Show ``surface`` from time ``t``; a latch at a vsync raises the vsync cause."""
         self.scanout = surface
         self.flips += 1
         self.last_flip_time = t
+        if at_vsync:
+            self.last_vsync_latch = t
+            if self.gpu is not None:
+                self.gpu.irq.assert_cause(1 << (VSYNC_CAUSE_SHIFT + self.index))
+
+    # -- pending-flip registers (FLIP with FLIP_NO_WAIT) --------------------------------------------
+    @property
+    def full(self) -> bool:
+        return len(self.pending) >= self.max_pending
+
+    def queue_flip(self, surface: int, interval: int, t: int) -> None:
+        """Queue a no-wait flip asked for at ``t``; it latches at its vsync without stalling anyone."""
+        if interval <= 0 and not self.pending:
+            self.latch(surface, t)
+            return
+        self.pending.append((surface, max(interval, 1)))
+        if self._timer is None:
+            self._schedule(t)
+
+    def _schedule(self, t: int) -> None:
+        surface, interval = self.pending[0]
+        when = self.flip_time(t, interval)
+        self._timer = self.gpu.sim.at(when, self._latch_pending, irql=0)
+
+    def _latch_pending(self) -> None:
+        self._timer = None
+        surface, _interval = self.pending.popleft()
+        now = self.gpu.sim.now
+        self.latch(surface, now, at_vsync=True)
+        if self.pending:
+            self._schedule(now + 1)

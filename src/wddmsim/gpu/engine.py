@@ -327,20 +327,30 @@ class Engine:
                     return
             elif op == C.FLIP:
                 src = self.gpu.display_source(cmd.source)
-                if cmd.flags & C.FLIP_NO_WAIT or stepped:
+                if stepped:
                     src.latch(cmd.surface, t)
+                elif cmd.flags & C.FLIP_NO_WAIT:
+                    if src.full:
+                        # The pending-flip registers are full: wait for the next latch.
+                        v = src.next_vsync(t + 1)
+                        self.busy_ns += v - t
+                        self._pending = cmd
+                        self._t = v
+                        self._timer = sim.at(v, self._resume, irql=DEVICE)
+                        return
+                    src.queue_flip(cmd.surface, cmd.interval, t)
                 else:
-                    v = src.next_vsync(t)
+                    v = src.flip_time(t, cmd.interval)
                     if v > t:
-                        # The flip stalls the engine until it takes effect at the vsync.
+                        # The flip stalls the engine until it takes effect at its vsync.
                         self.busy_ns += v - t
                         self._pending = _Latch(src, cmd.surface)
                         self._t = v
                         self._timer = sim.at(v, self._resume, irql=DEVICE)
                         return
-                    src.latch(cmd.surface, t)
+                    src.latch(cmd.surface, t, at_vsync=cmd.interval > 0)
             elif op == _LATCH:
-                cmd.source.latch(cmd.surface, t)
+                cmd.source.latch(cmd.surface, t, at_vsync=True)
             else:
                 raise EngineFault(f"{self.name}: cannot execute opcode {op:#x}")
 

@@ -40,6 +40,11 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   ``FENCE_INVALID`` when none was), ``ENGINE_RESET_REQUIRED`` (``ADAPTER_RESET_REQUIRED`` without
   per-engine reset), ``FATAL_HARDWARE_ERROR`` when the hardware says so, the faulting address and
   a general ``PAGE_FAULT`` error code. Older drivers cannot report it; the OS's timeout finds them.
+- Flips (section 7): ``DxgkDdiPresent`` with ``Flip`` or ``FlipWithNoWait`` puts a FLIP of the
+  source surface with the present's ``FlipInterval`` into the DMA buffer (no-wait flips go to the
+  display's pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
+  ``FlipOnVSyncWithNoWait`` and ``FlipInterval``). When a flip latches at a vsync the ISR reports
+  ``DXGK_INTERRUPT_CRTC_VSYNC`` with the source's target id and the address now scanned out.
 - Recovery (section 10): ``DxgkDdiQueryDependentEngineGroup`` answers the node alone (no engine
   depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
   the fence of the submission it aborted mid-execution (the last completed one when none was
@@ -66,6 +71,7 @@ from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version
 from ..gpu import commands as C
 from ..gpu.device import FAULT_BIT, GPU, SPURIOUS_BIT
+from ..gpu.display import VSYNC_CAUSE_SHIFT
 from ..gpu.engine import PREEMPT_CAUSE_SHIFT
 from ..gpu.memory import PAGE_SIZE
 
@@ -73,6 +79,7 @@ SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
 _DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
 _DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
+_CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
 _FENCE_INVALID = 0x2
 _ADAPTER_RESET_REQUIRED = 0x4
 _ENGINE_RESET_REQUIRED = 0x8
@@ -179,6 +186,7 @@ class ReferenceDriver:
         arch: str = "x64",
         preemption_aware: bool | None = None,
         per_engine_reset: bool | None = None,
+        max_queued_flips: int = 1,
     ):
         self.gpu = gpu
         self.mem = gpu.memory
@@ -192,6 +200,7 @@ class ReferenceDriver:
         if per_engine_reset is None:
             per_engine_reset = multi_engine_aware and self.version.value >= ddi_version("win8").value
         self.per_engine_reset = per_engine_reset
+        self.max_queued_flips = max_queued_flips
         self._resume: dict[int, tuple[int, int]] = {}  # DMA buffer address -> (next offset, WORK owed)
         self.ring_size = ring_size
         self.ring_sizes = ring_sizes or {}
@@ -206,6 +215,7 @@ class ReferenceDriver:
         self._alist = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], arch, self.version)
         self._interrupt_cls = layout.ctype(RECORDS["DXGKARGCB_NOTIFY_INTERRUPT_DATA"], arch, self.version)
         # Before the Windows 8 headers DXGKARG_SUBMITCOMMAND has no NodeOrdinal: the context says.
+        self._vsync_data = self._interrupt_cls()
         self._can_report_faults = hasattr(self._interrupt_cls, "DmaPageFaulted")
         self._submit_has_node = hasattr(layout.ctype(RECORDS["DXGKARG_SUBMITCOMMAND"], arch, self.version),
                                         "NodeOrdinal")
@@ -256,7 +266,8 @@ class ReferenceDriver:
                 SchedulingCaps=(1 if self.multi_engine_aware else 0) | (4 if self.preemption_aware else 0),
                 NbAsymetricProcessingNodes=len(self.gpu.engines),
                 InterruptMessageNumber=0,
-                MaxQueuedFlipOnVSync=1,
+                MaxQueuedFlipOnVSync=self.max_queued_flips,
+                FlipCaps={"FlipOnVSyncWithNoWait": 1, "FlipInterval": 1},
                 # The coarsest granularity of the engines that run that kind of work (section 5.3).
                 GraphicsPreemptionGranularity=coarsest(False) if self.preemption_aware else 0,
                 ComputePreemptionGranularity=coarsest(True) if self.preemption_aware else 0,
@@ -476,6 +487,10 @@ class ReferenceDriver:
                 return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         start = a.DmaBufferSubmissionStartOffset
         length = a.DmaBufferSubmissionEndOffset - start
+        flags = a.Flags.Value
+        if flags & 0x30 and length:
+            # A flip: DxgkDdiPresent did not know the VidPn source; the submission says which.
+            self._aim_flips(a.DmaBufferPhysicalAddress.QuadPart + start, length, a.VidPnSourceId)
         fence = C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
         if length and not a.Flags.NullRendering:
             address = a.DmaBufferPhysicalAddress.QuadPart + start
@@ -496,6 +511,13 @@ class ReferenceDriver:
         node.last_submitted = a.SubmissionFenceId
         node.engine.doorbell(node.wptr)
         return SUCCESS
+
+    def _aim_flips(self, address: int, length: int, source: int) -> None:
+        """Write ``source`` into every FLIP command of the buffer range."""
+        data = self.mem.read(address, length)
+        for cmd in C.iter_commands(data):
+            if cmd.opcode == C.FLIP:
+                self.mem.write_u32(address + cmd.offset + C.FLIP_SOURCE, source)
 
     # -- completion ----------------------------------------------------------------------------------------
     def _report_completed(self, node: _Node) -> bool:
@@ -529,6 +551,10 @@ class ReferenceDriver:
             for node in self.nodes:
                 if status & (1 << (PREEMPT_CAUSE_SHIFT + node.ordinal)):
                     self._report_preempted(node)
+        if status >> VSYNC_CAUSE_SHIFT:
+            for display in self.gpu.displays:
+                if status & (1 << (VSYNC_CAUSE_SHIFT + display.index)):
+                    self._report_vsync(display)
         if status & SPURIOUS_BIT:
             self.unknown_causes += 1
         if status & FAULT_BIT:
@@ -584,6 +610,16 @@ class ReferenceDriver:
         node.preempt_fence = 0
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
         return True
+
+    def _report_vsync(self, display) -> None:
+        """CRTC_VSYNC: the address the source scans out since this vsync (device IRQL)."""
+        data = self._vsync_data
+        data.InterruptType = _CRTC_VSYNC
+        data.CrtcVsync.VidPnTargetId = display.index
+        data.CrtcVsync.PhysicalAddress.QuadPart = display.scanout
+        data.CrtcVsync.PhysicalAdapterMask = 0  # one physical adapter: no mask (rule 46)
+        data.Flags.Value = 0
+        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
 
     def _report_page_fault(self, node: _Node) -> None:
         """DMA_PAGE_FAULTED for the node's faulted engine (device IRQL)."""

@@ -223,6 +223,11 @@ class Adapter(ScenarioModel):
     #: DXGK_DRIVERCAPS.SupportPerEngineTDR; unset: true for a multiple-engine-aware driver of WDDM 1.2
     #: or later
     per_engine_reset: bool | None = None
+    #: the VidPn sources: one display per entry, its refresh rate in Hz
+    displays: list[Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]] = Field(
+        default_factory=lambda: [60.0], min_length=1, max_length=16)
+    #: DXGK_DRIVERCAPS.MaxQueuedFlipOnVSync: flips that may wait for a vsync at once per source
+    max_queued_flips: int = Field(default=1, ge=1, le=16)
     #: every submission sets Flags.NullRendering: an infinitely fast GPU, leaving the submission
     #: path's own cost
     null_rendering: bool = False
@@ -334,6 +339,15 @@ class FrameLoop(_Workload):
     #: relative random variation of ``work``: 0.1 lets a packet take 90% to 110% of it
     jitter: float = Field(default=0.0, ge=0, lt=1, allow_inf_nan=False)
     present: bool = True
+    #: how a frame reaches the screen: "blt" (DxgkDdiPresent copies to the primary), "flip"
+    #: (DxgkDdiPresent flips the back buffer; the engine waits for the vsync), "flip_no_wait" (the
+    #: flip waits in the display's flip registers instead), "composed" (a copy into the
+    #: compositor's surface, Flags.RedirectedPresent)
+    present_mode: Literal["blt", "flip", "flip_no_wait", "composed"] = "blt"
+    #: vsyncs per flip (the FlipInterval): 0 immediate, 1..4
+    sync_interval: int = Field(default=1, ge=0, le=4)
+    #: the VidPn source (index into adapter.displays) the frames go to
+    vidpn_source: int = Field(default=0, ge=0)
     #: frames the application may queue ahead of the GPU before its CPU side waits
     max_frame_latency: int = Field(default=3, ge=1, le=16)
 
@@ -536,6 +550,13 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                 )
             else:
                 first_context[context.name] = c
+            w = context.workload
+            if getattr(w, "vidpn_source", 0) >= len(scenario.adapter.displays):
+                problems.append(
+                    (("process", p, "context", c, "workload", "vidpn_source"),
+                     f"VidPn source {w.vidpn_source} does not exist; the adapter has "
+                     f"{len(scenario.adapter.displays)} display(s)")
+                )
             if context.node not in node_names:
                 problems.append(
                     (("process", p, "context", c, "node"),

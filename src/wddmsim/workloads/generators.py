@@ -43,10 +43,27 @@ def _jittered(rng, work: int, jitter: float) -> int:
     return max(0, round(work * (1.0 + rng.uniform(-jitter, jitter))))
 
 
+def _present(kmt, ctx, w, surfaces, frame):
+    """The frame's present, as ``w.present_mode`` says (generator; returns the packet's seq)."""
+    back, primary, second = surfaces
+    mode = w.present_mode
+    if mode == "composed":
+        cmd = C.copy(0, 0, SURFACE_BYTES)
+        seq = yield from kmt.PresentComposed(ctx, cmd, (back, primary), ((0, C.COPY_SRC, 0), (1, C.COPY_DST, 0)),
+                                             w.vidpn_source)
+        return seq
+    if mode == "blt":
+        seq = yield from kmt.Present(ctx, back, primary, SURFACE_W, SURFACE_H, "blt", 1, w.vidpn_source)
+        return seq
+    # Flips alternate between two back buffers (a swap chain of two).
+    buf = back if frame % 2 else second
+    seq = yield from kmt.Present(ctx, buf, None, SURFACE_W, SURFACE_H, mode, w.sync_interval, w.vidpn_source)
+    return seq
+
+
 def frame_loop(kmt, ctx, w, rng, surfaces):
     sim = kmt.sim
     period = round(1e9 / w.fps)
-    back, primary = surfaces
     if w.start:
         yield w.start
     frame = 0
@@ -61,7 +78,7 @@ def frame_loop(kmt, ctx, w, rng, surfaces):
         for _ in range(w.packets_per_frame):
             seq = yield from kmt.Render(ctx, work_buffer(_jittered(rng, w.work, w.jitter)))
         if w.present:
-            seq = yield from kmt.Present(ctx, back, primary, SURFACE_W, SURFACE_H)
+            seq = yield from _present(kmt, ctx, w, surfaces, frame)
         last_of_frame.append(seq)
         next_slot += period
         if next_slot > sim.now:
@@ -141,7 +158,8 @@ def start_workload(kmt, ctx, w, rng):
     kind = w.kind
     if kind == "frame_loop":
         dev = ctx.device
-        surfaces = (kmt.CreateAllocation(dev, SURFACE_BYTES), kmt.CreateAllocation(dev, SURFACE_BYTES))
+        surfaces = [kmt.CreateAllocation(dev, SURFACE_BYTES), kmt.CreateAllocation(dev, SURFACE_BYTES)]
+        surfaces.append(kmt.CreateAllocation(dev, SURFACE_BYTES) if w.present_mode.startswith("flip") else None)
         gen = frame_loop(kmt, ctx, w, rng, surfaces)
     elif kind == "compute_batch":
         gen = compute_batch(kmt, ctx, w, rng)

@@ -1,0 +1,176 @@
+"""Presents, flips and what each VidPn source displayed.
+
+Present modes (a workload's ``present_mode``):
+
+- ``blt``: ``DxgkDdiPresent`` with ``Blt``, a copy of the back buffer to the primary
+  (submission ``Flags.Present``). The primary is scanned out at the next vsync after the copy ends.
+- ``flip``: ``DxgkDdiPresent`` with ``Flip`` and the present's sync interval as ``FlipInterval``
+  (``Flags.Present | Flags.Flip``, ``VidPnSourceId``, ``FlipInterval``). The engine stalls until the
+  flip latches at its vsync; the driver's ``CRTC_VSYNC`` names the address now scanned out.
+  Interval 0 (immediate) is shown when its packet completes.
+- ``flip_no_wait``: as ``flip`` with ``FlipWithNoWait`` as well (decision: the buffer still
+  "contains a flip", so ``Flip`` stays set): the flip waits in the display's pending-flip registers
+  and the engine carries on.
+- ``composed``: the application renders a copy into a composition (redirection) surface with
+  ``DxgkDdiRender`` (``Flags.RedirectedPresent``); the compositor shows it at the next vsync.
+
+The flip queue: at most ``MaxQueuedFlipOnVSync`` flips of a source are submitted and not yet
+displayed; a context whose next packet is a flip waits (out of the ready set) until a vsync frees a
+slot.
+
+Per source the model records, as PresentMon would: presents, frames displayed, frames dropped (a
+present replaced before any vsync showed it), the time between display changes and the latency
+from the present call to the display.
+
+Spec: ddi-facts.md sections 2.3 (Present, RedirectedPresent, Flip, FlipWithNoWait), 2.5, 7.2-7.4,
+14.3; anchors.md part (b) scenario 24.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..sim import DISPATCH
+from .stats import LatencyStats
+
+FLAG_PRESENT = 0x2
+FLAG_REDIRECTED_PRESENT = 0x4
+FLAG_FLIP = 0x10
+FLAG_FLIP_NO_WAIT = 0x20
+PRESENT_FLAGS = FLAG_PRESENT | FLAG_REDIRECTED_PRESENT
+FLIP_FLAGS = FLAG_FLIP | FLAG_FLIP_NO_WAIT
+
+
+class SourceStats:
+    """One VidPn source: what is waiting to be shown and what was shown."""
+
+    __slots__ = ("index", "period_ns", "presents", "displayed", "dropped", "frame_times", "latency",
+                 "last_display", "pending_flips", "candidate", "blocked")
+
+    def __init__(self, index: int, refresh_hz: float):
+        self.index = index
+        self.period_ns = round(1e9 / refresh_hz)
+        self.presents = 0
+        self.displayed = 0
+        self.dropped = 0
+        self.frame_times = LatencyStats()  # between display changes
+        self.latency = LatencyStats()  # present call to display
+        self.last_display = -1
+        self.pending_flips: deque = deque()  # flip packets submitted, not yet displayed
+        self.candidate = None  # (packet, vsync) of a blt/composed present waiting for its vsync
+        self.blocked: list = []  # contexts whose next packet is a flip that does not fit
+
+    def next_vsync(self, t: int) -> int:
+        p = self.period_ns
+        return -(-t // p) * p
+
+
+class Presents:
+    """Present bookkeeping for one adapter's VidSch."""
+
+    def __init__(self, vidsch, refresh_rates: list[float], max_queued_flips: int):
+        self.vs = vidsch
+        self.sim = vidsch.sim
+        self.sources = [SourceStats(i, hz) for i, hz in enumerate(refresh_rates)]
+        self.max_queued = max(1, max_queued_flips)
+
+    # -- on the way in ----------------------------------------------------------------------------------------
+    def can_submit(self, packet) -> bool:
+        """A flip fits while fewer than MaxQueuedFlipOnVSync of its source's flips are pending."""
+        return len(self.sources[packet.vidpn_source].pending_flips) < self.max_queued
+
+    def block(self, ctx, packet) -> None:
+        self.sources[packet.vidpn_source].blocked.append(ctx)
+
+    def submitted(self, packet) -> None:
+        src = self.sources[packet.vidpn_source]
+        if packet.flags & FLIP_FLAGS and packet not in src.pending_flips:
+            src.pending_flips.append(packet)
+
+    # -- on the way out ---------------------------------------------------------------------------------------
+    def completed(self, packet, t: int) -> None:
+        """A present packet's fence came back at ``t`` (device IRQL)."""
+        src = self.sources[packet.vidpn_source]
+        if packet.flags & FLIP_FLAGS:
+            if packet.flip_interval == 0 and packet in src.pending_flips:
+                # Immediate: latched when the command ran, mid-frame.
+                self._flips_shown_through(src, packet, t)
+            return
+        self._settle(src, t)
+        vsync = src.next_vsync(t)
+        if src.candidate is not None:
+            self._drop(src, src.candidate[0])  # replaced before its vsync came
+        else:
+            self.sim.at(vsync, self._settle_timer, src, DISPATCH)
+        src.candidate = (packet, vsync)
+
+    def _settle_timer(self, src: SourceStats) -> None:
+        self._settle(src, self.sim.now)
+
+    def vsync(self, source: int, address: int, t: int) -> None:
+        """CRTC_VSYNC: ``source`` scans out ``address`` from ``t``."""
+        if not 0 <= source < len(self.sources):
+            return
+        src = self.sources[source]
+        self._settle(src, t)
+        for p in src.pending_flips:
+            if p.surface == address:
+                self._flips_shown_through(src, p, t)
+                break
+
+    def _flips_shown_through(self, src: SourceStats, packet, t: int) -> None:
+        while src.pending_flips:
+            p = src.pending_flips.popleft()
+            if p is packet:
+                self._show(src, p, t)
+                break
+            self._drop(src, p)
+        if src.blocked:
+            waiting, src.blocked = src.blocked, []
+            for ctx in waiting:
+                self.vs.unblock(ctx)
+
+    def _settle(self, src: SourceStats, now: int) -> None:
+        """A blt/composed present whose vsync has come is displayed."""
+        cand = src.candidate
+        if cand is not None and cand[1] <= now:
+            src.candidate = None
+            self._show(src, cand[0], cand[1])
+
+    def _show(self, src: SourceStats, packet, t: int) -> None:
+        src.displayed += 1
+        src.latency.add(t - packet.present_t)
+        if src.last_display >= 0:
+            src.frame_times.add(t - src.last_display)
+        src.last_display = t
+        packet.displayed = t
+        tr = self.vs.trace
+        if tr is not None:
+            tr.emit(self.sim.now, "Displayed", {
+                "source": src.index, "context": packet.context.handle, "seq": packet.seq, "fence": packet.fence,
+                "displayed": t, "latency": t - packet.present_t,
+            })
+
+    def _drop(self, src: SourceStats, packet) -> None:
+        src.dropped += 1
+        tr = self.vs.trace
+        if tr is not None:
+            tr.emit(self.sim.now, "Dropped", {"source": src.index, "context": packet.context.handle,
+                                             "seq": packet.seq, "fence": packet.fence})
+
+    def presented(self, packet) -> None:
+        """A present entered the scheduler (the application's present call returned)."""
+        self.sources[packet.vidpn_source].presents += 1
+
+    def summary(self, now: int) -> list[dict]:
+        out = []
+        for src in self.sources:
+            self._settle(src, now)
+            out.append({
+                "source": src.index, "refresh_hz": round(1e9 / src.period_ns, 3), "presents": src.presents,
+                "displayed": src.displayed, "dropped": src.dropped,
+                "frame_time_p50_ns": src.frame_times.percentile(50), "frame_time_p99_ns": src.frame_times.percentile(99),
+                "latency_p50_ns": src.latency.percentile(50), "latency_p99_ns": src.latency.percentile(99),
+                "latency_max_ns": src.latency.max,
+            })
+        return out

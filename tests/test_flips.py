@@ -1,0 +1,143 @@
+"""Presents and flips on vsync (anchors.md part (b) scenario 24; ddi-facts.md 2.3, 2.5, 7, 14.3):
+flips only at vsync, FlipInterval honoured, a frame that misses its vsync shown one interval later,
+the flip queue limited by MaxQueuedFlipOnVSync, composed presents dropped when replaced before a
+vsync, and each submission flag (Present, Flip, FlipWithNoWait, RedirectedPresent) in the event log
+with VidPnSourceId and FlipInterval. Exact virtual times on a 60 Hz grid (period 16 666 667 ns)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from wddmsim.cli import main
+from wddmsim.scenario import ScenarioError, scenario_from_dict
+from wddmsim.system import System
+from wddmsim.trace import ListSink
+
+ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
+MS = 1_000_000
+V = 16_666_667  # one refresh at 60 Hz, ns
+
+
+def run(mode, fps, *, interval=1, work="1ms", count=12, max_queued=1, displays=(60.0,), source=0):
+    sc = scenario_from_dict({
+        "name": "flip", "duration": "400ms",
+        "adapter": {"cpu_cost": ZERO, "max_queued_flips": max_queued, "displays": list(displays),
+                    "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
+        "process": [{"name": "game", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "frame_loop", "fps": fps, "work": work, "present_mode": mode, "sync_interval": interval,
+            "count": count, "vidpn_source": source}}]}],
+    }, "<test>")
+    trace = ListSink()
+    system = System(sc, trace=trace)
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    return system, trace, r
+
+
+def displayed(trace):
+    return [(e["displayed"], e["latency"]) for e in trace.of("Displayed")]
+
+
+def test_flips_happen_only_at_vsync_and_frames_pace_at_50_fps():
+    system, trace, r = run("flip", 50)
+    # Frame n is presented at 20n ms (+1 ms of GPU work) and shown at the first vsync after.
+    shown = displayed(trace)
+    assert [t for t, _ in shown] == [k * V for k in (1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 13, 14)]
+    assert all(t % V == 0 for t, _ in shown)
+    assert [lat for _, lat in shown[:6]] == [V, 2 * V - 20 * MS, 3 * V - 40 * MS, 4 * V - 60 * MS, 5 * V - 80 * MS,
+                                             7 * V - 100 * MS]
+    vs = [e for e in trace.of("Callback") if "CrtcVsync" in e.get("args", {})]
+    assert [e["t"] for e in vs] == [t for t, _ in shown]
+    assert all(e["irql"] == "DIRQL" and e["args"]["CrtcVsync"]["VidPnTargetId"] == 0 for e in vs)
+    d = r.summary["displays"][0]
+    assert (d["presents"], d["displayed"], d["dropped"]) == (12, 12, 0)
+    # Every fifth frame stays up for two refreshes: 16.66 ms and 33.33 ms between display changes.
+    assert (d["frame_time_p50_ns"], d["frame_time_p99_ns"]) == (16_660_000, 33_330_000)
+
+
+def test_at_100_fps_with_interval_1_the_application_is_held_to_the_refresh():
+    system, trace, r = run("flip", 100)
+    shown = displayed(trace)
+    assert [t for t, _ in shown] == [k * V for k in range(1, 13)]  # one flip per vsync, none dropped
+    # Latency grows until the frame queue is full (3 frames ahead + the flip waiting), then holds.
+    assert [lat for _, lat in shown][-4:] == [4 * V] * 4
+    assert r.summary["displays"][0]["dropped"] == 0
+
+
+def test_a_frame_whose_gpu_work_misses_the_vsync_is_shown_one_interval_later():
+    system, trace, r = run("flip", 20, work="17ms", count=3)
+    # 17 ms of work ends after the 16.67 ms vsync: each frame waits for the next one.
+    assert displayed(trace) == [(2 * V, 2 * V), (5 * V, 5 * V - 50 * MS), (8 * V, 8 * V - 100 * MS)]
+
+
+@pytest.mark.parametrize("interval,expected", [
+    (0, [(k * 10 * MS + MS, MS) for k in range(4)]),            # immediate: shown when its packet ends
+    (2, [(V, V), (3 * V, 3 * V - 20 * MS), (5 * V, 5 * V - 40 * MS), (7 * V, 7 * V - 60 * MS)]),
+])
+def test_flip_interval_is_honoured(interval, expected):
+    fps = 100 if interval == 0 else 50
+    system, trace, r = run("flip", fps, interval=interval, count=4)
+    assert displayed(trace) == expected
+    flips = [e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand" and e["args"]["Flags"]["Flip"]]
+    assert {e["args"]["FlipInterval"] for e in flips} == {interval}
+
+
+@pytest.mark.parametrize("max_queued", [1, 2])
+def test_the_flip_queue_holds_at_most_max_queued_flips(max_queued):
+    system, trace, r = run("flip_no_wait", 100, max_queued=max_queued)
+    assert system.adapter.caps.MaxQueuedFlipOnVSync == max_queued
+    pending, most = 0, 0
+    for e in trace.events:
+        if e["event"] == "DmaPacketQueued" and e["kind"] == "present":
+            pending += 1
+            most = max(most, pending)
+        elif e["event"] in ("Displayed", "Dropped"):
+            pending -= 1
+    assert most == max_queued
+    assert [t for t, _ in displayed(trace)] == [k * V for k in range(1, 13)]
+
+
+def test_composed_presents_replaced_before_a_vsync_are_dropped():
+    system, trace, r = run("composed", 100)
+    d = r.summary["displays"][0]
+    # 12 presents 10 ms apart over 7 refreshes: each vsync shows the newest, the others are dropped.
+    assert (d["presents"], d["displayed"], d["dropped"]) == (12, 7, 5)
+    assert [t for t, _ in displayed(trace)] == [k * V for k in range(1, 8)]
+    renders = [e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"
+               and e["args"]["Flags"]["RedirectedPresent"]]
+    assert len(renders) == 12 and all(not e["args"]["Flags"]["Present"] for e in renders)
+
+
+@pytest.mark.parametrize("mode,flags", [
+    ("blt", {"Present": 1, "Flip": 0, "FlipWithNoWait": 0, "RedirectedPresent": 0}),
+    ("flip", {"Present": 1, "Flip": 1, "FlipWithNoWait": 0, "RedirectedPresent": 0}),
+    ("flip_no_wait", {"Present": 1, "Flip": 1, "FlipWithNoWait": 1, "RedirectedPresent": 0}),
+    ("composed", {"Present": 0, "Flip": 0, "FlipWithNoWait": 0, "RedirectedPresent": 1}),
+])
+def test_each_present_flag_in_the_event_log(mode, flags):
+    system, trace, r = run(mode, 50, count=2, displays=(60.0, 144.0), source=1)
+    subs = [e["args"] for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"]
+    presents = [a for a in subs if a["Flags"]["Present"] or a["Flags"]["RedirectedPresent"]]
+    assert len(presents) == 2
+    for a in presents:
+        assert {k: a["Flags"][k] for k in flags} == flags
+        # VidPnSourceId and FlipInterval carry meaning only with the flip flags (rule 9).
+        assert a["VidPnSourceId"] == (1 if flags["Flip"] else 0)
+        assert a["FlipInterval"] == (1 if flags["Flip"] and not flags["FlipWithNoWait"] or
+                                     flags["Flip"] else 0)
+    d = r.summary["displays"]
+    assert d[0]["presents"] == 0 and d[1]["presents"] == 2 and d[1]["refresh_hz"] == 144.0
+    assert all(t % round(1e9 / 144) == 0 for t, _ in displayed(trace))
+
+
+def test_vidpn_source_must_exist():
+    with pytest.raises(ScenarioError, match=r"vidpn_source: VidPn source 1 does not exist"):
+        scenario_from_dict({"name": "x", "process": [{"name": "g", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "frame_loop", "fps": 60, "work": "1ms", "vidpn_source": 1}}]}]}, "<t>")
+
+
+def test_flips_example_shows_the_display_table():
+    r = CliRunner().invoke(main, ["run", "examples/flips.toml"])
+    assert r.exit_code == 0, r.output
+    assert "Displays" in r.output and "60 Hz" in r.output and "144 Hz" in r.output
