@@ -67,7 +67,7 @@ class System:
             self.gpu, ddi_version_name=ad.ddi_version, multi_engine_aware=ad.multi_engine_aware,
             ring_size=ad.ring_size, ring_sizes=ring_sizes, dma_buffer_size=ad.dma_buffer_size,
             preemption_aware=ad.preemption_aware, per_engine_reset=ad.per_engine_reset,
-            max_queued_flips=ad.max_queued_flips,
+            max_queued_flips=ad.max_queued_flips, cancel_aware=ad.cancel_aware,
         )
         c = ad.cpu_cost
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
@@ -115,6 +115,8 @@ class System:
                 self.contexts.append(ctx)
                 rng = self.sim.stream(f"workload.{p.name}.{c.name}")
                 start_workload(self.kmt, ctx, c.workload, rng)
+                if c.destroy_at is not None:
+                    self.sim.at(c.destroy_at, self.kmt.DestroyContext, ctx)
 
     def _inject_faults(self) -> None:
         """The scenario's faults (``[[fault]]``): hangs, page faults, failing driver entry points,
@@ -207,7 +209,7 @@ class System:
                 "context": ctx.full_name, "node": vs.nodes[ctx.node].name, "submitted": ctx.submitted,
                 "completed": ctx.completed, "null_rendering": ctx.null_packets, "preempted": ctx.preempted,
                 "aborted": ctx.aborted, "cancelled": ctx.cancelled, "device_error": bool(ctx.device.error),
-                "api_error": ctx.api_error,
+                "api_error": ctx.api_error, "destroyed": ctx.destroyed,
                 "latency_p50_ns": lat.percentile(50),
                 "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
             })

@@ -43,6 +43,11 @@ class DriverCaps:
         return bool(self.SchedulingCaps & 1)
 
     @property
+    def CancelCommandAware(self) -> bool:
+        """DXGK_VIDSCHCAPS.CancelCommandAware (bit 4)."""
+        return bool(self.SchedulingCaps & 0x10)
+
+    @property
     def PreemptionAware(self) -> bool:
         """DXGK_VIDSCHCAPS.PreemptionAware (bit 2)."""
         return bool(self.SchedulingCaps & 4)
@@ -104,6 +109,10 @@ class Miniport(Protocol):
     def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence: Any) -> int: ...
 
     def DxgkDdiPreemptCommand(self, hAdapter: int, pPreemptCommand: Any) -> int: ...
+
+    def DxgkDdiCancelCommand(self, hAdapter: int, pCancelCommand: Any) -> int: ...
+
+    def DxgkDdiDestroyContext(self, hContext: int) -> int: ...
 
     def DxgkDdiQueryDependentEngineGroup(self, hAdapter: int, pQueryDependentEngineGroup: Any) -> int: ...
 

@@ -58,6 +58,15 @@ _RENDER_MEMBERS = (
 )
 
 
+#: DXGKARG_CANCELCOMMAND members the OS fills (the packet's submission as it would have been).
+_CANCEL_MEMBERS = (
+    "hContext", "pDmaBuffer", "DmaBufferSize", "DmaBufferSubmissionStartOffset", "DmaBufferSubmissionEndOffset",
+    "pDmaBufferPrivateData", "DmaBufferPrivateDataSize", "DmaBufferPrivateDataSubmissionStartOffset",
+    "DmaBufferPrivateDataSubmissionEndOffset", "pAllocationList", "AllocationListSize", "pPatchLocationList",
+    "PatchLocationListSize", "PatchLocationListSubmissionStart", "PatchLocationListSubmissionLength",
+)
+
+
 @dataclass
 class CpuCost:
     """Modelled CPU time, in ns, of the OS and driver work on the submission path."""
@@ -173,6 +182,11 @@ class Adapter:
         self._render_args = render_cls()
         self._render_fill = layout.filler(render_cls, _RENDER_MEMBERS)
         self._present_args = layout.ctype(RECORDS["DXGKARG_PRESENT"], self.arch, self.version)()
+        self._cancel_args = None
+        if caps.CancelCommandAware and caps.MultiEngineAware:
+            cancel_cls = layout.ctype(RECORDS["DXGKARG_CANCELCOMMAND"], self.arch, self.version)
+            self._cancel_args = cancel_cls()
+            self._cancel_fill = layout.filler(cancel_cls, _CANCEL_MEMBERS)
         self._alist_cls = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], self.arch, self.version)
         self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], self.arch, self.version)
         self._plist_size = ctypes.sizeof(self._plist_cls)
@@ -458,6 +472,8 @@ class Adapter:
         """
         if ctx.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
+        if ctx.destroyed:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_HANDLE), "the context was destroyed")
         info = ctx.info
         n = len(command)
         if n > info.DmaBufferSize:
@@ -607,6 +623,70 @@ class Adapter:
     def free_packet(self, p: Packet) -> None:
         block, total = p.buffers
         self.pool.free(block, total)
+
+    # -- cancelling and destroying ----------------------------------------------------------------------------
+    def cancel_packet(self, p: Packet) -> None:
+        """A packet leaves its software queue without ever reaching the hardware: the driver hears
+        of it through DxgkDdiCancelCommand if it is CancelCommandAware (section 2.10), then it goes."""
+        ctx = p.context
+        ctx.cancelled += 1
+        if self._cancel_args is not None:
+            a = self._cancel_args
+            self._cancel_fill(a, ctx.hDdi, p.dma, p.dma_size, p.start_off, p.end_off, p.priv, p.priv_size, 0,
+                              p.priv_size, p.alist, p.alist_n, p.plist, p.plist_n, 0, p.plist_n)
+            if self.verifier.mode != "off":
+                self.verifier.check("DXGKARG_CANCELCOMMAND", a, R.Facts(version=self.version), self.interrupt_address)
+            status = self.driver.DxgkDdiCancelCommand(self.hAdapter, a)
+            self._trace_ddi("DxgkDdiCancelCommand", a, status)
+            if status != SUCCESS:
+                bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.FAILED_CANCEL_COMMAND,
+                              status & 0xFFFFFFFF, self.interrupt_address, p.seq)
+                raise BugCheckStop(CrashRecord(
+                    time=self.sim.now, bugcheck=bc, message=f"DxgkDdiCancelCommand returned {status_name(status)}",
+                    struct="DXGKARG_CANCELCOMMAND", arch=self.arch, ddi_version=self.version.name,
+                    address=self.interrupt_address, data=bytes(a),
+                ))
+        self.free_packet(p)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "QueuePacketStop", {
+                "context": ctx.handle, "node": ctx.node, "fence": p.fence, "kind": p.kind, "seq": p.seq,
+                "status": "Cancelled",
+            })
+
+    def drop_queue(self, ctx: Context) -> None:
+        """Cancel every packet of ``ctx``'s software queue and wake its CPU waiters."""
+        while ctx.queue:
+            self.cancel_packet(ctx.queue.popleft())
+        if ctx.ready:
+            ctx.ready = False
+            self.vidsch.policy.idle(ctx)
+        for _target, event in ctx.waiters:
+            event.succeed(ctx.completed)
+        ctx.waiters = []
+
+    def destroy_context(self, ctx: Context) -> None:
+        """D3DKMTDestroyContext: queued packets are cancelled at once; packets already on the
+        hardware finish; then DxgkDdiDestroyContext (a MultiEngineAware driver's context)."""
+        if ctx.destroyed:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_HANDLE), "the context was destroyed already")
+        ctx.destroyed = True
+        self.drop_queue(ctx)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "ContextDestroy", {"context": ctx.handle, "in_flight": ctx.in_flight})
+        if not ctx.in_flight:
+            self.finish_destroy(ctx)
+
+    def finish_destroy(self, ctx: Context) -> None:
+        """The last packet of a destroyed context left the hardware: tell the driver."""
+        if ctx.hDriver == 0 or not self.multi_engine_aware:
+            self.handles.remove(ctx.handle)
+            return
+        status = self.driver.DxgkDdiDestroyContext(ctx.hDriver)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "DdiCall", {"name": "DxgkDdiDestroyContext", "irql": "PASSIVE_LEVEL",
+                                                     "args": {"hContext": ctx.hDriver}, "status": status_name(status)})
+        ctx.hDriver = 0
+        self.handles.remove(ctx.handle)
 
     def wait_event(self, ctx: Context, target: int):
         """An event that triggers when ``ctx`` has retired ``target`` packets."""

@@ -32,6 +32,10 @@ class D3DKMT:
     def CreateContext(self, device: Device, node: int, name: str = "", priority: int = 0) -> Context:
         return self.adapter.create_context(device, node, name, priority)
 
+    def DestroyContext(self, context: Context) -> None:
+        """Destroy ``context``: queued packets are cancelled, submitted ones finish first."""
+        self.adapter.destroy_context(context)
+
     def CreateAllocation(self, device: Device, size: int) -> Allocation:
         return self.adapter.create_allocation(device, size)
 

@@ -80,7 +80,7 @@ class Context:
         "handle", "name", "device", "node", "priority", "hDriver", "info", "queue", "submitted",
         "completed", "waiters", "ready", "ready_since", "turn_start", "latencies", "gpu_packets",
         "last_dispatch", "seq", "hDdi", "null_packets", "preempted", "aborted", "cancelled",
-        "removed_at", "api_error",
+        "removed_at", "api_error", "destroyed",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -109,6 +109,12 @@ class Context:
         self.cancelled = 0  # packets dropped from the queues when the device went to error
         self.removed_at = -1  # when the workload saw STATUS_DEVICE_REMOVED
         self.api_error = ""  # the NTSTATUS name of a failed API call that ended the workload
+        self.destroyed = False  # D3DKMTDestroyContext was called
+
+    @property
+    def in_flight(self) -> int:
+        """Packets handed to the driver and not yet retired (or aborted)."""
+        return self.submitted - self.completed - self.aborted - self.cancelled - len(self.queue)
 
     @property
     def process(self) -> Process:

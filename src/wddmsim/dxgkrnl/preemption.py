@@ -275,23 +275,19 @@ class Preemptor:
         st.answered = False
         policy = self.vs.policy
         now = self.sim.now
-        tr = self.vs.trace
         for p in reversed(st.preempted):
             ctx = p.context
-            if ctx.device.error:
-                # Its device went to error meanwhile: cancelled, never submitted again.
-                ctx.cancelled += 1
-                self.vs.adapter.free_packet(p)
-                if tr is not None:
-                    tr.emit(now, "QueuePacketStop", {"context": ctx.handle, "node": nq.ordinal, "fence": p.fence,
-                                                     "kind": p.kind, "seq": p.seq, "status": "Cancelled"})
+            if ctx.device.error or ctx.destroyed:
+                # Its device went to error (or it was destroyed) meanwhile: never submitted again.
+                self.vs.adapter.cancel_packet(p)
+                self.vs.retired_from(ctx)
                 continue
             ctx.queue.appendleft(p)
             p.fence = 0
             if p.preempted:
                 p.flags |= self.resubmission_flag
         # The context the preemption was for is ready first, then the others in queue order.
-        order = [st.cand] + [p.context for p in st.preempted if not p.context.device.error]
+        order = [st.cand] + [p.context for p in st.preempted if not p.context.device.error and not p.context.destroyed]
         for ctx in order:
             if ctx is not None and ctx.queue and not ctx.ready:
                 ctx.ready = True

@@ -397,6 +397,7 @@ class Tdr:
         ctx = p.context
         ctx.aborted += 1
         self.vs.adapter.free_packet(p)
+        self.vs.retired_from(ctx)
         tr = self.vs.trace
         if tr is not None:
             tr.emit(self.sim.now, "QueuePacketStop", {
@@ -434,23 +435,8 @@ class Tdr:
         self.devices_in_error.append(device)
         vs = self.vs
         self._emit("DeviceError", {"device": device.handle, "process": device.process.pid, "reason": reason})
-        tr = vs.trace
         for ctx in device.contexts:
-            while ctx.queue:
-                p = ctx.queue.popleft()
-                ctx.cancelled += 1
-                vs.adapter.free_packet(p)
-                if tr is not None:
-                    tr.emit(self.sim.now, "QueuePacketStop", {
-                        "context": ctx.handle, "node": ctx.node, "fence": 0, "kind": p.kind, "seq": p.seq,
-                        "status": "Cancelled",
-                    })
-            if ctx.ready:
-                ctx.ready = False
-                vs.policy.idle(ctx)
-            for _target, event in ctx.waiters:
-                event.succeed(ctx.completed)
-            ctx.waiters = []
+            vs.adapter.drop_queue(ctx)
 
     def _emit(self, name: str, fields: dict) -> None:
         if self.vs.trace is not None:

@@ -420,6 +420,11 @@ class VidSch:
             if i < n:
                 self._start(nq, hw[i])
 
+    def retired_from(self, ctx) -> None:
+        """A packet of ``ctx`` left the hardware for good: finish a pending destroy."""
+        if ctx.destroyed and ctx.hDriver and not ctx.in_flight:
+            self.adapter.finish_destroy(ctx)
+
     def unblock(self, ctx) -> None:
         """A context held back by a full flip queue may go on."""
         if ctx.queue and not ctx.ready and not ctx.device.error:
@@ -479,6 +484,8 @@ class VidSch:
                     })
                 if ctx.waiters:
                     self._wake_waiters(ctx)
+                if ctx.destroyed:
+                    self.retired_from(ctx)
             nq.stopped = 0
             if self.policy.has_ready(nq.ordinal):
                 self._wake_worker(nq, wake_delay)

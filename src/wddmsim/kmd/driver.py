@@ -26,6 +26,8 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   causes, reads each interrupting node's fence slot and reports a newer fence with
   ``DXGK_INTERRUPT_DMA_COMPLETED``, then queues its DPC.
 - ``DxgkDdiDpcRoutine``: ``DxgkCbNotifyDpc``.
+- ``DxgkDdiCancelCommand`` (CancelCommandAware, Windows 8 and later) checks and clears the
+  cancelled packet's private data record; ``DxgkDdiDestroyContext`` forgets the context.
 - ``DxgkDdiQueryCurrentFence``: reports any newer completed fence through ``DxgkCbNotifyInterrupt``
   (inside ``DxgkCbSynchronizeExecution``) before returning it.
 - ``DxgkDdiPreemptCommand`` (a preemption-aware driver): if the node has finished and reported every
@@ -187,6 +189,7 @@ class ReferenceDriver:
         preemption_aware: bool | None = None,
         per_engine_reset: bool | None = None,
         max_queued_flips: int = 1,
+        cancel_aware: bool | None = None,
     ):
         self.gpu = gpu
         self.mem = gpu.memory
@@ -201,6 +204,10 @@ class ReferenceDriver:
             per_engine_reset = multi_engine_aware and self.version.value >= ddi_version("win8").value
         self.per_engine_reset = per_engine_reset
         self.max_queued_flips = max_queued_flips
+        if cancel_aware is None:
+            cancel_aware = multi_engine_aware and self.version.value >= ddi_version("win8").value
+        self.cancel_aware = cancel_aware
+        self.cancelled = 0  # packets the OS cancelled through DxgkDdiCancelCommand
         self._resume: dict[int, tuple[int, int]] = {}  # DMA buffer address -> (next offset, WORK owed)
         self.ring_size = ring_size
         self.ring_sizes = ring_sizes or {}
@@ -263,7 +270,8 @@ class ReferenceDriver:
 
             return DriverCaps(
                 WDDMVersion=self.version.value,
-                SchedulingCaps=(1 if self.multi_engine_aware else 0) | (4 if self.preemption_aware else 0),
+                SchedulingCaps=(1 if self.multi_engine_aware else 0) | (4 if self.preemption_aware else 0)
+                | (0x10 if self.cancel_aware else 0),
                 NbAsymetricProcessingNodes=len(self.gpu.engines),
                 InterruptMessageNumber=0,
                 MaxQueuedFlipOnVSync=self.max_queued_flips,
@@ -330,6 +338,27 @@ class ReferenceDriver:
         dev.contexts.append(ctx.handle)
         pCreateContext.hContext = ctx.handle
         self._fill_sizes(pCreateContext.ContextInfo)
+        return SUCCESS
+
+    def DxgkDdiDestroyContext(self, hContext: int) -> int:
+        """Forget a context; the OS calls it once none of its packets is on the hardware."""
+        ctx = self.contexts.pop(hContext, None)
+        if ctx is None:
+            return int(NTSTATUS.STATUS_INVALID_HANDLE)
+        ctx.device.contexts.remove(hContext)
+        return SUCCESS
+
+    def DxgkDdiCancelCommand(self, hAdapter: int, pCancelCommand) -> int:
+        """A packet that will never reach the hardware: nothing of it is held here but its private
+        data record, which is checked and cleared."""
+        a = pCancelCommand
+        if self._node_of(a.hContext) < 0:
+            return int(NTSTATUS.STATUS_INVALID_HANDLE)
+        if a.DmaBufferPrivateDataSize:
+            if self.mem.read_u32(a.pDmaBufferPrivateData) != PRIVATE_MAGIC:
+                return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+            self.mem.write_u32(a.pDmaBufferPrivateData, 0)
+        self.cancelled += 1
         return SUCCESS
 
     # -- building DMA buffers -----------------------------------------------------------------------------

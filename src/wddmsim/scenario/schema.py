@@ -223,6 +223,9 @@ class Adapter(ScenarioModel):
     #: DXGK_DRIVERCAPS.SupportPerEngineTDR; unset: true for a multiple-engine-aware driver of WDDM 1.2
     #: or later
     per_engine_reset: bool | None = None
+    #: DXGK_VIDSCHCAPS.CancelCommandAware; unset: true for a multiple-engine-aware driver of WDDM 1.2
+    #: or later (DXGKARG_CANCELCOMMAND exists from the Windows 8 headers)
+    cancel_aware: bool | None = None
     #: the VidPn sources: one display per entry, its refresh rate in Hz
     displays: list[Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]] = Field(
         default_factory=lambda: [60.0], min_length=1, max_length=16)
@@ -443,6 +446,9 @@ class Context(ScenarioModel):
     #: priority within the process, -7 (lowest) to 7 (highest)
     priority: int = Field(default=0, ge=-7, le=7)
     workload: Workload
+    #: destroy the context at this time (D3DKMTDestroyContext): queued packets are cancelled,
+    #: submitted ones finish, the workload's next call fails
+    destroy_at: Duration | None = None
 
 
 class Process(ScenarioModel):
@@ -471,6 +477,7 @@ class Tdr(ScenarioModel):
 #: Driver entry points a ``ddi_error`` fault can make fail.
 FAULTABLE_DDIS = (
     "DxgkDdiRender", "DxgkDdiPresent", "DxgkDdiPatch", "DxgkDdiSubmitCommand", "DxgkDdiPreemptCommand",
+    "DxgkDdiCancelCommand",
     "DxgkDdiQueryDependentEngineGroup", "DxgkDdiResetEngine", "DxgkDdiResetFromTimeout",
     "DxgkDdiRestartFromTimeout",
 )
