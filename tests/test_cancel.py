@@ -13,7 +13,7 @@ from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
 
-from test_tdr import MS, S, build, ctx_summary, script
+from test_tdr import MS, build, ctx_summary, script
 
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 

@@ -141,3 +141,18 @@ def test_flips_example_shows_the_display_table():
     r = CliRunner().invoke(main, ["run", "examples/flips.toml"])
     assert r.exit_code == 0, r.output
     assert "Displays" in r.output and "60 Hz" in r.output and "144 Hz" in r.output
+
+
+def test_null_rendered_flips_are_dropped_and_free_the_flip_queue():
+    sc = scenario_from_dict({
+        "name": "flip", "duration": "200ms",
+        "adapter": {"cpu_cost": ZERO, "null_rendering": True, "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
+        "process": [{"name": "game", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "frame_loop", "fps": 100, "work": "1ms", "present_mode": "flip", "count": 6}}]}],
+    }, "<test>")
+    trace = ListSink()
+    r = System(sc, trace=trace).run()
+    d = r.summary["displays"][0]
+    # Nothing ran, so nothing was shown; no flip waits in the queue forever.
+    assert (d["presents"], d["displayed"], d["dropped"]) == (6, 0, 6)
+    assert r.summary["contexts"][0]["completed"] == 12

@@ -6,7 +6,6 @@ bug checks. Asserted in virtual time and on the event log."""
 
 from __future__ import annotations
 
-import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main

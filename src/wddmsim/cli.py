@@ -20,7 +20,7 @@ from rich.table import Table
 
 from . import __version__
 from .ddi import codec, layout, registry, versions
-from .ddi.schema import EnumType, Record, Typedef
+from .ddi.schema import EnumType, Record
 
 ARCH = click.Choice(list(layout.ARCHES))
 VERSION = click.Choice(list(versions.VERSION_NAMES), case_sensitive=False)

@@ -30,7 +30,7 @@ from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
 from ..ddi.versions import from_value
-from ..sim import DEVICE, DISPATCH, PASSIVE
+from ..sim import DEVICE, DISPATCH
 from .crash import BugCheckStop, CrashRecord
 from .objects import Allocation, Context, Device, HandleTable, Packet, Process
 from .pool import KernelPool
@@ -630,6 +630,8 @@ class Adapter:
         of it through DxgkDdiCancelCommand if it is CancelCommandAware (section 2.10), then it goes."""
         ctx = p.context
         ctx.cancelled += 1
+        if p.present_t >= 0:
+            self.vidsch.presents.forget(p)
         if self._cancel_args is not None:
             a = self._cancel_args
             self._cancel_fill(a, ctx.hDdi, p.dma, p.dma_size, p.start_off, p.end_off, p.priv, p.priv_size, 0,

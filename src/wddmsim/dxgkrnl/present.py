@@ -39,6 +39,7 @@ FLAG_FLIP = 0x10
 FLAG_FLIP_NO_WAIT = 0x20
 PRESENT_FLAGS = FLAG_PRESENT | FLAG_REDIRECTED_PRESENT
 FLIP_FLAGS = FLAG_FLIP | FLAG_FLIP_NO_WAIT
+FLAG_NULL_RENDERING = 0x8
 
 
 class SourceStats:
@@ -91,6 +92,10 @@ class Presents:
     def completed(self, packet, t: int) -> None:
         """A present packet's fence came back at ``t`` (device IRQL)."""
         src = self.sources[packet.vidpn_source]
+        if packet.flags & FLAG_NULL_RENDERING:
+            # Nothing ran, so nothing reached the screen.
+            self.forget(packet, dropped=True)
+            return
         if packet.flags & FLIP_FLAGS:
             if packet.flip_interval == 0 and packet in src.pending_flips:
                 # Immediate: latched when the command ran, mid-frame.
@@ -106,6 +111,19 @@ class Presents:
 
     def _settle_timer(self, src: SourceStats) -> None:
         self._settle(src, self.sim.now)
+
+    def forget(self, packet, dropped: bool = True) -> None:
+        """A present that will never be shown (aborted, cancelled, null-rendered): counted as
+        dropped, and its place in the flip queue freed."""
+        src = self.sources[packet.vidpn_source]
+        if packet in src.pending_flips:
+            src.pending_flips.remove(packet)
+            if src.blocked:
+                waiting, src.blocked = src.blocked, []
+                for ctx in waiting:
+                    self.vs.unblock(ctx)
+        if dropped and packet.displayed < 0:
+            self._drop(src, packet)
 
     def vsync(self, source: int, address: int, t: int) -> None:
         """CRTC_VSYNC: ``source`` scans out ``address`` from ``t``."""

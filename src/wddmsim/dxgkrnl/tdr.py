@@ -299,7 +299,6 @@ class Tdr:
     def _recover_node(self, nq, aborted: int, running):
         """After an engine reset: complete before ``aborted``, abort it, take back the rest.
         Returns the device in error."""
-        vs = self.vs
         hw = nq.hw
         now = self.sim.now
         guilty = None
@@ -396,6 +395,8 @@ class Tdr:
         """A packet that will never complete: its buffers go, waiters are woken by the device error."""
         ctx = p.context
         ctx.aborted += 1
+        if p.present_t >= 0:
+            self.vs.presents.forget(p)
         self.vs.adapter.free_packet(p)
         self.vs.retired_from(ctx)
         tr = self.vs.trace

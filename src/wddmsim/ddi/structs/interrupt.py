@@ -31,7 +31,6 @@ from ..schema import (
     Array,
     Bit,
     EnumType,
-    Typedef,
     anon_struct,
     flags,
     m,
