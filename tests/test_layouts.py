@@ -126,3 +126,36 @@ def test_committed_tables_are_what_the_generator_writes(tmp_path):
     subprocess.run([sys.executable, "tools/gen_msvc_layouts.py", "--output", str(out)], check=True,
                    cwd=Path(__file__).parents[1], capture_output=True)
     assert json.loads(out.read_text()) == TABLES
+
+
+def test_every_record_name_means_one_record():
+    """ctypes classes are cached by record name: two different records with one name (a nested
+    arm called like another structure's) would silently share a layout."""
+    from wddmsim.ddi.schema import Array, Group, Member, Record
+
+    seen: dict[str, Record] = {}
+    clashes = []
+
+    def walk(t):
+        if isinstance(t, Array):
+            walk(t.elem)
+            return
+        if not isinstance(t, Record):
+            return
+        other = seen.setdefault(t.name, t)
+        if other is not t and other != t:
+            clashes.append(t.name)
+            return
+        for item in t.members:
+            visit(item)
+
+    def visit(item):
+        if isinstance(item, Group):
+            for sub in item.members:
+                visit(sub)
+        elif isinstance(item, Member):
+            walk(item.type)
+
+    for rec in registry.RECORDS.values():
+        walk(rec)
+    assert clashes == []

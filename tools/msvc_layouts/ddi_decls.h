@@ -689,6 +689,122 @@ typedef enum _DXGK_BUILDPAGINGBUFFER_OPERATION {
 } DXGK_BUILDPAGINGBUFFER_OPERATION;
 #define DDI_HAS_DXGK_BUILDPAGINGBUFFER_OPERATION 1
 
+/* ---- paging buffers ----------------------------------------------------- */
+typedef struct _DXGK_TRANSFERFLAGS {
+    union {
+        struct {
+            UINT Swizzle          : 1;
+            UINT Unswizzle        : 1;
+            UINT AllocationIsIdle : 1;
+            UINT TransferStart    : 1;
+            UINT TransferEnd      : 1;
+            UINT Reserved         : 27;
+        };
+        UINT Value;
+    };
+} DXGK_TRANSFERFLAGS;
+#define DDI_HAS_DXGK_TRANSFERFLAGS 1
+
+typedef struct _DXGK_DISCARDCONTENTFLAGS {
+    union {
+        struct {
+            UINT AllocationIsIdle : 1;
+            UINT Reserved         : 31;
+        };
+        UINT Value;
+    };
+} DXGK_DISCARDCONTENTFLAGS;
+#define DDI_HAS_DXGK_DISCARDCONTENTFLAGS 1
+
+typedef struct _DXGK_MAPAPERTUREFLAGS {
+    union {
+        struct {
+            UINT CacheCoherent : 1;
+            UINT Reserved      : 31;
+        };
+        UINT Value;
+    };
+} DXGK_MAPAPERTUREFLAGS;
+#define DDI_HAS_DXGK_MAPAPERTUREFLAGS 1
+
+typedef struct _DXGKARG_BUILDPAGINGBUFFER {
+    PVOID                            pDmaBuffer;
+    UINT                             DmaSize;
+    PVOID                            pDmaBufferPrivateData;
+    UINT                             DmaBufferPrivateDataSize;
+    DXGK_BUILDPAGINGBUFFER_OPERATION Operation;
+    UINT                             MultipassOffset;
+    union {
+        struct {
+            HANDLE hAllocation;
+            UINT   TransferOffset;
+            SIZE_T TransferSize;
+            struct {
+                UINT SegmentId;
+                union {
+                    LARGE_INTEGER SegmentAddress;
+                    PVOID         pMdl;
+                };
+            } Source;
+            struct {
+                UINT SegmentId;
+                union {
+                    LARGE_INTEGER SegmentAddress;
+                    PVOID         pMdl;
+                };
+            } Destination;
+            DXGK_TRANSFERFLAGS Flags;
+#if DDI_AT_LEAST(WIN7)
+            UINT MdlOffset;
+#endif
+        } Transfer;
+        struct {
+            HANDLE hAllocation;
+            SIZE_T FillSize;
+            UINT   FillPattern;
+            struct {
+                UINT             SegmentId;
+                PHYSICAL_ADDRESS SegmentAddress;
+            } Destination;
+        } Fill;
+        struct {
+            HANDLE                   hAllocation;
+            DXGK_DISCARDCONTENTFLAGS Flags;
+            UINT                     SegmentId;
+            PHYSICAL_ADDRESS         SegmentAddress;
+        } DiscardContent;
+        struct {
+            HANDLE                hDevice;
+            HANDLE                hAllocation;
+            UINT                  SegmentId;
+            SIZE_T                OffsetInPages;
+            SIZE_T                NumberOfPages;
+            PVOID                 pMdl;
+            DXGK_MAPAPERTUREFLAGS Flags;
+#if DDI_AT_LEAST(WIN7)
+            ULONG                 MdlOffset;
+#endif
+        } MapApertureSegment;
+        struct {
+            HANDLE           hDevice;
+            HANDLE           hAllocation;
+            UINT             SegmentId;
+            SIZE_T           OffsetInPages;
+            SIZE_T           NumberOfPages;
+            PHYSICAL_ADDRESS DummyPage;
+        } UnmapApertureSegment;
+        struct {
+            UINT Reserved[64];
+        } Reserved;
+    };
+    HANDLE hSystemContext;
+#if DDI_AT_LEAST(WDDM2_0)
+    D3DGPU_VIRTUAL_ADDRESS DmaBufferGpuVirtualAddress;
+    UINT                   DmaBufferWriteOffset;
+#endif
+} DXGKARG_BUILDPAGINGBUFFER;
+#define DDI_HAS_DXGKARG_BUILDPAGINGBUFFER 1
+
 /* ---- TDR / fences ------------------------------------------------------ */
 #if DDI_AT_LEAST(WIN8)
 typedef struct _DXGKARG_RESETENGINE {

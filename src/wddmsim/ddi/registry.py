@@ -12,9 +12,9 @@ import difflib
 
 from . import enums, schema
 from .schema import EnumType, Record, Typedef
-from .structs import adapter, common, context, device, display, interrupt, patch, preempt, render, submit
+from .structs import adapter, common, context, device, display, interrupt, paging, patch, preempt, render, submit
 
-_MODULES = (common, submit, interrupt, patch, preempt, context, display, adapter, device, render)
+_MODULES = (common, submit, interrupt, patch, preempt, context, display, adapter, device, render, paging)
 
 #: Records by name.
 RECORDS: dict[str, Record] = {}
