@@ -224,6 +224,7 @@ class System:
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "gpu_faults": len(self.gpu.faults),
             "nodes": nodes, "contexts": contexts, "displays": vs.presents.summary(elapsed),
+            "memory": vs.vidmm.summary(),
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}
                            for t, v in self.adapter.verifier.violations],
         }

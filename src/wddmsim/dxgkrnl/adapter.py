@@ -138,7 +138,6 @@ class Adapter:
         self._verifier_mode = verifier
         self.vidsch: VidSch | None = None
         self.interrupt_address = 0
-        self._segment_tops: dict[int, int] = {}
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -176,8 +175,6 @@ class Adapter:
         depths = self._depth if isinstance(self._depth, list) else [self._depth] * count
         self.vidsch = VidSch(self, self._policy, depths[:count])
         self.interrupt_address = self.pool.alloc(4096)
-        for i, seg in enumerate(self.segments):
-            self._segment_tops[i + 1] = 0
         render_cls = layout.ctype(RECORDS["DXGKARG_RENDER"], self.arch, self.version)
         self._render_args = render_cls()
         self._render_fill = layout.filler(render_cls, _RENDER_MEMBERS)
@@ -417,21 +414,17 @@ class Adapter:
         return ctx
 
     def create_allocation(self, device: Device, size: int) -> Allocation:
-        """Video memory in the first memory segment that has room (resident for its whole life)."""
+        """Video memory of ``size`` bytes (page multiple): resident in a memory segment if one has
+        room, else created evicted; VidMm makes it resident before a packet uses it."""
         size = -(-size // 4096) * 4096
-        for i, seg in enumerate(self.segments):
-            if seg.Flags.Aperture:
-                continue
-            sid = i + 1
-            top = self._segment_tops[sid]
-            if top + size <= seg.Size:
-                self._segment_tops[sid] = top + size
-                alloc = Allocation(device, size, sid, seg.BaseAddress.QuadPart + top)
-                alloc.handle = self.handles.add(alloc)
-                device.allocations.append(alloc)
-                self.allocations.append(alloc)
-                return alloc
-        raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY), f"no memory segment has {size} bytes free")
+        alloc = Allocation(device, size)
+        self.vidsch.vidmm.create(alloc)
+        if not alloc.resident and self.vidsch.vidmm._heap_for(alloc) is None:
+            raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY), f"no memory segment can hold {size} bytes")
+        alloc.handle = self.handles.add(alloc)
+        device.allocations.append(alloc)
+        self.allocations.append(alloc)
+        return alloc
 
     def _trace_ddi(self, name: str, args, status: int, irql: str = "PASSIVE_LEVEL") -> None:
         if self.trace is not None:
@@ -512,6 +505,7 @@ class Adapter:
             raise ApiError(status, "DxgkDdiRender rejected the command buffer")
         ctx.seq += 1
         p = Packet(ctx, ctx.seq, kind)
+        p.allocations = tuple(allocations)
         if null_rendering or self.null_rendering:
             p.flags = FLAG_NULL_RENDERING
         if redirected_present is not None:
@@ -591,6 +585,7 @@ class Adapter:
             raise ApiError(status, "DxgkDdiPresent failed")
         ctx.seq += 1
         p = Packet(ctx, ctx.seq, "present")
+        p.allocations = (None, source, destination)
         p.flags = FLAG_PRESENT | (FLAG_FLIP if flip else 0) | (FLAG_FLIP_NO_WAIT if mode == "flip_no_wait" else 0)
         if null_rendering or self.null_rendering:
             p.flags |= FLAG_NULL_RENDERING
@@ -621,7 +616,15 @@ class Adapter:
         return p
 
     def free_packet(self, p: Packet) -> None:
-        block, total = p.buffers
+        buffers = p.buffers
+        if buffers is None:
+            return
+        if type(buffers) is list:
+            # A paging buffer several submissions share: freed with the last of them.
+            buffers[2] -= 1
+            if buffers[2]:
+                return
+        block, total = buffers[0], buffers[1]
         self.pool.free(block, total)
 
     # -- cancelling and destroying ----------------------------------------------------------------------------

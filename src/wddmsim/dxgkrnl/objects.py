@@ -80,7 +80,7 @@ class Context:
         "handle", "name", "device", "node", "priority", "hDriver", "info", "queue", "submitted",
         "completed", "waiters", "ready", "ready_since", "turn_start", "latencies", "gpu_packets",
         "last_dispatch", "seq", "hDdi", "null_packets", "preempted", "aborted", "cancelled",
-        "removed_at", "api_error", "destroyed",
+        "removed_at", "api_error", "destroyed", "system", "workload_allocations",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -110,6 +110,8 @@ class Context:
         self.removed_at = -1  # when the workload saw STATUS_DEVICE_REMOVED
         self.api_error = ""  # the NTSTATUS name of a failed API call that ended the workload
         self.destroyed = False  # D3DKMTDestroyContext was called
+        self.workload_allocations = ()  # allocations its workload made (for tests and reports)
+        self.system = False  # a system context of VidMm (paging, context switches): above every process
 
     @property
     def in_flight(self) -> int:
@@ -126,21 +128,31 @@ class Context:
 
     @property
     def effective_priority(self) -> int:
-        """Class priority first, then the context's own priority (-7..7)."""
+        """Class priority first, then the context's own priority (-7..7); system contexts first."""
+        if self.system:
+            return 1 << 16
         return PRIORITY_CLASSES.index(self.device.process.priority_class) * 16 + self.priority
 
 
 class Allocation:
-    """Video memory: a range of a segment, resident for its whole life in this model."""
+    """Video memory: where it is now (``segment_id`` and ``address`` while resident, else 0) and
+    its content in system memory (``backing``) while evicted. VidMm moves it (:mod:`.vidmm`)."""
 
-    __slots__ = ("handle", "device", "size", "segment_id", "address")
+    __slots__ = ("handle", "device", "size", "segment_id", "address", "resident", "valid", "backing",
+                 "in_use", "last_use", "evictions")
 
-    def __init__(self, device: Device, size: int, segment_id: int, address: int):
+    def __init__(self, device: Device, size: int, segment_id: int = 0, address: int = 0):
         self.handle = 0
         self.device = device
         self.size = size
         self.segment_id = segment_id
         self.address = address
+        self.resident = segment_id != 0
+        self.valid = False  # it has content a move must keep
+        self.backing = 0  # system memory holding the content while evicted
+        self.in_use = 0  # submitted packets referencing it, not yet retired
+        self.last_use = 0
+        self.evictions = 0
 
 
 class Packet:
@@ -155,7 +167,8 @@ class Packet:
         "context", "seq", "kind", "flags", "dma", "dma_size", "start_off", "end_off", "priv",
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
-        "submit_bytes", "preempted", "surface", "present_t", "displayed",
+        "submit_bytes", "preempted", "surface", "present_t", "displayed", "allocations", "deps",
+        "priv_start", "priv_end",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -188,3 +201,7 @@ class Packet:
         self.surface = 0  # a flip's surface address
         self.present_t = -1  # when the application presented (present packets)
         self.displayed = -1  # when a VidPn source first showed it
+        self.allocations = ()  # the Allocation of each allocation-list entry (None: unbound)
+        self.deps = None  # paging packets it waits for
+        self.priv_start = 0  # its range of the private data (paging buffers share one)
+        self.priv_end = -1  # -1: to the end (priv_size)

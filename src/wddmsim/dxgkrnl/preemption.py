@@ -14,11 +14,12 @@ fence up to L are complete, the rest of the hardware queue is preempted (``DmaPa
 status ``Preempted``). In the DPC the preempted packets go back to the front of their contexts'
 software queues, in order; each is submitted again with a new fence id, ``Flags.Resubmission = 1``
 (WDDM 2.0 and later; always 0 for a WDDM 1.x driver) and, if it has patch locations, patched again.
+Preempted paging packets keep their fence ids: they are VidMm's, whose system context runs before
+every process, so they go first and in their order.
 
 Measured: the latency from the request to the DMA_PREEMPTED interrupt, per node.
 
-Not here yet: paging packets keep their fence ids and go first on resubmission (they arrive with the
-paging work); a request left unanswered for TdrDelay is a timeout (with TDR).
+A request left unanswered for TdrDelay is a timeout (:mod:`wddmsim.dxgkrnl.tdr`).
 
 Spec: ddi-facts.md sections 5.1-5.3, 11 (0x119/0x2), 13 (rules 13, 35, 36), 14.1.
 """
@@ -39,6 +40,7 @@ from .stats import LatencyStats
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 FLAG_RESUBMISSION = 0x80
+FLAG_PAGING = 0x1
 NOTIFY = "DXGKARGCB_NOTIFY_INTERRUPT_DATA"
 
 
@@ -251,6 +253,7 @@ class Preemptor:
             nq.busy_ns += now - nq.busy_since
         tr = vs.trace
         for p in taken:
+            vs.off_hardware(p)
             p.preempted = True
             p.context.preempted += 1
             if tr is not None:
@@ -283,7 +286,8 @@ class Preemptor:
                 self.vs.retired_from(ctx)
                 continue
             ctx.queue.appendleft(p)
-            p.fence = 0
+            if not p.flags & FLAG_PAGING:
+                p.fence = 0  # render packets get a new fence; paging ones keep theirs (5.1)
             if p.preempted:
                 p.flags |= self.resubmission_flag
         # The context the preemption was for is ready first, then the others in queue order.

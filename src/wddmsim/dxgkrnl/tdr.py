@@ -395,6 +395,7 @@ class Tdr:
         """A packet that will never complete: its buffers go, waiters are woken by the device error."""
         ctx = p.context
         ctx.aborted += 1
+        self.vs.off_hardware(p)
         if p.present_t >= 0:
             self.vs.presents.forget(p)
         self.vs.adapter.free_packet(p)
@@ -414,6 +415,7 @@ class Tdr:
             taken.append(hw.pop())
         taken.reverse()
         for p in taken:
+            self.vs.off_hardware(p)
             self._stop(p, nq, "Reset")
         st = nq.preemption
         st.preempted.extend(taken)

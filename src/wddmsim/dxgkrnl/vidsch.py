@@ -43,6 +43,7 @@ from .crash import BugCheckStop, CrashRecord
 from .preemption import Preemptor
 from .present import FLIP_FLAGS, PRESENT_FLAGS, Presents
 from .tdr import Tdr
+from .vidmm import VidMm
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 
@@ -146,6 +147,7 @@ class VidSch:
         self._submit_cls = submit_cls
         self._null_buffers: dict = {}  # DMA buffer address -> NullRendering packet in flight
         self.presents = Presents(self, adapter.display_refresh, adapter.caps.MaxQueuedFlipOnVSync)
+        self.vidmm = VidMm(adapter)
         self.preemptor = Preemptor(self)
         self.tdr = Tdr(self, adapter.tdr_config)
 
@@ -198,6 +200,13 @@ class VidSch:
                 policy.idle(ctx)
                 self.presents.block(ctx, head)
                 continue
+            if (head.allocations or head.deps) and not self.vidmm.ready(head):
+                # Its allocations are being paged in (or wait for room), or it waits for a
+                # null-context switch: hold the context.
+                ctx.ready = False
+                policy.idle(ctx)
+                self.vidmm.block(ctx)
+                continue
             packet = ctx.queue.popleft()
             if not ctx.queue:
                 ctx.ready = False
@@ -219,10 +228,15 @@ class VidSch:
     def _submit(self, nq: NodeQueue, packet) -> None:
         sim = self.sim
         ctx = packet.context
-        fence = nq.next_fence
-        nq.next_fence = fence + 1
-        packet.fence = fence
+        if packet.fence and packet.flags & FLAG_PAGING:
+            fence = packet.fence  # a preempted (or reset) paging packet keeps its fence id
+        else:
+            fence = nq.next_fence
+            nq.next_fence = fence + 1
+            packet.fence = fence
         flags = packet.flags
+        if packet.allocations:
+            self.vidmm.submitted(packet)
         if packet.plist_n:
             self._patch(nq, packet)
         a = nq.submit_args
@@ -230,13 +244,16 @@ class VidSch:
         # packet; VidPnSourceId and FlipInterval mean something only with the flip flags.
         vidpn = packet.vidpn_source if flags & (FLAG_FLIP | FLAG_FLIP_NO_WAIT) else 0
         interval = packet.flip_interval if flags & FLAG_FLIP else 0
+        # A paging buffer serves several submissions: each has its own private-data range.
+        priv_end = packet.priv_size if packet.priv_end < 0 else packet.priv_end
         if nq.submit_long:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           packet.priv, packet.priv_size, 0, packet.priv_size, fence, vidpn, interval, flags, 0,
-                           0, nq.ordinal)
+                           packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
+                           0, 0, nq.ordinal)
         else:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           packet.priv, packet.priv_size, 0, packet.priv_size, fence, vidpn, interval, flags, 0)
+                           packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
+                           0)
         # The OS's own side of the contract, before the call.
         facts = nq.facts
         facts.status = SUCCESS
@@ -269,7 +286,8 @@ class VidSch:
         packet.submitted = sim.now
         if flags & FLIP_FLAGS:
             self.presents.submitted(packet)
-        nq.last_submitted = fence
+        if fence > nq.last_submitted:
+            nq.last_submitted = fence
         nq.packets += 1
         self.packets_submitted += 1
         hw = nq.hw
@@ -420,6 +438,11 @@ class VidSch:
             if i < n:
                 self._start(nq, hw[i])
 
+    def off_hardware(self, p) -> None:
+        """``p`` was taken off the hardware without completing (preempted, reset, aborted)."""
+        if p.allocations:
+            self.vidmm.retired(p)
+
     def retired_from(self, ctx) -> None:
         """A packet of ``ctx`` left the hardware for good: finish a pending destroy."""
         if ctx.destroyed and ctx.hDriver and not ctx.in_flight:
@@ -477,6 +500,10 @@ class VidSch:
                 ctx.latencies.add(now - p.queued)
                 self.packets_retired += 1
                 self.adapter.free_packet(p)
+                if p.allocations:
+                    self.vidmm.retired(p)
+                elif ctx.system:
+                    self.vidmm.paging_retired(p)
                 if tr is not None:
                     tr.emit(now, "QueuePacketStop", {
                         "context": ctx.handle, "node": nq.ordinal, "fence": p.fence, "kind": p.kind,

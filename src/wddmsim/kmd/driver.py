@@ -42,6 +42,12 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   ``FENCE_INVALID`` when none was), ``ENGINE_RESET_REQUIRED`` (``ADAPTER_RESET_REQUIRED`` without
   per-engine reset), ``FATAL_HARDWARE_ERROR`` when the hardware says so, the faulting address and
   a general ``PAGE_FAULT`` error code. Older drivers cannot report it; the OS's timeout finds them.
+- ``DxgkDdiBuildPagingBuffer`` (section 6): TRANSFER is a COPY between the two addresses (a segment
+  address, or for segment 0 the system memory the MDL describes: the model's MDL is the physical
+  address of its first page, plus ``MdlOffset`` pages); FILL a FILL; DISCARD_CONTENT needs no
+  command; MAP/UNMAP_APERTURE_SEGMENT program the GART directly (MMIO). Each operation also gets a
+  16-byte private-data record. A buffer without room answers
+  ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``.
 - Flips (section 7): ``DxgkDdiPresent`` with ``Flip`` or ``FlipWithNoWait`` puts a FLIP of the
   source surface with the present's ``FlipInterval`` into the DMA buffer (no-wait flips go to the
   display's pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
@@ -66,7 +72,7 @@ import struct
 from collections import deque
 
 from ..ddi import layout
-from ..ddi.enums import DXGK_INTERRUPT_TYPE
+from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION, DXGK_INTERRUPT_TYPE
 from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS, DriverCaps, DxgkrnlInterface
 from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
@@ -82,6 +88,11 @@ _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
 _DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
 _DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
 _CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
+_OP_TRANSFER = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_TRANSFER)
+_OP_FILL = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_FILL)
+_OP_DISCARD = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_DISCARD_CONTENT)
+_OP_MAP_APERTURE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_MAP_APERTURE_SEGMENT)
+_OP_UNMAP_APERTURE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT)
 _FENCE_INVALID = 0x2
 _ADAPTER_RESET_REQUIRED = 0x4
 _ENGINE_RESET_REQUIRED = 0x8
@@ -111,6 +122,9 @@ ENGINE_TYPES = {
 PRIVATE_MAGIC = 0x444D_5752  # "RWMD"
 _PRIVATE = struct.Struct("<IIII")
 PRIVATE_DATA_SIZE = 32
+#: The private data record of one paging operation: magic, operation, bytes of commands, size moved.
+PAGING_MAGIC = 0x504D_5752  # "RWMP"
+_PAGING_PRIVATE = struct.Struct("<IIII")
 
 #: Opcodes a user-mode command buffer may hold; the others are privileged.
 USER_OPCODES = frozenset({C.NOP, C.WORK, C.FILL, C.COPY, C.WAIT, C.TIMESTAMP})
@@ -208,6 +222,7 @@ class ReferenceDriver:
             cancel_aware = multi_engine_aware and self.version.value >= ddi_version("win8").value
         self.cancel_aware = cancel_aware
         self.cancelled = 0  # packets the OS cancelled through DxgkDdiCancelCommand
+        self.paging_operations = 0  # operations written by DxgkDdiBuildPagingBuffer
         self._resume: dict[int, tuple[int, int]] = {}  # DMA buffer address -> (next offset, WORK owed)
         self.ring_size = ring_size
         self.ring_sizes = ring_sizes or {}
@@ -410,6 +425,57 @@ class ReferenceDriver:
         pRender.pDmaBuffer = dma + n
         return SUCCESS
 
+    def DxgkDdiBuildPagingBuffer(self, hAdapter: int, pBuildPagingBuffer) -> int:
+        """The commands of one paging operation (see the module doc)."""
+        a = pBuildPagingBuffer
+        op = a.Operation
+        cmds = b""
+        moved = 0
+        if op == _OP_TRANSFER:
+            t = a.Transfer
+            moved = t.TransferSize
+            mdl_offset = getattr(t, "MdlOffset", 0)  # a Windows 7 member
+            src = self._paging_address(t.Source, mdl_offset) + t.TransferOffset
+            dst = self._paging_address(t.Destination, mdl_offset) + t.TransferOffset
+            if moved:
+                cmds = C.copy(src, dst, moved)
+        elif op == _OP_FILL:
+            f = a.Fill
+            moved = f.FillSize
+            cmds = C.fill(f.Destination.SegmentAddress.QuadPart, moved, f.FillPattern)
+        elif op == _OP_DISCARD:
+            pass
+        elif op in (_OP_MAP_APERTURE, _OP_UNMAP_APERTURE):
+            arm = a.MapApertureSegment if op == _OP_MAP_APERTURE else a.UnmapApertureSegment
+            base = self._segment_base(arm.SegmentId) + arm.OffsetInPages * PAGE_SIZE
+            size = arm.NumberOfPages * PAGE_SIZE
+            if op == _OP_MAP_APERTURE:
+                self.gpu.map_aperture(base, arm.pMdl + getattr(arm, "MdlOffset", 0) * PAGE_SIZE, size)
+            else:
+                self.gpu.unmap_aperture(base, size)
+            moved = size
+        else:
+            return int(NTSTATUS.STATUS_NOT_SUPPORTED)
+        if len(cmds) > a.DmaSize or a.DmaBufferPrivateDataSize < _PAGING_PRIVATE.size:
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+        if cmds:
+            self.mem.write(a.pDmaBuffer, cmds)
+        self.mem.write(a.pDmaBufferPrivateData, _PAGING_PRIVATE.pack(PAGING_MAGIC, int(op), len(cmds), moved & 0xFFFFFFFF))
+        a.pDmaBuffer += len(cmds)
+        a.DmaSize -= len(cmds)
+        a.pDmaBufferPrivateData += _PAGING_PRIVATE.size
+        a.DmaBufferPrivateDataSize -= _PAGING_PRIVATE.size
+        self.paging_operations += 1
+        return SUCCESS
+
+    def _segment_base(self, segment_id: int) -> int:
+        return self.gpu.segments[segment_id - 1].base
+
+    def _paging_address(self, side, mdl_offset: int) -> int:
+        if side.SegmentId:
+            return side.SegmentAddress.QuadPart
+        return side.pMdl + mdl_offset * PAGE_SIZE
+
     def DxgkDdiPresent(self, hContext: int, pPresent) -> int:
         """A blt (COPY of the source rectangle's bytes, 4 bytes a pixel) or a flip of the source."""
         if self._node_of(hContext) < 0:
@@ -537,7 +603,8 @@ class ReferenceDriver:
             packet = fence
         if not self._ring_write(node, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
-        node.last_submitted = a.SubmissionFenceId
+        if a.SubmissionFenceId > node.last_submitted:
+            node.last_submitted = a.SubmissionFenceId
         node.engine.doorbell(node.wptr)
         return SUCCESS
 

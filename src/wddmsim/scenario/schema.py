@@ -383,6 +383,27 @@ class CopyStream(_Workload):
         return value
 
 
+class MemoryPressure(_Workload):
+    """An application whose allocations do not all fit in video memory: each packet fills
+    ``touch`` of its ``allocations`` (taken in turn) with a pattern of their own, then does ``work``,
+    so VidMm keeps evicting and paging in. ``count`` is a number of packets."""
+
+    kind: Literal["memory_pressure"] = "memory_pressure"
+    allocations: int = Field(ge=1, le=256)
+    size: Size
+    touch: int = Field(default=1, ge=1)
+    work: Duration = 0
+    interval: Duration = _ns("1ms")
+
+    @model_validator(mode="after")
+    def _touch_fits(self) -> MemoryPressure:
+        if self.touch > self.allocations:
+            raise ValueError(f"touch ({self.touch}) cannot exceed allocations ({self.allocations})")
+        if self.size <= 0 or self.size % 4 or self.size > _MAX_COPY:
+            raise ValueError(f"size must be a positive multiple of 4 bytes up to {format_size(_MAX_COPY)}")
+        return self
+
+
 class Bursty(_Workload):
     """Bursts of packets separated by idle gaps drawn from an exponential distribution, such as
     UI or browser work. ``count`` is a number of bursts."""
@@ -422,7 +443,7 @@ class Script(_Workload):
 
 #: Any workload, told apart by its ``kind`` key.
 Workload = Annotated[
-    Union[FrameLoop, ComputeBatch, CopyStream, Bursty, Script], Field(discriminator="kind")
+    Union[FrameLoop, ComputeBatch, CopyStream, MemoryPressure, Bursty, Script], Field(discriminator="kind")
 ]
 
 #: The values ``kind`` may take in a workload table.

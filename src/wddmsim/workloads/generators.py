@@ -9,6 +9,8 @@
   ``interval``, and repeats.
 - ``copy_stream``: every ``interval``, one COPY of ``size`` bytes between two allocations (the bytes
   really move; the copy's duration is the engine's bandwidth model).
+- ``memory_pressure``: more allocations than video memory holds; each packet fills some of them
+  with their own pattern (``pattern_of``), so VidMm evicts and pages in.
 - ``bursty``: bursts of ``burst`` packets of ``work``, separated by exponential idle gaps of mean
   ``mean_gap`` (drawn from the context's own random stream).
 - ``script``: explicit packets at given times (tests and small examples).
@@ -116,6 +118,28 @@ def copy_stream(kmt, ctx, w, rng, allocations):
         yield w.interval
 
 
+def pattern_of(index: int) -> int:
+    """The u32 a memory_pressure workload fills its allocation ``index`` with."""
+    return 0xA5000000 | (index * 0x10101) & 0xFFFFFF
+
+
+def memory_pressure(kmt, ctx, w, rng, allocations):
+    if w.start:
+        yield w.start
+    n = 0
+    turn = 0
+    while w.count is None or n < w.count:
+        n += 1
+        picked = [(turn + k) % w.allocations for k in range(w.touch)]
+        turn = (turn + w.touch) % w.allocations
+        cmd = b"".join(C.fill(0, w.size, pattern_of(i)) for i in picked) + work_buffer(w.work)
+        fill_len = len(C.fill(0, 4, 0))
+        patches = tuple((k, k * fill_len + C.FILL_DST, 0) for k in range(w.touch))
+        yield from kmt.Render(ctx, cmd, tuple(allocations[i] for i in picked), patches)
+        if w.interval:
+            yield w.interval
+
+
 def bursty(kmt, ctx, w, rng):
     if w.start:
         yield w.start
@@ -167,6 +191,10 @@ def start_workload(kmt, ctx, w, rng):
         dev = ctx.device
         allocs = (kmt.CreateAllocation(dev, w.size), kmt.CreateAllocation(dev, w.size))
         gen = copy_stream(kmt, ctx, w, rng, allocs)
+    elif kind == "memory_pressure":
+        allocs = [kmt.CreateAllocation(ctx.device, w.size) for _ in range(w.allocations)]
+        ctx.workload_allocations = allocs
+        gen = memory_pressure(kmt, ctx, w, rng, allocs)
     elif kind == "bursty":
         gen = bursty(kmt, ctx, w, rng)
     elif kind == "script":

@@ -1,0 +1,387 @@
+"""VidMm, the video memory manager: where allocations live, and the paging that moves them.
+
+- An allocation is created in its preferred memory segment if it fits, else evicted (its content
+  lives in system memory, the "backing store").
+- Before VidSch submits a packet, every allocation in the packet's list must be resident. VidMm
+  finds room in the segment (first fit), evicting the least recently used allocations that no
+  submitted packet uses and the packet itself does not need; then it builds the moves into one
+  paging buffer with ``DxgkDdiBuildPagingBuffer`` (TRANSFER out to the backing store, or
+  DISCARD_CONTENT for content never written; TRANSFER back in, or FILL 0 for a first use). Each
+  operation is one submission of that buffer on the paging node with ``Flags.Paging``, a NULL
+  ``hContext`` and its own ranges of the buffer and of its private data (so
+  ``DmaBufferPrivateDataSubmissionStartOffset`` is not 0 after the first, as the seed allows for
+  paging). The packet waits until the last of them retires; its allocation list is then rewritten
+  with the new segment addresses and ``DxgkDdiPatch`` patches it.
+- The null-context switch (ddi-facts.md 5.4): evicting an allocation whose device has a context
+  running on a node first sends that node a zero-length submission with ``Flags.ContextSwitch``
+  (and ``Paging`` when the running packet is a paging one); the eviction waits for it.
+
+Paging submissions come from a system context per node whose priority is above every process, so
+they run first. Allocations that are not resident and cannot be made so (everything else in use)
+make the packet wait until something retires.
+
+Not modelled yet: aperture-segment allocations (MAP/UNMAP_APERTURE_SEGMENT are built by the driver
+but VidMm places allocations in memory segments only), budgets below a segment's size, purging
+video memory on an adapter reset, and paging packets keeping their fence ids when preempted.
+
+Spec: ddi-facts.md sections 5.4, 6.1-6.4, 13 (rules 4, 11, 12, 15, 26, 27), 14.1 (QUEUED waits for
+residency).
+"""
+
+from __future__ import annotations
+
+from ..ddi import layout
+from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
+from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.registry import RECORDS
+from .objects import Context, Device, Packet, Process
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+INSUFFICIENT = int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+FLAG_PAGING = 0x1
+FLAG_CONTEXT_SWITCH = 0x40
+PAGE = 4096
+PAGING_BUFFER_SIZE = 64 * 1024
+PAGING_PRIVATE_SIZE = 4096
+ENGINE_TYPE_COPY = 6
+
+
+class SegmentHeap:
+    """First-fit space of one memory segment: ``[base, base + size)``."""
+
+    __slots__ = ("segment_id", "base", "size", "free", "used")
+
+    def __init__(self, segment_id: int, base: int, size: int):
+        self.segment_id = segment_id
+        self.base = base
+        self.size = size
+        self.free: list[list[int]] = [[0, size]]  # [offset, length], sorted, coalesced
+        self.used = 0
+
+    def alloc(self, size: int) -> int | None:
+        for i, (off, length) in enumerate(self.free):
+            if length >= size:
+                if length == size:
+                    del self.free[i]
+                else:
+                    self.free[i] = [off + size, length - size]
+                self.used += size
+                return off
+        return None
+
+    def release(self, off: int, size: int) -> None:
+        self.used -= size
+        free = self.free
+        i = 0
+        while i < len(free) and free[i][0] < off:
+            i += 1
+        free.insert(i, [off, size])
+        # Coalesce with the neighbours.
+        if i + 1 < len(free) and free[i][0] + free[i][1] == free[i + 1][0]:
+            free[i][1] += free[i + 1][1]
+            del free[i + 1]
+        if i > 0 and free[i - 1][0] + free[i - 1][1] == free[i][0]:
+            free[i - 1][1] += free[i][1]
+            del free[i]
+
+
+class VidMm:
+    """The memory manager of one adapter."""
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+        self.sim = adapter.sim
+        self.heaps: dict[int, SegmentHeap] = {}
+        for i, seg in enumerate(adapter.segments):
+            if not seg.Flags.Aperture:
+                self.heaps[i + 1] = SegmentHeap(i + 1, seg.BaseAddress.QuadPart, seg.Size)
+        types = adapter.node_types
+        self.paging_node = next((i for i, t in enumerate(types) if t == ENGINE_TYPE_COPY), 0)
+        cls = layout.ctype(RECORDS["DXGKARG_BUILDPAGINGBUFFER"], adapter.arch, adapter.version)
+        self._args = cls()
+        self._system_device = None
+        self._system_contexts: dict[int, Context] = {}
+        self.waiting: dict[int, list] = {}  # id(paging packet) -> contexts waiting for it
+        self.waiting_for_memory: list = []
+        self.evictions = 0
+        self.bytes_in = 0
+        self.bytes_out = 0
+        self.paging_submissions = 0
+        self.context_switches = 0
+        self._clock = 0
+
+    # -- allocations ----------------------------------------------------------------------------------------
+    def create(self, alloc) -> None:
+        """Place a new allocation: resident if its segment has room, else evicted (content none)."""
+        heap = self._heap_for(alloc)
+        off = heap.alloc(alloc.size) if heap is not None else None
+        if off is not None:
+            alloc.segment_id = heap.segment_id
+            alloc.address = heap.base + off
+            alloc.resident = True
+            alloc.valid = False
+        else:
+            alloc.segment_id = 0
+            alloc.address = 0
+            alloc.resident = False
+
+    def _heap_for(self, alloc) -> SegmentHeap | None:
+        for heap in self.heaps.values():
+            if alloc.size <= heap.size:
+                return heap
+        return None
+
+    # -- before a packet is submitted ----------------------------------------------------------------------
+    def ready(self, packet) -> bool:
+        """True when every allocation of ``packet`` is resident and its paging has retired. Else
+        paging is queued (once) and the caller must hold the packet back."""
+        deps = packet.deps
+        if deps:
+            if all(d.retired >= 0 for d in deps):
+                packet.deps = None
+            else:
+                return False
+        missing = [a for a in packet.allocations if a is not None and not a.resident]
+        if not missing:
+            return True
+        needed = {id(a) for a in packet.allocations if a is not None}
+        ops = []
+        switches = {}
+        for alloc in missing:
+            heap = self._heap_for(alloc)
+            if heap is None:
+                raise ValueError(f"allocation of {alloc.size} bytes fits no memory segment")
+            off = heap.alloc(alloc.size)
+            while off is None:
+                victim = self._victim(heap, needed)
+                if victim is None:
+                    # Everything else is in use: wait for something to retire.
+                    self._undo(ops)
+                    return False
+                ops.extend(self._evict(victim, switches))
+                off = heap.alloc(alloc.size)
+            ops.append(self._bring_in(alloc, heap, off))
+        packet.deps = self._submit_paging(ops, switches)
+        return not packet.deps
+
+    def _victim(self, heap: SegmentHeap, needed: set):
+        best = None
+        for a in self.adapter.allocations:
+            if a.resident and a.segment_id == heap.segment_id and not a.in_use and id(a) not in needed:
+                if best is None or a.last_use < best.last_use:
+                    best = a
+        return best
+
+    def _undo(self, ops) -> None:
+        """Nothing was submitted: put the moves planned so far back (evicted ones stay resident)."""
+        for kind, alloc, heap, off, _ in reversed(ops):
+            if kind == "in":
+                heap.release(off, alloc.size)
+                alloc.resident = False
+            else:
+                self._reserve(heap, off, alloc.size)
+                alloc.resident = True
+                alloc.segment_id = heap.segment_id
+                alloc.address = heap.base + off
+                alloc.evictions -= 1
+                self.evictions -= 1
+
+    def _reserve(self, heap: SegmentHeap, off: int, size: int) -> None:
+        for i, (start, length) in enumerate(heap.free):
+            if start <= off and off + size <= start + length:
+                pieces = []
+                if off > start:
+                    pieces.append([start, off - start])
+                if off + size < start + length:
+                    pieces.append([off + size, start + length - off - size])
+                heap.free[i:i + 1] = pieces
+                heap.used += size
+                return
+
+    def _evict(self, victim, switches: dict) -> list:
+        """Plan moving ``victim`` out: a null-context switch first where its device runs."""
+        heap = self.heaps[victim.segment_id]
+        off = victim.address - heap.base
+        vs = self.adapter.vidsch
+        for nq in vs.nodes:
+            if len(nq.hw) > nq.stopped and nq.ordinal not in switches:
+                running = nq.hw[nq.stopped]
+                if running.context.device is victim.device:
+                    switches[nq.ordinal] = bool(running.flags & FLAG_PAGING)
+        if victim.backing == 0:
+            victim.backing = self.adapter.pool.alloc(victim.size)
+        heap.release(off, victim.size)
+        victim.resident = False
+        victim.evictions += 1
+        self.evictions += 1
+        old = victim.address
+        victim.segment_id = 0
+        victim.address = 0
+        return [("out", victim, heap, off, old)]
+
+    def _bring_in(self, alloc, heap: SegmentHeap, off: int):
+        alloc.segment_id = heap.segment_id
+        alloc.address = heap.base + off
+        alloc.resident = True
+        return ("in", alloc, heap, off, alloc.address)
+
+    # -- paging buffers -----------------------------------------------------------------------------------
+    def _system_context(self, node: int) -> Context:
+        ctx = self._system_contexts.get(node)
+        if ctx is None:
+            ad = self.adapter
+            if self._system_device is None:
+                proc = Process("System", "realtime", pid=4)
+                self._system_device = Device(proc)
+                self._system_device.handle = ad.handles.add(self._system_device)
+            ctx = Context(f"VidMm{node}", self._system_device, node, 7)
+            ctx.system = True
+            ctx.handle = ad.handles.add(ctx)
+            ctx.hDdi = 0
+            ctx.info = ad.contexts[0].info if ad.contexts else None
+            self._system_contexts[node] = ctx
+        return ctx
+
+    def _submit_paging(self, ops, switches: dict) -> list:
+        """Queue the context switches and one paging buffer for ``ops``; returns what the waiting
+        packet must wait for."""
+        vs = self.adapter.vidsch
+        first_deps = []
+        for node, paging in sorted(switches.items()):
+            cs = self._packet(node, "context_switch", FLAG_CONTEXT_SWITCH | (FLAG_PAGING if paging else 0))
+            self.context_switches += 1
+            first_deps.append(cs)
+            vs.enqueue(cs)
+        if not ops:
+            return first_deps
+        block = self.adapter.pool.alloc(PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE)
+        shared = [block, PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE, 0]
+        a = self._args
+        priv_base = block + PAGING_BUFFER_SIZE
+        cursor, pcursor = block, priv_base
+        packets = []
+        for kind, alloc, heap, off, old in ops:
+            self._fill_args(a, kind, alloc, heap, off, old, cursor, pcursor, block)
+            status = self.adapter.driver.DxgkDdiBuildPagingBuffer(self.adapter.hAdapter, a)
+            self.adapter._trace_ddi("DxgkDdiBuildPagingBuffer", a, status)
+            if status != SUCCESS:
+                raise ValueError(f"DxgkDdiBuildPagingBuffer returned {status_name(status)}; this model sizes "
+                                 f"paging buffers for one batch and does not split it")
+            p = self._packet(self.paging_node, "paging", FLAG_PAGING)
+            p.dma = block
+            p.dma_size = PAGING_BUFFER_SIZE
+            p.start_off = cursor - block
+            p.end_off = a.pDmaBuffer - block
+            p.priv = priv_base
+            p.priv_size = PAGING_PRIVATE_SIZE
+            p.priv_start = pcursor - priv_base
+            p.priv_end = a.pDmaBufferPrivateData - priv_base
+            p.buffers = shared
+            shared[2] += 1
+            if kind == "out" and first_deps:
+                p.deps = list(first_deps)
+            cursor, pcursor = a.pDmaBuffer, a.pDmaBufferPrivateData
+            packets.append(p)
+            if kind == "out":
+                self.bytes_out += alloc.size if alloc.valid else 0
+            else:
+                self.bytes_in += alloc.size
+                alloc.valid = True
+        for p in packets:
+            self.paging_submissions += 1
+            vs.enqueue(p)
+        return [packets[-1]]
+
+    def _fill_args(self, a, kind, alloc, heap, off, old, cursor, pcursor, block) -> None:
+        a.pDmaBuffer = cursor
+        a.DmaSize = PAGING_BUFFER_SIZE - (cursor - block)
+        a.pDmaBufferPrivateData = pcursor
+        a.DmaBufferPrivateDataSize = PAGING_PRIVATE_SIZE - (pcursor - block - PAGING_BUFFER_SIZE)
+        a.MultipassOffset = 0
+        a.hSystemContext = 0
+        if kind == "out":
+            if alloc.valid:
+                a.Operation = int(OP.DXGK_OPERATION_TRANSFER)
+                t = a.Transfer
+                t.hAllocation = alloc.handle
+                t.TransferOffset = 0
+                t.TransferSize = alloc.size
+                t.Source.SegmentId = heap.segment_id
+                t.Source.SegmentAddress.QuadPart = old
+                t.Destination.SegmentId = 0
+                t.Destination.pMdl = alloc.backing
+                t.Flags.Value = 0x4 | 0x8 | 0x10  # AllocationIsIdle, TransferStart, TransferEnd
+            else:
+                a.Operation = int(OP.DXGK_OPERATION_DISCARD_CONTENT)
+                d = a.DiscardContent
+                d.hAllocation = alloc.handle
+                d.Flags.Value = 1
+                d.SegmentId = heap.segment_id
+                d.SegmentAddress.QuadPart = old
+        elif alloc.valid:
+            a.Operation = int(OP.DXGK_OPERATION_TRANSFER)
+            t = a.Transfer
+            t.hAllocation = alloc.handle
+            t.TransferOffset = 0
+            t.TransferSize = alloc.size
+            t.Source.SegmentId = 0
+            t.Source.pMdl = alloc.backing
+            t.Destination.SegmentId = heap.segment_id
+            t.Destination.SegmentAddress.QuadPart = alloc.address
+            t.Flags.Value = 0x4 | 0x8 | 0x10
+        else:
+            a.Operation = int(OP.DXGK_OPERATION_FILL)
+            f = a.Fill
+            f.hAllocation = alloc.handle
+            f.FillSize = alloc.size
+            f.FillPattern = 0
+            f.Destination.SegmentId = heap.segment_id
+            f.Destination.SegmentAddress.QuadPart = alloc.address
+
+    def _packet(self, node: int, kind: str, flags: int) -> Packet:
+        ctx = self._system_context(node)
+        ctx.seq += 1
+        ctx.submitted += 1
+        p = Packet(ctx, ctx.seq, kind)
+        p.flags = flags
+        p.buffers = None
+        return p
+
+    # -- around submission and retirement --------------------------------------------------------------------
+    def submitted(self, packet) -> None:
+        """``packet`` goes to the driver: its allocation list gets today's addresses."""
+        self._clock += 1
+        entries = []
+        for a in packet.allocations:
+            if a is not None:
+                a.in_use += 1
+                a.last_use = self._clock
+                a.valid = True
+            entries.append(a)
+        self.adapter._write_allocation_list(packet.alist, entries)
+
+    def retired(self, packet) -> None:
+        """``packet`` left the hardware (completed, aborted or cancelled after submission)."""
+        for a in packet.allocations:
+            if a is not None:
+                a.in_use -= 1
+        self._wake()
+
+    def paging_retired(self, packet) -> None:
+        self._wake()
+
+    def _wake(self) -> None:
+        waiting, self.waiting_for_memory = self.waiting_for_memory, []
+        for ctx in waiting:
+            self.adapter.vidsch.unblock(ctx)
+
+    def block(self, ctx) -> None:
+        self.waiting_for_memory.append(ctx)
+
+    def summary(self) -> dict:
+        return {
+            "segments": [{"id": h.segment_id, "size": h.size, "used": h.used} for h in self.heaps.values()],
+            "evictions": self.evictions, "paging_submissions": self.paging_submissions,
+            "bytes_paged_in": self.bytes_in, "bytes_paged_out": self.bytes_out,
+            "context_switches": self.context_switches, "paging_node": self.paging_node,
+        }
