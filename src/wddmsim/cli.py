@@ -364,6 +364,12 @@ def print_summary(con: Console, summary: dict) -> None:
             con.print(f"[bold]{c['context']}[/bold]: an API call failed with {c['api_error']}; the application stopped")
     if summary.get("gpu_faults"):
         con.print(f"GPU faults: {summary['gpu_faults']}")
+    mem = summary.get("memory")
+    if mem and (mem["evictions"] or mem["paging_submissions"]):
+        segs = ", ".join(f"segment {s['id']} {s['used'] // 1024}/{s['size'] // 1024} KiB" for s in mem["segments"])
+        con.print(f"[bold]Memory:[/bold] {segs}; {mem['evictions']} eviction(s), {mem['paging_submissions']} paging "
+                  f"submission(s) on node {mem['paging_node']}, {mem['bytes_paged_in'] // 1024} KiB in, "
+                  f"{mem['bytes_paged_out'] // 1024} KiB out, {mem['context_switches']} null-context switch(es)")
     if summary.get("null_rendering_packets"):
         con.print(f"NullRendering: {summary['null_rendering_packets']} packet(s) completed their fence without "
                   f"running on the GPU; their latency is the submission path's own cost.")

@@ -474,6 +474,11 @@ class Adapter:
                            f"command buffer of {n} bytes exceeds the DMA buffer size {info.DmaBufferSize}")
         if len(allocations) > info.AllocationListSize or len(patches) > info.PatchLocationListSize:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "allocation or patch list longer than the context allows")
+        if allocations:
+            need = sum(a.size for a in {id(a): a for a in allocations if a is not None}.values())
+            if need > max((h.size for h in self.vidsch.vidmm.heaps.values()), default=0):
+                raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY),
+                               f"the packet's allocations ({need} bytes) cannot be resident at once in any segment")
         mem = self.memory
         staging_len = n + len(patches) * self._plist_size
         block, total = self._packet_buffers(ctx, staging_len)
@@ -633,6 +638,8 @@ class Adapter:
         of it through DxgkDdiCancelCommand if it is CancelCommandAware (section 2.10), then it goes."""
         ctx = p.context
         ctx.cancelled += 1
+        if p.pinned:
+            self.vidsch.vidmm.dropped(p)
         if p.present_t >= 0:
             self.vidsch.presents.forget(p)
         if self._cancel_args is not None:

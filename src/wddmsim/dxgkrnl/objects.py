@@ -139,7 +139,7 @@ class Allocation:
     its content in system memory (``backing``) while evicted. VidMm moves it (:mod:`.vidmm`)."""
 
     __slots__ = ("handle", "device", "size", "segment_id", "address", "resident", "valid", "backing",
-                 "in_use", "last_use", "evictions")
+                 "in_use", "last_use", "evictions", "pins")
 
     def __init__(self, device: Device, size: int, segment_id: int = 0, address: int = 0):
         self.handle = 0
@@ -153,6 +153,7 @@ class Allocation:
         self.in_use = 0  # submitted packets referencing it, not yet retired
         self.last_use = 0
         self.evictions = 0
+        self.pins = 0  # packets it was made resident for that are not submitted yet
 
 
 class Packet:
@@ -168,7 +169,7 @@ class Packet:
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
         "submit_bytes", "preempted", "surface", "present_t", "displayed", "allocations", "deps",
-        "priv_start", "priv_end",
+        "priv_start", "priv_end", "pinned",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -205,3 +206,4 @@ class Packet:
         self.deps = None  # paging packets it waits for
         self.priv_start = 0  # its range of the private data (paging buffers share one)
         self.priv_end = -1  # -1: to the end (priv_size)
+        self.pinned = False  # VidMm keeps its allocations resident until it is submitted

@@ -18,7 +18,8 @@
 
 Paging submissions come from a system context per node whose priority is above every process, so
 they run first. Allocations that are not resident and cannot be made so (everything else in use)
-make the packet wait until something retires.
+make the packet wait until something retires. What was made resident for a packet is pinned until
+the packet is submitted, so two packets cannot keep evicting each other's allocations.
 
 Not modelled yet: aperture-segment allocations (MAP/UNMAP_APERTURE_SEGMENT are built by the driver
 but VidMm places allocations in memory segments only), budgets below a segment's size, purging
@@ -162,12 +163,23 @@ class VidMm:
                 off = heap.alloc(alloc.size)
             ops.append(self._bring_in(alloc, heap, off))
         packet.deps = self._submit_paging(ops, switches)
+        # What was made resident for this packet stays until the packet is submitted.
+        self._pin(packet, 1)
         return not packet.deps
+
+    def _pin(self, packet, delta: int) -> None:
+        if packet.pinned == (delta > 0):
+            return
+        packet.pinned = delta > 0
+        for a in packet.allocations:
+            if a is not None:
+                a.pins += delta
 
     def _victim(self, heap: SegmentHeap, needed: set):
         best = None
         for a in self.adapter.allocations:
-            if a.resident and a.segment_id == heap.segment_id and not a.in_use and id(a) not in needed:
+            if (a.resident and a.segment_id == heap.segment_id and not a.in_use and not a.pins
+                    and id(a) not in needed):
                 if best is None or a.last_use < best.last_use:
                     best = a
         return best
@@ -254,33 +266,38 @@ class VidMm:
             vs.enqueue(cs)
         if not ops:
             return first_deps
-        block = self.adapter.pool.alloc(PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE)
-        shared = [block, PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE, 0]
         a = self._args
-        priv_base = block + PAGING_BUFFER_SIZE
-        cursor, pcursor = block, priv_base
         packets = []
+        buf = None
         for kind, alloc, heap, off, old in ops:
-            self._fill_args(a, kind, alloc, heap, off, old, cursor, pcursor, block)
-            status = self.adapter.driver.DxgkDdiBuildPagingBuffer(self.adapter.hAdapter, a)
-            self.adapter._trace_ddi("DxgkDdiBuildPagingBuffer", a, status)
-            if status != SUCCESS:
-                raise ValueError(f"DxgkDdiBuildPagingBuffer returned {status_name(status)}; this model sizes "
-                                 f"paging buffers for one batch and does not split it")
+            for attempt in (0, 1):
+                if buf is None:
+                    buf = self._new_buffer()
+                shared, cursor, pcursor = buf
+                self._fill_args(a, kind, alloc, heap, off, old, cursor, pcursor, shared[0])
+                status = self.adapter.driver.DxgkDdiBuildPagingBuffer(self.adapter.hAdapter, a)
+                self.adapter._trace_ddi("DxgkDdiBuildPagingBuffer", a, status)
+                if status == SUCCESS:
+                    break
+                if status == INSUFFICIENT and attempt == 0 and cursor != shared[0]:
+                    buf = None  # the buffer is full: what it holds goes as it is, the rest in a new one
+                    continue
+                self._failed(a, status, attempt)
             p = self._packet(self.paging_node, "paging", FLAG_PAGING)
+            block = shared[0]
             p.dma = block
             p.dma_size = PAGING_BUFFER_SIZE
             p.start_off = cursor - block
             p.end_off = a.pDmaBuffer - block
-            p.priv = priv_base
+            p.priv = block + PAGING_BUFFER_SIZE
             p.priv_size = PAGING_PRIVATE_SIZE
-            p.priv_start = pcursor - priv_base
-            p.priv_end = a.pDmaBufferPrivateData - priv_base
+            p.priv_start = pcursor - p.priv
+            p.priv_end = a.pDmaBufferPrivateData - p.priv
             p.buffers = shared
             shared[2] += 1
             if kind == "out" and first_deps:
                 p.deps = list(first_deps)
-            cursor, pcursor = a.pDmaBuffer, a.pDmaBufferPrivateData
+            buf = (shared, a.pDmaBuffer, a.pDmaBufferPrivateData)
             packets.append(p)
             if kind == "out":
                 self.bytes_out += alloc.size if alloc.valid else 0
@@ -291,6 +308,33 @@ class VidMm:
             self.paging_submissions += 1
             vs.enqueue(p)
         return [packets[-1]]
+
+    def _new_buffer(self):
+        block = self.adapter.pool.alloc(PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE)
+        return ([block, PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE, 0], block, block + PAGING_BUFFER_SIZE)
+
+    def _failed(self, a, status: int, attempt: int) -> None:
+        """A paging operation the driver would not build: a critical failure (section 6.1).
+        A status outside rule 68 is the verifier's (0xC4, P1 = 68) in every mode; an operation
+        that fits no empty paging buffer, or an allocation the driver calls busy although VidMm
+        said it is idle, stops the same way."""
+        ad = self.adapter
+        from ..ddi import rules as R
+        from ..ddi.bugcheck import BugCheck, BugCheckCode
+        from .crash import BugCheckStop, CrashRecord
+
+        found = ad.verifier.find("DXGKARG_BUILDPAGINGBUFFER", a, R.Facts(version=ad.version, status=status))
+        if found:
+            ad.verifier.handle(found, "DXGKARG_BUILDPAGINGBUFFER", a, ad.interrupt_address)
+        message = (str(found[0]) if found else
+                   f"DxgkDdiBuildPagingBuffer returned {status_name(status)} for an operation VidMm cannot "
+                   f"retry (empty paging buffer, or an allocation it guarantees idle)")
+        bc = BugCheck(BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 68, ad.interrupt_address, status & 0xFFFFFFFF, 0)
+        raise BugCheckStop(CrashRecord(
+            time=self.sim.now, bugcheck=bc, message=message, struct="DXGKARG_BUILDPAGINGBUFFER", arch=ad.arch,
+            ddi_version=ad.version.name, address=ad.interrupt_address, data=bytes(a), rule=68,
+            rule_name="BuildPagingBufferStatus",
+        ))
 
     def _fill_args(self, a, kind, alloc, heap, off, old, cursor, pcursor, block) -> None:
         a.pDmaBuffer = cursor
@@ -351,6 +395,7 @@ class VidMm:
     def submitted(self, packet) -> None:
         """``packet`` goes to the driver: its allocation list gets today's addresses."""
         self._clock += 1
+        self._pin(packet, -1)
         entries = []
         for a in packet.allocations:
             if a is not None:
@@ -365,6 +410,11 @@ class VidMm:
         for a in packet.allocations:
             if a is not None:
                 a.in_use -= 1
+        self._wake()
+
+    def dropped(self, packet) -> None:
+        """``packet`` will never be submitted (cancelled): what was pinned for it is released."""
+        self._pin(packet, -1)
         self._wake()
 
     def paging_retired(self, packet) -> None:

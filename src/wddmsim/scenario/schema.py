@@ -498,7 +498,7 @@ class Tdr(ScenarioModel):
 #: Driver entry points a ``ddi_error`` fault can make fail.
 FAULTABLE_DDIS = (
     "DxgkDdiRender", "DxgkDdiPresent", "DxgkDdiPatch", "DxgkDdiSubmitCommand", "DxgkDdiPreemptCommand",
-    "DxgkDdiCancelCommand",
+    "DxgkDdiCancelCommand", "DxgkDdiBuildPagingBuffer",
     "DxgkDdiQueryDependentEngineGroup", "DxgkDdiResetEngine", "DxgkDdiResetFromTimeout",
     "DxgkDdiRestartFromTimeout",
 )

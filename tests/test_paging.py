@@ -1,0 +1,149 @@
+"""Paging and the null-context switch (ddi-facts.md sections 5.1, 5.4, 6; rules 4, 11, 12, 15, 61,
+68): allocations evicted and brought back through DxgkDdiBuildPagingBuffer and Flags.Paging
+submissions that share one paging buffer, their data surviving every round trip, the zero-length
+ContextSwitch submission before evicting a running device's allocation, paging packets keeping
+their fence ids when preempted, and the critical statuses of DxgkDdiBuildPagingBuffer."""
+
+from __future__ import annotations
+
+import pytest
+
+from wddmsim.ddi.bugcheck import BugCheckCode
+from wddmsim.ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
+from wddmsim.scenario import scenario_from_dict
+from wddmsim.system import System
+from wddmsim.trace import ListSink
+from wddmsim.workloads.generators import pattern_of
+
+ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
+KIB = 1024
+SEGMENTS = lambda vram: [{"name": "VRAM", "kind": "memory", "size": vram},  # noqa: E731
+                         {"name": "Aperture", "kind": "aperture", "size": "1MiB", "cpu_visible": True}]
+
+
+def build(processes, *, vram="256KiB", nodes=None, faults=()):
+    adapter = {"cpu_cost": ZERO, "segments": SEGMENTS(vram)}
+    if nodes is not None:
+        adapter["nodes"] = nodes
+    sc = scenario_from_dict({"name": "paging", "duration": "50ms", "adapter": adapter, "fault": list(faults),
+                             "process": processes}, "<test>")
+    trace = ListSink()
+    return System(sc, trace=trace), trace
+
+
+def pressure(name, node="3D", **w):
+    return {"name": name, "context": [{"name": "c", "node": node, "workload": dict({"kind": "memory_pressure"}, **w)}]}
+
+
+SIX = pressure("app", allocations=6, size="64KiB", touch=2, work="100us", interval="1ms", count=12)
+
+
+def submissions(trace):
+    return [e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"]
+
+
+def test_data_survives_every_eviction_round_trip():
+    system, trace = build([SIX])
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    assert r.summary["contexts"][0]["completed"] == 12
+    # Six 64 KiB allocations take turns in a 256 KiB segment, two per packet.
+    assert r.summary["memory"] == {
+        "segments": [{"id": 1, "size": 256 * KIB, "used": 256 * KIB}], "evictions": 20, "paging_submissions": 40,
+        "bytes_paged_in": 20 * 64 * KIB, "bytes_paged_out": 20 * 64 * KIB, "context_switches": 0, "paging_node": 2,
+    }
+    mem = system.gpu.memory
+    allocs = system.contexts[0].workload_allocations
+    assert [a.evictions for a in allocs] == [4, 4, 3, 3, 3, 3]
+    for i, a in enumerate(allocs):
+        where = a.address if a.resident else a.backing
+        assert mem.read(where, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4), i
+
+
+def test_paging_submissions_share_a_buffer_with_their_own_private_data_ranges():
+    system, trace = build([SIX])
+    system.run()
+    paging = [e["args"] for e in submissions(trace) if e["args"]["Flags"]["Paging"]]
+    assert len(paging) == 40
+    assert {a["hContext"] for a in paging} == {0} and {a["NodeOrdinal"] for a in paging} == {2}
+    # Each batch is one paging buffer: its submissions start again at offset 0.
+    batches = []
+    for a in paging:
+        if a["DmaBufferSubmissionStartOffset"] == 0:
+            batches.append([])
+        batches[-1].append(a)
+    assert len(batches) == 10
+    first = batches[0]
+    assert len({a["DmaBufferPhysicalAddress"] for a in first}) == 1
+    # One buffer, four submissions (out, in, out, in): consecutive command and private-data ranges.
+    assert [(a["DmaBufferPrivateDataSubmissionStartOffset"], a["DmaBufferPrivateDataSubmissionEndOffset"])
+            for a in first] == [(0, 16), (16, 32), (32, 48), (48, 64)]
+    assert all(x["DmaBufferSubmissionEndOffset"] == y["DmaBufferSubmissionStartOffset"] for x, y in zip(first, first[1:]))
+    builds = [e["args"]["Operation"] for e in trace.of("DdiCall") if e["name"] == "DxgkDdiBuildPagingBuffer"]
+    assert len(builds) == 40
+    # First eviction of never-written content would be a discard; here every evicted allocation was
+    # written, so outs are TRANSFERs; first uses of evicted-at-creation allocations are FILLs.
+    assert builds[:4] == [OP.DXGK_OPERATION_TRANSFER, OP.DXGK_OPERATION_FILL] * 2
+
+
+NULL_SWITCH = [
+    pressure("a", allocations=2, size="64KiB", touch=1, work="10ms", count=1),
+    pressure("b", node="Copy", allocations=1, size="64KiB", touch=1, work="1ms", count=1, start="1ms"),
+]
+TWO_NODES = [{"name": "3D", "engine": "3d", "command_cost": 0}, {"name": "Copy", "engine": "copy", "command_cost": 0}]
+
+
+def test_null_context_switch_before_evicting_a_running_devices_allocation():
+    system, trace = build(NULL_SWITCH, vram="128KiB", nodes=TWO_NODES)
+    r = system.run()
+    subs = [(e["t"], e["args"]["NodeOrdinal"], e["args"]["Flags"]["Value"], e["args"]["hContext"],
+             e["args"]["DmaBufferSubmissionStartOffset"], e["args"]["DmaBufferSubmissionEndOffset"])
+            for e in submissions(trace)]
+    a_ctx, b_ctx = (c.hDriver for c in system.contexts)
+    t = 10_004_096  # a's 10 ms packet ends, after the preemption VidMm's context asked for
+    assert subs == [
+        (0, 0, 0x0, a_ctx, 0, 36),
+        # b's allocation needs a's idle one evicted while a runs on the 3D node: first the
+        # zero-length ContextSwitch there (Paging 0: a was not paging), then the discard and fill.
+        (t, 0, 0x40, 0, 0, 0),
+        (t, 1, 0x1, 0, 0, 0), (t, 1, 0x1, 0, 0, 24),
+        (t + 4096, 1, 0x0, b_ctx, 0, 36),
+    ]
+    assert r.summary["memory"]["context_switches"] == 1 and r.summary["violations"] == []
+
+
+def test_preempted_paging_packets_keep_their_fence_ids():
+    system, trace = build([SIX])
+    vs = system.adapter.vidsch
+    copy = vs.nodes[2]
+
+    def preempt_during_paging():
+        running = copy.hw[copy.stopped]
+        vs.preemptor.request(copy, running.context, None, "test")
+
+    system.sim.at(2_000_001, preempt_during_paging, irql=1)
+    r = system.run()
+    fences = [(e["t"], e["args"]["SubmissionFenceId"], e["args"]["Flags"]["Resubmission"])
+              for e in submissions(trace) if e["args"]["NodeOrdinal"] == 2][:4]
+    # Fence 2 was queued behind fence 1 when the copy engine was asked to stop (it finishes its
+    # buffer first): it comes back first, with its own fence id and Resubmission = 1.
+    # (64 KiB at 16 bytes/ns is 4096 ns, plus three packets' fetch at 100 ns each.)
+    assert fences[:3] == [(2_000_000, 1, 0), (2_000_000, 2, 0), (2_004_396, 2, 1)]
+    assert r.bugcheck is None and r.summary["contexts"][0]["completed"] == 12
+    assert system.contexts[0].workload_allocations[0].resident is False
+
+
+def test_packet_whose_allocations_cannot_all_be_resident_fails_at_render():
+    system, trace = build([pressure("app", allocations=3, size="64KiB", touch=3, count=1)], vram="128KiB")
+    r = system.run()
+    assert r.summary["contexts"][0]["api_error"] == "STATUS_NO_MEMORY" and r.bugcheck is None
+
+
+@pytest.mark.parametrize("status", ["STATUS_UNSUCCESSFUL", "STATUS_GRAPHICS_ALLOCATION_BUSY"])
+def test_build_paging_buffer_critical_statuses(status):
+    faults = [{"kind": "ddi_error", "ddi": "DxgkDdiBuildPagingBuffer", "status": status}]
+    system, trace = build([SIX], faults=faults)
+    r = system.run()
+    bc = r.bugcheck.bugcheck
+    assert (bc.code, bc.p1) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 68)
+    assert r.bugcheck.struct == "DXGKARG_BUILDPAGINGBUFFER" and r.end == 2_000_000
