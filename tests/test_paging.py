@@ -147,3 +147,17 @@ def test_build_paging_buffer_critical_statuses(status):
     bc = r.bugcheck.bugcheck
     assert (bc.code, bc.p1) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 68)
     assert r.bugcheck.struct == "DXGKARG_BUILDPAGINGBUFFER" and r.end == 2_000_000
+
+
+def test_engine_reset_that_hits_a_paging_packet_escalates_to_an_adapter_reset():
+    faults = [{"kind": "hang", "node": "Copy", "at": 2_000_001}]  # during the first paging transfer
+    system, trace = build([SIX], faults=faults)
+    r = system.run(until=5_000_000_000)
+    names = [e["event"] for e in trace.events if e["event"] in ("TdrDetected", "EngineReset", "AdapterReset", "DeviceError")]
+    assert names == ["TdrDetected", "EngineReset", "AdapterReset", "DeviceError"]
+    t = trace.of("TdrDetected")[0]["t"]
+    assert t == 2_000_000 + 4_000_000_000  # watchdog 2 s after the packet started, then TdrDelay 2 s
+    assert trace.of("AdapterReset")[0]["promoted"] == 1
+    (err,) = trace.of("DeviceError")
+    assert err["device"] == system.contexts[0].device.handle and err["reason"] == "paging packet hit by an engine reset"
+    assert r.bugcheck is None

@@ -169,7 +169,7 @@ class Packet:
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
         "submit_bytes", "preempted", "surface", "present_t", "displayed", "allocations", "deps",
-        "priv_start", "priv_end", "pinned",
+        "priv_start", "priv_end", "pinned", "moves",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -207,3 +207,4 @@ class Packet:
         self.priv_start = 0  # its range of the private data (paging buffers share one)
         self.priv_end = -1  # -1: to the end (priv_size)
         self.pinned = False  # VidMm keeps its allocations resident until it is submitted
+        self.moves = None  # a paging packet: the Allocation it moves

@@ -98,6 +98,7 @@ class Tdr:
         self.adapter_resets = 0
         self.live_dumps: list[tuple[int, int, int]] = []  # (t, code, p4)
         self.devices_in_error: list = []
+        self.paging_hit = False  # the engine reset in progress aborted a paging packet
         self._reset_cls = None
         self._group_cls = None
         if adapter.version.value >= 0x300E:  # the WIN8 structures exist
@@ -280,10 +281,19 @@ class Tdr:
                     struct="DXGKARG_RESETENGINE", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
                     address=self.address, data=bytes(args),
                 ))
+            self.paging_hit = False
             guilty = self._recover_node(nq, aborted, running)
             self.engine_resets += 1
             self._emit("EngineReset", {"node": nq.ordinal, "last_aborted_fence": aborted,
                                        "device": guilty.handle if guilty else 0})
+            if self.paging_hit:
+                # The reset hit a paging packet: an adapter-wide reset follows (10.3 step 9), and
+                # the device whose allocation it was moving goes to error.
+                nq.tdr.resetting = False
+                self._adapter_reset(nq, None, promoted=True, timeout=timeout)
+                if guilty is not None:
+                    self.device_error(guilty, "paging packet hit by an engine reset")
+                return True
             if guilty is not None:
                 self.device_error(guilty, "engine reset" if timeout else "page fault")
                 proc = guilty.process
@@ -311,6 +321,10 @@ class Tdr:
             p = hw[i]
             del hw[i]
             guilty = p.context.device
+            if p.moves is not None:
+                # A paging packet: the device in error is the one that owns what it moved.
+                guilty = p.moves.device
+                self.paging_hit = True
             self._stop(p, nq, "Aborted")
             self._abort(p, nq)
         elif running is not None:

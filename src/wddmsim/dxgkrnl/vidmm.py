@@ -294,6 +294,7 @@ class VidMm:
             p.priv_start = pcursor - p.priv
             p.priv_end = a.pDmaBufferPrivateData - p.priv
             p.buffers = shared
+            p.moves = alloc
             shared[2] += 1
             if kind == "out" and first_deps:
                 p.deps = list(first_deps)
