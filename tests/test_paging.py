@@ -49,8 +49,10 @@ def test_data_survives_every_eviction_round_trip():
     assert r.summary["contexts"][0]["completed"] == 12
     # Six 64 KiB allocations take turns in a 256 KiB segment, two per packet.
     assert r.summary["memory"] == {
-        "segments": [{"id": 1, "size": 256 * KIB, "used": 256 * KIB}], "evictions": 20, "paging_submissions": 40,
-        "bytes_paged_in": 20 * 64 * KIB, "bytes_paged_out": 20 * 64 * KIB, "context_switches": 0, "paging_node": 2,
+        "segments": [{"id": 1, "kind": "memory", "size": 256 * KIB, "used": 256 * KIB},
+                     {"id": 2, "kind": "aperture", "size": 1024 * KIB, "used": 0}],
+        "evictions": 20, "paging_submissions": 40, "bytes_paged_in": 20 * 64 * KIB, "bytes_paged_out": 20 * 64 * KIB,
+        "context_switches": 0, "paging_node": 2, "bytes_mapped": 0, "bytes_unmapped": 0,
     }
     mem = system.gpu.memory
     allocs = system.contexts[0].workload_allocations
@@ -161,3 +163,61 @@ def test_engine_reset_that_hits_a_paging_packet_escalates_to_an_adapter_reset():
     (err,) = trace.of("DeviceError")
     assert err["device"] == system.contexts[0].device.handle and err["reason"] == "paging packet hit by an engine reset"
     assert r.bugcheck is None
+
+
+def test_aperture_allocations_are_mapped_and_unmapped_not_copied():
+    app = pressure("app", allocations=6, size="64KiB", touch=2, work="100us", interval="1ms", count=12,
+                   segment="aperture")
+    sc_segments = [{"name": "VRAM", "kind": "memory", "size": "256KiB"},
+                   {"name": "Aperture", "kind": "aperture", "size": "256KiB", "cpu_visible": True}]
+    sc = scenario_from_dict({"name": "ap", "duration": "50ms", "adapter": {"cpu_cost": ZERO, "segments": sc_segments},
+                             "process": [app]}, "<test>")
+    trace = ListSink()
+    system = System(sc, trace=trace)
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    mem = r.summary["memory"]
+    assert (mem["bytes_paged_in"], mem["bytes_paged_out"]) == (0, 0)
+    # 24 mappings and 20 unmappings of 64 KiB: the four that stay mapped fill the 256 KiB aperture.
+    assert (mem["bytes_mapped"], mem["bytes_unmapped"]) == (24 * 64 * KIB, 20 * 64 * KIB)
+    assert mem["segments"][1] == {"id": 2, "kind": "aperture", "size": 256 * KIB, "used": 256 * KIB}
+    ops = {e["args"]["Operation"] for e in trace.of("DdiCall") if e["name"] == "DxgkDdiBuildPagingBuffer"}
+    assert ops == {OP.DXGK_OPERATION_MAP_APERTURE_SEGMENT, OP.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT}
+    # The fills went through the GART into each allocation's system memory.
+    for i, a in enumerate(system.contexts[0].workload_allocations):
+        assert system.gpu.memory.read(a.backing, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4)
+
+
+def test_segment_budget_caps_what_vidmm_places():
+    segs = [{"name": "VRAM", "kind": "memory", "size": "1MiB", "budget": "128KiB"},
+            {"name": "Aperture", "kind": "aperture", "size": "1MiB", "cpu_visible": True}]
+    app = pressure("app", allocations=4, size="64KiB", touch=1, interval="1ms", count=8)
+    sc = scenario_from_dict({"name": "b", "duration": "50ms", "adapter": {"cpu_cost": ZERO, "segments": segs},
+                             "process": [app]}, "<test>")
+    r = System(sc).run()
+    seg = r.summary["memory"]["segments"][0]
+    assert (seg["size"], seg["used"]) == (128 * KIB, 128 * KIB)
+    assert r.summary["memory"]["evictions"] == 6 and r.summary["contexts"][0]["completed"] == 8
+
+
+def test_unmapped_aperture_pages_point_at_the_dummy_page():
+    system, _ = build([SIX])
+    vm = system.adapter.vidsch.vidmm
+    pool = system.adapter.pool
+    a = vm._args
+    a.Operation = int(OP.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT)
+    a.pDmaBuffer = pool.alloc(4096)
+    a.DmaSize = 4096
+    a.pDmaBufferPrivateData = pool.alloc(4096)
+    a.DmaBufferPrivateDataSize = 64
+    u = a.UnmapApertureSegment
+    u.SegmentId = 2
+    u.OffsetInPages = 3
+    u.NumberOfPages = 2
+    u.DummyPage.QuadPart = vm.dummy_page
+    assert system.driver.DxgkDdiBuildPagingBuffer(0, a) == 0
+    base = system.adapter.segments[1].BaseAddress.QuadPart
+    assert system.gpu.translate(base + 3 * 4096 + 5) == vm.dummy_page + 5
+    assert system.gpu.translate(base + 4 * 4096) == vm.dummy_page
+    with pytest.raises(Exception, match="not mapped"):
+        system.gpu.translate(base + 5 * 4096)  # never mapped at all

@@ -77,7 +77,8 @@ class System:
                                costs=self.costs, verifier=verifier, trace=trace, null_rendering=ad.null_rendering,
                                tdr=TdrConfig(scenario.tdr.level, scenario.tdr.delay, scenario.tdr.watchdog,
                                              scenario.tdr.limit_count, scenario.tdr.limit_time),
-                               displays=list(ad.displays))
+                               displays=list(ad.displays),
+                               budgets={i + 1: sg.budget for i, sg in enumerate(ad.segments) if sg.budget})
         self.gpu.irq.connect(self.adapter.interrupt)
         self.adapter.start()
         # The verifier's ground truth for NullRendering (rule 14): which DMA buffers the GPU fetched.

@@ -105,6 +105,7 @@ class Adapter:
         null_rendering: bool = False,
         tdr: TdrConfig | None = None,
         displays: list[float] = (60.0,),
+        budgets: dict[int, int] | None = None,
     ):
         self.sim = sim
         self.driver = driver
@@ -113,6 +114,7 @@ class Adapter:
         self.null_rendering = null_rendering
         self.tdr_config = tdr or TdrConfig()
         self.display_refresh = list(displays)  # VidPn sources' refresh rates (the modes the OS set)
+        self.budgets = dict(budgets or {})  # segment id -> bytes VidMm may use
         #: Instrumentation for the assembly code (fault injection): called with each new Packet.
         self.on_packet = None
         self.trace = trace
@@ -413,11 +415,16 @@ class Adapter:
             })
         return ctx
 
-    def create_allocation(self, device: Device, size: int) -> Allocation:
-        """Video memory of ``size`` bytes (page multiple): resident in a memory segment if one has
-        room, else created evicted; VidMm makes it resident before a packet uses it."""
+    def create_allocation(self, device: Device, size: int, segment: str = "memory") -> Allocation:
+        """Video memory of ``size`` bytes (page multiple) preferring a ``segment`` kind: a memory
+        allocation is resident at once if a memory segment has room, else created evicted; an
+        aperture one lives in system memory and is mapped when used. VidMm makes an allocation
+        resident before a packet uses it."""
+        if segment not in ("memory", "aperture"):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"segment preference {segment!r}")
         size = -(-size // 4096) * 4096
         alloc = Allocation(device, size)
+        alloc.preference = segment
         self.vidsch.vidmm.create(alloc)
         if not alloc.resident and self.vidsch.vidmm._heap_for(alloc) is None:
             raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY), f"no memory segment can hold {size} bytes")
@@ -475,10 +482,15 @@ class Adapter:
         if len(allocations) > info.AllocationListSize or len(patches) > info.PatchLocationListSize:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "allocation or patch list longer than the context allows")
         if allocations:
-            need = sum(a.size for a in {id(a): a for a in allocations if a is not None}.values())
-            if need > max((h.size for h in self.vidsch.vidmm.heaps.values()), default=0):
-                raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY),
-                               f"the packet's allocations ({need} bytes) cannot be resident at once in any segment")
+            need: dict[str, int] = {}
+            for a in {id(a): a for a in allocations if a is not None}.values():
+                need[a.preference] = need.get(a.preference, 0) + a.size
+            heaps = self.vidsch.vidmm.heaps.values()
+            for kind, size in need.items():
+                if size > max((h.size for h in heaps if h.kind == kind), default=0):
+                    raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY),
+                                   f"the packet's {kind} allocations ({size} bytes) cannot be resident at once "
+                                   f"in any {kind} segment")
         mem = self.memory
         staging_len = n + len(patches) * self._plist_size
         block, total = self._packet_buffers(ctx, staging_len)

@@ -36,8 +36,9 @@ class D3DKMT:
         """Destroy ``context``: queued packets are cancelled, submitted ones finish first."""
         self.adapter.destroy_context(context)
 
-    def CreateAllocation(self, device: Device, size: int) -> Allocation:
-        return self.adapter.create_allocation(device, size)
+    def CreateAllocation(self, device: Device, size: int, segment: str = "memory") -> Allocation:
+        """Video memory of ``size`` bytes that prefers a ``segment`` kind ("memory" or "aperture")."""
+        return self.adapter.create_allocation(device, size, segment)
 
     def Render(self, context: Context, command: bytes, allocations=(), patches=(), null_rendering: bool = False):
         """Submit a command buffer (generator): returns the packet's number in its context.

@@ -139,7 +139,7 @@ class Allocation:
     its content in system memory (``backing``) while evicted. VidMm moves it (:mod:`.vidmm`)."""
 
     __slots__ = ("handle", "device", "size", "segment_id", "address", "resident", "valid", "backing",
-                 "in_use", "last_use", "evictions", "pins")
+                 "in_use", "last_use", "evictions", "pins", "preference")
 
     def __init__(self, device: Device, size: int, segment_id: int = 0, address: int = 0):
         self.handle = 0
@@ -154,6 +154,7 @@ class Allocation:
         self.last_use = 0
         self.evictions = 0
         self.pins = 0  # packets it was made resident for that are not submitted yet
+        self.preference = "memory"  # "memory" or "aperture" segment
 
 
 class Packet:

@@ -1,7 +1,7 @@
 """VidMm, the video memory manager: where allocations live, and the paging that moves them.
 
-- An allocation is created in its preferred memory segment if it fits, else evicted (its content
-  lives in system memory, the "backing store").
+- An allocation that prefers video memory is created in a memory segment if it fits, else evicted
+  (its content lives in system memory, the "backing store").
 - Before VidSch submits a packet, every allocation in the packet's list must be resident. VidMm
   finds room in the segment (first fit), evicting the least recently used allocations that no
   submitted packet uses and the packet itself does not need; then it builds the moves into one
@@ -21,9 +21,13 @@ they run first. Allocations that are not resident and cannot be made so (everyth
 make the packet wait until something retires. What was made resident for a packet is pinned until
 the packet is submitted, so two packets cannot keep evicting each other's allocations.
 
-Not modelled yet: aperture-segment allocations (MAP/UNMAP_APERTURE_SEGMENT are built by the driver
-but VidMm places allocations in memory segments only), budgets below a segment's size, purging
-video memory on an adapter reset, and paging packets keeping their fence ids when preempted.
+- Allocations that prefer the aperture live in system memory; making one resident maps its pages
+  into an aperture segment (MAP_APERTURE_SEGMENT), evicting it unmaps them onto a dummy page
+  (UNMAP_APERTURE_SEGMENT). Nothing is copied.
+- A segment's ``budget`` caps what VidMm places in it.
+
+Not modelled yet: purging video memory on an adapter reset, and the WDDM 2.x GPU virtual address
+operations.
 
 Spec: ddi-facts.md sections 5.4, 6.1-6.4, 13 (rules 4, 11, 12, 15, 26, 27), 14.1 (QUEUED waits for
 residency).
@@ -48,14 +52,15 @@ ENGINE_TYPE_COPY = 6
 
 
 class SegmentHeap:
-    """First-fit space of one memory segment: ``[base, base + size)``."""
+    """First-fit space of one segment: ``[base, base + size)``; ``kind`` "memory" or "aperture"."""
 
-    __slots__ = ("segment_id", "base", "size", "free", "used")
+    __slots__ = ("segment_id", "base", "size", "free", "used", "kind")
 
-    def __init__(self, segment_id: int, base: int, size: int):
+    def __init__(self, segment_id: int, base: int, size: int, kind: str = "memory"):
         self.segment_id = segment_id
         self.base = base
         self.size = size
+        self.kind = kind
         self.free: list[list[int]] = [[0, size]]  # [offset, length], sorted, coalesced
         self.used = 0
 
@@ -93,9 +98,12 @@ class VidMm:
         self.adapter = adapter
         self.sim = adapter.sim
         self.heaps: dict[int, SegmentHeap] = {}
+        budgets = getattr(adapter, "budgets", {})
         for i, seg in enumerate(adapter.segments):
-            if not seg.Flags.Aperture:
-                self.heaps[i + 1] = SegmentHeap(i + 1, seg.BaseAddress.QuadPart, seg.Size)
+            kind = "aperture" if seg.Flags.Aperture else "memory"
+            size = min(seg.Size, budgets.get(i + 1, seg.Size))
+            self.heaps[i + 1] = SegmentHeap(i + 1, seg.BaseAddress.QuadPart, size, kind)
+        self.dummy_page = adapter.pool.alloc(PAGE)  # where unmapped aperture pages point
         types = adapter.node_types
         self.paging_node = next((i for i, t in enumerate(types) if t == ENGINE_TYPE_COPY), 0)
         cls = layout.ctype(RECORDS["DXGKARG_BUILDPAGINGBUFFER"], adapter.arch, adapter.version)
@@ -109,12 +117,20 @@ class VidMm:
         self.bytes_out = 0
         self.paging_submissions = 0
         self.context_switches = 0
+        self.mapped = 0  # bytes mapped into / unmapped from aperture segments
+        self.unmapped = 0
         self._clock = 0
 
     # -- allocations ----------------------------------------------------------------------------------------
     def create(self, alloc) -> None:
-        """Place a new allocation: resident if its segment has room, else evicted (content none)."""
+        """Place a new allocation: a memory one resident if its segment has room, else evicted
+        (content none); an aperture one in system memory, mapped at its first use."""
         heap = self._heap_for(alloc)
+        if alloc.preference == "aperture":
+            alloc.backing = self.adapter.pool.alloc(alloc.size)
+            alloc.valid = True
+            alloc.resident = False
+            return
         off = heap.alloc(alloc.size) if heap is not None else None
         if off is not None:
             alloc.segment_id = heap.segment_id
@@ -128,7 +144,7 @@ class VidMm:
 
     def _heap_for(self, alloc) -> SegmentHeap | None:
         for heap in self.heaps.values():
-            if alloc.size <= heap.size:
+            if heap.kind == alloc.preference and alloc.size <= heap.size:
                 return heap
         return None
 
@@ -187,7 +203,7 @@ class VidMm:
     def _undo(self, ops) -> None:
         """Nothing was submitted: put the moves planned so far back (evicted ones stay resident)."""
         for kind, alloc, heap, off, _ in reversed(ops):
-            if kind == "in":
+            if kind in ("in", "map"):
                 heap.release(off, alloc.size)
                 alloc.resident = False
             else:
@@ -223,19 +239,20 @@ class VidMm:
         if victim.backing == 0:
             victim.backing = self.adapter.pool.alloc(victim.size)
         heap.release(off, victim.size)
+        kind = "unmap" if heap.kind == "aperture" else "out"
         victim.resident = False
         victim.evictions += 1
         self.evictions += 1
         old = victim.address
         victim.segment_id = 0
         victim.address = 0
-        return [("out", victim, heap, off, old)]
+        return [(kind, victim, heap, off, old)]
 
     def _bring_in(self, alloc, heap: SegmentHeap, off: int):
         alloc.segment_id = heap.segment_id
         alloc.address = heap.base + off
         alloc.resident = True
-        return ("in", alloc, heap, off, alloc.address)
+        return ("map" if heap.kind == "aperture" else "in", alloc, heap, off, alloc.address)
 
     # -- paging buffers -----------------------------------------------------------------------------------
     def _system_context(self, node: int) -> Context:
@@ -296,15 +313,19 @@ class VidMm:
             p.buffers = shared
             p.moves = alloc
             shared[2] += 1
-            if kind == "out" and first_deps:
+            if kind in ("out", "unmap") and first_deps:
                 p.deps = list(first_deps)
             buf = (shared, a.pDmaBuffer, a.pDmaBufferPrivateData)
             packets.append(p)
             if kind == "out":
                 self.bytes_out += alloc.size if alloc.valid else 0
-            else:
+            elif kind == "in":
                 self.bytes_in += alloc.size
                 alloc.valid = True
+            elif kind == "map":
+                self.mapped += alloc.size
+            else:
+                self.unmapped += alloc.size
         for p in packets:
             self.paging_submissions += 1
             vs.enqueue(p)
@@ -344,6 +365,25 @@ class VidMm:
         a.DmaBufferPrivateDataSize = PAGING_PRIVATE_SIZE - (pcursor - block - PAGING_BUFFER_SIZE)
         a.MultipassOffset = 0
         a.hSystemContext = 0
+        if kind in ("map", "unmap"):
+            pages = alloc.size // PAGE
+            if kind == "map":
+                a.Operation = int(OP.DXGK_OPERATION_MAP_APERTURE_SEGMENT)
+                m = a.MapApertureSegment
+                m.pMdl = alloc.backing
+                m.Flags.Value = 0
+                if hasattr(m, "MdlOffset"):
+                    m.MdlOffset = 0
+            else:
+                a.Operation = int(OP.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT)
+                m = a.UnmapApertureSegment
+                m.DummyPage.QuadPart = self.dummy_page
+            m.hDevice = alloc.device.handle
+            m.hAllocation = alloc.handle
+            m.SegmentId = heap.segment_id
+            m.OffsetInPages = off // PAGE
+            m.NumberOfPages = pages
+            return
         if kind == "out":
             if alloc.valid:
                 a.Operation = int(OP.DXGK_OPERATION_TRANSFER)
@@ -431,8 +471,10 @@ class VidMm:
 
     def summary(self) -> dict:
         return {
-            "segments": [{"id": h.segment_id, "size": h.size, "used": h.used} for h in self.heaps.values()],
+            "segments": [{"id": h.segment_id, "kind": h.kind, "size": h.size, "used": h.used}
+                         for h in self.heaps.values()],
             "evictions": self.evictions, "paging_submissions": self.paging_submissions,
             "bytes_paged_in": self.bytes_in, "bytes_paged_out": self.bytes_out,
             "context_switches": self.context_switches, "paging_node": self.paging_node,
+            "bytes_mapped": self.mapped, "bytes_unmapped": self.unmapped,
         }

@@ -452,7 +452,10 @@ class ReferenceDriver:
             if op == _OP_MAP_APERTURE:
                 self.gpu.map_aperture(base, arm.pMdl + getattr(arm, "MdlOffset", 0) * PAGE_SIZE, size)
             else:
-                self.gpu.unmap_aperture(base, size)
+                # Unmapped pages must point at the dummy page: GPU accesses through them keep working.
+                dummy = arm.DummyPage.QuadPart
+                for off in range(0, size, PAGE_SIZE):
+                    self.gpu.map_aperture(base + off, dummy, PAGE_SIZE)
             moved = size
         else:
             return int(NTSTATUS.STATUS_NOT_SUPPORTED)

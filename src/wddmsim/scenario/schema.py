@@ -184,6 +184,14 @@ class Segment(ScenarioModel):
     kind: Literal["memory", "aperture"]
     size: Size
     cpu_visible: bool = False
+    #: how much of the segment VidMm may use (its residency budget); unset: all of it
+    budget: Size | None = None
+
+    @model_validator(mode="after")
+    def _budget_fits(self) -> Segment:
+        if self.budget is not None and (self.budget <= 0 or self.budget % _PAGE or self.budget > self.size):
+            raise ValueError(f"budget must be a positive multiple of 4096 bytes no larger than size ({self.size})")
+        return self
 
     @field_validator("size")
     @classmethod
@@ -394,6 +402,9 @@ class MemoryPressure(_Workload):
     touch: int = Field(default=1, ge=1)
     work: Duration = 0
     interval: Duration = _ns("1ms")
+    #: where the allocations prefer to live: "memory" (video memory, moved by TRANSFERs) or
+    #: "aperture" (system memory the GPU reaches through the aperture, mapped and unmapped)
+    segment: Literal["memory", "aperture"] = "memory"
 
     @model_validator(mode="after")
     def _touch_fits(self) -> MemoryPressure:

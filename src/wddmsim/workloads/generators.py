@@ -192,7 +192,7 @@ def start_workload(kmt, ctx, w, rng):
         allocs = (kmt.CreateAllocation(dev, w.size), kmt.CreateAllocation(dev, w.size))
         gen = copy_stream(kmt, ctx, w, rng, allocs)
     elif kind == "memory_pressure":
-        allocs = [kmt.CreateAllocation(ctx.device, w.size) for _ in range(w.allocations)]
+        allocs = [kmt.CreateAllocation(ctx.device, w.size, w.segment) for _ in range(w.allocations)]
         ctx.workload_allocations = allocs
         gen = memory_pressure(kmt, ctx, w, rng, allocs)
     elif kind == "bursty":
