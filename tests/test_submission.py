@@ -324,3 +324,24 @@ def test_fence_going_backwards_bugchecks_0x119_1():
     bc = result.bugcheck.bugcheck
     assert (bc.code, bc.p1, bc.p2) == (0x119, 0x1, 1)
     assert result.bugcheck.rule == 33
+
+
+@pytest.mark.parametrize("version,expected", [("wddm2_2", 1), ("wddm2_0", None)])
+def test_virtual_machine_processes_set_virtual_machine_data(version, expected):
+    sc = scenario_from_dict({
+        "name": "vm", "duration": "10ms",
+        "adapter": {"ddi_version": version, "cpu_cost": ZERO_COST, "nodes": ONE_NODE},
+        "process": [
+            {"name": "guest", "virtual_machine": True, "context": [{"name": "c", "node": "3D", "workload": script((0, 1000, 1))}]},
+            {"name": "host", "context": [{"name": "c", "node": "3D", "workload": script((0, 1000, 1))}]},
+        ],
+    }, "<test>")
+    trace = ListSink()
+    system = System(sc, trace=trace)
+    r = system.run()
+    flags = {e["args"]["hContext"]: e["args"]["Flags"] for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"}
+    guest, host = (c.hDdi for c in system.contexts)
+    # The bit exists from WDDM 2.2; before that it is reserved and the OS never sets it (rule 10).
+    assert flags[guest].get("VirtualMachineData") == expected
+    assert flags[host].get("VirtualMachineData") == (0 if expected is not None else None)
+    assert r.summary["violations"] == [] and r.summary["packets_retired"] == 2

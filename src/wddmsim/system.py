@@ -106,6 +106,7 @@ class System:
         self.processes = []
         for p in sc.process:
             proc = self.kmt.CreateProcess(p.name, p.priority)
+            proc.virtual_machine = p.virtual_machine
             self.processes.append(proc)
             devices = {}
             for c in p.context:

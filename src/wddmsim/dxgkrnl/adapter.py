@@ -29,7 +29,7 @@ from ..ddi.enums import DXGK_INTERRUPT_TYPE
 from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
-from ..ddi.versions import from_value
+from ..ddi.versions import ddi_version, from_value
 from ..sim import DEVICE, DISPATCH
 from .crash import BugCheckStop, CrashRecord
 from .objects import Allocation, Context, Device, HandleTable, Packet, Process
@@ -65,6 +65,10 @@ _CANCEL_MEMBERS = (
     "DmaBufferPrivateDataSubmissionEndOffset", "pAllocationList", "AllocationListSize", "pPatchLocationList",
     "PatchLocationListSize", "PatchLocationListSubmissionStart", "PatchLocationListSubmissionLength",
 )
+
+
+#: DXGK_SUBMITCOMMANDFLAGS.VirtualMachineData (bit 8, WDDM 2.2).
+FLAG_VIRTUAL_MACHINE_DATA = 0x100
 
 
 @dataclass
@@ -181,6 +185,8 @@ class Adapter:
         self._render_args = render_cls()
         self._render_fill = layout.filler(render_cls, _RENDER_MEMBERS)
         self._present_args = layout.ctype(RECORDS["DXGKARG_PRESENT"], self.arch, self.version)()
+        # Flags.VirtualMachineData exists from WDDM 2.2: an older driver's flags have no such bit.
+        self._vm_flag = self.version.value >= ddi_version("wddm2_2").value
         self._cancel_args = None
         if caps.CancelCommandAware and caps.MultiEngineAware:
             cancel_cls = layout.ctype(RECORDS["DXGKARG_CANCELCOMMAND"], self.arch, self.version)
@@ -525,6 +531,8 @@ class Adapter:
         p.allocations = tuple(allocations)
         if null_rendering or self.null_rendering:
             p.flags = FLAG_NULL_RENDERING
+        if self._vm_flag and ctx.device.process.virtual_machine:
+            p.flags |= FLAG_VIRTUAL_MACHINE_DATA
         if redirected_present is not None:
             p.flags |= FLAG_REDIRECTED_PRESENT
             p.vidpn_source = redirected_present
@@ -606,6 +614,8 @@ class Adapter:
         p.flags = FLAG_PRESENT | (FLAG_FLIP if flip else 0) | (FLAG_FLIP_NO_WAIT if mode == "flip_no_wait" else 0)
         if null_rendering or self.null_rendering:
             p.flags |= FLAG_NULL_RENDERING
+        if self._vm_flag and ctx.device.process.virtual_machine:
+            p.flags |= FLAG_VIRTUAL_MACHINE_DATA
         p.vidpn_source = vidpn_source
         p.flip_interval = flip_interval if flip else 0
         p.surface = source.address

@@ -44,7 +44,7 @@ class HandleTable:
 
 
 class Process:
-    __slots__ = ("handle", "name", "priority_class", "devices", "pid")
+    __slots__ = ("handle", "name", "priority_class", "devices", "pid", "virtual_machine")
 
     def __init__(self, name: str, priority_class: str, pid: int):
         if priority_class not in PRIORITY_CLASSES:
@@ -54,6 +54,7 @@ class Process:
         self.priority_class = priority_class
         self.devices: list[Device] = []
         self.pid = pid
+        self.virtual_machine = False  # a guest on a paravirtualized adapter (Flags.VirtualMachineData)
 
 
 class Device:

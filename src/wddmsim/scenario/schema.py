@@ -488,6 +488,9 @@ class Process(ScenarioModel):
 
     name: str = Field(min_length=1)
     priority: ProcessPriority = "normal"
+    #: the process runs in a virtual machine on a paravirtualized adapter: its submissions carry
+    #: Flags.VirtualMachineData (drivers of WDDM 2.2 and later)
+    virtual_machine: bool = False
     context: list[Context] = Field(min_length=1)
 
 
