@@ -224,3 +224,29 @@ def test_preemption_example_runs_and_shows_latency():
     r = CliRunner().invoke(main, ["run", "examples/preemption.toml"])
     assert r.exit_code == 0, r.output
     assert "preempt" in r.output
+
+
+def test_a_preempted_packet_with_patch_locations_is_patched_again():
+    sc = scenario_from_dict({
+        "name": "repatch", "duration": "50ms",
+        "adapter": {"cpu_cost": ZERO, "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
+        "process": [
+            {"name": "low", "priority": "below_normal", "context": [{"name": "c", "node": "3D", "workload": {
+                "kind": "copy_stream", "size": "16MiB", "interval": "100us", "count": 2}}]},
+            {"name": "high", "priority": "high", "context": [{"name": "c", "node": "3D", "workload": {
+                "kind": "script", "packets": [{"at": "200us", "work": "1ms"}]}}]},
+        ],
+    }, "<test>")
+    trace = ListSink()
+    system = System(sc, trace=trace)
+    r = system.run()
+    low = system.contexts[0]
+    patches = [(e["t"], e["args"]["SubmissionFenceId"]) for e in trace.of("DdiCall")
+               if e["name"] == "DxgkDdiPatch" and e["args"]["hContext"] == low.hDdi]
+    # The second copy was queued behind the first (a 16 MiB copy is one primitive: it finishes)
+    # when the high packet came: taken back, then patched again under its new fence.
+    assert [f for _, f in patches] == [1, 2, 5]
+    resub = [e["args"] for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"
+             and e["args"]["SubmissionFenceId"] == 5]
+    assert resub[0]["Flags"]["Resubmission"] == 1 and resub[0]["hContext"] == low.hDdi
+    assert r.summary["contexts"][0]["completed"] == 2 and r.summary["violations"] == []
