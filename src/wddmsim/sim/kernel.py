@@ -17,9 +17,12 @@ Spec: DESIGN.md section 3; ddi-facts.md section 12.
 from __future__ import annotations
 
 from heapq import heappop, heappush
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .streams import make_stream
+
+if TYPE_CHECKING:
+    from .process import Event, Process
 
 #: IRQL classes, in the order same-instant timers run.
 DEVICE = 0
