@@ -120,7 +120,9 @@ def test_readme_examples_run(tmp_path):
             (tmp_path / "crash.bin").write_bytes(codec.to_bytes(codec.new(rec, "x86", InterruptType=1)))
             args = [f"@{tmp_path / 'crash.bin'}" if a == "@crash.bin" else a for a in args]
         root = Path(__file__).parents[1]
-        args = [str(root / a) if a.startswith("examples/") else str(tmp_path / a) if a.endswith(".jsonl") else a
+        # Files the examples write go to the test's own directory, never the checkout.
+        args = [str(root / a) if a.startswith("examples/")
+                else str(tmp_path / a) if a.endswith((".jsonl", ".json")) and not a.startswith("@") else a
                 for a in args]
         r = run(*args)
         assert r.exit_code == 0, (line, r.stderr)

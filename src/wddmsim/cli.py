@@ -380,11 +380,12 @@ def print_summary(con: Console, summary: dict) -> None:
 
 
 def execute(scenario, *, seed=None, until=None, events=None, as_json=False, verifier="strict",
-            crash_record="wddmsim-crash.json", con: Console | None = None) -> int:
-    """Build and run ``scenario``; print the summary; return the exit status (3 after a bug check)."""
+            crash_record="wddmsim-crash.json", con: Console | None = None, trace=None) -> int:
+    """Build and run ``scenario``; print the summary; return the exit status (3 after a bug check).
+    ``trace``: also write the run's timeline as Chrome trace JSON there."""
     from .dxgkrnl import ApiError
     from .system import ConfigError, System
-    from .trace import JsonlSink
+    from .trace import JsonlSink, ListSink, TeeSink
 
     sink = None
     if events:
@@ -392,6 +393,11 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
             sink = JsonlSink(events)
         except OSError as e:
             raise UserError(f"{events}: cannot write: {e.strerror}") from None
+    collected = None
+    if trace:
+        _check_writable(trace)
+        collected = ListSink()
+        sink = collected if sink is None else TeeSink(sink, collected)
     try:
         try:
             system = System(scenario, seed=seed, trace=sink, verifier=verifier)
@@ -401,8 +407,13 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
             raise UserError(f"{scenario.name}: the scenario cannot start: {e}") from None
         result = system.run(until)
     finally:
-        if sink is not None:
-            sink.close()
+        close = getattr(sink, "close", None)
+        if close is not None:
+            close()
+    if collected is not None:
+        from .trace.chrome import write_chrome_trace
+
+        write_chrome_trace(collected.events, trace)
     con = con or _console()
     summary = dict(result.summary)
     if result.bugcheck is not None:
@@ -433,13 +444,45 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
               help="strict: a broken contract rule stops with its bug check; report: list and go on.")
 @click.option("--crash-record", default="wddmsim-crash.json", show_default=True, type=click.Path(dir_okay=False),
               help="Where a bug check's crash record goes.")
-def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record) -> None:
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the timeline as Chrome trace JSON (open it in ui.perfetto.dev).")
+def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record, trace_path) -> None:
     """Run a scenario file and print its summary (exit status 3 if it ends in a bug check)."""
     sc = _load(scenario)
     limit = _duration(until, "--until")
     status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,
-                     crash_record=crash_record)
+                     crash_record=crash_record, trace=trace_path)
     raise SystemExit(status)
+
+
+def _check_writable(path: str) -> None:
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as e:
+        raise UserError(f"{path}: cannot write: {e.strerror}") from None
+
+
+@main.command("trace")
+@click.argument("events_file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Where the Chrome trace JSON goes (open it in ui.perfetto.dev or chrome://tracing).")
+def trace_cmd(events_file: str, output: str) -> None:
+    """Turn an event log written with --events into a Chrome trace timeline."""
+    from .trace import read_events
+    from .trace.chrome import write_chrome_trace
+
+    try:
+        events = read_events(events_file)
+    except OSError as e:
+        raise UserError(f"{events_file}: cannot read: {e.strerror}") from None
+    except (ValueError, KeyError) as e:
+        raise UserError(f"{events_file}: not a wddmsim event log: {e}") from None
+    if not events or events[0].get("event") != "LogStart":
+        raise UserError(f"{events_file}: not a wddmsim event log (the first line is not LogStart)")
+    _check_writable(output)
+    n = write_chrome_trace(events, output)
+    click.echo(f"{output}: {n} trace events from {len(events)} log events")
 
 
 # ---------------------------------------------------------------------------------------- demo

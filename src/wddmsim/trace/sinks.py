@@ -76,3 +76,10 @@ class TeeSink:
     def emit(self, t: int, event: str, fields: dict) -> None:
         for s in self.sinks:
             s.emit(t, event, fields)
+
+    def close(self) -> None:
+        """Close the sinks that can be closed (files)."""
+        for s in self.sinks:
+            close = getattr(s, "close", None)
+            if close is not None:
+                close()

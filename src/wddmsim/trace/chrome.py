@@ -1,0 +1,229 @@
+"""The event log as a timeline: Chrome trace event JSON that ui.perfetto.dev and chrome://tracing
+open.
+
+Layout (one process, the adapter):
+
+- per node, a hardware-queue track group drawn as GPUView draws it: row 0 holds the packet the GPU
+  runs (``DmaPacketStart`` to ``DmaPacketStop``), the rows above hold the packets queued behind it
+  (``DmaPacketQueued`` to ``DmaPacketStart``), each in the lowest row free at the time;
+- per context, its CPU queue (``QueuePacketStart`` to ``QueuePacketStop``), stacked the same way;
+- per VidPn source, its flip queue (present call to ``Displayed``), stacked, with a vsync marker at
+  each display change;
+- an interrupt track: one short slice per ``DxgkCbNotifyInterrupt``;
+- flow arrows from each queue packet to its DMA packet to the interrupt that completed it;
+- counters: each node's hardware queue depth and each context's software queue length;
+- instant events for preemption requests, page faults, timeouts, resets, device errors, live dumps
+  and bug checks.
+
+Times: the format counts microseconds; the model's nanoseconds become fractional microseconds.
+
+Spec: the Trace Event Format (phases X, i, C, M, s/t/f); anchors.md section 5 (GPUView, Perfetto).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Iterable
+
+PID = 1
+_INSTANTS = {"PreemptRequest", "PageFault", "TdrDetected", "EngineReset", "AdapterReset", "DeviceError",
+             "LiveDump", "BugCheck", "ContextDestroy", "VerifierViolation"}
+INTERRUPT_TID = 1
+_NODE_BASE = 1000  # node n: tids 1000 + 100 n + row
+_CONTEXT_BASE = 100_000  # context k (in order of creation): tids 100000 + 100 k + row
+_SOURCE_BASE = 900_000  # VidPn source s: 900000 + 100 s + row
+_TICK = 0.001  # µs: the length of an interrupt slice (1 ns)
+
+
+def _us(t: int) -> float:
+    return t / 1000.0
+
+
+class _Rows:
+    """Assigns intervals to the lowest row free at their start (GPUView's stacking)."""
+
+    def __init__(self):
+        self.ends: list[float] = []
+
+    def place(self, start: float, end: float) -> int:
+        for row, last in enumerate(self.ends):
+            if last <= start:
+                self.ends[row] = end
+                return row
+        self.ends.append(end)
+        return len(self.ends) - 1
+
+
+def chrome_trace(events: Iterable[dict]) -> dict:
+    """The Chrome trace (a JSON-ready dict) of an event log (the dicts of ``read_events``)."""
+    events = list(events)
+    out: list[dict] = []
+    names: dict[int, str] = {}
+    contexts: dict[int, int] = {}  # context handle -> index
+    ctx_names: dict[int, str] = {}
+    node_names: dict[int, str] = {}
+    adapter = "Adapter"
+    for e in events:
+        ev = e["event"]
+        if ev == "LogStart":
+            adapter = f"Adapter: {e.get('scenario', '')} (seed {e.get('seed', 0)})"
+        elif ev == "AdapterStart":
+            for n in e["nodes"]:
+                node_names[n["ordinal"]] = n["name"]
+        elif ev == "ContextCreate":
+            contexts[e["context"]] = len(contexts)
+            ctx_names[e["context"]] = e["name"]
+
+    # -- packets: pair the lifecycle events ---------------------------------------------------------
+    queued: dict = {}  # (context, seq) -> QueuePacketStart t
+    dma_queued: dict = {}  # (node, fence) -> (t, context, seq)
+    running: dict = {}  # (node, fence) -> (t, context, seq, kind)
+    cpu_slices, hw_slices, interrupts, flows = [], [], [], []
+    depth_counters, length_counters = [], []
+    presents: dict = {}  # (context, seq) -> (t, source)
+    flip_slices, vsyncs = [], []
+    for e in events:
+        ev = e["event"]
+        t = e["t"]
+        if ev == "QueuePacketStart":
+            queued.setdefault((e["context"], e["seq"]), t)
+            length_counters.append((t, e["context"], e["queued"]))
+        elif ev == "DmaPacketQueued":
+            dma_queued[(e["node"], e["fence"])] = (t, e["context"], e["seq"])
+            depth_counters.append((t, e["node"], e["depth"]))
+        elif ev == "DmaPacketStart":
+            key = (e["node"], e["fence"])
+            q = dma_queued.pop(key, None)
+            if q is not None and q[0] < t:
+                hw_slices.append((e["node"], "queued", q[0], t, e["context"], e["seq"], e["fence"], e["kind"]))
+            running[key] = (t, e["context"], e["seq"], e["kind"])
+        elif ev == "DmaPacketStop":
+            key = (e["node"], e["fence"])
+            r = running.pop(key, None)
+            if r is None:
+                # Taken back before it ran: it spent its time queued.
+                q = dma_queued.pop(key, None)
+                if q is not None:
+                    hw_slices.append((e["node"], "queued", q[0], t, e["context"], e["seq"], e["fence"], e["kind"]))
+                continue
+            hw_slices.append((e["node"], e["status"], r[0], t, e["context"], e["seq"], e["fence"], r[3]))
+        elif ev == "QueuePacketStop":
+            start = queued.pop((e["context"], e["seq"]), None)
+            if start is not None:
+                cpu_slices.append((e["context"], start, t, e["seq"], e["fence"], e["status"], e["node"]))
+        elif ev == "Callback" and e["name"] == "DxgkCbNotifyInterrupt":
+            interrupts.append((t, e["args"]))
+        elif ev == "Present":
+            presents[(e["context"], e["seq"])] = (t, e["source"])
+        elif ev == "Displayed":
+            p = presents.pop((e["context"], e["seq"]), None)
+            start = p[0] if p is not None else t - e["latency"]
+            flip_slices.append((e["source"], start, t, e["context"], e["seq"], "Displayed"))
+            vsyncs.append((t, e["source"]))
+        elif ev == "Dropped":
+            p = presents.pop((e["context"], e["seq"]), None)
+            if p is not None:
+                flip_slices.append((e["source"], p[0], t, e["context"], e["seq"], "Dropped"))
+
+    # -- tracks ---------------------------------------------------------------------------------------
+    node_rows: dict[int, _Rows] = defaultdict(_Rows)
+    running_ends: dict[int, float] = {}
+    packet_at: dict = {}  # (context, seq, fence) -> (tid, ts) of its DMA slice (for flows)
+    for node, status, start, end, ctx, seq, fence, kind in sorted(hw_slices, key=lambda s: (s[2], s[3])):
+        if status == "queued":
+            row = 1 + node_rows[node].place(_us(start), _us(end))
+        else:
+            row = 0
+        tid = _NODE_BASE + 100 * node + row
+        label = node_names.get(node, f"node {node}")
+        names[tid] = f"{label} running" if row == 0 else f"{label} queued {row}"
+        out.append({"name": f"{kind} {ctx_names.get(ctx, ctx)} #{seq}", "cat": "dma", "ph": "X", "pid": PID, "tid": tid,
+                    "ts": _us(start), "dur": _us(end - start),
+                    "args": {"fence": fence, "context": ctx, "seq": seq, "status": status if row == 0 else "Queued"}})
+        if row == 0:
+            packet_at[(ctx, seq, fence)] = (tid, _us(start), _us(end), node)
+            running_ends[node] = _us(end)
+    ctx_rows: dict[int, _Rows] = defaultdict(_Rows)
+    flow_id = 0
+    ctx_slice_at: dict = {}
+    for ctx, start, end, seq, fence, status, node in sorted(cpu_slices, key=lambda s: (s[1], s[2])):
+        k = contexts.get(ctx, len(contexts))
+        row = ctx_rows[ctx].place(_us(start), _us(end))
+        tid = _CONTEXT_BASE + 100 * k + row
+        names[tid] = f"{ctx_names.get(ctx, ctx)} queue" + (f" {row}" if row else "")
+        out.append({"name": f"#{seq}", "cat": "queue", "ph": "X", "pid": PID, "tid": tid, "ts": _us(start),
+                    "dur": _us(end - start), "args": {"fence": fence, "status": status, "node": node}})
+        ctx_slice_at[(ctx, seq)] = (tid, _us(start))
+    # Interrupts: a short slice each, so flows can end on them.
+    names[INTERRUPT_TID] = "Interrupts (DxgkCbNotifyInterrupt)"
+    interrupt_at: dict = {}
+    last_ts = -1.0
+    for t, args in interrupts:
+        ts = _us(t)
+        if ts <= last_ts:
+            ts = last_ts + _TICK  # slices on one track must not overlap
+        last_ts = ts + _TICK
+        kind = args.get("InterruptType", "")
+        out.append({"name": kind.replace("DXGK_INTERRUPT_", ""), "cat": "interrupt", "ph": "X", "pid": PID,
+                    "tid": INTERRUPT_TID, "ts": ts, "dur": _TICK, "args": args})
+        dc = args.get("DmaCompleted")
+        if dc is not None:
+            interrupt_at.setdefault((dc["NodeOrdinal"], t), ts)
+    # Flows: queue packet -> DMA packet -> the interrupt that completed it.
+    for (ctx, seq, fence), (tid, start, end, node) in packet_at.items():
+        src = ctx_slice_at.get((ctx, seq))
+        if src is None:
+            continue
+        flow_id += 1
+        out.append({"name": "packet", "cat": "flow", "ph": "s", "id": flow_id, "pid": PID, "tid": src[0], "ts": src[1]})
+        out.append({"name": "packet", "cat": "flow", "ph": "t", "id": flow_id, "pid": PID, "tid": tid, "ts": start,
+                    "bp": "e"})
+        end_ts = interrupt_at.get((node, round(end * 1000)))
+        if end_ts is not None:
+            out.append({"name": "packet", "cat": "flow", "ph": "f", "id": flow_id, "pid": PID, "tid": INTERRUPT_TID,
+                        "ts": end_ts, "bp": "e"})
+        else:
+            out.append({"name": "packet", "cat": "flow", "ph": "f", "id": flow_id, "pid": PID, "tid": tid, "ts": start,
+                        "bp": "e"})
+    # Flip queues and vsync markers.
+    src_rows: dict[int, _Rows] = defaultdict(_Rows)
+    for source, start, end, ctx, seq, what in sorted(flip_slices, key=lambda s: (s[1], s[2])):
+        row = src_rows[source].place(_us(start), _us(end))
+        tid = _SOURCE_BASE + 100 * source + row
+        names[tid] = f"VidPn source {source} flip queue" + (f" {row}" if row else "")
+        out.append({"name": f"{ctx_names.get(ctx, ctx)} #{seq}", "cat": "present", "ph": "X", "pid": PID, "tid": tid,
+                    "ts": _us(start), "dur": _us(end - start), "args": {"result": what}})
+    for t, source in vsyncs:
+        tid = _SOURCE_BASE + 100 * source
+        names.setdefault(tid, f"VidPn source {source} flip queue")
+        out.append({"name": "vsync (display change)", "cat": "vsync", "ph": "i", "s": "t", "pid": PID, "tid": tid,
+                    "ts": _us(t)})
+    # Counters.
+    for t, node, depth in depth_counters:
+        out.append({"name": f"{node_names.get(node, node)} hardware queue depth", "ph": "C", "pid": PID,
+                    "ts": _us(t), "args": {"packets": depth}})
+    for t, ctx, length in length_counters:
+        out.append({"name": f"{ctx_names.get(ctx, ctx)} software queue", "ph": "C", "pid": PID, "ts": _us(t),
+                    "args": {"packets": length}})
+    # Instants.
+    for e in events:
+        if e["event"] in _INSTANTS:
+            args = {k: v for k, v in e.items() if k not in ("t", "event")}
+            out.append({"name": e["event"], "cat": "recovery", "ph": "i", "s": "g", "pid": PID, "tid": 0,
+                        "ts": _us(e["t"]), "args": args})
+    # Names.
+    out.append({"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": adapter}})
+    for tid, name in sorted(names.items()):
+        out.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": name}})
+        out.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid, "args": {"sort_index": tid}})
+    return {"traceEvents": out, "displayTimeUnit": "ns",
+            "otherData": {"generator": "wddmsim", "format": "Chrome trace event JSON; ts in microseconds"}}
+
+
+def write_chrome_trace(events: Iterable[dict], path: str) -> int:
+    """Write the trace of ``events`` to ``path``; returns the number of trace events."""
+    trace = chrome_trace(events)
+    with open(path, "w") as f:
+        json.dump(trace, f, separators=(",", ":"))
+    return len(trace["traceEvents"])
