@@ -4,6 +4,7 @@ below (the examples plus a few runs that reach the rarer events)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -104,3 +105,37 @@ def test_events_are_in_time_order(emitted):
         sc = load_scenario(str(path))
         ts = [e["t"] for e in _run(sc, until=min(sc.duration, 200_000_000))]
         assert ts == sorted(ts), path.name
+
+
+def test_the_schema_in_code_is_the_documented_one():
+    from wddmsim.trace import EVENT_FIELDS
+
+    assert {k: set(v) for k, v in EVENT_FIELDS.items()} == documented()
+
+
+def test_typed_records_and_flat_rows(tmp_path, emitted):
+    from wddmsim.trace import JsonlSink, read_records, record, rows
+
+    sc = load_scenario(str(ROOT / "examples" / "preemption.toml"))
+    path = tmp_path / "log.jsonl"
+    sink = JsonlSink(str(path))
+    System(sc, trace=sink).run(until=50_000_000)
+    sink.close()
+    recs = read_records(str(path))
+    assert type(recs[0]).__name__ == "LogStart" and recs[0].format == "wddmsim-events"
+    pre = next(r for r in recs if r.event == "PreemptRequest")
+    assert getattr(pre, "for") > 0 and pre.reason == "priority"
+    with pytest.raises(AttributeError, match="no field 'nope'"):
+        pre.nope
+    with pytest.raises(ValueError, match="unknown event"):
+        record({"t": 0, "event": "Nope"})
+    with pytest.raises(ValueError, match="expected"):
+        record({"t": 0, "event": "Dropped", "source": 0})
+    # Rows: scalars only, nested DDI arguments as dotted columns.
+    calls = rows(recs, "DdiCall")
+    assert calls and all(isinstance(v, (int, float, str, type(None))) for row in calls for v in row.values())
+    submit = next(r for r in calls if r["name"] == "DxgkDdiSubmitCommand")
+    assert submit["args.SubmissionFenceId"] >= 1 and "args.Flags.Present" in submit
+    assert len(rows(recs)) == len(recs)
+    (start,) = rows(recs, "AdapterStart")
+    assert [n["name"] for n in json.loads(start["nodes"])] == ["3D_0", "COPY_0"]

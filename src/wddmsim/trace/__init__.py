@@ -4,6 +4,8 @@
 Spec: DESIGN.md sections 2 and 6 (event log); docs/events.md.
 """
 
+from .records import EVENT_FIELDS, EventRecord, read_records, record, rows
 from .sinks import EVENTS_FORMAT, EVENTS_VERSION, JsonlSink, ListSink, TeeSink, read_events
 
-__all__ = ["EVENTS_FORMAT", "EVENTS_VERSION", "JsonlSink", "ListSink", "TeeSink", "read_events"]
+__all__ = ["EVENTS_FORMAT", "EVENTS_VERSION", "EVENT_FIELDS", "EventRecord", "JsonlSink", "ListSink", "TeeSink",
+           "read_events", "read_records", "record", "rows"]

@@ -1,0 +1,122 @@
+"""The event log read back: typed records, and flat rows for a data frame.
+
+``EVENT_FIELDS`` is the schema of format ``wddmsim-events`` version 1 in code: each event's fields,
+exactly as docs/events.md lists them (``tests/test_events_doc.py`` holds code, document and model
+to each other). :func:`read_records` gives a log back as one record class per event, each with
+``t``, ``event`` and its fields as attributes (``getattr(r, "for")`` for the one field named by a
+Python keyword). :func:`rows` flattens events into dicts of scalars (nested members as dotted
+keys, lists as JSON text) that ``pandas.DataFrame(rows(...))`` takes in one call; nothing here
+needs pandas.
+
+Spec: DESIGN.md section 6 (event log); docs/events.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from .sinks import read_events
+
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "LogStart": ("format", "version", "scenario", "seed"),
+    "AdapterStart": ("ddi_version", "multi_engine_aware", "nodes", "segments"),
+    "ProcessCreate": ("process", "name", "priority_class"),
+    "ContextCreate": ("context", "process", "device", "node", "name", "priority", "hContext"),
+    "DdiCall": ("name", "irql", "args", "status"),
+    "Callback": ("name", "irql", "args"),
+    "QueuePacketStart": ("context", "process", "node", "seq", "kind", "queued"),
+    "DmaPacketQueued": ("context", "node", "fence", "kind", "seq", "depth"),
+    "DmaPacketStart": ("context", "node", "fence", "kind", "seq", "resubmission"),
+    "DmaPacketStop": ("context", "node", "fence", "kind", "seq", "status"),
+    "PreemptRequest": ("node", "fence", "reason", "running", "for", "queued"),
+    "QueuePacketStop": ("context", "node", "fence", "kind", "seq", "status"),
+    "Present": ("context", "process", "seq", "mode", "flip", "interval", "source", "width", "height"),
+    "Displayed": ("source", "context", "seq", "fence", "displayed", "latency"),
+    "Dropped": ("source", "context", "seq", "fence"),
+    "PageFault": ("node", "fence", "flags", "address"),
+    "TdrDetected": ("node", "reason", "fence", "context"),
+    "EngineReset": ("node", "last_aborted_fence", "device"),
+    "AdapterReset": ("node", "promoted", "device"),
+    "LiveDump": ("code", "name", "p4"),
+    "ContextDestroy": ("context", "in_flight"),
+    "DeviceError": ("device", "process", "reason"),
+    "VerifierViolation": ("rule", "name", "message"),
+    "BugCheck": ("code", "name", "p1", "p2", "p3", "p4", "rule", "message"),
+}
+
+
+class EventRecord:
+    """One event: ``t`` (virtual ns), ``event`` (its name) and its fields as attributes."""
+
+    __slots__ = ("t", "event", "fields")
+    FIELDS: tuple[str, ...] = ()
+
+    def __init__(self, t: int, event: str, fields: dict):
+        self.t = t
+        self.event = event
+        self.fields = fields
+
+    def __getattr__(self, name: str):
+        try:
+            return self.fields[name]
+        except KeyError:
+            raise AttributeError(f"{self.event} has no field {name!r}") from None
+
+    def as_dict(self) -> dict:
+        return {"t": self.t, "event": self.event, **self.fields}
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, EventRecord) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())
+        return f"{self.event}(t={self.t}, {inner})"
+
+
+RECORD_TYPES: dict[str, type] = {
+    name: type(name, (EventRecord,), {"__slots__": (), "FIELDS": fields,
+                                      "__doc__": f"A ``{name}`` event: fields {', '.join(fields)}."})
+    for name, fields in EVENT_FIELDS.items()
+}
+
+
+def record(event: dict) -> EventRecord:
+    """The typed record of one event dict; a ValueError names an unknown event or wrong fields."""
+    name = event.get("event")
+    cls = RECORD_TYPES.get(name)
+    if cls is None:
+        raise ValueError(f"unknown event {name!r}")
+    fields = {k: v for k, v in event.items() if k not in ("t", "event")}
+    if set(fields) != set(cls.FIELDS):
+        raise ValueError(f"{name} at t={event.get('t')}: fields {sorted(fields)}, expected {sorted(cls.FIELDS)}")
+    return cls(event["t"], name, fields)
+
+
+def read_records(path: str) -> list[EventRecord]:
+    """An event log file as typed records."""
+    return [record(e) for e in read_events(path)]
+
+
+def _flatten(prefix: str, value, out: dict) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else k, v, out)
+    elif isinstance(value, list):
+        out[prefix] = json.dumps(value)
+    else:
+        out[prefix] = value
+
+
+def rows(events: Iterable, event: str | None = None) -> list[dict]:
+    """Flat rows (``t``, ``event`` and the fields, nested members dotted) of the events, or of one
+    kind of event only: ready for ``pandas.DataFrame(rows(...))``."""
+    out = []
+    for e in events:
+        d = e.as_dict() if isinstance(e, EventRecord) else e
+        if event is not None and d["event"] != event:
+            continue
+        row: dict = {}
+        _flatten("", d, row)
+        out.append(row)
+    return out
