@@ -380,9 +380,10 @@ def print_summary(con: Console, summary: dict) -> None:
 
 
 def execute(scenario, *, seed=None, until=None, events=None, as_json=False, verifier="strict",
-            crash_record="wddmsim-crash.json", con: Console | None = None, trace=None) -> int:
+            crash_record="wddmsim-crash.json", con: Console | None = None, trace=None, presentmon=None) -> int:
     """Build and run ``scenario``; print the summary; return the exit status (3 after a bug check).
-    ``trace``: also write the run's timeline as Chrome trace JSON there."""
+    ``trace``: also write the run's timeline as Chrome trace JSON there; ``presentmon``: the
+    PresentMon-style CSV of its presents."""
     from .dxgkrnl import ApiError
     from .system import ConfigError, System
     from .trace import JsonlSink, ListSink, TeeSink
@@ -394,8 +395,10 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         except OSError as e:
             raise UserError(f"{events}: cannot write: {e.strerror}") from None
     collected = None
-    if trace:
-        _check_writable(trace)
+    if trace or presentmon:
+        for path in (trace, presentmon):
+            if path:
+                _check_writable(path)
         collected = ListSink()
         sink = collected if sink is None else TeeSink(sink, collected)
     try:
@@ -410,10 +413,14 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         close = getattr(sink, "close", None)
         if close is not None:
             close()
-    if collected is not None:
+    if trace:
         from .trace.chrome import write_chrome_trace
 
         write_chrome_trace(collected.events, trace)
+    if presentmon:
+        from .trace.presentmon import write_presentmon_csv
+
+        write_presentmon_csv(collected.events, presentmon)
     con = con or _console()
     summary = dict(result.summary)
     if result.bugcheck is not None:
@@ -446,12 +453,14 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
               help="Where a bug check's crash record goes.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="Write the timeline as Chrome trace JSON (open it in ui.perfetto.dev).")
-def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record, trace_path) -> None:
+@click.option("--presentmon", type=click.Path(dir_okay=False), default=None,
+              help="Write one row per present with PresentMon's columns (CSV).")
+def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record, trace_path, presentmon) -> None:
     """Run a scenario file and print its summary (exit status 3 if it ends in a bug check)."""
     sc = _load(scenario)
     limit = _duration(until, "--until")
     status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,
-                     crash_record=crash_record, trace=trace_path)
+                     crash_record=crash_record, trace=trace_path, presentmon=presentmon)
     raise SystemExit(status)
 
 

@@ -468,13 +468,15 @@ class Adapter:
         self.memory.write(addr, bytes(out))
 
     def render(self, ctx: Context, command: bytes, allocations=(), patches=(), kind: str = "render",
-               null_rendering: bool = False, redirected_present: int | None = None) -> Packet:
+               null_rendering: bool = False, redirected_present: int | None = None,
+               call_start: int | None = None) -> Packet:
         """DxgkDdiRender on a command buffer, then the packet enters the context's queue.
 
         ``patches`` are ``(allocation_index, offset_in_command, allocation_offset)`` triples.
         ``null_rendering`` (or the adapter-wide switch) submits it with Flags.NullRendering.
         ``redirected_present``: the VidPn source whose composition surface this render presents to
-        (Flags.RedirectedPresent; the compositor shows it at the next vsync).
+        (Flags.RedirectedPresent; the compositor shows it at the next vsync); ``call_start``: when
+        the application's present call began (default: now).
         """
         if ctx.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
@@ -536,7 +538,7 @@ class Adapter:
         if redirected_present is not None:
             p.flags |= FLAG_REDIRECTED_PRESENT
             p.vidpn_source = redirected_present
-            p.present_t = self.sim.now
+            p.present_t = self.sim.now if call_start is None else call_start
             p.kind = "present"
         p.dma = dma
         p.dma_size = info.DmaBufferSize
@@ -552,13 +554,18 @@ class Adapter:
         if self.on_packet is not None:
             self.on_packet(p)
         if redirected_present is not None:
+            if self.trace is not None:
+                self.trace.emit(self.sim.now, "Present", {
+                    "context": ctx.handle, "process": ctx.device.process.pid, "seq": p.seq, "mode": "composed",
+                    "flip": 0, "interval": 0, "source": redirected_present, "width": 0, "height": 0,
+                    "cpu_start": p.present_t})
             self.vidsch.presents.presented(p)
         self.vidsch.enqueue(p)
         return p
 
     def present(self, ctx: Context, source: Allocation, destination: Allocation | None, width: int, height: int,
                 mode: str = "blt", flip_interval: int = 1, vidpn_source: int = 0,
-                null_rendering: bool = False) -> Packet:
+                null_rendering: bool = False, call_start: int | None = None) -> Packet:
         """DxgkDdiPresent: a blt of ``width`` x ``height`` pixels to ``destination`` (``mode`` "blt"),
         or a flip of ``source`` on ``vidpn_source`` ("flip", "flip_no_wait") honouring
         ``flip_interval`` (0 immediate, 1..4 vsyncs). See :mod:`wddmsim.dxgkrnl.present`."""
@@ -619,7 +626,7 @@ class Adapter:
         p.vidpn_source = vidpn_source
         p.flip_interval = flip_interval if flip else 0
         p.surface = source.address
-        p.present_t = self.sim.now
+        p.present_t = self.sim.now if call_start is None else call_start
         p.dma = dma
         p.dma_size = info.DmaBufferSize
         p.end_off = a.pDmaBuffer - dma
@@ -637,7 +644,7 @@ class Adapter:
             self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": ctx.device.process.pid,
                                                      "seq": p.seq, "mode": mode, "flip": int(flip),
                                                      "interval": p.flip_interval, "source": vidpn_source,
-                                                     "width": width, "height": height})
+                                                     "width": width, "height": height, "cpu_start": p.present_t})
         self.vidsch.presents.presented(p)
         self.vidsch.enqueue(p)
         return p

@@ -53,19 +53,22 @@ class D3DKMT:
                 mode: str = "blt", sync_interval: int = 1, vidpn_source: int = 0):
         """Present ``source`` (generator): a ``width`` x ``height`` blt to ``destination``, or a flip
         (``mode`` "flip" / "flip_no_wait") with ``sync_interval`` as the FlipInterval."""
+        start = self.sim.now
         cost = self.adapter.costs.present
         if cost:
             yield cost
         return self.adapter.present(context, source, destination, width, height, mode, sync_interval,
-                                    vidpn_source).seq
+                                    vidpn_source, call_start=start).seq
 
     def PresentComposed(self, context: Context, command: bytes, allocations, patches, vidpn_source: int = 0):
         """A windowed present (generator): render ``command`` (a copy into the composition
         surface) with Flags.RedirectedPresent; the compositor shows it at the next vsync."""
+        start = self.sim.now
         cost = self.adapter.costs.present
         if cost:
             yield cost
-        return self.adapter.render(context, command, allocations, patches, redirected_present=vidpn_source).seq
+        return self.adapter.render(context, command, allocations, patches, redirected_present=vidpn_source,
+                                   call_start=start).seq
 
     def WaitForPacket(self, context: Context, seq: int):
         """An event to ``yield``: it triggers when the context has retired packet ``seq``."""

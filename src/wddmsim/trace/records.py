@@ -31,7 +31,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "DmaPacketStop": ("context", "node", "fence", "kind", "seq", "status"),
     "PreemptRequest": ("node", "fence", "reason", "running", "for", "queued"),
     "QueuePacketStop": ("context", "node", "fence", "kind", "seq", "status"),
-    "Present": ("context", "process", "seq", "mode", "flip", "interval", "source", "width", "height"),
+    "Present": ("context", "process", "seq", "mode", "flip", "interval", "source", "width", "height", "cpu_start"),
     "Displayed": ("source", "context", "seq", "fence", "displayed", "latency"),
     "Dropped": ("source", "context", "seq", "fence"),
     "PageFault": ("node", "fence", "flags", "address"),

@@ -1,0 +1,132 @@
+"""PresentMon-style frame metrics from an event log: one row per present, with PresentMon's column
+names where the model knows the value.
+
+| column | here |
+|---|---|
+| Application | the presenting process's name |
+| ProcessID | its process id |
+| SwapChainAddress | the presenting context's handle and VidPn source, as one number (context << 8 \\| source) |
+| PresentRuntime | ``Other`` (the model has no DXGI or D3D9 runtime) |
+| SyncInterval | the present's FlipInterval (0 for blt and composed presents) |
+| PresentFlags | 0 |
+| AllowsTearing | 1 for an immediate flip (interval 0), else 0 |
+| PresentMode | ``Hardware: Legacy Flip`` (flip, flip_no_wait), ``Hardware: Legacy Copy to front buffer`` (blt), ``Composed: Copy with GPU GDI`` (composed) |
+| CPUStartTime | when the CPU started the frame: the previous present on the swap chain returned (the first frame: when its first packet was queued), ms from the start of the run |
+| MsBetweenPresents | from the previous present call on the swap chain to this one (NA for the first) |
+| MsInPresentAPI | from the present call's start to its return |
+| MsGPULatency | from CPUStartTime to the first GPU work of the frame |
+| MsGPUTime | from the frame's first GPU work to the end of the present's GPU work |
+| MsGPUBusy | the time the frame's packets (the context's packets after the previous present, up to and including this one) were running on their nodes, rebuilt from DmaPacketStart/Stop as PresentMon rebuilds its per-node queues |
+| MsGPUWait | MsGPUTime minus MsGPUBusy |
+| MsUntilDisplayed | from the present call's start to the display (NA when dropped) |
+| MsBetweenDisplayChange | from the previous display change on the source (NA when dropped, or for the first) |
+| DisplayedTime | when it appeared, ms (NA when dropped) |
+
+A present still waiting for its display when the log ends is left out.
+
+Spec: anchors.md section 5 (PresentMon's columns); docs/events.md.
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import Iterable
+
+COLUMNS = (
+    "Application", "ProcessID", "SwapChainAddress", "PresentRuntime", "SyncInterval", "PresentFlags", "AllowsTearing",
+    "PresentMode", "CPUStartTime", "MsBetweenPresents", "MsInPresentAPI", "MsGPULatency", "MsGPUTime", "MsGPUBusy",
+    "MsGPUWait", "MsUntilDisplayed", "MsBetweenDisplayChange", "DisplayedTime",
+)
+NA = "NA"
+_MODES = {"flip": "Hardware: Legacy Flip", "flip_no_wait": "Hardware: Legacy Flip",
+          "blt": "Hardware: Legacy Copy to front buffer", "composed": "Composed: Copy with GPU GDI"}
+
+
+def _ms(ns: int | None) -> str | float:
+    return NA if ns is None else round(ns / 1e6, 6)
+
+
+def present_rows(events: Iterable[dict]) -> list[dict]:
+    """The PresentMon rows of an event log, in present order."""
+    apps: dict[int, str] = {}
+    ctx_process: dict[int, int] = {}
+    presents = []  # dicts in order
+    by_key: dict = {}
+    runs: dict = {}  # (context) -> list of [start, stop, seq] of DMA packets that ran
+    open_runs: dict = {}  # (node, fence) -> (start, context, seq)
+    shown: dict = {}  # (context, seq) -> displayed time; None when dropped
+    queued_at: dict = {}  # (context, seq) -> QueuePacketStart time
+    for e in events:
+        ev = e["event"]
+        if ev == "ProcessCreate":
+            apps[e["process"]] = e["name"]
+        elif ev == "ContextCreate":
+            ctx_process[e["context"]] = e["process"]
+        elif ev == "Present":
+            p = dict(e)
+            presents.append(p)
+            by_key[(e["context"], e["seq"])] = p
+        elif ev == "QueuePacketStart":
+            queued_at.setdefault((e["context"], e["seq"]), e["t"])
+        elif ev == "DmaPacketStart":
+            open_runs[(e["node"], e["fence"])] = (e["t"], e["context"], e["seq"])
+        elif ev == "DmaPacketStop":
+            r = open_runs.pop((e["node"], e["fence"]), None)
+            if r is not None:
+                runs.setdefault(r[1], []).append((r[0], e["t"], r[2]))
+        elif ev == "Displayed":
+            shown[(e["context"], e["seq"])] = e["displayed"]
+        elif ev == "Dropped":
+            shown[(e["context"], e["seq"])] = None
+    rows = []
+    last_present: dict = {}  # swap chain -> (call start, seq, return)
+    last_display: dict = {}  # source -> time
+    for p in presents:
+        key = (p["context"], p["seq"])
+        if key not in shown:
+            continue  # still waiting when the log ended
+        chain = (p["context"] << 8) | p["source"]
+        prev = last_present.get(chain)
+        if prev:
+            frame_start = prev[2]
+        else:
+            first = [queued_at[(p["context"], q)] for q in range(1, p["seq"] + 1) if (p["context"], q) in queued_at]
+            frame_start = min(first + [p["cpu_start"]])
+        first_seq = prev[1] + 1 if prev else 1
+        frame = [r for r in runs.get(p["context"], []) if first_seq <= r[2] <= p["seq"]]
+        own = [r for r in frame if r[2] == p["seq"]]
+        gpu_start = min((r[0] for r in frame), default=None)
+        gpu_end = max((r[1] for r in own), default=None)
+        busy = sum(r[1] - r[0] for r in frame)
+        gpu_time = gpu_end - gpu_start if gpu_start is not None and gpu_end is not None else None
+        disp = shown[key]
+        prev_disp = last_display.get(p["source"])
+        row = {
+            "Application": apps.get(p["process"], ""), "ProcessID": p["process"], "SwapChainAddress": hex(chain),
+            "PresentRuntime": "Other", "SyncInterval": p["interval"], "PresentFlags": 0,
+            "AllowsTearing": int(p["flip"] == 1 and p["interval"] == 0), "PresentMode": _MODES.get(p["mode"], p["mode"]),
+            "CPUStartTime": _ms(frame_start),
+            "MsBetweenPresents": _ms(p["cpu_start"] - prev[0]) if prev else NA,
+            "MsInPresentAPI": _ms(p["t"] - p["cpu_start"]),
+            "MsGPULatency": _ms(gpu_start - frame_start) if gpu_start is not None else NA,
+            "MsGPUTime": _ms(gpu_time), "MsGPUBusy": _ms(busy),
+            "MsGPUWait": _ms(gpu_time - busy) if gpu_time is not None else NA,
+            "MsUntilDisplayed": _ms(disp - p["cpu_start"]) if disp is not None else NA,
+            "MsBetweenDisplayChange": _ms(disp - prev_disp) if disp is not None and prev_disp is not None else NA,
+            "DisplayedTime": _ms(disp) if disp is not None else NA,
+        }
+        rows.append(row)
+        last_present[chain] = (p["cpu_start"], p["seq"], p["t"])
+        if disp is not None:
+            last_display[p["source"]] = disp
+    return rows
+
+
+def write_presentmon_csv(events: Iterable[dict], path: str) -> int:
+    """Write the rows to ``path`` as CSV; returns how many."""
+    rows = present_rows(events)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    return len(rows)
