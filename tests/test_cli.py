@@ -122,8 +122,9 @@ def test_readme_examples_run(tmp_path):
         root = Path(__file__).parents[1]
         # Files the examples write go to the test's own directory, never the checkout.
         args = [str(root / a) if a.startswith("examples/")
-                else str(tmp_path / a) if a.endswith((".jsonl", ".json", ".csv")) and not a.startswith("@") else a
-                for a in args]
+                else str(tmp_path / a) if (a.endswith((".jsonl", ".json", ".csv")) and not a.startswith("@"))
+                or (i and args[i - 1] in ("--report", "-o")) else a
+                for i, a in enumerate(args)]
         r = run(*args)
         assert r.exit_code == 0, (line, r.stderr)
 

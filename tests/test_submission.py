@@ -300,7 +300,8 @@ def test_failed_submit_command_bugchecks_0x119_2_with_crash_record(tmp_path):
                                               int(NTSTATUS.STATUS_UNSUCCESSFUL), nq.submit_address)
     assert bc.p4 == 3  # node 0, fence 3
     assert rec.struct == "DXGKARG_SUBMITCOMMAND" and rec.rule == 1 and rec.time == 1000
-    assert trace.events[-1]["event"] == "BugCheck" and trace.events[-1]["p1"] == 2
+    assert trace.events[-2]["event"] == "BugCheck" and trace.events[-2]["p1"] == 2
+    assert trace.events[-1] == {"t": trace.events[-2]["t"], "event": "LogEnd", "reason": "bugcheck"}
     from wddmsim.ddi import codec
     from wddmsim.ddi.registry import RECORDS
 

@@ -11,6 +11,7 @@ Spec: DESIGN.md section 6 (user-facing command line).
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -380,7 +381,8 @@ def print_summary(con: Console, summary: dict) -> None:
 
 
 def execute(scenario, *, seed=None, until=None, events=None, as_json=False, verifier="strict",
-            crash_record="wddmsim-crash.json", con: Console | None = None, trace=None, presentmon=None) -> int:
+            crash_record="wddmsim-crash.json", con: Console | None = None, trace=None, presentmon=None,
+            report=None) -> int:
     """Build and run ``scenario``; print the summary; return the exit status (3 after a bug check).
     ``trace``: also write the run's timeline as Chrome trace JSON there; ``presentmon``: the
     PresentMon-style CSV of its presents."""
@@ -395,7 +397,9 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         except OSError as e:
             raise UserError(f"{events}: cannot write: {e.strerror}") from None
     collected = None
-    if trace or presentmon:
+    if report:
+        _check_directory(report)
+    if trace or presentmon or report:
         for path in (trace, presentmon):
             if path:
                 _check_writable(path)
@@ -421,6 +425,10 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         from .trace.presentmon import write_presentmon_csv
 
         write_presentmon_csv(collected.events, presentmon)
+    if report:
+        from .report import write_report
+
+        write_report(collected.events, report)
     con = con or _console()
     summary = dict(result.summary)
     if result.bugcheck is not None:
@@ -455,13 +463,51 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
               help="Write the timeline as Chrome trace JSON (open it in ui.perfetto.dev).")
 @click.option("--presentmon", type=click.Path(dir_okay=False), default=None,
               help="Write one row per present with PresentMon's columns (CSV).")
-def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record, trace_path, presentmon) -> None:
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Write a report folder: summary.md, summary.json and PNG plots.")
+def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record, trace_path, presentmon,
+            report_dir) -> None:
     """Run a scenario file and print its summary (exit status 3 if it ends in a bug check)."""
     sc = _load(scenario)
     limit = _duration(until, "--until")
     status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,
-                     crash_record=crash_record, trace=trace_path, presentmon=presentmon)
+                     crash_record=crash_record, trace=trace_path, presentmon=presentmon, report=report_dir)
     raise SystemExit(status)
+
+
+def _check_directory(path: str) -> None:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"{path}: cannot create the report folder: {e.strerror}") from None
+
+
+def _read_log(events_file: str) -> list[dict]:
+    from .trace import read_events
+
+    try:
+        events = read_events(events_file)
+    except OSError as e:
+        raise UserError(f"{events_file}: cannot read: {e.strerror}") from None
+    except (ValueError, KeyError) as e:
+        raise UserError(f"{events_file}: not a wddmsim event log: {e}") from None
+    if not events or events[0].get("event") != "LogStart":
+        raise UserError(f"{events_file}: not a wddmsim event log (the first line is not LogStart)")
+    return events
+
+
+@main.command("report")
+@click.argument("events_file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
+              help="The report folder (summary.md, summary.json, PNG plots).")
+def report_cmd(events_file: str, output: str) -> None:
+    """Make the report folder of a run from its saved event log."""
+    from .report import write_report
+
+    events = _read_log(events_file)
+    _check_directory(output)
+    files = write_report(events, output)
+    click.echo(f"{output}: {len(files)} files from {len(events)} log events")
 
 
 def _check_writable(path: str) -> None:
@@ -478,17 +524,9 @@ def _check_writable(path: str) -> None:
               help="Where the Chrome trace JSON goes (open it in ui.perfetto.dev or chrome://tracing).")
 def trace_cmd(events_file: str, output: str) -> None:
     """Turn an event log written with --events into a Chrome trace timeline."""
-    from .trace import read_events
     from .trace.chrome import write_chrome_trace
 
-    try:
-        events = read_events(events_file)
-    except OSError as e:
-        raise UserError(f"{events_file}: cannot read: {e.strerror}") from None
-    except (ValueError, KeyError) as e:
-        raise UserError(f"{events_file}: not a wddmsim event log: {e}") from None
-    if not events or events[0].get("event") != "LogStart":
-        raise UserError(f"{events_file}: not a wddmsim event log (the first line is not LogStart)")
+    events = _read_log(events_file)
     _check_writable(output)
     n = write_chrome_trace(events, output)
     click.echo(f"{output}: {n} trace events from {len(events)} log events")

@@ -182,6 +182,8 @@ class System:
                     "rule": crash.rule, "message": crash.message,
                 })
         wall = time.perf_counter() - t0
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "LogEnd", {"reason": "bugcheck" if crash is not None else "time"})
         result = RunResult(self.sim.now, wall, crash)
         result.summary = self.summary(wall)
         return result

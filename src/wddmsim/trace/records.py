@@ -43,6 +43,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "DeviceError": ("device", "process", "reason"),
     "VerifierViolation": ("rule", "name", "message"),
     "BugCheck": ("code", "name", "p1", "p2", "p3", "p4", "rule", "message"),
+    "LogEnd": ("reason",),
 }
 
 

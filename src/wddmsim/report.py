@@ -1,0 +1,265 @@
+"""Run reports: ``wddmsim run ... --report DIR`` and ``wddmsim report EVENTS.jsonl -o DIR``.
+
+Both build the report from the event log alone, so a saved log gives the same folder as the run:
+
+- ``summary.json`` and ``summary.md``: per node (packets that ran, busy % as the OS sees it:
+  the union of DmaPacketStart..DmaPacketStop), per context (packets queued and retired, latency
+  p50/p99/max from QueuePacketStart to QueuePacketStop), per VidPn source (presents, displayed,
+  dropped, frame time), and the run's preemptions, timeouts, resets and bug check;
+- ``node_utilisation.png``: each node's busy fraction per time bucket;
+- ``context_latency.png``: each context's latency distribution (cumulative);
+- ``frame_times.png``: time between display changes per VidPn source (when there are presents);
+- ``queue_depths.png``: packets on each node's hardware queue over time.
+
+Plots use matplotlib's Agg backend (no display needed).
+
+Spec: DESIGN.md section 6; the reporting issue.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+
+MS = 1e6
+
+
+def _pct(values: list[int], p: float):
+    if not values:
+        return None
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(p / 100 * len(s) + 0.5) - 1))]
+
+
+def summarize(events: list[dict]) -> dict:
+    """The report's numbers, from the event log."""
+    start = next((e for e in events if e["event"] == "LogStart"), {})
+    end = events[-1]["t"] if events else 0  # LogEnd's t when the log is whole
+    nodes: dict[int, str] = {}
+    names: dict[int, str] = {}
+    for e in events:
+        if e["event"] == "AdapterStart":
+            nodes = {n["ordinal"]: n["name"] for n in e["nodes"]}
+        elif e["event"] == "ContextCreate":
+            names[e["context"]] = e["name"]
+    running: dict = {}
+    spans = defaultdict(list)
+    queued: dict = {}
+    lat = defaultdict(list)
+    counts = defaultdict(lambda: [0, 0])
+    displayed = defaultdict(list)
+    presents = defaultdict(int)
+    dropped = defaultdict(int)
+    incidents = defaultdict(int)
+    bugcheck = None
+    for e in events:
+        ev = e["event"]
+        if ev == "DmaPacketStart":
+            running[(e["node"], e["fence"])] = e["t"]
+        elif ev == "DmaPacketStop":
+            t0 = running.pop((e["node"], e["fence"]), None)
+            if t0 is not None:
+                spans[e["node"]].append((t0, e["t"]))
+        elif ev == "QueuePacketStart":
+            queued.setdefault((e["context"], e["seq"]), e["t"])
+            counts[e["context"]][0] += 1
+        elif ev == "QueuePacketStop":
+            t0 = queued.pop((e["context"], e["seq"]), None)
+            if t0 is not None and e["status"] == "Completed":
+                lat[e["context"]].append(e["t"] - t0)
+                counts[e["context"]][1] += 1
+        elif ev == "Present":
+            presents[e["source"]] += 1
+        elif ev == "Displayed":
+            displayed[e["source"]].append(e["displayed"])
+        elif ev == "Dropped":
+            dropped[e["source"]] += 1
+        elif ev in ("PreemptRequest", "TdrDetected", "EngineReset", "AdapterReset", "PageFault", "DeviceError"):
+            incidents[ev] += 1
+        elif ev == "BugCheck":
+            bugcheck = {k: e[k] for k in ("code", "name", "p1", "p2", "p3", "p4", "rule", "message")}
+    for node, t0 in running.items():  # still running when the log ended
+        spans[node[0]].append((t0, end))
+    node_rows = []
+    for ordinal, name in sorted(nodes.items()):
+        busy = _union(spans.get(ordinal, []))
+        node_rows.append({"node": ordinal, "name": name, "packets": len(spans.get(ordinal, [])),
+                          "busy_pct": round(100 * busy / end, 3) if end else 0.0})
+    ctx_rows = []
+    for ctx, name in names.items():
+        v = lat.get(ctx, [])
+        ctx_rows.append({"context": name, "queued": counts[ctx][0], "retired": counts[ctx][1],
+                         "latency_p50_ns": _pct(v, 50), "latency_p99_ns": _pct(v, 99),
+                         "latency_max_ns": max(v) if v else None})
+    src_rows = []
+    for source in sorted(set(presents) | set(displayed)):
+        shown = displayed.get(source, [])
+        gaps = [b - a for a, b in zip(shown, shown[1:])]
+        src_rows.append({"source": source, "presents": presents.get(source, 0), "displayed": len(shown),
+                         "dropped": dropped.get(source, 0), "frame_time_p50_ns": _pct(gaps, 50),
+                         "frame_time_p99_ns": _pct(gaps, 99)})
+    return {"scenario": start.get("scenario", ""), "seed": start.get("seed", 0), "virtual_time_ns": end,
+            "nodes": node_rows, "contexts": ctx_rows, "displays": src_rows, "incidents": dict(incidents),
+            "bugcheck": bugcheck}
+
+
+def _union(spans: list[tuple[int, int]]) -> int:
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted(spans):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return total
+
+
+def _ms(ns) -> str:
+    return "-" if ns is None else f"{ns / MS:.3f} ms"
+
+
+def markdown(s: dict) -> str:
+    out = [f"# {s['scenario']} (seed {s['seed']})", "", f"Virtual time: {_ms(s['virtual_time_ns'])}.", "",
+           "## Nodes", "", "| node | packets | busy % |", "|---|---|---|"]
+    out += [f"| {n['name']} | {n['packets']} | {n['busy_pct']:.1f} |" for n in s["nodes"]]
+    out += ["", "## Contexts (latency: queued to retired)", "", "| context | queued | retired | p50 | p99 | max |",
+            "|---|---|---|---|---|---|"]
+    out += [f"| {c['context']} | {c['queued']} | {c['retired']} | {_ms(c['latency_p50_ns'])} | "
+            f"{_ms(c['latency_p99_ns'])} | {_ms(c['latency_max_ns'])} |" for c in s["contexts"]]
+    if s["displays"]:
+        out += ["", "## Displays", "", "| source | presents | displayed | dropped | frame p50 | frame p99 |",
+                "|---|---|---|---|---|---|"]
+        out += [f"| {d['source']} | {d['presents']} | {d['displayed']} | {d['dropped']} | "
+                f"{_ms(d['frame_time_p50_ns'])} | {_ms(d['frame_time_p99_ns'])} |" for d in s["displays"]]
+    if s["incidents"]:
+        out += ["", "## Incidents", ""] + [f"- {k}: {v}" for k, v in sorted(s["incidents"].items())]
+    if s["bugcheck"]:
+        b = s["bugcheck"]
+        out += ["", "## Bug check", "", f"0x{b['code']:X} {b['name']} ({b['p1']:#x}, {b['p2']:#x}, {b['p3']:#x}, "
+                f"{b['p4']:#x}): {b['message']}"]
+    return "\n".join(out) + "\n"
+
+
+def write_report(events: list[dict], out_dir: str) -> list[str]:
+    """Write the report folder; returns the files written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    os.makedirs(out_dir, exist_ok=True)
+    s = summarize(events)
+    written = []
+
+    def save(name: str, text: str) -> None:
+        path = os.path.join(out_dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        written.append(path)
+
+    save("summary.json", json.dumps(s, indent=2) + "\n")
+    save("summary.md", markdown(s))
+    end = max(s["virtual_time_ns"], 1)
+    nodes = {n["node"]: n["name"] for n in s["nodes"]}
+    names = {}
+    for e in events:
+        if e["event"] == "ContextCreate":
+            names[e["context"]] = e["name"]
+
+    def figure(name: str, title: str, xlabel: str, ylabel: str, draw) -> None:
+        fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
+        drew = draw(ax)
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if drew:
+            ax.legend(loc="best", fontsize="small")
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        path = os.path.join(out_dir, name)
+        fig.savefig(path)
+        plt.close(fig)
+        written.append(path)
+
+    # Node utilisation per bucket.
+    buckets = 50
+    width = end / buckets
+    spans = defaultdict(list)
+    running = {}
+    for e in events:
+        if e["event"] == "DmaPacketStart":
+            running[(e["node"], e["fence"])] = e["t"]
+        elif e["event"] == "DmaPacketStop" and (e["node"], e["fence"]) in running:
+            spans[e["node"]].append((running.pop((e["node"], e["fence"])), e["t"]))
+
+    def utilisation(ax):
+        xs = [(i + 0.5) * width / MS for i in range(buckets)]
+        for node, name in nodes.items():
+            busy = [0.0] * buckets
+            for a, b in spans.get(node, []):
+                i = int(a // width)
+                while a < b and i < buckets:
+                    edge = (i + 1) * width
+                    busy[i] += min(b, edge) - a
+                    a = min(b, edge)
+                    i += 1
+            ax.plot(xs, [100 * v / width for v in busy], label=name)
+        ax.set_ylim(0, 105)
+        return bool(nodes)
+
+    figure("node_utilisation.png", "Node utilisation (DMA packets running)", "virtual time (ms)", "busy (%)",
+           utilisation)
+
+    def latency(ax):
+        queued, lat = {}, defaultdict(list)
+        for e in events:
+            if e["event"] == "QueuePacketStart":
+                queued.setdefault((e["context"], e["seq"]), e["t"])
+            elif e["event"] == "QueuePacketStop" and e["status"] == "Completed":
+                t0 = queued.pop((e["context"], e["seq"]), None)
+                if t0 is not None:
+                    lat[e["context"]].append((e["t"] - t0) / MS)
+        for ctx, values in lat.items():
+            values.sort()
+            n = len(values)
+            ax.step(values, [(i + 1) / n for i in range(n)], where="post", label=names.get(ctx, str(ctx)))
+        return bool(lat)
+
+    figure("context_latency.png", "Packet latency per context (queued to retired), cumulative",
+           "latency (ms)", "fraction of packets", latency)
+
+    if s["displays"]:
+        def frames(ax):
+            shown = defaultdict(list)
+            for e in events:
+                if e["event"] == "Displayed":
+                    shown[e["source"]].append(e["displayed"])
+            for source, ts in shown.items():
+                ax.plot([t / MS for t in ts[1:]], [(b - a) / MS for a, b in zip(ts, ts[1:])], marker=".",
+                        label=f"VidPn source {source}")
+            return bool(shown)
+
+        figure("frame_times.png", "Time between display changes per VidPn source", "virtual time (ms)",
+               "frame time (ms)", frames)
+
+    def depths(ax):
+        level = defaultdict(int)
+        series = defaultdict(lambda: ([0.0], [0]))
+        for e in events:
+            if e["event"] in ("DmaPacketQueued", "DmaPacketStop"):
+                node = e["node"]
+                level[node] += 1 if e["event"] == "DmaPacketQueued" else -1
+                xs, ys = series[node]
+                xs.append(e["t"] / MS)
+                ys.append(level[node])
+        for node, (xs, ys) in series.items():
+            ax.step(xs, ys, where="post", label=nodes.get(node, str(node)))
+        return bool(series)
+
+    figure("queue_depths.png", "Hardware queue depth (packets submitted, not yet completed)", "virtual time (ms)",
+           "packets", depths)
+    return written
