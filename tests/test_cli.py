@@ -224,3 +224,35 @@ def test_decode_rejects_a_file_that_is_not_a_crash_record(tmp_path):
     f.write_text('{"format": "other"}')
     r = CliRunner().invoke(main, ["decode", f"@{f}"])
     assert r.exit_code == 2 and "not a wddmsim-crash-record file" in r.output
+
+
+def test_running_in_progress_slices_changes_nothing():
+    from wddmsim.scenario import load_scenario
+    from wddmsim.system import System
+    from wddmsim.trace import ListSink
+
+    sc = load_scenario(str(Path(__file__).parent.parent / "examples" / "priorities.toml"))
+    plain, sliced = ListSink(), ListSink()
+    seen = []
+    r1 = System(sc, trace=plain).run(until=50_000_000)
+    r2 = System(sc, trace=sliced).run(until=50_000_000, on_progress=lambda now, limit: seen.append((now, limit)))
+    assert plain.events == sliced.events and r1.end == r2.end
+    assert len(seen) == 100 and seen[-1] == (50_000_000, 50_000_000)
+    assert [now for now, _ in seen] == sorted(now for now, _ in seen)
+
+
+def test_no_progress_bar_when_output_is_not_a_terminal():
+    from wddmsim.cli import _RunProgress, _progress
+    from rich.console import Console
+    import io
+
+    assert _progress(Console(file=io.StringIO()), as_json=False) is None
+    term = Console(file=io.StringIO(), force_terminal=True)
+    assert isinstance(_progress(term, as_json=False), _RunProgress)
+    assert _progress(term, as_json=True) is None
+    bar = _RunProgress(term)
+    bar.started -= 2.0  # as if the run had taken two seconds already
+    bar(10, 100)
+    assert bar.bar is not None
+    bar.finish()
+    assert bar.bar is None and "virtual time" in term.file.getvalue()

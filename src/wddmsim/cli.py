@@ -412,7 +412,12 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
             raise ScenarioProblems([f"{scenario.name}: {p}: {r}" for p, r in e.problems]) from None
         except ApiError as e:
             raise UserError(f"{scenario.name}: the scenario cannot start: {e}") from None
-        result = system.run(until)
+        progress = _progress(con or _console(), as_json)
+        try:
+            result = system.run(until, on_progress=progress)
+        finally:
+            if progress is not None:
+                progress.finish()
     finally:
         close = getattr(sink, "close", None)
         if close is not None:
@@ -473,6 +478,42 @@ def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record,
     status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,
                      crash_record=crash_record, trace=trace_path, presentmon=presentmon, report=report_dir)
     raise SystemExit(status)
+
+
+class _RunProgress:
+    """A progress bar for long runs on a terminal: it appears once a run has taken a second of
+    wall time and disappears when the run ends (a bug check included)."""
+
+    def __init__(self, con: Console):
+        import time
+
+        self.con = con
+        self.clock = time.perf_counter
+        self.started = self.clock()
+        self.bar = None
+        self.task = None
+
+    def __call__(self, now: int, limit: int) -> None:
+        if self.bar is None:
+            if self.clock() - self.started < 1.0:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("virtual time"), BarColumn(), TextColumn("{task.description}"),
+                                TimeElapsedColumn(), console=self.con, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("", total=limit)
+        self.bar.update(self.task, completed=now, description=f"{now / 1e6:.1f} / {limit / 1e6:.1f} ms")
+
+    def finish(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _progress(con: Console, as_json: bool):
+    """A :class:`_RunProgress` when output goes to a terminal, else None (quiet)."""
+    return _RunProgress(con) if con.is_terminal and not as_json else None
 
 
 def _check_directory(path: str) -> None:

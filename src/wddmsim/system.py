@@ -166,13 +166,22 @@ class System:
         setattr(self.driver, name, failing)
 
     # -- running ------------------------------------------------------------------------------------
-    def run(self, until: int | None = None) -> RunResult:
-        """Run to ``until`` ns (default: the scenario's duration) or to a bug check."""
+    def run(self, until: int | None = None, on_progress=None) -> RunResult:
+        """Run to ``until`` ns (default: the scenario's duration) or to a bug check.
+
+        ``on_progress(now, limit)`` is called as virtual time advances, in 100 slices; running in
+        slices changes nothing in the run (timers keep their absolute times and order)."""
         limit = self.scenario.duration if until is None else until
         t0 = time.perf_counter()
         crash = None
         try:
-            self.sim.run(until=limit)
+            if on_progress is None:
+                self.sim.run(until=limit)
+            else:
+                step = max(1, limit // 100)
+                while self.sim.now < limit:
+                    self.sim.run(until=min(limit, self.sim.now + step))
+                    on_progress(self.sim.now, limit)
         except BugCheckStop as stop:
             crash = stop.record
             if self.trace is not None:
