@@ -79,7 +79,7 @@ def chrome_trace(events: Iterable[dict]) -> dict:
     queued: dict = {}  # (context, seq) -> QueuePacketStart t
     dma_queued: dict = {}  # (node, fence) -> (t, context, seq)
     running: dict = {}  # (node, fence) -> (t, context, seq, kind)
-    cpu_slices, hw_slices, interrupts, flows = [], [], [], []
+    cpu_slices, hw_slices, interrupts = [], [], []
     depth_counters, length_counters = [], []
     presents: dict = {}  # (context, seq) -> (t, source)
     flip_slices, vsyncs = [], []
