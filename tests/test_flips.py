@@ -49,6 +49,10 @@ def test_flips_happen_only_at_vsync_and_frames_pace_at_50_fps():
                                              7 * V - 100 * MS]
     vs = [e for e in trace.of("Callback") if "CrtcVsync" in e.get("args", {})]
     assert [e["t"] for e in vs] == [t for t, _ in shown]
+    # DxgKrnl-style events: one Flip per flip handed to the driver, one VSync per latch.
+    flips = trace.of("Flip")
+    assert len(flips) == 12 and {(f["interval"], f["no_wait"], f["source"]) for f in flips} == {(1, 0, 0)}
+    assert [(e["t"], e["address"]) for e in trace.of("VSync")] == [(t, f["surface"]) for (t, _), f in zip(shown, flips)]
     assert all(e["irql"] == "DIRQL" and e["args"]["CrtcVsync"]["VidPnTargetId"] == 0 for e in vs)
     d = r.summary["displays"][0]
     assert (d["presents"], d["displayed"], d["dropped"]) == (12, 12, 0)

@@ -266,6 +266,9 @@ class Adapter:
                                     R.Facts(version=self.version, physical_adapter_count=1), self.interrupt_address)
             v = data.CrtcVsync
             self.vsyncs += 1
+            if self.trace is not None:
+                self.trace.emit(self.sim.now, "VSync", {"source": v.VidPnTargetId,
+                                                       "address": v.PhysicalAddress.QuadPart})
             self.vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now)
         else:
             # Other interrupt types arrive with the later parts of the model; the verifier still

@@ -286,6 +286,12 @@ class VidSch:
         packet.submitted = sim.now
         if flags & FLIP_FLAGS:
             self.presents.submitted(packet)
+            if tr is not None:
+                tr.emit(sim.now, "Flip", {
+                    "context": ctx.handle, "seq": packet.seq, "fence": fence, "source": packet.vidpn_source,
+                    "interval": packet.flip_interval, "no_wait": int(bool(flags & FLAG_FLIP_NO_WAIT)),
+                    "surface": packet.surface,
+                })
         if fence > nq.last_submitted:
             nq.last_submitted = fence
         nq.packets += 1

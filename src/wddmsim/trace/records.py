@@ -32,6 +32,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "PreemptRequest": ("node", "fence", "reason", "running", "for", "queued"),
     "QueuePacketStop": ("context", "node", "fence", "kind", "seq", "status"),
     "Present": ("context", "process", "seq", "mode", "flip", "interval", "source", "width", "height", "cpu_start"),
+    "Flip": ("context", "seq", "fence", "source", "interval", "no_wait", "surface"),
+    "VSync": ("source", "address"),
     "Displayed": ("source", "context", "seq", "fence", "displayed", "latency"),
     "Dropped": ("source", "context", "seq", "fence"),
     "PageFault": ("node", "fence", "flags", "address"),
