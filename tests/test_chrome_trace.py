@@ -84,7 +84,9 @@ def test_trace_follows_the_format_and_holds_every_packet(name):
     stopped = {(e["node"], e["fence"]) for e in events if e["event"] == "DmaPacketStop"}
     assert len(running) == sum(1 for e in started if (e["node"], e["fence"]) in stopped)
     counters = [e for e in evs if e["ph"] == "C"]
-    assert len(counters) == sum(1 for e in events if e["event"] in ("DmaPacketQueued", "QueuePacketStart"))
+    assert len(counters) == sum(1 for e in events if e["event"] in ("DmaPacketQueued", "QueuePacketStart", "Doorbell"))
+    rings = [e for e in counters if e["name"].endswith("ring occupancy")]
+    assert rings and all(0 < e["args"]["bytes"] for e in rings)
 
 
 def test_preemption_trace_has_stacked_queues_flows_and_instants():

@@ -61,6 +61,7 @@ class System:
         )
         for e in self.gpu.engines:
             e.set_mode(engine_mode)
+        self.gpu.trace = trace
         ring_sizes = {i: n.ring_size for i, n in enumerate(ad.nodes) if n.ring_size}
         make_driver = driver_factory or ReferenceDriver
         self.driver = make_driver(

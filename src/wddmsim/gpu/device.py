@@ -90,6 +90,8 @@ class GPU:
         #: executing an indirect buffer (a logic analyser on the bus; the model's checkers use it
         #: as ground truth, a real OS never sees it). None: nobody watches.
         self.on_fetch = None
+        #: Event sink for what the hardware itself can tell (``Doorbell``); None: nothing.
+        self.trace = None
         self.engines = [
             Engine(self, i, e.name, e.kind, e.command_cost, e.bandwidth, e.preemption, e.preemption_interval)
             for i, e in enumerate(engines)

@@ -145,6 +145,10 @@ class Engine:
         if not 0 <= wptr < self.ring_size or wptr & 3:
             raise EngineFault(f"{self.name}: doorbell write pointer {wptr:#x} outside the ring")
         self.wptr = wptr
+        tr = self.gpu.trace
+        if tr is not None:
+            tr.emit(self.sim.now, "Doorbell", {"engine": self.index, "wptr": wptr, "rptr": self.rptr,
+                                               "ring_used": self.ring_used, "ring_size": self.ring_size})
         if self.state == IDLE:
             if self.mode == "stepped":
                 self.state = HELD

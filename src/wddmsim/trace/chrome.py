@@ -11,7 +11,8 @@ Layout (one process, the adapter):
   each display change;
 - an interrupt track: one short slice per ``DxgkCbNotifyInterrupt``;
 - flow arrows from each queue packet to its DMA packet to the interrupt that completed it;
-- counters: each node's hardware queue depth and each context's software queue length;
+- counters: each node's hardware queue depth, each engine's ring occupancy (bytes, at each
+  doorbell) and each context's software queue length;
 - instant events for preemption requests, page faults, timeouts, resets, device errors, live dumps
   and bug checks.
 
@@ -80,7 +81,7 @@ def chrome_trace(events: Iterable[dict]) -> dict:
     dma_queued: dict = {}  # (node, fence) -> (t, context, seq)
     running: dict = {}  # (node, fence) -> (t, context, seq, kind)
     cpu_slices, hw_slices, interrupts = [], [], []
-    depth_counters, length_counters = [], []
+    depth_counters, length_counters, ring_counters = [], [], []
     presents: dict = {}  # (context, seq) -> (t, source)
     flip_slices, vsyncs = [], []
     for e in events:
@@ -121,6 +122,8 @@ def chrome_trace(events: Iterable[dict]) -> dict:
             start = p[0] if p is not None else t - e["latency"]
             flip_slices.append((e["source"], start, t, e["context"], e["seq"], "Displayed"))
             vsyncs.append((t, e["source"]))
+        elif ev == "Doorbell":
+            ring_counters.append((t, e["engine"], e["ring_used"]))
         elif ev == "Dropped":
             p = presents.pop((e["context"], e["seq"]), None)
             if p is not None:
@@ -203,6 +206,9 @@ def chrome_trace(events: Iterable[dict]) -> dict:
     for t, node, depth in depth_counters:
         out.append({"name": f"{node_names.get(node, node)} hardware queue depth", "ph": "C", "pid": PID,
                     "ts": _us(t), "args": {"packets": depth}})
+    for t, engine, used in ring_counters:
+        out.append({"name": f"{node_names.get(engine, engine)} ring occupancy", "ph": "C", "pid": PID, "ts": _us(t),
+                    "args": {"bytes": used}})
     for t, ctx, length in length_counters:
         out.append({"name": f"{ctx_names.get(ctx, ctx)} software queue", "ph": "C", "pid": PID, "ts": _us(t),
                     "args": {"packets": length}})
