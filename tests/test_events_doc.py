@@ -122,6 +122,8 @@ def test_typed_records_and_flat_rows(tmp_path, emitted):
     System(sc, trace=sink).run(until=50_000_000)
     sink.close()
     recs = read_records(str(path))
+    from wddmsim.trace import read_events
+    assert read_events(str(path), typed=True) == recs and read_events(str(path))[0]["event"] == "LogStart"
     assert type(recs[0]).__name__ == "LogStart" and recs[0].format == "wddmsim-events"
     pre = next(r for r in recs if r.event == "PreemptRequest")
     assert getattr(pre, "for") > 0 and pre.reason == "priority"

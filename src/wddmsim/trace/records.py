@@ -98,8 +98,8 @@ def record(event: dict) -> EventRecord:
 
 
 def read_records(path: str) -> list[EventRecord]:
-    """An event log file as typed records."""
-    return [record(e) for e in read_events(path)]
+    """An event log file as typed records (``read_events(path, typed=True)``)."""
+    return read_events(path, typed=True)
 
 
 def _flatten(prefix: str, value, out: dict) -> None:

@@ -61,10 +61,16 @@ class JsonlSink:
             self._file.flush()
 
 
-def read_events(path: str) -> list[dict]:
-    """Read a JSON Lines event log back as a list of dicts."""
+def read_events(path: str, typed: bool = False) -> list:
+    """Read a JSON Lines event log back: a list of dicts, or with ``typed`` the typed records of
+    :mod:`wddmsim.trace.records` (one class per event, fields as attributes)."""
     with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        events = [json.loads(line) for line in f if line.strip()]
+    if typed:
+        from .records import record
+
+        return [record(e) for e in events]
+    return events
 
 
 class TeeSink:
