@@ -29,6 +29,11 @@ VIDSCHCAPS = "DXGK_VIDSCHCAPS"
 SETVIDPN = "DXGKARG_SETVIDPNSOURCEADDRESS"
 SUBMITFLAGS = "DXGK_SUBMITCOMMANDFLAGS"
 PATCHFLAGS = "DXGK_PATCHFLAGS"
+CREATEHWQUEUE = "DXGKARG_CREATEHWQUEUE"
+SIGNALFENCE = "DXGKARG_SIGNALMONITOREDFENCE"
+SUSPEND = "DXGKARG_SUSPENDCONTEXT"
+SCHEDPROPS = "DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES"
+BANDS = "DXGKARG_SETUPPRIORITYBANDS"
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 ARCHES = ("x64", "x86")
@@ -139,6 +144,12 @@ def valid_hwqueue(version="latest", **over):
     return new(HWQUEUE, "x64", version, **fields)
 
 
+def sched_props(**over):
+    fields = dict(hContext=0x3000, priorityBand=1, inProcessPriority=0, quantum=20000, gracePeriodSamePriority=10000)
+    fields.update(over)
+    return new(SCHEDPROPS, **fields)
+
+
 def flip_vidpn(**over):
     fields = dict(VidPnSourceId=0, PrimarySegment=1, PrimaryAddress=0x100000, ContextCount=1, Flags=0x4)
     fields.update(over)
@@ -212,8 +223,16 @@ FIRING = {
     93: (HWQUEUE, lambda: valid_hwqueue(), Facts(queue_busy=True), None),
     94: (HWQUEUE, lambda: valid_hwqueue(Flags=0x2), Facts(buffer_origin="umd"), None),
     95: (HWQUEUE, lambda: valid_hwqueue(), Facts(private_data_reads_after_return=1), None),
+    100: (HWQUEUE, lambda: valid_hwqueue(HwQueueProgressFenceGpuVa=0x10004), Facts(), None),
+    104: (SUSPEND, lambda: new(SUSPEND, hContext=0x3000, contextSuspendFence=5), Facts(last_suspend_fence=5), None),
+    105: (HWQUEUE, lambda: valid_hwqueue(), Facts(max_in_flight=4, in_flight=4), None),
     115: (RESET, lambda: new(RESET, NodeOrdinal=0, LastAbortedFenceId=3), Facts(last_completed_fence=5, last_submitted_fence=9),
           bc(VidSchError.REPORTED_INVALID_ABORTED_FENCE, 3, 5)),
+    122: (SCHEDPROPS, lambda: sched_props(priorityBand=3, realtimeBandPriorityLevel=32), Facts(), None),
+    123: (SCHEDPROPS, lambda: sched_props(inProcessPriority=8), Facts(), None),
+    124: (BANDS, lambda: new(BANDS, targetNormalBandPercentage=51), Facts(), None),
+    125: (HWQUEUE, lambda: valid_hwqueue(), Facts(scheduling_properties_set=False), None),
+    126: (SCHEDPROPS, lambda: sched_props(priorityBand=2), Facts(has_inc_base_priority=False), None),
 }
 
 
@@ -313,7 +332,15 @@ QUIET = {
     93: (HWQUEUE, lambda: valid_hwqueue(), Facts(queue_busy=False)),
     94: (HWQUEUE, lambda: valid_hwqueue(Flags=0x2), Facts(buffer_origin="present")),
     95: (HWQUEUE, lambda: valid_hwqueue(), Facts(private_data_reads_after_return=0)),
+    100: (HWQUEUE, lambda: valid_hwqueue(HwQueueProgressFenceGpuVa=0x10008, HwQueueProgressFenceCpuVa=0x7000), Facts()),
+    104: (SUSPEND, lambda: new(SUSPEND, hContext=0x3000, contextSuspendFence=6), Facts(last_suspend_fence=5)),
+    105: (HWQUEUE, lambda: valid_hwqueue(), Facts(max_in_flight=4, in_flight=3)),
     115: (RESET, lambda: new(RESET, NodeOrdinal=0, LastAbortedFenceId=5), Facts(last_completed_fence=5, last_submitted_fence=9)),
+    122: (SCHEDPROPS, lambda: sched_props(priorityBand=3, realtimeBandPriorityLevel=31), Facts()),
+    123: (SCHEDPROPS, lambda: sched_props(inProcessPriority=-7), Facts()),
+    124: (BANDS, lambda: new(BANDS, targetNormalBandPercentage=50), Facts()),
+    125: (HWQUEUE, lambda: valid_hwqueue(), Facts(scheduling_properties_set=True)),
+    126: (SCHEDPROPS, lambda: sched_props(priorityBand=3), Facts(has_inc_base_priority=True)),
 }
 
 

@@ -88,6 +88,7 @@ typedef LARGE_INTEGER PHYSICAL_ADDRESS;
 #define DDI_HAS_D3DDDI_VIDEO_PRESENT_SOURCE_ID 1
 #define DDI_HAS_D3DDDI_VIDEO_PRESENT_TARGET_ID 1
 #define DDI_HAS_NTSTATUS 1
+#define DDI_HAS_D3DKMT_HANDLE 1
 
 /* ---- D3DDDI_FLIPINTERVAL_TYPE (d3dukmdt) --------------------------- */
 typedef enum D3DDDI_FLIPINTERVAL_TYPE {
@@ -689,6 +690,228 @@ typedef enum _DXGK_BUILDPAGINGBUFFER_OPERATION {
 } DXGK_BUILDPAGINGBUFFER_OPERATION;
 #define DDI_HAS_DXGK_BUILDPAGINGBUFFER_OPERATION 1
 
+/* ---- GpuMmu (WDDM 2.0): page-table entries and page-table operations --- */
+/* DXGK_PTE is modelled from WDDM 2.0 only: the 8-byte, system-reserved
+ * structure of that name in pre-WDDM 2.0 headers is a different layout.
+ * BlockAccessMode (newest doc revision) is newer than WDDM 3.2.  The
+ * explicit D3DGPU_PHYSICAL_ADDRESS.Padding of current headers occupies the
+ * bytes older headers leave as alignment padding.  See DECISIONS.md. */
+#if DDI_AT_LEAST(WDDM2_0)
+typedef enum _DXGK_PTE_PAGE_SIZE {
+    DXGK_PTE_PAGE_TABLE_PAGE_4KB  = 0,
+    DXGK_PTE_PAGE_TABLE_PAGE_64KB = 1
+} DXGK_PTE_PAGE_SIZE;
+#define DDI_HAS_DXGK_PTE_PAGE_SIZE 1
+
+typedef struct _DXGK_PTE {
+    union {
+        struct {
+            ULONGLONG Valid                : 1;
+            ULONGLONG Zero                 : 1;
+            ULONGLONG CacheCoherent        : 1;
+            ULONGLONG ReadOnly             : 1;
+            ULONGLONG NoExecute            : 1;
+            ULONGLONG Segment              : 5;
+            ULONGLONG LargePage            : 1;
+            ULONGLONG PhysicalAdapterIndex : 6;
+            ULONGLONG PageTablePageSize    : 2;
+            ULONGLONG SystemReserved0      : 1;
+            ULONGLONG Reserved             : 44;
+        };
+        ULONGLONG Flags;
+    };
+    union {
+        ULONGLONG PageAddress;
+        ULONGLONG PageTableAddress;
+    };
+} DXGK_PTE;
+#define DDI_HAS_DXGK_PTE 1
+
+typedef struct _D3DGPU_PHYSICAL_ADDRESS {
+    UINT   SegmentId;
+    UINT   Padding;
+    UINT64 SegmentOffset;
+} D3DGPU_PHYSICAL_ADDRESS;
+#define DDI_HAS_D3DGPU_PHYSICAL_ADDRESS 1
+
+typedef enum _DXGK_PAGETABLEUPDATEMODE {
+    DXGK_PAGETABLEUPDATE_CPU_VIRTUAL  = 0,
+    DXGK_PAGETABLEUPDATE_GPU_VIRTUAL  = 1,
+    DXGK_PAGETABLEUPDATE_GPU_PHYSICAL = 2
+} DXGK_PAGETABLEUPDATEMODE;
+#define DDI_HAS_DXGK_PAGETABLEUPDATEMODE 1
+
+typedef struct _DXGK_PAGETABLEUPDATEADDRESS {
+    union {
+        PVOID                   CpuVirtual;
+        D3DGPU_PHYSICAL_ADDRESS GpuPhysical;
+        D3DGPU_VIRTUAL_ADDRESS  GpuVirtual;
+    };
+} DXGK_PAGETABLEUPDATEADDRESS;
+#define DDI_HAS_DXGK_PAGETABLEUPDATEADDRESS 1
+
+/* A plain bitfield struct: no union, no Value member. */
+typedef struct _DXGK_UPDATEPAGETABLEFLAGS {
+    UINT Repeat         : 1;
+    UINT InitialUpdate  : 1;
+    UINT NotifyEviction : 1;
+    UINT Use64KBPages   : 1;
+#if DDI_AT_LEAST(WDDM3_1)
+    UINT NativeFence    : 1;
+    UINT Reserved       : 27;
+#else
+    UINT Reserved       : 28;
+#endif
+} DXGK_UPDATEPAGETABLEFLAGS;
+#define DDI_HAS_DXGK_UPDATEPAGETABLEFLAGS 1
+
+typedef struct _DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE {
+    UINT                        PageTableLevel;
+    HANDLE                      hAllocation;
+    DXGK_PAGETABLEUPDATEADDRESS PageTableAddress;
+    DXGK_PTE                   *pPageTableEntries;
+    UINT                        StartIndex;
+    UINT                        NumPageTableEntries;
+    UINT                        Reserved0;
+    DXGK_UPDATEPAGETABLEFLAGS   Flags;
+    UINT64                      DriverProtection;
+    UINT64                      AllocationOffsetInBytes;
+    HANDLE                      hProcess;
+    DXGK_PAGETABLEUPDATEMODE    UpdateMode;
+    DXGK_PTE                   *pPageTableEntries64KB;
+    D3DGPU_VIRTUAL_ADDRESS      FirstPteVirtualAddress;
+} DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE;
+#define DDI_HAS_DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE 1
+
+typedef struct _DXGK_BUILDPAGINGBUFFER_FLUSHTLB {
+    D3DGPU_PHYSICAL_ADDRESS RootPageTableAddress;
+    HANDLE                  hProcess;
+    D3DGPU_VIRTUAL_ADDRESS  StartVirtualAddress;
+    D3DGPU_VIRTUAL_ADDRESS  EndVirtualAddress;
+} DXGK_BUILDPAGINGBUFFER_FLUSHTLB;
+#define DDI_HAS_DXGK_BUILDPAGINGBUFFER_FLUSHTLB 1
+
+/* PerPtePageSize and OpportunisticSysMem64KBPageSupported (current doc
+ * only) are newer than WDDM 3.2 and not modelled. */
+typedef struct _DXGK_GPUMMUCAPS {
+    union {
+        struct {
+            UINT ReadOnlyMemorySupported                : 1;
+            UINT NoExecuteMemorySupported               : 1;
+            UINT ZeroInPteSupported                     : 1;
+            UINT ExplicitPageTableInvalidation          : 1;
+            UINT CacheCoherentMemorySupported           : 1;
+            UINT PageTableUpdateRequireAddressSpaceIdle : 1;
+            UINT LargePageSupported                     : 1;
+            UINT DualPteSupported                       : 1;
+#if DDI_AT_LEAST(WDDM2_1)
+            UINT AllowNonAlignedLargePageAddress        : 1;
+            UINT SysMem64KBPageSupported                : 1;
+#if DDI_AT_LEAST(WDDM2_6)
+            UINT InvalidTlbEntriesNotCached             : 1;
+#if DDI_AT_LEAST(WDDM2_9)
+            UINT SysMemLargePageSupported               : 1;
+#if DDI_AT_LEAST(WDDM3_1)
+            UINT CachedPageTables                       : 1;
+            UINT Reserved                               : 19;
+#else
+            UINT Reserved                               : 20;
+#endif
+#else
+            UINT Reserved                               : 21;
+#endif
+#else
+            UINT Reserved                               : 22;
+#endif
+#else
+            UINT Reserved                               : 24;
+#endif
+        };
+        UINT Value;
+    };
+    DXGK_PAGETABLEUPDATEMODE PageTableUpdateMode;
+    UINT                     VirtualAddressBitCount;
+    UINT                     LeafPageTableSizeFor64KPagesInBytes;
+    UINT                     PageTableLevelCount;
+    struct {
+        UINT SourcePageTableVaInTransfer : 1;
+        UINT Reserved                    : 31;
+    } LegacyBehaviors;
+} DXGK_GPUMMUCAPS;
+#define DDI_HAS_DXGK_GPUMMUCAPS 1
+
+typedef struct _DXGK_PAGE_TABLE_LEVEL_DESC {
+    UINT PageTableIndexBitCount;
+    UINT PageTableSegmentId;
+    UINT PagingProcessPageTableSegmentId;
+    UINT PageTableSizeInBytes;
+    UINT PageTableAlignmentInBytes;
+} DXGK_PAGE_TABLE_LEVEL_DESC;
+#define DDI_HAS_DXGK_PAGE_TABLE_LEVEL_DESC 1
+
+typedef struct _DXGKARG_SETROOTPAGETABLE {
+    HANDLE                  hContext;
+    D3DGPU_PHYSICAL_ADDRESS Address;
+    UINT                    NumEntries;
+} DXGKARG_SETROOTPAGETABLE;
+#define DDI_HAS_DXGKARG_SETROOTPAGETABLE 1
+
+typedef struct _DXGKARG_GETROOTPAGETABLESIZE {
+    UINT NumberOfPte;
+    UINT PhysicalAdapterIndex;
+} DXGKARG_GETROOTPAGETABLESIZE;
+#define DDI_HAS_DXGKARG_GETROOTPAGETABLESIZE 1
+
+typedef struct _DXGK_CREATEPROCESSFLAGS {
+    union {
+        struct {
+            UINT SystemProcess               : 1;
+            UINT GdiProcess                  : 1;
+#if DDI_AT_LEAST(WDDM2_2)
+            UINT VirtualMachineProcess       : 1;
+#if DDI_AT_LEAST(WDDM2_4)
+            UINT VirtualMachineWorkerProcess : 1;
+#if DDI_AT_LEAST(WDDM2_5)
+            UINT SessionIsolatedContainer    : 1;
+            UINT Reserved                    : 27;
+#else
+            UINT Reserved                    : 28;
+#endif
+#else
+            UINT Reserved                    : 29;
+#endif
+#else
+            UINT Reserved                    : 30;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_CREATEPROCESSFLAGS;
+#define DDI_HAS_DXGK_CREATEPROCESSFLAGS 1
+
+typedef struct _DXGKARG_CREATEPROCESS {
+    HANDLE                  hDxgkProcess;
+    HANDLE                  hKmdProcess;
+    DXGK_CREATEPROCESSFLAGS Flags;
+    UINT                    NumPasid;
+    ULONG                  *pPasid;
+#if DDI_AT_LEAST(WDDM2_4)
+    HANDLE                  hKmdVmWorkerProcess;
+    UINT                    ProcessNameLength;
+    WCHAR                  *pProcessName;
+#endif
+} DXGKARG_CREATEPROCESS;
+#define DDI_HAS_DXGKARG_CREATEPROCESS 1
+#endif
+
+#if DDI_AT_LEAST(WDDM2_2)
+typedef struct _DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE {
+    D3DGPU_VIRTUAL_ADDRESS MonitoredFenceGpuVa;
+    UINT64                 MonitoredFenceValue;
+} DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE;
+#define DDI_HAS_DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE 1
+#endif
+
 /* ---- paging buffers ----------------------------------------------------- */
 typedef struct _DXGK_TRANSFERFLAGS {
     union {
@@ -793,6 +1016,13 @@ typedef struct _DXGKARG_BUILDPAGINGBUFFER {
             SIZE_T           NumberOfPages;
             PHYSICAL_ADDRESS DummyPage;
         } UnmapApertureSegment;
+#if DDI_AT_LEAST(WDDM2_0)
+        DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE      UpdatePageTable;
+        DXGK_BUILDPAGINGBUFFER_FLUSHTLB             FlushTlb;
+#endif
+#if DDI_AT_LEAST(WDDM2_2)
+        DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE SignalMonitoredFence;
+#endif
         struct {
             UINT Reserved[64];
         } Reserved;
@@ -1294,5 +1524,263 @@ typedef struct _DXGKARG_PRESENT {
 #endif
 } DXGKARG_PRESENT;
 #define DDI_HAS_DXGKARG_PRESENT 1
+
+/* ---- hardware scheduling (WDDM 2.2 / 2.4 / 2.5) ------------------------- */
+/* Guards: see DECISIONS.md (2.2 set as in the WDDM 2.3 header; the 2.4
+ * scheduling-model set; DXGKARG_SIGNALMONITOREDFENCE 2.5). */
+#if DDI_AT_LEAST(WDDM2_2)
+typedef struct _D3DDDI_CREATEHWCONTEXTFLAGS {
+    union {
+        struct {
+            UINT Reserved : 32;
+        };
+        UINT Value;
+    };
+} D3DDDI_CREATEHWCONTEXTFLAGS;
+#define DDI_HAS_D3DDDI_CREATEHWCONTEXTFLAGS 1
+
+typedef struct _DXGK_HWCONTEXT_CAPS {
+    union {
+        struct {
+            UINT UseIoMmu : 1;
+            UINT Reserved : 31;
+        };
+        UINT Value;
+    };
+} DXGK_HWCONTEXT_CAPS;
+#define DDI_HAS_DXGK_HWCONTEXT_CAPS 1
+
+typedef struct _DXGKARG_CREATEHWCONTEXT {
+    HANDLE                      hHwContext;
+    UINT                        NodeOrdinal;
+    UINT                        EngineAffinity;
+    D3DDDI_CREATEHWCONTEXTFLAGS Flags;
+    UINT                        PrivateDriverDataSize;
+    VOID                       *pPrivateDriverData;
+    DXGK_HWCONTEXT_CAPS         ContextCaps;
+} DXGKARG_CREATEHWCONTEXT;
+#define DDI_HAS_DXGKARG_CREATEHWCONTEXT 1
+
+typedef struct _D3DDDI_CREATEHWQUEUEFLAGS {
+    union {
+        struct {
+            UINT DisableGpuTimeout   : 1;
+#if DDI_AT_LEAST(WDDM2_7)
+            UINT NoBroadcastSignal   : 1;
+            UINT NoBroadcastWait     : 1;
+            UINT NoKmdAccess         : 1;
+#if DDI_AT_LEAST(WDDM3_1)
+            UINT UserModeSubmission  : 1;
+#if DDI_AT_LEAST(WDDM3_2)
+            UINT NativeProgressFence : 1;
+            UINT TestQueue           : 1;
+            UINT Reserved            : 25;
+#else
+            UINT Reserved            : 27;
+#endif
+#else
+            UINT Reserved            : 28;
+#endif
+#else
+            UINT Reserved            : 31;
+#endif
+        };
+        UINT Value;
+    };
+} D3DDDI_CREATEHWQUEUEFLAGS;
+#define DDI_HAS_D3DDDI_CREATEHWQUEUEFLAGS 1
+
+typedef struct _DXGKARG_CREATEHWQUEUE {
+    HANDLE                    hHwQueue;
+    D3DDDI_CREATEHWQUEUEFLAGS Flags;
+    UINT                      PrivateDriverDataSize;
+    VOID                     *pPrivateDriverData;
+    D3DKMT_HANDLE             hHwQueueProgressFence;
+    VOID                     *HwQueueProgressFenceCPUVirtualAddress;
+    D3DGPU_VIRTUAL_ADDRESS    HwQueueProgressFenceGPUVirtualAddress;
+#if DDI_AT_LEAST(WDDM3_2)
+    HANDLE                    hHwQueueNativeProgressFence;
+#endif
+} DXGKARG_CREATEHWQUEUE;
+#define DDI_HAS_DXGKARG_CREATEHWQUEUE 1
+
+typedef struct _DXGKARG_RESETHWENGINE {
+    UINT NodeOrdinal;
+    UINT EngineOrdinal;
+} DXGKARG_RESETHWENGINE;
+#define DDI_HAS_DXGKARG_RESETHWENGINE 1
+#endif
+
+#if DDI_AT_LEAST(WDDM2_4)
+typedef enum _DXGK_SCHEDULING_PRIORITY_BAND {
+    DXGK_SCHEDULING_PRIORITY_BAND_IDLE     = 0,
+    DXGK_SCHEDULING_PRIORITY_BAND_NORMAL   = 1,
+    DXGK_SCHEDULING_PRIORITY_BAND_FOCUS    = 2,
+    DXGK_SCHEDULING_PRIORITY_BAND_REALTIME = 3,
+    DXGK_SCHEDULING_PRIORITY_BAND_COUNT    = 4
+} DXGK_SCHEDULING_PRIORITY_BAND;
+#define DDI_HAS_DXGK_SCHEDULING_PRIORITY_BAND 1
+
+typedef struct _DXGKARG_SETUPPRIORITYBANDS {
+    UINT64 gracePeriodForBand[DXGK_SCHEDULING_PRIORITY_BAND_COUNT];
+    UINT64 processQuantumForBand[DXGK_SCHEDULING_PRIORITY_BAND_COUNT];
+    UINT64 processGracePeriodForBand[DXGK_SCHEDULING_PRIORITY_BAND_COUNT];
+    UINT   targetNormalBandPercentage;
+} DXGKARG_SETUPPRIORITYBANDS;
+#define DDI_HAS_DXGKARG_SETUPPRIORITYBANDS 1
+
+typedef struct _DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES {
+    HANDLE                        hContext;
+    DXGK_SCHEDULING_PRIORITY_BAND priorityBand;
+    INT                           realtimeBandPriorityLevel;
+    INT                           inProcessPriority;
+    UINT64                        quantum;
+    UINT64                        gracePeriodSamePriority;
+    UINT64                        gracePeriodLowerPriority;
+} DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES;
+#define DDI_HAS_DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES 1
+
+typedef struct _DXGKARG_SUSPENDCONTEXT {
+    HANDLE hContext;
+    UINT64 contextSuspendFence;
+} DXGKARG_SUSPENDCONTEXT;
+#define DDI_HAS_DXGKARG_SUSPENDCONTEXT 1
+
+typedef struct _DXGKARG_RESUMECONTEXT {
+    HANDLE hContext;
+} DXGKARG_RESUMECONTEXT;
+#define DDI_HAS_DXGKARG_RESUMECONTEXT 1
+
+typedef struct _DXGKARG_RESUMEHWENGINE {
+    UINT NodeOrdinal;
+    UINT EngineOrdinal;
+} DXGKARG_RESUMEHWENGINE;
+#define DDI_HAS_DXGKARG_RESUMEHWENGINE 1
+
+typedef struct _DXGK_INVALIDATEHWCONTEXTFLAGS {
+    union {
+        struct {
+            UINT CollateralDamage : 1;
+            UINT Reserved         : 31;
+        };
+        UINT Value;
+    };
+} DXGK_INVALIDATEHWCONTEXTFLAGS;
+#define DDI_HAS_DXGK_INVALIDATEHWCONTEXTFLAGS 1
+#endif
+
+/* The WDDM 2.2/2.3 form has hHwContext only; hAdapter (in front) and
+ * Flags arrive with the WDDM 2.4 scheduling model. */
+#if DDI_AT_LEAST(WDDM2_2)
+typedef struct _DXGKARGCB_INVALIDATEHWCONTEXT {
+#if DDI_AT_LEAST(WDDM2_4)
+    HANDLE                        hAdapter;
+#endif
+    HANDLE                        hHwContext;
+#if DDI_AT_LEAST(WDDM2_4)
+    DXGK_INVALIDATEHWCONTEXTFLAGS Flags;
+#endif
+} DXGKARGCB_INVALIDATEHWCONTEXT;
+#define DDI_HAS_DXGKARGCB_INVALIDATEHWCONTEXT 1
+#endif
+
+#if DDI_AT_LEAST(WDDM2_5)
+typedef enum _DXGK_KERNEL_SUBMISSION_TYPE {
+    DXGK_KERNEL_SUBMISSION_BUILD_PAGING_BUFFER = 0,
+    DXGK_KERNEL_SUBMISSION_RENDERGDI           = 1,
+    DXGK_KERNEL_SUBMISSION_PRESENTBLT          = 2
+} DXGK_KERNEL_SUBMISSION_TYPE;
+#define DDI_HAS_DXGK_KERNEL_SUBMISSION_TYPE 1
+
+typedef struct _DXGKARG_SIGNALMONITOREDFENCE {
+    DXGK_KERNEL_SUBMISSION_TYPE KernelSubmissionType;
+    VOID                       *pDmaBuffer;
+    D3DGPU_VIRTUAL_ADDRESS      DmaBufferGpuVirtualAddress;
+    UINT                        DmaSize;
+    VOID                       *pDmaBufferPrivateData;
+    UINT                        DmaBufferPrivateDataSize;
+    UINT                        MultipassOffset;
+    D3DGPU_VIRTUAL_ADDRESS      MonitoredFenceGpuVa;
+    UINT64                      MonitoredFenceValue;
+    VOID                       *MonitoredFenceCpuVa;
+    HANDLE                      hHwQueue;
+} DXGKARG_SIGNALMONITOREDFENCE;
+#define DDI_HAS_DXGKARG_SIGNALMONITOREDFENCE 1
+#endif
+
+/* ---- synchronization-object and signal flags (d3dukmdt) ----------------- */
+/* The header spells the top bit of the sync-object flags
+ * D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS_RESERVED0, a macro for Reserved0.
+ * NtSecuritySharing and that bit follow the member pages (Windows 8); the
+ * current header leaves both unguarded.  See DECISIONS.md. */
+#if DDI_AT_LEAST(WIN7)
+typedef struct _D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS {
+    union {
+        struct {
+            UINT Shared                        : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT NtSecuritySharing             : 1;
+#if DDI_AT_LEAST(WDDM1_3)
+            UINT CrossAdapter                  : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT TopOfPipeline                 : 1;
+            UINT NoSignal                      : 1;
+            UINT NoWait                        : 1;
+            UINT NoSignalMaxValueOnTdr         : 1;
+            UINT NoGPUAccess                   : 1;
+#if DDI_AT_LEAST(WDDM3_0)
+            UINT SignalByKmd                   : 1;
+#if DDI_AT_LEAST(WDDM3_1)
+            UINT Unused                        : 1;
+#if DDI_AT_LEAST(WDDM3_2)
+            UINT UnwaitCpuWaitersOnlyOnDestroy : 1;
+            UINT Reserved                      : 20;
+#else
+            UINT Reserved                      : 21;
+#endif
+#else
+            UINT Reserved                      : 22;
+#endif
+#else
+            UINT Reserved                      : 23;
+#endif
+#else
+            UINT Reserved                      : 28;
+#endif
+#else
+            UINT Reserved                      : 29;
+#endif
+            UINT Reserved0                     : 1;
+#else
+            UINT Reserved                      : 31;
+#endif
+        };
+        UINT Value;
+    };
+} D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS;
+#define DDI_HAS_D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS 1
+#endif
+
+typedef struct _D3DDDICB_SIGNALFLAGS {
+    union {
+        struct {
+            UINT SignalAtSubmission         : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT EnqueueCpuEvent            : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT AllowFenceRewind           : 1;
+            UINT Reserved                   : 28;
+            UINT DXGK_SIGNAL_FLAG_INTERNAL0 : 1;
+#else
+            UINT Reserved                   : 30;
+#endif
+#else
+            UINT Reserved                   : 31;
+#endif
+        };
+        UINT Value;
+    };
+} D3DDDICB_SIGNALFLAGS;
+#define DDI_HAS_D3DDDICB_SIGNALFLAGS 1
 
 #endif /* WDDMSIM_DDI_DECLS_H */

@@ -5,7 +5,10 @@ names and values; :data:`ENUM_SINCE` records the DDI version that introduced eac
 header guards it, so a decoder can say "not defined at this DDI version".
 
 Spec: ddi-facts.md sections 2.5 (flip interval), 3.4 (engine types), 4.2 (interrupt types),
-4.4 (page-fault flags and error codes), 5.3 (preemption granularity), 6.2 (paging operations).
+4.4 (page-fault flags and error codes), 5.3 (preemption granularity), 6.2 (paging operations),
+8.3 (scheduling priority bands), 9.4 (kernel submission types); the GpuMmu page-table update modes
+and PTE page sizes follow [D:d3dkmddi/ne-d3dkmddi-_dxgk_pagetableupdatemode] and
+[D:d3dukmdt/ne-d3dukmdt-_dxgk_pte_page_size].
 """
 
 from __future__ import annotations
@@ -190,6 +193,39 @@ class D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY(enum.IntEnum):
     D3DKMDT_COMPUTE_PREEMPTION_SHADER_BOUNDARY = 500
 
 
+class DXGK_PAGETABLEUPDATEMODE(enum.IntEnum):
+    """Which kind of address an UpdatePageTable operation names the page table by (WDDM 2.0, GpuMmu)."""
+
+    DXGK_PAGETABLEUPDATE_CPU_VIRTUAL = 0
+    DXGK_PAGETABLEUPDATE_GPU_VIRTUAL = 1
+    DXGK_PAGETABLEUPDATE_GPU_PHYSICAL = 2
+
+
+class DXGK_PTE_PAGE_SIZE(enum.IntEnum):
+    """Page size of the leaf table a level-1 ``DXGK_PTE`` points at (its ``PageTablePageSize`` bits)."""
+
+    DXGK_PTE_PAGE_TABLE_PAGE_4KB = 0
+    DXGK_PTE_PAGE_TABLE_PAGE_64KB = 1
+
+
+class DXGK_SCHEDULING_PRIORITY_BAND(enum.IntEnum):
+    """The band a hardware-scheduled context runs in (ddi-facts 8.3); ``COUNT`` sizes the per-band arrays."""
+
+    DXGK_SCHEDULING_PRIORITY_BAND_IDLE = 0
+    DXGK_SCHEDULING_PRIORITY_BAND_NORMAL = 1
+    DXGK_SCHEDULING_PRIORITY_BAND_FOCUS = 2
+    DXGK_SCHEDULING_PRIORITY_BAND_REALTIME = 3
+    DXGK_SCHEDULING_PRIORITY_BAND_COUNT = 4
+
+
+class DXGK_KERNEL_SUBMISSION_TYPE(enum.IntEnum):
+    """Which kernel-built DMA buffer a ``DxgkDdiSignalMonitoredFence`` call appends to (ddi-facts 9.4)."""
+
+    DXGK_KERNEL_SUBMISSION_BUILD_PAGING_BUFFER = 0
+    DXGK_KERNEL_SUBMISSION_RENDERGDI = 1
+    DXGK_KERNEL_SUBMISSION_PRESENTBLT = 2
+
+
 # Enumerations as member types of the structures (4 bytes, as MSVC stores an enum).
 FLIPINTERVAL = EnumType("D3DDDI_FLIPINTERVAL_TYPE", D3DDDI_FLIPINTERVAL_TYPE, doc=D3DDDI_FLIPINTERVAL_TYPE.__doc__)
 INTERRUPT_TYPE = EnumType("DXGK_INTERRUPT_TYPE", DXGK_INTERRUPT_TYPE, doc=DXGK_INTERRUPT_TYPE.__doc__)
@@ -202,3 +238,11 @@ ENGINE_STATE = EnumType("DXGK_ENGINE_STATE", DXGK_ENGINE_STATE)
 GENERAL_ERROR_CODE = EnumType("DXGK_GENERAL_ERROR_CODE", DXGK_GENERAL_ERROR_CODE)
 PRESENT_DISPLAY_ONLY_PROGRESS_ID = EnumType("DXGK_PRESENT_DISPLAY_ONLY_PROGRESS_ID", DXGK_PRESENT_DISPLAY_ONLY_PROGRESS_ID)
 ENGINE_TYPE = EnumType("DXGK_ENGINE_TYPE", DXGK_ENGINE_TYPE, doc=DXGK_ENGINE_TYPE.__doc__)
+PAGETABLEUPDATEMODE = EnumType("DXGK_PAGETABLEUPDATEMODE", DXGK_PAGETABLEUPDATEMODE, doc=DXGK_PAGETABLEUPDATEMODE.__doc__)
+PTE_PAGE_SIZE = EnumType("DXGK_PTE_PAGE_SIZE", DXGK_PTE_PAGE_SIZE, doc=DXGK_PTE_PAGE_SIZE.__doc__)
+SCHEDULING_PRIORITY_BAND = EnumType(
+    "DXGK_SCHEDULING_PRIORITY_BAND", DXGK_SCHEDULING_PRIORITY_BAND, doc=DXGK_SCHEDULING_PRIORITY_BAND.__doc__
+)
+KERNEL_SUBMISSION_TYPE = EnumType(
+    "DXGK_KERNEL_SUBMISSION_TYPE", DXGK_KERNEL_SUBMISSION_TYPE, doc=DXGK_KERNEL_SUBMISSION_TYPE.__doc__
+)

@@ -1,7 +1,8 @@
 """NTSTATUS values used on the submission, paging, present and recovery paths.
 
 Spec: ddi-facts.md sections 2.1, 2.4, 2.8, 3.2, 4.6, 6.1, 7.1, 8.4 (every status those DDIs may
-return). Values are the ones of Microsoft's ``ntstatus.h``.
+return) and 9.1 (monitored-fence waits: STATUS_TIMEOUT, STATUS_CANCELLED). Values are the ones of
+Microsoft's ``ntstatus.h``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ class NTSTATUS(enum.IntEnum):
     """A kernel status code, as the 32-bit value drivers return (errors have the top bit set)."""
 
     STATUS_SUCCESS = 0x00000000
+    STATUS_TIMEOUT = 0x00000102
     STATUS_PENDING = 0x00000103
     STATUS_RETRY = 0xC000022D
     STATUS_UNSUCCESSFUL = 0xC0000001
@@ -26,6 +28,7 @@ class NTSTATUS(enum.IntEnum):
     STATUS_PRIVILEGED_INSTRUCTION = 0xC0000096
     STATUS_NOT_SUPPORTED = 0xC00000BB
     STATUS_INVALID_USER_BUFFER = 0xC00000E8
+    STATUS_CANCELLED = 0xC0000120
     STATUS_DEVICE_REMOVED = 0xC00002B6
     STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER = 0xC01E0001
     STATUS_GRAPHICS_DRIVER_MISMATCH = 0xC01E0009

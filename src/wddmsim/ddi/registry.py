@@ -12,9 +12,26 @@ import difflib
 
 from . import enums, schema
 from .schema import EnumType, Record, Typedef
-from .structs import adapter, common, context, device, display, interrupt, paging, patch, preempt, render, submit
+from .structs import (
+    adapter,
+    common,
+    context,
+    device,
+    display,
+    gpummu,
+    hwsched,
+    interrupt,
+    paging,
+    patch,
+    preempt,
+    render,
+    submit,
+    sync,
+)
 
-_MODULES = (common, submit, interrupt, patch, preempt, context, display, adapter, device, render, paging)
+_MODULES = (
+    common, submit, interrupt, patch, preempt, context, display, adapter, device, render, paging, gpummu, hwsched, sync,
+)
 
 #: Records by name.
 RECORDS: dict[str, Record] = {}
@@ -31,6 +48,7 @@ SCALARS: dict[str, Typedef | EnumType] = {
         schema.D3DGPU_VIRTUAL_ADDRESS,
         schema.D3DDDI_VIDEO_PRESENT_SOURCE_ID,
         schema.D3DDDI_VIDEO_PRESENT_TARGET_ID,
+        schema.D3DKMT_HANDLE,
         enums.FLIPINTERVAL,
         enums.INTERRUPT_TYPE,
         enums.BUILDPAGINGBUFFER_OPERATION,
@@ -39,6 +57,10 @@ SCALARS: dict[str, Typedef | EnumType] = {
         enums.ENGINE_STATE,
         enums.GENERAL_ERROR_CODE,
         enums.ENGINE_TYPE,
+        enums.PAGETABLEUPDATEMODE,
+        enums.PTE_PAGE_SIZE,
+        enums.SCHEDULING_PRIORITY_BAND,
+        enums.KERNEL_SUBMISSION_TYPE,
     )
 }
 

@@ -150,6 +150,10 @@ D3DDDI_VIDEO_PRESENT_SOURCE_ID = Typedef(
 D3DDDI_VIDEO_PRESENT_TARGET_ID = Typedef(
     "D3DDDI_VIDEO_PRESENT_TARGET_ID", UINT, doc="Zero-based id of a video present target in the VidPN topology."
 )
+D3DKMT_HANDLE = Typedef(
+    "D3DKMT_HANDLE", UINT, display="handle",
+    doc="A 32-bit kernel handle of a D3DKMT object (allocation, sync object, queue) as the runtime sees it.",
+)
 
 
 def struct(name: str, *members: Item, **kw) -> Record:

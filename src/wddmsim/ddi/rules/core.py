@@ -39,11 +39,13 @@ __all__ = [
     "vidsch_bugcheck",
     "WDDM2_0",
     "WDDM2_4",
+    "WDDM2_5",
 ]
 
 #: Versions the rules compare against.
 WDDM2_0: DdiVersion = ddi_version("wddm2_0")
 WDDM2_4: DdiVersion = ddi_version("wddm2_4")
+WDDM2_5: DdiVersion = ddi_version("wddm2_5")
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,18 @@ class Facts:
       ``buffer_origin``: ``"umd"`` or ``"present"`` (DdiPresentToHwQueue), rule 94.
       ``private_data_reads_after_return``: reads of pDmaBufferPrivateData seen after the call
       returned (rule 95).
+      ``max_in_flight``: ``DXGK_NODEMETADATA_FLAGS.MaxInFlightHwQueueBuffers`` of the queue's node
+      (0 = unlimited); ``in_flight``: hardware-queue command buffers already handed to the KMD on
+      that node and not yet completed, this submission not counted (rule 105).
+      ``scheduling_properties_set``: DxgkDdiSetContextSchedulingProperties has been called for the
+      hardware context that owns the queue (rule 125).
+
+    Hardware scheduling:
+      ``last_suspend_fence``: the contextSuspendFence of the previous DxgkDdiSuspendContext on the
+      same context (rule 104); ``already_suspended``: the context was already suspended when
+      DxgkDdiSuspendContext was called (rule 104, with ``status``).
+      ``has_inc_base_priority``: the process that asked for the context's priority holds
+      SE_INC_BASE_PRIORITY_NAME (rule 126).
     """
 
     version: DdiVersion = LATEST
@@ -131,6 +145,12 @@ class Facts:
     last_completed_fence: int | None = None
     submitted_fences: set[int] | frozenset[int] | None = None
     outstanding_preemption_fences: set[int] | frozenset[int] | None = field(default=None)
+    max_in_flight: int | None = None
+    in_flight: int | None = None
+    scheduling_properties_set: bool | None = None
+    last_suspend_fence: int | None = None
+    already_suspended: bool | None = None
+    has_inc_base_priority: bool | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.version, DdiVersion):

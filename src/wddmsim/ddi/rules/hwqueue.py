@@ -1,19 +1,44 @@
-"""Rules on hardware-queue submission: ``DXGKARG_SUBMITCOMMANDTOHWQUEUE`` (rules 92, 93, 94, 95).
+"""Rules on hardware queues and monitored fences: ``DXGKARG_SUBMITCOMMANDTOHWQUEUE`` (rules 92, 93,
+94, 95, 100, 105, 125), ``DXGKARG_CREATEHWQUEUE``, ``DXGKARG_SIGNALMONITOREDFENCE`` and the
+SignalMonitoredFence operation of ``DXGKARG_BUILDPAGINGBUFFER`` (rule 100).
 
-Spec: ddi-facts.md sections 9.2 (the progress fence increases with every submission), 9.3
-(DxgkDdiSubmitCommandToHwQueue: no reentrancy per queue, Flags per buffer origin, private data freed
-on return). Rule 10 (reserved flag bits) also runs on this structure; it lives in :mod:`.submit`.
+Spec: ddi-facts.md sections 9.1 (monitored fence values are 64 bits at 8-byte aligned addresses),
+9.2 (the progress fence increases with every submission), 9.3 (DxgkDdiSubmitCommandToHwQueue: no
+reentrancy per queue, Flags per buffer origin, private data freed on return), 9.4
+(DxgkDdiSignalMonitoredFence), 3.4 (MaxInFlightHwQueueBuffers), 8.3 (scheduling properties before
+the first submission). Rule 10 (reserved flag bits) also runs on the submission; it lives in
+:mod:`.submit`.
 
 Decisions: rule 94 also requires Flags.Present = 1 for a DdiPresentToHwQueue buffer (9.3 says such
 buffers carry it), and is not judged before WDDM 2.4, whose layout has no Flags. Rule 95 is judged
-only from WDDM 2.4: before it the private data lived until the GPU completed the buffer.
+only from WDDM 2.4: before it the private data lived until the GPU completed the buffer. Rule 100
+judges every fence address a structure carries (a NULL address is aligned); with No64BitAtomics the
+value behind it is 32 bits, but 9.1 still places it 8-byte aligned, so 8 is required in every case.
+On DXGKARG_BUILDPAGINGBUFFER it is judged only when Operation is SIGNAL_MONITORED_FENCE. Rule 105 is
+judged from WDDM 2.5, the version that introduced MaxInFlightHwQueueBuffers; rule 125 from WDDM
+2.4, the first with DxgkDdiSetContextSchedulingProperties.
 """
 
 from __future__ import annotations
 
-from .core import WDDM2_4, Facts, rule
+from ..enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
+from .core import WDDM2_4, WDDM2_5, Facts, rule
 
 HWQUEUE = "DXGKARG_SUBMITCOMMANDTOHWQUEUE"
+CREATEHWQUEUE = "DXGKARG_CREATEHWQUEUE"
+SIGNALFENCE = "DXGKARG_SIGNALMONITOREDFENCE"
+BUILD = "DXGKARG_BUILDPAGINGBUFFER"
+
+#: Monitored fence values are 64-bit; their CPU and GPU addresses are 8-byte aligned (9.1).
+FENCE_ALIGNMENT = 8
+_SIGNAL_MONITORED_FENCE = int(OP.DXGK_OPERATION_SIGNAL_MONITORED_FENCE)
+
+#: The fence-address members of each structure rule 100 judges directly.
+_FENCE_ADDRESSES = {
+    HWQUEUE: ("HwQueueProgressFenceGpuVa", "HwQueueProgressFenceCpuVa"),
+    CREATEHWQUEUE: ("HwQueueProgressFenceCPUVirtualAddress", "HwQueueProgressFenceGPUVirtualAddress"),
+    SIGNALFENCE: ("MonitoredFenceGpuVa", "MonitoredFenceCpuVa"),
+}
 
 
 @rule(92, "ProgressFenceIncreases", "9.2, 9.3", structs=(HWQUEUE,))
@@ -75,4 +100,61 @@ def private_data_not_retained(obj, facts: Facts):
     return [
         f"pDmaBufferPrivateData (0x{obj.pDmaBufferPrivateData:X}) was read {reads} time(s) after "
         f"DxgkDdiSubmitCommandToHwQueue returned but must not be used once the call returns"
+    ]
+
+
+@rule(100, "MonitoredFenceAddressAligned", "9.1, 9.2, 9.3, 9.4", structs=(HWQUEUE, CREATEHWQUEUE, SIGNALFENCE, BUILD))
+def fence_address_aligned(obj, facts: Facts):
+    """Monitored fence addresses (CPU and GPU virtual) are 8-byte aligned: the progress fence VAs of
+    DXGKARG_SUBMITCOMMANDTOHWQUEUE (WDDM 2.4 layout) and DXGKARG_CREATEHWQUEUE, MonitoredFenceGpuVa
+    and MonitoredFenceCpuVa of DXGKARG_SIGNALMONITOREDFENCE, and SignalMonitoredFence.MonitoredFenceGpuVa
+    of a SIGNAL_MONITORED_FENCE paging operation.
+
+    Reads the structure only; no facts."""
+    record = getattr(type(obj), "record", None)
+    name = record.name if record is not None else ""
+    if name == BUILD:
+        if obj.Operation != _SIGNAL_MONITORED_FENCE or not hasattr(obj, "SignalMonitoredFence"):
+            return None
+        holder, names, prefix = obj.SignalMonitoredFence, ("MonitoredFenceGpuVa",), "SignalMonitoredFence."
+    else:
+        holder, names, prefix = obj, _FENCE_ADDRESSES.get(name, ()), ""
+    out = []
+    for member in names:
+        address = getattr(holder, member, None)
+        if address is None or address % FENCE_ALIGNMENT == 0:
+            continue
+        out.append(f"{prefix}{member} is 0x{address:X} but must be {FENCE_ALIGNMENT}-byte aligned "
+                   f"(a monitored fence value is 64 bits)")
+    return out
+
+
+@rule(105, "MaxInFlightHwQueueBuffers", "3.4", structs=(HWQUEUE,))
+def max_in_flight(obj, facts: Facts):
+    """At most MaxInFlightHwQueueBuffers command buffers are handed to the KMD at once when that
+    field (DXGK_NODEMETADATA_FLAGS, WDDM 2.5) is nonzero.
+
+    Judged from ``facts.max_in_flight`` (the node's MaxInFlightHwQueueBuffers, 0 = unlimited) and
+    ``facts.in_flight`` (buffers already handed over and not completed, this one not counted)."""
+    limit, busy = facts.max_in_flight, facts.in_flight
+    if not limit or busy is None or busy < limit or facts.version.value < WDDM2_5.value:
+        return None
+    return [
+        f"hHwQueue 0x{obj.hHwQueue:X} submission {obj.HwQueueProgressFenceId} would be command buffer "
+        f"{busy + 1} in flight but the node's MaxInFlightHwQueueBuffers allows at most {limit}"
+    ]
+
+
+@rule(125, "SchedulingPropertiesBeforeSubmit", "8.3, 14.2", structs=(HWQUEUE,))
+def scheduling_properties_first(obj, facts: Facts):
+    """DxgkDdiSetContextSchedulingProperties for a new context happens before its first submission
+    (hardware scheduling, WDDM 2.4 and later).
+
+    Judged from ``facts.scheduling_properties_set`` (False: the hardware context that owns the
+    queue has not received its scheduling properties yet)."""
+    if facts.scheduling_properties_set is not False or facts.version.value < WDDM2_4.value:
+        return None
+    return [
+        f"hHwQueue 0x{obj.hHwQueue:X} is submitted to before DxgkDdiSetContextSchedulingProperties was "
+        f"called for its context but the properties must be set before the first submission"
     ]

@@ -2,20 +2,30 @@
 (``DXGK_TRANSFERFLAGS``, ``DXGK_DISCARDCONTENTFLAGS``, ``DXGK_MAPAPERTUREFLAGS``).
 
 The operation union is declared with the arms the model builds (Transfer, Fill, DiscardContent,
-MapApertureSegment, UnmapApertureSegment) and its ``Reserved`` arm of 64 UINTs, which fixes the
-union at 256 bytes whatever other arms exist: the members after the union (``hSystemContext``,
-``DmaBufferGpuVirtualAddress``, ``DmaBufferWriteOffset``) sit where the header puts them. The other
-arms (ReadPhysical, WritePhysical, SpecialLockTransfer, InitContextResource and the WDDM 2.x virtual
-and page-table operations) are not declared yet.
+MapApertureSegment, UnmapApertureSegment; the GpuMmu arms UpdatePageTable and FlushTlb from WDDM 2.0
+and SignalMonitoredFence from WDDM 2.2, whose payloads are the named structures of :mod:`.gpummu`)
+and its ``Reserved`` arm of 64 UINTs, which fixes the union at 256 bytes whatever other arms exist:
+the members after the union (``hSystemContext``, ``DmaBufferGpuVirtualAddress``,
+``DmaBufferWriteOffset``) sit where the header puts them. The other arms (ReadPhysical,
+WritePhysical, SpecialLockTransfer, InitContextResource, TransferVirtual, FillVirtual,
+CopyPageTableEntries, UpdateContextAllocation, NotifyResidency and the WDDM 3.x ones) are not
+declared yet; all are smaller than the Reserved arm.
 
 Spec: ddi-facts.md sections 6.1-6.3. ``MdlOffset`` is taken to be a Windows 7 addition (the member
 pages say "supported starting with Windows 7"); ``DmaBufferGpuVirtualAddress`` and
-``DmaBufferWriteOffset`` WDDM 2.0 ones.
+``DmaBufferWriteOffset`` WDDM 2.0 ones. The guards of the new arms are those of the
+DXGK_BUILDPAGINGBUFFER_OPERATION values that select them (UPDATE_PAGE_TABLE and FLUSH_TLB WDDM 2.0,
+SIGNAL_MONITORED_FENCE WDDM 2.2; the WDDM 2.3 header guards the arms the same way).
 """
 
 from ..enums import BUILDPAGINGBUFFER_OPERATION
 from ..schema import D3DGPU_VIRTUAL_ADDRESS, HANDLE, PVOID, SIZE_T, UINT, ULONG, Array, Bit, flags, m, struct, union
 from .common import PHYSICAL_ADDRESS
+from .gpummu import (
+    DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
+    DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE,
+    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
+)
 
 DXGK_TRANSFERFLAGS = flags(
     "DXGK_TRANSFERFLAGS",
@@ -105,7 +115,14 @@ DXGKARG_BUILDPAGINGBUFFER = struct(
             m("NumberOfPages", SIZE_T),
             m("DummyPage", PHYSICAL_ADDRESS, doc="Unmapped aperture pages point here."),
         )),
-        m("Reserved", struct("PagingReserved_t", m("Reserved", Array(UINT, 64)))),
+        m("UpdatePageTable", DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, since="wddm2_0",
+          doc="DXGK_OPERATION_UPDATE_PAGE_TABLE: write page-table entries."),
+        m("FlushTlb", DXGK_BUILDPAGINGBUFFER_FLUSHTLB, since="wddm2_0",
+          doc="DXGK_OPERATION_FLUSH_TLB: invalidate an address space's cached translations."),
+        m("SignalMonitoredFence", DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE, since="wddm2_2",
+          doc="DXGK_OPERATION_SIGNAL_MONITORED_FENCE: write a monitored fence value."),
+        m("Reserved", struct("PagingReserved_t", m("Reserved", Array(UINT, 64))),
+          doc="Sizes the union: 256 bytes whatever the other arms are."),
     ),
     m("hSystemContext", HANDLE, doc="The paging system context."),
     m("DmaBufferGpuVirtualAddress", D3DGPU_VIRTUAL_ADDRESS, since="wddm2_0"),
