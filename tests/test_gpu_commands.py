@@ -36,6 +36,12 @@ EXACT = [
     (c.timestamp(0x3000), "07000300 0030000000000000"),
     (c.indirect(0x8000, 64), "08000400 0080000000000000 40000000"),
     (c.work(2**64 - 1), "01000300 ffffffffffffffff"),
+    (c.set_address_space(0x5000), "09000300 0050000000000000"),
+    (c.set_address_space(0), "09000300 0000000000000000"),
+    (c.update_page_table(0x6000, 3, [0x7001, 0x8003]),
+     "0a000900 0060000000000000 03000000 02000000 0170000000000000 0380000000000000"),
+    (c.update_page_table(0x6000, 512, []), "0a000500 0060000000000000 00020000 00000000"),
+    (c.flush_tlb(0, 0x1000, 0x3000), "0b000700 0000000000000000 0010000000000000 0030000000000000"),
 ]
 
 
@@ -47,7 +53,9 @@ def test_exact_bytes(packet, expected):
 def test_opcode_values_and_sizes():
     assert (c.NOP, c.WORK, c.FILL, c.COPY, c.FENCE, c.WAIT, c.FLIP, c.TIMESTAMP, c.INDIRECT) == tuple(range(9))
     assert (c.SET_ADDRESS_SPACE, c.UPDATE_PAGE_TABLE, c.FLUSH_TLB) == (0x09, 0x0A, 0x0B)
-    assert c.PACKET_DWORDS == {0: 1, 1: 3, 2: 6, 3: 7, 4: 5, 5: 5, 6: 5, 7: 3, 8: 4}
+    assert c.PACKET_DWORDS == {0: 1, 1: 3, 2: 6, 3: 7, 4: 5, 5: 5, 6: 5, 7: 3, 8: 4, 9: 3, 10: 5, 11: 7}
+    assert c.RESERVED_OPCODES == frozenset()
+    assert c.PRIVILEGED_OPCODES == {c.SET_ADDRESS_SPACE, c.UPDATE_PAGE_TABLE, c.FLUSH_TLB}
     assert (c.FENCE_INTERRUPT, c.WAIT_GEQ, c.WAIT_EQ, c.WAIT_NEQ, c.WAIT_32BIT, c.FLIP_NO_WAIT) == (1, 0, 1, 2, 4, 1)
 
 
@@ -61,6 +69,10 @@ def test_field_offsets_point_at_the_address_fields():
     assert struct.unpack_from("<Q", c.flip(0, a, 0), c.FLIP_SURFACE)[0] == a
     assert struct.unpack_from("<Q", c.timestamp(a), c.TIMESTAMP_ADDR)[0] == a
     assert struct.unpack_from("<Q", c.indirect(a, 0), c.INDIRECT_ADDR)[0] == a
+    assert struct.unpack_from("<Q", c.set_address_space(a), c.SET_ADDRESS_SPACE_ROOT)[0] == a
+    assert struct.unpack_from("<Q", c.update_page_table(a, 0, [7]), c.UPDATE_PAGE_TABLE_ADDR)[0] == a
+    assert struct.unpack_from("<Q", c.update_page_table(0, 0, [a]), c.UPDATE_PAGE_TABLE_ENTRIES)[0] == a
+    assert struct.unpack_from("<Q", c.flush_tlb(a, 0, 0), c.FLUSH_TLB_ROOT)[0] == a
 
 
 def test_header_helper():
@@ -98,6 +110,15 @@ def test_header_helper():
         (lambda: c.indirect(0, 2**32), "size"),
         (lambda: c.nop(0), "dwords"),
         (lambda: c.nop(0x10000), "dwords"),
+        (lambda: c.set_address_space(2**64), "root"),
+        (lambda: c.update_page_table(-1, 0, []), "table"),
+        (lambda: c.update_page_table(0, 2**32, []), "start_index"),
+        (lambda: c.update_page_table(0, 0, [1, 2**64]), "entries"),
+        (lambda: c.update_page_table(0, 511, [1, 2]), "start_index"),
+        (lambda: c.update_page_table(0, 0, [0] * 513), "start_index"),
+        (lambda: c.flush_tlb(-1, 0, 0), "root"),
+        (lambda: c.flush_tlb(0, 2**64, 0), "start"),
+        (lambda: c.flush_tlb(0, 0, 2**64), "end"),
     ],
 )
 def test_encoders_reject_out_of_range(call, name):
@@ -108,6 +129,12 @@ def test_encoders_reject_out_of_range(call, name):
 def test_encoders_reject_non_integers():
     with pytest.raises(TypeError, match="duration_ns"):
         c.work(1.5)
+
+
+def test_update_page_table_bounds_are_command_errors():
+    with pytest.raises(CommandError, match="start_index=510 \\+ 3 entries run past the table's 512"):
+        c.update_page_table(0x6000, 510, [1, 2, 3])
+    assert len(c.update_page_table(0x6000, 0, [0] * 512)) == 20 + 8 * 512
 
 
 # ------------------------------------------------------------------------ round trips
@@ -191,6 +218,31 @@ def test_roundtrip_indirect(addr, size):
     }
 
 
+@given(U64)
+def test_roundtrip_set_address_space(root):
+    assert fields(roundtrip(c.set_address_space(root))) == {
+        "opcode": c.SET_ADDRESS_SPACE, "flags": 0, "length": 12, "root": root, "offset": 0,
+    }
+
+
+@given(U64, st.integers(0, 512), st.data())
+def test_roundtrip_update_page_table(table, start, data):
+    entries = data.draw(st.lists(U64, max_size=min(512 - start, 40)))
+    cmd = roundtrip(c.update_page_table(table, start, entries))
+    assert fields(cmd) == {
+        "opcode": c.UPDATE_PAGE_TABLE, "flags": 0, "length": 20 + 8 * len(entries), "addr": table,
+        "size": 8 * len(entries), "start_index": start, "entries": tuple(entries), "offset": 0,
+    }
+    assert cmd.table == table
+
+
+@given(U64, U64, U64)
+def test_roundtrip_flush_tlb(root, start, end):
+    assert fields(roundtrip(c.flush_tlb(root, start, end))) == {
+        "opcode": c.FLUSH_TLB, "flags": 0, "length": 28, "root": root, "va_start": start, "va_end": end, "offset": 0,
+    }
+
+
 PACKET = st.one_of(
     st.integers(1, 8).map(c.nop),
     U64.map(c.work),
@@ -201,6 +253,9 @@ PACKET = st.one_of(
     st.tuples(U32, U64, U32, st.booleans()).map(lambda a: c.flip(*a)),
     U64.map(c.timestamp),
     st.tuples(U64, U32).map(lambda a: c.indirect(*a)),
+    U64.map(c.set_address_space),
+    st.tuples(U64, st.integers(0, 500), st.lists(U64, max_size=12)).map(lambda a: c.update_page_table(*a)),
+    st.tuples(U64, U64, U64).map(lambda a: c.flush_tlb(*a)),
 )
 
 
@@ -234,11 +289,13 @@ def test_builder_chains_and_records_offsets():
 def test_builder_has_every_packet():
     cb = (
         CommandBuffer().nop().work(5).fill(1, 2, 3).copy(4, 5, 6).fence(7, 8).wait(9, 10, c.WAIT_NEQ, 32)
-        .flip(11, 12, 13, True).timestamp(14).indirect(15, 16)
+        .flip(11, 12, 13, True).timestamp(14).indirect(15, 16).set_address_space(0x1000)
+        .update_page_table(0x2000, 17, [18, 19]).flush_tlb(20, 21, 22)
     )
     expected = (
         c.nop() + c.work(5) + c.fill(1, 2, 3) + c.copy(4, 5, 6) + c.fence(7, 8) + c.wait(9, 10, c.WAIT_NEQ, 32)
-        + c.flip(11, 12, 13, True) + c.timestamp(14) + c.indirect(15, 16)
+        + c.flip(11, 12, 13, True) + c.timestamp(14) + c.indirect(15, 16) + c.set_address_space(0x1000)
+        + c.update_page_table(0x2000, 17, [18, 19]) + c.flush_tlb(20, 21, 22)
     )
     assert cb.data == expected
     assert [x.offset for x in iter_commands(cb.data)] == cb.offsets
@@ -266,9 +323,16 @@ def raw(opcode: int, flags: int, dwords: int, payload_dwords: int | None = None)
     [
         (raw(0x0C, 0, 1), 0, "unknown opcode 0x0c"),
         (raw(0xFF, 0, 3), 0, "unknown opcode 0xff"),
-        (raw(c.SET_ADDRESS_SPACE, 0, 3), 0, "reserved opcode 0x09 (SET_ADDRESS_SPACE)"),
-        (raw(c.UPDATE_PAGE_TABLE, 0, 3), 0, "reserved opcode 0x0a (UPDATE_PAGE_TABLE)"),
-        (raw(c.FLUSH_TLB, 0, 1), 0, "reserved opcode 0x0b (FLUSH_TLB)"),
+        (raw(c.SET_ADDRESS_SPACE, 0, 2), 0, "SET_ADDRESS_SPACE length 2 dwords is shorter than its fixed 3"),
+        (raw(c.FLUSH_TLB, 0, 8), 0, "FLUSH_TLB length 8 dwords differs from its fixed 7"),
+        (raw(c.UPDATE_PAGE_TABLE, 0, 3), 0, "UPDATE_PAGE_TABLE length 3 dwords is shorter than its fixed part 5"),
+        (struct.pack("<IQII", 0x7000A, 0x6000, 0, 2) + bytes(8), 0, "UPDATE_PAGE_TABLE of 2 entries is 9 dwords, not 7"),
+        (struct.pack("<IQII", 0x5000A, 0x6000, 0, 1), 0, "UPDATE_PAGE_TABLE of 1 entries is 7 dwords, not 5"),
+        (struct.pack("<IQII", 0x9000A, 0x6000, 511, 2) + bytes(16), 0,
+         "UPDATE_PAGE_TABLE entries 511..512 run past the table's 512"),
+        (struct.pack("<IQII", 0x7000A, 0x6000, 512, 1) + bytes(8), 0,
+         "UPDATE_PAGE_TABLE entries 512..512 run past the table's 512"),
+        (c.update_page_table(0x6000, 0, [1, 2])[:24], 0, "UPDATE_PAGE_TABLE of 36 bytes runs past the end at 0x18"),
         (bytes(8), 0, "NOP with length 0"),
         (raw(c.FENCE, 0, 0, 4), 0, "FENCE with length 0"),
         (raw(c.FENCE, 0, 4), 0, "FENCE length 4 dwords is shorter than its fixed 5"),
@@ -340,7 +404,9 @@ def test_disassembly_lines():
         CommandBuffer().nop().nop(3).work(1000).fill(0x2000, 4096, 0xDEADBEEF).copy(0x2000, 0x3000, 64)
         .fence(0x1000, 7, interrupt=True).fence(0x1000, 8).wait(0x1000, 7).wait(0x1000, 3, c.WAIT_EQ, 32)
         .wait(0x1000, 0, c.WAIT_NEQ).flip(0, 0x100000, 1).flip(1, 0x200000, 0, no_wait=True).timestamp(0x3000)
-        .indirect(0x8000, 64)
+        .indirect(0x8000, 64).set_address_space(0x5000).set_address_space(0)
+        .update_page_table(0x6000, 3, [0x7001, 0x8003]).update_page_table(0x6000, 0, range(1, 7))
+        .flush_tlb(0, 0, 2**39).flush_tlb(0x5000, 0x1000, 0x2000)
     )
     assert disassemble(cb.data) == [
         "0x0000  NOP",
@@ -357,6 +423,12 @@ def test_disassembly_lines():
         "0x00c8  FLIP source=1 surface=0x200000 interval=0 +nowait",
         "0x00dc  TIMESTAMP addr=0x3000",
         "0x00e8  INDIRECT addr=0x8000 size=64",
+        "0x00f8  SET_ADDRESS_SPACE root=0x5000",
+        "0x0104  SET_ADDRESS_SPACE root=0x0 (physical)",
+        "0x0110  UPDATE_PAGE_TABLE table=0x6000 start=3 count=2 [0x7001 0x8003]",
+        "0x0134  UPDATE_PAGE_TABLE table=0x6000 start=0 count=6 [0x1 0x2 0x3 0x4 +2 more]",
+        "0x0178  FLUSH_TLB root=all start=0x0 end=0x8000000000",
+        "0x0194  FLUSH_TLB root=0x5000 start=0x1000 end=0x2000",
     ]
 
 
@@ -402,3 +474,14 @@ def test_the_worked_example_in_the_docs_is_true():
     assert f"gives {len(d)} bytes" in doc
     assert dump in doc
     assert "\n".join(disassemble(d)) in doc
+
+
+def test_the_update_page_table_example_in_the_docs_is_true():
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[1] / "docs" / "gpu-commands.md").read_text()
+    packet = c.update_page_table(0x6000, 3, [0x7001, 0x8003])
+    assert f"is {len(packet)} bytes" in doc
+    expected = "0a000900 0060000000000000 03000000 02000000 0170000000000000 0380000000000000"
+    assert expected in doc and packet == h(expected)
+    assert disassemble(packet) == ["0x0000  UPDATE_PAGE_TABLE table=0x6000 start=3 count=2 [0x7001 0x8003]"]

@@ -3,7 +3,8 @@
 :mod:`.memory` is the GPU's sparse physical memory (pages allocated on first write, watchers on
 8-byte locations); :mod:`.commands` is its command set (packet format, encoders, a chainable
 :class:`CommandBuffer`, the decoder and a disassembler). The engines that execute the packets are
-described in docs/gpu.md; the packet format in docs/gpu-commands.md.
+described in docs/gpu.md; the packet format in docs/gpu-commands.md. :mod:`.hwsched` is the
+context-management processor of hardware scheduling (``GPU.hw_scheduler(engine_index)``).
 """
 
 from .commands import *  # noqa: F403

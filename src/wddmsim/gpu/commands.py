@@ -5,7 +5,9 @@ A command buffer is a run of packets, little-endian and dword aligned. Each pack
 the opcode's fixed payload. The set is small and invented for the model, though shaped like real
 front ends (AMD PM4, NVIDIA pushbuffer methods, tinygrad's HCQ queues): a stand-in for real work
 (``WORK``), memory operations (``FILL``, ``COPY``), fences (``FENCE`` written by the GPU, ``WAIT``
-polled by it), display flips (``FLIP``), timestamps and a call into a second buffer (``INDIRECT``).
+polled by it), display flips (``FLIP``), timestamps and a call into a second buffer (``INDIRECT``);
+three privileged packets drive the MMU (``SET_ADDRESS_SPACE``, ``UPDATE_PAGE_TABLE``,
+``FLUSH_TLB``; see :mod:`.mmu`).
 
 This module only knows bytes: the encoders (:func:`work`, :func:`fence`, ...) and the chainable
 :class:`CommandBuffer` write packets; :func:`decode`, :func:`iter_commands` and :func:`disassemble`
@@ -29,7 +31,10 @@ __all__ = [
     "FILL_DST", "COPY_SRC", "COPY_DST", "FENCE_ADDR", "WAIT_ADDR", "FLIP_SURFACE", "FLIP_SOURCE",
     "TIMESTAMP_ADDR", "INDIRECT_ADDR",
     "HEADER_SIZE", "MAX_PACKET_DWORDS",
+    "SET_ADDRESS_SPACE_ROOT", "UPDATE_PAGE_TABLE_ADDR", "UPDATE_PAGE_TABLE_ENTRIES", "FLUSH_TLB_ROOT",
+    "PRIVILEGED_OPCODES", "PAGE_TABLE_ENTRIES",
     "header", "nop", "work", "fill", "copy", "fence", "wait", "flip", "timestamp", "indirect",
+    "set_address_space", "update_page_table", "flush_tlb",
     "encode", "wait_holds",
     "CommandBuffer", "Command", "CommandError", "decode", "iter_commands", "disassemble",
 ]
@@ -45,7 +50,7 @@ WAIT = 0x05
 FLIP = 0x06
 TIMESTAMP = 0x07
 INDIRECT = 0x08
-# Reserved for the GPU-virtual-address issue; the decoder refuses them until then.
+# Privileged: the MMU's (docs/gpu.md, "Virtual addressing").
 SET_ADDRESS_SPACE = 0x09
 UPDATE_PAGE_TABLE = 0x0A
 FLUSH_TLB = 0x0B
@@ -56,7 +61,10 @@ OPCODE_NAMES: dict[int, str] = {
     SET_ADDRESS_SPACE: "SET_ADDRESS_SPACE", UPDATE_PAGE_TABLE: "UPDATE_PAGE_TABLE",
     FLUSH_TLB: "FLUSH_TLB",
 }
-RESERVED_OPCODES = frozenset({SET_ADDRESS_SPACE, UPDATE_PAGE_TABLE, FLUSH_TLB})
+#: Opcodes set aside for later and refused by the decoder (none at present).
+RESERVED_OPCODES: frozenset[int] = frozenset()
+#: Opcodes an engine runs only from the ring or from a buffer it fetched in physical mode.
+PRIVILEGED_OPCODES = frozenset({SET_ADDRESS_SPACE, UPDATE_PAGE_TABLE, FLUSH_TLB})
 
 # ---------------------------------------------------------------------------------- flags
 
@@ -85,6 +93,13 @@ FLIP_SURFACE = 8
 FLIP_SOURCE = 4  # u32: the display source, set by the driver at submission
 TIMESTAMP_ADDR = 4
 INDIRECT_ADDR = 4
+SET_ADDRESS_SPACE_ROOT = 4
+UPDATE_PAGE_TABLE_ADDR = 4  # the table's physical address
+UPDATE_PAGE_TABLE_ENTRIES = 20  # where the inline u64 entries start
+FLUSH_TLB_ROOT = 4
+
+#: Entries in one page table (UPDATE_PAGE_TABLE: start_index + count may not exceed it).
+PAGE_TABLE_ENTRIES = 512
 
 # Whole packets, header included; "<" packs without padding.
 _WORK_S = struct.Struct("<IQ")  # duration_ns
@@ -95,8 +110,11 @@ _WAIT_S = struct.Struct("<IQQ")  # addr, value
 _FLIP_S = struct.Struct("<IIQI")  # source, surface, interval
 _TIMESTAMP_S = struct.Struct("<IQ")  # addr
 _INDIRECT_S = struct.Struct("<IQI")  # addr, size
+_SET_ADDRESS_SPACE_S = struct.Struct("<IQ")  # root
+_UPDATE_PAGE_TABLE_S = struct.Struct("<IQII")  # table, start_index, count; then count u64 entries
+_FLUSH_TLB_S = struct.Struct("<IQQQ")  # root, start, end
 
-# The fixed size of each opcode, in dwords (NOP: the minimum).
+# The fixed size of each opcode, in dwords (NOP, UPDATE_PAGE_TABLE: the minimum).
 PACKET_DWORDS: dict[int, int] = {
     NOP: 1,
     WORK: _WORK_S.size // 4,
@@ -107,9 +125,13 @@ PACKET_DWORDS: dict[int, int] = {
     FLIP: _FLIP_S.size // 4,
     TIMESTAMP: _TIMESTAMP_S.size // 4,
     INDIRECT: _INDIRECT_S.size // 4,
+    SET_ADDRESS_SPACE: _SET_ADDRESS_SPACE_S.size // 4,
+    UPDATE_PAGE_TABLE: _UPDATE_PAGE_TABLE_S.size // 4,
+    FLUSH_TLB: _FLUSH_TLB_S.size // 4,
 }
 
 assert (_FILL_S.size, _COPY_S.size, _FLIP_S.size, _INDIRECT_S.size) == (24, 28, 20, 16)
+assert (_SET_ADDRESS_SPACE_S.size, _UPDATE_PAGE_TABLE_S.size, _FLUSH_TLB_S.size) == (12, 20, 28)
 
 
 def _hdr(opcode: int, flags: int, dwords: int) -> int:
@@ -124,6 +146,8 @@ _H_WAIT = _hdr(WAIT, 0, PACKET_DWORDS[WAIT])
 _H_FLIP = _hdr(FLIP, 0, PACKET_DWORDS[FLIP])
 _H_TIMESTAMP = _hdr(TIMESTAMP, 0, PACKET_DWORDS[TIMESTAMP])
 _H_INDIRECT = _hdr(INDIRECT, 0, PACKET_DWORDS[INDIRECT])
+_H_SET_ADDRESS_SPACE = _hdr(SET_ADDRESS_SPACE, 0, PACKET_DWORDS[SET_ADDRESS_SPACE])
+_H_FLUSH_TLB = _hdr(FLUSH_TLB, 0, PACKET_DWORDS[FLUSH_TLB])
 
 _U32_MAX = 0xFFFF_FFFF
 _U64_MAX = 0xFFFF_FFFF_FFFF_FFFF
@@ -219,6 +243,33 @@ def indirect(addr: int, size: int) -> bytes:
     return _INDIRECT_S.pack(_H_INDIRECT, _u64("addr", addr), _u32("size", size))
 
 
+def set_address_space(root: int) -> bytes:
+    """Privileged: from here on the engine's addresses are virtual, in the address space whose
+    root table is at physical address ``root`` (0: back to physical addressing)."""
+    return _SET_ADDRESS_SPACE_S.pack(_H_SET_ADDRESS_SPACE, _u64("root", root))
+
+
+def update_page_table(table: int, start_index: int, entries) -> bytes:
+    """Privileged: write the u64 ``entries`` into the page table at physical address ``table``,
+    from entry ``start_index`` on. ``start_index + len(entries)`` may not exceed 512
+    (:class:`CommandError`, a ``ValueError``)."""
+    table = _u64("table", table)
+    start_index = _u32("start_index", start_index)
+    values = [_u64("entries[]", e) for e in entries]
+    count = len(values)
+    if start_index + count > PAGE_TABLE_ENTRIES:
+        raise CommandError(0, f"start_index={start_index} + {count} entries run past the table's {PAGE_TABLE_ENTRIES}")
+    dwords = PACKET_DWORDS[UPDATE_PAGE_TABLE] + 2 * count
+    return _UPDATE_PAGE_TABLE_S.pack(_hdr(UPDATE_PAGE_TABLE, 0, dwords), table, start_index, count) + struct.pack(
+        f"<{count}Q", *values)
+
+
+def flush_tlb(root: int, start: int, end: int) -> bytes:
+    """Privileged: drop the TLB's translations of virtual ``[start, end)`` in the address space
+    rooted at ``root`` (0: in every address space)."""
+    return _FLUSH_TLB_S.pack(_H_FLUSH_TLB, _u64("root", root), _u64("start", start), _u64("end", end))
+
+
 # ---------------------------------------------------------------------------------- builder
 
 
@@ -301,6 +352,15 @@ class CommandBuffer:
     def indirect(self, addr: int, size: int) -> CommandBuffer:
         return self._add(indirect(addr, size))
 
+    def set_address_space(self, root: int) -> CommandBuffer:
+        return self._add(set_address_space(root))
+
+    def update_page_table(self, table: int, start_index: int, entries) -> CommandBuffer:
+        return self._add(update_page_table(table, start_index, entries))
+
+    def flush_tlb(self, root: int, start: int, end: int) -> CommandBuffer:
+        return self._add(flush_tlb(root, start, end))
+
 
 # ---------------------------------------------------------------------------------- decoding
 
@@ -318,7 +378,10 @@ class Command(NamedTuple):
     """One decoded packet. ``length`` is in bytes; fields the opcode does not have are None.
 
     ``offset`` is where the packet started in the decoded data, so ``offset + length`` (``end``)
-    is where the next one starts. INDIRECT puts its byte count in ``size``.
+    is where the next one starts. INDIRECT puts its byte count in ``size``. SET_ADDRESS_SPACE has
+    ``root``; FLUSH_TLB ``root``, ``va_start`` and ``va_end``; UPDATE_PAGE_TABLE puts the table's
+    address in ``addr`` (also ``table``), has ``start_index`` and ``entries`` (a tuple of u64), and
+    the bytes of entries it writes (8 per entry) in ``size``.
     """
 
     opcode: int
@@ -335,6 +398,11 @@ class Command(NamedTuple):
     surface: int | None = None
     interval: int | None = None
     offset: int | None = None
+    root: int | None = None
+    start_index: int | None = None
+    entries: tuple[int, ...] | None = None
+    va_start: int | None = None
+    va_end: int | None = None
 
     @property
     def name(self) -> str:
@@ -344,6 +412,11 @@ class Command(NamedTuple):
     def end(self) -> int:
         """Where the next packet starts."""
         return (self.offset or 0) + self.length
+
+    @property
+    def table(self) -> int | None:
+        """UPDATE_PAGE_TABLE: the physical address of the table written."""
+        return self.addr if self.opcode == UPDATE_PAGE_TABLE else None
 
     @property
     def interrupt(self) -> bool:
@@ -370,7 +443,6 @@ class Command(NamedTuple):
 
 _make = tuple.__new__
 _unpack_header = struct.Struct("<I").unpack_from
-_N = None
 
 # Payload-only structs for unpack_from(data, offset + 4).
 _P_WORK = struct.Struct("<Q").unpack_from
@@ -380,52 +452,97 @@ _P_PAIR = struct.Struct("<QQ").unpack_from  # FENCE and WAIT
 _P_FLIP = struct.Struct("<IQI").unpack_from
 _P_TIMESTAMP = _P_WORK
 _P_INDIRECT = struct.Struct("<QI").unpack_from
+_P_SET_ADDRESS_SPACE = _P_WORK
+_P_UPDATE_PAGE_TABLE = struct.Struct("<QII").unpack_from
+_P_FLUSH_TLB = _P_COPY
+
+# The decoders build the Command tuple directly, every field in order (see Command):
+# opcode, flags, length, duration_ns, dst, size, pattern, src, addr, value, source, surface,
+# interval, offset, root, start_index, entries, va_start, va_end. The literal Nones keep the hot
+# path (WORK, FENCE, INDIRECT) cheap.
 
 
 def _d_nop(data, off, flags, length):
-    return _make(Command, (NOP, flags, length, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, off))
+    return _make(Command, (NOP, flags, length, None, None, None, None, None, None, None, None, None, None,
+                           off, None, None, None, None, None))
 
 
 def _d_work(data, off, flags, length):
     (d,) = _P_WORK(data, off + 4)
-    return _make(Command, (WORK, flags, length, d, _N, _N, _N, _N, _N, _N, _N, _N, _N, off))
+    return _make(Command, (WORK, flags, length, d, None, None, None, None, None, None, None, None, None,
+                           off, None, None, None, None, None))
 
 
 def _d_fill(data, off, flags, length):
     dst, size, pattern = _P_FILL(data, off + 4)
-    return _make(Command, (FILL, flags, length, _N, dst, size, pattern, _N, _N, _N, _N, _N, _N, off))
+    return _make(Command, (FILL, flags, length, None, dst, size, pattern, None, None, None, None, None, None,
+                           off, None, None, None, None, None))
 
 
 def _d_copy(data, off, flags, length):
     src, dst, size = _P_COPY(data, off + 4)
-    return _make(Command, (COPY, flags, length, _N, dst, size, _N, src, _N, _N, _N, _N, _N, off))
+    return _make(Command, (COPY, flags, length, None, dst, size, None, src, None, None, None, None, None,
+                           off, None, None, None, None, None))
 
 
 def _d_fence(data, off, flags, length):
     addr, value = _P_PAIR(data, off + 4)
-    return _make(Command, (FENCE, flags, length, _N, _N, _N, _N, _N, addr, value, _N, _N, _N, off))
+    return _make(Command, (FENCE, flags, length, None, None, None, None, None, addr, value, None, None, None,
+                           off, None, None, None, None, None))
 
 
 def _d_wait(data, off, flags, length):
     if flags & WAIT_COMPARE_MASK == WAIT_COMPARE_MASK:
         raise CommandError(off, "WAIT compare 3 is invalid (0 GEQ, 1 EQ, 2 NEQ)")
     addr, value = _P_PAIR(data, off + 4)
-    return _make(Command, (WAIT, flags, length, _N, _N, _N, _N, _N, addr, value, _N, _N, _N, off))
+    return _make(Command, (WAIT, flags, length, None, None, None, None, None, addr, value, None, None, None,
+                           off, None, None, None, None, None))
 
 
 def _d_flip(data, off, flags, length):
     source, surface, interval = _P_FLIP(data, off + 4)
-    return _make(Command, (FLIP, flags, length, _N, _N, _N, _N, _N, _N, _N, source, surface, interval, off))
+    return _make(Command, (FLIP, flags, length, None, None, None, None, None, None, None, source, surface, interval,
+                           off, None, None, None, None, None))
 
 
 def _d_timestamp(data, off, flags, length):
     (addr,) = _P_TIMESTAMP(data, off + 4)
-    return _make(Command, (TIMESTAMP, flags, length, _N, _N, _N, _N, _N, addr, _N, _N, _N, _N, off))
+    return _make(Command, (TIMESTAMP, flags, length, None, None, None, None, None, addr, None, None, None, None,
+                           off, None, None, None, None, None))
 
 
 def _d_indirect(data, off, flags, length):
     addr, size = _P_INDIRECT(data, off + 4)
-    return _make(Command, (INDIRECT, flags, length, _N, _N, size, _N, _N, addr, _N, _N, _N, _N, off))
+    return _make(Command, (INDIRECT, flags, length, None, None, size, None, None, addr, None, None, None, None,
+                           off, None, None, None, None, None))
+
+
+def _d_set_address_space(data, off, flags, length):
+    (root,) = _P_SET_ADDRESS_SPACE(data, off + 4)
+    return _make(Command, (SET_ADDRESS_SPACE, flags, length, None, None, None, None, None, None, None, None, None,
+                           None, off, root, None, None, None, None))
+
+
+def _d_update_page_table(data, off, flags, length):
+    fixed = _UPDATE_PAGE_TABLE_S.size
+    if length < fixed:
+        raise CommandError(off, f"UPDATE_PAGE_TABLE length {length // 4} dwords is shorter than its fixed part {fixed // 4}")
+    table, start, count = _P_UPDATE_PAGE_TABLE(data, off + 4)
+    if length != fixed + 8 * count:
+        raise CommandError(off, f"UPDATE_PAGE_TABLE of {count} entries is {fixed // 4 + 2 * count} dwords, "
+                                f"not {length // 4}")
+    if start + count > PAGE_TABLE_ENTRIES:
+        raise CommandError(off, f"UPDATE_PAGE_TABLE entries {start}..{start + count - 1} run past the table's "
+                                f"{PAGE_TABLE_ENTRIES}")
+    entries = struct.unpack_from(f"<{count}Q", data, off + fixed)
+    return _make(Command, (UPDATE_PAGE_TABLE, flags, length, None, None, 8 * count, None, None, table, None, None,
+                           None, None, off, None, start, entries, None, None))
+
+
+def _d_flush_tlb(data, off, flags, length):
+    root, start, end = _P_FLUSH_TLB(data, off + 4)
+    return _make(Command, (FLUSH_TLB, flags, length, None, None, None, None, None, None, None, None, None, None,
+                           off, root, None, None, start, end))
 
 
 # opcode -> (fixed length in bytes or 0 for "any", decoder)
@@ -439,10 +556,13 @@ _DECODERS = {
     FLIP: (_FLIP_S.size, _d_flip),
     TIMESTAMP: (_TIMESTAMP_S.size, _d_timestamp),
     INDIRECT: (_INDIRECT_S.size, _d_indirect),
+    SET_ADDRESS_SPACE: (_SET_ADDRESS_SPACE_S.size, _d_set_address_space),
+    UPDATE_PAGE_TABLE: (0, _d_update_page_table),  # variable: checked by the decoder
+    FLUSH_TLB: (_FLUSH_TLB_S.size, _d_flush_tlb),
 }
 
 
-_FIXED = {op: entry[0] for op, entry in _DECODERS.items()}  # 0: any length (NOP)
+_FIXED = {op: entry[0] for op, entry in _DECODERS.items()}  # 0: any length (NOP, UPDATE_PAGE_TABLE)
 _DECODE = {op: entry[1] for op, entry in _DECODERS.items()}
 
 
@@ -469,8 +589,9 @@ def decode(data: bytes | bytearray | memoryview, offset: int = 0, end: int | Non
     """The packet that starts at byte ``offset`` of ``data`` (which must not run past ``end``).
 
     Raises :class:`CommandError` for a truncated header, an unknown or reserved opcode, a length of
-    zero, a length other than the opcode's (NOP: any length from one dword), a packet running past
-    ``end`` or the end of ``data``, or a WAIT with compare 3.
+    zero, a length other than the opcode's (NOP: any length from one dword; UPDATE_PAGE_TABLE: its
+    five dwords plus two per entry), a packet running past ``end`` or the end of ``data``, a WAIT
+    with compare 3, or an UPDATE_PAGE_TABLE whose entries run past the table's 512.
     """
     limit = len(data)
     if end is not None and end < limit:
@@ -527,6 +648,12 @@ def encode(cmd: Command) -> bytes:
         packet = timestamp(cmd.addr)
     elif op == INDIRECT:
         packet = indirect(cmd.addr, cmd.size)
+    elif op == SET_ADDRESS_SPACE:
+        packet = set_address_space(cmd.root)
+    elif op == UPDATE_PAGE_TABLE:
+        packet = update_page_table(cmd.addr, cmd.start_index, cmd.entries)
+    elif op == FLUSH_TLB:
+        packet = flush_tlb(cmd.root, cmd.va_start, cmd.va_end)
     else:
         raise ValueError(f"cannot encode opcode 0x{op:02x}")
     flags = _u("flags", cmd.flags, 0xFF, "u8")
@@ -537,6 +664,7 @@ def encode(cmd: Command) -> bytes:
 
 _COMPARE_NAMES = {WAIT_GEQ: "geq", WAIT_EQ: "eq", WAIT_NEQ: "neq"}
 _KNOWN_FLAGS = {FENCE: FENCE_INTERRUPT, WAIT: WAIT_COMPARE_MASK | WAIT_32BIT, FLIP: FLIP_NO_WAIT}
+_SHOWN_ENTRIES = 4  # UPDATE_PAGE_TABLE: entries listed before "+N more"
 
 
 def _describe(cmd: Command) -> str:
@@ -563,8 +691,18 @@ def _describe(cmd: Command) -> str:
             text += " +nowait"
     elif op == TIMESTAMP:
         text = f"TIMESTAMP addr=0x{cmd.addr:x}"
-    else:  # INDIRECT
+    elif op == INDIRECT:
         text = f"INDIRECT addr=0x{cmd.addr:x} size={cmd.size}"
+    elif op == SET_ADDRESS_SPACE:
+        text = f"SET_ADDRESS_SPACE root=0x{cmd.root:x}" + (" (physical)" if cmd.root == 0 else "")
+    elif op == UPDATE_PAGE_TABLE:
+        shown = " ".join(f"0x{e:x}" for e in cmd.entries[:_SHOWN_ENTRIES])
+        if len(cmd.entries) > _SHOWN_ENTRIES:
+            shown += f" +{len(cmd.entries) - _SHOWN_ENTRIES} more"
+        text = f"UPDATE_PAGE_TABLE table=0x{cmd.addr:x} start={cmd.start_index} count={len(cmd.entries)} [{shown}]"
+    else:  # FLUSH_TLB
+        root = "all" if cmd.root == 0 else f"0x{cmd.root:x}"
+        text = f"FLUSH_TLB root={root} start=0x{cmd.va_start:x} end=0x{cmd.va_end:x}"
     unknown = cmd.flags & ~_KNOWN_FLAGS.get(op, 0)
     if unknown:
         text += f" flags=0x{unknown:02x}"

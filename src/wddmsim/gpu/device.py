@@ -9,6 +9,10 @@ Physical address map (the model's, documented in docs/gpu.md):
 - aperture segments: consecutive ranges from ``APERTURE_BASE``; each aperture page is mapped by the
   GART onto a system-memory page. An engine reaching an unmapped aperture page faults.
 
+These are GPU *physical* addresses. An engine running in an address space (its ``address_space``
+register) first turns the virtual addresses its commands carry into physical ones through the
+GPU's MMU (:mod:`.mmu`, ``GPU.mmu``); page tables themselves are read at physical addresses.
+
 A :class:`Segment` carries what ``DXGK_SEGMENTDESCRIPTOR`` describes (base address, size, whether it
 is an aperture, whether the CPU sees it and at which CPU address); the driver turns it into the
 DDI structure.
@@ -24,8 +28,10 @@ from dataclasses import dataclass
 from ..sim import Simulator
 from .display import DisplaySource
 from .engine import Engine, EngineFault
+from .hwsched import HwScheduler
 from .interrupts import InterruptController
 from .memory import PAGE_SIZE, PhysicalMemory
+from .mmu import GpuMmu
 
 LOCAL_BASE = 0x100_0000_0000
 APERTURE_BASE = 0x200_0000_0000
@@ -85,6 +91,8 @@ class GPU:
     ):
         self.sim = sim
         self.memory = PhysicalMemory()
+        #: The MMU: page-table walks and the TLB for engines running in a virtual address space.
+        self.mmu = GpuMmu(self)
         self.irq = InterruptController(sim)
         #: Bus observer: ``on_fetch(engine_index, address, size)`` runs when an engine starts
         #: executing an indirect buffer (a logic analyser on the bus; the model's checkers use it
@@ -120,6 +128,7 @@ class GPU:
         self.gart: dict[int, int] = {}  # aperture page number -> system page number
         self.displays = [DisplaySource(i, hz, self, max_queued_flips) for i, hz in enumerate(display_refresh_hz)]
         self.faults: list[tuple[int, str, str]] = []
+        self._hw_schedulers: dict[int, HwScheduler] = {}
 
     # -- addressing -----------------------------------------------------------------------------
     def translate(self, addr: int) -> int:
@@ -150,6 +159,16 @@ class GPU:
         return self.displays[index]
 
     # -- faults -----------------------------------------------------------------------------------
+    def hw_scheduler(self, engine_index: int) -> HwScheduler:
+        """The context-management processor of an engine (hardware scheduling, gpu/hwsched.py),
+        made on first use; from then on it owns the engine's ring registers."""
+        hs = self._hw_schedulers.get(engine_index)
+        if hs is None:
+            if not 0 <= engine_index < len(self.engines):
+                raise ValueError(f"no engine {engine_index}")
+            hs = self._hw_schedulers[engine_index] = HwScheduler(self, self.engines[engine_index])
+        return hs
+
     def engine_faulted(self, engine: Engine, reason: str) -> None:
         """An engine stopped on a fault: record it and interrupt the CPU."""
         self.faults.append((self.sim.now, engine.name, reason))

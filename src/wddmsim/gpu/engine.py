@@ -36,6 +36,22 @@ buffer, :meth:`Engine.hang_on_buffer`) stops all progress: no fence lands, no pr
 :meth:`Engine.reset` (the driver's engine reset) stops whatever was running, empties the ring and
 makes the engine usable again.
 
+Virtual addressing: the ``address_space`` register (set by SET_ADDRESS_SPACE; 0, the default, is
+physical addressing) makes every address a command carries a GPU virtual address, translated by
+``gpu.mmu`` (:mod:`.mmu`); the ring is always read physically. The MMU packets (SET_ADDRESS_SPACE,
+UPDATE_PAGE_TABLE, FLUSH_TLB) are privileged: they fault in a buffer fetched in virtual mode. A
+page fault stops the engine like any fault and fills ``fault_address``, ``fault_level``,
+``fault_write`` and ``fault_root``.
+
+Hardware scheduling (:mod:`.hwsched`): a ``listener`` (None by default) owns the ring registers
+and is told when a preemption stops the engine, when the ring drains and when the ring (or a buffer
+it called) stalls on a WAIT (``engine_stopped``/``engine_drained``/``engine_stalled``), instead of
+the CPU's preemption cause, and after :meth:`Engine.reset` (``engine_reset``). :meth:`Engine.save_context` and :meth:`Engine.load_context` save and
+restore one ring's execution (an :class:`EngineContext`: ring registers, stop point, WORK owed, a
+WAIT to perform again, the address-space register); :attr:`Engine.waiting_on` names the WAIT it
+stalled on. With a listener, a preemption also rewinds the read pointer over ring packets fetched
+ahead of the stop point, so they run after the resume.
+
 Engines know nothing of WDDM: they see memory, a doorbell and an interrupt bit.
 
 Spec: DESIGN.md section 4 (engines, command processor, two completion modes); docs/gpu.md.
@@ -60,6 +76,10 @@ FAULTED = "faulted"
 HUNG = "hung"
 
 _INVISIBLE = frozenset({C.NOP, C.WORK, C.INDIRECT})
+# Visible commands that move bytes: ``size`` / bandwidth ns on top of the command cost.
+_TRANSFERS = frozenset({C.FILL, C.COPY, C.UPDATE_PAGE_TABLE})
+_PRIVILEGED = C.PRIVILEGED_OPCODES
+_PAGE_MASK = 0xFFF  # page tables and address-space roots are 4 KiB aligned
 
 
 class EngineFault(Exception):
@@ -76,6 +96,8 @@ class Engine:
         "_irq_bit", "interrupts", "granularity", "preempt_interval", "preempt_state", "preemptions",
         "_preempt", "_ahead", "_buf_addr", "_timer", "_boundary", "_preempt_bit", "_hang_buffers",
         "_hung_since", "resets", "_fault_buffers", "fault_address", "fault_fatal", "fault_reported",
+        "listener",
+        "address_space", "_vdepth", "fault_level", "fault_write", "fault_root",
     )
 
     def __init__(self, gpu, index: int, name: str, kind: str, command_cost: int = 100, bandwidth: float = 16.0,
@@ -117,7 +139,8 @@ class Engine:
         self.preempt_state: tuple[int, int, int, int] | None = None
         self.preemptions = 0  # preemption requests answered
         self._preempt = False  # a preemption request is pending
-        self._ahead: list = []  # WORK run ahead of now: (start, end, buf addr, pc before, pc after, buf end)
+        self._ahead: list = []  # WORK run ahead of now: (start, end, buf addr, pc before, pc after, buf end,
+        #                         ring rptr after the packet that holds or called it)
         self._buf_addr = 0
         self._timer = None
         self._boundary = True  # at the ring between submissions (after an interrupting FENCE)
@@ -128,12 +151,26 @@ class Engine:
         self.fault_address = 0  # the address of the last fault (0: not an address fault)
         self.fault_fatal = False  # the last fault is an unrecoverable hardware error
         self.fault_reported = False  # a driver has read and reported the current fault
+        # Hardware scheduling (gpu/hwsched.py): the HwScheduler that owns this engine's ring, told
+        # of preemption stops, drained rings and WAIT stalls instead of the CPU. None: the driver
+        # programs the ring itself and preemption stops interrupt the CPU.
+        self.listener = None
+        # Virtual addressing (gpu/mmu.py): the root table of the current address space, 0 for
+        # physical addressing; how many of the buffers being executed (the current one and those
+        # it returns to) were fetched in virtual mode, where privileged commands fault.
+        self.address_space = 0
+        self._vdepth = 0
+        self.fault_level: int | None = None  # page fault: the table level where the walk stopped
+        self.fault_write = False  # page fault: the access was a write
+        self.fault_root = 0  # page fault: the address space's root
 
     # -- registers ----------------------------------------------------------------------------
     def program_ring(self, base: int, size: int) -> None:
         """Set the ring's memory and reset both pointers (the engine must be idle)."""
         if self.state not in (IDLE, HELD):
             raise EngineFault(f"{self.name}: ring reprogrammed while {self.state}")
+        if self.listener is not None:
+            raise EngineFault(f"{self.name}: the ring belongs to the hardware scheduler")
         if size < 64 or size & 3 or base & 3:
             raise ValueError(f"{self.name}: ring base and size must be dword aligned, size >= 64")
         self.ring_base = base
@@ -205,7 +242,18 @@ class Engine:
         try:
             self._execute_loop()
         except (EngineFault, C.CommandError) as exc:
-            self._raise_fault(str(exc))
+            self._fault_now(exc)
+
+    def _fault_now(self, exc: Exception) -> None:
+        """Stop on ``exc``; a page fault (mmu.PageFault) also fills the fault_* registers."""
+        level = getattr(exc, "level", None)
+        if level is not None:
+            self.fault_address = exc.address
+            self.fault_level = level
+            self.fault_write = exc.write
+            self.fault_root = exc.root
+            self.fault_fatal = False
+        self._raise_fault(str(exc))
 
     def _execute_loop(self) -> None:
         sim = self.sim
@@ -222,10 +270,17 @@ class Engine:
             else:
                 if self._buf is None:
                     if self.rptr == self.wptr:
+                        if self.listener is not None and t > sim.now:
+                            # The ring's last work is still running: report the drain when it ends.
+                            self._t = t
+                            self._timer = sim.at(t, self._resume, irql=DEVICE)
+                            return
                         self.state = IDLE
                         self._t = t
                         if self._preempt:
                             self._stop(t, None)
+                        elif self.listener is not None:
+                            self.listener.engine_drained(self)
                         return
                     if self._preempt and self._boundary and self.granularity != "none":
                         self._stop(t, None)
@@ -238,6 +293,8 @@ class Engine:
                     self._boundary = False
                 else:
                     if self._pc >= self._end:
+                        if self._vdepth:  # leaving a buffer fetched in virtual mode
+                            self._vdepth -= 1
                         if self._stack:
                             self._buf, self._pc, self._end = self._stack.pop()
                         else:
@@ -256,9 +313,10 @@ class Engine:
                         d = cmd.duration_ns
                         if d:
                             if self._buf is None:  # a WORK on the ring itself
-                                self._ahead.append((t, t + d, None, 0, 0, 0))
+                                self._ahead.append((t, t + d, None, 0, 0, 0, self.rptr))
                             else:
-                                self._ahead.append((t, t + d, self._buf_addr, self._pc - cmd.length, self._pc, self._end))
+                                self._ahead.append((t, t + d, self._buf_addr, self._pc - cmd.length, self._pc, self._end,
+                                                    self.rptr))
                         t += d
                         self.busy_ns += d
                     continue
@@ -289,11 +347,15 @@ class Engine:
                     if self._buf is not None:
                         self._stack.append((self._buf, self._pc, self._end))
                     self._buf_addr = cmd.addr
-                    self._buf = self.mem.read(self.gpu.translate(cmd.addr), cmd.size)
+                    if self.address_space:
+                        if not self._fetch_virtual(cmd, t):
+                            return
+                    else:
+                        self._buf = self.mem.read(self.gpu.translate(cmd.addr), cmd.size)
                     self._pc = 0
                     self._end = cmd.size
                     continue
-                if op == C.FILL or op == C.COPY:
+                if op in _TRANSFERS:  # FILL, COPY, UPDATE_PAGE_TABLE
                     if not stepped:
                         d = ceil(cmd.size / self.bandwidth)
                         t += d
@@ -308,7 +370,8 @@ class Engine:
             self._ahead.clear()
             op = cmd.opcode
             if op == C.FENCE:
-                self.mem.write_u64(self.gpu.translate(cmd.addr), cmd.value)
+                addr = self._virtual(cmd.addr, True) if self.address_space else self.gpu.translate(cmd.addr)
+                self.mem.write_u64(addr, cmd.value)
                 if cmd.flags & C.FENCE_INTERRUPT:
                     if self._buf is None:
                         self._boundary = True
@@ -317,22 +380,36 @@ class Engine:
                     if stepped:
                         self._steps -= 1
             elif op == C.FILL:
-                self.mem.fill(self.gpu.translate(cmd.dst), cmd.size, cmd.pattern.to_bytes(4, "little"))
+                if self.address_space:
+                    self.gpu.mmu.fill(self.address_space, cmd.dst, cmd.size, cmd.pattern.to_bytes(4, "little"))
+                else:
+                    self.mem.fill(self.gpu.translate(cmd.dst), cmd.size, cmd.pattern.to_bytes(4, "little"))
             elif op == C.COPY:
-                self.mem.copy(self.gpu.translate(cmd.src), self.gpu.translate(cmd.dst), cmd.size)
+                if self.address_space:
+                    mmu = self.gpu.mmu
+                    mmu.write(self.address_space, cmd.dst, mmu.read(self.address_space, cmd.src, cmd.size))
+                else:
+                    self.mem.copy(self.gpu.translate(cmd.src), self.gpu.translate(cmd.dst), cmd.size)
             elif op == C.TIMESTAMP:
-                self.mem.write_u64(self.gpu.translate(cmd.addr), t)
+                addr = self._virtual(cmd.addr, True) if self.address_space else self.gpu.translate(cmd.addr)
+                self.mem.write_u64(addr, t)
             elif op == C.WAIT:
-                if not self._wait_satisfied(cmd):
+                addr = self._virtual(cmd.addr, False) if self.address_space else self.gpu.translate(cmd.addr)
+                if not self._wait_satisfied(cmd, addr):
                     self._pending = cmd
                     self.state = WAITING
                     self._t = t
-                    self._watch = self.mem.watch(self.gpu.translate(cmd.addr), self._memory_changed)
+                    self._watch = self.mem.watch(addr, self._memory_changed)
+                    if self.listener is not None and not self._stack:
+                        self.listener.engine_stalled(self)
                     return
             elif op == C.FLIP:
                 src = self.gpu.display_source(cmd.source)
+                surface = cmd.surface
+                if self.address_space:
+                    surface = self.gpu.mmu.translate(self.address_space, surface)
                 if stepped:
-                    src.latch(cmd.surface, t)
+                    src.latch(surface, t)
                 elif cmd.flags & C.FLIP_NO_WAIT:
                     if src.full:
                         # The pending-flip registers are full: wait for the next latch.
@@ -342,21 +419,67 @@ class Engine:
                         self._t = v
                         self._timer = sim.at(v, self._resume, irql=DEVICE)
                         return
-                    src.queue_flip(cmd.surface, cmd.interval, t)
+                    src.queue_flip(surface, cmd.interval, t)
                 else:
                     v = src.flip_time(t, cmd.interval)
                     if v > t:
                         # The flip stalls the engine until it takes effect at its vsync.
                         self.busy_ns += v - t
-                        self._pending = _Latch(src, cmd.surface)
+                        self._pending = _Latch(src, surface)
                         self._t = v
                         self._timer = sim.at(v, self._resume, irql=DEVICE)
                         return
-                    src.latch(cmd.surface, t, at_vsync=cmd.interval > 0)
+                    src.latch(surface, t, at_vsync=cmd.interval > 0)
+            elif op in _PRIVILEGED:
+                self._privileged(cmd)
+            elif op == _OWED:
+                # WORK a preemption left owed (load_context): it runs first, as the WORK it came from.
+                d = cmd.ns
+                self._ahead.append((t, t + d, cmd.addr, cmd.pc, cmd.pc, cmd.end, self.rptr))
+                t += d
+                self.busy_ns += d
             elif op == _LATCH:
                 cmd.source.latch(cmd.surface, t, at_vsync=True)
             else:
                 raise EngineFault(f"{self.name}: cannot execute opcode {op:#x}")
+
+    # -- virtual addressing ---------------------------------------------------------------------
+    def _virtual(self, va: int, write: bool) -> int:
+        """The memory address behind virtual address ``va`` in the current address space."""
+        return self.gpu.translate(self.gpu.mmu.translate(self.address_space, va, write))
+
+    def _fetch_virtual(self, cmd, t: int) -> bool:
+        """INDIRECT in virtual mode: read the buffer page by page. A page fault stops the engine
+        at the INDIRECT's instant ``t`` (False: the loop must return)."""
+        try:
+            self._buf = self.gpu.mmu.read(self.address_space, cmd.addr, cmd.size)
+        except EngineFault as exc:
+            self._t = t
+            if t > self.sim.now:
+                self._timer = self.sim.at(t, self._fault_now, exc, irql=DEVICE)
+            else:
+                self._fault_now(exc)
+            return False
+        self._vdepth += 1
+        return True
+
+    def _privileged(self, cmd) -> None:
+        """SET_ADDRESS_SPACE, UPDATE_PAGE_TABLE, FLUSH_TLB: not from a buffer fetched in virtual mode."""
+        if self._vdepth:
+            raise EngineFault(f"{self.name}: privileged command {cmd.name} in a virtual buffer")
+        op = cmd.opcode
+        if op == C.SET_ADDRESS_SPACE:
+            if cmd.root & _PAGE_MASK:
+                raise EngineFault(f"{self.name}: address space root {cmd.root:#x} is not page aligned")
+            self.address_space = cmd.root
+        elif op == C.UPDATE_PAGE_TABLE:
+            if cmd.addr & _PAGE_MASK:
+                raise EngineFault(f"{self.name}: page table {cmd.addr:#x} is not page aligned")
+            if cmd.entries:
+                data = b"".join(e.to_bytes(8, "little") for e in cmd.entries)
+                self.mem.write(self.gpu.translate(cmd.addr + 8 * cmd.start_index), data)
+        else:  # FLUSH_TLB
+            self.gpu.mmu.flush(cmd.root, cmd.va_start, cmd.va_end)
 
     def _resume(self) -> None:
         if self.state != RUNNING:
@@ -419,12 +542,19 @@ class Engine:
         self.fault_address = 0
         self.fault_fatal = False
         self.fault_reported = False
+        self.fault_level = None
+        self.fault_write = False
+        self.fault_root = 0
+        self.address_space = 0
+        self._vdepth = 0
         self.state = IDLE
         self._t = now
         self.rptr = self.wptr = 0
         self._boundary = True
         self.preempt_state = None
         self.resets += 1
+        if self.listener is not None:
+            self.listener.engine_reset(self)  # the hardware scheduler drops what it had loaded
 
     # -- preemption --------------------------------------------------------------------------------
     def request_preempt(self) -> None:
@@ -441,6 +571,8 @@ class Engine:
             return
         if self.state == WAITING:
             # A stalled WAIT is preemptible at every granularity: resume at the WAIT itself.
+            if self._stack and self.listener is not None:
+                return  # in a nested buffer a context save cannot hold it: stop further on
             if self._watch is not None:
                 self._watch.cancel()
                 self._watch = None
@@ -452,11 +584,11 @@ class Engine:
         if self.granularity not in ("primitive", "interval") or self._stack:
             return  # the loop stops at the next submission boundary (or when the ring is empty)
         # Running ahead: find the WORK command executing at ``now`` (or the next one to start).
-        for start, end, addr, before, after, buf_end in self._ahead:
+        for start, end, addr, before, after, buf_end, rptr in self._ahead:
             if end <= now:
                 continue
             if start >= now:
-                stop, saved = start, (addr, before, buf_end, end - start if addr is None else 0)
+                stop, saved = start, (addr, before, buf_end, end - start if before == after else 0)
             elif self.granularity == "primitive":
                 stop, saved = end, (addr, after, buf_end, 0)
             else:
@@ -471,6 +603,8 @@ class Engine:
                 self._timer = None
             self.busy_ns -= self._t - stop
             self._pending = None
+            if self.listener is not None:
+                self.rptr = rptr  # ring packets fetched past the stop point are fetched again
             if stop > now:
                 self._timer = self.sim.at(stop, self._stop_at, (stop, saved), irql=DEVICE)
                 self.state = RUNNING
@@ -494,12 +628,16 @@ class Engine:
         self._pending = None
         self._buf = None
         self._stack.clear()
+        self._vdepth = 0
         self._ahead.clear()
         self._t = t
         self.state = IDLE
-        self.preempt_state = saved
+        self.preempt_state = None if saved is None else PreemptState(saved, self.address_space)
         self.preemptions += 1
-        self.gpu.irq.assert_cause(self._preempt_bit)
+        if self.listener is not None:
+            self.listener.engine_stopped(self)
+        else:
+            self.gpu.irq.assert_cause(self._preempt_bit)
 
     def reset_ring(self) -> None:
         """Empty the ring (both pointers to 0) after a preemption; the engine must be stopped."""
@@ -510,9 +648,101 @@ class Engine:
         self._boundary = True
         self.preempt_state = None
 
+    # -- context save and restore (hardware scheduling) --------------------------------------------
+    @property
+    def waiting_on(self) -> tuple[int, int, int] | None:
+        """The WAIT the engine is stalled on: (memory address it watches, value, flags); else None."""
+        if self.state != WAITING or self._watch is None:
+            return None
+        cmd = self._pending
+        return (self._watch.addr, cmd.value, cmd.flags)
+
+    def save_context(self) -> EngineContext:
+        """Context save: the ring registers and where execution stands, for :meth:`load_context`.
+
+        The engine must be idle (stopped by a preemption, whose ``preempt_state`` is kept, or with
+        its ring drained) or stalled on a WAIT of its ring or of a buffer called from the ring (a
+        stall is preemptible: the watch is dropped and the WAIT is performed again, at no second
+        command cost, first thing after the load). The engine is left idle, owing nothing."""
+        st = self.state
+        wait = None
+        if st == WAITING and not self._stack and self._pending is not None and self._pending.opcode == C.WAIT:
+            wait = self._pending
+            stop = None if self._buf is None else (self._buf_addr, self._pc, self._end, 0)
+            if self._watch is not None:
+                self._watch.cancel()
+                self._watch = None
+            self._pending = None
+            self._buf = None
+            self._vdepth = 0
+            self._t = self.sim.now
+        elif st == IDLE:
+            stop = self.preempt_state
+            if stop is not None:
+                stop = tuple(stop)
+                if stop[0] is None and not stop[3]:
+                    stop = None  # stopped on the ring with nothing owed: the ring says it all
+        else:
+            raise EngineFault(f"{self.name}: context saved while {st}")
+        ctx = EngineContext(self.ring_base, self.ring_size, self.rptr, self.wptr, stop, wait, self._boundary,
+                            self.address_space)
+        self.state = IDLE
+        self.preempt_state = None
+        self._preempt = False
+        self._ahead.clear()
+        return ctx
+
+    def load_context(self, ctx: EngineContext) -> bool:
+        """Context restore: continue exactly where ``ctx`` was saved: a WAIT saved at first, else the
+        WORK still owed, then the rest of the interrupted buffer, then the ring. The engine must be
+        idle. Returns False, leaving it idle, when there is nothing to run."""
+        if self.state != IDLE:
+            raise EngineFault(f"{self.name}: context loaded while {self.state}")
+        self.ring_base = ctx.ring_base
+        self.ring_size = ctx.ring_size
+        self.rptr = ctx.rptr
+        self.wptr = ctx.wptr
+        self.address_space = ctx.address_space
+        self._boundary = ctx.boundary
+        self.preempt_state = None
+        self._preempt = False
+        self._pending = None
+        self._buf = None
+        self._stack.clear()
+        self._ahead.clear()
+        self._vdepth = 0
+        now = self.sim.now
+        self._t = now
+        stop = ctx.stop
+        if stop is not None:
+            addr, pc, end, owed = stop
+            if addr is not None:
+                try:
+                    if self.address_space:  # the buffer was fetched in virtual mode
+                        self._buf = self.gpu.mmu.read(self.address_space, addr, end)
+                        self._vdepth = 1
+                    else:
+                        self._buf = self.mem.read(self.gpu.translate(addr), end)
+                except EngineFault as exc:
+                    self._buf = None
+                    self._fault_now(exc)
+                    return True
+                self._buf_addr, self._pc, self._end = addr, pc, end
+            if owed:
+                self._pending = _Owed(owed, addr, pc, end)
+        if ctx.wait is not None:
+            self._pending = ctx.wait
+        if self._pending is None and self._buf is None and self.rptr == self.wptr:
+            return False
+        self.state = RUNNING
+        self._run()
+        return True
+
     # -- waits ------------------------------------------------------------------------------------
-    def _wait_satisfied(self, cmd) -> bool:
-        addr = self.gpu.translate(cmd.addr)
+    def _wait_satisfied(self, cmd, addr: int | None = None) -> bool:
+        """Whether WAIT ``cmd`` holds; ``addr``: the memory address it watches (None: translate)."""
+        if addr is None:
+            addr = self._virtual(cmd.addr, False) if self.address_space else self.gpu.translate(cmd.addr)
         if cmd.flags & C.WAIT_32BIT:
             cur = self.mem.read_u32(addr)
         else:
@@ -524,8 +754,9 @@ class Engine:
             return cur == cmd.value
         return cur != cmd.value
 
-    def _memory_changed(self, _addr: int) -> None:
-        if self.state == WAITING and self._wait_satisfied(self._pending):
+    def _memory_changed(self, addr: int) -> None:
+        # ``addr`` is the watched memory address: a virtual WAIT is not translated again.
+        if self.state == WAITING and self._wait_satisfied(self._pending, addr):
             self._watch.cancel()
             self._watch = None
             self._pending = None
@@ -549,6 +780,50 @@ class Engine:
 
 
 _LATCH = -1
+_OWED = -2
+
+
+class _Owed:
+    """WORK still owed from a preemption, run first after :meth:`Engine.load_context` (internal
+    pseudo-command; ``addr``/``pc``/``end`` say where its buffer resumes, ``addr`` None: the ring)."""
+
+    __slots__ = ("ns", "addr", "pc", "end")
+    opcode = _OWED
+
+    def __init__(self, ns: int, addr: int | None, pc: int, end: int):
+        self.ns = ns
+        self.addr = addr
+        self.pc = pc
+        self.end = end
+
+
+class EngineContext:
+    """One ring's context save (:meth:`Engine.save_context`, :meth:`Engine.load_context`): the ring
+    registers, the preemption stop point (``preempt_state``'s 4-tuple, or None), a WAIT to perform
+    again first (or None), whether the ring stood between submissions, the address-space register.
+    A hardware scheduler keeps one per queue and moves ``wptr`` for doorbells while it is not loaded."""
+
+    __slots__ = ("ring_base", "ring_size", "rptr", "wptr", "stop", "wait", "boundary", "address_space")
+
+    def __init__(self, ring_base: int, ring_size: int, rptr: int = 0, wptr: int = 0, stop=None, wait=None,
+                 boundary: bool = True, address_space: int = 0):
+        self.ring_base = ring_base
+        self.ring_size = ring_size
+        self.rptr = rptr
+        self.wptr = wptr
+        self.stop = stop
+        self.wait = wait
+        self.boundary = boundary
+        self.address_space = address_space
+
+    @property
+    def pending(self) -> bool:
+        """Loading it gives the engine something to do."""
+        return self.stop is not None or self.wait is not None or self.rptr != self.wptr
+
+    def __repr__(self) -> str:
+        return (f"<EngineContext ring {self.ring_base:#x}+{self.ring_size:#x} rptr {self.rptr:#x} wptr {self.wptr:#x}"
+                f" stop {self.stop} wait {self.wait is not None}>")
 
 
 class _Latch:
@@ -560,3 +835,18 @@ class _Latch:
     def __init__(self, source, surface: int):
         self.source = source
         self.surface = surface
+
+
+class PreemptState(tuple):
+    """:attr:`Engine.preempt_state`: the plain 4-tuple (buffer address or None, offset of the next
+    command, buffer end, ns of WORK still owed) it always was, equal to and unpacked like one, with
+    ``address_space``: the engine's address-space register when it stopped (0: physical), the
+    address space the resumed buffer's addresses belong to."""
+
+    address_space = 0
+
+    def __new__(cls, saved, address_space: int = 0):
+        self = tuple.__new__(cls, saved)
+        if address_space:
+            self.address_space = address_space
+        return self

@@ -89,12 +89,44 @@ class PhysicalMemory:
     Addresses and sizes are non-negative ints; a negative one raises :class:`ValueError`.
     """
 
-    __slots__ = ("_pages", "_watches")
+    __slots__ = ("_pages", "_watches", "_guard_lo", "_guard_hi", "_guard_open", "_guard_cb")
 
     def __init__(self) -> None:
         self._pages: dict[int, bytearray] = {}
         # address -> watchers of [address, address + 8), in registration order
         self._watches: dict[int, list[Watch]] = {}
+        # A guarded span (a debug "special pool"): reads of its closed pages call _guard_cb.
+        self._guard_lo = 0
+        self._guard_hi = 0
+        self._guard_open: set[int] = set()
+        self._guard_cb = None
+
+    # ------------------------------------------------------------------ guarded span
+
+    def guard(self, lo: int, hi: int, on_access: Callable[[int, int], object]) -> None:
+        """Guard ``[lo, hi)`` (page aligned): a read of a page of it that is not open calls
+        ``on_access(addr, size)`` before the read is served (the callback may raise to stop the
+        reader). Pages start closed; :meth:`open_pages` and :meth:`close_pages` move them. This is
+        the hardware side of a debugging allocator: memory freed by its owner stays readable
+        only to whoever is caught reading it."""
+        if lo & _MASK or hi & _MASK or hi <= lo:
+            raise ValueError("a guarded span is page aligned and not empty")
+        self._guard_lo = lo
+        self._guard_hi = hi
+        self._guard_open = set()
+        self._guard_cb = on_access
+
+    def open_pages(self, addr: int, size: int) -> None:
+        """Make the guarded pages under ``[addr, addr + size)`` readable without a callback."""
+        self._guard_open.update(range(addr >> _SHIFT, (addr + max(size, 1) - 1 >> _SHIFT) + 1))
+
+    def close_pages(self, addr: int, size: int) -> None:
+        """Guard the pages under ``[addr, addr + size)`` again."""
+        self._guard_open.difference_update(range(addr >> _SHIFT, (addr + max(size, 1) - 1 >> _SHIFT) + 1))
+
+    def _guarded(self, addr: int, size: int) -> None:
+        if (addr >> _SHIFT) not in self._guard_open or (addr + size - 1 >> _SHIFT) not in self._guard_open:
+            self._guard_cb(addr, size)
 
     # ------------------------------------------------------------------ residency
 
@@ -124,6 +156,8 @@ class PhysicalMemory:
         if size <= 0:
             _check_size(size)
             return b""
+        if self._guard_lo <= addr < self._guard_hi:
+            self._guarded(addr, size)
         off = addr & _MASK
         if off + size <= PAGE_SIZE:
             page = self._pages.get(addr >> _SHIFT)
@@ -150,6 +184,8 @@ class PhysicalMemory:
         """The little-endian u32 at ``addr``."""
         if addr < 0:
             _check_addr(addr)
+        if self._guard_lo <= addr < self._guard_hi:
+            self._guarded(addr, 4)
         off = addr & _MASK
         if off <= PAGE_SIZE - 4:
             page = self._pages.get(addr >> _SHIFT)
@@ -160,6 +196,8 @@ class PhysicalMemory:
         """The little-endian u64 at ``addr``."""
         if addr < 0:
             _check_addr(addr)
+        if self._guard_lo <= addr < self._guard_hi:
+            self._guarded(addr, 8)
         off = addr & _MASK
         if off <= PAGE_SIZE - 8:
             page = self._pages.get(addr >> _SHIFT)
