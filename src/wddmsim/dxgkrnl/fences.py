@@ -1,0 +1,695 @@
+"""Monitored fences: the OS side of D3DDDI_MONITORED_FENCE synchronization objects.
+
+A monitored fence is a 64-bit counter in kernel memory. The CPU sees it through a read-only
+mapping (``cpu_va``) and changes it only by asking the kernel (SignalSynchronizationObjectFromCpu,
+rule 97); the GPU writes it directly through its GPU VA (a fence write at the end of a command
+buffer) or the OS writes it on a queue's behalf (a software signal packet). Waiters, on the CPU or
+on a queue, are released when the value reaches their target. After a command buffer completes or
+the GPU raises MONITORED_FENCE_SIGNALED, the integrator calls :meth:`FenceTable.scan`: the OS reads
+the fences that have waiters and releases whoever is satisfied.
+
+Under ``DXGK_VIDSCHCAPS.No64BitAtomics`` the GPU updates only a 32-bit value. The OS keeps a 64-bit
+view and extends each 32-bit reading relative to the last value it observed: a forward distance
+below 2**31 is progress, anything else is a stale or backward write. That is only sound while every
+outstanding wait or signal is within UINT_MAX/2 of the last signalled value (rule 99), which this
+module enforces.
+
+What is modelled (ddi-facts.md):
+
+- 9.1: creation with an initial value and flags, 8-byte aligned addresses (rule 100), CPU signal
+  writes the value and releases satisfied waiters at once, CPU waits (blocking, with timeout, poll,
+  wait-any), queue (GPU) waits, AllowFenceRewind, NoSignal / NoWait (STATUS_ACCESS_DENIED), NoGPUAccess
+  (never mapped, always 64 bits), D3DDDI_MAX_OBJECT_SIGNALED / D3DDDI_MAX_OBJECT_WAITED_ON = 32.
+- 8.1: No64BitAtomics, the 32-bit value with the OS handling the wrap.
+- 13: rules 97 (only the kernel writes the value), 98 (values never decrease except through an
+  accepted rewind), 99 (32-bit distance), 100 (alignment), 101 (max value on TDR), 102 (flag
+  combinations), 103 is the scheduler's: a queue wait here only reports when it is satisfied.
+- 14.2 "TDR effect on waiters": :meth:`FenceTable.signal_max_on_tdr`.
+
+Decisions where the documentation is silent:
+
+1. A CPU signal below the current value without ``rewind`` fails with STATUS_INVALID_PARAMETER
+   ("values only go forward unless AllowFenceRewind"); a signal equal to the current value is
+   accepted and changes nothing.
+2. A rewind may go to any value not lower than the fence's initial value: the fence never held a
+   lower value, so it cannot be "an earlier queued value". Lower: STATUS_INVALID_PARAMETER. A
+   rewind to a value above the current one is an ordinary forward signal.
+3. A queued signal (:meth:`FenceTable.signal_queued`) of a value below the current one is ignored
+   (counted in ``stats["ignored_queued_signals"]``), never rewound: only the application's explicit
+   rewind may move the value back.
+4. The GPU writing a lower value than the OS has observed (64 bits: smaller; 32 bits: a backward
+   distance, i.e. a forward distance of 2**31 or more) leaves the observed value alone and counts
+   ``stats["backward_gpu_writes"]``; memory keeps what the GPU wrote. Once a fence is at its
+   maximum, every other value the GPU writes counts as backward.
+5. Rule 99 is checked for every signal that moves a 32-bit fence (forward or rewind) and for every
+   wait that would pend; a wait whose target is already reached is satisfied however far back it is.
+6. Destroying a fence completes every pending waiter with :data:`DESTROYED_STATUS`
+   (STATUS_INVALID_HANDLE: the handle it waits on is gone); later calls on the fence, waits
+   included, raise ApiError(STATUS_INVALID_HANDLE) at once. Its 8-byte slot is reused by a later
+   fence.
+7. A wait that times out first re-reads its fences (a value may be in memory without a scan yet,
+   the tinygrad "re-check before raising" lesson) and times out only if still unsatisfied. The
+   timeout timer runs at DISPATCH_LEVEL (a kernel timer expires in a DPC).
+8. A wait-all is satisfied at an instant where every target is reached at once; if a rewind undoes
+   one target meanwhile, the wait goes on waiting for it.
+9. Every API call refreshes the fences it names from memory first, so validation never compares
+   against a value the GPU has already overtaken.
+10. Opening a fence from another process needs the Shared flag (else STATUS_ACCESS_DENIED).
+    CrossAdapter, TopOfPipeline and UnwaitCpuWaitersOnlyOnDestroy are accepted and stored; their
+    effect belongs to the scheduler. SignalByKmd (CPU notifications only) and unknown names are
+    rejected.
+11. A TDR drives a 32-bit fence's memory to 2**32-1 and its 64-bit view to 2**64-1.
+
+``value`` is the OS's view as of the last signal, scan or API call on the fence; :meth:`FenceTable.read`
+shows what memory holds now without committing it.
+"""
+
+from __future__ import annotations
+
+from heapq import heapify, heappop, heappush
+from typing import Any, Callable, Iterable
+
+from ..ddi.ntstatus import NTSTATUS, status_name
+from ..sim import DISPATCH
+from .objects import HandleTable
+
+__all__ = [
+    "DESTROYED_STATUS",
+    "HALF_RANGE",
+    "MAX_OBJECTS_SIGNALED",
+    "MAX_OBJECTS_WAITED_ON",
+    "SYNC_FLAGS",
+    "U32_MAX",
+    "U64_MAX",
+    "FenceTable",
+    "MonitoredFence",
+    "QueueWait",
+]
+
+U64_MAX = (1 << 64) - 1
+U32_MAX = (1 << 32) - 1
+#: UINT_MAX/2: the farthest a 32-bit fence's outstanding values may be from its last value (rule 99).
+HALF_RANGE = U32_MAX // 2
+#: D3DDDI_MAX_OBJECT_SIGNALED and D3DDDI_MAX_OBJECT_WAITED_ON.
+MAX_OBJECTS_SIGNALED = 32
+MAX_OBJECTS_WAITED_ON = 32
+
+#: D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS member names, in declaration order.
+SYNC_FLAGS = (
+    "Shared", "NtSecuritySharing", "CrossAdapter", "TopOfPipeline", "NoSignal", "NoWait",
+    "NoSignalMaxValueOnTdr", "NoGPUAccess", "SignalByKmd", "UnwaitCpuWaitersOnlyOnDestroy",
+)
+_KNOWN_FLAGS = frozenset(SYNC_FLAGS)
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+TIMEOUT = int(NTSTATUS.STATUS_TIMEOUT)
+CANCELLED = int(NTSTATUS.STATUS_CANCELLED)
+INVALID_HANDLE = int(NTSTATUS.STATUS_INVALID_HANDLE)
+INVALID_PARAMETER = int(NTSTATUS.STATUS_INVALID_PARAMETER)
+ACCESS_DENIED = int(NTSTATUS.STATUS_ACCESS_DENIED)
+#: The status pending waiters complete with when their fence is destroyed (decision 6).
+DESTROYED_STATUS = INVALID_HANDLE
+
+_STAT_NAMES = (
+    "created", "opened", "destroyed", "rejected", "cpu_signals", "queued_signals",
+    "ignored_queued_signals", "rewinds", "gpu_updates", "backward_gpu_writes", "scans", "tdr_maxed",
+    "cpu_waits", "queue_waits", "satisfied_at_once", "released", "timeouts", "destroy_released",
+    "cancelled",
+)
+
+
+class MonitoredFence:
+    """One monitored fence. The table owns the waiters; the attributes are for reading."""
+
+    __slots__ = (
+        "handle", "process", "device", "flags", "cpu_va", "gpu_va", "bits", "value", "initial",
+        "destroyed", "signalers", "devices", "_heap", "_pending", "_dead", "_raw",
+    )
+
+    def __init__(self, process, device, flags: frozenset, cpu_va: int, bits: int, initial: int):
+        self.handle = 0
+        self.process = process  # the owner
+        self.device = device  # the creator's device
+        self.flags = flags  # names of the D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS set
+        self.cpu_va = cpu_va  # kernel CPU address of the value
+        self.gpu_va: dict[Any, int] = {}  # process -> GPU VA (filled through map_gpu)
+        self.bits = bits  # 64, or 32 under No64BitAtomics
+        self.value = initial  # the OS's observed 64-bit value
+        self.initial = initial
+        self.destroyed = False
+        self.signalers: set = set() if device is None else {device}
+        self.devices: set = set() if device is None else {device}  # creator and openers
+        self._heap: list[tuple[int, int, _Entry]] = []  # (target, registration seq, entry)
+        self._pending = 0  # live entries in the heap
+        self._dead = 0  # cancelled entries still in the heap
+        self._raw = 0  # the memory value last read or written by the OS
+
+    @property
+    def max_value(self) -> int:
+        """The value a TDR drives it to (2**64-1 in the 64-bit view)."""
+        return U64_MAX
+
+    def __repr__(self) -> str:
+        state = " destroyed" if self.destroyed else ""
+        return f"<MonitoredFence 0x{self.handle:x} value={self.value} bits={self.bits}{state}>"
+
+
+class _Entry:
+    """A waiter's registration on one fence (a heap item)."""
+
+    __slots__ = ("fence", "target", "owner", "live")
+
+    def __init__(self, fence: MonitoredFence, target: int, owner):
+        self.fence = fence
+        self.target = target
+        self.owner = owner
+        self.live = True
+
+
+class QueueWait:
+    """Token of a queue-level (GPU) wait: ``done`` once released or cancelled, ``status`` then."""
+
+    __slots__ = ("table", "fence", "value", "callback", "done", "status", "start", "_entry")
+
+    def __init__(self, table: "FenceTable", fence: MonitoredFence, value: int, callback: Callable[[int], Any]):
+        self.table = table
+        self.fence = fence
+        self.value = value
+        self.callback = callback
+        self.done = False
+        self.status: int | None = None
+        self.start = table.sim.now
+        self._entry: _Entry | None = None
+
+    def cancel(self) -> None:
+        """Withdraw the wait; the callback is not called. Harmless once done."""
+        if self.done:
+            return
+        self.done = True
+        self.status = CANCELLED
+        table = self.table
+        table._drop(self._entry)
+        table.stats["cancelled"] += 1
+        if table.trace is not None:
+            table._trace_done(self.fence, self.value, "queue", CANCELLED, self.start)
+
+    def _fire(self, entry: _Entry, status: int) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.status = status
+        table = self.table
+        if table.trace is not None:
+            table._trace_done(self.fence, self.value, "queue", status, self.start)
+        self.callback(status)
+
+    def __repr__(self) -> str:
+        return f"<QueueWait fence=0x{self.fence.handle:x} value={self.value} done={self.done}>"
+
+
+class _CpuWait:
+    """A CPU wait on up to 32 (fence, value) pairs; its Event succeeds with the status."""
+
+    __slots__ = ("table", "event", "pairs", "any", "start", "timer", "done", "traced")
+
+    def __init__(self, table: "FenceTable", event, pairs: list, wait_any: bool):
+        self.table = table
+        self.event = event
+        self.pairs = pairs  # [fence, target, entry or None]
+        self.any = wait_any
+        self.start = table.sim.now
+        self.timer = None
+        self.done = False
+        self.traced: list = []  # (fence, target) pairs that logged FenceWait
+
+    def _fire(self, entry: _Entry, status: int) -> None:
+        if self.done:
+            return
+        if status != SUCCESS or self.any:
+            self._finish(status)
+            return
+        waiting = False
+        for pair in self.pairs:
+            fence, target, e = pair
+            if fence.value >= target:
+                continue
+            if fence.destroyed:
+                self._finish(DESTROYED_STATUS)
+                return
+            waiting = True
+            if e is None or not e.live:  # satisfied before, undone by a rewind since
+                pair[2] = self.table._add(fence, target, self)
+        if not waiting:
+            self._finish(SUCCESS)
+
+    def _timeout(self) -> None:
+        self.timer = None
+        if self.done:
+            return
+        table = self.table
+        seen = set()
+        for fence, _, _ in self.pairs:
+            if fence not in seen and not fence.destroyed:
+                seen.add(fence)
+                table._refresh(fence)
+        if not self.done:
+            table.stats["timeouts"] += 1
+            self._finish(TIMEOUT)
+
+    def _finish(self, status: int) -> None:
+        self.done = True
+        table = self.table
+        for pair in self.pairs:
+            e = pair[2]
+            if e is not None and e.live:
+                table._drop(e)
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if table.trace is not None:
+            for fence, target in self.traced:
+                table._trace_done(fence, target, "cpu", status, self.start)
+        self.event.succeed(status)
+
+
+class FenceTable:
+    """The OS's monitored fences on one adapter.
+
+    ``memory`` has ``read_u64/write_u64/read_u32/write_u32``; ``allocate(size, align)`` returns
+    kernel memory for a fence's value; ``map_gpu(fence, process)`` (optional) returns the GPU VA
+    the fence gets in ``process``. ``handles`` (optional) is a :class:`HandleTable` to take handles
+    from, so that fences share the handle space of the other kernel objects.
+    """
+
+    def __init__(
+        self,
+        sim,
+        memory,
+        allocate: Callable[[int, int], int],
+        *,
+        trace=None,
+        no64bit_atomics: bool = False,
+        map_gpu: Callable[[MonitoredFence, Any], int] | None = None,
+        handles: HandleTable | None = None,
+    ):
+        self.sim = sim
+        self.memory = memory
+        self._allocate = allocate
+        self.trace = trace
+        self.no64bit_atomics = no64bit_atomics
+        self.map_gpu = map_gpu
+        self.handles = handles if handles is not None else HandleTable()
+        self.fences: dict[int, MonitoredFence] = {}  # live fences by handle
+        self.stats: dict[str, int] = dict.fromkeys(_STAT_NAMES, 0)
+        self._waited: dict[MonitoredFence, None] = {}  # fences with pending waiters
+        self._free: list[int] = []  # value slots of destroyed fences
+        self._seq = 0
+
+    # -- errors ---------------------------------------------------------------------------------
+    def _fail(self, status: int, message: str):
+        # Imported here: the adapter module may import this one.
+        from .adapter import ApiError
+
+        self.stats["rejected"] += 1
+        raise ApiError(status, message)
+
+    def _check_live(self, fence: MonitoredFence) -> None:
+        if fence.destroyed:
+            self._fail(INVALID_HANDLE, f"monitored fence 0x{fence.handle:x} was destroyed")
+
+    def _check_value(self, value: int, what: str = "fence value") -> None:
+        if not isinstance(value, int):
+            self._fail(INVALID_PARAMETER, f"{what} {value!r} is not an integer")
+        if not 0 <= value <= U64_MAX:
+            self._fail(INVALID_PARAMETER, f"{what} {value} is outside 0..2**64-1")
+
+    def _check_flags(self, flags) -> frozenset:
+        if isinstance(flags, str):
+            flags = (flags,)
+        names = frozenset(flags)
+        unknown = names - _KNOWN_FLAGS
+        if unknown:
+            self._fail(INVALID_PARAMETER, f"unknown synchronization object flag(s) {', '.join(sorted(unknown))}")
+        if "NoSignal" in names and "NoWait" in names:
+            self._fail(INVALID_PARAMETER, "flags NoSignal and NoWait are exclusive (rule 102)")
+        if "NtSecuritySharing" in names and "Shared" not in names:
+            self._fail(INVALID_PARAMETER, "flag NtSecuritySharing requires Shared (rule 102)")
+        if "SignalByKmd" in names:
+            self._fail(INVALID_PARAMETER, "flag SignalByKmd is valid only on CPU notification objects, not monitored fences")
+        return names
+
+    # -- objects --------------------------------------------------------------------------------
+    def create(self, process, device, initial: int = 0, flags: Iterable[str] = ()) -> MonitoredFence:
+        """D3DDDI_MONITORED_FENCE creation: a fence holding ``initial``, owned by ``process``."""
+        names = self._check_flags(flags)
+        self._check_value(initial, "initial fence value")
+        bits = 32 if self.no64bit_atomics and "NoGPUAccess" not in names else 64
+        addr = self._free.pop() if self._free else self._allocate(8, 8)
+        if addr % 8:
+            raise ValueError(f"monitored fence value at 0x{addr:x} is not 8-byte aligned (rule 100)")
+        fence = MonitoredFence(process, device, names, addr, bits, initial)
+        fence.handle = self.handles.add(fence)
+        self._write(fence, initial)
+        self.fences[fence.handle] = fence
+        if self.map_gpu is not None and "NoGPUAccess" not in names:
+            fence.gpu_va[process] = self.map_gpu(fence, process)
+        self.stats["created"] += 1
+        return fence
+
+    def open(self, fence: MonitoredFence, process, device) -> MonitoredFence:
+        """``process``/``device`` starts using ``fence`` (its GPU VA is mapped there)."""
+        self._check_live(fence)
+        if process is not fence.process and "Shared" not in fence.flags:
+            self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} is not Shared; another process cannot open it")
+        if device is not None:
+            fence.devices.add(device)
+        if self.map_gpu is not None and "NoGPUAccess" not in fence.flags and process not in fence.gpu_va:
+            fence.gpu_va[process] = self.map_gpu(fence, process)
+        self.stats["opened"] += 1
+        return fence
+
+    def lookup(self, handle: int) -> MonitoredFence:
+        """The live fence with ``handle``, else ApiError(STATUS_INVALID_HANDLE)."""
+        fence = self.fences.get(handle)
+        if fence is None:
+            self._fail(INVALID_HANDLE, f"no monitored fence with handle 0x{handle:x}")
+        return fence
+
+    def destroy(self, fence: MonitoredFence) -> None:
+        """Destroy ``fence``: each pending waiter completes with :data:`DESTROYED_STATUS`."""
+        self._check_live(fence)
+        fence.destroyed = True
+        self.fences.pop(fence.handle, None)
+        self.handles.remove(fence.handle)
+        self._waited.pop(fence, None)
+        heap, fence._heap = fence._heap, []
+        entries = []
+        while heap:
+            e = heappop(heap)[2]
+            if e.live:
+                e.live = False
+                entries.append(e)
+        fence._pending = fence._dead = 0
+        self._free.append(fence.cpu_va)
+        self.stats["destroyed"] += 1
+        self.stats["destroy_released"] += len(entries)
+        for e in entries:
+            e.owner._fire(e, DESTROYED_STATUS)
+
+    def register_signaler(self, fence: MonitoredFence, device) -> None:
+        """``device`` queued a signal of ``fence`` (a TDR on it then maxes the fence, rule 101)."""
+        self._check_live(fence)
+        fence.signalers.add(device)
+
+    # -- memory ---------------------------------------------------------------------------------
+    def _write(self, fence: MonitoredFence, value: int) -> None:
+        # The kernel writes the value (rule 97: never the CPU mapping).
+        if fence.bits == 64:
+            self.memory.write_u64(fence.cpu_va, value)
+            fence._raw = value
+        else:
+            raw = value & U32_MAX
+            self.memory.write_u32(fence.cpu_va, raw)
+            fence._raw = raw
+
+    def read(self, fence: MonitoredFence) -> int:
+        """What memory holds now, in the 64-bit view, without committing it to ``value``."""
+        if fence.bits == 64:
+            return self.memory.read_u64(fence.cpu_va)
+        raw = self.memory.read_u32(fence.cpu_va)
+        delta = (raw - fence.value) & U32_MAX
+        if delta <= HALF_RANGE:
+            return min(fence.value + delta, U64_MAX)
+        return max(fence.value - ((fence.value - raw) & U32_MAX), 0)
+
+    def _refresh(self, fence: MonitoredFence) -> bool:
+        """Read ``fence`` from memory; commit forward progress and release. True if it moved."""
+        if fence.bits == 64:
+            raw = self.memory.read_u64(fence.cpu_va)
+            if raw == fence._raw:
+                return False
+            fence._raw = raw
+            new = raw
+            if new <= fence.value:
+                if new < fence.value:
+                    self.stats["backward_gpu_writes"] += 1
+                return False
+        else:
+            raw = self.memory.read_u32(fence.cpu_va)
+            if raw == fence._raw:
+                return False
+            fence._raw = raw
+            delta = (raw - fence.value) & U32_MAX
+            if delta == 0:
+                return False
+            new = fence.value + delta
+            if delta > HALF_RANGE or new > U64_MAX:
+                self.stats["backward_gpu_writes"] += 1
+                return False
+        fence.value = new
+        self.stats["gpu_updates"] += 1
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "FenceSignal", {"fence": fence.handle, "value": new, "source": "gpu", "rewind": 0})
+        if fence._heap:
+            self._release(fence)
+        return True
+
+    def _set(self, fence: MonitoredFence, value: int, source: str) -> None:
+        """The kernel writes ``value`` (already validated) and releases whoever it satisfies."""
+        old = fence.value
+        self._write(fence, value)
+        if value == old:
+            return
+        fence.value = value
+        if value < old:
+            self.stats["rewinds"] += 1
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "FenceSignal", {"fence": fence.handle, "value": value, "source": source,
+                                                         "rewind": 1 if value < old else 0})
+        if value > old and fence._heap:
+            self._release(fence)
+
+    # -- signals --------------------------------------------------------------------------------
+    def signal_cpu(self, fences: list[MonitoredFence], values: list[int], *, rewind: bool = False) -> None:
+        """SignalSynchronizationObjectFromCpu: set each fence to its value, release at once.
+
+        Everything is validated before anything is signalled. ``rewind`` is AllowFenceRewind.
+        """
+        n = len(fences)
+        if len(values) != n:
+            self._fail(INVALID_PARAMETER, f"{n} fences but {len(values)} values")
+        if not 1 <= n <= MAX_OBJECTS_SIGNALED:
+            self._fail(INVALID_PARAMETER, f"{n} objects; a signal takes 1..{MAX_OBJECTS_SIGNALED} (D3DDDI_MAX_OBJECT_SIGNALED)")
+        for fence in fences:
+            if not fence.destroyed:
+                self._refresh(fence)
+        after: dict[MonitoredFence, int] = {}
+        for fence, value in zip(fences, values):
+            self._check_live(fence)
+            if "NoSignal" in fence.flags:
+                self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} has NoSignal")
+            self._check_value(value)
+            current = after.get(fence, fence.value)
+            if value < current:
+                if not rewind:
+                    self._fail(INVALID_PARAMETER, f"signal of {value} below the current value {current} of fence "
+                                                  f"0x{fence.handle:x} without AllowFenceRewind (rule 98)")
+                if value < fence.initial:
+                    self._fail(INVALID_PARAMETER, f"rewind of fence 0x{fence.handle:x} to {value}, below its initial value "
+                                                  f"{fence.initial}")
+            if fence.bits == 32 and abs(value - current) > HALF_RANGE:
+                self._fail(INVALID_PARAMETER, f"signal of {value} on 32-bit fence 0x{fence.handle:x} is more than UINT_MAX/2 "
+                                              f"from its value {current} (rule 99)")
+            after[fence] = value
+        self.stats["cpu_signals"] += n
+        for fence, value in zip(fences, values):
+            if not fence.destroyed:  # a released waiter's callback may have destroyed it
+                self._set(fence, value, "cpu")
+
+    def signal_queued(self, fence: MonitoredFence, value: int, device=None) -> None:
+        """The OS signals ``fence`` to ``value`` for a queue of ``device`` that reached the signal.
+
+        A value below the current one is ignored (the observed value stays monotonic).
+        """
+        self._check_live(fence)
+        if "NoSignal" in fence.flags:
+            self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} has NoSignal")
+        self._check_value(value)
+        if device is not None:
+            fence.signalers.add(device)
+        self._refresh(fence)
+        current = fence.value
+        if value < current:
+            self.stats["ignored_queued_signals"] += 1
+            return
+        if fence.bits == 32 and value - current > HALF_RANGE:
+            self._fail(INVALID_PARAMETER, f"signal of {value} on 32-bit fence 0x{fence.handle:x} is more than UINT_MAX/2 "
+                                          f"above its value {current} (rule 99)")
+        self.stats["queued_signals"] += 1
+        self._set(fence, value, "queue")
+
+    def signal_max_on_tdr(self, devices: Iterable) -> list[MonitoredFence]:
+        """Rule 101: fences the reset ``devices`` could signal jump to their maximum value."""
+        devs = set(devices)
+        hit = []
+        for fence in sorted(self.fences.values(), key=lambda f: f.handle):
+            if fence.destroyed or "NoSignalMaxValueOnTdr" in fence.flags or fence.signalers.isdisjoint(devs):
+                continue
+            hit.append(fence)
+            self._set(fence, U64_MAX, "tdr")
+        self.stats["tdr_maxed"] += len(hit)
+        return hit
+
+    def scan(self, fences: Iterable[MonitoredFence] | None = None) -> int:
+        """Read fences the GPU may have written (those with waiters, or ``fences``); release.
+
+        Returns how many fences moved forward.
+        """
+        self.stats["scans"] += 1
+        if fences is None:
+            targets = sorted(self._waited, key=lambda f: f.handle) if self._waited else ()
+        else:
+            targets = list(fences)
+        moved = 0
+        for fence in targets:
+            if not fence.destroyed and self._refresh(fence):
+                moved += 1
+        return moved
+
+    # -- waits ----------------------------------------------------------------------------------
+    def _check_wait(self, fence: MonitoredFence, value: int) -> None:
+        self._check_live(fence)
+        if "NoWait" in fence.flags:
+            self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} has NoWait")
+        self._check_value(value)
+
+    def _check_pending_target(self, fence: MonitoredFence, value: int) -> None:
+        if fence.bits == 32 and value > fence.value and value - fence.value > HALF_RANGE:
+            self._fail(INVALID_PARAMETER, f"wait for {value} on 32-bit fence 0x{fence.handle:x} is more than UINT_MAX/2 "
+                                          f"above its value {fence.value} (rule 99)")
+
+    def wait_cpu(self, fences: list[MonitoredFence], values: list[int], *, timeout: int | None = None,
+                 wait_any: bool = False):
+        """WaitForSynchronizationObjectFromCpu: an Event that succeeds with the wait's status.
+
+        STATUS_SUCCESS at the instant every value (``wait_any``: one) is reached; STATUS_TIMEOUT at
+        ``now + timeout`` ns otherwise (``timeout=0`` polls, None waits forever);
+        :data:`DESTROYED_STATUS` if a fence is destroyed meanwhile.
+        """
+        n = len(fences)
+        if len(values) != n:
+            self._fail(INVALID_PARAMETER, f"{n} fences but {len(values)} values")
+        if not 1 <= n <= MAX_OBJECTS_WAITED_ON:
+            self._fail(INVALID_PARAMETER, f"{n} objects; a wait takes 1..{MAX_OBJECTS_WAITED_ON} (D3DDDI_MAX_OBJECT_WAITED_ON)")
+        if timeout is not None and (not isinstance(timeout, int) or timeout < 0):
+            self._fail(INVALID_PARAMETER, f"timeout {timeout!r} is not a non-negative number of ns")
+        for fence, value in zip(fences, values):
+            self._check_wait(fence, value)
+        for fence in fences:
+            if not fence.destroyed:
+                self._refresh(fence)
+        for fence, value in zip(fences, values):
+            self._check_live(fence)  # a waiter released just now may have destroyed it
+            self._check_pending_target(fence, value)
+        self.stats["cpu_waits"] += 1
+        event = self.sim.event()
+        reached = [fence.value >= value for fence, value in zip(fences, values)]
+        if (any(reached) if wait_any else all(reached)):
+            self.stats["satisfied_at_once"] += 1
+            event.succeed(SUCCESS)
+            return event
+        if timeout == 0:
+            self.stats["timeouts"] += 1
+            event.succeed(TIMEOUT)
+            return event
+        wait = _CpuWait(self, event, [], wait_any)
+        trace = self.trace
+        for fence, value, ok in zip(fences, values, reached):
+            if ok:
+                wait.pairs.append([fence, value, None])
+                continue
+            wait.pairs.append([fence, value, self._add(fence, value, wait)])
+            if trace is not None:
+                wait.traced.append((fence, value))
+                trace.emit(self.sim.now, "FenceWait", {"fence": fence.handle, "value": value, "waiter": "cpu"})
+        if timeout is not None:
+            wait.timer = self.sim.at(self.sim.now + timeout, wait._timeout, irql=DISPATCH)
+        return event
+
+    def wait_queue(self, fence: MonitoredFence, value: int, callback: Callable[[int], Any]) -> QueueWait:
+        """WaitForSynchronizationObjectFromGpu: ``callback(status)`` once ``fence`` reaches ``value``.
+
+        The callback runs synchronously inside whatever releases the wait (a signal, a scan, a TDR,
+        a destroy), or inside this call if the value is already reached.
+        """
+        self._check_wait(fence, value)
+        self._refresh(fence)
+        self._check_live(fence)
+        self._check_pending_target(fence, value)
+        self.stats["queue_waits"] += 1
+        token = QueueWait(self, fence, value, callback)
+        if fence.value >= value:
+            self.stats["satisfied_at_once"] += 1
+            token.done = True
+            token.status = SUCCESS
+            callback(SUCCESS)
+            return token
+        token._entry = self._add(fence, value, token)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "FenceWait", {"fence": fence.handle, "value": value, "waiter": "queue"})
+        return token
+
+    def pending_waits(self, fence: MonitoredFence) -> int:
+        """Waiter registrations on ``fence`` not yet released or withdrawn."""
+        return fence._pending
+
+    # -- waiter bookkeeping ---------------------------------------------------------------------
+    def _add(self, fence: MonitoredFence, target: int, owner) -> _Entry:
+        self._seq += 1
+        entry = _Entry(fence, target, owner)
+        heappush(fence._heap, (target, self._seq, entry))
+        fence._pending += 1
+        if fence._pending == 1:
+            self._waited[fence] = None
+        return entry
+
+    def _drop(self, entry: _Entry | None) -> None:
+        """Withdraw a live entry (lazy deletion; the heap is compacted when mostly dead)."""
+        if entry is None or not entry.live:
+            return
+        entry.live = False
+        fence = entry.fence
+        fence._pending -= 1
+        fence._dead += 1
+        if fence._pending == 0:
+            self._waited.pop(fence, None)
+            fence._heap = []
+            fence._dead = 0
+        elif fence._dead > 32 and fence._dead > fence._pending:
+            heap = [item for item in fence._heap if item[2].live]
+            heapify(heap)
+            fence._heap = heap
+            fence._dead = 0
+
+    def _release(self, fence: MonitoredFence) -> None:
+        """Release satisfied waiters in target order, ties in registration order."""
+        stats = self.stats
+        while not fence.destroyed:
+            heap = fence._heap  # re-read: a callback may compact or replace it
+            if not heap or heap[0][0] > fence.value:
+                return
+            entry = heappop(heap)[2]
+            if not entry.live:
+                fence._dead -= 1
+                continue
+            entry.live = False
+            fence._pending -= 1
+            if fence._pending == 0:
+                self._waited.pop(fence, None)
+            stats["released"] += 1
+            entry.owner._fire(entry, SUCCESS)
+
+    def _trace_done(self, fence: MonitoredFence, value: int, waiter: str, status: int, start: int) -> None:
+        now = self.sim.now
+        self.trace.emit(now, "FenceWaitDone", {"fence": fence.handle, "value": value, "waiter": waiter,
+                                               "status": status_name(status), "waited_ns": now - start})
