@@ -574,6 +574,70 @@ def trace_cmd(events_file: str, output: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------- demo
+def compare_scenarios(scenario) -> tuple[dict, dict]:
+    """Run ``scenario`` under the software scheduler and under hardware scheduling (the same
+    processes, contexts and workloads; the hardware run uses at least WDDM 2.4)."""
+    from .ddi.versions import ddi_version
+
+    ad = scenario.adapter
+    hw_version = ad.ddi_version if ddi_version(ad.ddi_version).value >= ddi_version("wddm2_4").value else "wddm2_7"
+    out = []
+    for mode in ("software", "hardware"):
+        changes = {"scheduling": mode}
+        if mode == "hardware":
+            changes["ddi_version"] = hw_version
+        sc = scenario.model_copy(update={"adapter": ad.model_copy(update=changes)})
+        try:
+            system = System(sc, verifier="strict")
+        except ConfigError as e:
+            raise ScenarioProblems([f"{scenario.name} ({mode}): {p}: {r}" for p, r in e.problems]) from None
+        except ApiError as e:
+            raise UserError(f"{scenario.name} ({mode}): the scenario cannot start: {e}") from None
+        result = system.run()
+        if result.bugcheck is not None:
+            raise UserError(f"{scenario.name} ({mode}): the run stopped with bug check {result.bugcheck.bugcheck}")
+        out.append(result.summary)
+    return out[0], out[1]
+
+
+@main.command("compare")
+@click.argument("scenario", type=click.Path(dir_okay=True))
+@click.option("--json", "as_json", is_flag=True, help="Print both summaries side by side as JSON.")
+def compare_cmd(scenario: str, as_json: bool) -> None:
+    """Run SCENARIO under the software scheduler and under hardware scheduling, side by side:
+    latency per context and the CPU-side cost per submission."""
+    sc = _load(scenario)
+    sw, hw = compare_scenarios(sc)
+    con = _console()
+    if as_json:
+        click.echo(json.dumps({"software": sw, "hardware": hw}, indent=2))
+        return
+    t = Table(title=f"{sc.name or scenario}: software vs hardware scheduling ({_ms(sw['virtual_time_ns'])})")
+    t.add_column("context")
+    for mode in ("sw", "hw"):
+        for col in ("done", "p50", "p99", "max"):
+            t.add_column(f"{mode} {col}", justify="right")
+    hw_ctx = {c["context"]: c for c in hw["contexts"]}
+    for c in sw["contexts"]:
+        h = hw_ctx.get(c["context"], {})
+        t.add_row(c["context"], str(c["completed"]), _ms(c["latency_p50_ns"]), _ms(c["latency_p99_ns"]),
+                  _ms(c["latency_max_ns"]), str(h.get("completed", "")), _ms(h.get("latency_p50_ns")),
+                  _ms(h.get("latency_p99_ns")), _ms(h.get("latency_max_ns")))
+    con.print(t)
+    cpu = Table(title="CPU-side cost of the submission path (modelled)")
+    cpu.add_column("scheduler")
+    cpu.add_column("submissions", justify="right")
+    cpu.add_column("CPU total", justify="right")
+    cpu.add_column("per submission", justify="right")
+    cpu.add_column("interrupts", justify="right")
+    cpu.add_column("DPCs", justify="right")
+    for name, s in (("software", sw), ("hardware", hw)):
+        c = s["cpu"]
+        cpu.add_row(name, str(c["submissions"]), _ms(c["total_ns"]), f"{c['per_submission_ns'] / 1000:.2f} us",
+                    str(s["interrupts"]), str(s["dpcs"]))
+    con.print(cpu)
+
+
 @main.command("demo")
 @click.option("--events", type=click.Path(dir_okay=False), default=None, help="Also write the event log as JSON Lines.")
 def demo_cmd(events) -> None:

@@ -21,6 +21,14 @@ from .trace.sinks import EVENTS_FORMAT, EVENTS_VERSION
 from .workloads import start_workload
 
 
+def _bands(b) -> dict:
+    """The scenario's [adapter.bands] as the adapter's band table (ns per band name)."""
+    def per(times):
+        return {"idle": times.idle, "normal": times.normal, "focus": times.focus, "realtime": times.realtime}
+    return {"grace": per(b.grace), "quantum": per(b.quantum), "process_grace": per(b.process_grace),
+            "normal_share": b.normal_share}
+
+
 class ConfigError(Exception):
     """The scenario cannot be built: ``problems`` are ``(field path, reason)`` pairs."""
 
@@ -68,7 +76,10 @@ class System:
             self.gpu, ddi_version_name=ad.ddi_version, multi_engine_aware=ad.multi_engine_aware,
             ring_size=ad.ring_size, ring_sizes=ring_sizes, dma_buffer_size=ad.dma_buffer_size,
             preemption_aware=ad.preemption_aware, per_engine_reset=ad.per_engine_reset,
-            max_queued_flips=ad.max_queued_flips, cancel_aware=ad.cancel_aware,
+            max_queued_flips=ad.max_queued_flips, cancel_aware=ad.cancel_aware, no64bit_atomics=ad.no64bit_atomics,
+            **({"hw_scheduling": True, "fence_release": [n.ring_buffer_fence_release for n in ad.nodes],
+                "max_in_flight": [n.max_in_flight_hw_queue_buffers for n in ad.nodes]}
+               if ad.scheduling == "hardware" else {}),
         )
         c = ad.cpu_cost
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
@@ -79,7 +90,8 @@ class System:
                                tdr=TdrConfig(scenario.tdr.level, scenario.tdr.delay, scenario.tdr.watchdog,
                                              scenario.tdr.limit_count, scenario.tdr.limit_time),
                                displays=list(ad.displays),
-                               budgets={i + 1: sg.budget for i, sg in enumerate(ad.segments) if sg.budget})
+                               budgets={i + 1: sg.budget for i, sg in enumerate(ad.segments) if sg.budget},
+                               scheduling=ad.scheduling, bands=_bands(ad.bands), gpu_va=bool(ad.gpu_va))
         self.gpu.irq.connect(self.adapter.interrupt)
         self.adapter.start()
         # The verifier's ground truth for NullRendering (rule 14): which DMA buffers the GPU fetched.
@@ -105,6 +117,7 @@ class System:
             raise ConfigError(problems)
         self.contexts = []
         self.processes = []
+        starts = []
         for p in sc.process:
             proc = self.kmt.CreateProcess(p.name, p.priority)
             proc.virtual_machine = p.virtual_machine
@@ -114,12 +127,79 @@ class System:
                 dev = devices.get(c.device)
                 if dev is None:
                     dev = devices[c.device] = self.kmt.CreateDevice(proc)
-                ctx = self.kmt.CreateContext(dev, node_index[c.node], c.name, c.priority)
+                hw = None
+                if sc.adapter.scheduling == "hardware":
+                    flags = ("DisableGpuTimeout",) if c.disable_gpu_timeout else ()
+                    hw = {"band": c.band, "realtime_level": c.realtime_level, "quantum": c.quantum,
+                          "grace_same": c.grace_same, "grace_lower": c.grace_lower,
+                          "queues": [flags] * c.hw_queues}
+                ctx = self.kmt.CreateContext(dev, node_index[c.node], c.name, c.priority, hw)
+                if c.suspend_at is not None:
+                    self.sim.at(c.suspend_at, self._suspend, (ctx, c.suspend_for))
                 self.contexts.append(ctx)
-                rng = self.sim.stream(f"workload.{p.name}.{c.name}")
-                start_workload(self.kmt, ctx, c.workload, rng)
-                if c.destroy_at is not None:
-                    self.sim.at(c.destroy_at, self.kmt.DestroyContext, ctx)
+                starts.append((ctx, c, self.sim.stream(f"workload.{p.name}.{c.name}")))
+        # The shared monitored fences, owned by the first context that names one, opened by the rest.
+        self.fences = {}
+        for spec in sc.fence:
+            users = [ctx for ctx, c, _ in starts if getattr(c.workload, "fence", None) == spec.name]
+            if not users:
+                continue
+            fence = self.kmt.CreateSynchronizationObject(users[0].device, spec.initial, ("Shared",))
+            for ctx in users[1:]:
+                self.kmt.OpenSynchronizationObject(fence, ctx.device)
+            self.fences[spec.name] = fence
+        for ctx, c, rng in starts:
+            start_workload(self.kmt, ctx, c.workload, rng, self.fences)
+            if c.destroy_at is not None:
+                self.sim.at(c.destroy_at, self.kmt.DestroyContext, ctx)
+
+    def _cpu_cost(self) -> dict:
+        """Modelled CPU time of the submission path (the scenario's [adapter.cpu_cost]) and its
+        share per application submission:
+
+        - software scheduling, physical DMA buffers: DxgkDdiRender per application submission,
+          DxgkDdiPatch and DxgkDdiSubmitCommand per DDI submission;
+        - software scheduling, GPU virtual addresses: DxgkDdiSubmitCommandVirtual per DDI
+          submission (no render, no patch);
+        - hardware scheduling: DxgkDdiSubmitCommandToHwQueue per buffer, twice for a buffer the OS
+          held behind a GPU wait (the application's thunk, then the OS's call once the wait is
+          satisfied);
+
+        plus the ISR and the DPC per interrupt."""
+        c = self.costs
+        ad = self.adapter
+        vs = ad.vidsch
+        app = sum(ctx.submitted for ctx in self.contexts)
+        total = ad.interrupts * c.isr + ad.dpcs * c.dpc
+        w2 = ad.wddm2
+        if w2 is not None and w2.hwsch is not None:
+            # The application's call, plus the OS's own call for a buffer it held behind a wait.
+            total += (w2.hwsch.submissions + w2.hwsch.deferred_submissions) * c.submit
+        else:
+            physical = vs.packets_submitted - vs.virtual_submissions
+            total += vs.virtual_submissions * c.submit + physical * (c.patch + c.submit)
+            total += sum(ctx.submitted - ctx.virtual_packets for ctx in self.contexts) * c.render
+        return {"total_ns": total, "submissions": app, "per_submission_ns": round(total / app, 1) if app else 0.0}
+
+    def _wddm2_summary(self) -> dict | None:
+        """GPU virtual addresses, monitored fences and (hardware scheduling) hardware queues."""
+        w2 = self.adapter.wddm2
+        if w2 is None:
+            return None
+        out = {"gpu_va": w2.gpuva.summary(), "fences": dict(w2.fences.stats)}
+        if w2.hwsch is not None:
+            out["hwsch"] = w2.hwsch.summary()
+            out["switches"] = {self.gpu.engines[i].name: hs.switches for i, hs in sorted(self.gpu._hw_schedulers.items())}
+            out["contexts"] = {ctx.full_name: {"band": ctx.band, "queues": len(ctx.hwqueues)} for ctx in self.contexts}
+        return out
+
+    def _suspend(self, arg) -> None:
+        """Suspend a hardware context (as VidMm does before moving its memory), resume it later."""
+        ctx, hold = arg
+        if ctx.device.error:
+            return
+        ev = self.kmt.SuspendContext(ctx)
+        ev.add_callback(lambda _fence: self.sim.after(hold, self.kmt.ResumeContext, ctx))
 
     def _inject_faults(self) -> None:
         """The scenario's faults (``[[fault]]``): hangs, page faults, failing driver entry points,
@@ -137,21 +217,43 @@ class System:
             elif f.kind == "interrupt_storm":
                 for t in range(f.at, f.at + f.duration, f.interval):
                     self.sim.at(t, self.gpu.irq.assert_cause, SPURIOUS_BIT, irql=DEVICE)
-        if by_packet:
-            engines = self.gpu.engines
+        if not by_packet:
+            return
+        engines = self.gpu.engines
+        w2 = self.adapter.wddm2
+        if w2 is not None:
+            # GPU virtual addressing: the user-mode driver writes the buffer. A page fault is a
+            # real one, a write to an address nothing maps; a hang or a fatal hardware error is
+            # armed on the buffer's virtual address.
+            for (handle, seq), (ctx, f) in by_packet.items():
+                if f.kind == "page_fault" and not f.fatal:
+                    w2.faulty[(handle, seq)] = True
 
-            def arm(packet) -> None:
-                hit = by_packet.get((packet.context.handle, packet.seq))
+            def arm_va(ctx, seq, va) -> None:
+                hit = by_packet.get((ctx.handle, seq))
                 if hit is None:
                     return
-                ctx, f = hit
+                f = hit[1]
                 if f.kind == "hang":
-                    engines[ctx.node].hang_on_buffer(packet.dma)
-                else:
-                    # An access to the first aperture page, which nothing maps.
-                    engines[ctx.node].fault_on_buffer(packet.dma, APERTURE_BASE, f.fatal)
+                    engines[ctx.node].hang_on_buffer(va)
+                elif f.fatal:
+                    engines[ctx.node].fault_on_buffer(va, va, True)
 
-            self.adapter.on_packet = arm
+            w2.on_buffer = arm_va
+            return
+
+        def arm(packet) -> None:
+            hit = by_packet.get((packet.context.handle, packet.seq))
+            if hit is None:
+                return
+            ctx, f = hit
+            if f.kind == "hang":
+                engines[ctx.node].hang_on_buffer(packet.dma)
+            else:
+                # An access to the first aperture page, which nothing maps.
+                engines[ctx.node].fault_on_buffer(packet.dma, APERTURE_BASE, f.fatal)
+
+        self.adapter.on_packet = arm
 
     def _failing_ddi(self, name: str, call: int, status: int) -> None:
         """Make the ``call``-th call of the driver's entry point ``name`` return ``status``."""
@@ -227,10 +329,18 @@ class System:
                 "latency_p50_ns": lat.percentile(50),
                 "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
             })
+        submitted, retired = vs.packets_submitted, vs.packets_retired
+        w2 = self.adapter.wddm2
+        if w2 is not None and w2.hwsch is not None:
+            # Hardware scheduling: DxgkDdiSubmitCommandToHwQueue calls and progress-fence completions.
+            submitted, retired = w2.hwsch.submissions, w2.hwsch.completions
+            for n in nodes:
+                n["busy_pct"] = n["gpu_busy_pct"]
+                n["packets"] = sum(q.submitted for q in w2.hwsch.nodes[n["node"]].queues)
         return {
             "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
             "wall_s": round(wall_s, 3), "events": sim.events_run,
-            "packets_submitted": vs.packets_submitted, "packets_retired": vs.packets_retired,
+            "packets_submitted": submitted, "packets_retired": retired,
             "null_rendering_packets": vs.null_rendering_packets, "resubmissions": vs.resubmissions,
             "preemption_aware": bool(self.adapter.preemption_aware),
             "tdr": {"engine_resets": vs.tdr.engine_resets, "adapter_resets": vs.tdr.adapter_resets,
@@ -239,6 +349,10 @@ class System:
             "gpu_faults": len(self.gpu.faults),
             "nodes": nodes, "contexts": contexts, "displays": vs.presents.summary(elapsed),
             "memory": vs.vidmm.summary(),
+            "scheduling": self.scenario.adapter.scheduling,
+            "cpu": self._cpu_cost(),
+            "gpu_va": bool(self.adapter.gpu_va),
+            "wddm2": self._wddm2_summary(),
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}
                            for t, v in self.adapter.verifier.violations],
         }

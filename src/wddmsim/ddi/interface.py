@@ -48,6 +48,11 @@ class DriverCaps:
         return bool(self.SchedulingCaps & 0x10)
 
     @property
+    def No64BitAtomics(self) -> bool:
+        """DXGK_VIDSCHCAPS.No64BitAtomics (bit 5, WDDM 2.0): monitored fences are 32-bit values."""
+        return bool(self.SchedulingCaps & 0x20)
+
+    @property
     def PreemptionAware(self) -> bool:
         """DXGK_VIDSCHCAPS.PreemptionAware (bit 2)."""
         return bool(self.SchedulingCaps & 4)

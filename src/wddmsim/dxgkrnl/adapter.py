@@ -44,6 +44,9 @@ _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
 _DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
 _DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
 _CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
+_MONITORED_FENCE_SIGNALED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED)
+_SUSPEND_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_SUSPEND_CONTEXT_COMPLETED)
+_HWQUEUE_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED)
 _INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
                      5: "SCENE_ASSEMBLY", 6: "COPY", 7: "OVERLAY", 8: "CRYPTO", 9: "VIDEO_CODEC"}
@@ -69,6 +72,13 @@ _CANCEL_MEMBERS = (
 
 #: DXGK_SUBMITCOMMANDFLAGS.VirtualMachineData (bit 8, WDDM 2.2).
 FLAG_VIRTUAL_MACHINE_DATA = 0x100
+
+#: The first DDI versions with GPU virtual addressing (DxgkDdiSubmitCommandVirtual, the GpuMmu
+#: paging operations) and with the hardware-queue path this model implements (Windows 10 1809:
+#: DxgkDdiSignalMonitoredFence, DxgkDdiPresentToHwQueue, RingBufferFenceRelease,
+#: MaxInFlightHwQueueBuffers).
+MIN_VERSION_GPU_VA = "wddm2_0"
+MIN_VERSION_HARDWARE = "wddm2_5"
 
 
 @dataclass
@@ -110,8 +120,17 @@ class Adapter:
         tdr: TdrConfig | None = None,
         displays: list[float] = (60.0,),
         budgets: dict[int, int] | None = None,
+        scheduling: str = "software",
+        bands: dict | None = None,
+        gpu_va: bool = False,
     ):
         self.sim = sim
+        #: "software" (VidSch picks packets) or "hardware" (the GPU schedules hardware queues)
+        self.scheduling = scheduling
+        #: GPU virtual addressing (WDDM 2.0 GpuMmu); hardware scheduling always has it
+        self.gpu_va = gpu_va or scheduling == "hardware"
+        self._bands = bands
+        self.wddm2 = None
         self.driver = driver
         self.memory = memory
         #: every submission carries Flags.NullRendering (the scenario switch)
@@ -169,18 +188,30 @@ class Adapter:
         meta_cls = layout.ctype(RECORDS["DXGK_NODEMETADATA"], self.arch, self.version)
         self.node_types: list[int] = []
         self.node_names: list[str] = []
+        node_flags = []
         for ordinal in range(count):
             meta = meta_cls()
             st = drv.DxgkDdiGetNodeMetadata(self.hAdapter, ordinal, meta)
             if st != SUCCESS:
                 raise ApiError(st, f"DxgkDdiGetNodeMetadata failed for node {ordinal}")
             self.node_types.append(int(meta.EngineType))
+            node_flags.append(getattr(meta, "Flags", None))
             wide = "".join(chr(c) for c in meta.FriendlyName).split("\0", 1)[0]
             friendly = wide if meta.EngineType == 0 and wide else ENGINE_TYPE_NAMES.get(int(meta.EngineType), "OTHER")
             self.node_names.append(f"{friendly}_{sum(1 for n in self.node_names if n.startswith(friendly + '_'))}")
         depths = self._depth if isinstance(self._depth, list) else [self._depth] * count
         self.vidsch = VidSch(self, self._policy, depths[:count])
         self.interrupt_address = self.pool.alloc(4096)
+        if self.gpu_va:
+            from .wddm2 import Wddm2
+            hardware = self.scheduling == "hardware"
+            need = ddi_version(MIN_VERSION_HARDWARE if hardware else MIN_VERSION_GPU_VA)
+            if self.version.value < need.value:
+                what = "hardware scheduling" if hardware else "GPU virtual addressing"
+                raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                               f"{what} needs a {need.name} or later driver; this one is {self.version.name}")
+            self.wddm2 = Wddm2(self, hardware=hardware, bands=self._bands)
+            self.wddm2.start(node_flags)
         render_cls = layout.ctype(RECORDS["DXGKARG_RENDER"], self.arch, self.version)
         self._render_args = render_cls()
         self._render_fill = layout.filler(render_cls, _RENDER_MEMBERS)
@@ -260,6 +291,21 @@ class Adapter:
             self.vidsch.dma_preempted(data)
         elif itype == _DMA_PAGE_FAULTED:
             self.vidsch.tdr.page_fault(data)
+        elif itype == _MONITORED_FENCE_SIGNALED and self.wddm2 is not None:
+            hw = self.wddm2.hwsch
+            if hw is not None:
+                hw.tdr.check_interrupt(data, data.MonitoredFenceSignaled.NodeOrdinal)
+            # The DPC reads the fences (and, hardware-scheduled, the progress fences).
+        elif itype == _SUSPEND_COMPLETED and self.wddm2 is not None and self.wddm2.hwsch is not None:
+            hw = self.wddm2.hwsch
+            ctx = hw.context(data.SuspendContextCompleted.hContext)
+            if ctx is not None:
+                hw.tdr.check_interrupt(data, ctx.node)
+            hw.suspend_completed(data)
+        elif itype == _HWQUEUE_PAGE_FAULTED and self.wddm2 is not None and self.wddm2.hwsch is not None:
+            hw = self.wddm2.hwsch
+            hw.tdr.check_interrupt(data, data.HwQueuePageFaulted.NodeOrdinal)
+            hw.tdr.page_faulted(data)
         elif itype == _CRTC_VSYNC:
             if self.verifier.mode != "off":
                 self.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data,
@@ -325,7 +371,21 @@ class Adapter:
             self._callback_violation(41, "IsrCallbacks", "DxgkCbNotifyDpc was called from the ISR")
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
+        w2 = self.wddm2
+        if w2 is not None and w2.hwsch is not None:
+            w2.hwsch.retire()  # progress fences, then every fence with waiters
+            return
         self.vidsch.retire()
+        if w2 is not None:
+            w2.fences.scan()  # fences the GPU may have written, with waiters on them (section 9.1)
+
+    def DxgkCbInvalidateHwContext(self, pInvalidateHwContext) -> None:
+        """From DxgkDdiResetHwEngine: the reset hit this hardware context; its device goes to error."""
+        self.callbacks += 1
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbInvalidateHwContext", "irql": "PASSIVE_LEVEL",
+                                                       "args": self.args_of(pInvalidateHwContext)})
+        self.wddm2.hwsch.tdr.invalidate(pInvalidateHwContext.hHwContext)
 
     def DxgkCbSynchronizeExecution(self, hAdapter, SynchronizeRoutine, Context, MessageNumber):
         """Run ``SynchronizeRoutine(Context)`` at device IRQL, as if inside the ISR."""
@@ -362,12 +422,27 @@ class Adapter:
             self.trace.emit(self.sim.now, "ProcessCreate", {"process": proc.pid, "name": name, "priority_class": priority_class})
         return proc
 
+    def _kmd_process(self, process: Process) -> int:
+        """DxgkDdiCreateProcess (GPU-VA adapters), the first time ``process`` opens a device."""
+        if not process.hKmdProcess:
+            args = layout.ctype(RECORDS["DXGKARG_CREATEPROCESS"], self.arch, self.version)()
+            args.hDxgkProcess = process.handle
+            status = self.driver.DxgkDdiCreateProcess(self.hAdapter, args)
+            self._trace_ddi("DxgkDdiCreateProcess", args, status)
+            if status != SUCCESS:
+                raise ApiError(status, "DxgkDdiCreateProcess failed")
+            process.hKmdProcess = args.hKmdProcess
+            self.wddm2.gpuva.space(process).handle = args.hKmdProcess
+        return process.hKmdProcess
+
     def create_device(self, process: Process) -> Device:
         """DxgkDdiCreateDevice (PASSIVE_LEVEL)."""
         dev = Device(process)
         dev.handle = self.handles.add(dev)
         args = layout.ctype(RECORDS["DXGKARG_CREATEDEVICE"], self.arch, self.version)()
         args.hDevice = dev.handle
+        if self.wddm2 is not None:
+            args.hKmdProcess = self._kmd_process(process)
         info_addr = 0
         if not self.multi_engine_aware:
             info_addr = self.pool.alloc(4096)
@@ -385,7 +460,8 @@ class Adapter:
         self.devices.append(dev)
         return dev
 
-    def create_context(self, device: Device, node: int, name: str = "", priority: int = 0) -> Context:
+    def create_context(self, device: Device, node: int, name: str = "", priority: int = 0,
+                       hw: dict | None = None) -> Context:
         """DxgkDdiCreateContext; for a driver that is not MultiEngineAware the device is the context."""
         if not -7 <= priority <= 7:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"context priority {priority} outside -7..7")
@@ -395,7 +471,15 @@ class Adapter:
                            f"node {node} does not exist (the adapter schedules {count} node{'s' if count > 1 else ''})")
         ctx = Context(name or f"context{len(self.contexts)}", device, node, priority)
         ctx.handle = self.handles.add(ctx)
-        if self.multi_engine_aware:
+        if self.wddm2 is not None and self.wddm2.hwsch is not None:
+            hw = hw or {}
+            self.wddm2.hwsch.create_context(ctx, band=hw.get("band"), realtime_level=hw.get("realtime_level", 0),
+                                            quantum=hw.get("quantum"), grace_same=hw.get("grace_same", 0),
+                                            grace_lower=hw.get("grace_lower", 0))
+            self.wddm2.context_created(ctx)
+            for flags in hw.get("queues", [()]):
+                self.wddm2.hwsch.create_queue(ctx, flags)
+        elif self.multi_engine_aware:
             args = layout.ctype(RECORDS["DXGKARG_CREATECONTEXT"], self.arch, self.version)()
             args.NodeOrdinal = node
             args.EngineAffinity = 1
@@ -411,10 +495,12 @@ class Adapter:
             ctx.hDriver = device.hDriver
             ctx.hDdi = device.hDriver
             ctx.info = device.info
-        if ctx.info.DmaBufferSegmentSet:
+        if ctx.info is not None and ctx.info.DmaBufferSegmentSet:
             # Rule 16/17: this model keeps DMA buffers in contiguous system memory only.
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            "the driver asked for DMA buffers in an aperture segment; this model pages DMA buffers only into system memory")
+        if self.wddm2 is not None and self.wddm2.hwsch is None:
+            self.wddm2.context_created(ctx)  # GPU virtual addressing under the software scheduler
         device.contexts.append(ctx)
         self.contexts.append(ctx)
         if self.trace is not None:
@@ -437,6 +523,12 @@ class Adapter:
         self.vidsch.vidmm.create(alloc)
         if not alloc.resident and self.vidsch.vidmm._heap_for(alloc) is None:
             raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY), f"no memory segment can hold {size} bytes")
+        if self.wddm2 is not None:
+            if not alloc.resident and alloc.preference == "memory":
+                raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY),
+                               f"{size} bytes of video memory are not free: a GPU-VA device keeps its allocations "
+                               f"resident from creation")
+            self.wddm2.allocation_created(alloc)
         alloc.handle = self.handles.add(alloc)
         device.allocations.append(alloc)
         self.allocations.append(alloc)
@@ -566,6 +658,43 @@ class Adapter:
         self.vidsch.enqueue(p)
         return p
 
+    def render_virtual(self, ctx: Context, va: int, size: int, private: bytes = b"",
+                       null_rendering: bool = False) -> Packet:
+        """The user-mode driver submitted the command buffer at GPU virtual address ``va`` of its
+        process (GPU virtual addressing, software scheduling): no DxgkDdiRender and no patching;
+        the kernel copies the ``private`` data into a buffer of the context's
+        DmaBufferPrivateDataSize and queues the packet for DxgkDdiSubmitCommandVirtual."""
+        if ctx.device.error:
+            raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
+        if ctx.destroyed:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_HANDLE), "the context was destroyed")
+        info = ctx.info
+        priv_size = info.DmaBufferPrivateDataSize
+        if len(private) > priv_size:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER),
+                           f"{len(private)} bytes of private data exceed the context's DmaBufferPrivateDataSize {priv_size}")
+        ctx.seq += 1
+        p = Packet(ctx, ctx.seq, "render")
+        p.va = va
+        p.dma_size = size
+        p.end_off = size
+        p.umd_priv = len(private)
+        ctx.virtual_packets += 1
+        if priv_size:
+            p.priv = self.pool.alloc(priv_size)
+            p.priv_size = priv_size
+            p.buffers = (p.priv, priv_size)
+            self.memory.write(p.priv, private + bytes(priv_size - len(private)))
+        if null_rendering or self.null_rendering:
+            p.flags = FLAG_NULL_RENDERING
+        if self._vm_flag and ctx.device.process.virtual_machine:
+            p.flags |= FLAG_VIRTUAL_MACHINE_DATA
+        ctx.submitted += 1
+        if self.on_packet is not None:
+            self.on_packet(p)
+        self.vidsch.enqueue(p)
+        return p
+
     def present(self, ctx: Context, source: Allocation, destination: Allocation | None, width: int, height: int,
                 mode: str = "blt", flip_interval: int = 1, vidpn_source: int = 0,
                 null_rendering: bool = False, call_start: int | None = None) -> Packet:
@@ -653,6 +782,8 @@ class Adapter:
         return p
 
     def free_packet(self, p: Packet) -> None:
+        if p.va:
+            self.wddm2.release(p.context, p.va)
         buffers = p.buffers
         if buffers is None:
             return
@@ -694,13 +825,19 @@ class Adapter:
         if self.trace is not None:
             self.trace.emit(self.sim.now, "QueuePacketStop", {
                 "context": ctx.handle, "node": ctx.node, "fence": p.fence, "kind": p.kind, "seq": p.seq,
-                "status": "Cancelled",
+                "status": "Cancelled", "hwqueue": 0,
             })
 
     def drop_queue(self, ctx: Context) -> None:
-        """Cancel every packet of ``ctx``'s software queue and wake its CPU waiters."""
+        """Cancel every packet of ``ctx``'s software queue, withdraw its GPU waits and wake its
+        CPU waiters."""
         while ctx.queue:
             self.cancel_packet(ctx.queue.popleft())
+        if ctx.gates:
+            for gate in ctx.gates:
+                if gate[3] is not None:
+                    gate[3].cancel()
+            ctx.gates.clear()
         if ctx.ready:
             ctx.ready = False
             self.vidsch.policy.idle(ctx)

@@ -317,7 +317,8 @@ class FenceTable:
         if fence.destroyed:
             self._fail(INVALID_HANDLE, f"monitored fence 0x{fence.handle:x} was destroyed")
 
-    def _check_value(self, value: int, what: str = "fence value") -> None:
+    def check_value(self, value: int, what: str = "fence value") -> None:
+        """Raise ApiError(STATUS_INVALID_PARAMETER) unless ``value`` is a 64-bit fence value."""
         if not isinstance(value, int):
             self._fail(INVALID_PARAMETER, f"{what} {value!r} is not an integer")
         if not 0 <= value <= U64_MAX:
@@ -342,7 +343,7 @@ class FenceTable:
     def create(self, process, device, initial: int = 0, flags: Iterable[str] = ()) -> MonitoredFence:
         """D3DDDI_MONITORED_FENCE creation: a fence holding ``initial``, owned by ``process``."""
         names = self._check_flags(flags)
-        self._check_value(initial, "initial fence value")
+        self.check_value(initial, "initial fence value")
         bits = 32 if self.no64bit_atomics and "NoGPUAccess" not in names else 64
         addr = self._free.pop() if self._free else self._allocate(8, 8)
         if addr % 8:
@@ -488,7 +489,7 @@ class FenceTable:
             self._check_live(fence)
             if "NoSignal" in fence.flags:
                 self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} has NoSignal")
-            self._check_value(value)
+            self.check_value(value)
             current = after.get(fence, fence.value)
             if value < current:
                 if not rewind:
@@ -514,7 +515,7 @@ class FenceTable:
         self._check_live(fence)
         if "NoSignal" in fence.flags:
             self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} has NoSignal")
-        self._check_value(value)
+        self.check_value(value)
         if device is not None:
             fence.signalers.add(device)
         self._refresh(fence)
@@ -557,11 +558,12 @@ class FenceTable:
         return moved
 
     # -- waits ----------------------------------------------------------------------------------
-    def _check_wait(self, fence: MonitoredFence, value: int) -> None:
+    def check_wait(self, fence: MonitoredFence, value: int) -> None:
+        """Raise ApiError unless ``fence`` may be waited on for ``value`` (live, no NoWait)."""
         self._check_live(fence)
         if "NoWait" in fence.flags:
             self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} has NoWait")
-        self._check_value(value)
+        self.check_value(value)
 
     def _check_pending_target(self, fence: MonitoredFence, value: int) -> None:
         if fence.bits == 32 and value > fence.value and value - fence.value > HALF_RANGE:
@@ -584,7 +586,7 @@ class FenceTable:
         if timeout is not None and (not isinstance(timeout, int) or timeout < 0):
             self._fail(INVALID_PARAMETER, f"timeout {timeout!r} is not a non-negative number of ns")
         for fence, value in zip(fences, values):
-            self._check_wait(fence, value)
+            self.check_wait(fence, value)
         for fence in fences:
             if not fence.destroyed:
                 self._refresh(fence)
@@ -622,7 +624,7 @@ class FenceTable:
         The callback runs synchronously inside whatever releases the wait (a signal, a scan, a TDR,
         a destroy), or inside this call if the value is already reached.
         """
-        self._check_wait(fence, value)
+        self.check_wait(fence, value)
         self._refresh(fence)
         self._check_live(fence)
         self._check_pending_target(fence, value)

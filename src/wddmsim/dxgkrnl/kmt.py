@@ -12,7 +12,10 @@ Spec: ddi-facts.md section 1 (steps 1-3), DESIGN.md section 2.
 
 from __future__ import annotations
 
-from .adapter import Adapter
+from collections import deque
+
+from ..ddi.ntstatus import NTSTATUS
+from .adapter import Adapter, ApiError
 from .objects import Allocation, Context, Device, Process
 
 
@@ -29,8 +32,11 @@ class D3DKMT:
     def CreateDevice(self, process: Process) -> Device:
         return self.adapter.create_device(process)
 
-    def CreateContext(self, device: Device, node: int, name: str = "", priority: int = 0) -> Context:
-        return self.adapter.create_context(device, node, name, priority)
+    def CreateContext(self, device: Device, node: int, name: str = "", priority: int = 0,
+                      hw: dict | None = None) -> Context:
+        """A context; on a hardware-scheduled adapter a hardware context with its queues (``hw``:
+        band, realtime_level, quantum, grace_same, grace_lower, queues = list of flag sets)."""
+        return self.adapter.create_context(device, node, name, priority, hw)
 
     def DestroyContext(self, context: Context) -> None:
         """Destroy ``context``: queued packets are cancelled, submitted ones finish first."""
@@ -40,23 +46,116 @@ class D3DKMT:
         """Video memory of ``size`` bytes that prefers a ``segment`` kind ("memory" or "aperture")."""
         return self.adapter.create_allocation(device, size, segment)
 
-    def Render(self, context: Context, command: bytes, allocations=(), patches=(), null_rendering: bool = False):
+    def Render(self, context: Context, command: bytes, allocations=(), patches=(), null_rendering: bool = False,
+               signal=None, wait=None, queue=None, private: bytes | None = None, progress_id: int | None = None):
         """Submit a command buffer (generator): returns the packet's number in its context.
 
-        ``null_rendering`` submits it with Flags.NullRendering: its fence completes, nothing runs."""
-        cost = self.adapter.costs.render
+        ``null_rendering`` submits it with Flags.NullRendering: its fence completes, nothing runs.
+
+        On a GPU-VA adapter the user-mode driver writes the buffer into the process's virtual
+        space: ``wait`` = (fence, value) starts it with a GPU WAIT for that monitored-fence value,
+        ``signal`` = (fence, value) ends it with the GPU's write of the value. Under the software
+        scheduler it reaches the driver through ``DxgkDdiSubmitCommandVirtual`` (the thunk costs
+        the application nothing: no DxgkDdiRender); under hardware scheduling it goes to the
+        context's first hardware queue (or ``queue``) through ``DxgkDdiSubmitCommandToHwQueue`` in
+        the calling thread (``CpuCost.submit``), with ``progress_id`` as its
+        HwQueueProgressFenceId (default: one above the queue's last). ``private`` replaces the
+        driver's private data (to test a driver's validation)."""
+        ad = self.adapter
+        w2 = ad.wddm2
+        if w2 is not None:
+            cost = ad.costs.submit if w2.hwsch is not None else 0
+            if cost:
+                yield cost
+            return w2.render(context, command, allocations, patches, queue=queue, signal=signal, wait=wait,
+                             null_rendering=null_rendering, private=private, progress_id=progress_id).seq
+        if signal is not None or wait is not None:
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           "GPU waits and signals in a command buffer need GPU virtual addressing")
+        cost = ad.costs.render
         if cost:
             yield cost
-        return self.adapter.render(context, command, allocations, patches, null_rendering=null_rendering).seq
+        return ad.render(context, command, allocations, patches, null_rendering=null_rendering).seq
+
+    # -- monitored fences (D3DKMT*SynchronizationObject*) ----------------------------------------------
+    def _fences(self):
+        w2 = self.adapter.wddm2
+        if w2 is None:
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           "monitored fences need a WDDM 2.x adapter with GPU virtual addressing")
+        return w2.fences
+
+    def CreateSynchronizationObject(self, device: Device, initial: int = 0, flags=()):
+        """A D3DDDI_MONITORED_FENCE owned by ``device``'s process."""
+        return self._fences().create(device.process, device, initial, tuple(flags))
+
+    def OpenSynchronizationObject(self, fence, device: Device) -> None:
+        """Use ``fence`` from another device (it is mapped into that device's process)."""
+        self._fences().open(fence, device.process, device)
+
+    def DestroySynchronizationObject(self, fence) -> None:
+        """Destroy ``fence``: its pending waiters complete with STATUS_INVALID_HANDLE."""
+        self._fences().destroy(fence)
+
+    def SignalSynchronizationObjectFromCpu(self, fences, values, rewind: bool = False) -> None:
+        self._fences().signal_cpu(list(fences), list(values), rewind=rewind)
+
+    def WaitForSynchronizationObjectFromCpu(self, fences, values, timeout: int | None = None, wait_any: bool = False):
+        """An event that triggers with STATUS_SUCCESS, STATUS_TIMEOUT or an error status."""
+        return self._fences().wait_cpu(list(fences), list(values), timeout=timeout, wait_any=wait_any)
+
+    def WaitForSynchronizationObjectFromGpu(self, context: Context, fence, value: int, queue=None) -> None:
+        """Later buffers of the queue (hardware scheduling) or of the context (software scheduler)
+        wait until ``fence`` reaches ``value``; other contexts and queues are not held (rule 103)."""
+        fences = self._fences()
+        w2 = self.adapter.wddm2
+        fences.open(fence, context.device.process, context.device)
+        if w2.hwsch is not None:
+            w2.hwsch.wait(queue or context.hwqueues[0], fence, value)
+            return
+        if context.device.error:
+            raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
+        fences.check_wait(fence, value)
+        if context.gates is None:
+            context.gates = deque()
+        context.gates.append([context.seq, fence, value, None])  # holds the packets after these
+
+    def SignalSynchronizationObjectFromGpu(self, context: Context, fence, value: int, queue=None) -> None:
+        """The OS signals ``fence`` to ``value`` once the buffers submitted before this call on
+        the queue (or the context) are done."""
+        fences = self._fences()
+        w2 = self.adapter.wddm2
+        fences.open(fence, context.device.process, context.device)
+        if w2.hwsch is not None:
+            w2.hwsch.signal(queue or context.hwqueues[0], fence, value)
+            return
+        fences.register_signaler(fence, context.device)
+        done = self.adapter.wait_event(context, context.seq)
+        done.add_callback(lambda _ev: None if fence.destroyed else fences.signal_queued(fence, value, context.device))
+
+    def SuspendContext(self, context: Context):
+        """VidMm's suspension of a hardware context (an event: the GPU holds nothing of it)."""
+        return self.adapter.wddm2.hwsch.suspend(context)
+
+    def ResumeContext(self, context: Context) -> None:
+        self.adapter.wddm2.hwsch.resume(context)
 
     def Present(self, context: Context, source: Allocation, destination: Allocation, width: int, height: int,
                 mode: str = "blt", sync_interval: int = 1, vidpn_source: int = 0):
         """Present ``source`` (generator): a ``width`` x ``height`` blt to ``destination``, or a flip
-        (``mode`` "flip" / "flip_no_wait") with ``sync_interval`` as the FlipInterval."""
+        (``mode`` "flip" / "flip_no_wait") with ``sync_interval`` as the FlipInterval. Under hardware
+        scheduling only blts exist: DxgkDdiPresentToHwQueue builds them for the context's first
+        hardware queue."""
         start = self.sim.now
         cost = self.adapter.costs.present
         if cost:
             yield cost
+        w2 = self.adapter.wddm2
+        if w2 is not None and w2.hwsch is not None:
+            if mode != "blt":
+                raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                               "under hardware scheduling presents are blts (DxgkDdiPresentToHwQueue)")
+            return w2.hwsch.present(context, source, destination, width, height, vidpn_source, call_start=start).seq
         return self.adapter.present(context, source, destination, width, height, mode, sync_interval,
                                     vidpn_source, call_start=start).seq
 

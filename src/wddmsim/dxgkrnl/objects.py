@@ -44,7 +44,7 @@ class HandleTable:
 
 
 class Process:
-    __slots__ = ("handle", "name", "priority_class", "devices", "pid", "virtual_machine")
+    __slots__ = ("handle", "name", "priority_class", "devices", "pid", "virtual_machine", "hKmdProcess")
 
     def __init__(self, name: str, priority_class: str, pid: int):
         if priority_class not in PRIORITY_CLASSES:
@@ -55,6 +55,7 @@ class Process:
         self.devices: list[Device] = []
         self.pid = pid
         self.virtual_machine = False  # a guest on a paravirtualized adapter (Flags.VirtualMachineData)
+        self.hKmdProcess = 0  # the driver's process object (DxgkDdiCreateProcess, GPU-VA adapters)
 
 
 class Device:
@@ -82,6 +83,7 @@ class Context:
         "completed", "waiters", "ready", "ready_since", "turn_start", "latencies", "gpu_packets",
         "last_dispatch", "seq", "hDdi", "null_packets", "preempted", "aborted", "cancelled",
         "removed_at", "api_error", "destroyed", "system", "workload_allocations",
+        "hw", "hwqueues", "band", "sched", "suspended", "gates", "virtual_packets",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -113,6 +115,17 @@ class Context:
         self.destroyed = False  # D3DKMTDestroyContext was called
         self.workload_allocations = ()  # allocations its workload made (for tests and reports)
         self.system = False  # a system context of VidMm (paging, context switches): above every process
+        # Hardware scheduling (dxgkrnl/hwqueue.py): a hardware context with its queues and band.
+        self.hw = False
+        self.hwqueues: list = []
+        self.band = ""
+        self.sched: dict = {}
+        self.suspended = False
+        # GPU virtual addressing under the software scheduler (dxgkrnl/vidsch.py): GPU waits, each
+        # [seq, fence, value, wait token]: its packets after ``seq`` wait until the fence reaches
+        # ``value`` (rule 103). None until the context's first wait.
+        self.gates = None
+        self.virtual_packets = 0  # packets its user-mode driver built at GPU virtual addresses
 
     @property
     def in_flight(self) -> int:
@@ -140,7 +153,7 @@ class Allocation:
     its content in system memory (``backing``) while evicted. VidMm moves it (:mod:`.vidmm`)."""
 
     __slots__ = ("handle", "device", "size", "segment_id", "address", "resident", "valid", "backing",
-                 "in_use", "last_use", "evictions", "pins", "preference")
+                 "in_use", "last_use", "evictions", "pins", "preference", "va")
 
     def __init__(self, device: Device, size: int, segment_id: int = 0, address: int = 0):
         self.handle = 0
@@ -156,6 +169,7 @@ class Allocation:
         self.evictions = 0
         self.pins = 0  # packets it was made resident for that are not submitted yet
         self.preference = "memory"  # "memory" or "aperture" segment
+        self.va = 0  # GPU virtual address in its process's space (0: not mapped)
 
 
 class Packet:
@@ -171,7 +185,7 @@ class Packet:
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
         "submit_bytes", "preempted", "surface", "present_t", "displayed", "allocations", "deps",
-        "priv_start", "priv_end", "pinned", "moves",
+        "priv_start", "priv_end", "pinned", "moves", "va", "umd_priv", "rejected",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -210,3 +224,9 @@ class Packet:
         self.priv_end = -1  # -1: to the end (priv_size)
         self.pinned = False  # VidMm keeps its allocations resident until it is submitted
         self.moves = None  # a paging packet: the Allocation it moves
+        # GPU virtual addressing (DxgkDdiSubmitCommandVirtual): the buffer's GPU virtual address in
+        # its process's space (0: a physical DMA buffer), the bytes of private data the user-mode
+        # driver passed, and whether the driver refused it with STATUS_INVALID_PARAMETER.
+        self.va = 0
+        self.umd_priv = 0
+        self.rejected = False

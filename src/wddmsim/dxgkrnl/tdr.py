@@ -212,7 +212,7 @@ class Tdr:
         if found:
             vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address)
         self._emit("PageFault", {"node": ordinal, "fence": fence, "flags": flags,
-                                 "address": pf.FaultedVirtualAddress})
+                                 "address": pf.FaultedVirtualAddress, "hwqueue": 0})
         if not flags & _FENCE_INVALID and fence - 1 > nq.last_completed:
             vs.complete_through(nq, fence - 1)
         nq.tdr.resetting = True
@@ -230,14 +230,17 @@ class Tdr:
         elif running is not None and running.fence == fence:
             self.device_error(running.context.device, "page fault")
 
-    def _window(self, times: list[int]) -> int:
+    def count_timeout(self, times: list[int]) -> int:
+        """Record a timeout now in ``times`` (``engine_timeouts`` or ``adapter_timeouts``); how many
+        fall within TdrLimitTime."""
         now = self.sim.now
         times.append(now)
         while times and times[0] <= now - self.config.limit_time:
             times.pop(0)
         return len(times)
 
-    def _live_dump(self, code: BugCheckCode, p4: int = 0) -> None:
+    def live_dump(self, code: BugCheckCode, p4: int = 0) -> None:
+        """A live kernel dump Windows would write (0x117, 0x141, 0x142): recorded and logged."""
         self.live_dumps.append((self.sim.now, int(code), p4))
         self._emit("LiveDump", {"code": int(code), "name": code.name, "p4": p4})
 
@@ -257,7 +260,7 @@ class Tdr:
         ``timeout``: a TDR (live dump, counted) rather than a page fault."""
         drv = self.vs.driver
         if timeout:
-            self._live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
+            self.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
         nq.tdr.resetting = True
         try:
             if running is None:
@@ -297,8 +300,8 @@ class Tdr:
             if guilty is not None:
                 self.device_error(guilty, "engine reset" if timeout else "page fault")
                 proc = guilty.process
-                if timeout and self._window(self.engine_timeouts) > self.config.limit_count - 1:
-                    self._live_dump(BugCheckCode.VIDEO_TDR_APPLICATION_BLOCKED, proc.pid)
+                if timeout and self.count_timeout(self.engine_timeouts) > self.config.limit_count - 1:
+                    self.live_dump(BugCheckCode.VIDEO_TDR_APPLICATION_BLOCKED, proc.pid)
                     for dev in proc.devices:
                         self.device_error(dev, "process blocked from the GPU")
             return True
@@ -341,22 +344,13 @@ class Tdr:
         vs = self.vs
         drv = vs.driver
         now = self.sim.now
-        count = self._window(self.adapter_timeouts) if timeout else 0
-        if count > self.config.limit_count:
-            bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, 0, count)
-            raise BugCheckStop(CrashRecord(
-                time=now, bugcheck=bc,
-                message=(f"{count} GPU timeouts within {self.config.limit_time / S:g} s: more than TdrLimitCount "
-                         f"({self.config.limit_count})"),
-                struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
-            ))
         if timeout:
-            self._live_dump(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 9 if promoted else 0)
+            self.adapter_timeout(promoted)
         guilty = running.context.device if running is not None else None
         for q in vs.nodes:
             q.tdr.resetting = True
         try:
-            self._must_succeed("DxgkDdiResetFromTimeout", drv.DxgkDdiResetFromTimeout)
+            self.must_succeed("DxgkDdiResetFromTimeout", drv.DxgkDdiResetFromTimeout)
             for q in vs.nodes:
                 hw = q.hw
                 busy = len(hw) > q.stopped
@@ -375,7 +369,7 @@ class Tdr:
                 if busy and q.busy_since >= 0:
                     q.busy_ns += now - q.busy_since
                 self._clear_preemption(q)
-            self._must_succeed("DxgkDdiRestartFromTimeout", drv.DxgkDdiRestartFromTimeout)
+            self.must_succeed("DxgkDdiRestartFromTimeout", drv.DxgkDdiRestartFromTimeout)
             self.adapter_resets += 1
             self._emit("AdapterReset", {"node": nq.ordinal, "promoted": int(promoted),
                                         "device": guilty.handle if guilty else 0})
@@ -386,7 +380,22 @@ class Tdr:
                 q.tdr.resetting = False
             vs.retire()
 
-    def _must_succeed(self, name: str, fn) -> None:
+    def adapter_timeout(self, promoted: bool) -> None:
+        """An adapter-wide reset for a timeout: counted (more than TdrLimitCount within TdrLimitTime
+        is bug check 0x116), then the 0x117 live dump (P4 9 when promoted from an engine timeout)."""
+        count = self.count_timeout(self.adapter_timeouts)
+        if count > self.config.limit_count:
+            bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, 0, count)
+            raise BugCheckStop(CrashRecord(
+                time=self.sim.now, bugcheck=bc,
+                message=(f"{count} GPU timeouts within {self.config.limit_time / S:g} s: more than TdrLimitCount "
+                         f"({self.config.limit_count})"),
+                struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
+            ))
+        self.live_dump(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 9 if promoted else 0)
+
+    def must_succeed(self, name: str, fn) -> None:
+        """A recovery DDI that may not fail: any other status is bug check 0x116."""
         status = self._call(name, fn)
         if status != SUCCESS:
             bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, status & 0xFFFFFFFF, 0)
@@ -418,7 +427,7 @@ class Tdr:
         if tr is not None:
             tr.emit(self.sim.now, "QueuePacketStop", {
                 "context": ctx.handle, "node": nq.ordinal, "fence": p.fence, "kind": p.kind, "seq": p.seq,
-                "status": "Aborted",
+                "status": "Aborted", "hwqueue": 0,
             })
 
     def _take_back(self, nq) -> None:

@@ -112,6 +112,7 @@ class VidMm:
         self._system_contexts: dict[int, Context] = {}
         self.waiting: dict[int, list] = {}  # id(paging packet) -> contexts waiting for it
         self.waiting_for_memory: list = []
+        self._page_table_done: dict = {}  # page-table paging packet -> its done() callback
         self.evictions = 0
         self.bytes_in = 0
         self.bytes_out = 0
@@ -331,6 +332,24 @@ class VidMm:
             vs.enqueue(p)
         return [packets[-1]]
 
+    def page_table_buffer(self, dma: int, size: int, length: int, priv: int, done) -> None:
+        """Queue a paging buffer that writes page tables (GPU virtual addressing, built by
+        :mod:`.gpuva` through DxgkDdiBuildPagingBuffer): ``length`` bytes of commands at the start
+        of the ``size``-byte buffer at ``dma``, with ``priv`` as its private data; ``done()`` runs
+        when the packet retires. The buffer's memory belongs to the caller."""
+        p = self._packet(self.paging_node, "paging", FLAG_PAGING)
+        p.dma = dma
+        p.dma_size = size
+        p.start_off = 0
+        p.end_off = length
+        p.priv = priv
+        p.priv_size = PAGE
+        p.priv_start = 0
+        p.priv_end = 0  # page-table operations write no private data
+        self._page_table_done[p] = done
+        self.paging_submissions += 1
+        self.adapter.vidsch.enqueue(p)
+
     def _new_buffer(self):
         block = self.adapter.pool.alloc(PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE)
         return ([block, PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE, 0], block, block + PAGING_BUFFER_SIZE)
@@ -459,6 +478,9 @@ class VidMm:
         self._wake()
 
     def paging_retired(self, packet) -> None:
+        done = self._page_table_done.pop(packet, None) if self._page_table_done else None
+        if done is not None:
+            done()
         self._wake()
 
     def _wake(self) -> None:

@@ -46,6 +46,7 @@ from .tdr import Tdr
 from .vidmm import VidMm
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+INVALID_PARAMETER = int(NTSTATUS.STATUS_INVALID_PARAMETER)
 
 #: DXGK_SUBMITCOMMANDFLAGS bits the scheduler sets.
 FLAG_PAGING = 0x1
@@ -72,7 +73,7 @@ class NodeQueue:
         "ordinal", "name", "depth", "hw", "stopped", "next_fence", "last_submitted",
         "last_completed", "worker_busy", "dispatch_timer", "submit_args", "patch_args", "facts",
         "notify_facts", "packets", "busy_ns", "busy_since", "engine_type", "submit_address",
-        "max_depth_seen", "submit_fill", "submit_long", "preemption", "tdr",
+        "max_depth_seen", "submit_fill", "submit_long", "preemption", "tdr", "virtual_args",
     )
 
     def __init__(self, ordinal: int, name: str, depth: int):
@@ -100,6 +101,7 @@ class NodeQueue:
         self.submit_long = False
         self.preemption = None  # preemption.NodePreemption
         self.tdr = None  # tdr.NodeTdr
+        self.virtual_args = None  # DXGKARG_SUBMITCOMMANDVIRTUAL (made at the first virtual submission)
 
 
 class VidSch:
@@ -144,7 +146,9 @@ class VidSch:
         self.packets_retired = 0
         self.null_rendering_packets = 0
         self.resubmissions = 0  # submissions of packets taken back by a preemption
+        self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
         self._submit_cls = submit_cls
+        self._retire_pending = False
         self._null_buffers: dict = {}  # DMA buffer address -> NullRendering packet in flight
         self.presents = Presents(self, adapter.display_refresh, adapter.caps.MaxQueuedFlipOnVSync)
         self.vidmm = VidMm(adapter)
@@ -162,7 +166,7 @@ class VidSch:
         if tr is not None:
             tr.emit(now, "QueuePacketStart", {
                 "context": ctx.handle, "process": ctx.device.process.pid, "node": ctx.node,
-                "seq": packet.seq, "kind": packet.kind, "queued": len(ctx.queue),
+                "seq": packet.seq, "kind": packet.kind, "queued": len(ctx.queue), "hwqueue": 0, "progress_id": 0,
             })
         if not ctx.ready:
             ctx.ready = True
@@ -188,12 +192,23 @@ class VidSch:
             return  # nothing more goes to the node until the driver answers the preemption
         policy = self.policy
         sim = self.sim
-        cost = self.costs.patch + self.costs.submit
+        submit_cost = self.costs.submit
+        patch_submit_cost = self.costs.patch + submit_cost
         while len(nq.hw) < nq.depth and not nq.preemption.fence:
             ctx = policy.pick(nq.ordinal, sim.now)
             if ctx is None:
                 return
             head = ctx.queue[0]
+            if ctx.gates is not None and not self._gates_open(ctx, head):
+                # A GPU wait before this packet is not satisfied yet (rule 103).
+                ctx.ready = False
+                policy.idle(ctx)
+                continue
+            if head.va and not self._space_ready(ctx):
+                # The process's page tables are being written: its buffers wait (GPU VA).
+                ctx.ready = False
+                policy.idle(ctx)
+                continue
             if head.flags & FLIP_FLAGS and not self.presents.can_submit(head):
                 # The source's flip queue is full: the context waits for a vsync to free a slot.
                 ctx.ready = False
@@ -211,12 +226,51 @@ class VidSch:
             if not ctx.queue:
                 ctx.ready = False
                 policy.idle(ctx)
+            cost = submit_cost if packet.va else patch_submit_cost
             if cost:
                 # The worker spends cost ns patching and submitting; it is busy until then.
                 nq.worker_busy = True
                 sim.after(cost, self._submit_later, packet, PASSIVE)
                 return
             self._submit(nq, packet)
+
+    def _gates_open(self, ctx, head) -> bool:
+        """True if no unsatisfied GPU wait of ``ctx`` stands before ``head``; else the first such
+        wait is armed to put the context back when the fence reaches its value."""
+        gates = ctx.gates
+        while gates:
+            gate = gates[0]
+            if gate[0] >= head.seq:
+                return True  # the wait comes after this packet
+            fence, value, token = gate[1], gate[2], gate[3]
+            if fence.destroyed or self.adapter.wddm2.fences.read(fence) >= value:
+                if token is not None:
+                    token.cancel()
+                gates.popleft()
+                continue
+            if token is None:
+                gate[3] = self.adapter.wddm2.fences.wait_queue(fence, value, lambda _status, c=ctx: self._gate_released(c))
+                if gate[3].done:
+                    continue  # satisfied after all (the value was in memory)
+            return False
+        return True
+
+    def _gate_released(self, ctx) -> None:
+        """The fence reached a GPU wait's value: the context may go on."""
+        gates = ctx.gates
+        if gates and gates[0][3] is not None and gates[0][3].done:
+            gates.popleft()
+        self._resume(ctx)
+
+    def _resume(self, ctx) -> None:
+        """Unblock ``ctx`` from a release that ran in the DPC (after the DPC's cost, as after a
+        retirement) or elsewhere (at once)."""
+        self.unblock(ctx, self.costs.dpc if self.sim.irql == DISPATCH else 0)
+
+    def _space_ready(self, ctx) -> bool:
+        """True if the context's process has no page-table update pending or on the GPU; else the
+        context comes back when the paging buffer that writes them retires."""
+        return self.adapter.wddm2.gpuva.when_ready(ctx.device.process, lambda c=ctx: self._resume(c))
 
     def _submit_later(self, packet) -> None:
         nq = self.nodes[packet.context.node]
@@ -239,11 +293,15 @@ class VidSch:
             self.vidmm.submitted(packet)
         if packet.plist_n:
             self._patch(nq, packet)
-        a = nq.submit_args
+        if packet.va:
+            self._submit_virtual(nq, packet, fence, flags)
+            self._submitted(nq, packet, fence, flags)
+            return
         # Every member as the seeds say: the private-data range starts at 0 for a non-paging
         # packet; VidPnSourceId and FlipInterval mean something only with the flip flags.
         vidpn = packet.vidpn_source if flags & (FLAG_FLIP | FLAG_FLIP_NO_WAIT) else 0
         interval = packet.flip_interval if flags & FLAG_FLIP else 0
+        a = nq.submit_args
         # A paging buffer serves several submissions: each has its own private-data range.
         priv_end = packet.priv_size if packet.priv_end < 0 else packet.priv_end
         if nq.submit_long:
@@ -280,6 +338,13 @@ class VidSch:
             })
         if status != SUCCESS:
             self._failed_submit(nq, packet, a, status)
+        self._submitted(nq, packet, fence, flags)
+
+    def _submitted(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
+        """The driver accepted ``packet``: it enters the node's hardware queue."""
+        sim = self.sim
+        ctx = packet.context
+        tr = self.trace
         if flags & FLAG_NULL_RENDERING:
             ctx.null_packets += 1
             self.null_rendering_packets += 1
@@ -309,6 +374,65 @@ class VidSch:
             self._start(nq, packet)
         elif self.preemptor.enabled and packet.context is not hw[nq.stopped].context:
             self.preemptor.consider(nq)  # it waits behind another context's packet
+
+    def _submit_virtual(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
+        """DxgkDdiSubmitCommandVirtual (GPU virtual addressing, section 2.4), at PASSIVE_LEVEL.
+
+        STATUS_INVALID_PARAMETER (the driver found the DMA buffer or its private data malformed)
+        puts the device in error; the packet still enters the hardware queue, and the OS counts
+        its fence complete once every packet before it is done (rule 24). Any other failure is
+        bug check 0x119/0x2 (rule 23)."""
+        ad = self.adapter
+        ctx = packet.context
+        if nq.virtual_args is None:
+            nq.virtual_args = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMANDVIRTUAL"], ad.arch, ad.version)()
+        a = nq.virtual_args
+        a.hContext = ctx.hDdi
+        a.DmaBufferVirtualAddress = packet.va
+        a.DmaBufferSize = packet.dma_size
+        a.pDmaBufferPrivateData = packet.priv
+        a.DmaBufferPrivateDataSize = packet.priv_size
+        a.DmaBufferUmdPrivateDataSize = packet.umd_priv
+        a.SubmissionFenceId = fence
+        a.VidPnSourceId = 0
+        a.FlipInterval = 0
+        a.Flags.Value = flags
+        a.EngineOrdinal = 0
+        a.NodeOrdinal = nq.ordinal
+        facts = nq.facts
+        facts.status = SUCCESS
+        facts.previously_preempted = packet.preempted
+        if packet.preempted:
+            self.resubmissions += 1
+        verifier = self.verifier
+        if verifier.mode != "off":
+            verifier.check("DXGKARG_SUBMITCOMMANDVIRTUAL", a, facts, nq.submit_address)
+        if flags & FLAG_NULL_RENDERING:
+            packet.submit_bytes = bytes(a)
+            self._null_buffers[packet.va] = packet
+        status = self.driver.DxgkDdiSubmitCommandVirtual(ad.hAdapter, a)
+        self.virtual_submissions += 1
+        if self.trace is not None:
+            ad._trace_ddi("DxgkDdiSubmitCommandVirtual", a, status)
+        if status == SUCCESS:
+            return
+        if status == INVALID_PARAMETER:
+            packet.rejected = True
+            self.tdr.device_error(ctx.device, "DxgkDdiSubmitCommandVirtual returned STATUS_INVALID_PARAMETER")
+            return
+        facts.status = status
+        found = verifier.find("DXGKARG_SUBMITCOMMANDVIRTUAL", a, facts)
+        internal = (nq.ordinal << 32) | fence
+        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
+                      status & 0xFFFFFFFF, nq.submit_address, internal)
+        verifier.handle(found, "DXGKARG_SUBMITCOMMANDVIRTUAL", a, nq.submit_address, bugcheck=bc)
+        raise BugCheckStop(CrashRecord(
+            time=self.sim.now, bugcheck=bc,
+            message=f"DxgkDdiSubmitCommandVirtual returned {status_name(status)}; it may return only "
+                    f"STATUS_SUCCESS or STATUS_INVALID_PARAMETER (rule 23)",
+            struct="DXGKARG_SUBMITCOMMANDVIRTUAL", arch=ad.arch, ddi_version=ad.version.name,
+            address=nq.submit_address, data=bytes(a), rule=23, rule_name="SubmitCommandVirtualStatus",
+        ))
 
     def _patch(self, nq: NodeQueue, packet) -> None:
         p = nq.patch_args
@@ -375,7 +499,19 @@ class VidSch:
                 "context": packet.context.handle, "node": nq.ordinal, "fence": packet.fence,
                 "kind": packet.kind, "seq": packet.seq, "resubmission": int(packet.preempted),
             })
+        if packet.rejected:
+            # Refused by DxgkDdiSubmitCommandVirtual: the GPU never runs it; every packet before it
+            # is done, so the OS counts its fence complete now (rule 24) and retires it.
+            self.complete_through(nq, packet.fence)
+            if not self._retire_pending:
+                self._retire_pending = True
+                self.sim.soon(self._retire_rejected, irql=DISPATCH)
+            return
         self.preemptor.started(nq, packet)
+
+    def _retire_rejected(self) -> None:
+        self._retire_pending = False
+        self.retire()
 
     # -- 4. completion at device IRQL ----------------------------------------------------------
     def dma_completed(self, data) -> None:
@@ -454,12 +590,13 @@ class VidSch:
         if ctx.destroyed and ctx.hDriver and not ctx.in_flight:
             self.adapter.finish_destroy(ctx)
 
-    def unblock(self, ctx) -> None:
-        """A context held back by a full flip queue may go on."""
+    def unblock(self, ctx, delay: int = 0) -> None:
+        """A context held back (a full flip queue, paging, a GPU wait) may go on; its node's worker
+        looks for work ``delay`` ns from now."""
         if ctx.queue and not ctx.ready and not ctx.device.error:
             ctx.ready = True
             self.policy.ready(ctx, self.sim.now)
-            self._wake_worker(self.nodes[ctx.node])
+            self._wake_worker(self.nodes[ctx.node], delay)
 
     def dma_preempted(self, data) -> None:
         """``DXGK_INTERRUPT_DMA_PREEMPTED`` (see :mod:`wddmsim.dxgkrnl.preemption`)."""
@@ -468,20 +605,24 @@ class VidSch:
     def _judge_null_rendering(self, nq: NodeQueue, packet) -> None:
         """Rule 14 on a completed NullRendering packet: its fence came back (it is completing) and
         the GPU must not have fetched its DMA buffer."""
-        del self._null_buffers[packet.dma]
+        del self._null_buffers[packet.va or packet.dma]
         if self.verifier.mode == "off":
             return
-        args = self._submit_cls.from_buffer_copy(packet.submit_bytes)
         facts = replace(nq.facts, fence_signaled=True, work_executed=packet.executed)
-        self.verifier.check("DXGKARG_SUBMITCOMMAND", args, facts, nq.submit_address)
+        if packet.va:
+            args = type(nq.virtual_args).from_buffer_copy(packet.submit_bytes)
+            self.verifier.check("DXGKARG_SUBMITCOMMANDVIRTUAL", args, facts, nq.submit_address)
+        else:
+            args = self._submit_cls.from_buffer_copy(packet.submit_bytes)
+            self.verifier.check("DXGKARG_SUBMITCOMMAND", args, facts, nq.submit_address)
 
     def dma_fetched(self, engine: int, address: int, size: int) -> None:
         """Bus observer (ground truth from the hardware model, for the verifier): an engine began
         executing the buffer at ``address``. Marks an in-flight NullRendering packet it belongs to."""
         if not self._null_buffers:
             return
-        for p in self._null_buffers.values():
-            if p.dma <= address < p.dma + p.dma_size:
+        for start, p in self._null_buffers.items():
+            if start <= address < start + p.dma_size:
                 p.executed = True
 
     # -- 5. retirement in the DPC ----------------------------------------------------------------
@@ -513,7 +654,7 @@ class VidSch:
                 if tr is not None:
                     tr.emit(now, "QueuePacketStop", {
                         "context": ctx.handle, "node": nq.ordinal, "fence": p.fence, "kind": p.kind,
-                        "seq": p.seq, "status": "Completed",
+                        "seq": p.seq, "status": "Completed", "hwqueue": 0,
                     })
                 if ctx.waiters:
                     self._wake_waiters(ctx)

@@ -216,6 +216,7 @@ class HwScheduler:
         self._halted = False
         self._deferred: list[tuple[_Context, int]] = []  # suspends completed while halted
         self._hit: list[int] = []  # the contexts the last engine reset hit
+        self._reset_everything = False  # the reset in progress is one of the whole GPU
         self._kick_timer = None
         self._deadline_timer = None
         self._busy_mark = 0
@@ -356,11 +357,17 @@ class HwScheduler:
             self._set_state(c, self._state_off(c))
         self._kick()
 
-    def reset(self) -> list[int]:
+    def reset(self, everything: bool = False) -> list[int]:
         """Engine reset: stop now and return the cids that were on the engine or had a partly run
-        DMA buffer (creation order); their saved state and queued work are dropped. Nothing is
-        scheduled until :meth:`resume`. (``Engine.reset()`` called directly does the same.)"""
-        self.engine.reset()  # calls engine_reset
+        DMA buffer (creation order); their saved state and queued work are dropped. With
+        ``everything`` (a reset of the whole GPU) every context with work on its queues loses it.
+        Nothing is scheduled until :meth:`resume`. (``Engine.reset()`` called directly does the
+        same as ``everything=False``.)"""
+        self._reset_everything = everything
+        try:
+            self.engine.reset()  # calls engine_reset
+        finally:
+            self._reset_everything = False
         return self._hit
 
     def engine_reset(self, engine) -> None:
@@ -378,8 +385,9 @@ class HwScheduler:
         self._running = self._loaded = None
         self._preempting = self._grant = False
         self._halted = True
+        everything = self._reset_everything
         affected = [c for c in self._contexts.values()
-                    if c is cur or any(x.snap.stop is not None for x in c.queues)]
+                    if c is cur or any(x.snap.stop is not None or (everything and x.snap.pending) for x in c.queues)]
         for c in affected:
             for x in c.queues:
                 self._unblock(x)

@@ -72,7 +72,7 @@ import struct
 from collections import deque
 
 from ..ddi import layout
-from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION, DXGK_INTERRUPT_TYPE
+from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION, DXGK_INTERRUPT_TYPE, DXGK_PAGETABLEUPDATEMODE
 from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS, DriverCaps, DxgkrnlInterface
 from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
@@ -82,6 +82,7 @@ from ..gpu.device import FAULT_BIT, GPU, SPURIOUS_BIT
 from ..gpu.display import VSYNC_CAUSE_SHIFT
 from ..gpu.engine import PREEMPT_CAUSE_SHIFT
 from ..gpu.memory import PAGE_SIZE
+from .hwsch import WddmV2Ddi
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
@@ -162,7 +163,7 @@ class _Node:
     """The driver's per-node state: the engine, its ring and fence slot, fence bookkeeping."""
 
     __slots__ = ("ordinal", "engine", "ring", "ring_size", "wptr", "fence_addr", "last_submitted",
-                 "last_reported", "interrupt_data", "preempt_fence", "inflight")
+                 "last_reported", "interrupt_data", "preempt_fence", "inflight", "refused", "refused_through")
 
     def __init__(self, ordinal: int, engine, ring: int, ring_size: int, fence_addr: int):
         self.ordinal = ordinal
@@ -178,9 +179,11 @@ class _Node:
         #: submissions on the ring not yet reported complete: (fence, buffer address, first offset,
         #: WORK owed from an earlier preemption)
         self.inflight: deque = deque()
+        self.refused: set[int] = set()  # SubmissionFenceIds refused with STATUS_INVALID_PARAMETER
+        self.refused_through = 0  # the completed fence those carried the node to
 
 
-class ReferenceDriver:
+class ReferenceDriver(WddmV2Ddi):
     """The project's display miniport driver for the GPU model.
 
     ``multi_engine_aware`` selects which kind of driver the seeds describe: True reports
@@ -204,6 +207,11 @@ class ReferenceDriver:
         per_engine_reset: bool | None = None,
         max_queued_flips: int = 1,
         cancel_aware: bool | None = None,
+        hw_scheduling: bool = False,
+        fence_release: list[bool] | None = None,
+        max_in_flight: list[int] | None = None,
+        keep_private_data: bool = False,
+        no64bit_atomics: bool = False,
     ):
         self.gpu = gpu
         self.mem = gpu.memory
@@ -223,7 +231,9 @@ class ReferenceDriver:
         self.cancel_aware = cancel_aware
         self.cancelled = 0  # packets the OS cancelled through DxgkDdiCancelCommand
         self.paging_operations = 0  # operations written by DxgkDdiBuildPagingBuffer
-        self._resume: dict[int, tuple[int, int]] = {}  # DMA buffer address -> (next offset, WORK owed)
+        # (address space root, DMA buffer address) -> (next offset, WORK owed): where a preempted
+        # buffer resumes. Physical buffers have root 0; two processes may use one virtual address.
+        self._resume: dict[tuple[int, int], tuple[int, int]] = {}
         self.ring_size = ring_size
         self.ring_sizes = ring_sizes or {}
         self.dma_buffer_size = dma_buffer_size
@@ -244,6 +254,36 @@ class ReferenceDriver:
         self.reads_of_private_data = 0
         self.faults_seen = 0  # engine fault causes seen by the ISR
         self.unknown_causes = 0  # interrupts whose causes no engine owns (dismissed)
+        # WDDM 2.x (kmd/hwsch.py): GPU virtual addressing and hardware scheduling.
+        self.hw_scheduling = hw_scheduling
+        n = len(gpu.engines)
+        self.fence_release = list(fence_release or [False] * n)  # RingBufferFenceRelease per node
+        self.max_in_flight = list(max_in_flight or [0] * n)  # MaxInFlightHwQueueBuffers per node
+        self.keep_private_data = keep_private_data  # a broken driver for tests (rule 95)
+        # DXGK_VIDSCHCAPS.No64BitAtomics (WDDM 2.0): the GPU writes monitored fences 32 bits at a time
+        self.no64bit_atomics = no64bit_atomics
+        self._kept_private: list[int] = []
+        self.roots: dict[int, int] = {}  # context handle -> root page table
+        self._ring_roots: dict[int, int] = {}  # node -> address space the ring last ran
+        self.processes: dict[int, int] = {}  # driver process handle -> Dxgkrnl's process handle
+        # DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED exists from WDDM 2.2; before it the ISR only
+        # queues its DPC, in which the OS reads the monitored fences that have waiters.
+        self._fence_interrupt = self.version.value >= ddi_version("wddm2_2").value
+        self.hwcontexts: dict = {}
+        self.hwqueues: dict = {}
+        self.contexts_node: dict[int, int] = {}
+        self.bands = None
+        self.PRIVATE_MAGIC = PRIVATE_MAGIC
+        self._OP_UPDATE_PAGE_TABLE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_UPDATE_PAGE_TABLE)
+        self._OP_FLUSH_TLB = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_FLUSH_TLB)
+        self._GPU_PHYSICAL = int(DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL)
+        if "DXGK_PTE" in RECORDS and self.version.value >= ddi_version("wddm2_0").value:
+            self._pte_cls = layout.ctype(RECORDS["DXGK_PTE"], arch, self.version)
+            self._pte_size = ctypes.sizeof(self._pte_cls)
+        if hw_scheduling:
+            from ..gpu.hwsched import SUSPEND_CAUSE_SHIFT
+            self._suspend_shift = SUSPEND_CAUSE_SHIFT
+            self._invalidate_args = layout.ctype(RECORDS["DXGKARGCB_INVALIDATEHWCONTEXT"], arch, self.version)()
 
     # -- helpers ------------------------------------------------------------------------------------
     @property
@@ -270,7 +310,8 @@ class ReferenceDriver:
             engine = self.gpu.engines[ordinal]
             size = self.ring_sizes.get(ordinal, self.ring_size)
             ring = DxgkInterface.MmAllocateContiguousMemory(size)
-            engine.program_ring(ring, size)
+            if not self.hw_scheduling:
+                engine.program_ring(ring, size)  # hardware scheduling: the GPU's scheduler owns it
             node = _Node(ordinal, engine, ring, size, fences + 8 * ordinal)
             node.interrupt_data = self._interrupt_cls()
             self.nodes.append(node)
@@ -286,7 +327,7 @@ class ReferenceDriver:
             return DriverCaps(
                 WDDMVersion=self.version.value,
                 SchedulingCaps=(1 if self.multi_engine_aware else 0) | (4 if self.preemption_aware else 0)
-                | (0x10 if self.cancel_aware else 0),
+                | (0x10 if self.cancel_aware else 0) | (0x20 if self.no64bit_atomics else 0),
                 NbAsymetricProcessingNodes=len(self.gpu.engines),
                 InterruptMessageNumber=0,
                 MaxQueuedFlipOnVSync=self.max_queued_flips,
@@ -319,6 +360,12 @@ class ReferenceDriver:
         kind = self.gpu.engines[ordinal].kind
         etype, friendly = ENGINE_TYPES.get(kind, (0, kind.title()))
         pGetNodeMetadata.EngineType = etype
+        if self.hw_scheduling and hasattr(pGetNodeMetadata, "Flags"):
+            pGetNodeMetadata.Flags.ContextSchedulingSupported = 1
+            pGetNodeMetadata.Flags.RingBufferFenceRelease = 1 if self.fence_release[ordinal] else 0
+            pGetNodeMetadata.Flags.MaxInFlightHwQueueBuffers = self.max_in_flight[ordinal]
+        if hasattr(pGetNodeMetadata, "GpuMmuSupported"):
+            pGetNodeMetadata.GpuMmuSupported = 1
         name = pGetNodeMetadata.FriendlyName  # WCHAR[32], zero-terminated
         for i in range(len(name)):
             name[i] = ord(friendly[i]) if i < len(friendly) else 0
@@ -429,6 +476,8 @@ class ReferenceDriver:
         """The commands of one paging operation (see the module doc)."""
         a = pBuildPagingBuffer
         op = a.Operation
+        if op == self._OP_UPDATE_PAGE_TABLE or op == self._OP_FLUSH_TLB:
+            return self._build_page_table_ops(a)
         cmds = b""
         moved = 0
         if op == _OP_TRANSFER:
@@ -589,27 +638,41 @@ class ReferenceDriver:
         if flags & 0x30 and length:
             # A flip: DxgkDdiPresent did not know the VidPn source; the submission says which.
             self._aim_flips(a.DmaBufferPhysicalAddress.QuadPart + start, length, a.VidPnSourceId)
+        # The ring may last have run a buffer in a GPU virtual address space: back to physical.
+        packet = self._switch_root(node, 0)
         fence = C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
         if length and not a.Flags.NullRendering:
-            address = a.DmaBufferPhysicalAddress.QuadPart + start
-            saved = self._resume.pop(address, None) if self._resume else None
-            if saved is None:
-                offset = owed = 0
-                packet = C.indirect(address, length) + fence
-            else:
-                # A preempted buffer: the WORK still owed, then the commands not yet run.
-                offset, owed = saved
-                packet = (C.work(owed) if owed else b"") + \
-                    (C.indirect(address + offset, length - offset) if offset < length else b"") + fence
-            node.inflight.append((a.SubmissionFenceId, address, offset, owed))
-        else:
-            packet = fence
+            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferPhysicalAddress.QuadPart + start, length)
+        packet += fence
         if not self._ring_write(node, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
         if a.SubmissionFenceId > node.last_submitted:
             node.last_submitted = a.SubmissionFenceId
         node.engine.doorbell(node.wptr)
         return SUCCESS
+
+    def _buffer_call(self, node: _Node, fence: int, address: int, length: int, root: int = 0) -> bytes:
+        """The ring commands that run the buffer at ``address`` (physical, or virtual in the address
+        space ``root``, which the ring must be in): an INDIRECT to all of it, or for a buffer a
+        preemption stopped, the WORK it still owed and an INDIRECT to the commands not yet run.
+        Recorded as in flight."""
+        saved = self._resume.pop((root, address), None) if self._resume else None
+        if saved is None:
+            offset = owed = 0
+            packet = C.indirect(address, length)
+        else:
+            offset, owed = saved
+            packet = (C.work(owed) if owed else b"") + \
+                (C.indirect(address + offset, length - offset) if offset < length else b"")
+        node.inflight.append((fence, address, offset, owed, root))
+        return packet
+
+    def _switch_root(self, node: _Node, root: int) -> bytes:
+        """SET_ADDRESS_SPACE to ``root`` if the ring is not already in it (0: physical addressing)."""
+        if self._ring_roots.get(node.ordinal, 0) == root:
+            return b""
+        self._ring_roots[node.ordinal] = root
+        return C.set_address_space(root)
 
     def _aim_flips(self, address: int, length: int, source: int) -> None:
         """Write ``source`` into every FLIP command of the buffer range."""
@@ -619,9 +682,25 @@ class ReferenceDriver:
                 self.mem.write_u32(address + cmd.offset + C.FLIP_SOURCE, source)
 
     # -- completion ----------------------------------------------------------------------------------------
+    def _completed(self, node: _Node) -> int:
+        """The node's last completed fence: its fence slot, carried through the ids the driver
+        refused with STATUS_INVALID_PARAMETER (the OS counts each complete once the fence before it
+        is, section 2.4; fence ids of a node are consecutive)."""
+        value = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        refused = node.refused
+        if refused:
+            value = max(value, node.refused_through)
+            while value + 1 in refused:
+                value += 1
+                refused.discard(value)
+            node.refused_through = value  # the slot stays behind until a later fence passes it
+        elif node.refused_through > value:
+            value = node.refused_through
+        return value
+
     def _report_completed(self, node: _Node) -> bool:
         """Report the node's fence slot if it moved since the last report (device IRQL)."""
-        value = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        value = self._completed(node)
         if value == node.last_reported:
             return False
         node.last_reported = value
@@ -643,9 +722,23 @@ class ReferenceDriver:
         if not status:
             return False
         irq.ack(status)
+        if self.hw_scheduling:
+            for node in self.nodes:
+                self._hw_isr(status, node)
+            if status & FAULT_BIT:
+                self.faults_seen += 1
+            if status & SPURIOUS_BIT:
+                self.unknown_causes += 1
+            if self._kept_private:
+                # The broken variant reads what it kept: the OS freed it when the call returned.
+                self.mem.read_u32(self._kept_private.pop())
+            self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
+            return True
         for node in self.nodes:
-            if status & (1 << node.ordinal):
-                self._report_completed(node)
+            if status & (1 << node.ordinal) and not self._report_completed(node) and self.roots \
+                    and self._fence_interrupt:
+                # The node's fence did not move: a buffer wrote a monitored fence with interrupt.
+                self._report_monitored_fence(node)
         if status >> PREEMPT_CAUSE_SHIFT:
             for node in self.nodes:
                 if status & (1 << (PREEMPT_CAUSE_SHIFT + node.ordinal)):
@@ -680,7 +773,7 @@ class ReferenceDriver:
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         node = self.nodes[ordinal]
         node.preempt_fence = a.PreemptionFenceId
-        done = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        done = self._completed(node)
         if node.engine.idle and done == node.last_submitted == node.last_reported:
             # Everything submitted finished and was reported: the hardware is not asked (5.2).
             self.dxgk.DxgkCbSynchronizeExecution(self.dxgk.DeviceHandle, self._report_preempted, node, 0)
@@ -691,7 +784,7 @@ class ReferenceDriver:
     def _report_preempted(self, node: _Node) -> bool:
         """DMA_PREEMPTED for the node's outstanding request (device IRQL); empties the ring."""
         engine = node.engine
-        value = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        value = self._completed(node)
         node.last_reported = value
         inflight = node.inflight
         while inflight and inflight[0][0] <= value:
@@ -723,7 +816,7 @@ class ReferenceDriver:
     def _report_page_fault(self, node: _Node) -> None:
         """DMA_PAGE_FAULTED for the node's faulted engine (device IRQL)."""
         engine = node.engine
-        done = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        done = self._completed(node)
         inflight = node.inflight
         while inflight and inflight[0][0] <= done:
             inflight.popleft()
@@ -751,12 +844,12 @@ class ReferenceDriver:
         """The ring is about to be emptied: remember what the unfinished submissions still owe, so
         that the OS's resubmissions of them do only that. ``saved``: the engine's stop point inside
         the first one, or None."""
-        for i, (_fence, address, offset, owed) in enumerate(node.inflight):
+        for i, (_fence, address, offset, owed, root) in enumerate(node.inflight):
             if i == 0 and saved is not None:
                 buf, pc, _end, left = saved
-                self._resume[address] = (offset if buf is None else buf - address + pc, left)
+                self._resume[(root, address)] = (offset if buf is None else buf - address + pc, left)
             elif offset or owed:
-                self._resume[address] = (offset, owed)
+                self._resume[(root, address)] = (offset, owed)
         node.inflight.clear()
 
     # -- recovery -----------------------------------------------------------------------------------------
@@ -774,13 +867,14 @@ class ReferenceDriver:
         if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         node = self.nodes[a.NodeOrdinal]
-        done = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        done = self._completed(node)
         inflight = node.inflight
         while inflight and inflight[0][0] <= done:
             inflight.popleft()
         aborted = inflight[0][0] if inflight else done
         node.engine.reset()
         node.wptr = 0
+        self._ring_roots[node.ordinal] = 0
         if inflight:
             inflight.popleft()  # the aborted one is gone for good
         self._keep_unfinished(node, None)
@@ -793,10 +887,15 @@ class ReferenceDriver:
 
     def DxgkDdiResetFromTimeout(self, hAdapter: int) -> int:
         """Reset the whole GPU: every engine stops, every ring empties, every fence slot reads the
-        node's last submitted fence."""
+        node's last submitted fence (under hardware scheduling: every queue's work is gone)."""
+        if self.hw_scheduling:
+            self._hw_reset_all()
+            self.gpu.irq.ack(self.gpu.irq.status)
+            return SUCCESS
         for node in self.nodes:
             node.engine.reset()
             node.wptr = 0
+            self._ring_roots[node.ordinal] = 0
             node.inflight.clear()
             node.preempt_fence = 0
             self.mem.write_u64(node.fence_addr, node.last_submitted)
@@ -806,7 +905,10 @@ class ReferenceDriver:
         return SUCCESS
 
     def DxgkDdiRestartFromTimeout(self, hAdapter: int) -> int:
-        """The OS is done cleaning up; the GPU may be used again (nothing to do here)."""
+        """The OS is done cleaning up; the GPU may be used again (hardware scheduling: the engines'
+        schedulers start again)."""
+        if self.hw_scheduling:
+            self._hw_restart_all()
         return SUCCESS
 
     def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence) -> int:

@@ -170,6 +170,12 @@ class Node(ScenarioModel):
     #: "interval" (stops a WORK command at the next multiple of preemption_interval)
     preemption: Literal["none", "dma_buffer", "primitive", "interval"] = "dma_buffer"
     preemption_interval: Duration = Field(default=_ns("100us"), gt=0)
+    #: hardware scheduling: DXGK_NODEMETADATA_FLAGS.RingBufferFenceRelease (false: a buffer's own
+    #: last instruction writes its progress fence; true: the driver writes it once the engine has
+    #: left the buffer)
+    ring_buffer_fence_release: bool = False
+    #: hardware scheduling: DXGK_NODEMETADATA_FLAGS.MaxInFlightHwQueueBuffers (0: no limit)
+    max_in_flight_hw_queue_buffers: int = Field(default=0, ge=0, le=0xFFFF)
 
     @field_validator("ring_size")
     @classmethod
@@ -216,6 +222,32 @@ def _default_segments() -> list[Segment]:
     ]
 
 
+class BandTimes(ScenarioModel):
+    """One time per priority band (DXGK_SCHEDULING_PRIORITY_BAND)."""
+
+    idle: Duration = 0
+    normal: Duration = 0
+    focus: Duration = 0
+    realtime: Duration = 0
+
+
+def _quanta() -> "BandTimes":
+    return BandTimes(idle=2_000_000, normal=2_000_000, focus=2_000_000, realtime=2_000_000)
+
+
+class Bands(ScenarioModel):
+    """DXGKARG_SETUPPRIORITYBANDS (hardware scheduling); times are rounded down to 100 ns."""
+
+    #: grace period when a context of this band preempts a lower band (ignored for idle)
+    grace: BandTimes = Field(default_factory=BandTimes)
+    #: default quantum between processes inside the band
+    quantum: BandTimes = Field(default_factory=_quanta)
+    #: grace period when processes inside the band preempt each other
+    process_grace: BandTimes = Field(default_factory=BandTimes)
+    #: targetNormalBandPercentage: share of the GPU kept for the normal band when focus starves it
+    normal_share: int = Field(default=10, ge=0, le=50)
+
+
 class Adapter(ScenarioModel):
     """The display adapter and its miniport driver."""
 
@@ -244,6 +276,20 @@ class Adapter(ScenarioModel):
     null_rendering: bool = False
     nodes: list[Node] = Field(default_factory=_default_nodes, min_length=1, max_length=64)
     segments: list[Segment] = Field(default_factory=_default_segments)
+    #: "software": the OS's scheduler picks packets (DxgkDdiSubmitCommand, or
+    #: DxgkDdiSubmitCommandVirtual with gpu_va); "hardware": WDDM 2.x hardware scheduling with GPU
+    #: virtual addresses, hardware queues and monitored fences (DxgkDdiSubmitCommandToHwQueue;
+    #: needs ddi_version wddm2_5 or later)
+    scheduling: Literal["software", "hardware"] = "software"
+    #: GPU virtual addressing (WDDM 2.0 GpuMmu): per-process page tables, command buffers at GPU
+    #: virtual addresses submitted through DxgkDdiSubmitCommandVirtual, monitored fences. Unset:
+    #: on with hardware scheduling (which needs it), off otherwise
+    gpu_va: bool | None = None
+    #: DXGK_VIDSCHCAPS.No64BitAtomics: the GPU updates monitored fences 32 bits at a time; the OS
+    #: extends the values to 64 bits and keeps outstanding values within UINT_MAX/2 (GPU VA only)
+    no64bit_atomics: bool = False
+    #: hardware scheduling: the priority bands' grace periods and quanta
+    bands: Bands = Field(default_factory=Bands)
 
     @field_validator("ddi_version")
     @classmethod
@@ -292,6 +338,27 @@ class Adapter(ScenarioModel):
             problems.append(
                 (("nodes",), "an adapter needs exactly one node with engine '3d', found none")
             )
+        from ..ddi.versions import ddi_version
+        version = ddi_version(self.ddi_version).value
+        if self.scheduling == "hardware":
+            if version < ddi_version("wddm2_5").value:
+                problems.append((("scheduling",), f"hardware scheduling needs ddi_version wddm2_5 or later "
+                                                  f"(DxgkDdiSignalMonitoredFence, DxgkDdiPresentToHwQueue, "
+                                                  f"RingBufferFenceRelease), got {self.ddi_version!r}"))
+            if not self.multi_engine_aware:
+                problems.append((("scheduling",), "hardware scheduling needs a multiple-engine-aware driver"))
+            if self.gpu_va is False:
+                problems.append((("gpu_va",), "hardware scheduling always uses GPU virtual addresses; "
+                                              "remove gpu_va = false or use scheduling = \"software\""))
+        elif self.no64bit_atomics and not self.gpu_va:
+            problems.append((("no64bit_atomics",), "No64BitAtomics is about monitored fences, which need GPU "
+                                                   "virtual addressing (gpu_va = true or hardware scheduling)"))
+        elif self.gpu_va:
+            if version < ddi_version("wddm2_0").value:
+                problems.append((("gpu_va",), f"GPU virtual addressing needs ddi_version wddm2_0 or later "
+                                              f"(DxgkDdiSubmitCommandVirtual), got {self.ddi_version!r}"))
+            if not self.multi_engine_aware:
+                problems.append((("gpu_va",), "GPU virtual addressing needs a multiple-engine-aware driver"))
         first_segment: dict[str, int] = {}
         for i, segment in enumerate(self.segments):
             if segment.name in first_segment:
@@ -371,6 +438,9 @@ class ComputeBatch(_Workload):
     batch: int = Field(default=8, ge=1)
     work: Duration
     interval: Duration = 0
+    #: wait for the batch's last packet before the interval (false: submit the next batch after
+    #: the interval whatever the GPU did, a deep asynchronous queue)
+    sync: bool = True
 
 
 class CopyStream(_Workload):
@@ -453,8 +523,35 @@ class Script(_Workload):
 
 
 #: Any workload, told apart by its ``kind`` key.
+class Chain(_Workload):
+    """One member of a chain of GPU work passed along through a monitored fence (GPU virtual
+    addressing): the chain's packets are numbered 0, 1, 2, ... and dealt round robin to its
+    ``members`` contexts; this context runs those at ``position``, ``position + members``, ... .
+    Packet k waits until the ``fence`` reaches k, does ``work``, and its buffer ends with the
+    GPU's write of k + 1. With two members it is a ping-pong. Everything is submitted at once (the
+    OS or the GPU holds each packet until its turn); ``count`` is how many packets this member
+    runs. ``wait``: "os" (D3DKMTWaitForSynchronizationObjectFromGpu: the OS holds the context's or
+    queue's later buffers) or "gpu" (a WAIT command at the head of the buffer: the engine, or under
+    hardware scheduling the queue, stalls on it)."""
+
+    kind: Literal["chain"] = "chain"
+    fence: str = Field(min_length=1)
+    members: int = Field(ge=1, le=64)
+    position: int = Field(ge=0)
+    work: Duration
+    wait: Literal["os", "gpu"] = "os"
+
+    @model_validator(mode="after")
+    def _position_fits(self) -> Chain:
+        if self.position >= self.members:
+            raise ValueError(f"position ({self.position}) must be below members ({self.members})")
+        if self.count is None:
+            raise ValueError("a chain member needs count (how many packets it runs)")
+        return self
+
+
 Workload = Annotated[
-    Union[FrameLoop, ComputeBatch, CopyStream, MemoryPressure, Bursty, Script], Field(discriminator="kind")
+    Union[FrameLoop, ComputeBatch, CopyStream, MemoryPressure, Bursty, Script, Chain], Field(discriminator="kind")
 ]
 
 #: The values ``kind`` may take in a workload table.
@@ -481,6 +578,23 @@ class Context(ScenarioModel):
     #: destroy the context at this time (D3DKMTDestroyContext): queued packets are cancelled,
     #: submitted ones finish, the workload's next call fails
     destroy_at: Duration | None = None
+    #: hardware scheduling: the priority band (unset: from the process's priority class: idle ->
+    #: idle, high -> focus, realtime -> realtime, the others normal)
+    band: Literal["idle", "normal", "focus", "realtime"] | None = None
+    #: hardware scheduling: realtimeBandPriorityLevel (realtime band only)
+    realtime_level: int = Field(default=0, ge=0, le=31)
+    #: hardware scheduling: the context's quantum (unset: its band's) and grace periods
+    quantum: Duration | None = None
+    grace_same: Duration = 0
+    grace_lower: Duration = 0
+    #: hardware scheduling: its hardware queues (workloads submit to the first)
+    hw_queues: int = Field(default=1, ge=1, le=16)
+    #: hardware scheduling: D3DDDI_CREATEHWQUEUEFLAGS.DisableGpuTimeout on its queues
+    disable_gpu_timeout: bool = False
+    #: hardware scheduling: suspend the context at this time (DxgkDdiSuspendContext, as VidMm does
+    #: to move its memory) and resume it ``suspend_for`` later (DxgkDdiResumeContext)
+    suspend_at: Duration | None = None
+    suspend_for: Duration = _ns("1ms")
 
 
 class Process(ScenarioModel):
@@ -492,6 +606,15 @@ class Process(ScenarioModel):
     #: Flags.VirtualMachineData (drivers of WDDM 2.2 and later)
     virtual_machine: bool = False
     context: list[Context] = Field(min_length=1)
+
+
+class FenceSpec(ScenarioModel):
+    """A monitored fence the scenario's processes share (D3DDDI_MONITORED_FENCE, created Shared
+    so that every process may open it; GPU virtual addressing only)."""
+
+    name: str = Field(min_length=1)
+    #: InitialFenceValue
+    initial: int = Field(default=0, ge=0, le=(1 << 64) - 1)
 
 
 class Tdr(ScenarioModel):
@@ -605,6 +728,61 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                      f"no node named {context.node!r}; the adapter's nodes are "
                      f"{_quoted(node_names)}")
                 )
+    ad = scenario.adapter
+    hardware = ad.scheduling == "hardware"
+    gpu_va = hardware or bool(ad.gpu_va)
+    fence_names = [f.name for f in scenario.fence]
+    for f, name in enumerate(fence_names):
+        if name in fence_names[:f]:
+            problems.append((("fence", f, "name"), f"duplicate fence name {name!r}"))
+    if scenario.fence and not gpu_va:
+        problems.append((("fence",), "monitored fences need GPU virtual addressing (adapter.gpu_va = true or "
+                                     "adapter.scheduling = \"hardware\")"))
+    chains: dict[str, list[tuple[int, int, int]]] = {}
+    for p, process in enumerate(scenario.process):
+        for c, context in enumerate(process.context):
+            where = ("process", p, "context", c)
+            if not hardware:
+                for key in ("band", "quantum", "suspend_at"):
+                    if getattr(context, key) is not None:
+                        problems.append((where + (key,), f"{key} is a hardware-scheduling setting; the adapter "
+                                                         f"uses the software scheduler (adapter.scheduling)"))
+                if context.hw_queues != 1 or context.disable_gpu_timeout or context.realtime_level \
+                        or context.grace_same or context.grace_lower:
+                    problems.append((where, "hw_queues, disable_gpu_timeout, realtime_level, grace_same and "
+                                            "grace_lower are hardware-scheduling settings; the adapter uses the "
+                                            "software scheduler (adapter.scheduling)"))
+            w = context.workload
+            if w.kind == "chain":
+                if w.wait == "gpu" and not hardware:
+                    problems.append((where + ("workload", "wait"),
+                                     "under the software scheduler GPU waits are the OS's (wait = \"os\"): a WAIT "
+                                     "command stalls the node's engine with the buffer that would satisfy it queued "
+                                     "behind, which the quantum scheduler turns into a livelock"))
+                if w.fence not in fence_names:
+                    problems.append((where + ("workload", "fence"),
+                                     f"no fence named {w.fence!r}; declare it in a [[fence]] table"))
+                else:
+                    chains.setdefault(w.fence, []).append((w.members, w.position, p))
+            elif w.kind == "memory_pressure" and gpu_va:
+                problems.append((where + ("workload", "kind"),
+                                 "memory_pressure needs VidMm to evict, which it does on allocation lists: use an "
+                                 "adapter without GPU virtual addressing"))
+            elif w.kind == "frame_loop" and w.present and hardware and w.present_mode != "blt":
+                problems.append((where + ("workload", "present_mode"),
+                                 f"under hardware scheduling presents are blts (DxgkDdiPresentToHwQueue); "
+                                 f"present_mode {w.present_mode!r} is not modelled there"))
+    for name, members in chains.items():
+        sizes = {m for m, _, _ in members}
+        positions = sorted(pos for _, pos, _ in members)
+        where = ("fence", fence_names.index(name))
+        if len(sizes) != 1:
+            problems.append((where, f"the chain on fence {name!r} has members of different sizes {sorted(sizes)}"))
+        else:
+            size = sizes.pop()
+            if positions != list(range(size)):
+                problems.append((where, f"the chain on fence {name!r} has members = {size}: it needs exactly one "
+                                        f"context at each position 0..{size - 1}, found positions {positions}"))
     contexts = {(pr.name, c.name) for pr in scenario.process for c in pr.context}
     for f, fault in enumerate(scenario.fault):
         if fault.node is not None and fault.node not in node_names:
@@ -630,6 +808,8 @@ class Scenario(ScenarioModel):
     scheduler: Scheduler = Field(default_factory=Scheduler)
     tdr: Tdr = Field(default_factory=Tdr)
     fault: list[Fault] = Field(default_factory=list)
+    #: monitored fences shared by the processes (chain workloads name them)
+    fence: list[FenceSpec] = Field(default_factory=list)
     process: list[Process] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -5,8 +5,8 @@
   128x128 back buffer to the primary). It never runs more than ``max_frame_latency`` frames ahead
   of the GPU: before starting frame N it waits for frame N - max_frame_latency to retire. A frame
   that starts late starts at once; missed frame slots are skipped, not bunched.
-- ``compute_batch``: submits ``batch`` packets of ``work``, waits for the last to retire, idles
-  ``interval``, and repeats.
+- ``compute_batch``: submits ``batch`` packets of ``work``, waits for the last to retire (unless
+  ``sync`` is false), idles ``interval``, and repeats: a client of drm_sched's scheduling tests.
 - ``copy_stream``: every ``interval``, one COPY of ``size`` bytes between two allocations (the bytes
   really move; the copy's duration is the engine's bandwidth model).
 - ``memory_pressure``: more allocations than video memory holds; each packet fills some of them
@@ -14,6 +14,11 @@
 - ``bursty``: bursts of ``burst`` packets of ``work``, separated by exponential idle gaps of mean
   ``mean_gap`` (drawn from the context's own random stream).
 - ``script``: explicit packets at given times (tests and small examples).
+- ``chain``: one member of a chain of packets passed along through a shared monitored fence (GPU
+  virtual addressing): packet k waits for the fence to reach ``initial + k`` and its buffer ends
+  with the GPU's write of ``initial + k + 1``; the packets are dealt round robin to the chain's
+  members. Everything is submitted at once; the OS (``wait = "os"``) or the GPU (``"gpu"``) holds
+  each until its turn.
 
 All times are integer ns; ``start`` delays the first submission; ``count`` bounds frames, batches,
 copies or bursts (None: until the run ends).
@@ -100,7 +105,8 @@ def compute_batch(kmt, ctx, w, rng):
         seq = 0
         for _ in range(w.batch):
             seq = yield from kmt.Render(ctx, buf)
-        yield kmt.WaitForPacket(ctx, seq)
+        if w.sync:
+            yield kmt.WaitForPacket(ctx, seq)
         if w.interval:
             yield w.interval
 
@@ -163,6 +169,20 @@ def script(kmt, ctx, w, rng):
             yield from kmt.Render(ctx, work_buffer(p.work), null_rendering=p.null_rendering)
 
 
+def chain(kmt, ctx, w, rng, fence):
+    if w.start:
+        yield w.start
+    buf = work_buffer(w.work)
+    base = fence.initial
+    for j in range(w.count):
+        k = base + w.position + j * w.members
+        if w.wait == "os":
+            kmt.WaitForSynchronizationObjectFromGpu(ctx, fence, k)
+            yield from kmt.Render(ctx, buf, signal=(fence, k + 1))
+        else:
+            yield from kmt.Render(ctx, buf, wait=(fence, k), signal=(fence, k + 1))
+
+
 def _until_removed(sim, ctx, gen):
     """Run ``gen`` until an API call fails: STATUS_DEVICE_REMOVED after its device went to error,
     or the error of a failing driver entry point. The application stops submitting (a real one
@@ -176,8 +196,9 @@ def _until_removed(sim, ctx, gen):
         return None
 
 
-def start_workload(kmt, ctx, w, rng):
-    """Start the process for workload ``w`` (a scenario workload model) on ``ctx``."""
+def start_workload(kmt, ctx, w, rng, fences=None):
+    """Start the process for workload ``w`` (a scenario workload model) on ``ctx``; ``fences``:
+    the scenario's monitored fences by name."""
     sim = kmt.sim
     kind = w.kind
     if kind == "frame_loop":
@@ -199,6 +220,8 @@ def start_workload(kmt, ctx, w, rng):
         gen = bursty(kmt, ctx, w, rng)
     elif kind == "script":
         gen = script(kmt, ctx, w, rng)
+    elif kind == "chain":
+        gen = chain(kmt, ctx, w, rng, fences[w.fence])
     else:
         raise ValueError(f"unknown workload kind {kind!r}")
     return sim.process(_until_removed(sim, ctx, gen))

@@ -206,7 +206,7 @@ def resubmission_consistent(obj, facts: Facts):
     return None
 
 
-@rule(14, "NullRenderingFenceOnly", "2.3", structs=(SUBMIT,))
+@rule(14, "NullRenderingFenceOnly", "2.3", structs=(SUBMIT, VIRTUAL))
 def null_rendering(obj, facts: Facts):
     """With NullRendering = 1 the packet still produces its completion fence but performs no
     rendering side effects.

@@ -1,0 +1,744 @@
+"""Hardware scheduling (WDDM 2.x): hardware contexts, hardware queues with progress fences, and
+the OS's side of ``DxgkDdiSubmitCommandToHwQueue``.
+
+The GPU (its context-management processor, programmed by the driver) picks what runs; the OS
+only feeds queues and retires what the progress fences say is done. One submission's life
+(ddi-facts.md 14.2):
+
+1. ENQUEUED_SW: the application submits a command buffer (already in its GPU virtual address space)
+   with progress value V, strictly above every earlier V of the queue (rule 92). The OS holds it
+   behind the queue's pending GPU waits (``wait`` entries, rule 103) and behind page-table updates
+   of the process.
+2. APPENDED: ``DxgkDdiSubmitCommandToHwQueue`` with ``HwQueueProgressFenceId`` = V, ``Flags`` 0 for
+   a user-mode buffer and ``Flags.Present`` for one ``DxgkDdiPresentToHwQueue`` built (rule 94).
+   The private data lives in a guarded kernel page ("special pool") that is closed when the call
+   returns: a driver that reads it later is stopped under rule 95. At most
+   ``MaxInFlightHwQueueBuffers`` buffers of a node are with the driver at once (rule 105; 0 = no
+   limit).
+3. SIGNALED: the progress fence reaches V (written by the buffer's last instruction, or after the
+   buffer retired when the node has ``RingBufferFenceRelease``); the driver reports
+   ``DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED``; in its DPC the OS reads the progress fences,
+   completes each submission with id <= value (``QueuePacketStop``), releases fence waiters and
+   feeds the queues again.
+
+Also here: scheduling properties (``DxgkDdiSetupPriorityBands`` once at start,
+``DxgkDdiSetContextSchedulingProperties`` before a context's first submission, rule 125), blt
+presents (``DxgkDdiPresentToHwQueue``, then ``DxgkDdiSignalMonitoredFence`` on a node whose buffers
+write their own progress fence), and suspend and resume (``DxgkDdiSuspendContext`` /
+``SUSPEND_CONTEXT_COMPLETED`` / ``DxgkDdiResumeContext``, which replace the null-context switch;
+rules 56 and 104). Timeouts, engine resets and page faults are :mod:`.hwtdr`'s.
+
+Decisions where the documentation is silent (docs/scheduling.md has them all):
+
+- ``DxgkDdiSubmitCommandToHwQueue`` returns STATUS_SUCCESS or, for a malformed buffer or private
+  data, STATUS_INVALID_PARAMETER, which puts the device in error as for
+  ``DxgkDdiSubmitCommandVirtual``; any other status is bug check 0x119/0x2.
+- A device in error drops its queued buffers (``Cancelled``) and abandons those with the driver
+  (``Aborted``); its monitored fences, progress fences included, jump to their maximum (rule 101),
+  which releases every waiter.
+
+Spec: ddi-facts.md sections 8.3, 8.4, 9.2, 9.3, 14.2; rules 56, 92-95, 100, 103-105, 122-126.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..ddi import layout
+from ..ddi import rules as R
+from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
+from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.registry import RECORDS
+from ..sim import DISPATCH, PASSIVE
+from .adapter import ApiError
+from .crash import BugCheckStop, CrashRecord
+from .fences import U64_MAX
+from .hwtdr import HwTdr
+from .objects import Packet
+from .present import FLAG_PRESENT
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+PENDING = int(NTSTATUS.STATUS_PENDING)
+INVALID_PARAMETER = int(NTSTATUS.STATUS_INVALID_PARAMETER)
+DEVICE_REMOVED = int(NTSTATUS.STATUS_DEVICE_REMOVED)
+BANDS = ("idle", "normal", "focus", "realtime")
+#: D3DKMT_SCHEDULINGPRIORITYCLASS of a process -> its contexts' default band.
+CLASS_BAND = {"idle": "idle", "below_normal": "normal", "normal": "normal", "above_normal": "normal",
+              "high": "focus", "realtime": "realtime"}
+#: Where the guarded private-data pages live (a range of kernel address space of their own).
+SPECIAL_POOL_BASE = 0x30_0000_0000
+SPECIAL_POOL_PAGES = 256
+PAGE = 4096
+#: DXGK_KERNEL_SUBMISSION_TYPE_PRESENTBLT
+KERNEL_SUBMISSION_PRESENTBLT = 2
+#: The kernel DMA buffer of one present blt, and its private data.
+PRESENT_DMA_SIZE = PAGE
+PRESENT_PRIVATE_SIZE = 64
+
+
+class HwQueue:
+    """A hardware queue of one hardware context, with its progress fence."""
+
+    __slots__ = ("handle", "context", "hDriver", "flags", "progress", "last_id", "handed", "pending", "in_flight",
+                 "wait_token", "destroyed", "submitted", "completed", "name", "index", "held_until")
+
+    def __init__(self, context, index: int, flags: frozenset):
+        self.handle = 0
+        self.context = context
+        self.index = index
+        self.name = f"{context.full_name}#{index}"
+        self.hDriver = 0
+        self.flags = flags  # D3DDDI_CREATEHWQUEUEFLAGS names
+        self.progress = None  # MonitoredFence
+        self.last_id = 0  # highest HwQueueProgressFenceId accepted from the application
+        self.handed = 0  # highest HwQueueProgressFenceId handed to the driver
+        self.pending: deque = deque()  # Entry, in submission order
+        self.in_flight: deque = deque()  # buffers handed to the driver, oldest first
+        self.wait_token = None  # the fence wait holding the head
+        self.held_until = 0  # after a released wait: when the OS's submission of the next buffer ends
+        self.destroyed = False
+        self.submitted = 0
+        self.completed = 0
+
+
+class Entry:
+    """One item of a queue: a buffer (``kind`` "buffer"), a GPU wait or a queued signal."""
+
+    __slots__ = ("kind", "progress_id", "va", "size", "private", "seq", "queued", "submitted", "fence",
+                 "value", "present")
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.progress_id = 0
+        self.va = 0
+        self.size = 0
+        self.private = b""
+        self.seq = 0
+        self.queued = 0
+        self.submitted = -1
+        self.fence = None
+        self.value = 0
+        self.present = None  # a present blt: its Packet record for the display statistics
+
+
+class HwNode:
+    """The OS's view of one node under hardware scheduling."""
+
+    __slots__ = ("ordinal", "max_in_flight", "in_flight", "fence_release", "waiting", "queues", "timer",
+                 "resetting", "resets", "progress_t")
+
+    def __init__(self, ordinal: int, max_in_flight: int, fence_release: bool):
+        self.ordinal = ordinal
+        self.max_in_flight = max_in_flight  # 0: unlimited
+        self.in_flight = 0
+        self.fence_release = fence_release
+        self.waiting: deque = deque()  # queues held by the in-flight cap
+        self.queues: list[HwQueue] = []
+        self.timer = None  # the watchdog (hwtdr)
+        self.resetting = False  # between DxgkDdiResetHwEngine and DxgkDdiResumeHwEngine
+        self.resets = 0
+        self.progress_t = 0  # when a buffer of the node last completed (or the node became busy)
+
+
+class HwSch:
+    """The OS's hardware-scheduling state of one adapter."""
+
+    def __init__(self, adapter, fences, gpuva, *, bands: dict | None = None):
+        self.adapter = ad = adapter
+        self.sim = adapter.sim
+        self.fences = fences
+        self.gpuva = gpuva
+        self.trace = adapter.trace
+        self.nodes: list[HwNode] = []
+        self.queues: list[HwQueue] = []
+        self.bands = bands or {}
+        self.submissions = 0
+        self.completions = 0
+        self.presents = 0
+        self.deferred_submissions = 0  # buffers the OS submitted itself after holding them behind a wait
+        self.suspends = 0
+        self.resumes = 0
+        self._suspend_waits: dict[int, list] = {}  # driver context handle -> [(fence, event, context)]
+        self._by_driver_handle: dict[int, object] = {}  # driver context handle -> hardware context
+        self._last_suspend: dict[int, int] = {}  # context handle -> last contextSuspendFence issued
+        self._live_private: dict[int, tuple] = {}  # special-pool page -> the submission it was handed with
+        self._sp_free = deque(SPECIAL_POOL_BASE + i * PAGE for i in range(SPECIAL_POOL_PAGES))
+        self._sp_quarantine: deque = deque()
+        ad.memory.guard(SPECIAL_POOL_BASE, SPECIAL_POOL_BASE + SPECIAL_POOL_PAGES * PAGE, self._freed_read)
+        self._submit_cls = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMANDTOHWQUEUE"], ad.arch, ad.version)
+        self._args = self._submit_cls()
+        self._submit_address = ad.pool.alloc(PAGE)  # where the arguments live (bug check P3)
+        #: ``release(context, va)``: the buffer at ``va`` of the context's command area is free again.
+        self.release = None
+        self.tdr = HwTdr(self)
+
+    # -- start ----------------------------------------------------------------------------------------
+    def start(self, metadata: list) -> None:
+        """The nodes' hardware-queue caps (DXGK_NODEMETADATA.Flags), then DxgkDdiSetupPriorityBands."""
+        for ordinal, flags in enumerate(metadata):
+            self.nodes.append(HwNode(ordinal, int(flags.MaxInFlightHwQueueBuffers), bool(flags.RingBufferFenceRelease)))
+        ad = self.adapter
+        a = layout.ctype(RECORDS["DXGKARG_SETUPPRIORITYBANDS"], ad.arch, ad.version)()
+        b = self.bands
+        for i, name in enumerate(BANDS):
+            a.gracePeriodForBand[i] = b.get("grace", {}).get(name, 0) // 100
+            a.processQuantumForBand[i] = b.get("quantum", {}).get(name, 2_000_000) // 100
+            a.processGracePeriodForBand[i] = b.get("process_grace", {}).get(name, 0) // 100
+        a.targetNormalBandPercentage = b.get("normal_share", 10)
+        self._check("DXGKARG_SETUPPRIORITYBANDS", a, R.Facts(version=ad.version))
+        status = ad.driver.DxgkDdiSetupPriorityBands(ad.hAdapter, a)
+        ad._trace_ddi("DxgkDdiSetupPriorityBands", a, status)
+        if status != SUCCESS:
+            raise ApiError(status, "DxgkDdiSetupPriorityBands failed")
+
+    def _check(self, name: str, obj, facts) -> None:
+        v = self.adapter.verifier
+        if v.mode != "off":
+            v.check(name, obj, facts, self._submit_address)
+
+    # -- contexts and queues --------------------------------------------------------------------------
+    def create_context(self, ctx, *, band: str | None = None, realtime_level: int = 0, quantum: int | None = None,
+                       grace_same: int = 0, grace_lower: int = 0) -> None:
+        """DxgkDdiCreateHwContext, the root page table, then DxgkDdiSetContextSchedulingProperties
+        (before anything can be submitted, rule 125)."""
+        ad = self.adapter
+        a = layout.ctype(RECORDS["DXGKARG_CREATEHWCONTEXT"], ad.arch, ad.version)()
+        a.hHwContext = ctx.handle
+        a.NodeOrdinal = ctx.node
+        a.EngineAffinity = 1
+        status = ad.driver.DxgkDdiCreateHwContext(ctx.device.hDriver, a)
+        ad._trace_ddi("DxgkDdiCreateHwContext", a, status)
+        if status != SUCCESS:
+            raise ApiError(status, "DxgkDdiCreateHwContext failed")
+        ctx.hDriver = ctx.hDdi = a.hHwContext
+        self._by_driver_handle[ctx.hDriver] = ctx
+        ctx.hw = True
+        ctx.hwqueues = []
+        self.gpuva.set_root(ctx)
+        ctx.band = band or CLASS_BAND[ctx.device.process.priority_class]
+        ctx.sched = {"realtime_level": realtime_level, "quantum": quantum, "grace_same": grace_same,
+                     "grace_lower": grace_lower}
+        self.set_properties(ctx)
+
+    def context(self, hHwContext: int):
+        """The hardware context the driver calls ``hHwContext``, or None."""
+        return self._by_driver_handle.get(hHwContext)
+
+    def set_properties(self, ctx) -> None:
+        """DxgkDdiSetContextSchedulingProperties (on creation and on every priority change)."""
+        ad = self.adapter
+        a = layout.ctype(RECORDS["DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES"], ad.arch, ad.version)()
+        s = ctx.sched
+        a.hContext = ctx.hDriver
+        a.priorityBand = BANDS.index(ctx.band)
+        a.realtimeBandPriorityLevel = s["realtime_level"] if ctx.band == "realtime" else 0
+        a.inProcessPriority = ctx.priority
+        q = s["quantum"]
+        a.quantum = (q if q is not None else self.bands.get("quantum", {}).get(ctx.band, 2_000_000)) // 100
+        a.gracePeriodSamePriority = s["grace_same"] // 100
+        a.gracePeriodLowerPriority = s["grace_lower"] // 100
+        privileged = ctx.system or ctx.device.process.priority_class in ("high", "realtime")
+        self._check("DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES", a,
+                    R.Facts(version=ad.version, has_inc_base_priority=privileged))
+        status = ad.driver.DxgkDdiSetContextSchedulingProperties(ad.hAdapter, a)
+        ad._trace_ddi("DxgkDdiSetContextSchedulingProperties", a, status)
+        if status != SUCCESS:
+            raise ApiError(status, "DxgkDdiSetContextSchedulingProperties failed")
+
+    def set_priority(self, ctx, band: str) -> None:
+        """D3DKMTSetContextSchedulingPriority: a new band for ``ctx``, effective at the GPU's next
+        scheduling decision."""
+        if band not in BANDS:
+            raise ApiError(INVALID_PARAMETER, f"band {band!r} is not one of {', '.join(BANDS)}")
+        ctx.band = band
+        self.set_properties(ctx)
+
+    def create_queue(self, ctx, flags=()) -> HwQueue:
+        """DxgkDdiCreateHwQueue with a fresh progress fence (initial value 0)."""
+        ad = self.adapter
+        q = HwQueue(ctx, len(ctx.hwqueues), frozenset(flags))
+        q.handle = ad.handles.add(q)
+        q.progress = self.fences.create(ctx.device.process, ctx.device, 0, ())
+        a = layout.ctype(RECORDS["DXGKARG_CREATEHWQUEUE"], ad.arch, ad.version)()
+        a.hHwQueue = q.handle
+        for name in flags:
+            setattr(a.Flags, name, 1)
+        a.hHwQueueProgressFence = q.progress.handle
+        a.HwQueueProgressFenceCPUVirtualAddress = q.progress.cpu_va
+        a.HwQueueProgressFenceGPUVirtualAddress = q.progress.gpu_va.get(ctx.device.process, 0)
+        self._check("DXGKARG_CREATEHWQUEUE", a, R.Facts(version=ad.version))
+        status = ad.driver.DxgkDdiCreateHwQueue(ctx.hDriver, a)
+        ad._trace_ddi("DxgkDdiCreateHwQueue", a, status)
+        if status != SUCCESS:
+            ad.handles.remove(q.handle)
+            raise ApiError(status, "DxgkDdiCreateHwQueue failed")
+        q.hDriver = a.hHwQueue
+        ctx.hwqueues.append(q)
+        self.nodes[ctx.node].queues.append(q)
+        self.queues.append(q)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "HwQueueCreate", {
+                "hwqueue": q.handle, "context": ctx.handle, "node": ctx.node, "progress_fence": q.progress.handle,
+                "band": ctx.band, "flags": sorted(flags), "hHwQueue": q.hDriver, "hHwContext": ctx.hDriver})
+        return q
+
+    # -- submission -----------------------------------------------------------------------------------
+    def check_progress_id(self, q: HwQueue, v: int) -> None:
+        """The runtime's check of a new HwQueueProgressFenceId: above the queue's last (rule 92)."""
+        if q.destroyed:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_HANDLE), "the hardware queue was destroyed")
+        if not isinstance(v, int) or not q.last_id < v <= U64_MAX:
+            raise ApiError(INVALID_PARAMETER, f"HwQueueProgressFenceId {v} is not above the queue's previous "
+                                              f"{q.last_id} (and at most 2**64-1)")
+
+    def submit(self, q: HwQueue, va: int, size: int, private: bytes = b"", progress_id: int | None = None,
+               present: Packet | None = None) -> Entry:
+        """SubmitCommandToHwQueueCb: queue the buffer at ``va`` with progress value V (default: one
+        above the queue's last)."""
+        ctx = q.context
+        if ctx.device.error:
+            raise ApiError(DEVICE_REMOVED, "the device is in error")
+        v = q.last_id + 1 if progress_id is None else progress_id
+        self.check_progress_id(q, v)
+        q.last_id = v
+        e = Entry("buffer")
+        e.progress_id = v
+        e.va = va
+        e.size = size
+        e.private = private
+        e.present = present
+        ctx.seq += 1
+        ctx.submitted += 1
+        q.submitted += 1
+        e.seq = ctx.seq
+        e.queued = self.sim.now
+        q.pending.append(e)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "QueuePacketStart", {
+                "context": ctx.handle, "process": ctx.device.process.pid, "node": ctx.node, "seq": e.seq,
+                "kind": "present" if present is not None else "render", "queued": len(q.pending),
+                "hwqueue": q.handle, "progress_id": v})
+        self._feed(q)
+        return e
+
+    def wait(self, q: HwQueue, fence, value: int) -> None:
+        """WaitForSynchronizationObjectFromGpu on a queue: later buffers wait for the value."""
+        if q.context.device.error:
+            raise ApiError(DEVICE_REMOVED, "the device is in error")
+        self.fences.check_wait(fence, value)
+        e = Entry("wait")
+        e.fence = fence
+        e.value = value
+        e.queued = self.sim.now
+        q.pending.append(e)
+        self._feed(q)
+
+    def signal(self, q: HwQueue, fence, value: int) -> None:
+        """SignalSynchronizationObjectFromGpu performed by the OS when the queue reaches it."""
+        if q.context.device.error:
+            raise ApiError(DEVICE_REMOVED, "the device is in error")
+        e = Entry("signal")
+        e.fence = fence
+        e.value = value
+        e.queued = self.sim.now
+        self.fences.register_signaler(fence, q.context.device)
+        q.pending.append(e)
+        self._feed(q)
+
+    def _feed(self, q: HwQueue) -> None:
+        """Hand the queue's head items to the driver as far as waits and the in-flight cap allow."""
+        if q.wait_token is not None or q.context.suspended or q.context.device.error or q.held_until > self.sim.now:
+            return
+        node = self.nodes[q.context.node]
+        if node.resetting:
+            return
+        while q.pending:
+            e = q.pending[0]
+            if e.kind == "wait":
+                if e.fence.destroyed or self.fences.read(e.fence) >= e.value:
+                    q.pending.popleft()
+                    continue
+                q.wait_token = self.fences.wait_queue(e.fence, e.value, lambda status, q=q: self._released(q))
+                if q.wait_token.done:
+                    q.wait_token = None
+                    continue
+                return
+            if e.kind == "signal":
+                if q.in_flight:
+                    return  # performed when the buffers before it are done
+                q.pending.popleft()
+                if not e.fence.destroyed:
+                    self.fences.signal_queued(e.fence, e.value, q.context.device)
+                continue
+            if not self.gpuva.when_ready(q.context.device.process, lambda q=q: self._feed(q)):
+                return
+            if node.max_in_flight and node.in_flight >= node.max_in_flight:
+                if q not in node.waiting:
+                    node.waiting.append(q)
+                return
+            q.pending.popleft()
+            self._submit(node, q, e)
+
+    def _released(self, q: HwQueue) -> None:
+        """The fence reached the value a queue's OS-held wait needs. The buffers behind it reach the
+        driver from the OS's side now: after the DPC's work when the release happened in the DPC,
+        and after the DxgkDdiSubmitCommandToHwQueue call's cost (CpuCost.submit)."""
+        q.wait_token = None
+        if q.pending and q.pending[0].kind == "wait":
+            q.pending.popleft()
+        costs = self.adapter.costs
+        delay = (costs.dpc if self.sim.irql == DISPATCH else 0) + costs.submit
+        if q.pending and q.pending[0].kind == "buffer":
+            self.deferred_submissions += 1
+        if delay:
+            q.held_until = self.sim.now + delay
+            self.sim.after(delay, self._feed, q, PASSIVE)
+        else:
+            self._feed(q)
+
+    def _special_page(self) -> int:
+        if not self._sp_free:
+            self._sp_free.append(self._sp_quarantine.popleft())
+        return self._sp_free.popleft()
+
+    def _submit(self, node: HwNode, q: HwQueue, e: Entry) -> None:
+        """DxgkDdiSubmitCommandToHwQueue for one buffer."""
+        ad = self.adapter
+        mem = ad.memory
+        a = self._args
+        a.hHwQueue = q.hDriver
+        a.HwQueueProgressFenceId = e.progress_id
+        a.DmaBufferVirtualAddress = e.va
+        a.DmaBufferSize = e.size
+        page = 0
+        if e.private:
+            page = self._special_page()
+            mem.open_pages(page, PAGE)
+            mem.write(page, e.private)
+        a.pDmaBufferPrivateData = page
+        a.DmaBufferPrivateDataSize = len(e.private)
+        a.Flags.Value = 0
+        a.Flags.Present = 1 if e.present is not None else 0
+        a.HwQueueProgressFenceGpuVa = q.progress.gpu_va.get(q.context.device.process, 0)
+        a.HwQueueProgressFenceCpuVa = q.progress.cpu_va
+        if ad.verifier.mode != "off":
+            self._check("DXGKARG_SUBMITCOMMANDTOHWQUEUE", a, R.Facts(
+                version=ad.version, last_progress_fence_id=q.handed, queue_busy=False,
+                buffer_origin="present" if e.present is not None else "umd", max_in_flight=node.max_in_flight,
+                in_flight=node.in_flight, scheduling_properties_set=True))
+        status = ad.driver.DxgkDdiSubmitCommandToHwQueue(ad.hAdapter, a)
+        if self.trace is not None:
+            ad._trace_ddi("DxgkDdiSubmitCommandToHwQueue", a, status, irql="DISPATCH_LEVEL")
+        if page:
+            # The private data is freed when the call returns (WDDM 2.4+): poison and guard it.
+            mem.write(page, b"\xcc" * len(e.private))
+            mem.close_pages(page, PAGE)
+            self._live_private[page] = (bytes(a), e.progress_id)
+            self._sp_quarantine.append(page)
+        if status != SUCCESS:
+            self._failed_submit(q, e, status)
+            return
+        e.submitted = self.sim.now
+        if not node.in_flight:
+            node.progress_t = self.sim.now  # the node becomes busy
+        node.in_flight += 1
+        q.in_flight.append(e)
+        q.handed = e.progress_id
+        self.submissions += 1
+        self.tdr.submitted(node)
+
+    def signal_monitored_fence(self, q: HwQueue, kind: int, dma: int, size: int, length: int, priv: int,
+                               value: int) -> int:
+        """DxgkDdiSignalMonitoredFence: the driver appends the write of ``value`` to the queue's
+        progress fence after the ``length`` bytes of the kernel-built buffer at ``dma`` (a node
+        without RingBufferFenceRelease); returns the buffer's new length."""
+        ad = self.adapter
+        proc = q.context.device.process
+        a = layout.ctype(RECORDS["DXGKARG_SIGNALMONITOREDFENCE"], ad.arch, ad.version)()
+        a.KernelSubmissionType = kind
+        a.pDmaBuffer = dma + length
+        a.DmaBufferGpuVirtualAddress = (dma if q.context.system else self.gpuva.address_of(proc, dma)) + length
+        a.DmaSize = size - length
+        a.pDmaBufferPrivateData = priv
+        a.DmaBufferPrivateDataSize = 0
+        a.MultipassOffset = 0
+        a.MonitoredFenceGpuVa = q.progress.gpu_va[proc]
+        a.MonitoredFenceValue = value
+        a.MonitoredFenceCpuVa = q.progress.cpu_va
+        a.hHwQueue = q.hDriver
+        self._check("DXGKARG_SIGNALMONITOREDFENCE", a, R.Facts(version=ad.version))
+        status = ad.driver.DxgkDdiSignalMonitoredFence(q.context.hDriver, a)
+        ad._trace_ddi("DxgkDdiSignalMonitoredFence", a, status)
+        if status != SUCCESS:
+            raise ApiError(status, "DxgkDdiSignalMonitoredFence failed")
+        return a.pDmaBuffer - dma
+
+    def _failed_submit(self, q: HwQueue, e: Entry, status: int) -> None:
+        """STATUS_INVALID_PARAMETER puts the device in error (decision: as for
+        DxgkDdiSubmitCommandVirtual); any other failure is bug check 0x119/0x2."""
+        ctx = q.context
+        if status == INVALID_PARAMETER:
+            self._drop(q, e, "Cancelled")
+            self.device_error(ctx.device, "DxgkDdiSubmitCommandToHwQueue returned STATUS_INVALID_PARAMETER")
+            return
+        ad = self.adapter
+        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
+                      status & 0xFFFFFFFF, self._submit_address, e.progress_id & 0xFFFFFFFF)
+        raise BugCheckStop(CrashRecord(
+            time=self.sim.now, bugcheck=bc,
+            message=f"DxgkDdiSubmitCommandToHwQueue returned {status_name(status)}; only STATUS_SUCCESS or "
+                    f"STATUS_INVALID_PARAMETER is allowed",
+            struct="DXGKARG_SUBMITCOMMANDTOHWQUEUE", arch=ad.arch, ddi_version=ad.version.name,
+            address=self._submit_address, data=bytes(self._args)))
+
+    def _freed_read(self, addr: int, size: int) -> None:
+        """The driver read private data after DxgkDdiSubmitCommandToHwQueue returned (rule 95)."""
+        found = self._live_private.get(addr - addr % PAGE)
+        if found is None:
+            return
+        raw, progress_id = found
+        obj = self._submit_cls.from_buffer_copy(raw)
+        ad = self.adapter
+        ad.verifier.check("DXGKARG_SUBMITCOMMANDTOHWQUEUE", obj, R.Facts(
+            version=ad.version, private_data_reads_after_return=1), self._submit_address)
+
+    # -- presents -------------------------------------------------------------------------------------
+    def present(self, ctx, source, destination, width: int, height: int, vidpn_source: int = 0,
+                call_start: int | None = None, queue: HwQueue | None = None) -> Entry:
+        """A blt present on a hardware queue: DxgkDdiPresentToHwQueue builds it in a kernel DMA
+        buffer (mapped into the process's space) with its private data; on a node whose buffers
+        write their own progress fence DxgkDdiSignalMonitoredFence appends the write; then the
+        buffer goes to the queue with Flags.Present (rule 94)."""
+        ad = self.adapter
+        if ctx.device.error:
+            raise ApiError(DEVICE_REMOVED, "the device is in error")
+        q = queue or ctx.hwqueues[0]
+        v = q.last_id + 1
+        self.check_progress_id(q, v)
+        proc = ctx.device.process
+        block = ad.pool.alloc(PRESENT_DMA_SIZE + PAGE)
+        dma, priv, alist = block, block + PRESENT_DMA_SIZE, block + PRESENT_DMA_SIZE + 2 * PRESENT_PRIVATE_SIZE
+        entries = []
+        for alloc in (None, source, destination):  # DXGK_PRESENT_SOURCE_INDEX 1, DESTINATION 2
+            e = ad._alist_cls()
+            if alloc is not None:
+                e.hDeviceSpecificAllocation = alloc.handle
+                e.VirtualAddress = alloc.va
+            entries.append(bytes(e))
+        ad.memory.write(alist, b"".join(entries))
+        a = layout.ctype(RECORDS["DXGKARG_PRESENT"], ad.arch, ad.version)()
+        a.pDmaBuffer = dma
+        a.DmaSize = PRESENT_DMA_SIZE
+        a.pDmaBufferPrivateData = priv
+        a.DmaBufferPrivateDataSize = PRESENT_PRIVATE_SIZE
+        a.pAllocationList = alist
+        a.SrcRect.right = a.DstRect.right = width
+        a.SrcRect.bottom = a.DstRect.bottom = height
+        a.Flags.Blt = 1
+        a.DmaBufferGpuVirtualAddress = self.gpuva.address_of(proc, dma)
+        a.NumSrcAllocations = 1
+        a.NumDstAllocations = 1
+        status = ad.driver.DxgkDdiPresentToHwQueue(q.hDriver, a)
+        ad._trace_ddi("DxgkDdiPresentToHwQueue", a, status)
+        if status != SUCCESS:
+            ad.pool.free(block, PRESENT_DMA_SIZE + PAGE)
+            raise ApiError(status, "DxgkDdiPresentToHwQueue failed")
+        length = a.pDmaBuffer - dma
+        private = ad.memory.read(priv, PRESENT_PRIVATE_SIZE)
+        if not self.nodes[ctx.node].fence_release:
+            length = self.signal_monitored_fence(q, KERNEL_SUBMISSION_PRESENTBLT, dma, PRESENT_DMA_SIZE, length,
+                                                 priv + PRESENT_PRIVATE_SIZE, v)
+        p = Packet(ctx, ctx.seq + 1, "present")
+        p.flags = FLAG_PRESENT
+        p.vidpn_source = vidpn_source
+        p.present_t = self.sim.now if call_start is None else call_start
+        p.buffers = (block, PRESENT_DMA_SIZE + PAGE)
+        e = self.submit(q, a.DmaBufferGpuVirtualAddress, length, private, progress_id=v, present=p)
+        p.fence = v
+        self.presents += 1
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": proc.pid, "seq": e.seq,
+                                                     "mode": "blt", "flip": 0, "interval": 0, "source": vidpn_source,
+                                                     "width": width, "height": height, "cpu_start": p.present_t})
+        ad.vidsch.presents.presented(p)
+        return e
+
+    # -- completion ------------------------------------------------------------------------------------
+    def retire(self) -> None:
+        """In the DPC: complete every submission whose id the progress fence has reached, release
+        fence waiters, feed the queues."""
+        now = self.sim.now
+        fed = []
+        self.fences.scan([q.progress for node in self.nodes for q in node.queues if q.in_flight])
+        for node in self.nodes:
+            for q in node.queues:
+                if not q.in_flight:
+                    continue
+                value = q.progress.value
+                done = False
+                while q.in_flight and q.in_flight[0].progress_id <= value:
+                    e = q.in_flight.popleft()
+                    node.in_flight -= 1
+                    self._complete(q, e, now, "Completed")
+                    done = True
+                if done:
+                    node.progress_t = now
+                    fed.append(q)
+        self.fences.scan()
+        for q in fed:
+            self._feed(q)
+        for node in self.nodes:
+            while node.waiting and (not node.max_in_flight or node.in_flight < node.max_in_flight):
+                self._feed(node.waiting.popleft())
+
+    def _complete(self, q: HwQueue, e: Entry, now: int, status: str) -> None:
+        ctx = q.context
+        if self.release is not None:
+            self.release(ctx, e.va)
+        p = e.present
+        if status == "Completed":
+            ctx.completed += 1
+            ctx.gpu_packets += 1
+            ctx.latencies.add(now - e.queued)
+            q.completed += 1
+            self.completions += 1
+            if p is not None:
+                self.adapter.vidsch.presents.completed(p, now)
+        else:
+            ctx.aborted += 1
+            if p is not None:
+                self.adapter.vidsch.presents.forget(p)
+        if p is not None:
+            self.adapter.free_packet(p)
+        if self.trace is not None:
+            self.trace.emit(now, "QueuePacketStop", {
+                "context": ctx.handle, "node": ctx.node, "fence": e.progress_id, "kind": "present" if p else "render",
+                "seq": e.seq, "status": status, "hwqueue": q.handle})
+        if ctx.waiters:
+            self.adapter.vidsch._wake_waiters(ctx)
+
+    def _drop(self, q: HwQueue, e: Entry, status: str) -> None:
+        """``e`` never reaches the driver, or leaves it without completing: ``Cancelled`` counts as
+        cancelled, ``Aborted`` as aborted."""
+        if status == "Cancelled":
+            ctx = q.context
+            ctx.cancelled += 1
+            if self.release is not None:
+                self.release(ctx, e.va)
+            if e.present is not None:
+                self.adapter.vidsch.presents.forget(e.present)
+                self.adapter.free_packet(e.present)
+            if self.trace is not None:
+                self.trace.emit(self.sim.now, "QueuePacketStop", {
+                    "context": ctx.handle, "node": ctx.node, "fence": e.progress_id,
+                    "kind": "present" if e.present else "render", "seq": e.seq, "status": status,
+                    "hwqueue": q.handle})
+            return
+        self._complete(q, e, self.sim.now, status)
+
+    # -- suspend and resume ------------------------------------------------------------------------------
+    def suspend(self, ctx):
+        """DxgkDdiSuspendContext: an event that triggers when the GPU holds nothing of ``ctx``
+        (with the contextSuspendFence acknowledged). Rule 104 is judged on the call."""
+        ad = self.adapter
+        ev = self.sim.event()
+        last = self._last_suspend.get(ctx.handle, 0)
+        fence = last + 1
+        a = layout.ctype(RECORDS["DXGKARG_SUSPENDCONTEXT"], ad.arch, ad.version)()
+        a.hContext = ctx.hDriver
+        a.contextSuspendFence = fence
+        already = ctx.suspended
+        self._last_suspend[ctx.handle] = fence
+        ctx.suspended = True
+        self.suspends += 1
+        status = ad.driver.DxgkDdiSuspendContext(ad.hAdapter, a)
+        ad._trace_ddi("DxgkDdiSuspendContext", a, status)
+        self._check("DXGKARG_SUSPENDCONTEXT", a, R.Facts(version=ad.version, last_suspend_fence=last,
+                                                         status=status, already_suspended=already))
+        if status == SUCCESS:
+            ev.succeed(fence)
+        elif status == PENDING:
+            self._suspend_waits.setdefault(ctx.hDriver, []).append((fence, ev, ctx))
+            self.tdr.suspend_pending(ctx, fence)
+        else:
+            raise ApiError(status, "DxgkDdiSuspendContext failed")
+        return ev
+
+    def suspend_completed(self, data) -> None:
+        """DXGK_INTERRUPT_SUSPEND_CONTEXT_COMPLETED (device IRQL): rule 56, then the waiters of
+        every suspend up to the acknowledged fence."""
+        s = data.SuspendContextCompleted
+        ctx = self._by_driver_handle.get(s.hContext)
+        issued = self._last_suspend.get(ctx.handle, 0) if ctx is not None else 0
+        if not 0 < s.ContextSuspendFence <= issued:
+            ad = self.adapter
+            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.INCORRECT_SUSPEND_FENCE,
+                          s.ContextSuspendFence, s.hContext, issued)
+            raise BugCheckStop(CrashRecord(
+                time=self.sim.now, bugcheck=bc, rule=56, rule_name="SuspendFenceIssued",
+                message=f"SUSPEND_CONTEXT_COMPLETED for context 0x{s.hContext:x} carries ContextSuspendFence "
+                        f"{s.ContextSuspendFence}, which the OS did not issue (last issued: {issued})",
+                struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA", arch=ad.arch, ddi_version=ad.version.name,
+                address=ad.interrupt_address, data=bytes(data)))
+        keep = []
+        for fence, ev, c in self._suspend_waits.get(s.hContext, ()):  # none left: a stale acknowledgment
+            if fence <= s.ContextSuspendFence:
+                self.tdr.suspend_acknowledged(c, fence)
+                self.sim.soon(ev.succeed, fence, DISPATCH)
+            else:
+                keep.append((fence, ev, c))
+        self._suspend_waits[s.hContext] = keep
+
+    def resume(self, ctx) -> None:
+        """DxgkDdiResumeContext: the GPU may schedule ``ctx`` again."""
+        ad = self.adapter
+        a = layout.ctype(RECORDS["DXGKARG_RESUMECONTEXT"], ad.arch, ad.version)()
+        a.hContext = ctx.hDriver
+        status = ad.driver.DxgkDdiResumeContext(ad.hAdapter, a)
+        ad._trace_ddi("DxgkDdiResumeContext", a, status)
+        if status != SUCCESS:
+            raise ApiError(status, "DxgkDdiResumeContext failed")
+        ctx.suspended = False
+        self.resumes += 1
+        for q in ctx.hwqueues:
+            self._feed(q)
+
+    # -- devices in error ----------------------------------------------------------------------------------
+    def device_error(self, device, reason: str) -> None:
+        """Put ``device`` in error: its queues' work is dropped, its fences jump to the maximum."""
+        if device.error:
+            return
+        device.error = True
+        now = self.sim.now
+        if self.trace is not None:
+            self.trace.emit(now, "DeviceError", {"device": device.handle, "process": device.process.pid,
+                                                 "reason": reason})
+        for ctx in device.contexts:
+            node = self.nodes[ctx.node]
+            for q in ctx.hwqueues:
+                while q.in_flight:
+                    node.in_flight -= 1
+                    self._drop(q, q.in_flight.popleft(), "Aborted")
+                while q.pending:
+                    e = q.pending.popleft()
+                    if e.kind == "buffer":
+                        self._drop(q, e, "Cancelled")
+                if q.wait_token is not None:
+                    q.wait_token.cancel()
+                    q.wait_token = None
+                if q in node.waiting:
+                    node.waiting.remove(q)
+            # CPU waiters wake; their next call sees STATUS_DEVICE_REMOVED.
+            for _target, event in ctx.waiters:
+                event.succeed(ctx.completed)
+            ctx.waiters = []
+        self.fences.signal_max_on_tdr({device})
+        for node in self.nodes:  # room under the in-flight caps for the other queues
+            while node.waiting and (not node.max_in_flight or node.in_flight < node.max_in_flight):
+                self._feed(node.waiting.popleft())
+
+    def summary(self) -> dict:
+        return {"submissions": self.submissions, "completions": self.completions, "presents": self.presents,
+                "suspends": self.suspends, "resumes": self.resumes, "engine_resets": self.tdr.engine_resets,
+                "adapter_resets": self.tdr.adapter_resets, "page_faults": self.tdr.page_faults,
+                "queues": len(self.queues)}

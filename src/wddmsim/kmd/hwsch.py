@@ -1,0 +1,422 @@
+"""The reference driver's WDDM 2.x entry points: GPU virtual addressing and hardware scheduling.
+
+- ``DxgkDdiSetRootPageTable``: remembers each context's root page table (the address space its
+  buffers run in).
+- ``DxgkDdiBuildPagingBuffer`` with ``UPDATE_PAGE_TABLE`` turns the OS's ``DXGK_PTE`` array into the
+  GPU's entry format (valid bit, read-only bit, page address) in one UPDATE_PAGE_TABLE command;
+  ``FLUSH_TLB`` becomes a FLUSH_TLB command of the root.
+- ``DxgkDdiSubmitCommandVirtual`` (software scheduling with GPU virtual addresses): a
+  SET_ADDRESS_SPACE when the ring last ran another address space, an INDIRECT to the buffer's
+  virtual address and the node's fence.
+- Hardware scheduling: ``DxgkDdiCreateHwContext`` / ``DxgkDdiCreateHwQueue`` program the GPU's
+  context-management processor (one per engine, :mod:`wddmsim.gpu.hwsched`): a context per
+  hardware context, a ring per hardware queue. ``DxgkDdiSetupPriorityBands`` and
+  ``DxgkDdiSetContextSchedulingProperties`` become its band and context settings (100 ns units to
+  ns). ``DxgkDdiSubmitCommandToHwQueue`` appends an INDIRECT to the queue's ring; when the node has
+  ``RingBufferFenceRelease`` the driver writes the progress fence itself with a ring FENCE after the
+  INDIRECT (the value lands once the engine has left the buffer), otherwise the buffer's own last
+  instruction writes it. The private data is read during the call only.
+- ``DxgkDdiSuspendContext`` / ``DxgkDdiResumeContext``, ``DxgkDdiResetHwEngine`` (with
+  ``DxgkCbInvalidateHwContext`` for each context the reset hit) and ``DxgkDdiResumeHwEngine``.
+- In the ISR of a hardware-scheduled node: a fence interrupt is ``MONITORED_FENCE_SIGNALED``, a
+  finished suspend is ``SUSPEND_CONTEXT_COMPLETED``, an engine fault is ``HWQUEUE_PAGE_FAULTED``
+  naming the queue that ran and its next progress fence id.
+
+Spec: ddi-facts.md sections 2.4, 6.2, 8.3, 8.4, 9.2, 9.3, 10.4, 14.2.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from collections import deque
+
+from ..ddi.enums import DXGK_INTERRUPT_TYPE as T
+from ..ddi.ntstatus import NTSTATUS
+from ..gpu import commands as C
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+PENDING = int(NTSTATUS.STATUS_PENDING)
+INVALID = int(NTSTATUS.STATUS_INVALID_PARAMETER)
+HWQUEUE_RING_SIZE = 16 * 1024
+#: DXGK_PAGE_FAULT_FLAGS.DXGK_PAGE_FAULT_WRITE / FENCE_INVALID (ddi-facts.md 4.4)
+PAGE_FAULT_WRITE = 0x1
+PAGE_FAULT_FENCE_INVALID = 0x2
+PAGE_FAULT_ENGINE_RESET_REQUIRED = 0x8
+
+
+class _HwContext:
+    __slots__ = ("handle", "os_handle", "device", "node", "root", "queues", "created")
+
+    def __init__(self, handle: int, os_handle: int, device, node: int):
+        self.handle = handle
+        self.os_handle = os_handle
+        self.device = device
+        self.node = node
+        self.root = 0
+        self.queues: list = []
+        self.created = False
+
+
+class _HwQueue:
+    __slots__ = ("handle", "os_handle", "context", "ring", "ring_size", "wptr", "fence_gpu_va", "fence_cpu_va",
+                 "submitted")
+
+    def __init__(self, handle: int, os_handle: int, context: _HwContext, ring: int, ring_size: int):
+        self.handle = handle
+        self.os_handle = os_handle
+        self.context = context
+        self.ring = ring
+        self.ring_size = ring_size
+        self.wptr = 0
+        self.fence_gpu_va = 0
+        self.fence_cpu_va = 0
+        self.submitted: deque = deque()  # progress ids on the ring, oldest first
+
+
+class WddmV2Ddi:
+    """Mixin for :class:`~wddmsim.kmd.driver.ReferenceDriver` (see the module doc)."""
+
+    # state set up by ReferenceDriver.__init__: hw_scheduling, fence_release (per node),
+    # max_in_flight (per node), roots, hwcontexts, hwqueues, _ring_roots
+
+    # -- GPU virtual addresses ------------------------------------------------------------------------
+    def DxgkDdiSetRootPageTable(self, hAdapter: int, pSetPageTable) -> None:
+        a = pSetPageTable
+        root = a.Address.SegmentOffset  # segment 0: a system physical address
+        self.roots[a.hContext] = root
+        hc = self.hwcontexts.get(a.hContext)
+        if hc is not None:
+            hc.root = root
+            if not hc.created:
+                hc.created = True
+                self.gpu.hw_scheduler(hc.node).create_context(hc.handle, hc.device, address_space=hc.root)
+
+    def _build_page_table_ops(self, a) -> int | None:
+        """UPDATE_PAGE_TABLE and FLUSH_TLB of DxgkDdiBuildPagingBuffer; None if not one of them."""
+        op = int(a.Operation)
+        if op == self._OP_UPDATE_PAGE_TABLE:
+            u = a.UpdatePageTable
+            if u.UpdateMode != self._GPU_PHYSICAL:
+                return INVALID  # this GPU's tables are written by physical address only
+            n = u.NumPageTableEntries
+            raw = self.mem.read(u.pPageTableEntries, n * self._pte_size)
+            entries = []
+            for i in range(n):
+                e = self._pte_cls.from_buffer_copy(raw, i * self._pte_size)
+                entries.append((e.PageAddress << 12) | (1 if e.Valid else 0) | (2 if e.ReadOnly else 0))
+            packet = C.update_page_table(u.PageTableAddress.GpuPhysical.SegmentOffset, u.StartIndex, entries)
+        elif op == self._OP_FLUSH_TLB:
+            f = a.FlushTlb
+            packet = C.flush_tlb(f.RootPageTableAddress.SegmentOffset, f.StartVirtualAddress, f.EndVirtualAddress)
+        else:
+            return None
+        if len(packet) > a.DmaSize:
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+        self.mem.write(a.pDmaBuffer, packet)
+        a.pDmaBuffer += len(packet)
+        a.DmaSize -= len(packet)
+        self.paging_operations += 1
+        return SUCCESS
+
+    def DxgkDdiCreateProcess(self, hAdapter: int, pCreateProcess) -> int:
+        """A driver process object per Dxgkrnl process (its handle names the address space in the
+        page-table operations)."""
+        handle = self._handle()
+        self.processes[handle] = pCreateProcess.hDxgkProcess
+        pCreateProcess.hKmdProcess = handle
+        return SUCCESS
+
+    def DxgkDdiSubmitCommandVirtual(self, hAdapter: int, pSubmitCommandVirtual) -> int:
+        """SET_ADDRESS_SPACE if the ring is in another space, INDIRECT to the buffer's GPU virtual
+        address (or the rest of a buffer a preemption stopped), then the node's fence written with
+        physical addressing. Malformed private data: STATUS_INVALID_PARAMETER (the OS puts the
+        device in error)."""
+        a = pSubmitCommandVirtual
+        ordinal = self._node_of(a.hContext) if a.hContext else a.NodeOrdinal
+        if not 0 <= ordinal < len(self.nodes):
+            return INVALID
+        node = self.nodes[ordinal]
+        if a.DmaBufferPrivateDataSize:
+            self.reads_of_private_data += 1
+            if self.mem.read_u32(a.pDmaBufferPrivateData) != self.PRIVATE_MAGIC:
+                # Refused. The OS counts the fence complete after the buffers before it, and so
+                # does the driver's last completed fence (section 2.4; see _completed).
+                node.refused.add(a.SubmissionFenceId)
+                node.last_submitted = max(node.last_submitted, a.SubmissionFenceId)
+                return INVALID
+        packet = b""
+        if a.DmaBufferSize and not a.Flags.NullRendering:
+            root = self.roots.get(a.hContext, 0)
+            packet += self._switch_root(node, root)
+            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferVirtualAddress, a.DmaBufferSize, root)
+        # The fence slot is kernel memory: written with physical addressing.
+        packet += self._switch_root(node, 0) + C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
+        if not self._ring_write(node, packet):
+            return int(NTSTATUS.STATUS_UNSUCCESSFUL)
+        if a.SubmissionFenceId > node.last_submitted:
+            node.last_submitted = a.SubmissionFenceId
+        node.engine.doorbell(node.wptr)
+        return SUCCESS
+
+    def _report_monitored_fence(self, node) -> None:
+        """MONITORED_FENCE_SIGNALED: a buffer wrote a monitored fence with interrupt (device IRQL)."""
+        data = node.interrupt_data
+        data.InterruptType = int(T.DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED)
+        data.MonitoredFenceSignaled.NodeOrdinal = node.ordinal
+        data.MonitoredFenceSignaled.EngineOrdinal = 0
+        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
+
+    # -- hardware contexts and queues ------------------------------------------------------------------
+    def DxgkDdiCreateHwContext(self, hDevice: int, pCreateHwContext) -> int:
+        a = pCreateHwContext
+        dev = self.devices.get(hDevice)
+        if dev is None or not 0 <= a.NodeOrdinal < len(self.gpu.engines):
+            return INVALID
+        hc = _HwContext(self._handle(), a.hHwContext, dev.handle, a.NodeOrdinal)
+        self.hwcontexts[hc.handle] = hc
+        self.contexts_node[hc.handle] = a.NodeOrdinal
+        a.hHwContext = hc.handle
+        return SUCCESS
+
+    def DxgkDdiSignalMonitoredFence(self, hContext: int, pSignalMonitoredFence) -> int:
+        """Append the GPU's write of a monitored-fence value (with interrupt) to a kernel buffer."""
+        a = pSignalMonitoredFence
+        packet = C.fence(a.MonitoredFenceGpuVa, a.MonitoredFenceValue, interrupt=True)
+        if len(packet) > a.DmaSize:
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+        self.mem.write(a.pDmaBuffer, packet)
+        a.pDmaBuffer += len(packet)
+        a.DmaSize -= len(packet)
+        return SUCCESS
+
+    def DxgkDdiDestroyHwContext(self, hHwContext: int) -> int:
+        hc = self.hwcontexts.pop(hHwContext, None)
+        if hc is None:
+            return INVALID
+        cmp = self.gpu.hw_scheduler(hc.node)
+        for q in hc.queues:
+            cmp.destroy_queue(q.handle)
+            self.hwqueues.pop(q.handle, None)
+        if hc.created:
+            cmp.destroy_context(hc.handle)
+        return SUCCESS
+
+    def DxgkDdiCreateHwQueue(self, hHwContext: int, pCreateHwQueue) -> int:
+        a = pCreateHwQueue
+        hc = self.hwcontexts.get(hHwContext)
+        if hc is None:
+            return INVALID
+        ring = self.dxgk.MmAllocateContiguousMemory(HWQUEUE_RING_SIZE)
+        q = _HwQueue(self._handle(), a.hHwQueue, hc, ring, HWQUEUE_RING_SIZE)
+        q.fence_gpu_va = a.HwQueueProgressFenceGPUVirtualAddress
+        q.fence_cpu_va = a.HwQueueProgressFenceCPUVirtualAddress
+        self.hwqueues[q.handle] = q
+        hc.queues.append(q)
+        self.gpu.hw_scheduler(hc.node).create_queue(hc.handle, q.handle, ring, HWQUEUE_RING_SIZE)
+        a.hHwQueue = q.handle
+        return SUCCESS
+
+    def DxgkDdiDestroyHwQueue(self, hHwQueue: int) -> int:
+        q = self.hwqueues.pop(hHwQueue, None)
+        if q is None:
+            return INVALID
+        q.context.queues.remove(q)
+        self.gpu.hw_scheduler(q.context.node).destroy_queue(q.handle)
+        return SUCCESS
+
+    def DxgkDdiSetupPriorityBands(self, hAdapter: int, pSetupPriorityBands) -> int:
+        a = pSetupPriorityBands
+        grace = [a.gracePeriodForBand[i] * 100 for i in range(4)]
+        quantum = [a.processQuantumForBand[i] * 100 for i in range(4)]
+        pgrace = [a.processGracePeriodForBand[i] * 100 for i in range(4)]
+        self.bands = (grace, quantum, pgrace, a.targetNormalBandPercentage)
+        for i in range(len(self.gpu.engines)):
+            self.gpu.hw_scheduler(i).configure_bands(grace, quantum, pgrace, a.targetNormalBandPercentage)
+        return SUCCESS
+
+    def DxgkDdiSetContextSchedulingProperties(self, hAdapter: int, pProps) -> int:
+        a = pProps
+        hc = self.hwcontexts.get(a.hContext)
+        if hc is None or not hc.created:
+            return INVALID
+        self.gpu.hw_scheduler(hc.node).set_context(
+            hc.handle, int(a.priorityBand), realtime_level=a.realtimeBandPriorityLevel,
+            in_process_priority=a.inProcessPriority, quantum=a.quantum * 100 or None,
+            grace_same=a.gracePeriodSamePriority * 100, grace_lower=a.gracePeriodLowerPriority * 100)
+        return SUCCESS
+
+    def DxgkDdiSubmitCommandToHwQueue(self, hAdapter: int, pSubmitCommandToHwQueue) -> int:
+        """An INDIRECT to the buffer on the queue's ring (plus the progress-fence write when the node
+        releases fences after retirement), then the doorbell."""
+        a = pSubmitCommandToHwQueue
+        q = self.hwqueues.get(a.hHwQueue)
+        if q is None:
+            return INVALID
+        if a.DmaBufferPrivateDataSize:
+            self.reads_of_private_data += 1
+            if self.mem.read_u32(a.pDmaBufferPrivateData) != self.PRIVATE_MAGIC:
+                return INVALID
+            if self.keep_private_data:
+                # A deliberately broken driver for tests: it keeps the pointer for its DPC.
+                self._kept_private.append(a.pDmaBufferPrivateData)
+        node = q.context.node
+        packet = C.indirect(a.DmaBufferVirtualAddress, a.DmaBufferSize)
+        if self.fence_release[node]:
+            packet += C.fence(q.fence_gpu_va, a.HwQueueProgressFenceId, interrupt=True)
+        if not self._hwqueue_write(q, packet):
+            return int(NTSTATUS.STATUS_UNSUCCESSFUL)
+        q.submitted.append(a.HwQueueProgressFenceId)
+        self.gpu.hw_scheduler(node).doorbell(q.handle, q.wptr)
+        return SUCCESS
+
+    def _hwqueue_write(self, q: _HwQueue, packet: bytes) -> bool:
+        size = q.ring_size
+        n = len(packet)
+        wptr = q.wptr
+        rptr = self.gpu.hw_scheduler(q.context.node).queue_rptr(q.handle)
+        free = (rptr - wptr - 4) % size
+        if wptr + n > size:
+            pad = size - wptr
+            if free < pad + n:
+                return False
+            self.mem.write(q.ring + wptr, C.nop(pad // 4))
+            wptr = 0
+            free -= pad
+        if free < n:
+            return False
+        self.mem.write(q.ring + wptr, packet)
+        q.wptr = (wptr + n) % size
+        return True
+
+    def DxgkDdiSuspendContext(self, hAdapter: int, pSuspendContext) -> int:
+        a = pSuspendContext
+        hc = self.hwcontexts.get(a.hContext)
+        if hc is None:
+            return INVALID
+        already = self.gpu.hw_scheduler(hc.node).suspend_context(hc.handle, a.contextSuspendFence)
+        return SUCCESS if already else PENDING
+
+    def DxgkDdiResumeContext(self, hAdapter: int, pResumeContext) -> int:
+        hc = self.hwcontexts.get(pResumeContext.hContext)
+        if hc is None:
+            return INVALID
+        self.gpu.hw_scheduler(hc.node).resume_context(hc.handle)
+        return SUCCESS
+
+    def DxgkDdiResetHwEngine(self, hAdapter: int, pResetHwEngine) -> int:
+        """Reset the engine's context-management processor: ``DxgkCbInvalidateHwContext`` for each
+        context the reset hit (the one on the engine, and any with a buffer it had begun); their
+        queues' work is gone. The others keep their queues and run again after the resume."""
+        a = pResetHwEngine
+        if not 0 <= a.NodeOrdinal < len(self.nodes):
+            return INVALID
+        hit = self.gpu.hw_scheduler(a.NodeOrdinal).reset()
+        self._invalidate(hit)
+        return SUCCESS
+
+    def _invalidate(self, hit) -> None:
+        cb = self._invalidate_args
+        for cid in hit:
+            hc = self.hwcontexts.get(cid)
+            if hc is None:
+                continue
+            for q in hc.queues:
+                q.submitted.clear()  # the GPU dropped what was on their rings
+            cb.hAdapter = self.dxgk.DeviceHandle
+            cb.hHwContext = hc.os_handle
+            self.dxgk.DxgkCbInvalidateHwContext(cb)
+
+    def DxgkDdiResumeHwEngine(self, hAdapter: int, pResumeHwEngine) -> int:
+        if not 0 <= pResumeHwEngine.NodeOrdinal < len(self.nodes):
+            return INVALID
+        self.gpu.hw_scheduler(pResumeHwEngine.NodeOrdinal).resume()
+        return SUCCESS
+
+    def _hw_reset_all(self) -> None:
+        """DxgkDdiResetFromTimeout under hardware scheduling: every engine stops and every queue's
+        work is gone (the OS calls DxgkDdiRestartFromTimeout to let the GPU schedule again)."""
+        for node in self.nodes:
+            self.gpu.hw_scheduler(node.ordinal).reset(everything=True)
+        for q in self.hwqueues.values():
+            q.submitted.clear()
+
+    def _hw_restart_all(self) -> None:
+        for node in self.nodes:
+            self.gpu.hw_scheduler(node.ordinal).resume()
+
+    def DxgkDdiPresentToHwQueue(self, hHwQueue: int, pPresent) -> int:
+        """A present blt for a hardware queue: one COPY from the source's GPU virtual address to the
+        destination's (allocation list entries 1 and 2), and the driver's private-data record."""
+        a = pPresent
+        q = self.hwqueues.get(hHwQueue)
+        if q is None:
+            return int(NTSTATUS.STATUS_INVALID_HANDLE)
+        if not a.Flags.Blt:
+            return INVALID
+        r = a.SrcRect
+        size = max(0, r.right - r.left) * max(0, r.bottom - r.top) * 4
+        asize = ctypes.sizeof(self._alist)
+        src = self._alist.from_buffer_copy(self.mem.read(a.pAllocationList + asize, asize)).VirtualAddress
+        dst = self._alist.from_buffer_copy(self.mem.read(a.pAllocationList + 2 * asize, asize)).VirtualAddress
+        packet = C.copy(src, dst, size)
+        if len(packet) > a.DmaSize:
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+        self.mem.write(a.pDmaBuffer, packet)
+        a.pDmaBuffer += len(packet)
+        a.DmaSize -= len(packet)
+        if a.DmaBufferPrivateDataSize >= 16:
+            self.mem.write(a.pDmaBufferPrivateData, struct.pack("<IIII", self.PRIVATE_MAGIC, q.handle, len(packet), 1))
+        return SUCCESS
+
+    # -- interrupts of hardware-scheduled nodes ------------------------------------------------------------
+    def _hw_isr(self, status: int, node) -> None:
+        """The causes of one hardware-scheduled node (device IRQL)."""
+        engine = node.engine
+        cmp = self.gpu.hw_scheduler(node.ordinal)
+        data = node.interrupt_data
+        if status & (1 << node.ordinal):
+            # Progress and monitored fences were written: the OS reads them in its DPC.
+            for q in self.hwqueues.values():
+                if q.context.node == node.ordinal:
+                    value = self.mem.read_u64(q.fence_cpu_va) if q.fence_cpu_va else 0
+                    while q.submitted and q.submitted[0] <= value:
+                        q.submitted.popleft()
+            self._report_monitored_fence(node)
+        if status & (1 << (self._suspend_shift + node.ordinal)):
+            while cmp.completed_suspends:
+                cid, fence = cmp.completed_suspends.popleft()
+                data.InterruptType = int(T.DXGK_INTERRUPT_SUSPEND_CONTEXT_COMPLETED)
+                data.SuspendContextCompleted.hContext = cid
+                data.SuspendContextCompleted.ContextSuspendFence = fence
+                self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
+        if engine.state == "faulted" and not engine.fault_reported:
+            engine.fault_reported = True
+            self._report_hwqueue_fault(node, cmp)
+
+    def _report_hwqueue_fault(self, node, cmp) -> None:
+        engine = node.engine
+        data = node.interrupt_data
+        data.InterruptType = int(T.DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED)
+        pf = data.HwQueuePageFaulted
+        qid = cmp.current_queue
+        q = self.hwqueues.get(qid)
+        # The engine stopped on the fault: it needs a reset before it runs anything again.
+        flags = PAGE_FAULT_ENGINE_RESET_REQUIRED | (PAGE_FAULT_WRITE if getattr(engine, "fault_write", False) else 0)
+        if q is not None and q.submitted:
+            pf.FaultedFenceId = q.submitted[0]
+            pf.FaultedHwQueue = q.os_handle
+        else:
+            flags |= PAGE_FAULT_FENCE_INVALID
+            pf.FaultedFenceId = 0
+            pf.FaultedHwQueue = 0
+        pf.FaultedVirtualAddress = engine.fault_address
+        pf.FaultedPrimitiveAPISequenceNumber = 0
+        pf.NodeOrdinal = node.ordinal
+        pf.EngineOrdinal = 0
+        pf.FaultedPipelineStage = 0
+        pf.FaultedBindTableEntry = 0
+        pf.PageFaultFlags = flags
+        pf.PageTableLevel = getattr(engine, "fault_level", 0)
+        pf.FaultErrorCode.Value = 0
+        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
