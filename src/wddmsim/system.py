@@ -331,7 +331,8 @@ class System:
             })
         submitted, retired = vs.packets_submitted, vs.packets_retired
         w2 = self.adapter.wddm2
-        if w2 is not None and w2.hwsch is not None:
+        hw = w2 is not None and w2.hwsch is not None
+        if hw:
             # Hardware scheduling: DxgkDdiSubmitCommandToHwQueue calls and progress-fence completions.
             submitted, retired = w2.hwsch.submissions, w2.hwsch.completions
             for n in nodes:
@@ -343,7 +344,8 @@ class System:
             "packets_submitted": submitted, "packets_retired": retired,
             "null_rendering_packets": vs.null_rendering_packets, "resubmissions": vs.resubmissions,
             "preemption_aware": bool(self.adapter.preemption_aware),
-            "tdr": {"engine_resets": vs.tdr.engine_resets, "adapter_resets": vs.tdr.adapter_resets,
+            "tdr": {"engine_resets": vs.tdr.engine_resets + (w2.hwsch.tdr.engine_resets if hw else 0),
+                    "adapter_resets": vs.tdr.adapter_resets + (w2.hwsch.tdr.adapter_resets if hw else 0),
                     "live_dumps": [{"t": t, "code": c, "p4": p4} for t, c, p4 in vs.tdr.live_dumps]},
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "gpu_faults": len(self.gpu.faults),

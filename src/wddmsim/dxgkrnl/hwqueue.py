@@ -125,14 +125,15 @@ class HwNode:
     """The OS's view of one node under hardware scheduling."""
 
     __slots__ = ("ordinal", "max_in_flight", "in_flight", "fence_release", "waiting", "queues", "timer",
-                 "resetting", "resets", "progress_t")
+                 "resetting", "resets", "progress_t", "granted")
 
     def __init__(self, ordinal: int, max_in_flight: int, fence_release: bool):
         self.ordinal = ordinal
         self.max_in_flight = max_in_flight  # 0: unlimited
         self.in_flight = 0
         self.fence_release = fence_release
-        self.waiting: deque = deque()  # queues held by the in-flight cap
+        self.waiting: deque = deque()  # queues held by the in-flight cap, in line
+        self.granted = 0  # freed slots kept for waiting queues until the OS's submission into them
         self.queues: list[HwQueue] = []
         self.timer = None  # the watchdog (hwtdr)
         self.resetting = False  # between DxgkDdiResetHwEngine and DxgkDdiResumeHwEngine
@@ -346,12 +347,28 @@ class HwSch:
         self._feed(q)
 
     def _feed(self, q: HwQueue) -> None:
-        """Hand the queue's head items to the driver as far as waits and the in-flight cap allow."""
+        """Hand the queue's head items to the driver as far as waits and the in-flight cap allow.
+
+        Under a MaxInFlightHwQueueBuffers cap the queues that found the node full wait in line
+        (``node.waiting``); a freed slot is kept for the first of them and its next buffer goes
+        into it (:meth:`_feed_turn`), one buffer per turn while others wait, so no queue keeps the
+        node to itself."""
+        self._feed_queue(q, False)
+
+    def _feed_turn(self, q: HwQueue) -> None:
+        """``q``'s turn for the slot kept for it; a turn it cannot use passes down the line."""
+        self.nodes[q.context.node].granted -= 1
+        if not self._feed_queue(q, True):
+            self._grant_slots()
+
+    def _feed_queue(self, q: HwQueue, turn: bool) -> bool:
+        """:meth:`_feed`; with ``turn`` the first buffer takes the kept slot. True if it did."""
+        used = False
         if q.wait_token is not None or q.context.suspended or q.context.device.error or q.held_until > self.sim.now:
-            return
+            return used
         node = self.nodes[q.context.node]
         if node.resetting:
-            return
+            return used
         while q.pending:
             e = q.pending[0]
             if e.kind == "wait":
@@ -362,22 +379,27 @@ class HwSch:
                 if q.wait_token.done:
                     q.wait_token = None
                     continue
-                return
+                return used
             if e.kind == "signal":
                 if q.in_flight:
-                    return  # performed when the buffers before it are done
+                    return used  # performed when the buffers before it are done
                 q.pending.popleft()
                 if not e.fence.destroyed:
                     self.fences.signal_queued(e.fence, e.value, q.context.device)
                 continue
             if not self.gpuva.when_ready(q.context.device.process, lambda q=q: self._feed(q)):
-                return
-            if node.max_in_flight and node.in_flight >= node.max_in_flight:
-                if q not in node.waiting:
-                    node.waiting.append(q)
-                return
+                return used
+            if node.max_in_flight:
+                if turn:
+                    turn = False  # into the slot kept for it
+                    used = True
+                elif node.in_flight + node.granted >= node.max_in_flight or node.waiting:
+                    if q not in node.waiting:
+                        node.waiting.append(q)
+                    return used
             q.pending.popleft()
             self._submit(node, q, e)
+        return used
 
     def _released(self, q: HwQueue) -> None:
         """The fence reached the value a queue's OS-held wait needs. The buffers behind it reach the
@@ -386,15 +408,22 @@ class HwSch:
         q.wait_token = None
         if q.pending and q.pending[0].kind == "wait":
             q.pending.popleft()
+        self._feed_deferred(q, False)
+
+    def _feed_deferred(self, q: HwQueue, turn: bool) -> None:
+        """The OS hands ``q``'s next buffer to the driver itself (after a wait, or into a slot the
+        in-flight cap freed): after the DPC's work when this runs in the DPC, and after the
+        DxgkDdiSubmitCommandToHwQueue call's cost (CpuCost.submit)."""
         costs = self.adapter.costs
         delay = (costs.dpc if self.sim.irql == DISPATCH else 0) + costs.submit
         if q.pending and q.pending[0].kind == "buffer":
             self.deferred_submissions += 1
+        feed = self._feed_turn if turn else self._feed
         if delay:
             q.held_until = self.sim.now + delay
-            self.sim.after(delay, self._feed, q, PASSIVE)
+            self.sim.after(delay, feed, q, PASSIVE)
         else:
-            self._feed(q)
+            feed(q)
 
     def _special_page(self) -> int:
         if not self._sp_free:
@@ -585,11 +614,20 @@ class HwSch:
                     node.progress_t = now
                     fed.append(q)
         self.fences.scan()
+        self._grant_slots()
         for q in fed:
             self._feed(q)
+
+    def _grant_slots(self) -> None:
+        """Free in-flight slots go to the queues waiting for them, in line (each slot is kept for
+        its queue until the OS's submission into it is done)."""
         for node in self.nodes:
-            while node.waiting and (not node.max_in_flight or node.in_flight < node.max_in_flight):
-                self._feed(node.waiting.popleft())
+            free = node.max_in_flight - node.in_flight - node.granted
+            while node.waiting and free > 0:
+                q = node.waiting.popleft()
+                node.granted += 1
+                free -= 1
+                self._feed_deferred(q, True)
 
     def _complete(self, q: HwQueue, e: Entry, now: int, status: str) -> None:
         ctx = q.context
@@ -733,9 +771,7 @@ class HwSch:
                 event.succeed(ctx.completed)
             ctx.waiters = []
         self.fences.signal_max_on_tdr({device})
-        for node in self.nodes:  # room under the in-flight caps for the other queues
-            while node.waiting and (not node.max_in_flight or node.in_flight < node.max_in_flight):
-                self._feed(node.waiting.popleft())
+        self._grant_slots()  # room under the in-flight caps for the other queues
 
     def summary(self) -> dict:
         return {"submissions": self.submissions, "completions": self.completions, "presents": self.presents,

@@ -7,8 +7,10 @@ fences move. Decisions (open questions 13 and 15; docs/scheduling.md):
 
 - *no progress*: a node whose hardware queues have buffers with the driver and none of them
   completed for ``TdrDelay`` (counted from the last completion on the node, or from when it became
-  busy) has timed out, unless every such queue was created with ``DisableGpuTimeout`` (rule 107).
-  A context starved by higher bands is not a timeout while the node makes progress for others.
+  busy) has timed out. A context starved by higher bands is not a timeout while the node makes
+  progress for others. A queue created with ``DisableGpuTimeout`` may run one buffer for longer
+  (rule 107): while such a queue has buffers with the driver the node is not judged, since the
+  others may be waiting for it.
 - *unanswered suspend*: a ``DxgkDdiSuspendContext`` not acknowledged within ``TdrDelay`` is an
   engine timeout on the context's node (section 8.4).
 
@@ -96,12 +98,12 @@ class HwTdr:
         if now < due:
             node.timer = self.sim.at(due, self._watchdog, node, DISPATCH)
             return
-        stuck = [q for q in node.queues if q.in_flight and "DisableGpuTimeout" not in q.flags]
-        if not stuck:
-            # Only queues exempt from the GPU timeout have work (rule 107): look again later.
+        busy = [q for q in node.queues if q.in_flight]
+        if any("DisableGpuTimeout" in q.flags for q in busy):
+            # A queue exempt from the GPU timeout has work (rule 107): look again later.
             node.timer = self.sim.at(now + self.config.delay, self._watchdog, node, DISPATCH)
             return
-        q = min(stuck, key=lambda q: q.in_flight[0].submitted)
+        q = min(busy, key=lambda q: q.in_flight[0].submitted)
         self.timeout(node, "no_progress", q.context, q.in_flight[0].progress_id)
 
     def suspend_pending(self, ctx, fence: int) -> None:
@@ -135,10 +137,11 @@ class HwTdr:
 
     # -- engine reset ---------------------------------------------------------------------------------
     def invalidate(self, hHwContext: int) -> None:
-        """DxgkCbInvalidateHwContext: inside DxgkDdiResetHwEngine the context is one the reset hit;
-        outside a reset its device goes to error at once."""
-        ctx = self.hwsch.context(hHwContext)
-        if ctx is None:
+        """DxgkCbInvalidateHwContext (``hHwContext``: Dxgkrnl's handle of the hardware context):
+        inside DxgkDdiResetHwEngine the context is one the reset hit; outside a reset its device
+        goes to error at once."""
+        ctx = self.adapter.handles.get(hHwContext)
+        if ctx is None or not getattr(ctx, "hw", False):
             return
         if self._invalidated is not None:
             self._invalidated.append(ctx)
