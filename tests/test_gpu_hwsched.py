@@ -362,7 +362,7 @@ def test_suspend_and_resume():
     assert rig.irqs[2:] == [(5_900 * US, 1), (6_900 * US, 1)]
 
 
-def test_reset_reports_the_contexts_hit_and_nothing_runs_until_resume():
+def test_reset_loses_the_running_context_only_and_nothing_runs_until_resume():
     rig = Rig(interval=100 * US)
     hs = rig.hs
     bands(hs, quantum=(MS,) * 4)
@@ -374,24 +374,43 @@ def test_reset_reports_the_contexts_hit_and_nothing_runs_until_resume():
     hit = []
     rig.at(3_500 * US, lambda: hit.append(hs.reset()))
     rig.sim.run(until=10 * MS)
-    # 2 was on the engine, 1 had been preempted in the middle of its buffer; 3 never started.
-    assert hit == [[1, 2]] and hs.halted and rig.engine.idle and rig.engine.resets == 1
-    assert hs.log[-3:] == [(3 * MS, 3, "ready"), (3_500 * US, 1, "idle"), (3_500 * US, 2, "idle")]
-    assert hs.queue_rptr(1) == rig.wptr[1] and hs.queue_rptr(2) == rig.wptr[2]  # their work is dropped
+    # 2 was on the engine: its state and work are gone. 1 had been preempted after 2 ms of its
+    # buffer: its context save is in memory and survives. 3 never started.
+    assert hit == [[2]] and hs.halted and rig.engine.idle and rig.engine.resets == 1
+    assert hs.log[-3:] == [(3 * MS, 2, "running"), (3 * MS, 3, "ready"), (3_500 * US, 2, "idle")]
+    assert hs.queue_rptr(2) == rig.wptr[2] and hs.queue_rptr(1) < rig.wptr[1]  # 1 still owes its fence
+    assert (hs.busy_ns(1), hs.busy_ns(2)) == (2 * MS, 1_500 * US)
     assert hs.suspend_context(2, 9) is False and not hs.completed_suspends  # no interrupt before resume
-    hs.destroy_context(1)  # the driver drops a context hit by the reset: forgotten
-    assert hs.contexts() == [2, 3]
+    hs.destroy_context(2)  # the driver drops the context the reset hit: forgotten, never acknowledged
+    assert hs.contexts() == [1, 3]
     with pytest.raises(KeyError):
-        hs.doorbell(1, 0)
-    irqs_before = len(rig.irqs)
-    assert irqs_before == 0
+        hs.doorbell(2, 0)
+    assert rig.irqs == []
     hs.resume()
     rig.sim.run()
-    assert list(hs.completed_suspends) == [(2, 9)]
-    assert hs.log[-2:] == [(10 * MS, 3, "running"), (11 * MS, 3, "idle")]
-    assert rig.irqs == [(10 * MS, 1 << SUSPEND_CAUSE_SHIFT), (11 * MS, 1)]
-    assert (hs.busy_ns(2), hs.busy_ns(3)) == (1_500 * US, MS) and rig.engine.busy_ns == 4_500 * US
-    assert (rig.fence(1), rig.fence(2), rig.fence(3)) == (0, 0, 1)
+    # 3 (never run) goes first, then 1 finishes the 3 ms its buffer still owed.
+    assert hs.log[-4:] == [(10 * MS, 3, "running"), (11 * MS, 3, "idle"), (11 * MS, 1, "running"), (14 * MS, 1, "idle")]
+    assert rig.irqs == [(11 * MS, 1), (14 * MS, 1)] and not hs.completed_suspends
+    assert (hs.busy_ns(1), hs.busy_ns(3)) == (5 * MS, MS) and rig.engine.busy_ns == 7_500 * US
+    assert (rig.fence(1), rig.fence(3)) == (1, 1)
+
+
+def test_a_whole_gpu_reset_loses_every_queue_with_work():
+    rig = Rig(interval=100 * US)
+    hs = rig.hs
+    bands(hs, quantum=(MS,) * 4)
+    for c in (1, 2, 3):
+        rig.context(c, f"P{c}")
+    rig.submit(1, C.work(5 * MS))
+    rig.submit(2, C.work(5 * MS))
+    hit = []
+    rig.at(3_500 * US, lambda: hit.append(hs.reset(everything=True)))
+    rig.sim.run(until=10 * MS)
+    assert hit == [[1, 2]]
+    assert hs.queue_rptr(1) == rig.wptr[1] and hs.queue_rptr(2) == rig.wptr[2]
+    hs.resume()
+    rig.sim.run()
+    assert (rig.fence(1), rig.fence(2)) == (0, 0) and rig.engine.busy_ns == 3_500 * US
 
 
 def test_destroying_what_is_on_the_engine_is_refused():

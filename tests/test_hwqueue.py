@@ -33,8 +33,10 @@ def idle(name: str, **context) -> dict:
 
 
 def first_run(events, ctx) -> int:
-    """When the GPU first put ``ctx`` on its engine (its page tables written by then)."""
-    return next(e["t"] for e in events if e["event"] == "HwContextState" and e["context"] == ctx.hDriver
+    """When the GPU first put ``ctx`` on its engine (its page tables written by then), read from
+    the log: HwQueueCreate gives the driver's handle HwContextState uses."""
+    handle = next(e["hHwContext"] for e in events if e["event"] == "HwQueueCreate" and e["context"] == ctx.handle)
+    return next(e["t"] for e in events if e["event"] == "HwContextState" and e["context"] == handle
                 and e["state"] == "running")
 
 
@@ -406,3 +408,22 @@ def hung_signal(kmt, system, ctx, fence):
     seq = yield from kmt.Render(ctx, C.work(MS), signal=(fence, 5))
     w2.on_buffer = None
     return seq
+
+
+def test_destroying_a_hardware_context_cancels_what_is_queued_and_lets_the_gpu_finish():
+    """D3DKMTDestroyContext under hardware scheduling (anchor 5): with one buffer in flight at a
+    time, the two still queued by the OS are cancelled; the one on the GPU finishes; then
+    DxgkDdiDestroyHwQueue and DxgkDdiDestroyHwContext, and the handles are gone."""
+    ad = adapter("hw", node3d={"max_in_flight_hw_queue_buffers": 1})
+    sc = scenario(ad, [script("app", (0, "1ms", 3), destroy_at="500us")], duration="10ms")
+    system, result, events = run(sc)
+    ctx = system.contexts[0]
+    q = ctx.hwqueues[0]
+    start = first_run(events, ctx)
+    done = [(e["seq"], e["status"], e["t"]) for e in events if e["event"] == "QueuePacketStop" and e["context"] == ctx.handle]
+    assert done == [(2, "Cancelled", 500_000), (3, "Cancelled", 500_000), (1, "Completed", start + MS)]
+    names = [(e["name"], e["t"]) for e in events if e["event"] == "DdiCall" and e["name"].startswith("DxgkDdiDestroy")]
+    assert names == [("DxgkDdiDestroyHwQueue", start + MS), ("DxgkDdiDestroyHwContext", start + MS)]
+    handles = system.adapter.handles
+    assert handles.get(ctx.handle) is None and handles.get(q.handle) is None
+    assert (ctx.completed, ctx.cancelled) == (1, 2) and not system.adapter.wddm2.hwsch.queues[1:]

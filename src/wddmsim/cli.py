@@ -317,6 +317,57 @@ def print_summary(con: Console, summary: dict) -> None:
         f"{' (' + str(summary['resubmissions']) + ' resubmitted after preemption)' if summary.get('resubmissions') else ''}  "
         f"{summary['interrupts']} interrupts  {summary['events']} events in {summary['wall_s']} s"
     )
+    w2 = summary.get("wddm2")
+    if summary.get("scheduling") == "hardware" and w2:
+        _print_hardware(con, summary, w2)
+    else:
+        _print_software(con, summary)
+    if w2:
+        _print_wddm2(con, w2)
+    _print_outcomes(con, summary)
+
+
+def _print_hardware(con: Console, summary: dict, w2: dict) -> None:
+    """Hardware scheduling: engines and contexts as the GPU's scheduler saw them."""
+    engines = {e["node"]: e for e in w2["engines"]}
+    nodes = Table(title="Engines (hardware scheduling)", title_justify="left")
+    for col in ("node", "engine", "buffers", "GPU busy %", "context switches", "queue switches", "resets"):
+        nodes.add_column(col, justify="left" if col in ("node", "engine") else "right")
+    for n in summary["nodes"]:
+        e = engines[n["node"]]
+        nodes.add_row(n["name"], n["engine"], str(n["packets"]), f"{n['gpu_busy_pct']:.1f}", str(e["context_switches"]),
+                      str(e["queue_switches"]), str(e["resets"]))
+    con.print(nodes)
+    hw = {c["context"]: c for c in w2["contexts"]}
+    ctxs = Table(title="Contexts (latency: queued to retired)", title_justify="left")
+    for col in ("context", "node", "band", "queues", "submitted", "retired", "GPU busy", "preempted", "p50", "p99", "max"):
+        ctxs.add_column(col, justify="left" if col in ("context", "node", "band") else "right")
+    for c in summary["contexts"]:
+        h = hw[c["context"]]
+        ctxs.add_row(c["context"], c["node"], h["band"], str(h["queues"]), str(c["submitted"]), str(c["completed"]),
+                     _ms(h["gpu_busy_ns"]), "-" if h["gpu_preemptions"] is None else str(h["gpu_preemptions"]),
+                     _ms(c["latency_p50_ns"]), _ms(c["latency_p99_ns"]), _ms(c["latency_max_ns"]))
+    con.print(ctxs)
+    s = w2["hwsch"]
+    con.print(f"[bold]Hardware queues:[/bold] {s['queues']} queue(s), {s['submissions']} buffer(s) submitted, "
+              f"{s['presents']} present(s), {s['suspends']} suspend(s), {s['resumes']} resume(s), "
+              f"{s['page_faults']} page fault(s)")
+
+
+def _print_wddm2(con: Console, w2: dict) -> None:
+    """GPU virtual addresses and monitored fences (both WDDM 2.x modes)."""
+    va = w2["gpu_va"]
+    con.print(f"[bold]GPU virtual addresses:[/bold] {va['address_spaces']} address space(s), {va['page_tables']} page "
+              f"table(s), {va['paging_buffers']} paging buffer(s) ({va['page_table_updates']} page-table update(s), "
+              f"{va['tlb_flushes']} TLB flush(es))")
+    f = w2["fences"]
+    con.print(f"[bold]Monitored fences:[/bold] {f['created']} created, {f['gpu_updates']} GPU write(s) seen, "
+              f"{f['cpu_signals']} CPU and {f['queued_signals']} queued signal(s), {f['cpu_waits']} CPU and "
+              f"{f['queue_waits']} GPU wait(s), {f['timeouts']} timeout(s), {f['tdr_maxed']} driven to the maximum "
+              f"by a reset")
+
+
+def _print_software(con: Console, summary: dict) -> None:
     nodes = Table(title="Nodes", title_justify="left")
     for col in ("node", "engine", "packets", "busy %", "GPU busy %", "hw queue", "max queued", "last fence",
                 "preemption", "preempted", "preempt p50", "preempt max"):
@@ -337,6 +388,10 @@ def print_summary(con: Console, summary: dict) -> None:
         ctxs.add_row(c["context"], c["node"], str(c["submitted"]), str(c["completed"]), _ms(c["latency_p50_ns"]),
                      _ms(c["latency_p99_ns"]), _ms(c["latency_max_ns"]))
     con.print(ctxs)
+
+
+def _print_outcomes(con: Console, summary: dict) -> None:
+    """Displays, recovery, errors, memory, NullRendering and verifier reports."""
     shown = [d for d in summary.get("displays", []) if d["presents"]]
     if shown:
         disp = Table(title="Displays (latency: present call to display)", title_justify="left")
@@ -574,30 +629,31 @@ def trace_cmd(events_file: str, output: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------- demo
-def compare_scenarios(scenario) -> tuple[dict, dict]:
-    """Run ``scenario`` under the software scheduler and under hardware scheduling (the same
-    processes, contexts and workloads; the hardware run uses at least WDDM 2.4)."""
-    from .ddi.versions import ddi_version
+def compare_scenarios(scenario, label: str) -> tuple[dict, dict, list[str]]:
+    """Run ``scenario`` under the software scheduler and under hardware scheduling (see
+    :mod:`wddmsim.compare`): the two summaries and what was translated."""
+    from .compare import checked, variants
+    from .dxgkrnl import ApiError
+    from .scenario import ScenarioError
+    from .system import ConfigError, System
 
-    ad = scenario.adapter
-    hw_version = ad.ddi_version if ddi_version(ad.ddi_version).value >= ddi_version("wddm2_4").value else "wddm2_7"
+    software, hardware, notes = variants(scenario)
     out = []
-    for mode in ("software", "hardware"):
-        changes = {"scheduling": mode}
-        if mode == "hardware":
-            changes["ddi_version"] = hw_version
-        sc = scenario.model_copy(update={"adapter": ad.model_copy(update=changes)})
+    for mode, sc in (("software", software), ("hardware", hardware)):
+        where = f"{label} ({mode} run)"
         try:
-            system = System(sc, verifier="strict")
+            system = System(checked(sc, where), verifier="strict")
+        except ScenarioError as e:
+            raise ScenarioProblems([str(e)]) from None
         except ConfigError as e:
-            raise ScenarioProblems([f"{scenario.name} ({mode}): {p}: {r}" for p, r in e.problems]) from None
+            raise ScenarioProblems([f"{where}: {p}: {r}" for p, r in e.problems]) from None
         except ApiError as e:
-            raise UserError(f"{scenario.name} ({mode}): the scenario cannot start: {e}") from None
+            raise UserError(f"{where}: the scenario cannot start: {e}") from None
         result = system.run()
         if result.bugcheck is not None:
-            raise UserError(f"{scenario.name} ({mode}): the run stopped with bug check {result.bugcheck.bugcheck}")
+            raise UserError(f"{where}: the run stopped with bug check {result.bugcheck.bugcheck}")
         out.append(result.summary)
-    return out[0], out[1]
+    return out[0], out[1], notes
 
 
 @main.command("compare")
@@ -607,11 +663,13 @@ def compare_cmd(scenario: str, as_json: bool) -> None:
     """Run SCENARIO under the software scheduler and under hardware scheduling, side by side:
     latency per context and the CPU-side cost per submission."""
     sc = _load(scenario)
-    sw, hw = compare_scenarios(sc)
+    sw, hw, notes = compare_scenarios(sc, scenario)
     con = _console()
     if as_json:
-        click.echo(json.dumps({"software": sw, "hardware": hw}, indent=2))
+        click.echo(json.dumps({"software": sw, "hardware": hw, "translations": notes}, indent=2))
         return
+    for note in notes:
+        con.print(f"[dim]{note}[/dim]")
     t = Table(title=f"{sc.name or scenario}: software vs hardware scheduling ({_ms(sw['virtual_time_ns'])})")
     t.add_column("context")
     for mode in ("sw", "hw"):

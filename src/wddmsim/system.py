@@ -187,10 +187,19 @@ class System:
         if w2 is None:
             return None
         out = {"gpu_va": w2.gpuva.summary(), "fences": dict(w2.fences.stats)}
-        if w2.hwsch is not None:
-            out["hwsch"] = w2.hwsch.summary()
-            out["switches"] = {self.gpu.engines[i].name: hs.switches for i, hs in sorted(self.gpu._hw_schedulers.items())}
-            out["contexts"] = {ctx.full_name: {"band": ctx.band, "queues": len(ctx.hwqueues)} for ctx in self.contexts}
+        hw = w2.hwsch
+        if hw is not None:
+            out["hwsch"] = hw.summary()
+            # The GPU's own view (its context-management processor), per engine and per context.
+            scheds = {i: self.gpu.hw_scheduler(i) for i in range(len(hw.nodes))}
+            out["engines"] = [{"node": i, "name": self.adapter.node_names[i], "context_switches": scheds[i].switches,
+                               "queue_switches": scheds[i].queue_switches, "resets": hw.nodes[i].resets}
+                              for i in range(len(hw.nodes))]
+            out["contexts"] = [{"context": ctx.full_name, "band": ctx.band, "queues": len(ctx.hwqueues),
+                                "gpu_busy_ns": scheds[ctx.node].busy_ns(ctx.hDriver, elapsed=True) if ctx.hDriver else None,
+                                "gpu_preemptions": scheds[ctx.node].preemptions(ctx.hDriver) if ctx.hDriver else None,
+                                "progress": [q.progress.value for q in ctx.hwqueues]}
+                               for ctx in self.contexts]
         return out
 
     def _suspend(self, arg) -> None:

@@ -851,6 +851,9 @@ class Adapter:
         if ctx.destroyed:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_HANDLE), "the context was destroyed already")
         ctx.destroyed = True
+        hw = self.wddm2.hwsch if ctx.hw else None
+        if hw is not None:
+            hw.cancel_queues(ctx)  # the hardware queues' buffers not yet with the driver
         self.drop_queue(ctx)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "ContextDestroy", {"context": ctx.handle, "in_flight": ctx.in_flight})
@@ -858,7 +861,14 @@ class Adapter:
             self.finish_destroy(ctx)
 
     def finish_destroy(self, ctx: Context) -> None:
-        """The last packet of a destroyed context left the hardware: tell the driver."""
+        """The last packet of a destroyed context left the hardware: tell the driver
+        (DxgkDdiDestroyContext; for a hardware context DxgkDdiDestroyHwQueue for each of its
+        queues, then DxgkDdiDestroyHwContext)."""
+        if ctx.hw:
+            self.wddm2.hwsch.destroy(ctx)
+            ctx.hDriver = 0
+            self.handles.remove(ctx.handle)
+            return
         if ctx.hDriver == 0 or not self.multi_engine_aware:
             self.handles.remove(ctx.handle)
             return

@@ -654,6 +654,8 @@ class HwSch:
                 "seq": e.seq, "status": status, "hwqueue": q.handle})
         if ctx.waiters:
             self.adapter.vidsch._wake_waiters(ctx)
+        if ctx.destroyed and ctx.hDriver and not ctx.in_flight:
+            self.adapter.finish_destroy(ctx)
 
     def _drop(self, q: HwQueue, e: Entry, status: str) -> None:
         """``e`` never reaches the driver, or leaves it without completing: ``Cancelled`` counts as
@@ -740,6 +742,41 @@ class HwSch:
         self.resumes += 1
         for q in ctx.hwqueues:
             self._feed(q)
+
+    # -- destroying a context ---------------------------------------------------------------------------
+    def cancel_queues(self, ctx) -> None:
+        """D3DKMTDestroyContext: ``ctx``'s buffers still queued by the OS never reach the driver."""
+        node = self.nodes[ctx.node]
+        for q in ctx.hwqueues:
+            q.destroyed = True
+            while q.pending:
+                e = q.pending.popleft()
+                if e.kind == "buffer":
+                    self._drop(q, e, "Cancelled")
+            if q.wait_token is not None:
+                q.wait_token.cancel()
+                q.wait_token = None
+            if q in node.waiting:
+                node.waiting.remove(q)
+
+    def destroy(self, ctx) -> None:
+        """The last buffer of destroyed ``ctx`` left the GPU: DxgkDdiDestroyHwQueue for each of its
+        queues, then DxgkDdiDestroyHwContext."""
+        ad = self.adapter
+        node = self.nodes[ctx.node]
+        for q in ctx.hwqueues:
+            status = ad.driver.DxgkDdiDestroyHwQueue(q.hDriver)
+            if self.trace is not None:
+                self.trace.emit(self.sim.now, "DdiCall", {"name": "DxgkDdiDestroyHwQueue", "irql": "PASSIVE_LEVEL",
+                                                         "args": {"hHwQueue": q.hDriver}, "status": status_name(status)})
+            node.queues.remove(q)
+            self.queues.remove(q)
+            ad.handles.remove(q.handle)
+        status = ad.driver.DxgkDdiDestroyHwContext(ctx.hDriver)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "DdiCall", {"name": "DxgkDdiDestroyHwContext", "irql": "PASSIVE_LEVEL",
+                                                     "args": {"hHwContext": ctx.hDriver}, "status": status_name(status)})
+        self._by_driver_handle.pop(ctx.hDriver, None)
 
     # -- devices in error ----------------------------------------------------------------------------------
     def device_error(self, device, reason: str) -> None:

@@ -487,6 +487,11 @@ class Engine:
         self._run()
 
     # -- hangs and resets -----------------------------------------------------------------------
+    @property
+    def ahead_ns(self) -> int:
+        """Work the engine has counted (in ``busy_ns``) past now: its run-ahead while running."""
+        return self._t - self.sim.now if self.state == RUNNING and self._t > self.sim.now else 0
+
     def hang(self) -> None:
         """Stop making progress now: nothing more lands, preemption requests go unanswered."""
         if self.state in (HUNG, FAULTED):

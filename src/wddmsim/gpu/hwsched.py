@@ -66,9 +66,11 @@ context stops being scheduled; if it is on the engine it is preempted at once. W
 engine state the pair ``(cid, fence)`` is appended to ``completed_suspends`` and interrupt cause
 bit ``SUSPEND_CAUSE_SHIFT + engine index`` (128 + index) is raised. ``resume_context`` makes it
 schedulable again. ``reset()`` is the engine reset of hardware scheduling: the engine stops now, the
-contexts that were on it or had a partly run DMA buffer lose their saved state and the work on their
-queues (read pointers jump to the write pointers), and nothing is scheduled (and no suspend is
-acknowledged) until ``resume()``. ``Engine.reset()`` called directly has the same effect.
+context that was on it loses its state and the work on its queues (read pointers jump to the write
+pointers); contexts preempted earlier keep their saved state, which lives in memory (ddi-facts 10.4:
+the driver invalidates the *running* contexts the reset hit); nothing is scheduled (and no suspend
+is acknowledged) until ``resume()``. ``reset(everything=True)``, the whole GPU's reset, loses every
+queue's work. ``Engine.reset()`` called directly is ``reset()``.
 ``destroy_context`` and ``destroy_queue`` are refused (HwSchedulerError) while the queue, or one of
 the context's queues, is on the engine: suspend the context first.
 
@@ -358,9 +360,10 @@ class HwScheduler:
         self._kick()
 
     def reset(self, everything: bool = False) -> list[int]:
-        """Engine reset: stop now and return the cids that were on the engine or had a partly run
-        DMA buffer (creation order); their saved state and queued work are dropped. With
-        ``everything`` (a reset of the whole GPU) every context with work on its queues loses it.
+        """Engine reset: stop now and return the cid that was on the engine (a list, empty if none);
+        its state and queued work are dropped. Contexts preempted earlier keep theirs (their context
+        save is in memory). With ``everything`` (a reset of the whole GPU) every context with work on
+        its queues loses it and is returned, in creation order.
         Nothing is scheduled until :meth:`resume`. (``Engine.reset()`` called directly does the
         same as ``everything=False``.)"""
         self._reset_everything = everything
@@ -385,9 +388,12 @@ class HwScheduler:
         self._running = self._loaded = None
         self._preempting = self._grant = False
         self._halted = True
+        # The engine's own state is lost: the context on it. A context preempted earlier keeps its
+        # saved state (it is in memory) and resumes after resume(); a reset of the whole GPU loses
+        # every queue's work.
         everything = self._reset_everything
         affected = [c for c in self._contexts.values()
-                    if c is cur or any(x.snap.stop is not None or (everything and x.snap.pending) for x in c.queues)]
+                    if c is cur or (everything and any(x.snap.pending for x in c.queues))]
         for c in affected:
             for x in c.queues:
                 self._unblock(x)
@@ -431,11 +437,14 @@ class HwScheduler:
         """The context's state (``idle``, ``ready``, ``running``, ``suspended``)."""
         return self._ctx(cid).state
 
-    def busy_ns(self, cid: int) -> int:
+    def busy_ns(self, cid: int, elapsed: bool = False) -> int:
         """ns of engine work done for the context: its finished turns, plus, while it is on the
-        engine, what the engine has counted since it got it (run-ahead included)."""
+        engine, what the engine has counted since it got it (run-ahead included, unless
+        ``elapsed``: only what has happened by now)."""
         c = self._ctx(cid)
-        extra = self.engine.busy_ns - self._busy_mark if self._loaded is not None and self._loaded.ctx is c else 0
+        extra = 0
+        if self._loaded is not None and self._loaded.ctx is c:
+            extra = self.engine.busy_ns - self._busy_mark - (self.engine.ahead_ns if elapsed else 0)
         return c.busy_ns + extra
 
     def preemptions(self, cid: int) -> int:
