@@ -320,3 +320,24 @@ def test_signal_flags():
     rec = registry.RECORDS["D3DDDICB_SIGNALFLAGS"]
     text = {f.path: f.text for f in codec.decode(rec, codec.to_bytes(codec.new(rec, Value=0x5)))}["Value"]
     assert text == "5"
+
+
+def test_the_reference_driver_and_the_os_implement_the_declared_interfaces():
+    """Every entry point a protocol of wddmsim.ddi.interface declares exists on the reference driver
+    with the DDI's parameter names, and every callback on the OS's adapter."""
+    import inspect
+
+    from wddmsim.ddi import interface
+    from wddmsim.dxgkrnl import Adapter
+    from wddmsim.kmd import ReferenceDriver
+
+    def methods(proto):
+        return {n: f for n, f in vars(proto).items() if n.startswith(("DxgkDdi", "DxgkCb", "Mm")) and callable(f)}
+
+    for proto in (interface.Miniport, interface.PagingMiniport, interface.GpuVaMiniport, interface.HwSchMiniport):
+        for name, fn in methods(proto).items():
+            mine = getattr(ReferenceDriver, name)
+            assert list(inspect.signature(mine).parameters) == list(inspect.signature(fn).parameters), name
+    for name, fn in methods(interface.DxgkrnlInterface).items():
+        mine = getattr(Adapter, name)
+        assert len(inspect.signature(mine).parameters) == len(inspect.signature(fn).parameters), name

@@ -85,6 +85,10 @@ class DxgkrnlInterface(Protocol):
     def MmAllocateContiguousMemory(self, NumberOfBytes: int) -> int:
         """Page-aligned, physically contiguous, nonpaged system memory; returns its address."""
 
+    def DxgkCbInvalidateHwContext(self, pInvalidateHwContext: Any) -> None:
+        """From DxgkDdiResetHwEngine (hardware scheduling): a running hardware context the reset hit
+        (``DXGKARGCB_INVALIDATEHWCONTEXT.hHwContext``, Dxgkrnl's handle); its device goes to error."""
+
 
 class Miniport(Protocol):
     """The entry points of a display miniport driver on the packet-scheduling path."""
@@ -126,6 +130,53 @@ class Miniport(Protocol):
     def DxgkDdiResetFromTimeout(self, hAdapter: int) -> int: ...
 
     def DxgkDdiRestartFromTimeout(self, hAdapter: int) -> int: ...
+
+
+class PagingMiniport(Protocol):
+    """VidMm's entry point: paging buffers (evictions, page-ins, aperture mappings, and with GPU
+    virtual addressing the page-table updates)."""
+
+    def DxgkDdiBuildPagingBuffer(self, hAdapter: int, pBuildPagingBuffer: Any) -> int: ...
+
+
+class GpuVaMiniport(Protocol):
+    """The entry points of GPU virtual addressing (WDDM 2.0 GpuMmu), ddi-facts.md 2.4 and 6."""
+
+    def DxgkDdiCreateProcess(self, hAdapter: int, pCreateProcess: Any) -> int: ...
+
+    def DxgkDdiSetRootPageTable(self, hAdapter: int, pSetPageTable: Any) -> None: ...
+
+    def DxgkDdiSubmitCommandVirtual(self, hAdapter: int, pSubmitCommandVirtual: Any) -> int: ...
+
+
+class HwSchMiniport(Protocol):
+    """The entry points of hardware scheduling (WDDM 2.x), ddi-facts.md 8.3, 8.4, 9.2-9.4, 10.4."""
+
+    def DxgkDdiSetupPriorityBands(self, hAdapter: int, pSetupPriorityBands: Any) -> int: ...
+
+    def DxgkDdiCreateHwContext(self, hDevice: int, pCreateHwContext: Any) -> int: ...
+
+    def DxgkDdiDestroyHwContext(self, hHwContext: int) -> int: ...
+
+    def DxgkDdiSetContextSchedulingProperties(self, hAdapter: int, pProps: Any) -> int: ...
+
+    def DxgkDdiCreateHwQueue(self, hHwContext: int, pCreateHwQueue: Any) -> int: ...
+
+    def DxgkDdiDestroyHwQueue(self, hHwQueue: int) -> int: ...
+
+    def DxgkDdiSubmitCommandToHwQueue(self, hAdapter: int, pSubmitCommandToHwQueue: Any) -> int: ...
+
+    def DxgkDdiSignalMonitoredFence(self, hContext: int, pSignalMonitoredFence: Any) -> int: ...
+
+    def DxgkDdiPresentToHwQueue(self, hHwQueue: int, pPresent: Any) -> int: ...
+
+    def DxgkDdiSuspendContext(self, hAdapter: int, pSuspendContext: Any) -> int: ...
+
+    def DxgkDdiResumeContext(self, hAdapter: int, pResumeContext: Any) -> int: ...
+
+    def DxgkDdiResetHwEngine(self, hAdapter: int, pResetHwEngine: Any) -> int: ...
+
+    def DxgkDdiResumeHwEngine(self, hAdapter: int, pResumeHwEngine: Any) -> int: ...
 
 
 #: ``DxgkDdiQueryAdapterInfo`` types the model asks for.
