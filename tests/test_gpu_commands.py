@@ -485,3 +485,20 @@ def test_the_update_page_table_example_in_the_docs_is_true():
     expected = "0a000900 0060000000000000 03000000 02000000 0170000000000000 0380000000000000"
     assert expected in doc and packet == h(expected)
     assert disassemble(packet) == ["0x0000  UPDATE_PAGE_TABLE table=0x6000 start=3 count=2 [0x7001 0x8003]"]
+
+
+@pytest.mark.parametrize("current, value, holds", [
+    (5, 5, True), (6, 5, True), (4, 5, False),
+    (0, 0xFFFF_FFFF, True),            # memory wrapped past the value
+    (0xFFFF_FFFF, 0, False),           # the value is just past the wrap: not yet
+    (0x7FFF_FFFF + 5, 5, True),        # less than 2**31 ahead
+    (0x8000_0000 + 5, 5, False),       # 2**31 ahead reads as behind
+])
+def test_a_32_bit_geq_wait_counts_across_the_wrap(current, value, holds):
+    assert c.wait_holds(c.WAIT_GEQ, current, value, 32) is holds
+
+
+def test_64_bit_and_equality_waits_are_plain():
+    assert c.wait_holds(c.WAIT_GEQ, 0, 0xFFFF_FFFF) is False
+    assert c.wait_holds(c.WAIT_EQ, 0, 0x1_0000_0000, 32) is False
+    assert c.wait_holds(c.WAIT_NEQ, 1, 2, 32) is True

@@ -427,3 +427,30 @@ def test_destroying_a_hardware_context_cancels_what_is_queued_and_lets_the_gpu_f
     handles = system.adapter.handles
     assert handles.get(ctx.handle) is None and handles.get(q.handle) is None
     assert (ctx.completed, ctx.cancelled) == (1, 2) and not system.adapter.wddm2.hwsch.queues[1:]
+
+
+@pytest.mark.parametrize("wait", ["os", "gpu"])
+def test_cross_context_dependency_chain_under_hardware_scheduling(wait):
+    """Anchor 3 under hardware scheduling: 100 x 1 ms over 4 contexts in strict global order."""
+    sc = scenario(adapter("hw", COSTS), chain_processes(4, 25, wait=wait), duration="1s", fence=[{"name": "f"}])
+    system, result, events = run(sc)
+    done = stops(events, system)
+    order = {c.handle: i for i, c in enumerate(system.contexts)}
+    assert result.bugcheck is None
+    assert [order[e["context"]] for e in done] == [k % 4 for k in range(100)]
+    assert system.adapter.wddm2.fences.read(system.fences["f"]) == 100
+
+
+def test_gpu_waits_on_a_32_bit_fence_across_the_wrap():
+    """No64BitAtomics under hardware scheduling: the user-mode driver's WAITs compare 32 bits and its
+    fence writes carry the low 32 bits; a ping-pong from 2**32 - 3 runs through the wrap."""
+    base = (1 << 32) - 3
+    sc = scenario(adapter("hw", no64bit_atomics=True), chain_processes(2, 4, wait="gpu"), duration="50ms",
+                  fence=[{"name": "f", "initial": base}])
+    system, result, events = run(sc)
+    f = system.fences["f"]
+    assert result.bugcheck is None and f.bits == 32 and len(stops(events, system)) == 8
+    assert system.adapter.wddm2.fences.read(f) == base + 8 and system.gpu.memory.read_u32(f.cpu_va) == 5
+    running = [e["t"] for e in events if e["event"] == "HwContextState" and e["state"] == "running"
+               and e["context"] in {c.hDriver for c in system.contexts}]
+    assert [b - a for a, b in zip(running, running[1:])] == [MS] * 7  # the GPU hands over by itself

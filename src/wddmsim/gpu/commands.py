@@ -616,9 +616,13 @@ def iter_commands(data: bytes | bytearray | memoryview, start: int = 0, end: int
         offset += cmd.length
 
 
-def wait_holds(compare: int, current: int, value: int) -> bool:
-    """Whether a WAIT with ``compare`` is satisfied by memory holding ``current``."""
+def wait_holds(compare: int, current: int, value: int, bits: int = 64) -> bool:
+    """Whether a WAIT with ``compare`` is satisfied by memory holding ``current``. A 32-bit GEQ
+    counts across the wrap: memory is at or past ``value`` when it is less than 2**31 ahead of it
+    (the distance a 32-bit fence's outstanding values keep, rule 99); 64-bit compares are plain."""
     if compare == WAIT_GEQ:
+        if bits == 32:
+            return value <= _U32_MAX and (current - value) & _U32_MAX < 0x8000_0000
         return current >= value
     if compare == WAIT_EQ:
         return current == value

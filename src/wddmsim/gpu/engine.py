@@ -749,15 +749,8 @@ class Engine:
         if addr is None:
             addr = self._virtual(cmd.addr, False) if self.address_space else self.gpu.translate(cmd.addr)
         if cmd.flags & C.WAIT_32BIT:
-            cur = self.mem.read_u32(addr)
-        else:
-            cur = self.mem.read_u64(addr)
-        cmp = cmd.flags & C.WAIT_COMPARE_MASK
-        if cmp == C.WAIT_GEQ:
-            return cur >= cmd.value
-        if cmp == C.WAIT_EQ:
-            return cur == cmd.value
-        return cur != cmd.value
+            return C.wait_holds(cmd.flags & C.WAIT_COMPARE_MASK, self.mem.read_u32(addr), cmd.value, 32)
+        return C.wait_holds(cmd.flags & C.WAIT_COMPARE_MASK, self.mem.read_u64(addr), cmd.value)
 
     def _memory_changed(self, addr: int) -> None:
         # ``addr`` is the watched memory address: a virtual WAIT is not translated again.

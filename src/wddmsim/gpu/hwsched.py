@@ -732,7 +732,7 @@ class HwScheduler:
     def _wait_holds(self, addr: int, value: int, flags: int) -> bool:
         mem = self.gpu.memory
         cur = mem.read_u32(addr) if flags & C.WAIT_32BIT else mem.read_u64(addr)
-        return C.wait_holds(flags & C.WAIT_COMPARE_MASK, cur, value)
+        return C.wait_holds(flags & C.WAIT_COMPARE_MASK, cur, value, 32 if flags & C.WAIT_32BIT else 64)
 
     def _wait_changed(self, q: _Queue) -> None:
         if q.blocked is not None and self._wait_holds(*q.blocked):
