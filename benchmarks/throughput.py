@@ -12,6 +12,12 @@ packets with two events each (start, done) and as many concurrent streams as con
     uv run python benchmarks/throughput.py              # contexts 1, 8, 64 at 2*10^4 packets; sizes 10^4, 10^5
     uv run python benchmarks/throughput.py --full       # also 10^6 packets and the memory check
     uv run python benchmarks/throughput.py --memory N   # peak RSS of one run of N packets with the log streamed
+    uv run python benchmarks/throughput.py --mode gpu_va     # the same through DxgkDdiSubmitCommandVirtual
+    uv run python benchmarks/throughput.py --mode hardware   # through hardware queues (DxgkDdiSubmitCommandToHwQueue)
+
+``--mode`` picks the submission path: ``physical`` (the default: DxgkDdiRender, DxgkDdiPatch,
+DxgkDdiSubmitCommand), ``gpu_va`` (the software scheduler with GPU virtual addresses) or
+``hardware`` (hardware scheduling; a buffer completes by its progress fence).
 
 Spec: DESIGN.md section 7; the submission-path issue's speed section.
 """
@@ -35,20 +41,30 @@ from wddmsim.trace import JsonlSink
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 
 
-def scenario(contexts: int, packets: int, verifier: str = "strict"):
+#: The adapter settings of each submission path.
+MODES = {
+    "physical": {},
+    "gpu_va": {"ddi_version": "wddm2_0", "gpu_va": True},
+    "hardware": {"ddi_version": "wddm2_7", "scheduling": "hardware"},
+}
+
+
+def scenario(contexts: int, packets: int, mode: str = "physical"):
     per_ctx = max(1, packets // contexts)
     batches = max(1, per_ctx // 16)
     return scenario_from_dict({
         "name": f"throughput-{contexts}x{packets}", "duration": "1000s",
-        "adapter": {"nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}], "cpu_cost": ZERO, "hw_queue_depth": 2},
+        "adapter": {"nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}], "cpu_cost": ZERO, "hw_queue_depth": 2,
+                    **MODES[mode]},
         "process": [{"name": f"p{i}", "context": [{"name": "c", "node": "3D", "workload": {
             "kind": "compute_batch", "batch": 16, "work": "1us", "count": batches}}]} for i in range(contexts)],
     }, "<benchmark>")
 
 
-def run_model(contexts: int, packets: int, events_path: str | None = None, verifier: str = "strict") -> tuple[int, float]:
+def run_model(contexts: int, packets: int, events_path: str | None = None, verifier: str = "strict",
+              mode: str = "physical") -> tuple[int, float]:
     sink = JsonlSink(events_path) if events_path else None
-    system = System(scenario(contexts, packets), trace=sink, verifier=verifier)
+    system = System(scenario(contexts, packets, mode), trace=sink, verifier=verifier)
     t = time.perf_counter()
     result = system.run()
     wall = time.perf_counter() - t
@@ -80,14 +96,14 @@ def run_bare(contexts: int, packets: int) -> float:
     return time.perf_counter() - t0
 
 
-def measure(contexts: int, packets: int, verifier: str = "strict", repeat: int = 3) -> dict:
+def measure(contexts: int, packets: int, verifier: str = "strict", repeat: int = 3, mode: str = "physical") -> dict:
     """Best of ``repeat`` model runs against the best of five bare loops (a shared 2-core machine
     is noisy; the best run is the one least disturbed)."""
-    runs = [run_model(contexts, packets, verifier=verifier) for _ in range(repeat)]
+    runs = [run_model(contexts, packets, verifier=verifier, mode=mode) for _ in range(repeat)]
     n = runs[0][0]
     wall = min(w for _, w in runs)
     bare = min(run_bare(contexts, n) for _ in range(5))
-    return {"contexts": contexts, "packets": n, "verifier": verifier, "wall_s": round(wall, 3),
+    return {"mode": mode, "contexts": contexts, "packets": n, "verifier": verifier, "wall_s": round(wall, 3),
             "packets_per_s": round(n / wall), "bare_packets_per_s": round(n / bare), "ratio": round(bare / wall, 4)}
 
 
@@ -102,6 +118,7 @@ def peak_memory(packets: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--full", action="store_true", help="include 10^6 packets and the memory check")
+    ap.add_argument("--mode", choices=sorted(MODES), default="physical", help="the submission path")
     ap.add_argument("--memory", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--events-dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -112,14 +129,15 @@ def main() -> None:
         print(json.dumps({"packets": n, "peak_rss_bytes": rss, "log_bytes": os.path.getsize(path), "wall_s": round(wall, 1)}))
         return
     rows = []
+    mode = args.mode
     for c in (1, 8, 64):
-        rows.append(measure(c, 20_000))
+        rows.append(measure(c, 20_000, mode=mode))
         print(json.dumps(rows[-1]), flush=True)
-    rows.append(measure(8, 20_000, verifier="off"))
+    rows.append(measure(8, 20_000, verifier="off", mode=mode))
     print(json.dumps(rows[-1]), flush=True)
     sizes = (10_000, 100_000, 1_000_000) if args.full else (10_000, 100_000)
     for n in sizes:
-        rows.append(measure(8, n, repeat=1 if n >= 1_000_000 else 3))
+        rows.append(measure(8, n, repeat=1 if n >= 1_000_000 else 3, mode=mode))
         print(json.dumps(rows[-1]), flush=True)
     if args.full:
         for n in (10_000, 100_000, 1_000_000):

@@ -54,6 +54,13 @@ FACTS = st.builds(
     last_completed_fence=MAYBE_INT,
     submitted_fences=st.one_of(st.none(), st.frozensets(st.integers(0, 8), max_size=4)),
     outstanding_preemption_fences=st.one_of(st.none(), st.frozensets(st.integers(0, 8), max_size=3)),
+    last_progress_fence_id=MAYBE_INT,
+    queue_busy=MAYBE_BOOL,
+    buffer_origin=st.one_of(st.none(), st.sampled_from(["umd", "present"])),
+    private_data_reads_after_return=st.one_of(st.none(), st.sampled_from([0, 1, 2])),
+    max_in_flight=MAYBE_INT,
+    in_flight=MAYBE_INT,
+    scheduling_properties_set=MAYBE_BOOL,
 )
 
 
@@ -112,6 +119,23 @@ def _submit(cls, **over):
 def _clean(name, cls):
     if name == SUBMIT:
         return _submit(cls)
+    if name == "DXGKARG_SUBMITCOMMANDVIRTUAL":
+        a = cls()
+        a.hContext = 0x1010
+        a.DmaBufferVirtualAddress = 0x40_0000_0000
+        a.DmaBufferSize = 12
+        a.SubmissionFenceId = 9
+        return a
+    if name == "DXGKARG_SUBMITCOMMANDTOHWQUEUE":
+        a = cls()
+        a.hHwQueue = 0x2020
+        a.HwQueueProgressFenceId = 5
+        a.DmaBufferVirtualAddress = 0x40_0000_0000
+        a.DmaBufferSize = 32
+        if hasattr(a, "HwQueueProgressFenceGpuVa"):
+            a.HwQueueProgressFenceGpuVa = 0x40_0040_0008
+            a.HwQueueProgressFenceCpuVa = 0x1000_2008
+        return a
     d = cls()
     d.InterruptType = 1
     d.DmaCompleted.SubmissionFenceId = 3
@@ -186,3 +210,44 @@ def test_verifier_counts_screened_and_full_checks():
     off = Verifier(Simulator(), "off", "x64", ddi_version("wddm2_0"))
     assert off.find(SUBMIT, _submit(cls, hContext=0), OS_FACTS) == []
     assert (off.screened, off.checked) == (0, 0)
+
+
+VIRTUAL = "DXGKARG_SUBMITCOMMANDVIRTUAL"
+HWQUEUE = "DXGKARG_SUBMITCOMMANDTOHWQUEUE"
+
+
+def test_ordinary_virtual_and_hardware_queue_submissions_are_cleared():
+    v = ddi_version("wddm2_7")
+    virt = layout.ctype(RECORDS[VIRTUAL], "x64", v)
+    facts = Facts(**{**OS_FACTS.__dict__, "version": v})
+    assert screen_for(VIRTUAL, virt)(_clean(VIRTUAL, virt), facts)
+    hwq = layout.ctype(RECORDS[HWQUEUE], "x64", v)
+    hw_facts = Facts(version=v, last_progress_fence_id=4, queue_busy=False, buffer_origin="umd", max_in_flight=2,
+                     in_flight=1, scheduling_properties_set=True)
+    assert screen_for(HWQUEUE, hwq)(_clean(HWQUEUE, hwq), hw_facts)
+
+
+@pytest.mark.parametrize("name, change, facts_over, rule", [
+    (VIRTUAL, {"Flags": 0x80}, {}, 13),                       # Resubmission without a preemption
+    (VIRTUAL, {}, {"status": 0xC0000001}, 23),
+    (HWQUEUE, {"HwQueueProgressFenceId": 4}, {}, 92),
+    (HWQUEUE, {"Flags": 0x2}, {}, 94),                        # Present on a UMD buffer
+    (HWQUEUE, {"HwQueueProgressFenceGpuVa": 0x40_0040_0004}, {}, 100),
+    (HWQUEUE, {}, {"in_flight": 2}, 105),
+    (HWQUEUE, {}, {"private_data_reads_after_return": 1}, 95),
+])
+def test_broken_wddm2_submissions_go_to_the_full_check(name, change, facts_over, rule):
+    v = ddi_version("wddm2_7")
+    cls = layout.ctype(RECORDS[name], "x64", v)
+    base = OS_FACTS.__dict__ if name == VIRTUAL else dict(
+        last_progress_fence_id=4, queue_busy=False, buffer_origin="umd", max_in_flight=2, in_flight=1,
+        scheduling_properties_set=True)
+    facts = Facts(**{**base, "version": v, **facts_over})
+    obj = _clean(name, cls)
+    for k, value in change.items():
+        if k == "Flags":
+            obj.Flags.Value = value
+        else:
+            setattr(obj, k, value)
+    assert not screen_for(name, cls)(obj, facts)
+    assert rule in [x.rule for x in check(name, obj, facts)]

@@ -14,7 +14,8 @@ Each screen lists the rules it stands for (``covers``). If the rules registered 
 are not exactly those, :func:`screen_for` gives no screen and every crossing gets the full check:
 adding a rule can make the model slower, never blind.
 
-Spec: ddi-facts.md section 13 (rules 1, 4-6, 9-16, 18-20, 32, 33, 35, 36, 44-46, 51, 53, 88).
+Spec: ddi-facts.md section 13 (rules 1, 4-6, 9-16, 18-20, 23, 32, 33, 35, 36, 44-46, 51, 53, 88,
+92-95, 100, 105, 125).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ Screen = Callable[[object, Facts], bool]
 #: (bit 1), which no rule judges on their own. Any other bit sends the submission to the full check.
 _PLAIN_FLAGS = 0x3
 _PAGING = 0x1
+_PRESENT = 0x2
 _MAX_NODES = 64
 _COMPLETED = int(T.DXGK_INTERRUPT_DMA_COMPLETED)
 
@@ -77,6 +79,56 @@ def _submit(cls) -> Screen:
     return ok
 
 
+def _virtual(cls) -> Screen:
+    """DXGKARG_SUBMITCOMMANDVIRTUAL accepted (STATUS_SUCCESS), with only Paging/Present flags and
+    not a resubmission."""
+
+    def ok(a, f: Facts) -> bool:
+        status = f.status
+        if status is not None and status & 0xFFFFFFFF:  # rule 23
+            return False
+        if a.Flags.Value & ~_PLAIN_FLAGS or f.previously_preempted:  # rules 9, 10, 13, 14, 88
+            return False
+        links = f.linked_adapter_count
+        if links is not None and a.EngineOrdinal >= links:  # rule 19
+            return False
+        count = _node_count(f)
+        if count is not None and (count > _MAX_NODES or a.NodeOrdinal >= count):  # rule 20
+            return False
+        return True
+
+    return ok
+
+
+def _hwqueue(cls) -> Screen:
+    """DXGKARG_SUBMITCOMMANDTOHWQUEUE with its flags matching the buffer's origin, a progress id
+    above the queue's last, room under the in-flight cap, aligned fence addresses and nothing known
+    of reentrancy or late private-data reads."""
+    has_flags = hasattr(cls, "Flags")
+
+    def ok(a, f: Facts) -> bool:
+        if f.queue_busy or f.private_data_reads_after_return or f.scheduling_properties_set is False:  # 93, 95, 125
+            return False
+        last = f.last_progress_fence_id
+        if last is not None and a.HwQueueProgressFenceId <= last:  # rule 92
+            return False
+        limit, busy = f.max_in_flight, f.in_flight
+        if limit and busy is not None and busy >= limit:  # rule 105
+            return False
+        if has_flags:
+            flags = a.Flags.Value
+            origin = f.buffer_origin
+            if flags & ~_PRESENT:  # rules 10, 94
+                return False
+            if origin is not None and (flags if origin == "umd" else not flags if origin == "present" else True):
+                return False  # rule 94
+            if a.HwQueueProgressFenceGpuVa % 8 or a.HwQueueProgressFenceCpuVa % 8:  # rule 100
+                return False
+        return True
+
+    return ok
+
+
 def _notify(cls) -> Screen:
     """DXGKARGCB_NOTIFY_INTERRUPT_DATA reporting DMA_COMPLETED with a fence inside
     [last completed, last submitted]. Every other interrupt type gets the full check."""
@@ -107,6 +159,8 @@ def _notify(cls) -> Screen:
 SCREENS: dict[str, tuple[frozenset[int], Callable[[type], Screen]]] = {
     "DXGKARG_SUBMITCOMMAND": (frozenset({1, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 88}), _submit),
     "DXGKARGCB_NOTIFY_INTERRUPT_DATA": (frozenset({19, 20, 32, 33, 35, 36, 44, 45, 46, 51, 53}), _notify),
+    "DXGKARG_SUBMITCOMMANDVIRTUAL": (frozenset({9, 10, 13, 14, 19, 20, 23, 88}), _virtual),
+    "DXGKARG_SUBMITCOMMANDTOHWQUEUE": (frozenset({10, 92, 93, 94, 95, 100, 105, 125}), _hwqueue),
 }
 
 
