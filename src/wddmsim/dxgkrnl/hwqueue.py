@@ -749,15 +749,20 @@ class HwSch:
         node = self.nodes[ctx.node]
         for q in ctx.hwqueues:
             q.destroyed = True
-            while q.pending:
-                e = q.pending.popleft()
-                if e.kind == "buffer":
-                    self._drop(q, e, "Cancelled")
-            if q.wait_token is not None:
-                q.wait_token.cancel()
-                q.wait_token = None
-            if q in node.waiting:
-                node.waiting.remove(q)
+            self._cancel_pending(q, node)
+
+    def _cancel_pending(self, q: HwQueue, node: HwNode) -> None:
+        """Everything ``q`` still holds on the OS's side goes: buffers (``Cancelled``), its GPU
+        wait, its place in line for an in-flight slot."""
+        while q.pending:
+            e = q.pending.popleft()
+            if e.kind == "buffer":
+                self._drop(q, e, "Cancelled")
+        if q.wait_token is not None:
+            q.wait_token.cancel()
+            q.wait_token = None
+        if q in node.waiting:
+            node.waiting.remove(q)
 
     def destroy(self, ctx) -> None:
         """The last buffer of destroyed ``ctx`` left the GPU: DxgkDdiDestroyHwQueue for each of its
@@ -794,15 +799,7 @@ class HwSch:
                 while q.in_flight:
                     node.in_flight -= 1
                     self._drop(q, q.in_flight.popleft(), "Aborted")
-                while q.pending:
-                    e = q.pending.popleft()
-                    if e.kind == "buffer":
-                        self._drop(q, e, "Cancelled")
-                if q.wait_token is not None:
-                    q.wait_token.cancel()
-                    q.wait_token = None
-                if q in node.waiting:
-                    node.waiting.remove(q)
+                self._cancel_pending(q, node)
             # CPU waiters wake; their next call sees STATUS_DEVICE_REMOVED.
             for _target, event in ctx.waiters:
                 event.succeed(ctx.completed)

@@ -312,19 +312,7 @@ class VidSch:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
                            packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
                            0)
-        # The OS's own side of the contract, before the call.
-        facts = nq.facts
-        facts.status = SUCCESS
-        facts.previously_preempted = packet.preempted
-        if packet.preempted:
-            self.resubmissions += 1
-        verifier = self.verifier
-        if verifier.mode != "off":
-            verifier.check("DXGKARG_SUBMITCOMMAND", a, facts, nq.submit_address)
-        if flags & FLAG_NULL_RENDERING:
-            # Rule 14 is judged when the fence comes back, on the structure as the OS submitted it.
-            packet.submit_bytes = bytes(a)
-            self._null_buffers[packet.dma] = packet
+        self._judge_submission(nq, packet, "DXGKARG_SUBMITCOMMAND", a, packet.dma)
         sim.irql = DISPATCH  # KeRaiseIrql: DxgkDdiSubmitCommand is called at DISPATCH_LEVEL
         try:
             status = self.driver.DxgkDdiSubmitCommand(self.adapter.hAdapter, a)
@@ -375,6 +363,21 @@ class VidSch:
         elif self.preemptor.enabled and packet.context is not hw[nq.stopped].context:
             self.preemptor.consider(nq)  # it waits behind another context's packet
 
+    def _judge_submission(self, nq: NodeQueue, packet, name: str, args, address: int) -> None:
+        """The OS's own side of the contract, before the call: the rules on ``args``. A
+        NullRendering packet keeps the structure as submitted: rule 14 is judged on it when its
+        fence comes back (``address``: where its buffer is, for the bus observer)."""
+        facts = nq.facts
+        facts.status = SUCCESS
+        facts.previously_preempted = packet.preempted
+        if packet.preempted:
+            self.resubmissions += 1
+        if self.verifier.mode != "off":
+            self.verifier.check(name, args, facts, nq.submit_address)
+        if packet.flags & FLAG_NULL_RENDERING:
+            packet.submit_bytes = bytes(args)
+            self._null_buffers[address] = packet
+
     def _submit_virtual(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
         """DxgkDdiSubmitCommandVirtual (GPU virtual addressing, section 2.4), at PASSIVE_LEVEL.
 
@@ -399,17 +402,7 @@ class VidSch:
         a.Flags.Value = flags
         a.EngineOrdinal = 0
         a.NodeOrdinal = nq.ordinal
-        facts = nq.facts
-        facts.status = SUCCESS
-        facts.previously_preempted = packet.preempted
-        if packet.preempted:
-            self.resubmissions += 1
-        verifier = self.verifier
-        if verifier.mode != "off":
-            verifier.check("DXGKARG_SUBMITCOMMANDVIRTUAL", a, facts, nq.submit_address)
-        if flags & FLAG_NULL_RENDERING:
-            packet.submit_bytes = bytes(a)
-            self._null_buffers[packet.va] = packet
+        self._judge_submission(nq, packet, "DXGKARG_SUBMITCOMMANDVIRTUAL", a, packet.va)
         status = self.driver.DxgkDdiSubmitCommandVirtual(ad.hAdapter, a)
         self.virtual_submissions += 1
         if self.trace is not None:
@@ -420,7 +413,9 @@ class VidSch:
             packet.rejected = True
             self.tdr.device_error(ctx.device, "DxgkDdiSubmitCommandVirtual returned STATUS_INVALID_PARAMETER")
             return
+        facts = nq.facts
         facts.status = status
+        verifier = self.verifier
         found = verifier.find("DXGKARG_SUBMITCOMMANDVIRTUAL", a, facts)
         internal = (nq.ordinal << 32) | fence
         bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,

@@ -594,24 +594,30 @@ class ReferenceDriver(WddmV2Ddi):
         return SUCCESS
 
     # -- submission -------------------------------------------------------------------------------------
-    def _ring_write(self, node: _Node, packet: bytes) -> bool:
-        size = node.ring_size
-        engine = node.engine
+    def _ring_put(self, ring: int, size: int, wptr: int, rptr: int, packet: bytes) -> int | None:
+        """Write ``packet`` into the ring at ``ring`` (``size`` bytes, the engine has fetched up to
+        ``rptr``) from ``wptr``: the new write pointer, or None if there is no room. A packet never
+        wraps: the end of the ring is padded with one NOP."""
         n = len(packet)
-        wptr = node.wptr
-        free = (engine.rptr - wptr - 4) % size
+        free = (rptr - wptr - 4) % size
         if wptr + n > size:
-            # Pad to the end of the ring with one NOP so no packet wraps.
             pad = size - wptr
             if free < pad + n:
-                return False
-            self.mem.write(node.ring + wptr, C.nop(pad // 4))
+                return None
+            self.mem.write(ring + wptr, C.nop(pad // 4))
             wptr = 0
             free -= pad
         if free < n:
+            return None
+        self.mem.write(ring + wptr, packet)
+        return (wptr + n) % size
+
+    def _ring_write(self, node: _Node, packet: bytes) -> bool:
+        """Append ``packet`` to a node's ring (False: the ring is full)."""
+        wptr = self._ring_put(node.ring, node.ring_size, node.wptr, node.engine.rptr, packet)
+        if wptr is None:
             return False
-        self.mem.write(node.ring + wptr, packet)
-        node.wptr = (wptr + n) % size
+        node.wptr = wptr
         return True
 
     def DxgkDdiSubmitCommand(self, hAdapter: int, pSubmitCommand) -> int:

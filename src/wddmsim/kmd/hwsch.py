@@ -271,22 +271,12 @@ class WddmV2Ddi:
         return SUCCESS
 
     def _hwqueue_write(self, q: _HwQueue, packet: bytes) -> bool:
-        size = q.ring_size
-        n = len(packet)
-        wptr = q.wptr
+        """Append ``packet`` to a hardware queue's ring (False: the ring is full)."""
         rptr = self.gpu.hw_scheduler(q.context.node).queue_rptr(q.handle)
-        free = (rptr - wptr - 4) % size
-        if wptr + n > size:
-            pad = size - wptr
-            if free < pad + n:
-                return False
-            self.mem.write(q.ring + wptr, C.nop(pad // 4))
-            wptr = 0
-            free -= pad
-        if free < n:
+        wptr = self._ring_put(q.ring, q.ring_size, q.wptr, rptr, packet)
+        if wptr is None:
             return False
-        self.mem.write(q.ring + wptr, packet)
-        q.wptr = (wptr + n) % size
+        q.wptr = wptr
         return True
 
     def DxgkDdiSuspendContext(self, hAdapter: int, pSuspendContext) -> int:
