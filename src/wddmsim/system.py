@@ -203,12 +203,17 @@ class System:
         return out
 
     def _suspend(self, arg) -> None:
-        """Suspend a hardware context (as VidMm does before moving its memory), resume it later."""
+        """Suspend a hardware context (as VidMm does before moving its memory), resume it later;
+        nothing to do for a context destroyed or in error by then."""
         ctx, hold = arg
-        if ctx.device.error:
+        if ctx.device.error or ctx.destroyed:
             return
         ev = self.kmt.SuspendContext(ctx)
-        ev.add_callback(lambda _fence: self.sim.after(hold, self.kmt.ResumeContext, ctx))
+        ev.add_callback(lambda _fence: self.sim.after(hold, self._resume, ctx))
+
+    def _resume(self, ctx) -> None:
+        if not ctx.destroyed and not ctx.device.error:
+            self.kmt.ResumeContext(ctx)
 
     def _inject_faults(self) -> None:
         """The scenario's faults (``[[fault]]``): hangs, page faults, failing driver entry points,

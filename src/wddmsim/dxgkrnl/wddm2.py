@@ -106,7 +106,9 @@ class CommandArea:
         return off
 
     def free(self, off: int) -> None:
-        entry = self._by_offset.get(off)
+        """The buffer at ``off`` is done with (an offset outside the area, or free, is ignored:
+        kernel-built buffers of the context are not in its command area)."""
+        entry = self._by_offset.get(off) if 0 <= off < self.size else None
         if entry is not None:
             entry[2] = False
 
