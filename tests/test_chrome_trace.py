@@ -256,7 +256,8 @@ def test_hardware_trace_of_an_engine_reset():
     turns = [s for s in slices_on(trace, "3D_0 running") if s[0] == "a/c"]
     assert len(turns) == 1 and turns[0][2] == t
     assert slices_on(trace, "a/c hw queue 1 progress fence")[-1] == (f"signal {2**64 - 1}", t, t + 1)
-    aborted = [steps for steps in flows(trace).values() if steps[0][1] in ("a/c hw queue 1 row 1", "a/c hw queue 1 row 2")]
+    behind = ("a/c hw queue 1 row 1", "a/c hw queue 1 row 2")  # the hung buffer and the one after it
+    aborted = [steps for steps in flows(trace).values() if steps[0][1] in behind]
     assert [steps[-1] for steps in aborted] == [("f", "a/c hw queue 1 progress fence", t)] * 2
 
 
