@@ -268,3 +268,40 @@ def test_cli_trace_of_a_hardware_log_matches_the_run(tmp_path):
     assert runner.invoke(main, ["run", example, "--trace", str(t1), "--events", str(log)]).exit_code == 0
     assert runner.invoke(main, ["trace", str(log), "-o", str(t2)]).exit_code == 0
     assert t1.read_bytes() == t2.read_bytes()
+
+
+def test_hardware_trace_of_a_context_with_two_queues():
+    """Queue 1's buffer waits on a fence the CPU signals at 10 ms; queue 2's 2 ms buffer runs
+    meanwhile. The context's turn on queue 1 ends at once (stalled) and it moves to queue 2
+    (``then`` ``running``); queue 1 runs when the fence is signalled, shown as its counter."""
+    from test_hwqueue import C, idle
+    from wddm2util import MS, adapter, scenario
+
+    system = System(scenario(adapter("hw"), [idle("a", hw_queues=2)], duration="30ms"), trace=ListSink())
+    kmt, (a,) = system.kmt, system.contexts
+    fence = kmt.CreateSynchronizationObject(a.device, 0)
+
+    def work():
+        yield from kmt.Render(a, C.work(MS), wait=(fence, 1), queue=a.hwqueues[0])
+        yield from kmt.Render(a, C.work(2 * MS), queue=a.hwqueues[1])
+        yield 10 * MS
+        kmt.SignalSynchronizationObjectFromCpu([fence], [1])
+
+    system.sim.process(work())
+    system.run()
+    events = system.trace.events
+    trace = chrome_trace(events)
+    validate(trace)
+    r0 = next(e["t"] for e in events if e["event"] == "HwContextState" and e["context"] == a.hDriver)
+    turns = [(round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000), e["args"]["queue"], e["args"]["then"])
+             for e in trace["traceEvents"] if e["ph"] == "X" and e["name"] == "a/c" and e["args"]["state"] == "running"]
+    assert turns == [(r0, r0, "a/c hw queue 1", "running"), (r0, r0 + 2 * MS, "a/c hw queue 2", "idle"),
+                     (10 * MS, 11 * MS, "a/c hw queue 1", "idle")]
+    by_queue = {steps[0][1]: steps for steps in flows(trace).values()}
+    # Queue 1's buffer was alone in its queue in the turn that ran it; the turn of no length in
+    # which it stalled on its wait is not drawn as one it ran in.
+    assert by_queue["a/c hw queue 1"] == [("s", "a/c hw queue 1", 0), ("t", "3D_0 running", 10 * MS),
+                                          ("f", "a/c hw queue 1 progress fence", 11 * MS)]
+    assert by_queue["a/c hw queue 2"][1] == ("t", "3D_0 running", r0)
+    counters = [(e["ts"], e["args"]) for e in trace["traceEvents"] if e["name"] == f"monitored fence {fence.handle}"]
+    assert counters == [(10_000.0, {"value": 1})]
