@@ -126,3 +126,189 @@ def test_trace_command_refuses_what_is_not_an_event_log(tmp_path):
     assert r.exit_code == 2 and "not a wddmsim event log" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(main, ["trace", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "o.json")])
     assert r.exit_code == 2 and "cannot read" in r.output
+
+
+# -- hardware scheduling: engines from the GPU scheduler's log, buffers per hardware queue ---------
+def hw_scenario():
+    """Two processes on one 3D engine (hardware scheduling, zero CPU costs, preemption every
+    100 us): ``a`` queues two 3 ms buffers, ``b`` one 1 ms buffer, all at 0. ``a`` gets the engine
+    first, is preempted after its 2 ms quantum for ``b``, then runs to the end."""
+    from test_hwqueue import script
+    from wddm2util import adapter, scenario
+
+    ad = adapter("hw", node3d={"preemption": "interval", "preemption_interval": "100us"})
+    return scenario(ad, [script("a", (0, "3ms", 2)), script("b", (0, "1ms", 1))], duration="20ms")
+
+
+def hw_trace():
+    from wddm2util import run
+
+    system, result, events = run(hw_scenario())
+    return system, events, chrome_trace(events)
+
+
+def slices_on(trace: dict, track: str) -> list[tuple]:
+    """(name, start ns, end ns) of the complete events on the named track, in time order."""
+    evs = trace["traceEvents"]
+    tids = {e["tid"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name" and e["args"]["name"] == track}
+    return sorted((e["name"], round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000))
+                  for e in evs if e["ph"] == "X" and e["tid"] in tids)
+
+
+def test_hardware_example_trace_follows_the_format_and_holds_every_turn_and_buffer():
+    events = events_of("hardware_scheduling")
+    trace = chrome_trace(events)
+    validate(trace)
+    evs = trace["traceEvents"]
+    thread = {e["tid"]: e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
+    names = set(thread.values())
+    assert {"3D_0 running", "3D_0 ready 1", "COPY_0 running", "VidMm (paging) hw queue 1", "game/render hw queue 1",
+            "trainer/compute hw queue 1", "indexer/background hw queue 1",
+            "game/render hw queue 1 progress fence"} <= names
+    handles = {str(e["context"]) for e in events if e["event"] == "HwQueueCreate"}
+    assert not [name for name in names if any(h in name for h in handles)]  # VidMm's context is named, not numbered
+    # One running slice per HwContextState "running" (each lasts to the context's next change).
+    running = [e for e in evs if e["ph"] == "X" and thread[e["tid"]].endswith(" running")]
+    assert len(running) == sum(1 for e in events if e["event"] == "HwContextState" and e["state"] == "running")
+    contexts = {e["name"] for e in events if e["event"] == "ContextCreate"}
+    assert {e["name"] for e in running} == contexts | {"VidMm (paging)"}  # every context ran, by name
+    # Every retired buffer on its hardware queue's rows, every progress fence signal on its row.
+    queue = [e for e in evs if e["ph"] == "X" and e["cat"] == "queue"]
+    assert len(queue) == sum(1 for e in events if e["event"] == "QueuePacketStop")
+    assert all(e["args"]["hwqueue"] and " hw queue " in thread[e["tid"]] for e in queue)
+    signals = [e for e in evs if e["ph"] == "X" and e["cat"] == "fence"]
+    assert len(signals) == sum(1 for e in events if e["event"] == "FenceSignal")
+    # No DMA packets under hardware scheduling; a flow per retired buffer.
+    assert not [e for e in evs if e.get("cat") == "dma"]
+    assert sum(1 for e in evs if e["ph"] == "s") == len(queue)
+    counters = Counter(e["name"] for e in evs if e["ph"] == "C")
+    # One software-queue sample per buffer queued on the game's hardware queue: a render and a
+    # present buffer for each of its 15 frames (the last two still running when the run ends).
+    (game,) = [e["context"] for e in events if e["event"] == "ContextCreate" and e["name"] == "game/render"]
+    queued = [e for e in events if e["event"] == "QueuePacketStart" and e["context"] == game]
+    retired = [e for e in queue if thread[e["tid"]].startswith("game/render hw queue 1")]
+    assert counters["3D_0 ready contexts"] > 0 and counters["game/render hw queue 1 software queue"] == len(queued)
+    assert (len(queued), len(retired)) == (30, 28)
+
+
+def test_hardware_trace_running_and_ready_rows_are_the_scheduler_turns():
+    system, events, trace = hw_trace()
+    validate(trace)
+    a, b = system.contexts
+    r0 = next(e["t"] for e in events if e["event"] == "HwContextState" and e["context"] == a.hDriver)
+    ms = 1_000_000
+    # a runs its 2 ms quantum, b (ready since its page tables were written) runs its 1 ms buffer, a
+    # finishes: 1 ms of its first buffer and 3 ms of its second.
+    assert slices_on(trace, "3D_0 running") == [("a/c", r0, r0 + 2 * ms), ("a/c", r0 + 3 * ms, r0 + 7 * ms),
+                                                ("b/c", r0 + 2 * ms, r0 + 3 * ms)]
+    b_ready = next(e["t"] for e in events if e["event"] == "HwContextState" and e["context"] == b.hDriver)
+    assert slices_on(trace, "3D_0 ready 1") == [("a/c", r0 + 2 * ms, r0 + 3 * ms), ("b/c", b_ready, r0 + 2 * ms)]
+    (turn,) = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["name"] == "b/c" and e["cat"] == "hwcontext"
+               and e["args"]["state"] == "running"]
+    (q,) = b.hwqueues
+    assert turn["args"] == {"context": b.handle, "hHwContext": b.hDriver, "state": "running", "then": "idle",
+                            "hwqueue": q.handle, "hHwQueue": q.hDriver, "queue": "b/c hw queue 1"}
+    # Each hardware queue's buffers, stacked; the progress fence signals under them.
+    assert slices_on(trace, "a/c hw queue 1") == [("#1", 0, r0 + 4 * ms)]
+    assert slices_on(trace, "a/c hw queue 1 row 1") == [("#2", 0, r0 + 7 * ms)]
+    assert slices_on(trace, "a/c hw queue 1 progress fence") == [("signal 1", r0 + 4 * ms, r0 + 4 * ms + 1),
+                                                                 ("signal 2", r0 + 7 * ms, r0 + 7 * ms + 1)]
+    assert slices_on(trace, "VidMm (paging) hw queue 1")[0][0] == "#1"
+    counts = [(round(e["ts"] * 1000), e["args"]["contexts"]) for e in trace["traceEvents"]
+              if e["ph"] == "C" and e["name"] == "3D_0 ready contexts"]
+    assert counts == [(r0, 0), (b_ready, 1), (r0 + 3 * ms, 0)]
+
+
+def flows(trace: dict) -> dict[int, list[tuple]]:
+    """Flow id -> its steps (phase, track name, ts in ns), in order."""
+    evs = trace["traceEvents"]
+    thread = {e["tid"]: e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
+    out = defaultdict(list)
+    for e in evs:
+        if e["ph"] in ("s", "t", "f"):
+            out[e["id"]].append((e["ph"], thread[e["tid"]], round(e["ts"] * 1000)))
+    return out
+
+
+def test_hardware_trace_flows_go_through_the_turns_a_buffer_certainly_ran_in():
+    system, events, trace = hw_trace()
+    a, b = system.contexts
+    r0 = next(e["t"] for e in events if e["event"] == "HwContextState" and e["context"] == a.hDriver)
+    ms = 1_000_000
+    by_queue = {steps[0][1]: steps for steps in flows(trace).values()}
+    # a's first buffer was the oldest when a's queue first got the engine: it ran in that turn.
+    assert by_queue["a/c hw queue 1"] == [("s", "a/c hw queue 1", 0), ("t", "3D_0 running", r0),
+                                          ("f", "a/c hw queue 1 progress fence", r0 + 4 * ms)]
+    # a's second buffer shared both turns with the first: the log cannot say where it began.
+    assert by_queue["a/c hw queue 1 row 1"] == [("s", "a/c hw queue 1 row 1", 0),
+                                                ("f", "a/c hw queue 1 progress fence", r0 + 7 * ms)]
+    # b's only buffer ran in b's only turn.
+    assert by_queue["b/c hw queue 1"] == [("s", "b/c hw queue 1", 0), ("t", "3D_0 running", r0 + 2 * ms),
+                                          ("f", "b/c hw queue 1 progress fence", r0 + 3 * ms)]
+
+
+def test_hardware_trace_of_an_engine_reset():
+    """A buffer that hangs: the reset ends the turn, aborts the buffers, drives the progress fence
+    to its maximum (where their flows end) and shows as an instant."""
+    from test_hwqueue import hang_scenario
+    from wddm2util import run
+
+    system, result, events = run(hang_scenario())
+    trace = chrome_trace(events)
+    validate(trace)
+    (reset,) = [e for e in events if e["event"] == "HwEngineReset"]
+    t = reset["t"]
+    instants = [e for e in trace["traceEvents"] if e["ph"] == "i" and e["name"] == "HwEngineReset"]
+    assert [(round(e["ts"] * 1000), e["args"]["contexts"]) for e in instants] == [(t, [system.contexts[0].handle])]
+    turns = [s for s in slices_on(trace, "3D_0 running") if s[0] == "a/c"]
+    assert len(turns) == 1 and turns[0][2] == t
+    assert slices_on(trace, "a/c hw queue 1 progress fence")[-1] == (f"signal {2**64 - 1}", t, t + 1)
+    behind = ("a/c hw queue 1 row 1", "a/c hw queue 1 row 2")  # the hung buffer and the one after it
+    aborted = [steps for steps in flows(trace).values() if steps[0][1] in behind]
+    assert [steps[-1] for steps in aborted] == [("f", "a/c hw queue 1 progress fence", t)] * 2
+
+
+def test_cli_trace_of_a_hardware_log_matches_the_run(tmp_path):
+    runner = CliRunner()
+    t1, log, t2 = tmp_path / "t.json", tmp_path / "e.jsonl", tmp_path / "t2.json"
+    example = str(ROOT / "examples" / "hardware_scheduling.toml")
+    assert runner.invoke(main, ["run", example, "--trace", str(t1), "--events", str(log)]).exit_code == 0
+    assert runner.invoke(main, ["trace", str(log), "-o", str(t2)]).exit_code == 0
+    assert t1.read_bytes() == t2.read_bytes()
+
+
+def test_hardware_trace_of_a_context_with_two_queues():
+    """Queue 1's buffer waits on a fence the CPU signals at 10 ms; queue 2's 2 ms buffer runs
+    meanwhile. The context's turn on queue 1 ends at once (stalled) and it moves to queue 2
+    (``then`` ``running``); queue 1 runs when the fence is signalled, shown as its counter."""
+    from test_hwqueue import C, idle
+    from wddm2util import MS, adapter, scenario
+
+    system = System(scenario(adapter("hw"), [idle("a", hw_queues=2)], duration="30ms"), trace=ListSink())
+    kmt, (a,) = system.kmt, system.contexts
+    fence = kmt.CreateSynchronizationObject(a.device, 0)
+
+    def work():
+        yield from kmt.Render(a, C.work(MS), wait=(fence, 1), queue=a.hwqueues[0])
+        yield from kmt.Render(a, C.work(2 * MS), queue=a.hwqueues[1])
+        yield 10 * MS
+        kmt.SignalSynchronizationObjectFromCpu([fence], [1])
+
+    system.sim.process(work())
+    system.run()
+    events = system.trace.events
+    trace = chrome_trace(events)
+    validate(trace)
+    r0 = next(e["t"] for e in events if e["event"] == "HwContextState" and e["context"] == a.hDriver)
+    turns = [(round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000), e["args"]["queue"], e["args"]["then"])
+             for e in trace["traceEvents"] if e["ph"] == "X" and e["name"] == "a/c" and e["args"]["state"] == "running"]
+    assert turns == [(r0, r0, "a/c hw queue 1", "running"), (r0, r0 + 2 * MS, "a/c hw queue 2", "idle"),
+                     (10 * MS, 11 * MS, "a/c hw queue 1", "idle")]
+    by_queue = {steps[0][1]: steps for steps in flows(trace).values()}
+    # Queue 1's buffer was alone in its queue in the turn that ran it; the turn of no length in
+    # which it stalled on its wait is not drawn as one it ran in.
+    assert by_queue["a/c hw queue 1"] == [("s", "a/c hw queue 1", 0), ("t", "3D_0 running", 10 * MS),
+                                          ("f", "a/c hw queue 1 progress fence", 11 * MS)]
+    assert by_queue["a/c hw queue 2"][1] == ("t", "3D_0 running", r0)
+    counters = [(e["ts"], e["args"]) for e in trace["traceEvents"] if e["name"] == f"monitored fence {fence.handle}"]
+    assert counters == [(10_000.0, {"value": 1})]

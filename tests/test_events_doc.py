@@ -62,6 +62,14 @@ def _rare_runs():
     viol = scenario_from_dict({"name": "viol", "duration": "1s", "adapter": dict(base, null_rendering=True),
                                "process": [app]}, "<viol>")
     yield _run(viol, verifier="report", driver_factory=IgnoresNullRendering)
+    # Under hardware scheduling a hang ends in the GPU's engine reset (HwEngineReset).
+    hw = {"ddi_version": "wddm2_7", "scheduling": "hardware", "cpu_cost": ZERO,
+          "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0},
+                    {"name": "Copy", "engine": "copy", "command_cost": 0}]}
+    hang2 = [{"kind": "hang", "process": "app", "context": "c", "packet": 2}]
+    hw_hang = scenario_from_dict({"name": "hwhang", "duration": "3s", "adapter": hw, "process": [app],
+                                  "fault": hang2}, "<hwhang>")
+    yield _run(hw_hang)
 
 
 @pytest.fixture(scope="module")

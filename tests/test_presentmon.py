@@ -66,3 +66,53 @@ def test_cli_writes_the_csv(tmp_path):
     apps = {row["Application"] for row in rows}
     assert apps == {"game.exe", "player.exe"}
     assert any(row["DisplayedTime"] == "NA" for row in rows if row["Application"] == "player.exe")
+
+
+# -- hardware scheduling: GPU columns from the scheduler's turns ------------------------------------
+def hw_frames(preemption: dict):
+    """A game presenting (blt) at 50 fps with 3 ms frames, and a background job of 2 ms buffers, in
+    two processes on one 3D engine under hardware scheduling (zero CPU costs)."""
+    from wddm2util import adapter, run, scenario
+
+    game = {"name": "game", "context": [{"name": "r", "node": "3D", "workload": {
+        "kind": "frame_loop", "fps": 50, "work": "3ms"}}]}
+    bg = {"name": "bg", "context": [{"name": "c", "node": "3D", "workload": {
+        "kind": "compute_batch", "batch": 2, "work": "2ms"}}]}
+    return run(scenario(adapter("hw", node3d=preemption), [game, bg], duration="60ms"))
+
+
+MS = 1_000_000
+BLT = 128 * 128 * 4 // 16  # ns: the present's copy at the copy engine's 16 bytes per ns
+
+
+def test_hardware_scheduling_gpu_columns_from_the_context_turns():
+    """Each frame: 3 ms of work and the present's blt. The game is preempted after its 2 ms quantum
+    for the background job's turn, so each frame's GPU time has 2 ms of waiting in it."""
+    system, result, events = hw_frames({"preemption": "interval", "preemption_interval": "100us"})
+    game = system.contexts[0]
+    rows = present_rows(events)
+    assert len(rows) == 3
+    turns = [e["t"] for e in events if e["event"] == "HwContextState" and e["context"] == game.hDriver
+             and e["state"] == "running"]
+    # Frame 1 was queued at 0; the job got the engine first (its page tables were written first)
+    # and held it for its 2 ms quantum.
+    job_first = next(e["t"] for e in events if e["event"] == "HwContextState" and e["state"] == "running"
+                     and e["context"] == system.contexts[1].hDriver)
+    assert turns[0] == job_first + 2 * MS
+    assert [row["MsGPUBusy"] for row in rows] == [(3 * MS + BLT) / 1e6] * 3
+    assert [row["MsGPUTime"] for row in rows] == [(5 * MS + BLT) / 1e6] * 3
+    assert [row["MsGPUWait"] for row in rows] == [2.0] * 3
+    # The game's turns come in pairs, before and after the job's; a frame's CPU start is the previous
+    # present's return (0, 0, 20 ms), its first GPU work the first turn of its pair.
+    assert [row["CPUStartTime"] for row in rows] == [0.0, 0.0, 20.0]
+    assert [row["MsGPULatency"] for row in rows] == [turns[0] / 1e6, turns[2] / 1e6, (turns[4] - 20 * MS) / 1e6]
+    # Every instant the game held the engine is counted once: its own busy time on the GPU.
+    busy = system.gpu.engines[0].listener.busy_ns(game.hDriver)
+    assert round(sum(row["MsGPUBusy"] for row in rows) * 1e6) == busy == 3 * (3 * MS + BLT)
+
+
+def test_hardware_scheduling_frame_without_preemption_has_no_gpu_wait():
+    """With DMA-buffer preemption the game's frame runs in one turn: busy equals its GPU time."""
+    system, result, events = hw_frames({})
+    rows = present_rows(events)
+    assert rows and all(row["MsGPUWait"] == 0.0 and row["MsGPUBusy"] == (3 * MS + BLT) / 1e6 for row in rows)

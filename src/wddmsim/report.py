@@ -11,6 +11,13 @@ Both build the report from the event log alone, so a saved log gives the same fo
 - ``frame_times.png``: time between display changes per VidPn source (when there are presents);
 - ``queue_depths.png``: packets on each node's hardware queue over time.
 
+Under hardware scheduling (no DmaPacket events; :mod:`wddmsim.trace.hwsched`) a node's busy time
+is the union of its contexts' turns on its engine (``HwContextState`` ``running`` to the next state
+change), as the GPU's scheduler logged them, and its packets are the buffers submitted to its
+hardware queues (``QueuePacketStart``), as the run's own summary counts them; the queue depth is
+the buffers with the driver (``DxgkDdiSubmitCommandToHwQueue`` returned success) not yet retired
+(``QueuePacketStop``). Hardware engine resets (``HwEngineReset``) count among the incidents.
+
 Plots use matplotlib's Agg backend (no display needed).
 
 Spec: DESIGN.md section 6; the reporting issue.
@@ -21,6 +28,8 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
+
+from .trace.hwsched import HwNames, is_hardware, running_turns
 
 MS = 1e6
 
@@ -75,16 +84,20 @@ def summarize(events: list[dict]) -> dict:
             displayed[e["source"]].append(e["displayed"])
         elif ev == "Dropped":
             dropped[e["source"]] += 1
-        elif ev in ("PreemptRequest", "TdrDetected", "EngineReset", "AdapterReset", "PageFault", "DeviceError"):
+        elif ev in ("PreemptRequest", "TdrDetected", "EngineReset", "AdapterReset", "PageFault", "DeviceError",
+                    "HwEngineReset"):
             incidents[ev] += 1
         elif ev == "BugCheck":
             bugcheck = {k: e[k] for k in ("code", "name", "p1", "p2", "p3", "p4", "rule", "message")}
     for node, t0 in running.items():  # still running when the log ended
         spans[node[0]].append((t0, end))
+    packets = {node: len(v) for node, v in spans.items()}
+    if is_hardware(events):
+        spans, packets = _turn_spans(events), _hw_buffers(events)
     node_rows = []
     for ordinal, name in sorted(nodes.items()):
         busy = _union(spans.get(ordinal, []))
-        node_rows.append({"node": ordinal, "name": name, "packets": len(spans.get(ordinal, [])),
+        node_rows.append({"node": ordinal, "name": name, "packets": packets.get(ordinal, 0),
                           "busy_pct": round(100 * busy / end, 3) if end else 0.0})
     ctx_rows = []
     for ctx, name in names.items():
@@ -102,6 +115,41 @@ def summarize(events: list[dict]) -> dict:
     return {"scenario": start.get("scenario", ""), "seed": start.get("seed", 0), "virtual_time_ns": end,
             "nodes": node_rows, "contexts": ctx_rows, "displays": src_rows, "incidents": dict(incidents),
             "bugcheck": bugcheck}
+
+
+def _turn_spans(events: list[dict]) -> dict[int, list[tuple[int, int]]]:
+    """Hardware scheduling: per node, ``(start, end)`` of its contexts' turns on its engine (the
+    GPU's ``HwContextState`` log; a turn open at the end of the log ends there)."""
+    spans = defaultdict(list)
+    for turn in running_turns(events):
+        spans[turn.engine].append((turn.start, turn.end))
+    return spans
+
+
+def _hw_buffers(events: list[dict]) -> dict[int, int]:
+    """Hardware scheduling: per node, the buffers submitted to its hardware queues."""
+    count: dict[int, int] = defaultdict(int)
+    for e in events:
+        if e["event"] == "QueuePacketStart" and e["hwqueue"]:
+            count[e["node"]] += 1
+    return count
+
+
+def _hw_depths(events: list[dict]) -> list[tuple[int, int, int]]:
+    """Hardware scheduling: ``(t, node, change)`` of the buffers with the driver: +1 when
+    DxgkDdiSubmitCommandToHwQueue returned success, -1 when that buffer's QueuePacketStop came."""
+    names = HwNames(events)
+    held: dict[tuple[int, int], int] = {}  # (OS hardware queue, progress id) -> node
+    out = []
+    for e in events:
+        if e["event"] == "DdiCall" and e["name"] == "DxgkDdiSubmitCommandToHwQueue" and e["status"] == "STATUS_SUCCESS":
+            hwq = names.queue_of_hw.get(e["args"]["hHwQueue"])
+            if hwq in names.queues:
+                held[(hwq, e["args"]["HwQueueProgressFenceId"])] = node = names.queues[hwq]["node"]
+                out.append((e["t"], node, 1))
+        elif e["event"] == "QueuePacketStop" and (e["hwqueue"], e["fence"]) in held:
+            out.append((e["t"], held.pop((e["hwqueue"], e["fence"])), -1))
+    return out
 
 
 def _union(spans: list[tuple[int, int]]) -> int:
@@ -195,6 +243,9 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
             running[(e["node"], e["fence"])] = e["t"]
         elif e["event"] == "DmaPacketStop" and (e["node"], e["fence"]) in running:
             spans[e["node"]].append((running.pop((e["node"], e["fence"])), e["t"]))
+    hardware = is_hardware(events)
+    if hardware:
+        spans = _turn_spans(events)
 
     def utilisation(ax):
         xs = [(i + 0.5) * width / MS for i in range(buckets)]
@@ -211,8 +262,8 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
         ax.set_ylim(0, 105)
         return bool(nodes)
 
-    figure("node_utilisation.png", "Node utilisation (DMA packets running)", "virtual time (ms)", "busy (%)",
-           utilisation)
+    what = "hardware contexts running" if hardware else "DMA packets running"
+    figure("node_utilisation.png", f"Node utilisation ({what})", "virtual time (ms)", "busy (%)", utilisation)
 
     def latency(ax):
         queued, lat = {}, defaultdict(list)
@@ -249,13 +300,16 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
     def depths(ax):
         level = defaultdict(int)
         series = defaultdict(lambda: ([0.0], [0]))
-        for e in events:
-            if e["event"] in ("DmaPacketQueued", "DmaPacketStop"):
-                node = e["node"]
-                level[node] += 1 if e["event"] == "DmaPacketQueued" else -1
-                xs, ys = series[node]
-                xs.append(e["t"] / MS)
-                ys.append(level[node])
+        if hardware:
+            changes = _hw_depths(events)
+        else:
+            changes = [(e["t"], e["node"], 1 if e["event"] == "DmaPacketQueued" else -1) for e in events
+                       if e["event"] in ("DmaPacketQueued", "DmaPacketStop")]
+        for t, node, change in changes:
+            level[node] += change
+            xs, ys = series[node]
+            xs.append(t / MS)
+            ys.append(level[node])
         for node, (xs, ys) in series.items():
             ax.step(xs, ys, where="post", label=nodes.get(node, str(node)))
         return bool(series)

@@ -16,6 +16,20 @@ Layout (one process, the adapter):
 - instant events for preemption requests, page faults, timeouts, resets, device errors, live dumps
   and bug checks.
 
+Under hardware scheduling (a log with ``HwQueueCreate``; no DmaPacket events) the GPU's scheduler
+says what runs (:mod:`.hwsched`):
+
+- per engine, row 0 holds the hardware context the GPU runs, one slice per turn (``HwContextState``
+  ``running`` to its next state change or queue switch) named by its ``process/context`` (VidMm's
+  kernel context: ``VidMm (paging)``), its hardware queue in the args; the rows above hold the
+  contexts ready for the engine, stacked;
+- per hardware queue, its buffers (``QueuePacketStart`` to ``QueuePacketStop``) stacked, and a row
+  of its progress fence's signals (1 ns slices);
+- a flow per buffer from its queue slice through the turns it certainly ran in
+  (:func:`.hwsched.certain_turns`) to the progress fence signal that retired it;
+- counters: each engine's ready contexts, each hardware queue's software queue length, the value
+  of each other monitored fence; ``HwEngineReset`` instants.
+
 Times: the format counts microseconds; the model's nanoseconds become fractional microseconds.
 
 Spec: the Trace Event Format (phases X, i, C, M, s/t/f); anchors.md section 5 (GPUView, Perfetto).
@@ -27,12 +41,16 @@ import json
 from collections import defaultdict
 from typing import Iterable
 
+from .hwsched import HwNames, Interval, buffer_lives, certain_turns, is_hardware, state_intervals
+
 PID = 1
 _INSTANTS = {"PreemptRequest", "PageFault", "TdrDetected", "EngineReset", "AdapterReset", "DeviceError",
-             "LiveDump", "BugCheck", "ContextDestroy", "VerifierViolation"}
+             "LiveDump", "BugCheck", "ContextDestroy", "VerifierViolation", "HwEngineReset"}
 INTERRUPT_TID = 1
 _NODE_BASE = 1000  # node n: tids 1000 + 100 n + row
 _CONTEXT_BASE = 100_000  # context k (in order of creation): tids 100000 + 100 k + row
+_HWQUEUE_BASE = 200_000  # hardware queue q (in order of creation): tids 200000 + 100 q + row
+_FENCE_ROW = 99  # the row of a hardware queue's progress fence signals
 _SOURCE_BASE = 900_000  # VidPn source s: 900000 + 100 s + row
 _TICK = 0.001  # µs: the length of an interrupt slice (1 ns)
 
@@ -59,6 +77,7 @@ class _Rows:
 def chrome_trace(events: Iterable[dict]) -> dict:
     """The Chrome trace (a JSON-ready dict) of an event log (the dicts of ``read_events``)."""
     events = list(events)
+    hw = HwNames(events) if is_hardware(events) else None
     out: list[dict] = []
     names: dict[int, str] = {}
     contexts: dict[int, int] = {}  # context handle -> index
@@ -89,7 +108,7 @@ def chrome_trace(events: Iterable[dict]) -> dict:
         t = e["t"]
         if ev == "QueuePacketStart":
             queued.setdefault((e["context"], e["seq"]), t)
-            length_counters.append((t, e["context"], e["queued"]))
+            length_counters.append((t, e["context"], e["queued"], e.get("hwqueue", 0)))
         elif ev == "DmaPacketQueued":
             dma_queued[(e["node"], e["fence"])] = (t, e["context"], e["seq"])
             depth_counters.append((t, e["node"], e["depth"]))
@@ -112,7 +131,8 @@ def chrome_trace(events: Iterable[dict]) -> dict:
         elif ev == "QueuePacketStop":
             start = queued.pop((e["context"], e["seq"]), None)
             if start is not None:
-                cpu_slices.append((e["context"], start, t, e["seq"], e["fence"], e["status"], e["node"]))
+                cpu_slices.append((e["context"], start, t, e["seq"], e["fence"], e["status"], e["node"],
+                                   e.get("hwqueue", 0)))
         elif ev == "Callback" and e["name"] == "DxgkCbNotifyInterrupt":
             interrupts.append((t, e["args"]))
         elif ev == "Present":
@@ -147,16 +167,24 @@ def chrome_trace(events: Iterable[dict]) -> dict:
         if row == 0:
             packet_at[(ctx, seq, fence)] = (tid, _us(start), _us(end), node)
             running_ends[node] = _us(end)
-    ctx_rows: dict[int, _Rows] = defaultdict(_Rows)
+    ctx_rows: dict = defaultdict(_Rows)  # context, or ("hw", hardware queue) -> its rows
     flow_id = 0
     ctx_slice_at: dict = {}
-    for ctx, start, end, seq, fence, status, node in sorted(cpu_slices, key=lambda s: (s[1], s[2])):
-        k = contexts.get(ctx, len(contexts))
-        row = ctx_rows[ctx].place(_us(start), _us(end))
-        tid = _CONTEXT_BASE + 100 * k + row
-        names[tid] = f"{ctx_names.get(ctx, ctx)} queue" + (f" {row}" if row else "")
+    for ctx, start, end, seq, fence, status, node, hwq in sorted(cpu_slices, key=lambda s: (s[1], s[2])):
+        hwq = hwq if hw is not None else 0
+        if hwq:
+            row = ctx_rows[("hw", hwq)].place(_us(start), _us(end))
+            tid, names[tid] = _hw_queue_track(hw, hwq, row)
+        else:
+            k = contexts.get(ctx, len(contexts))
+            row = ctx_rows[ctx].place(_us(start), _us(end))
+            tid = _CONTEXT_BASE + 100 * k + row
+            names[tid] = f"{ctx_names.get(ctx, ctx)} queue" + (f" {row}" if row else "")
+        args = {"fence": fence, "status": status, "node": node}
+        if hwq:
+            args["hwqueue"] = hwq
         out.append({"name": f"#{seq}", "cat": "queue", "ph": "X", "pid": PID, "tid": tid, "ts": _us(start),
-                    "dur": _us(end - start), "args": {"fence": fence, "status": status, "node": node}})
+                    "dur": _us(end - start), "args": args})
         ctx_slice_at[(ctx, seq)] = (tid, _us(start))
     # Interrupts: a short slice each, so flows can end on them.
     names[INTERRUPT_TID] = "Interrupts (DxgkCbNotifyInterrupt)"
@@ -209,9 +237,12 @@ def chrome_trace(events: Iterable[dict]) -> dict:
     for t, engine, used in ring_counters:
         out.append({"name": f"{node_names.get(engine, engine)} ring occupancy", "ph": "C", "pid": PID, "ts": _us(t),
                     "args": {"bytes": used}})
-    for t, ctx, length in length_counters:
-        out.append({"name": f"{ctx_names.get(ctx, ctx)} software queue", "ph": "C", "pid": PID, "ts": _us(t),
+    for t, ctx, length, hwq in length_counters:
+        owner = hw.queue_label(hwq) if hwq and hw is not None else ctx_names.get(ctx, ctx)
+        out.append({"name": f"{owner} software queue", "ph": "C", "pid": PID, "ts": _us(t),
                     "args": {"packets": length}})
+    if hw is not None:
+        flow_id = _hw_timeline(events, hw, node_names, ctx_slice_at, names, out, flow_id)
     # Instants.
     for e in events:
         if e["event"] in _INSTANTS:
@@ -225,6 +256,144 @@ def chrome_trace(events: Iterable[dict]) -> dict:
         out.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid, "args": {"sort_index": tid}})
     return {"traceEvents": out, "displayTimeUnit": "ns",
             "otherData": {"generator": "wddmsim", "format": "Chrome trace event JSON; ts in microseconds"}}
+
+
+# -- hardware scheduling --------------------------------------------------------------------------------
+def _hw_queue_track(hw: HwNames, hwqueue: int, row: int) -> tuple[int, str]:
+    """The tid and name of row ``row`` of a hardware queue's buffers (hardware queues in creation
+    order, VidMm's first)."""
+    index = hw.queue_order.get(hwqueue, len(hw.queue_order))
+    name = hw.queue_label(hwqueue) + (f" row {row}" if row else "")
+    return _HWQUEUE_BASE + 100 * index + row, name
+
+
+def _hw_timeline(events: list[dict], hw: HwNames, node_names: dict, queue_slices: dict, names: dict, out: list,
+                 flow_id: int) -> int:
+    """The hardware-scheduling tracks: per engine the running and ready contexts, per hardware queue
+    its progress fence signals, flows from each buffer to its queue's turns and its signal, and
+    counters of ready contexts and monitored fence values. Returns the last flow id used."""
+    intervals = state_intervals(events)
+    _hw_engine_rows(intervals, hw, node_names, names, out)
+    signals = _hw_fence_rows(events, hw, names, out)
+    _hw_ready_counters(events, node_names, out)
+    return _hw_flows(events, intervals, hw, queue_slices, signals, out, flow_id)
+
+
+def _engine_tid(engine: int, row: int) -> int:
+    return _NODE_BASE + 100 * engine + row
+
+
+def _hw_engine_rows(intervals: list[Interval], hw: HwNames, node_names: dict, names: dict, out: list) -> None:
+    """Per engine, GPUView's hardware-queue picture for hardware scheduling: row 0 holds the context
+    the GPU's scheduler runs (one slice per turn, named by the context, its hardware queue in the
+    args); the rows above hold the contexts ready for the engine, each in the lowest free row."""
+    ready_rows: dict[int, _Rows] = defaultdict(_Rows)
+    for iv in intervals:
+        if iv.state == "running":
+            row = 0
+        elif iv.state == "ready" and iv.end > iv.start:
+            row = 1 + ready_rows[iv.engine].place(_us(iv.start), _us(iv.end))
+        else:
+            continue
+        tid = _engine_tid(iv.engine, row)
+        label = node_names.get(iv.engine, f"node {iv.engine}")
+        names[tid] = f"{label} running" if row == 0 else f"{label} ready {row}"
+        out.append({"name": hw.hw_context_name(iv.hw_context), "cat": "hwcontext", "ph": "X", "pid": PID, "tid": tid,
+                    "ts": _us(iv.start), "dur": _us(iv.end - iv.start), "args": _turn_args(iv, hw)})
+
+
+def _turn_args(iv: Interval, hw: HwNames) -> dict:
+    """The args of a running or ready slice: the OS's and the driver's handles, and what came next
+    (``running``: the context moved to another of its queues; ``log end``: still so at the end)."""
+    args = {"context": hw.context_of_hw.get(iv.hw_context, 0), "hHwContext": iv.hw_context,
+            "state": iv.state, "then": iv.ended or "log end"}
+    if iv.state == "running":
+        hwqueue = hw.queue_of_hw.get(iv.hw_queue, 0)
+        args.update(hwqueue=hwqueue, hHwQueue=iv.hw_queue, queue=hw.queue_label(hwqueue))
+    return args
+
+
+def _hw_fence_rows(events: list[dict], hw: HwNames, names: dict, out: list) -> dict[int, list]:
+    """Each progress fence's signals as 1 ns slices on a row under its hardware queue's rows (where
+    the buffers' flows end); other monitored fences as value counters. Returns, per hardware queue,
+    ``(t, value, ts)`` of its signals in order."""
+    progress = hw.progress_fences()
+    signals: dict[int, list] = defaultdict(list)
+    last: dict[int, float] = {}
+    for e in events:
+        if e["event"] != "FenceSignal":
+            continue
+        hwq = progress.get(e["fence"])
+        if hwq is None:
+            out.append({"name": f"monitored fence {e['fence']}", "ph": "C", "pid": PID, "ts": _us(e["t"]),
+                        "args": {"value": e["value"]}})
+            continue
+        tid, _ = _hw_queue_track(hw, hwq, _FENCE_ROW)
+        names[tid] = f"{hw.queue_label(hwq)} progress fence"
+        ts = max(_us(e["t"]), last.get(tid, -1.0))
+        last[tid] = ts + _TICK  # slices on one track must not overlap
+        out.append({"name": f"signal {e['value']}", "cat": "fence", "ph": "X", "pid": PID, "tid": tid, "ts": ts,
+                    "dur": _TICK, "args": {k: e[k] for k in ("fence", "value", "source", "rewind")}})
+        signals[hwq].append((e["t"], e["value"], ts))
+    return signals
+
+
+def _hw_ready_counters(events: list[dict], node_names: dict, out: list) -> None:
+    """Per engine, how many contexts are ready for it (waiting for the scheduler): its value after
+    each instant at which it changed (changes within one instant, as one context leaves the engine
+    and the next takes it, are one step)."""
+    state: dict[tuple[int, int], str] = {}
+    after: dict[tuple[int, int], int] = {}  # (t, engine) -> ready contexts after the last change at t
+    for e in events:
+        if e["event"] == "HwContextState":
+            engine = e["engine"]
+            state[(engine, e["context"])] = e["state"]
+            after[(e["t"], engine)] = sum(1 for (eng, _), st in state.items() if eng == engine and st == "ready")
+    last: dict[int, int] = {}
+    for (t, engine), n in after.items():
+        if last.get(engine) != n:
+            last[engine] = n
+            out.append({"name": f"{node_names.get(engine, engine)} ready contexts", "ph": "C", "pid": PID,
+                        "ts": _us(t), "args": {"contexts": n}})
+
+
+def _hw_flows(events: list[dict], intervals: list[Interval], hw: HwNames, queue_slices: dict, signals: dict,
+              out: list, flow_id: int) -> int:
+    """A flow per retired buffer: from its queue slice (QueuePacketStart), through each turn of its
+    hardware queue on the engine in which it certainly ran (:func:`.hwsched.certain_turns`; none
+    when the log cannot say), to the progress fence signal that retired it (its value reached the
+    buffer's progress id), or, without one, to its last turn. Returns the last flow id used."""
+    turns = defaultdict(list)
+    for iv in intervals:
+        if iv.state == "running":
+            turns[hw.queue_of_hw.get(iv.hw_queue)].append(iv)
+    for hwq, lives in buffer_lives(events).items():
+        ran = certain_turns(turns.get(hwq, []), lives)
+        for life, its_turns in zip(lives, ran):
+            src = queue_slices.get((life.context, life.seq))
+            if not life.status or src is None:
+                continue
+            steps = [(_engine_tid(iv.engine, 0), _us(max(iv.start, life.start))) for iv in its_turns]
+            done = next((ts for t, value, ts in signals.get(hwq, [])
+                         if life.start <= t <= life.end and value >= life.progress_id), None)
+            if done is not None:
+                finish = (_hw_queue_track(hw, hwq, _FENCE_ROW)[0], done)
+            elif steps:
+                finish = steps[-1]
+            else:
+                continue
+            flow_id += 1
+            _flow(out, flow_id, [("s", *src)] + [("t", *step) for step in steps] + [("f", *finish)])
+    return flow_id
+
+
+def _flow(out: list, flow_id: int, steps: list[tuple[str, int, float]]) -> None:
+    """A buffer's flow events: ``(phase, tid, ts)`` each, bound to the enclosing slice."""
+    for ph, tid, ts in steps:
+        ev = {"name": "buffer", "cat": "flow", "ph": ph, "id": flow_id, "pid": PID, "tid": tid, "ts": ts}
+        if ph != "s":
+            ev["bp"] = "e"
+        out.append(ev)
 
 
 def write_chrome_trace(events: Iterable[dict], path: str) -> int:

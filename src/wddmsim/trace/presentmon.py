@@ -16,7 +16,7 @@ names where the model knows the value.
 | MsInPresentAPI | from the present call's start to its return |
 | MsGPULatency | from CPUStartTime to the first GPU work of the frame |
 | MsGPUTime | from the frame's first GPU work to the end of the present's GPU work |
-| MsGPUBusy | the time the frame's packets (the context's packets after the previous present, up to and including this one) were running on their nodes, rebuilt from DmaPacketStart/Stop as PresentMon rebuilds its per-node queues |
+| MsGPUBusy | the time the frame's packets (the context's packets after the previous present, up to and including this one) were running on their nodes, rebuilt from DmaPacketStart/Stop as PresentMon rebuilds its per-node queues; under hardware scheduling, the presenting context's turns on its engine inside the frame's window (below) |
 | MsGPUWait | MsGPUTime minus MsGPUBusy |
 | MsUntilDisplayed | from the present call's start to the display (NA when dropped) |
 | MsBetweenDisplayChange | from the previous display change on the source (NA when dropped, or for the first) |
@@ -24,13 +24,31 @@ names where the model knows the value.
 
 A present still waiting for its display when the log ends is left out.
 
+Under hardware scheduling there are no DmaPacket events; the GPU columns come from the GPU
+scheduler's log instead (``HwContextState``, :mod:`.hwsched`), as PresentMon does with the
+scheduling log. The frame's *window* runs from the ``QueuePacketStart`` of its first buffer (but
+no earlier than the previous present's ``QueuePacketStop`` on the swap chain) to the present
+buffer's ``QueuePacketStop``; the presenting context's *turns* are its ``running`` intervals on its
+engine (any of its hardware queues). Then
+
+- first GPU work = the start of the first part of a turn inside the window;
+- end of the present's GPU work = the end of the last part of a turn inside the window (the
+  context left the engine, or, when it kept running, the present's retirement);
+- MsGPUBusy = the total time of the turns inside the window, so the frames of a swap chain
+  count each instant of the context's engine time at most once;
+- MsGPULatency, MsGPUTime and MsGPUWait follow from these as above (NA without a turn in the
+  window).
+
 Spec: anchors.md section 5 (PresentMon's columns); docs/events.md.
 """
 
 from __future__ import annotations
 
 import csv
+from collections import defaultdict
 from typing import Iterable
+
+from .hwsched import HwNames, clip, is_hardware, running_turns
 
 COLUMNS = (
     "Application", "ProcessID", "SwapChainAddress", "PresentRuntime", "SyncInterval", "PresentFlags", "AllowsTearing",
@@ -56,6 +74,9 @@ def present_rows(events: Iterable[dict]) -> list[dict]:
     open_runs: dict = {}  # (node, fence) -> (start, context, seq)
     shown: dict = {}  # (context, seq) -> displayed time; None when dropped
     queued_at: dict = {}  # (context, seq) -> QueuePacketStart time
+    retired_at: dict = {}  # (context, seq) -> QueuePacketStop time
+    events = list(events)
+    turns = _context_turns(events) if is_hardware(events) else None
     for e in events:
         ev = e["event"]
         if ev == "ProcessCreate":
@@ -68,6 +89,8 @@ def present_rows(events: Iterable[dict]) -> list[dict]:
             by_key[(e["context"], e["seq"])] = p
         elif ev == "QueuePacketStart":
             queued_at.setdefault((e["context"], e["seq"]), e["t"])
+        elif ev == "QueuePacketStop":
+            retired_at[(e["context"], e["seq"])] = e["t"]
         elif ev == "DmaPacketStart":
             open_runs[(e["node"], e["fence"])] = (e["t"], e["context"], e["seq"])
         elif ev == "DmaPacketStop":
@@ -80,6 +103,7 @@ def present_rows(events: Iterable[dict]) -> list[dict]:
             shown[(e["context"], e["seq"])] = None
     rows = []
     last_present: dict = {}  # swap chain -> (call start, seq, return)
+    window_end: dict = {}  # swap chain -> the previous present's QueuePacketStop (hardware scheduling)
     last_display: dict = {}  # source -> time
     for p in presents:
         key = (p["context"], p["seq"])
@@ -93,11 +117,12 @@ def present_rows(events: Iterable[dict]) -> list[dict]:
             first = [queued_at[(p["context"], q)] for q in range(1, p["seq"] + 1) if (p["context"], q) in queued_at]
             frame_start = min(first + [p["cpu_start"]])
         first_seq = prev[1] + 1 if prev else 1
-        frame = [r for r in runs.get(p["context"], []) if first_seq <= r[2] <= p["seq"]]
-        own = [r for r in frame if r[2] == p["seq"]]
-        gpu_start = min((r[0] for r in frame), default=None)
-        gpu_end = max((r[1] for r in own), default=None)
-        busy = sum(r[1] - r[0] for r in frame)
+        if turns is None:
+            gpu_start, gpu_end, busy = _packet_gpu(runs.get(p["context"], []), first_seq, p["seq"])
+        else:
+            lo, hi = _window(queued_at, retired_at, p["context"], first_seq, p["seq"], window_end.get(chain, 0))
+            gpu_start, gpu_end, busy = _turn_gpu(turns[p["context"]], lo, hi)
+            window_end[chain] = window_end.get(chain, 0) if hi is None else hi
         gpu_time = gpu_end - gpu_start if gpu_start is not None and gpu_end is not None else None
         disp = shown[key]
         prev_disp = last_display.get(p["source"])
@@ -120,6 +145,45 @@ def present_rows(events: Iterable[dict]) -> list[dict]:
         if disp is not None:
             last_display[p["source"]] = disp
     return rows
+
+
+def _packet_gpu(runs: list, first_seq: int, seq: int) -> tuple:
+    """Software scheduler: (first GPU work, end of the present's GPU work, busy ns) of the frame of
+    packets ``first_seq..seq``, from their DMA packet runs ``(start, stop, seq)``."""
+    frame = [r for r in runs if first_seq <= r[2] <= seq]
+    own = [r for r in frame if r[2] == seq]
+    gpu_start = min((r[0] for r in frame), default=None)
+    gpu_end = max((r[1] for r in own), default=None)
+    return gpu_start, gpu_end, sum(r[1] - r[0] for r in frame)
+
+
+def _window(queued_at: dict, retired_at: dict, ctx: int, first_seq: int, seq: int, floor: int) -> tuple:
+    """Hardware scheduling: the window ``(lo, hi)`` of the frame of buffers ``first_seq..seq`` of
+    ``ctx``: from its first buffer's QueuePacketStart, but not before ``floor`` (the previous
+    present's QueuePacketStop on the swap chain), to the present's QueuePacketStop (None if unknown)."""
+    first = min((queued_at[(ctx, q)] for q in range(first_seq, seq + 1) if (ctx, q) in queued_at), default=None)
+    return (None if first is None else max(first, floor)), retired_at.get((ctx, seq))
+
+
+def _turn_gpu(turns: list, lo: int | None, hi: int | None) -> tuple:
+    """Hardware scheduling: (first GPU work, end of the present's GPU work, busy ns) of a frame
+    whose window is ``[lo, hi]``, from the presenting context's turns ``(start, end)`` (see the
+    module doc); Nones and 0 without a turn in the window."""
+    if lo is None or hi is None:
+        return None, None, 0
+    parts = clip(turns, lo, hi)
+    if not parts:
+        return None, None, 0
+    return parts[0][0], parts[-1][1], sum(b - a for a, b in parts)
+
+
+def _context_turns(events: list[dict]) -> dict[int, list[tuple[int, int]]]:
+    """OS context -> ``(start, end)`` of its turns on its engine, from ``HwContextState``."""
+    names = HwNames(events)
+    turns: dict[int, list] = defaultdict(list)
+    for iv in running_turns(events):
+        turns[names.context_of_hw.get(iv.hw_context, -1)].append((iv.start, iv.end))
+    return turns
 
 
 def write_presentmon_csv(events: Iterable[dict], path: str) -> int:
