@@ -266,9 +266,17 @@ class WddmV2Ddi:
             packet += C.fence(q.fence_gpu_va, a.HwQueueProgressFenceId, interrupt=True)
         if not self._hwqueue_write(q, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
+        self._trim_submitted(q)
         q.submitted.append(a.HwQueueProgressFenceId)
         self.gpu.hw_scheduler(node).doorbell(q.handle, q.wptr)
         return SUCCESS
+
+    def _trim_submitted(self, q: _HwQueue) -> None:
+        """Drop the ids the queue's progress fence has reached from the front of ``q.submitted``."""
+        if q.submitted and q.fence_cpu_va:
+            value = self.mem.read_u64(q.fence_cpu_va)
+            while q.submitted and q.submitted[0] <= value:
+                q.submitted.popleft()
 
     def _hwqueue_write(self, q: _HwQueue, packet: bytes) -> bool:
         """Append ``packet`` to a hardware queue's ring (False: the ring is full)."""
@@ -366,12 +374,9 @@ class WddmV2Ddi:
         cmp = self.gpu.hw_scheduler(node.ordinal)
         data = node.interrupt_data
         if status & (1 << node.ordinal):
-            # Progress and monitored fences were written: the OS reads them in its DPC.
-            for q in self.hwqueues.values():
-                if q.context.node == node.ordinal:
-                    value = self.mem.read_u64(q.fence_cpu_va) if q.fence_cpu_va else 0
-                    while q.submitted and q.submitted[0] <= value:
-                        q.submitted.popleft()
+            # Progress and monitored fences were written: the OS reads them in its DPC. The driver
+            # trims its own list of ids on the ring only when it needs it (a submission, a fault),
+            # so an interrupt costs the same whatever the number of queues.
             self._report_monitored_fence(node)
         if status & (1 << (self._suspend_shift + node.ordinal)):
             while cmp.completed_suspends:
@@ -393,6 +398,8 @@ class WddmV2Ddi:
         q = self.hwqueues.get(qid)
         # The engine stopped on the fault: it needs a reset before it runs anything again.
         flags = PAGE_FAULT_ENGINE_RESET_REQUIRED | (PAGE_FAULT_WRITE if getattr(engine, "fault_write", False) else 0)
+        if q is not None:
+            self._trim_submitted(q)
         if q is not None and q.submitted:
             pf.FaultedFenceId = q.submitted[0]
             pf.FaultedHwQueue = q.os_handle
