@@ -17,6 +17,7 @@ class BugCheckCode(enum.IntEnum):
     """Stop codes of the graphics kernel (and Driver Verifier's, which the model's strict
     verifier uses for contract violations that have no stop code of their own)."""
 
+    KMODE_EXCEPTION_NOT_HANDLED = 0x1E
     DRIVER_VERIFIER_DETECTED_VIOLATION = 0xC4
     VIDEO_TDR_FAILURE = 0x116
     VIDEO_TDR_TIMEOUT_DETECTED = 0x117
@@ -104,6 +105,11 @@ class BugCheck:
 def describe(bc: BugCheck) -> list[str]:
     """One line per parameter explaining it, as the bug check reference would."""
     lines = [str(bc)]
+    if bc.code == BugCheckCode.KMODE_EXCEPTION_NOT_HANDLED:
+        lines.append(f"Arg1 0x{bc.p1:X}: the exception code (the model's: the NTSTATUS that stands for the Python "
+                     f"exception the driver raised)")
+        lines.append("Arg2 0x0: the address where the exception occurred (the crash record holds the traceback)")
+        return lines
     if bc.code == BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR:
         try:
             p1 = VidSchError(bc.p1)

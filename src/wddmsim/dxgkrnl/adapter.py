@@ -27,11 +27,13 @@ from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.enums import DXGK_INTERRUPT_TYPE
 from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version, from_value
 from ..sim import DEVICE, DISPATCH
 from .crash import BugCheckStop, CrashRecord
+from .errors import ApiError
+from .gateway import DdiGateway
 from .objects import Allocation, Context, Device, HandleTable, Packet, Process
 from .pool import KernelPool
 from .verifier import Verifier
@@ -91,14 +93,6 @@ class CpuCost:
     isr: int = 1_000
     dpc: int = 2_000
     present: int = 5_000
-
-
-class ApiError(Exception):
-    """A D3DKMT-style call failed; ``status`` is the NTSTATUS the application sees."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(f"{status_name(status)}: {message}")
-        self.status = status
 
 
 class Adapter:
@@ -163,16 +157,17 @@ class Adapter:
         self._verifier_mode = verifier
         self.vidsch: VidSch | None = None
         self.interrupt_address = 0
+        #: the OS's one door into the driver (every DxgkDdi* call)
+        self.ddi = DdiGateway(sim, driver, arch=arch, trace=trace)
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
         """DxgkDdiStartDevice, then the adapter queries: caps, segments, node metadata."""
         drv = self.driver
-        self.hAdapter = getattr(drv, "hAdapter", 0)
-        status = drv.DxgkDdiStartDevice(self)
-        if status != SUCCESS:
-            raise ApiError(status, "DxgkDdiStartDevice failed; the adapter does not start")
-        caps = drv.DxgkDdiQueryAdapterInfo(self.hAdapter, QUERY_DRIVERCAPS)
+        ddi = self.ddi
+        self.hAdapter = ddi.hAdapter = getattr(drv, "hAdapter", 0)
+        ddi.call("DxgkDdiStartDevice", self, log=False, fail="DxgkDdiStartDevice failed; the adapter does not start")
+        caps = ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, QUERY_DRIVERCAPS, log=False)
         self.caps = caps
         self.version = from_value(caps.WDDMVersion)
         self.multi_engine_aware = caps.MultiEngineAware
@@ -184,16 +179,16 @@ class Adapter:
         if not 1 <= count <= 64:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"driver reports {count} nodes; 1..64 allowed")
         self.verifier = Verifier(self.sim, self._verifier_mode, self.arch, self.version, self.trace)
-        self.segments = drv.DxgkDdiQueryAdapterInfo(self.hAdapter, QUERY_SEGMENTS)
-        meta_cls = layout.ctype(RECORDS["DXGK_NODEMETADATA"], self.arch, self.version)
+        ddi.start(self.version, self.verifier)
+        self.segments = ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, QUERY_SEGMENTS, log=False)
+        meta_cls = ddi.cls("DXGK_NODEMETADATA")
         self.node_types: list[int] = []
         self.node_names: list[str] = []
         node_flags = []
         for ordinal in range(count):
             meta = meta_cls()
-            st = drv.DxgkDdiGetNodeMetadata(self.hAdapter, ordinal, meta)
-            if st != SUCCESS:
-                raise ApiError(st, f"DxgkDdiGetNodeMetadata failed for node {ordinal}")
+            ddi.call("DxgkDdiGetNodeMetadata", self.hAdapter, ordinal, meta, log=False,
+                     fail=f"DxgkDdiGetNodeMetadata failed for node {ordinal}")
             self.node_types.append(int(meta.EngineType))
             node_flags.append(getattr(meta, "Flags", None))
             wide = "".join(chr(c) for c in meta.FriendlyName).split("\0", 1)[0]
@@ -240,28 +235,8 @@ class Adapter:
 
     # -- trace helpers ------------------------------------------------------------------------------
     def args_of(self, obj) -> dict:
-        """Every member of a DDI structure by its DDI name (flags as {"Value": n, "<Bit>": 0|1})."""
-        flat = codec.values(obj.record, bytes(obj), self.arch, self.version)
-        out: dict = {}
-        for path, value in flat.items():
-            head, _, rest = path.partition(".")
-            if not rest:
-                if head in out and isinstance(out[head], dict):
-                    continue
-                out[head] = value
-                continue
-            if rest.rsplit(".", 1)[-1] == "Reserved":
-                continue
-            sub = out.get(head)
-            if not isinstance(sub, dict):
-                sub = out[head] = {} if not isinstance(sub, int) else {"Value": sub}
-                if head in flat and "Value" not in sub:
-                    sub["Value"] = flat[head]
-            if rest == "QuadPart":
-                out[head] = value
-                continue
-            sub[rest] = value
-        return out
+        """Every member of a DDI structure by its DDI name (see :meth:`DdiGateway.args_of`)."""
+        return self.ddi.args_of(obj)
 
     # -- kernel services the driver uses ------------------------------------------------------------
     def MmAllocateContiguousMemory(self, NumberOfBytes: int) -> int:
@@ -404,14 +379,14 @@ class Adapter:
         self.interrupts += 1
         self.in_isr = True
         try:
-            return self.driver.DxgkDdiInterruptRoutine(self.hAdapter, message_number)
+            return self.ddi.call("DxgkDdiInterruptRoutine", self.hAdapter, message_number, log=False)
         finally:
             self.in_isr = False
 
     def _dpc(self) -> None:
         self.dpc_pending = False
         self.dpcs += 1
-        self.driver.DxgkDdiDpcRoutine(self.hAdapter)
+        self.ddi.call("DxgkDdiDpcRoutine", self.hAdapter, log=False)
 
     # -- objects ----------------------------------------------------------------------------------------
     def create_process(self, name: str, priority_class: str = "normal") -> Process:
@@ -427,10 +402,7 @@ class Adapter:
         if not process.hKmdProcess:
             args = layout.ctype(RECORDS["DXGKARG_CREATEPROCESS"], self.arch, self.version)()
             args.hDxgkProcess = process.handle
-            status = self.driver.DxgkDdiCreateProcess(self.hAdapter, args)
-            self._trace_ddi("DxgkDdiCreateProcess", args, status)
-            if status != SUCCESS:
-                raise ApiError(status, "DxgkDdiCreateProcess failed")
+            self.ddi.call("DxgkDdiCreateProcess", self.hAdapter, args, fail="DxgkDdiCreateProcess failed")
             process.hKmdProcess = args.hKmdProcess
             self.wddm2.gpuva.space(process).handle = args.hKmdProcess
         return process.hKmdProcess
@@ -447,8 +419,7 @@ class Adapter:
         if not self.multi_engine_aware:
             info_addr = self.pool.alloc(4096)
             args.pInfo = info_addr
-        status = self.driver.DxgkDdiCreateDevice(self.hAdapter, args)
-        self._trace_ddi("DxgkDdiCreateDevice", args, status)
+        status = self.ddi.call("DxgkDdiCreateDevice", self.hAdapter, args)
         if status != SUCCESS:
             self.handles.remove(dev.handle)
             raise ApiError(status, "DxgkDdiCreateDevice failed")
@@ -483,8 +454,7 @@ class Adapter:
             args = layout.ctype(RECORDS["DXGKARG_CREATECONTEXT"], self.arch, self.version)()
             args.NodeOrdinal = node
             args.EngineAffinity = 1
-            status = self.driver.DxgkDdiCreateContext(device.hDriver, args)
-            self._trace_ddi("DxgkDdiCreateContext", args, status)
+            status = self.ddi.call("DxgkDdiCreateContext", device.hDriver, args)
             if status != SUCCESS:
                 self.handles.remove(ctx.handle)
                 raise ApiError(status, "DxgkDdiCreateContext failed")
@@ -533,11 +503,6 @@ class Adapter:
         device.allocations.append(alloc)
         self.allocations.append(alloc)
         return alloc
-
-    def _trace_ddi(self, name: str, args, status: int, irql: str = "PASSIVE_LEVEL") -> None:
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "DdiCall", {"name": name, "irql": irql, "args": self.args_of(args),
-                                                       "status": status_name(status)})
 
     # -- building packets ---------------------------------------------------------------------------------
     def _packet_buffers(self, ctx: Context, extra: int):
@@ -617,9 +582,7 @@ class Adapter:
         a = self._render_args
         self._render_fill(a, cmd_addr, n, dma, info.DmaBufferSize, priv, info.DmaBufferPrivateDataSize, alist,
                           len(allocations), plist_in, len(patches), plist, info.PatchLocationListSize, 0, 0, dma)
-        status = self.driver.DxgkDdiRender(ctx.hDdi, a)
-        if self.trace is not None:
-            self._trace_ddi("DxgkDdiRender", a, status)
+        status = self.ddi.call("DxgkDdiRender", ctx.hDdi, a)
         if status != SUCCESS:
             self.pool.free(block, total)
             raise ApiError(status, "DxgkDdiRender rejected the command buffer")
@@ -741,9 +704,7 @@ class Adapter:
             a.Flags.Blt = 1
         a.DmaBufferSegmentId = 0
         a.DmaBufferPhysicalAddress.QuadPart = dma
-        status = self.driver.DxgkDdiPresent(ctx.hDdi, a)
-        if self.trace is not None:
-            self._trace_ddi("DxgkDdiPresent", a, status)
+        status = self.ddi.call("DxgkDdiPresent", ctx.hDdi, a)
         if status != SUCCESS:
             self.pool.free(block, total)
             raise ApiError(status, "DxgkDdiPresent failed")
@@ -809,18 +770,11 @@ class Adapter:
             a = self._cancel_args
             self._cancel_fill(a, ctx.hDdi, p.dma, p.dma_size, p.start_off, p.end_off, p.priv, p.priv_size, 0,
                               p.priv_size, p.alist, p.alist_n, p.plist, p.plist_n, 0, p.plist_n)
-            if self.verifier.mode != "off":
-                self.verifier.check("DXGKARG_CANCELCOMMAND", a, R.Facts(version=self.version), self.interrupt_address)
-            status = self.driver.DxgkDdiCancelCommand(self.hAdapter, a)
-            self._trace_ddi("DxgkDdiCancelCommand", a, status)
-            if status != SUCCESS:
-                bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.FAILED_CANCEL_COMMAND,
-                              status & 0xFFFFFFFF, self.interrupt_address, p.seq)
-                raise BugCheckStop(CrashRecord(
-                    time=self.sim.now, bugcheck=bc, message=f"DxgkDdiCancelCommand returned {status_name(status)}",
-                    struct="DXGKARG_CANCELCOMMAND", arch=self.arch, ddi_version=self.version.name,
-                    address=self.interrupt_address, data=bytes(a),
-                ))
+            address = self.interrupt_address
+            self.ddi.call("DxgkDdiCancelCommand", self.hAdapter, a, facts=R.Facts(version=self.version),
+                          address=address, bugcheck=lambda status: BugCheck(
+                              BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.FAILED_CANCEL_COMMAND,
+                              status & 0xFFFFFFFF, address, p.seq))
         self.free_packet(p)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "QueuePacketStop", {
@@ -872,10 +826,7 @@ class Adapter:
         if ctx.hDriver == 0 or not self.multi_engine_aware:
             self.handles.remove(ctx.handle)
             return
-        status = self.driver.DxgkDdiDestroyContext(ctx.hDriver)
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "DdiCall", {"name": "DxgkDdiDestroyContext", "irql": "PASSIVE_LEVEL",
-                                                     "args": {"hContext": ctx.hDriver}, "status": status_name(status)})
+        self.ddi.call("DxgkDdiDestroyContext", ctx.hDriver, log_args={"hContext": ctx.hDriver})
         ctx.hDriver = 0
         self.handles.remove(ctx.handle)
 

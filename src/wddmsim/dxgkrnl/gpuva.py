@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 
 from ..ddi import layout
+from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from ..ddi.enums import DXGK_PAGETABLEUPDATEMODE
 from ..ddi.ntstatus import NTSTATUS, status_name
@@ -102,8 +103,7 @@ class GpuVa:
         a.Address.SegmentId = 0  # system memory: the offset is the physical address
         a.Address.SegmentOffset = root
         a.NumEntries = 1 << self.index_bits
-        ad.driver.DxgkDdiSetRootPageTable(ad.hAdapter, a)
-        ad._trace_ddi("DxgkDdiSetRootPageTable", a, SUCCESS)
+        ad.ddi.call("DxgkDdiSetRootPageTable", ad.hAdapter, a)
 
     def _shift(self, level: int) -> int:
         return 12 + level * self.index_bits
@@ -302,19 +302,14 @@ class GpuVa:
 
     def _build(self, a) -> None:
         ad = self.adapter
-        status = ad.driver.DxgkDdiBuildPagingBuffer(ad.hAdapter, a)
-        ad._trace_ddi("DxgkDdiBuildPagingBuffer", a, status)
+        status = ad.ddi.call("DxgkDdiBuildPagingBuffer", ad.hAdapter, a)
         if status != SUCCESS:
             # A page-table update the driver will not build is a critical failure (section 6.1).
-            from .crash import BugCheckStop, CrashRecord
-            from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-            raise BugCheckStop(CrashRecord(
-                time=ad.sim.now,
-                bugcheck=BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID),
+            ad.ddi.stop("DxgkDdiBuildPagingBuffer", a, 0, BugCheck(
+                BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAULTED_SYSTEM_COMMAND,
+                status & 0xFFFFFFFF), status,
                 message=f"DxgkDdiBuildPagingBuffer returned {status_name(status)} for a page-table operation "
-                        f"({a.Operation}); VidMm cannot keep GPU virtual addresses current",
-                struct="DXGKARG_BUILDPAGINGBUFFER", arch=ad.arch, ddi_version=ad.version.name, address=0,
-                data=bytes(a)))
+                        f"({a.Operation}); VidMm cannot keep GPU virtual addresses current")
 
     def summary(self) -> dict:
         return {"address_spaces": len(self.spaces), "page_tables": self.page_tables,

@@ -162,8 +162,7 @@ class HwTdr:
         a.NodeOrdinal = node.ordinal
         a.EngineOrdinal = 0
         try:
-            status = ad.driver.DxgkDdiResetHwEngine(ad.hAdapter, a)
-            ad._trace_ddi("DxgkDdiResetHwEngine", a, status)
+            status = ad.ddi.call("DxgkDdiResetHwEngine", ad.hAdapter, a)
             hit = self._invalidated
         finally:
             self._invalidated = None
@@ -178,8 +177,7 @@ class HwTdr:
         r = layout.ctype(RECORDS["DXGKARG_RESUMEHWENGINE"], ad.arch, ad.version)()
         r.NodeOrdinal = node.ordinal
         r.EngineOrdinal = 0
-        status = ad.driver.DxgkDdiResumeHwEngine(ad.hAdapter, r)
-        ad._trace_ddi("DxgkDdiResumeHwEngine", r, status)
+        status = ad.ddi.call("DxgkDdiResumeHwEngine", ad.hAdapter, r)
         if status != SUCCESS:
             self.adapter_reset(node, timeout)
             return
@@ -202,21 +200,19 @@ class HwTdr:
 
     def adapter_reset(self, node, timeout: bool) -> None:
         """The full GPU reset an engine reset escalates to (section 10.2 applied to hardware queues)."""
-        ad = self.adapter
         hw = self.hwsch
         sw = self._sw
-        drv = ad.driver
         if timeout:
             sw.adapter_timeout(promoted=True)
         for n in hw.nodes:
             n.resetting = True
         try:
-            sw.must_succeed("DxgkDdiResetFromTimeout", drv.DxgkDdiResetFromTimeout)
+            sw.must_succeed("DxgkDdiResetFromTimeout")
             # The GPU lost every queue's work: the devices that had buffers with the driver are lost.
             lost = list(dict.fromkeys(q.context.device for n in hw.nodes for q in n.queues if q.in_flight))
             for dev in lost:
                 hw.device_error(dev, "adapter reset")
-            sw.must_succeed("DxgkDdiRestartFromTimeout", drv.DxgkDdiRestartFromTimeout)
+            sw.must_succeed("DxgkDdiRestartFromTimeout")
         finally:
             for n in hw.nodes:
                 n.resetting = False

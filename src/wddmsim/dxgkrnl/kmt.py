@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import deque
 
 from ..ddi.ntstatus import NTSTATUS
-from .adapter import Adapter, ApiError
+from .adapter import Adapter
+from .errors import ApiError
 from .objects import Allocation, Context, Device, Process
 
 

@@ -30,7 +30,7 @@ from itertools import islice
 
 from ..ddi import layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..ddi.rules import Violation
 from ..ddi.versions import ddi_version
@@ -171,32 +171,15 @@ class Preemptor:
         a.NodeOrdinal = nq.ordinal
         a.EngineOrdinal = 0
         a.Flags.Value = 0
-        if vs.verifier.mode != "off":
-            vs.verifier.check("DXGKARG_PREEMPTCOMMAND", a, nq.notify_facts, st.address)
         tr = vs.trace
         if tr is not None:
             tr.emit(sim.now, "PreemptRequest", {
                 "node": nq.ordinal, "fence": fence, "reason": st.reason, "running": running.handle,
                 "for": cand.handle if cand is not None else 0, "queued": len(nq.hw) - nq.stopped,
             })
-        saved = sim.irql
-        sim.irql = DISPATCH
-        try:
-            status = vs.driver.DxgkDdiPreemptCommand(vs.adapter.hAdapter, a)
-        finally:
-            sim.irql = saved
-        if tr is not None:
-            tr.emit(sim.now, "DdiCall", {"name": "DxgkDdiPreemptCommand", "irql": "DISPATCH_LEVEL",
-                                         "args": vs.adapter.args_of(a), "status": status_name(status)})
-        if status != SUCCESS:
-            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                          status & 0xFFFFFFFF, st.address, (nq.ordinal << 32) | fence)
-            raise BugCheckStop(CrashRecord(
-                time=sim.now, bugcheck=bc,
-                message=f"DxgkDdiPreemptCommand returned {status_name(status)}; it must return STATUS_SUCCESS",
-                struct="DXGKARG_PREEMPTCOMMAND", arch=vs.adapter.arch, ddi_version=vs.adapter.version.name,
-                address=st.address, data=bytes(a), rule=None, rule_name="",
-            ))
+        vs.ddi.call("DxgkDdiPreemptCommand", vs.adapter.hAdapter, a, facts=nq.notify_facts, address=st.address,
+                    bugcheck=(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
+                              st.address, (nq.ordinal << 32) | fence))
         st.cand = cand
         vs.tdr.preempt_requested(nq)
         if cand is not None:

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 from ..ddi import layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..ddi.rules import Violation
 from ..sim import DISPATCH, PASSIVE
@@ -244,21 +244,16 @@ class Tdr:
         self.live_dumps.append((self.sim.now, int(code), p4))
         self._emit("LiveDump", {"code": int(code), "name": code.name, "p4": p4})
 
-    def _call(self, name: str, fn, args=None):
-        """A recovery DDI at PASSIVE_LEVEL, traced."""
-        status = fn(self.adapter.hAdapter, args) if args is not None else fn(self.adapter.hAdapter)
-        tr = self.vs.trace
-        if tr is not None:
-            tr.emit(self.sim.now, "DdiCall", {
-                "name": name, "irql": "PASSIVE_LEVEL",
-                "args": self.adapter.args_of(args) if args is not None else {}, "status": status_name(status),
-            })
-        return status
+    def _call(self, name: str, args=None) -> int:
+        """A recovery entry point at PASSIVE_LEVEL, through the gateway: its status for the caller to
+        act on (a failure promotes the reset)."""
+        if args is None:
+            return self.adapter.ddi.call(name, self.adapter.hAdapter)
+        return self.adapter.ddi.call(name, self.adapter.hAdapter, args)
 
     def _engine_reset(self, nq, running, timeout: bool = True) -> bool:
         """Per-engine reset (10.3). False when it has to be promoted to an adapter reset.
         ``timeout``: a TDR (live dump, counted) rather than a page fault."""
-        drv = self.vs.driver
         if timeout:
             self.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
         nq.tdr.resetting = True
@@ -267,11 +262,11 @@ class Tdr:
                 return True  # it finished between the timeout and now
             group = self._group_cls()
             group.NodeOrdinal = nq.ordinal
-            if self._call("DxgkDdiQueryDependentEngineGroup", drv.DxgkDdiQueryDependentEngineGroup, group) != SUCCESS:
+            if self._call("DxgkDdiQueryDependentEngineGroup", group) != SUCCESS:
                 return False
             args = self._reset_cls()
             args.NodeOrdinal = nq.ordinal
-            if self._call("DxgkDdiResetEngine", drv.DxgkDdiResetEngine, args) != SUCCESS:
+            if self._call("DxgkDdiResetEngine", args) != SUCCESS:
                 return False
             aborted = args.LastAbortedFenceId
             if not nq.last_completed <= aborted <= nq.last_submitted:
@@ -342,7 +337,6 @@ class Tdr:
     def _adapter_reset(self, nq, running, promoted: bool, timeout: bool = True) -> None:
         """Adapter-wide reset (10.2); ``timeout``: a TDR (live dump, counted) rather than a fault."""
         vs = self.vs
-        drv = vs.driver
         now = self.sim.now
         if timeout:
             self.adapter_timeout(promoted)
@@ -350,7 +344,7 @@ class Tdr:
         for q in vs.nodes:
             q.tdr.resetting = True
         try:
-            self.must_succeed("DxgkDdiResetFromTimeout", drv.DxgkDdiResetFromTimeout)
+            self.must_succeed("DxgkDdiResetFromTimeout")
             for q in vs.nodes:
                 hw = q.hw
                 busy = len(hw) > q.stopped
@@ -369,7 +363,7 @@ class Tdr:
                 if busy and q.busy_since >= 0:
                     q.busy_ns += now - q.busy_since
                 self._clear_preemption(q)
-            self.must_succeed("DxgkDdiRestartFromTimeout", drv.DxgkDdiRestartFromTimeout)
+            self.must_succeed("DxgkDdiRestartFromTimeout")
             self.adapter_resets += 1
             self._emit("AdapterReset", {"node": nq.ordinal, "promoted": int(promoted),
                                         "device": guilty.handle if guilty else 0})
@@ -394,15 +388,10 @@ class Tdr:
             ))
         self.live_dump(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 9 if promoted else 0)
 
-    def must_succeed(self, name: str, fn) -> None:
-        """A recovery DDI that may not fail: any other status is bug check 0x116."""
-        status = self._call(name, fn)
-        if status != SUCCESS:
-            bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, status & 0xFFFFFFFF, 0)
-            raise BugCheckStop(CrashRecord(
-                time=self.sim.now, bugcheck=bc, message=f"{name} returned {status_name(status)}; recovery failed",
-                struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
-            ))
+    def must_succeed(self, name: str) -> None:
+        """A recovery entry point that may not fail: any other status is bug check 0x116."""
+        self.adapter.ddi.call(name, self.adapter.hAdapter, bugcheck=lambda status: BugCheck(
+            BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, status & 0xFFFFFFFF, 0))
 
     # -- packets --------------------------------------------------------------------------------------------
     def _stop(self, p, nq, status: str) -> None:

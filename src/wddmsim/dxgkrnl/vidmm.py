@@ -293,8 +293,7 @@ class VidMm:
                     buf = self._new_buffer()
                 shared, cursor, pcursor = buf
                 self._fill_args(a, kind, alloc, heap, off, old, cursor, pcursor, shared[0])
-                status = self.adapter.driver.DxgkDdiBuildPagingBuffer(self.adapter.hAdapter, a)
-                self.adapter._trace_ddi("DxgkDdiBuildPagingBuffer", a, status)
+                status = self.adapter.ddi.call("DxgkDdiBuildPagingBuffer", self.adapter.hAdapter, a)
                 if status == SUCCESS:
                     break
                 if status == INSUFFICIENT and attempt == 0 and cursor != shared[0]:

@@ -36,7 +36,7 @@ from dataclasses import replace
 from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..sim import DISPATCH, PASSIVE
 from .crash import BugCheckStop, CrashRecord
@@ -47,6 +47,8 @@ from .vidmm import VidMm
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 INVALID_PARAMETER = int(NTSTATUS.STATUS_INVALID_PARAMETER)
+_VIDSCH = BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR
+_FAILED_SUBMIT = VidSchError.DRIVER_FAILED_SUBMIT_COMMAND
 
 #: DXGK_SUBMITCOMMANDFLAGS bits the scheduler sets.
 FLAG_PAGING = 0x1
@@ -112,6 +114,7 @@ class VidSch:
         self.sim = adapter.sim
         self.policy = policy
         self.driver = adapter.driver
+        self.ddi = adapter.ddi
         self.trace = adapter.trace
         self.verifier = adapter.verifier
         self.costs = adapter.costs
@@ -280,7 +283,6 @@ class VidSch:
 
     # -- 3. patch and submit --------------------------------------------------------------------
     def _submit(self, nq: NodeQueue, packet) -> None:
-        sim = self.sim
         ctx = packet.context
         if packet.fence and packet.flags & FLAG_PAGING:
             fence = packet.fence  # a preempted (or reset) paging packet keeps its fence id
@@ -312,20 +314,9 @@ class VidSch:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
                            packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
                            0)
-        self._judge_submission(nq, packet, "DXGKARG_SUBMITCOMMAND", a, packet.dma)
-        sim.irql = DISPATCH  # KeRaiseIrql: DxgkDdiSubmitCommand is called at DISPATCH_LEVEL
-        try:
-            status = self.driver.DxgkDdiSubmitCommand(self.adapter.hAdapter, a)
-        finally:
-            sim.irql = PASSIVE
-        tr = self.trace
-        if tr is not None:
-            tr.emit(sim.now, "DdiCall", {
-                "name": "DxgkDdiSubmitCommand", "irql": "DISPATCH_LEVEL",
-                "args": self.adapter.args_of(a), "status": status_name(status),
-            })
-        if status != SUCCESS:
-            self._failed_submit(nq, packet, a, status)
+        self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, a, address=nq.submit_address,
+                      facts=self._submission_facts(nq, packet, a, packet.dma),
+                      bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | packet.fence))
         self._submitted(nq, packet, fence, flags)
 
     def _submitted(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
@@ -363,20 +354,19 @@ class VidSch:
         elif self.preemptor.enabled and packet.context is not hw[nq.stopped].context:
             self.preemptor.consider(nq)  # it waits behind another context's packet
 
-    def _judge_submission(self, nq: NodeQueue, packet, name: str, args, address: int) -> None:
-        """The OS's own side of the contract, before the call: the rules on ``args``. A
-        NullRendering packet keeps the structure as submitted: rule 14 is judged on it when its
-        fence comes back (``address``: where its buffer is, for the bus observer)."""
+    def _submission_facts(self, nq: NodeQueue, packet, args, address: int) -> R.Facts:
+        """The verifier's facts for a submission of ``packet`` (judged by the gateway before the
+        call). A NullRendering packet keeps the structure as submitted: rule 14 is judged on it
+        when its fence comes back (``address``: where its buffer is, for the bus observer)."""
         facts = nq.facts
         facts.status = SUCCESS
         facts.previously_preempted = packet.preempted
         if packet.preempted:
             self.resubmissions += 1
-        if self.verifier.mode != "off":
-            self.verifier.check(name, args, facts, nq.submit_address)
         if packet.flags & FLAG_NULL_RENDERING:
             packet.submit_bytes = bytes(args)
             self._null_buffers[address] = packet
+        return facts
 
     def _submit_virtual(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
         """DxgkDdiSubmitCommandVirtual (GPU virtual addressing, section 2.4), at PASSIVE_LEVEL.
@@ -402,32 +392,13 @@ class VidSch:
         a.Flags.Value = flags
         a.EngineOrdinal = 0
         a.NodeOrdinal = nq.ordinal
-        self._judge_submission(nq, packet, "DXGKARG_SUBMITCOMMANDVIRTUAL", a, packet.va)
-        status = self.driver.DxgkDdiSubmitCommandVirtual(ad.hAdapter, a)
+        status = self.ddi.call("DxgkDdiSubmitCommandVirtual", ad.hAdapter, a, address=nq.submit_address,
+                               facts=self._submission_facts(nq, packet, a, packet.va),
+                               bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | fence))
         self.virtual_submissions += 1
-        if self.trace is not None:
-            ad._trace_ddi("DxgkDdiSubmitCommandVirtual", a, status)
-        if status == SUCCESS:
-            return
         if status == INVALID_PARAMETER:
             packet.rejected = True
             self.tdr.device_error(ctx.device, "DxgkDdiSubmitCommandVirtual returned STATUS_INVALID_PARAMETER")
-            return
-        facts = nq.facts
-        facts.status = status
-        verifier = self.verifier
-        found = verifier.find("DXGKARG_SUBMITCOMMANDVIRTUAL", a, facts)
-        internal = (nq.ordinal << 32) | fence
-        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                      status & 0xFFFFFFFF, nq.submit_address, internal)
-        verifier.handle(found, "DXGKARG_SUBMITCOMMANDVIRTUAL", a, nq.submit_address, bugcheck=bc)
-        raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc,
-            message=f"DxgkDdiSubmitCommandVirtual returned {status_name(status)}; it may return only "
-                    f"STATUS_SUCCESS or STATUS_INVALID_PARAMETER (rule 23)",
-            struct="DXGKARG_SUBMITCOMMANDVIRTUAL", arch=ad.arch, ddi_version=ad.version.name,
-            address=nq.submit_address, data=bytes(a), rule=23, rule_name="SubmitCommandVirtualStatus",
-        ))
 
     def _patch(self, nq: NodeQueue, packet) -> None:
         p = nq.patch_args
@@ -452,38 +423,10 @@ class VidSch:
         p.SubmissionFenceId = packet.fence
         p.Flags.Value = packet.flags & 0xF
         p.EngineOrdinal = 0
-        facts = nq.facts
-        status = self.driver.DxgkDdiPatch(self.adapter.hAdapter, p)
-        facts.status = status
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "DdiCall", {
-                "name": "DxgkDdiPatch", "irql": "PASSIVE_LEVEL", "args": self.adapter.args_of(p),
-                "status": status_name(status),
-            })
-        if self.verifier.mode != "off":
-            self.verifier.check("DXGKARG_PATCH", p, facts, nq.submit_address + 0x400)
-        if status != SUCCESS:
-            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_PATCH_COMMAND,
-                          nq.submit_address + 0x400, packet.fence, nq.ordinal)
-            raise BugCheckStop(CrashRecord(
-                time=self.sim.now, bugcheck=bc,
-                message=f"DxgkDdiPatch returned {status_name(status)}; it must succeed (rule 25)",
-                struct="DXGKARG_PATCH", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
-                address=nq.submit_address + 0x400, data=bytes(p), rule=25, rule_name="PatchSucceeds",
-            ))
-
-    def _failed_submit(self, nq: NodeQueue, packet, args, status: int) -> None:
-        """Rule 1: DxgkDdiSubmitCommand may not fail. Bug check 0x119 (0x2, status, args, internal)."""
-        # Parameter 4, the scheduler's internal datum: this node's ordinal and the fence id.
-        internal = (nq.ordinal << 32) | packet.fence
-        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                      status & 0xFFFFFFFF, nq.submit_address, internal)
-        raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc,
-            message=f"DxgkDdiSubmitCommand returned {status_name(status)}; it must return STATUS_SUCCESS (rule 1)",
-            struct="DXGKARG_SUBMITCOMMAND", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
-            address=nq.submit_address, data=bytes(args), rule=1, rule_name="SubmitCommandSucceeds",
-        ))
+        address = nq.submit_address + 0x400
+        self.ddi.call("DxgkDdiPatch", self.adapter.hAdapter, p, facts=nq.facts, judge="after", address=address,
+                      bugcheck=lambda status: BugCheck(_VIDSCH, VidSchError.DRIVER_FAILED_PATCH_COMMAND, address,
+                                                       packet.fence, nq.ordinal))
 
     def _start(self, nq: NodeQueue, packet) -> None:
         now = self.sim.now

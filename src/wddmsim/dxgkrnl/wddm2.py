@@ -40,7 +40,7 @@ from collections import deque
 from ..ddi import layout
 from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
-from .adapter import ApiError
+from .errors import ApiError
 from .fences import U32_MAX, FenceTable
 from .gpuva import VA_START, GpuVa
 from .objects import Context, Device, Process
@@ -170,8 +170,7 @@ class Wddm2:
         ad = self.adapter
         args = layout.ctype(RECORDS["DXGKARG_CREATEDEVICE"], ad.arch, ad.version)()
         args.hDevice = dev.handle
-        status = ad.driver.DxgkDdiCreateDevice(ad.hAdapter, args)
-        ad._trace_ddi("DxgkDdiCreateDevice", args, status)
+        status = ad.ddi.call("DxgkDdiCreateDevice", ad.hAdapter, args)
         if status != 0:
             raise ApiError(status, "DxgkDdiCreateDevice failed for the system device")
         return args.hDevice
