@@ -93,6 +93,9 @@ class System:
                                budgets={i + 1: sg.budget for i, sg in enumerate(ad.segments) if sg.budget},
                                scheduling=ad.scheduling, bands=_bands(ad.bands), gpu_va=bool(ad.gpu_va))
         self.gpu.irq.connect(self.adapter.interrupt)
+        # Ground truth for the verifier (rule 43): the GPU's interrupt status register.
+        irq = self.gpu.irq
+        self.adapter.dxgk.interrupt_status = lambda: irq.status
         self.adapter.start()
         # The verifier's ground truth for NullRendering (rule 14): which DMA buffers the GPU fetched.
         self.gpu.on_fetch = self.adapter.vidsch.dma_fetched

@@ -1,20 +1,15 @@
-"""The OS's side of one display adapter: it starts the driver, owns the objects and VidSch, and
-implements the callbacks the driver calls (``DxgkCbNotifyInterrupt``, ``DxgkCbQueueDpc``,
-``DxgkCbNotifyDpc``, ``DxgkCbSynchronizeExecution``).
+"""The OS's side of one display adapter: it starts the driver, owns the objects (processes,
+devices, contexts, allocations) and VidSch, builds the DMA buffers' arguments (DxgkDdiRender,
+DxgkDdiPresent) and cancels and destroys.
 
-The adapter talks to the driver only through its ``DxgkDdi*`` entry points and never imports the
-driver or the GPU model: the assembly code (``wddmsim.system``) hands it a driver object and the
-system memory both share, and connects the GPU's interrupt line to :meth:`Adapter.interrupt`.
-
-Interrupts and DPCs: the line is taken at device IRQL; :meth:`interrupt` calls
-``DxgkDdiInterruptRoutine``. ``DxgkCbQueueDpc`` schedules the DPC at DISPATCH_LEVEL ``isr`` ns later
-(the ISR's modelled CPU time); only one DPC is pending at a time (a second request returns FALSE).
-The DPC calls ``DxgkDdiDpcRoutine``, whose ``DxgkCbNotifyDpc`` retires packets.
+The adapter talks to the driver only through the gateway (:mod:`.gateway`, every ``DxgkDdi*``
+call) and the interface it hands the driver in ``DxgkDdiStartDevice`` (:mod:`.callbacks`, the
+``DxgkCb*`` callbacks and the ISR and DPC dispatch). It never imports the driver or the GPU model:
+the assembly code (``wddmsim.system``) hands it a driver object and the system memory both share,
+and connects the GPU's interrupt line to :meth:`Adapter.interrupt`.
 
 CPU costs (:class:`CpuCost`) are model parameters in ns: the time a DDI call or an ISR/DPC takes,
 during which the calling thread is busy.
-
-Spec: DESIGN.md sections 2, 3, 5; ddi-facts.md sections 1, 3, 4.1, 12, 13 (rules 38-41).
 """
 
 from __future__ import annotations
@@ -22,17 +17,16 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from ..ddi import codec, layout
+from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.enums import DXGK_INTERRUPT_TYPE
 from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS
 from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version, from_value
-from ..sim import DEVICE, DISPATCH
 from .crash import BugCheckStop, CrashRecord
 from .errors import ApiError
+from .callbacks import DxgkInterface
 from .gateway import DdiGateway
 from .objects import Allocation, Context, Device, HandleTable, Packet, Process
 from .pool import KernelPool
@@ -42,14 +36,6 @@ from .present import FLAG_FLIP, FLAG_FLIP_NO_WAIT, FLAG_REDIRECTED_PRESENT
 from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
-_DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
-_DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
-_DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
-_CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
-_MONITORED_FENCE_SIGNALED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED)
-_SUSPEND_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_SUSPEND_CONTEXT_COMPLETED)
-_HWQUEUE_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED)
-_INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
                      5: "SCENE_ASSEMBLY", 6: "COPY", 7: "OVERLAY", 8: "CRYPTO", 9: "VIDEO_CODEC"}
 
@@ -139,19 +125,11 @@ class Adapter:
         self.costs = costs or CpuCost()
         self.pool = KernelPool()
         self.handles = HandleTable()
-        self.DeviceHandle = 0xD0  # the OS's adapter handle, passed back in callbacks
         self.hAdapter = 0
         self.processes: list[Process] = []
         self.devices: list[Device] = []
         self.contexts: list[Context] = []
         self.allocations: list[Allocation] = []
-        self.dpc_pending = False
-        self.in_isr = False
-        self.interrupts = 0
-        self.dpcs = 0
-        self.callbacks = 0
-        self.unhandled_interrupts = 0  # interrupt types this part of the model does not act on
-        self.vsyncs = 0  # CRTC_VSYNC interrupts reported
         self._policy = policy
         self._depth = hw_queue_depth
         self._verifier_mode = verifier
@@ -159,6 +137,9 @@ class Adapter:
         self.interrupt_address = 0
         #: the OS's one door into the driver (every DxgkDdi* call)
         self.ddi = DdiGateway(sim, driver, arch=arch, trace=trace)
+        #: what the driver is handed in DxgkDdiStartDevice: the callbacks, the ISR and DPC dispatch
+        self.dxgk = DxgkInterface(self)
+        self.ddi.returned = self.dxgk.returned
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -166,7 +147,7 @@ class Adapter:
         drv = self.driver
         ddi = self.ddi
         self.hAdapter = ddi.hAdapter = getattr(drv, "hAdapter", 0)
-        ddi.call("DxgkDdiStartDevice", self, log=False, fail="DxgkDdiStartDevice failed; the adapter does not start")
+        ddi.call("DxgkDdiStartDevice", self.dxgk, log=False, fail="DxgkDdiStartDevice failed; the adapter does not start")
         caps = ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, QUERY_DRIVERCAPS, log=False)
         self.caps = caps
         self.version = from_value(caps.WDDMVersion)
@@ -238,90 +219,25 @@ class Adapter:
         """Every member of a DDI structure by its DDI name (see :meth:`DdiGateway.args_of`)."""
         return self.ddi.args_of(obj)
 
-    # -- kernel services the driver uses ------------------------------------------------------------
-    def MmAllocateContiguousMemory(self, NumberOfBytes: int) -> int:
-        return self.pool.alloc(NumberOfBytes)
+    # -- interrupts ---------------------------------------------------------------------------------
+    @property
+    def interrupts(self) -> int:
+        """Interrupts delivered to the driver's ISR."""
+        return self.dxgk.interrupts
 
-    # -- callbacks ------------------------------------------------------------------------------------
-    def _callback_violation(self, rule: int, name: str, message: str) -> None:
-        v = R.Violation(rule, name, message, None)
-        self.verifier.handle([v], None, None, 0)
+    @property
+    def dpcs(self) -> int:
+        """DPCs run."""
+        return self.dxgk.dpcs
 
-    def DxgkCbNotifyInterrupt(self, hAdapter: int, pNotifyInterruptData) -> None:
-        """An interrupt event from the driver's ISR (device IRQL only, rule 38)."""
-        self.callbacks += 1
-        if self.sim.irql != DEVICE:
-            self._callback_violation(38, "NotifyInterruptAtDirql",
-                                     "DxgkCbNotifyInterrupt was called outside the ISR and SynchronizeExecution")
-        data = pNotifyInterruptData
-        itype = data.InterruptType
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "Callback", {
-                "name": "DxgkCbNotifyInterrupt", "irql": "DIRQL",
-                "args": self._interrupt_args(data),
-            })
-        if itype == _DMA_COMPLETED:
-            self.vidsch.dma_completed(data)
-        elif itype == _DMA_PREEMPTED:
-            self.vidsch.dma_preempted(data)
-        elif itype == _DMA_PAGE_FAULTED:
-            self.vidsch.tdr.page_fault(data)
-        elif itype == _MONITORED_FENCE_SIGNALED and self.wddm2 is not None:
-            hw = self.wddm2.hwsch
-            if hw is not None:
-                hw.tdr.check_interrupt(data, data.MonitoredFenceSignaled.NodeOrdinal)
-            # The DPC reads the fences (and, hardware-scheduled, the progress fences).
-        elif itype == _SUSPEND_COMPLETED and self.wddm2 is not None and self.wddm2.hwsch is not None:
-            hw = self.wddm2.hwsch
-            ctx = hw.context(data.SuspendContextCompleted.hContext)
-            if ctx is not None:
-                hw.tdr.check_interrupt(data, ctx.node)
-            hw.suspend_completed(data)
-        elif itype == _HWQUEUE_PAGE_FAULTED and self.wddm2 is not None and self.wddm2.hwsch is not None:
-            hw = self.wddm2.hwsch
-            hw.tdr.check_interrupt(data, data.HwQueuePageFaulted.NodeOrdinal)
-            hw.tdr.page_faulted(data)
-        elif itype == _CRTC_VSYNC:
-            if self.verifier.mode != "off":
-                self.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data,
-                                    R.Facts(version=self.version, physical_adapter_count=1), self.interrupt_address)
-            v = data.CrtcVsync
-            self.vsyncs += 1
-            if self.trace is not None:
-                self.trace.emit(self.sim.now, "VSync", {"source": v.VidPnTargetId,
-                                                       "address": v.PhysicalAddress.QuadPart})
-            self.vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now)
-        else:
-            # Other interrupt types arrive with the later parts of the model; the verifier still
-            # judges them, so a malformed one is not lost.
-            if self.verifier.mode != "off":
-                self.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=self.version), self.interrupt_address)
-            self.unhandled_interrupts += 1
+    @property
+    def vsyncs(self) -> int:
+        """CRTC_VSYNC events reported."""
+        return self.dxgk.vsyncs
 
-    def _interrupt_args(self, data) -> dict:
-        itype = int(data.InterruptType)
-        args = {"InterruptType": _INTERRUPT_NAMES.get(itype, itype)}
-        if itype == _DMA_COMPLETED:
-            dc = data.DmaCompleted
-            args["DmaCompleted"] = {"SubmissionFenceId": dc.SubmissionFenceId, "NodeOrdinal": dc.NodeOrdinal,
-                                    "EngineOrdinal": dc.EngineOrdinal}
-        elif itype == _CRTC_VSYNC:
-            cv = data.CrtcVsync
-            args["CrtcVsync"] = {"VidPnTargetId": cv.VidPnTargetId, "PhysicalAddress": cv.PhysicalAddress.QuadPart,
-                                 "PhysicalAdapterMask": cv.PhysicalAdapterMask}
-        elif itype == _DMA_PREEMPTED:
-            dp = data.DmaPreempted
-            args["DmaPreempted"] = {"PreemptionFenceId": dp.PreemptionFenceId,
-                                    "LastCompletedFenceId": dp.LastCompletedFenceId,
-                                    "NodeOrdinal": dp.NodeOrdinal, "EngineOrdinal": dp.EngineOrdinal}
-        else:
-            full = codec.decode(data.record, bytes(data), self.arch, self.version)
-            for f in full:
-                if f.depth == 1 and "." in f.path:
-                    arm, member = f.path.split(".", 1)
-                    args.setdefault(arm, {})[member] = f.value
-        args["Flags"] = data.Flags.Value
-        return args
+    def interrupt(self, message_number: int) -> bool:
+        """The GPU's line fired (see :meth:`DxgkInterface.interrupt`)."""
+        return self.dxgk.interrupt(message_number)
 
     def invalid_interrupt(self, data, message: str) -> None:
         bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID)
@@ -329,64 +245,6 @@ class Adapter:
             time=self.sim.now, bugcheck=bc, message=message, struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA",
             arch=self.arch, ddi_version=self.version.name, address=self.interrupt_address, data=bytes(data),
         ))
-
-    def DxgkCbQueueDpc(self, hAdapter: int) -> bool:
-        """Queue the driver's DPC; FALSE (and nothing changes) while one is pending (rule 40)."""
-        self.callbacks += 1
-        if self.dpc_pending:
-            return False
-        self.dpc_pending = True
-        self.sim.after(self.costs.isr, self._dpc, irql=DISPATCH)
-        return True
-
-    def DxgkCbNotifyDpc(self, hAdapter: int) -> None:
-        """From the DPC: retire what the ISR reported."""
-        self.callbacks += 1
-        if self.in_isr:
-            self._callback_violation(41, "IsrCallbacks", "DxgkCbNotifyDpc was called from the ISR")
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
-        w2 = self.wddm2
-        if w2 is not None and w2.hwsch is not None:
-            w2.hwsch.retire()  # progress fences, then every fence with waiters
-            return
-        self.vidsch.retire()
-        if w2 is not None:
-            w2.fences.scan()  # fences the GPU may have written, with waiters on them (section 9.1)
-
-    def DxgkCbInvalidateHwContext(self, pInvalidateHwContext) -> None:
-        """From DxgkDdiResetHwEngine: the reset hit this hardware context; its device goes to error."""
-        self.callbacks += 1
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbInvalidateHwContext", "irql": "PASSIVE_LEVEL",
-                                                       "args": self.args_of(pInvalidateHwContext)})
-        self.wddm2.hwsch.tdr.invalidate(pInvalidateHwContext.hHwContext)
-
-    def DxgkCbSynchronizeExecution(self, hAdapter, SynchronizeRoutine, Context, MessageNumber):
-        """Run ``SynchronizeRoutine(Context)`` at device IRQL, as if inside the ISR."""
-        sim = self.sim
-        saved = sim.irql
-        sim.irql = DEVICE
-        try:
-            ret = SynchronizeRoutine(Context)
-        finally:
-            sim.irql = saved
-        return SUCCESS, ret
-
-    # -- interrupt and DPC dispatch -------------------------------------------------------------------
-    def interrupt(self, message_number: int) -> bool:
-        """The GPU's line fired: call the driver's ISR at device IRQL."""
-        self.interrupts += 1
-        self.in_isr = True
-        try:
-            return self.ddi.call("DxgkDdiInterruptRoutine", self.hAdapter, message_number, log=False)
-        finally:
-            self.in_isr = False
-
-    def _dpc(self) -> None:
-        self.dpc_pending = False
-        self.dpcs += 1
-        self.ddi.call("DxgkDdiDpcRoutine", self.hAdapter, log=False)
 
     # -- objects ----------------------------------------------------------------------------------------
     def create_process(self, name: str, priority_class: str = "normal") -> Process:
@@ -685,7 +543,6 @@ class Adapter:
         a.pDmaBufferPrivateData = priv
         a.DmaBufferPrivateDataSize = info.DmaBufferPrivateDataSize
         a.pAllocationList = alist
-        a.AllocationListSize = 3
         a.pPatchLocationListOut = plist
         a.PatchLocationListOutSize = info.PatchLocationListSize
         a.MultipassOffset = 0

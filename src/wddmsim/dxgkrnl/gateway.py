@@ -3,10 +3,9 @@
 One call, in order:
 
 1. the IRQL of the entry point's contract (:data:`wddmsim.ddi.interface.CONTRACTS`) is raised for
-   the call and restored after it; an entry point of the scheduler's level-1 class (SubmitCommand,
-   Patch, BuildPagingBuffer, PreemptCommand, QueryDependentEngineGroup, ResetEngine) is never
-   entered while another one runs (Microsoft's "Threading and synchronization first level": at most
-   one thread in the class at a time);
+   the call and restored after it (the model runs one entry point at a time, so the scheduler's
+   level-1 class, at most one thread inside SubmitCommand, Patch, BuildPagingBuffer,
+   PreemptCommand, QueryDependentEngineGroup and ResetEngine, holds by construction);
 2. the verifier judges the argument structure the OS built, when the caller gives the facts;
 3. the driver's method runs. An exception it raises is a driver fault: the model stops as Windows
    stops on an unhandled kernel-mode exception, bug check 0x1E KMODE_EXCEPTION_NOT_HANDLED, and the
@@ -46,12 +45,6 @@ from .errors import ApiError
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _IRQL = {"PASSIVE_LEVEL": PASSIVE, "DISPATCH_LEVEL": DISPATCH, "DIRQL": DEVICE}
-
-#: The scheduler's level-1 synchronization class: one thread at a time among these.
-LEVEL1 = frozenset({
-    "DxgkDdiSubmitCommand", "DxgkDdiPatch", "DxgkDdiBuildPagingBuffer", "DxgkDdiPreemptCommand",
-    "DxgkDdiQueryDependentEngineGroup", "DxgkDdiResetEngine",
-})
 
 #: The rule each entry point's status belongs to, where a status outside the contract stops the
 #: model (the crash record names it).
@@ -106,13 +99,14 @@ class DdiGateway:
         self.version = None
         self.verifier = None
         self.hAdapter = 0
-        #: the entry point running now (None between calls), and the level-1 one if any
+        #: the entry point running now (None between calls)
         self.active: str | None = None
-        self._level1: str | None = None
         #: calls made, per entry point
         self.calls: Counter = Counter()
         self._classes: dict[str, type] = {}
         self._failing: dict[str, list] = {}
+        #: called with the entry point's name after each call returns (the callbacks' checks)
+        self.returned = None
 
     def start(self, version, verifier) -> None:
         """The driver's interface version is known: lay structures out for it, judge them."""
@@ -194,15 +188,10 @@ class DdiGateway:
         verifier = self.verifier
         if facts is not None and judge == "before" and verifier is not None and verifier.mode != "off":
             verifier.check(contract.struct, args, facts, address)
-        level1 = name in LEVEL1
-        if level1 and self._level1 is not None:
-            self._concurrent(name)
         saved_irql = sim.irql
         saved_active = self.active
         sim.irql = _IRQL[contract.irql]
         self.active = name
-        if level1:
-            self._level1 = name
         try:
             injected = self._injected(name) if self._failing else None
             if injected is not None:
@@ -216,8 +205,8 @@ class DdiGateway:
         finally:
             sim.irql = saved_irql
             self.active = saved_active
-            if level1:
-                self._level1 = None
+        if self.returned is not None:
+            self.returned(name)
         if log and self.trace is not None:
             self.log(name, args, status, log_args)
         if facts is not None and judge == "after" and verifier is not None and verifier.mode != "off":
@@ -275,13 +264,3 @@ class DdiGateway:
             ddi_version=self.version.name if self.version is not None else "", address=address,
             data=bytes(args) if isinstance(args, (ctypes.Structure, ctypes.Union)) else b"",
             ddi=name, traceback=text)) from None
-
-    def _concurrent(self, name: str) -> None:
-        """Rule 3: a level-1 entry point entered while another runs."""
-        from ..ddi.rules import Violation
-
-        v = Violation(3, "Level1Exclusive",
-                      f"{name} was entered while {self._level1} was running; at most one thread may be inside "
-                      f"SubmitCommand, Patch, BuildPagingBuffer, PreemptCommand, QueryDependentEngineGroup and "
-                      f"ResetEngine at a time")
-        self.verifier.handle([v], None, None, 0)

@@ -225,7 +225,6 @@ class Preemptor:
         if not st.fence or dp.PreemptionFenceId != st.fence:
             return  # an answer to no request (reported above): nothing to take back
         now = self.sim.now
-        vs.tdr.preempt_answered(nq)
         vs.complete_through(nq, last)
         hw = nq.hw
         taken = []
@@ -259,6 +258,9 @@ class Preemptor:
         if not st.answered:
             return False
         st.answered = False
+        # The scheduler learns of the answer here, in DxgkCbNotifyDpc: only now is the request's
+        # TdrDelay timer stopped (a driver whose DPC never notifies times out).
+        self.vs.tdr.preempt_answered(nq)
         policy = self.vs.policy
         now = self.sim.now
         for p in reversed(st.preempted):

@@ -117,9 +117,11 @@ class Tdr:
 
     def _watchdog(self, nq) -> None:
         nq.tdr.watch = None
-        if len(nq.hw) == nq.stopped or nq.tdr.resetting:
+        if not nq.hw or nq.tdr.resetting:
             return
-        packet = nq.hw[nq.stopped]
+        # The oldest packet the scheduler has not seen complete: one the ISR reported but no
+        # DxgkCbNotifyDpc processed counts as still running.
+        packet = nq.hw[0]
         due = packet.started + self.config.watchdog
         now = self.sim.now
         if now < due:
@@ -156,7 +158,10 @@ class Tdr:
         """``nq`` did not answer in time: recover as the TDR level and the driver's caps allow."""
         sim = self.sim
         now = sim.now
-        running = nq.hw[nq.stopped] if len(nq.hw) > nq.stopped else None
+        # What the scheduler believes runs: the first packet not completed, else the oldest one no
+        # DPC has retired.
+        hw = nq.hw
+        running = hw[nq.stopped] if len(hw) > nq.stopped else (hw[0] if hw else None)
         self._emit("TdrDetected", {
             "node": nq.ordinal, "reason": reason, "fence": running.fence if running else 0,
             "context": running.context.handle if running else 0,

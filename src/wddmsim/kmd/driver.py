@@ -781,8 +781,10 @@ class ReferenceDriver(WddmV2Ddi):
         node.preempt_fence = a.PreemptionFenceId
         done = self._completed(node)
         if node.engine.idle and done == node.last_submitted == node.last_reported:
-            # Everything submitted finished and was reported: the hardware is not asked (5.2).
+            # Everything submitted finished and was reported: the hardware is not asked; the
+            # preemption is reported from here, and the DPC lets the scheduler act on it.
             self.dxgk.DxgkCbSynchronizeExecution(self.dxgk.DeviceHandle, self._report_preempted, node, 0)
+            self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
         else:
             node.engine.request_preempt()
         return SUCCESS
@@ -843,7 +845,8 @@ class ReferenceDriver(WddmV2Ddi):
         pf.FaultedVirtualAddress = engine.fault_address
         pf.NodeOrdinal = node.ordinal
         pf.EngineOrdinal = 0
-        pf.FaultErrorCode.Value = 0  # general error code PAGE_FAULT
+        pf.FaultErrorCode.IsDeviceSpecificCode = 0
+        pf.FaultErrorCode.GeneralErrorCode = 0  # DXGK_GENERAL_ERROR_PAGE_FAULT
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
 
     def _keep_unfinished(self, node: _Node, saved) -> None:

@@ -415,5 +415,6 @@ class WddmV2Ddi:
         pf.FaultedBindTableEntry = 0
         pf.PageFaultFlags = flags
         pf.PageTableLevel = getattr(engine, "fault_level", 0)
-        pf.FaultErrorCode.Value = 0
+        pf.FaultErrorCode.IsDeviceSpecificCode = 0
+        pf.FaultErrorCode.GeneralErrorCode = 0  # DXGK_GENERAL_ERROR_PAGE_FAULT
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
