@@ -19,6 +19,7 @@ from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import ScenarioError, scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
+from wddmsim.umd import Fill, Target, Work
 
 from wddm2util import COSTS, MS, ZERO, adapter, chain_processes, ddi_calls, run, scenario, stops
 
@@ -98,7 +99,7 @@ def test_the_driver_switches_address_spaces_between_processes():
     assert allocs[0].va == allocs[1].va and allocs[0].address != allocs[1].address
 
     def fill(ctx, alloc, pattern):
-        yield from kmt.Render(ctx, C.fill(0, 4096, pattern), (alloc,), ((0, C.FILL_DST, 0),))
+        yield from system.runtime.submit(ctx, (Fill(Target(alloc), 4096, pattern),))
 
     for ctx, alloc, pattern in zip(system.contexts, allocs, (0x11111111, 0x22222222)):
         system.sim.process(fill(ctx, alloc, pattern))
@@ -117,17 +118,16 @@ def test_invalid_parameter_puts_the_device_in_error_and_counts_the_fence_after_e
                  "kind": "script", "packets": [{"at": "1ms", "work": "1ms", "repeat": 2}]}}]}]
     trace = ListSink()
     system = System(scenario(adapter("va"), procs, duration="30ms"), trace=trace)
-    kmt = system.kmt
     a, b = system.contexts
     seen = {}
 
     def app():
-        yield from kmt.Render(a, C.work(3 * MS))
-        yield from kmt.Render(a, C.work(MS), private=b"bad!" + bytes(12))  # malformed private data
-        yield from kmt.Render(a, C.work(MS))
+        yield from system.runtime.submit(a, (Work(3 * MS),))
+        yield from system.runtime.submit(a, (Work(MS),), private=b"bad!" + bytes(12))  # malformed private data
+        yield from system.runtime.submit(a, (Work(MS),))
         yield 10 * MS
         try:
-            yield from kmt.Render(a, C.work(MS))
+            yield from system.runtime.submit(a, (Work(MS),))
         except ApiError as e:
             seen["status"] = e.status
 
@@ -203,9 +203,9 @@ def test_a_gpu_wait_holds_only_its_own_context():
     def work(kmt, ctxs, fence):
         a, b = ctxs
         kmt.WaitForSynchronizationObjectFromGpu(a, fence, 1)
-        yield from kmt.Render(a, C.work(MS))
+        yield from system.runtime.submit(a, (Work(MS),))
         for _ in range(3):
-            yield from kmt.Render(b, C.work(MS))
+            yield from system.runtime.submit(b, (Work(MS),))
         yield 5 * MS
         kmt.SignalSynchronizationObjectFromCpu([fence], [1])
 
@@ -228,7 +228,7 @@ def test_the_os_signals_after_the_packets_before_the_call():
 
     def work(kmt, ctxs, fence):
         a, _ = ctxs
-        yield from kmt.Render(a, C.work(2 * MS))
+        yield from system.runtime.submit(a, (Work(2 * MS),))
         kmt.SignalSynchronizationObjectFromGpu(a, fence, 7)
         status = yield kmt.WaitForSynchronizationObjectFromCpu([fence], [7])
         seen["t"], seen["status"] = system.sim.now, status

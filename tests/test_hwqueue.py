@@ -16,8 +16,9 @@ from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.system import System
 from wddmsim.trace import ListSink
+from wddmsim.umd import Work
 
-from wddm2util import COSTS, MS, ZERO, adapter, chain_processes, ddi_calls, run, scenario, stops
+from wddm2util import COSTS, MS, adapter, chain_processes, ddi_calls, run, scenario, stops
 
 FENCE_WRITE = len(C.fence(0, 0))
 
@@ -139,14 +140,14 @@ def test_private_data_is_poisoned_when_the_call_returns_and_a_late_read_is_caugh
 def test_progress_fence_ids_strictly_increase_and_may_skip():
     sc = scenario(adapter("hw"), [idle("app")], duration="20ms")
     system = System(sc)
-    kmt, ctx = system.kmt, system.contexts[0]
+    ctx = system.contexts[0]
     seen = {}
 
     def app():
-        yield from kmt.Render(ctx, C.work(MS), progress_id=5)
-        yield from kmt.Render(ctx, C.work(MS), progress_id=9)
+        yield from system.runtime.submit(ctx, (Work(MS),), progress_id=5)
+        yield from system.runtime.submit(ctx, (Work(MS),), progress_id=9)
         try:
-            yield from kmt.Render(ctx, C.work(MS), progress_id=9)
+            yield from system.runtime.submit(ctx, (Work(MS),), progress_id=9)
         except ApiError as e:
             seen["status"] = e.status
 
@@ -167,7 +168,7 @@ def test_a_present_blt_is_built_by_present_to_hw_queue_and_carries_flags_present
     system.gpu.memory.fill(back.address, 128 * 128 * 4, b"\x5a\xa5\x5a\xa5")
 
     def game():
-        yield from kmt.Render(ctx, C.work(5 * MS))
+        yield from system.runtime.submit(ctx, (Work(5 * MS),))
         yield from kmt.Present(ctx, back, primary, 128, 128)
 
     system.sim.process(game())
@@ -205,9 +206,9 @@ def test_a_gpu_wait_in_a_buffer_holds_only_its_queue():
     fence = kmt.CreateSynchronizationObject(a.device, 0)
 
     def work():
-        yield from kmt.Render(a, C.work(MS), wait=(fence, 1), queue=a.hwqueues[0])
-        yield from kmt.Render(a, C.work(MS), queue=a.hwqueues[1])
-        yield from kmt.Render(b, C.work(MS))
+        yield from system.runtime.submit(a, (Work(MS),), wait=(fence, 1), queue=a.hwqueues[0])
+        yield from system.runtime.submit(a, (Work(MS),), queue=a.hwqueues[1])
+        yield from system.runtime.submit(b, (Work(MS),))
         yield 10 * MS
         kmt.SignalSynchronizationObjectFromCpu([fence], [1])
 
@@ -405,7 +406,7 @@ def hung_signal(kmt, system, ctx, fence):
     """Submit a buffer that hangs and would have signalled ``fence`` to 5 (generator)."""
     w2 = system.adapter.wddm2
     w2.on_buffer = lambda c, seq, va: system.gpu.engines[0].hang_on_buffer(va)
-    seq = yield from kmt.Render(ctx, C.work(MS), signal=(fence, 5))
+    seq = yield from system.runtime.submit(ctx, (Work(MS),), signal=(fence, 5))
     w2.on_buffer = None
     return seq
 

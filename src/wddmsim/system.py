@@ -18,7 +18,10 @@ from .gpu.device import APERTURE_BASE, GPU, SPURIOUS_BIT, EngineSpec
 from .kmd import ReferenceDriver
 from .sim import DEVICE, Simulator
 from .trace.sinks import EVENTS_FORMAT, EVENTS_VERSION
+from .loader import load_class
+from .umd import ReferenceUmd, UmdAdapterInfo
 from .workloads import start_workload
+from .workloads.runtime import Runtime
 
 
 def _bands(b) -> dict:
@@ -100,6 +103,10 @@ class System:
         # The verifier's ground truth for NullRendering (rule 14): which DMA buffers the GPU fetched.
         self.gpu.on_fetch = self.adapter.vidsch.dma_fetched
         self.kmt = D3DKMT(self.adapter)
+        umd_name = getattr(type(self.driver), "UserModeDriverName", None)
+        umd_cls = load_class(umd_name, "user-mode driver") if umd_name else ReferenceUmd
+        self.umd = umd_cls(UmdAdapterInfo())
+        self.runtime = Runtime(self.kmt, self.umd)
         self._build_processes()
         self._inject_faults()
 
@@ -152,7 +159,7 @@ class System:
                 self.kmt.OpenSynchronizationObject(fence, ctx.device)
             self.fences[spec.name] = fence
         for ctx, c, rng in starts:
-            start_workload(self.kmt, ctx, c.workload, rng, self.fences)
+            start_workload(self.runtime, ctx, c.workload, rng, self.fences)
             if c.destroy_at is not None:
                 self.sim.at(c.destroy_at, self.kmt.DestroyContext, ctx)
 
@@ -244,7 +251,7 @@ class System:
             # armed on the buffer's virtual address.
             for (handle, seq), (ctx, f) in by_packet.items():
                 if f.kind == "page_fault" and not f.fatal:
-                    w2.faulty[(handle, seq)] = True
+                    self.runtime.faulty[(handle, seq)] = True
 
             def arm_va(ctx, seq, va) -> None:
                 hit = by_packet.get((ctx.handle, seq))
