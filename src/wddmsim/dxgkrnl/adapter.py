@@ -235,6 +235,10 @@ class Adapter:
         """CRTC_VSYNC events reported."""
         return self.dxgk.vsyncs
 
+    def rules_exercised(self) -> set[int]:
+        """Every contract rule this adapter's run judged at least once (``wddmsim verify``)."""
+        return self.verifier.exercised() | self.ddi.rules_exercised() | self.dxgk.rules_exercised()
+
     def interrupt(self, message_number: int) -> bool:
         """The GPU's line fired (see :meth:`DxgkInterface.interrupt`)."""
         return self.dxgk.interrupt(message_number)

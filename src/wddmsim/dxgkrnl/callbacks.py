@@ -94,6 +94,15 @@ class DxgkInterface:
         self._dpc_burst = 0
 
     # -- judging ------------------------------------------------------------------------------------
+    def rules_exercised(self) -> set[int]:
+        """The rules the callbacks and the ISR/DPC dispatch judged in this run."""
+        out = set()
+        if self.interrupts:
+            out |= {39, 41, 42} | ({43} if self.interrupt_status is not None else set())
+        if self.callbacks:
+            out |= {38, 40}
+        return out
+
     def _violation(self, rule: int, name: str, message: str) -> None:
         self.adapter.verifier.handle([R.Violation(rule, name, message, None)], None, None, 0)
 

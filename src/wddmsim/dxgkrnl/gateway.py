@@ -108,6 +108,10 @@ class DdiGateway:
         #: called with the entry point's name after each call returns (the callbacks' checks)
         self.returned = None
 
+    def rules_exercised(self) -> set[int]:
+        """The status rules of the entry points called at least once."""
+        return {STATUS_RULES[name][0] for name in self.calls if name in STATUS_RULES}
+
     def start(self, version, verifier) -> None:
         """The driver's interface version is known: lay structures out for it, judge them."""
         self.version = version

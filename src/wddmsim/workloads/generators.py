@@ -205,6 +205,7 @@ def start_workload(rt, ctx, w, rng, fences=None):
     elif kind == "copy_stream":
         dev = ctx.device
         allocs = (kmt.CreateAllocation(dev, w.size), kmt.CreateAllocation(dev, w.size))
+        ctx.workload_allocations = allocs
         gen = copy_stream(rt, ctx, w, rng, allocs)
     elif kind == "memory_pressure":
         allocs = [kmt.CreateAllocation(ctx.device, w.size, w.segment) for _ in range(w.allocations)]
