@@ -1783,4 +1783,578 @@ typedef struct _D3DDDICB_SIGNALFLAGS {
 } D3DDDICB_SIGNALFLAGS;
 #define DDI_HAS_D3DDDICB_SIGNALFLAGS 1
 
+
+/* ---- adapter queries and driver capabilities (DxgkDdiQueryAdapterInfo) -- */
+/* Guards follow the header's #if groups where a published header shows
+ * them, the member pages otherwise; see DECISIONS.md ("DxgkDdiQueryAdapterInfo
+ * and DXGK_DRIVERCAPS").  Enumerator guards do not change any layout. */
+typedef enum _DXGK_QUERYADAPTERINFOTYPE {
+    DXGKQAITYPE_UMDRIVERPRIVATE               = 0,
+    DXGKQAITYPE_DRIVERCAPS                    = 1,
+    DXGKQAITYPE_QUERYSEGMENT                  = 2,
+#if DDI_AT_LEAST(WIN7)
+    DXGKQAITYPE_RESERVED                      = 3,
+    DXGKQAITYPE_QUERYSEGMENT2                 = 4,
+#endif
+#if DDI_AT_LEAST(WIN8)
+    DXGKQAITYPE_QUERYSEGMENT3                 = 5,
+    DXGKQAITYPE_NUMPOWERCOMPONENTS            = 6,
+    DXGKQAITYPE_POWERCOMPONENTINFO            = 7,
+    DXGKQAITYPE_PREFERREDGPUNODE              = 8,
+#endif
+#if DDI_AT_LEAST(WDDM1_3)
+    DXGKQAITYPE_POWERCOMPONENTPSTATEINFO      = 9,
+    DXGKQAITYPE_HISTORYBUFFERPRECISION        = 10,
+#endif
+#if DDI_AT_LEAST(WDDM2_0)
+    DXGKQAITYPE_QUERYSEGMENT4                 = 11,
+    DXGKQAITYPE_SEGMENTMEMORYSTATE            = 12,
+    DXGKQAITYPE_GPUMMUCAPS                    = 13,
+    DXGKQAITYPE_PAGETABLELEVELDESC            = 14,
+    DXGKQAITYPE_PHYSICALADAPTERCAPS           = 15,
+    DXGKQAITYPE_DISPLAY_DRIVERCAPS_EXTENSION  = 16,
+#endif
+#if DDI_AT_LEAST(WDDM2_2)
+    DXGKQAITYPE_INTEGRATED_DISPLAY_DESCRIPTOR = 17,
+    DXGKQAITYPE_UEFIFRAMEBUFFERRANGES         = 18,
+    DXGKQAITYPE_QUERYCOLORIMETRYOVERRIDES     = 19,
+#endif
+#if DDI_AT_LEAST(WDDM2_3)
+    DXGKQAITYPE_DISPLAYID_DESCRIPTOR          = 20,
+#endif
+#if DDI_AT_LEAST(WDDM2_4)
+    DXGKQAITYPE_FRAMEBUFFERSAVESIZE           = 21,
+    DXGKQAITYPE_HARDWARERESERVEDRANGES        = 22,
+    DXGKQAITYPE_INTEGRATED_DISPLAY_DESCRIPTOR2 = 23,
+    DXGKQAITYPE_NODEPERFDATA                  = 24,
+    DXGKQAITYPE_ADAPTERPERFDATA               = 25,
+    DXGKQAITYPE_ADAPTERPERFDATA_CAPS          = 26,
+    DXGKQAITYPE_GPUVERSION                    = 27,
+#endif
+#if DDI_AT_LEAST(WDDM2_5)
+    DXGKQAITYPE_DEVICE_TYPE_CAPS              = 28,
+#endif
+#if DDI_AT_LEAST(WDDM2_6)
+    DXGKQAITYPE_WDDMDEVICECAPS                = 29,
+    DXGKQAITYPE_GPUPCAPS                      = 30,
+    DXGKQAITYPE_QUERYTARGETGAMMACAPS          = 31,
+    DXGKQAITYPE_SCANOUT_CAPS                  = 33,
+#endif
+#if DDI_AT_LEAST(WDDM2_9)
+    DXGKQAITYPE_PHYSICAL_MEMORY_CAPS          = 34,
+    DXGKQAITYPE_IOMMU_CAPS                    = 35,
+#endif
+#if DDI_AT_LEAST(WDDM3_1)
+    DXGKQAITYPE_HARDWARERESERVEDRANGES2       = 36,
+    DXGKQAITYPE_NATIVE_FENCE_CAPS             = 37,
+    DXGKQAITYPE_USERMODESUBMISSION_CAPS       = 38,
+#endif
+#if DDI_AT_LEAST(WDDM3_2)
+    DXGKQAITYPE_DIRTYBITTRACKINGCAPS          = 39,
+    DXGKQAITYPE_DIRTYBITTRACKINGSEGMENTCAPS   = 40,
+    DXGKQAITYPE_SCATTER_RESERVE               = 41,
+    DXGKQAITYPE_QUERYPAGINGBUFFERINFO         = 42,
+    DXGKQAITYPE_QUERYSEGMENTCOUNT             = 43,
+    DXGKQAITYPE_QUERYSEGMENT5                 = 44,
+    DXGKQAITYPE_QUERYMMUCOUNT                 = 45,
+    DXGKQAITYPE_QUERYMMUS                     = 46,
+    DXGKQAITYPE_64BITONLYCAPS                 = 47,
+    DXGKQAITYPE_PAGINGPROCESSGPUVASIZE        = 48,
+#endif
+} DXGK_QUERYADAPTERINFOTYPE;
+#define DDI_HAS_DXGK_QUERYADAPTERINFOTYPE 1
+
+#if DDI_AT_LEAST(WDDM2_2)
+typedef struct _DXGK_QUERYADAPTERINFOFLAGS {
+    union {
+        struct {
+            UINT VirtualMachineData   : 1;
+#if DDI_AT_LEAST(WDDM2_4)
+            UINT SecureVirtualMachine : 1;
+            UINT Reserved             : 30;
+#else
+            UINT Reserved             : 31;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_QUERYADAPTERINFOFLAGS;
+#define DDI_HAS_DXGK_QUERYADAPTERINFOFLAGS 1
+#endif
+
+typedef struct _DXGKARG_QUERYADAPTERINFO {
+    DXGK_QUERYADAPTERINFOTYPE  Type;
+    VOID                      *pInputData;
+    UINT                       InputDataSize;
+    VOID                      *pOutputData;
+    UINT                       OutputDataSize;
+#if DDI_AT_LEAST(WDDM2_2)
+    DXGK_QUERYADAPTERINFOFLAGS Flags;
+#endif
+#if DDI_AT_LEAST(WDDM2_4)
+    HANDLE                     hKmdProcessHandle;
+#endif
+} DXGKARG_QUERYADAPTERINFO;
+#define DDI_HAS_DXGKARG_QUERYADAPTERINFO 1
+
+typedef struct _DXGK_POINTERFLAGS {
+    union {
+        struct {
+            UINT Monochrome  : 1;
+            UINT Color       : 1;
+            UINT MaskedColor : 1;
+            UINT Reserved    : 29;
+        };
+        UINT Value;
+    };
+} DXGK_POINTERFLAGS;
+#define DDI_HAS_DXGK_POINTERFLAGS 1
+
+typedef struct _DXGK_GAMMARAMPCAPS {
+    union {
+        struct {
+            UINT Gamma_Rgb256x3x16 : 1;
+            UINT Reserved          : 31;
+        };
+        UINT Value;
+    };
+} DXGK_GAMMARAMPCAPS;
+#define DDI_HAS_DXGK_GAMMARAMPCAPS 1
+
+#if DDI_AT_LEAST(WDDM2_2)
+typedef struct _DXGK_COLORTRANSFORMCAPS {
+    union {
+        struct {
+            UINT Gamma_Rgb256x3x16             : 1;
+            UINT Gamma_Dxgi1                   : 1;
+#if DDI_AT_LEAST(WDDM2_3)
+            UINT Transform_3x4Matrix           : 1;
+            UINT Transform_3x4Matrix_WideColor : 1;
+            UINT Transform_3x4Matrix_HighColor : 1;
+#if DDI_AT_LEAST(WDDM2_6)
+            UINT Transform_Matrix_V2           : 1;
+            UINT Reserved                      : 26;
+#else
+            UINT Reserved                      : 27;
+#endif
+#else
+            UINT Reserved                      : 30;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_COLORTRANSFORMCAPS;
+#define DDI_HAS_DXGK_COLORTRANSFORMCAPS 1
+#endif
+
+/* The Vista header has the two screen-blt bits only; the GDI hardware
+ * acceleration bits are Windows 7 (unguarded in later headers). */
+typedef struct _DXGK_PRESENTATIONCAPS {
+    union {
+        struct {
+            UINT NoScreenToScreenBlt              : 1;
+            UINT NoOverlapScreenBlt               : 1;
+#if DDI_AT_LEAST(WIN7)
+            UINT SupportKernelModeCommandBuffer   : 1;
+            UINT NoSameBitmapAlphaBlend           : 1;
+            UINT NoSameBitmapStretchBlt           : 1;
+            UINT NoSameBitmapTransparentBlt       : 1;
+            UINT NoSameBitmapOverlappedAlphaBlend : 1;
+            UINT NoSameBitmapOverlappedStretchBlt : 1;
+            UINT DriverSupportsCddDwmInterop      : 1;
+            UINT Reserved0                        : 1;
+            UINT AlignmentShift                   : 4;
+            UINT MaxTextureWidthShift             : 3;
+            UINT MaxTextureHeightShift            : 3;
+            UINT SupportAllBltRops                : 1;
+            UINT SupportMirrorStretchBlt          : 1;
+            UINT SupportMonoStretchBltModes       : 1;
+            UINT StagingRectStartPitchAligned     : 1;
+            UINT NoSameBitmapBitBlt               : 1;
+            UINT NoSameBitmapOverlappedBitBlt     : 1;
+            UINT Reserved1                        : 1;
+            UINT NoTempSurfaceForClearTypeBlend   : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT SupportSoftwareDeviceBitmaps     : 1;
+            UINT NoCacheCoherentApertureMemory    : 1;
+            UINT SupportLinearHeap                : 1;
+            UINT Reserved                         : 1;
+#else
+            UINT Reserved                         : 4;
+#endif
+#else
+            UINT Reserved                         : 30;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_PRESENTATIONCAPS;
+#define DDI_HAS_DXGK_PRESENTATIONCAPS 1
+
+typedef struct _DXGK_FLIPCAPS {
+    union {
+        struct {
+            UINT FlipOnVSyncWithNoWait : 1;
+            UINT FlipOnVSyncMmIo       : 1;
+            UINT FlipInterval          : 1;
+            UINT FlipImmediateMmIo     : 1;
+#if DDI_AT_LEAST(WDDM1_3)
+            UINT FlipIndependent       : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT DdiPresentForIFlip    : 1;
+            UINT FlipImmediateOnHSync  : 1;
+            UINT Reserved              : 25;
+#else
+            UINT Reserved              : 27;
+#endif
+#else
+            UINT Reserved              : 28;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_FLIPCAPS;
+#define DDI_HAS_DXGK_FLIPCAPS 1
+
+/* SectionBackedPrimary: Windows 8 (member page; the Windows 7 header ends
+ * its group at PagingEngineCanSwizzle with Reserved:29). */
+typedef struct _DXGK_VIDMMCAPS {
+    union {
+        struct {
+            UINT OutOfOrderLock              : 1;
+#if DDI_AT_LEAST(WIN7)
+            UINT DedicatedPagingEngine       : 1;
+            UINT PagingEngineCanSwizzle      : 1;
+#if DDI_AT_LEAST(WIN8)
+            UINT SectionBackedPrimary        : 1;
+#if DDI_AT_LEAST(WDDM1_3)
+            UINT CrossAdapterResource        : 1;
+#if DDI_AT_LEAST(WDDM2_0)
+            UINT VirtualAddressingSupported  : 1;
+            UINT GpuMmuSupported             : 1;
+            UINT IoMmuSupported              : 1;
+            UINT ReplicateGdiContent         : 1;
+            UINT NonCpuVisiblePrimary        : 1;
+#if DDI_AT_LEAST(WDDM2_2)
+            UINT ParavirtualizationSupported : 1;
+#if DDI_AT_LEAST(WDDM2_4)
+            UINT IoMmuSecureModeSupported    : 1;
+            UINT DisableSelfRefreshVRAMInS3  : 1;
+#if DDI_AT_LEAST(WDDM2_7)
+            UINT IoMmuSecureModeRequired     : 1;
+#if DDI_AT_LEAST(WDDM2_9)
+            UINT MapAperture2Supported       : 1;
+            UINT CrossAdapterResourceTexture : 1;
+            UINT CrossAdapterResourceScanout : 1;
+#if DDI_AT_LEAST(WDDM3_1)
+            UINT AlwaysPoweredVRAM           : 1;
+            UINT Reserved                    : 14;
+#else
+            UINT Reserved                    : 15;
+#endif
+#else
+            UINT Reserved                    : 18;
+#endif
+#else
+            UINT Reserved                    : 19;
+#endif
+#else
+            UINT Reserved                    : 21;
+#endif
+#else
+            UINT Reserved                    : 22;
+#endif
+#else
+            UINT Reserved                    : 27;
+#endif
+#else
+            UINT Reserved                    : 28;
+#endif
+#else
+            UINT Reserved                    : 29;
+#endif
+#else
+            UINT Reserved                    : 31;
+#endif
+        };
+        UINT Value;
+    };
+    UINT PagingNode;
+} DXGK_VIDMMCAPS;
+#define DDI_HAS_DXGK_VIDMMCAPS 1
+
+/* Windows 7 placeholders, named DXGK_VIRTUALADDRESSCAPS / DXGK_DMABUFFERCAPS
+ * there (PresentDmaBuffer.Reserved1 was AllocationGroup); declared with the
+ * current names at every version. */
+#if DDI_AT_LEAST(WIN7)
+typedef struct _DXGK_VIRTUALADDRESSCAPS_DEPRECATED {
+    union {
+        struct {
+            UINT PrivilegedMemorySupported : 1;
+            UINT ReadOnlyMemorySupported   : 1;
+            UINT Reserved                  : 30;
+        };
+        UINT Value;
+    };
+    UINT VirtualAddressBitCount;
+    UINT PageTableCoverageBitCount;
+    UINT PageDirectoryEntrySize;
+    UINT PageDirectorySegment;
+    UINT PageTableSegment;
+    UINT IdealGPUPageSize;
+} DXGK_VIRTUALADDRESSCAPS_DEPRECATED;
+#define DDI_HAS_DXGK_VIRTUALADDRESSCAPS_DEPRECATED 1
+
+typedef struct _DXGK_DMABUFFERCAPS_DEPRECATED {
+    struct {
+        UINT Size;
+        UINT PrivateDriverDataSize;
+        UINT SegmentId;
+        UINT Reserved1;
+        UINT Reserved[16];
+    } PresentDmaBuffer;
+    struct {
+        UINT Size;
+        UINT PrivateDriverDataSize;
+        UINT SegmentId;
+        UINT Reserved1;
+        UINT Reserved[16];
+    } PagingDmaBuffer;
+} DXGK_DMABUFFERCAPS_DEPRECATED;
+#define DDI_HAS_DXGK_DMABUFFERCAPS_DEPRECATED 1
+
+typedef enum _DXGK_WDDMVERSION {
+    DXGKDDI_WDDMv1     = 0x1000,
+    DXGKDDI_WDDMv2     = 0x2000,
+#if DDI_AT_LEAST(WIN8)
+    DXGKDDI_WDDMv1_2   = 0x1200,
+#endif
+#if DDI_AT_LEAST(WDDM1_3)
+    DXGKDDI_WDDMv1_3   = 0x1300,
+#endif
+#if DDI_AT_LEAST(WDDM2_1)
+    DXGKDDI_WDDMv2_1   = 0x2100,
+    DXGKDDI_WDDMv2_1_5 = 0x2105,
+    DXGKDDI_WDDMv2_1_6 = 0x2106,
+#endif
+#if DDI_AT_LEAST(WDDM2_2)
+    DXGKDDI_WDDMv2_2   = 0x2200,
+#endif
+#if DDI_AT_LEAST(WDDM2_3)
+    DXGKDDI_WDDMv2_3   = 0x2300,
+#endif
+#if DDI_AT_LEAST(WDDM2_4)
+    DXGKDDI_WDDMv2_4   = 0x2400,
+#endif
+#if DDI_AT_LEAST(WDDM2_5)
+    DXGKDDI_WDDMv2_5   = 0x2500,
+#endif
+#if DDI_AT_LEAST(WDDM2_6)
+    DXGKDDI_WDDMv2_6   = 0x2600,
+#endif
+#if DDI_AT_LEAST(WDDM2_7)
+    DXGKDDI_WDDMv2_7   = 0x2700,
+#endif
+#if DDI_AT_LEAST(WDDM2_8)
+    DXGKDDI_WDDMv2_8   = 0x2800,
+#endif
+#if DDI_AT_LEAST(WDDM2_9)
+    DXGKDDI_WDDMv2_9   = 0x2900,
+#endif
+#if DDI_AT_LEAST(WDDM3_0)
+    DXGKDDI_WDDMv3_0   = 0x3000,
+#endif
+#if DDI_AT_LEAST(WDDM3_1)
+    DXGKDDI_WDDMv3_1   = 0x3100,
+#endif
+#if DDI_AT_LEAST(WDDM3_2)
+    DXGKDDI_WDDMv3_2   = 0x3200,
+#endif
+} DXGK_WDDMVERSION;
+#define DDI_HAS_DXGK_WDDMVERSION 1
+#endif
+
+/* d3dkmdt.h */
+#if DDI_AT_LEAST(WIN8)
+typedef enum _D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY {
+    D3DKMDT_GRAPHICS_PREEMPTION_NONE                = 0,
+    D3DKMDT_GRAPHICS_PREEMPTION_DMA_BUFFER_BOUNDARY = 100,
+    D3DKMDT_GRAPHICS_PREEMPTION_PRIMITIVE_BOUNDARY  = 200,
+    D3DKMDT_GRAPHICS_PREEMPTION_TRIANGLE_BOUNDARY   = 300,
+    D3DKMDT_GRAPHICS_PREEMPTION_PIXEL_BOUNDARY      = 400,
+    D3DKMDT_GRAPHICS_PREEMPTION_SHADER_BOUNDARY     = 500
+} D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY;
+#define DDI_HAS_D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY 1
+
+typedef enum _D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY {
+    D3DKMDT_COMPUTE_PREEMPTION_NONE                  = 0,
+    D3DKMDT_COMPUTE_PREEMPTION_DMA_BUFFER_BOUNDARY   = 100,
+    D3DKMDT_COMPUTE_PREEMPTION_DISPATCH_BOUNDARY     = 200,
+    D3DKMDT_COMPUTE_PREEMPTION_THREAD_GROUP_BOUNDARY = 300,
+    D3DKMDT_COMPUTE_PREEMPTION_THREAD_BOUNDARY       = 400,
+    D3DKMDT_COMPUTE_PREEMPTION_SHADER_BOUNDARY       = 500
+} D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY;
+#define DDI_HAS_D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY 1
+
+typedef struct _D3DKMDT_PREEMPTION_CAPS {
+    D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY GraphicsPreemptionGranularity;
+    D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY  ComputePreemptionGranularity;
+} D3DKMDT_PREEMPTION_CAPS;
+#define DDI_HAS_D3DKMDT_PREEMPTION_CAPS 1
+#endif
+
+#if DDI_AT_LEAST(WDDM2_9)
+typedef struct _DXGK_HWQUEUEDFLIP_CAPS {
+    union {
+        struct {
+            UINT Reserved : 32;
+        };
+        UINT Value;
+    };
+} DXGK_HWQUEUEDFLIP_CAPS;
+#define DDI_HAS_DXGK_HWQUEUEDFLIP_CAPS 1
+#endif
+
+typedef struct _DXGK_DRIVERCAPS {
+    PHYSICAL_ADDRESS       HighestAcceptableAddress;
+    UINT                   MaxAllocationListSlotId;
+    SIZE_T                 ApertureSegmentCommitLimit;
+    UINT                   MaxPointerWidth;
+    UINT                   MaxPointerHeight;
+    DXGK_POINTERFLAGS      PointerCaps;
+    UINT                   InterruptMessageNumber;
+    UINT                   NumberOfSwizzlingRanges;
+    UINT                   MaxOverlays;
+    union {
+        DXGK_GAMMARAMPCAPS      GammaRampCaps;
+#if DDI_AT_LEAST(WDDM2_2)
+        DXGK_COLORTRANSFORMCAPS ColorTransformCaps;
+#endif
+    };
+    DXGK_PRESENTATIONCAPS  PresentationCaps;
+    UINT                   MaxQueuedFlipOnVSync;
+    DXGK_FLIPCAPS          FlipCaps;
+    DXGK_VIDSCHCAPS        SchedulingCaps;
+    DXGK_VIDMMCAPS         MemoryManagementCaps;
+    DXGK_GPUENGINETOPOLOGY GpuEngineTopology;
+#if DDI_AT_LEAST(WIN7)
+    DXGK_WDDMVERSION                   WDDMVersion;
+    DXGK_VIRTUALADDRESSCAPS_DEPRECATED Reserved;
+    DXGK_DMABUFFERCAPS_DEPRECATED      Reserved1;
+#endif
+#if DDI_AT_LEAST(WIN8)
+    D3DKMDT_PREEMPTION_CAPS PreemptionCaps;
+    BOOLEAN                 SupportNonVGA;
+    BOOLEAN                 SupportSmoothRotation;
+    BOOLEAN                 SupportPerEngineTDR;
+    BOOLEAN                 SupportDirectFlip;
+    BOOLEAN                 SupportMultiPlaneOverlay;
+    BOOLEAN                 SupportRuntimePowerManagement;
+    BOOLEAN                 SupportSurpriseRemovalInHibernation;
+#endif
+#if DDI_AT_LEAST(WDDM1_3)
+    BOOLEAN                 HybridDiscrete;
+    UINT                    MaxOverlayPlanes;
+#endif
+#if DDI_AT_LEAST(WDDM2_0)
+    BOOLEAN                 HybridIntegrated;
+    D3DGPU_VIRTUAL_ADDRESS  InternalGpuVirtualAddressRangeStart;
+    D3DGPU_VIRTUAL_ADDRESS  InternalGpuVirtualAddressRangeEnd;
+    BOOLEAN                 SupportSurpriseRemoval;
+#endif
+#if DDI_AT_LEAST(WDDM2_1)
+    BOOLEAN                 SupportMultiPlaneOverlayImmediateFlip;
+    BOOLEAN                 CursorScaledWithMultiPlaneOverlayPlane0;
+    BOOLEAN                 HybridAcpiChainingRequired;
+    UINT                    MaxQueuedMultiPlaneOverlayFlipVSync;
+#endif
+#if DDI_AT_LEAST(WDDM2_4)
+    union {
+        struct {
+            UINT SupportContextlessPresent                         : 1;
+            UINT Detachable                                        : 1;
+#if DDI_AT_LEAST(WDDM2_5)
+            UINT VirtualGpuOnly                                    : 1;
+#if DDI_AT_LEAST(WDDM2_6)
+            UINT ComputeOnly                                       : 1;
+#if DDI_AT_LEAST(WDDM2_7)
+            UINT IndependentVidPnVSyncControl                      : 1;
+#if DDI_AT_LEAST(WDDM2_8)
+            UINT NoHybridDiscreteDListDllSupport                   : 1;
+#if DDI_AT_LEAST(WDDM3_0)
+            UINT DisplayableSupport                                : 1;
+#if DDI_AT_LEAST(WDDM3_2)
+            UINT NoHybridDiscreteDListDllMuxSupport                : 1;
+            UINT CursorDoesNotSupportXorBlendWithMultiPlaneOverlay : 1;
+            UINT Reserved                                          : 23;
+#else
+            UINT Reserved                                          : 25;
+#endif
+#else
+            UINT Reserved                                          : 26;
+#endif
+#else
+            UINT Reserved                                          : 27;
+#endif
+#else
+            UINT Reserved                                          : 28;
+#endif
+#else
+            UINT Reserved                                          : 29;
+#endif
+#else
+            UINT Reserved                                          : 30;
+#endif
+        };
+        UINT Value;
+    } MiscCaps;
+#endif
+#if DDI_AT_LEAST(WDDM2_9)
+    UINT                    MaxHwQueuedFlips;
+    DXGK_HWQUEUEDFLIP_CAPS  HwQueuedFlipCaps;
+#endif
+} DXGK_DRIVERCAPS;
+#define DDI_HAS_DXGK_DRIVERCAPS 1
+
+/* ---- segment queries (DXGKQAITYPE_QUERYSEGMENT, QUERYSEGMENT3) ---------- */
+typedef struct _DXGK_QUERYSEGMENTIN {
+    PHYSICAL_ADDRESS  AgpApertureBase;
+    LARGE_INTEGER     AgpApertureSize;
+    DXGK_SEGMENTFLAGS AgpFlags;
+} DXGK_QUERYSEGMENTIN;
+#define DDI_HAS_DXGK_QUERYSEGMENTIN 1
+
+typedef struct _DXGK_QUERYSEGMENTOUT {
+    UINT                    NbSegment;
+    DXGK_SEGMENTDESCRIPTOR *pSegmentDescriptor;
+    UINT                    PagingBufferSegmentId;
+    UINT                    PagingBufferSize;
+    UINT                    PagingBufferPrivateDataSize;
+} DXGK_QUERYSEGMENTOUT;
+#define DDI_HAS_DXGK_QUERYSEGMENTOUT 1
+
+#if DDI_AT_LEAST(WIN8)
+typedef struct _DXGK_SEGMENTDESCRIPTOR3 {
+    DXGK_SEGMENTFLAGS Flags;
+    PHYSICAL_ADDRESS  BaseAddress;
+    PHYSICAL_ADDRESS  CpuTranslatedAddress;
+    SIZE_T            Size;
+    UINT              NbOfBanks;
+    SIZE_T           *pBankRangeTable;
+    SIZE_T            CommitLimit;
+    SIZE_T            SystemMemoryEndAddress;
+    SIZE_T            Reserved;
+} DXGK_SEGMENTDESCRIPTOR3;
+#define DDI_HAS_DXGK_SEGMENTDESCRIPTOR3 1
+
+typedef struct _DXGK_QUERYSEGMENTOUT3 {
+    UINT                     NbSegment;
+    DXGK_SEGMENTDESCRIPTOR3 *pSegmentDescriptor;
+    UINT                     PagingBufferSegmentId;
+    UINT                     PagingBufferSize;
+    UINT                     PagingBufferPrivateDataSize;
+} DXGK_QUERYSEGMENTOUT3;
+#define DDI_HAS_DXGK_QUERYSEGMENTOUT3 1
+#endif
+
 #endif /* WDDMSIM_DDI_DECLS_H */

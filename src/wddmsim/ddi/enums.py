@@ -8,7 +8,9 @@ Spec: ddi-facts.md sections 2.5 (flip interval), 3.4 (engine types), 4.2 (interr
 4.4 (page-fault flags and error codes), 5.3 (preemption granularity), 6.2 (paging operations),
 8.3 (scheduling priority bands), 9.4 (kernel submission types); the GpuMmu page-table update modes
 and PTE page sizes follow [D:d3dkmddi/ne-d3dkmddi-_dxgk_pagetableupdatemode] and
-[D:d3dukmdt/ne-d3dukmdt-_dxgk_pte_page_size].
+[D:d3dukmdt/ne-d3dukmdt-_dxgk_pte_page_size]; the adapter query types follow
+[D:d3dkmddi/ne-d3dkmddi-_dxgk_queryadapterinfotype]. ``DXGK_WDDMVERSION`` itself lives in
+:mod:`wddmsim.ddi.versions`; :data:`WDDMVERSION` is its member type.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import enum
 
 from .schema import EnumType
+from .versions import DXGK_WDDMVERSION
 
 
 class D3DDDI_FLIPINTERVAL_TYPE(enum.IntEnum):
@@ -226,6 +229,87 @@ class DXGK_KERNEL_SUBMISSION_TYPE(enum.IntEnum):
     DXGK_KERNEL_SUBMISSION_PRESENTBLT = 2
 
 
+class DXGK_QUERYADAPTERINFOTYPE(enum.IntEnum):
+    """What a ``DxgkDdiQueryAdapterInfo`` call asks the driver for (``DXGKARG_QUERYADAPTERINFO.Type``);
+    the value picks the structure ``pOutputData`` points to. 32 is not assigned."""
+
+    DXGKQAITYPE_UMDRIVERPRIVATE = 0
+    DXGKQAITYPE_DRIVERCAPS = 1
+    DXGKQAITYPE_QUERYSEGMENT = 2
+    DXGKQAITYPE_RESERVED = 3
+    DXGKQAITYPE_QUERYSEGMENT2 = 4
+    DXGKQAITYPE_QUERYSEGMENT3 = 5
+    DXGKQAITYPE_NUMPOWERCOMPONENTS = 6
+    DXGKQAITYPE_POWERCOMPONENTINFO = 7
+    DXGKQAITYPE_PREFERREDGPUNODE = 8
+    DXGKQAITYPE_POWERCOMPONENTPSTATEINFO = 9
+    DXGKQAITYPE_HISTORYBUFFERPRECISION = 10
+    DXGKQAITYPE_QUERYSEGMENT4 = 11
+    DXGKQAITYPE_SEGMENTMEMORYSTATE = 12
+    DXGKQAITYPE_GPUMMUCAPS = 13
+    DXGKQAITYPE_PAGETABLELEVELDESC = 14
+    DXGKQAITYPE_PHYSICALADAPTERCAPS = 15
+    DXGKQAITYPE_DISPLAY_DRIVERCAPS_EXTENSION = 16
+    DXGKQAITYPE_INTEGRATED_DISPLAY_DESCRIPTOR = 17
+    DXGKQAITYPE_UEFIFRAMEBUFFERRANGES = 18
+    DXGKQAITYPE_QUERYCOLORIMETRYOVERRIDES = 19
+    DXGKQAITYPE_DISPLAYID_DESCRIPTOR = 20
+    DXGKQAITYPE_FRAMEBUFFERSAVESIZE = 21
+    DXGKQAITYPE_HARDWARERESERVEDRANGES = 22
+    DXGKQAITYPE_INTEGRATED_DISPLAY_DESCRIPTOR2 = 23
+    DXGKQAITYPE_NODEPERFDATA = 24
+    DXGKQAITYPE_ADAPTERPERFDATA = 25
+    DXGKQAITYPE_ADAPTERPERFDATA_CAPS = 26
+    DXGKQAITYPE_GPUVERSION = 27
+    DXGKQAITYPE_DEVICE_TYPE_CAPS = 28
+    DXGKQAITYPE_WDDMDEVICECAPS = 29
+    DXGKQAITYPE_GPUPCAPS = 30
+    DXGKQAITYPE_QUERYTARGETGAMMACAPS = 31
+    DXGKQAITYPE_SCANOUT_CAPS = 33
+    DXGKQAITYPE_PHYSICAL_MEMORY_CAPS = 34
+    DXGKQAITYPE_IOMMU_CAPS = 35
+    DXGKQAITYPE_HARDWARERESERVEDRANGES2 = 36
+    DXGKQAITYPE_NATIVE_FENCE_CAPS = 37
+    DXGKQAITYPE_USERMODESUBMISSION_CAPS = 38
+    DXGKQAITYPE_DIRTYBITTRACKINGCAPS = 39
+    DXGKQAITYPE_DIRTYBITTRACKINGSEGMENTCAPS = 40
+    DXGKQAITYPE_SCATTER_RESERVE = 41
+    DXGKQAITYPE_QUERYPAGINGBUFFERINFO = 42
+    DXGKQAITYPE_QUERYSEGMENTCOUNT = 43
+    DXGKQAITYPE_QUERYSEGMENT5 = 44
+    DXGKQAITYPE_QUERYMMUCOUNT = 45
+    DXGKQAITYPE_QUERYMMUS = 46
+    DXGKQAITYPE_64BITONLYCAPS = 47
+    DXGKQAITYPE_PAGINGPROCESSGPUVASIZE = 48
+
+
+def _since_map(enum_type: type[enum.IntEnum], groups: dict[str, tuple[int, ...]]) -> dict:
+    return {enum_type(v): version for version, values in groups.items() for v in values}
+
+
+#: DDI version that introduced each query type ([D:d3dkmddi/ne-d3dkmddi-_dxgk_queryadapterinfotype]
+#: and the header's ``#if`` ladder; tools/msvc_layouts/DECISIONS.md for 36-38 and 42-48). Value 3 was
+#: ``DXGKQAITYPE_ALLOCATIONGROUP`` in the Windows 7 header and is ``DXGKQAITYPE_RESERVED`` today.
+QUERYADAPTERINFOTYPE_SINCE: dict[DXGK_QUERYADAPTERINFOTYPE, str] = _since_map(
+    DXGK_QUERYADAPTERINFOTYPE,
+    {
+        "vista": (0, 1, 2),
+        "win7": (3, 4),
+        "win8": (5, 6, 7, 8),
+        "wddm1_3": (9, 10),
+        "wddm2_0": (11, 12, 13, 14, 15, 16),
+        "wddm2_2": (17, 18, 19),
+        "wddm2_3": (20,),
+        "wddm2_4": (21, 22, 23, 24, 25, 26, 27),
+        "wddm2_5": (28,),
+        "wddm2_6": (29, 30, 31, 33),
+        "wddm2_9": (34, 35),
+        "wddm3_1": (36, 37, 38),
+        "wddm3_2": (39, 40, 41, 42, 43, 44, 45, 46, 47, 48),
+    },
+)
+
+
 # Enumerations as member types of the structures (4 bytes, as MSVC stores an enum).
 FLIPINTERVAL = EnumType("D3DDDI_FLIPINTERVAL_TYPE", D3DDDI_FLIPINTERVAL_TYPE, doc=D3DDDI_FLIPINTERVAL_TYPE.__doc__)
 INTERRUPT_TYPE = EnumType("DXGK_INTERRUPT_TYPE", DXGK_INTERRUPT_TYPE, doc=DXGK_INTERRUPT_TYPE.__doc__)
@@ -245,4 +329,18 @@ SCHEDULING_PRIORITY_BAND = EnumType(
 )
 KERNEL_SUBMISSION_TYPE = EnumType(
     "DXGK_KERNEL_SUBMISSION_TYPE", DXGK_KERNEL_SUBMISSION_TYPE, doc=DXGK_KERNEL_SUBMISSION_TYPE.__doc__
+)
+QUERYADAPTERINFOTYPE = EnumType(
+    "DXGK_QUERYADAPTERINFOTYPE", DXGK_QUERYADAPTERINFOTYPE, doc=DXGK_QUERYADAPTERINFOTYPE.__doc__
+)
+WDDMVERSION = EnumType("DXGK_WDDMVERSION", DXGK_WDDMVERSION, doc=DXGK_WDDMVERSION.__doc__)
+GRAPHICS_PREEMPTION_GRANULARITY = EnumType(
+    "D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY",
+    D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY,
+    doc=D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY.__doc__,
+)
+COMPUTE_PREEMPTION_GRANULARITY = EnumType(
+    "D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY",
+    D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY,
+    doc=D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY.__doc__,
 )

@@ -14,6 +14,7 @@ from . import enums, schema
 from .schema import EnumType, Record, Typedef
 from .structs import (
     adapter,
+    caps,
     common,
     context,
     device,
@@ -31,6 +32,7 @@ from .structs import (
 
 _MODULES = (
     common, submit, interrupt, patch, preempt, context, display, adapter, device, render, paging, gpummu, hwsched, sync,
+    caps,
 )
 
 #: Records by name.
@@ -61,6 +63,10 @@ SCALARS: dict[str, Typedef | EnumType] = {
         enums.PTE_PAGE_SIZE,
         enums.SCHEDULING_PRIORITY_BAND,
         enums.KERNEL_SUBMISSION_TYPE,
+        enums.QUERYADAPTERINFOTYPE,
+        enums.WDDMVERSION,
+        enums.GRAPHICS_PREEMPTION_GRANULARITY,
+        enums.COMPUTE_PREEMPTION_GRANULARITY,
     )
 }
 
