@@ -628,6 +628,53 @@ def trace_cmd(events_file: str, output: str) -> None:
     click.echo(f"{output}: {n} trace events from {len(events)} log events")
 
 
+# ---------------------------------------------------------------------------------------- verify
+def load_driver(spec: str):
+    """The driver class ``spec`` names, or a :class:`UserError` saying why it cannot be loaded."""
+    from .loader import LoadError, load_class
+
+    try:
+        return load_class(spec, "driver")
+    except LoadError as e:
+        raise UserError(str(e)) from None
+
+
+@main.command("verify")
+@click.argument("driver")
+@click.option("--only", "only", multiple=True, metavar="AREA",
+              help="Run only this area (or AREA/CASE); repeatable. See the table for the areas.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--junit", "junit", type=click.Path(dir_okay=False), default=None,
+              help="Also write the verdict as JUnit XML (one test case per scenario).")
+def verify_cmd(driver: str, only, as_json: bool, junit) -> None:
+    """Run the conformance suite against DRIVER ('package.module:Class' or 'path/file.py:Class').
+
+    The cases that apply to what the driver declares run with the verifier in strict mode; the
+    table says per case which contract rules it exercised and the verdict, and each failure says
+    which rule broke, the bug check Windows would raise, where, and the decoded crash record.
+    Exit status 0 only when every case that applies passes (1 otherwise, 2 for bad input)."""
+    from .verify import select, verify
+    from .verify.output import junit_xml, print_report, report_json
+
+    cls = load_driver(driver)
+    try:
+        select(only)
+    except ValueError as e:
+        raise UserError(f"--only: {e}") from None
+    if junit:
+        _check_writable(junit)
+    con = _console()
+    report = verify(cls, only=only, name=driver)
+    if junit:
+        with open(junit, "wb") as f:
+            f.write(junit_xml(report))
+    if as_json:
+        click.echo(json.dumps(report_json(report), indent=2))
+    else:
+        print_report(con, report)
+    raise SystemExit(0 if report.passed else 1)
+
+
 # ---------------------------------------------------------------------------------------- demo
 def compare_scenarios(scenario, label: str) -> tuple[dict, dict, list[str]]:
     """Run ``scenario`` under the software scheduler and under hardware scheduling (see

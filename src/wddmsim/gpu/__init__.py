@@ -5,6 +5,8 @@
 :class:`CommandBuffer`, the decoder and a disassembler). The engines that execute the packets are
 described in docs/gpu.md; the packet format in docs/gpu-commands.md. :mod:`.hwsched` is the
 context-management processor of hardware scheduling (``GPU.hw_scheduler(engine_index)``).
+:mod:`.mmio` is the register interface (``GPU.mmio``), the only view of the GPU a driver has
+(docs/gpu-programming.md).
 """
 
 from .commands import *  # noqa: F403

@@ -29,8 +29,9 @@ from ..sim import Simulator
 from .display import DisplaySource
 from .engine import Engine, EngineFault
 from .hwsched import HwScheduler
-from .interrupts import InterruptController
+from .interrupts import FAULT_BIT, SPURIOUS_BIT, InterruptController
 from .memory import PAGE_SIZE, PhysicalMemory
+from .mmio import Mmio
 from .mmu import GpuMmu
 
 LOCAL_BASE = 0x100_0000_0000
@@ -38,10 +39,9 @@ APERTURE_BASE = 0x200_0000_0000
 #: Where the CPU sees CPU-visible local memory (a BAR), as a system physical address.
 BAR_BASE = 0x80_0000_0000
 
-#: Interrupt status bits above the engines' fence bits.
-FAULT_BIT = 1 << 62
-#: A cause no engine owns (a misbehaving device; interrupt storms in tests).
-SPURIOUS_BIT = 1 << 63
+# FAULT_BIT and SPURIOUS_BIT live in .interrupts; they are still importable from here.
+__all__ = ["LOCAL_BASE", "APERTURE_BASE", "BAR_BASE", "FAULT_BIT", "SPURIOUS_BIT", "Segment", "EngineSpec",
+           "GPU"]
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,8 @@ class GPU:
         self.displays = [DisplaySource(i, hz, self, max_queued_flips) for i, hz in enumerate(display_refresh_hz)]
         self.faults: list[tuple[int, str, str]] = []
         self._hw_schedulers: dict[int, HwScheduler] = {}
+        #: The register interface (gpu/mmio.py): the only view of this GPU a driver is given.
+        self.mmio = Mmio(self)
 
     # -- addressing -----------------------------------------------------------------------------
     def translate(self, addr: int) -> int:

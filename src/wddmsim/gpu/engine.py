@@ -28,8 +28,9 @@ stops before its next command. ``interval``: a WORK command stops at the next mu
 ``preempt_interval`` ns of its own work. ``none``: everything on the ring runs first. What was left
 of an interrupted buffer is in :attr:`Engine.preempt_state` (buffer address, offset of the next
 command, buffer end, ns of WORK still owed; the address is None when the engine stopped in a WORK on
-the ring itself) for the driver to resume from; the ring is stopped and :meth:`Engine.reset_ring`
-empties it. A WAIT stalled inside a buffer is always preemptible.
+the ring itself) for the driver to resume from; the ring is stopped (``stopped``, the status
+bit a driver reads as "preempted") and :meth:`Engine.reset_ring` empties it. A WAIT stalled inside
+a buffer is always preemptible.
 
 Faults for recovery tests: :meth:`Engine.hang` (now, or when the engine starts executing a given
 buffer, :meth:`Engine.hang_on_buffer`) stops all progress: no fence lands, no preemption answers.
@@ -41,7 +42,10 @@ physical addressing) makes every address a command carries a GPU virtual address
 ``gpu.mmu`` (:mod:`.mmu`); the ring is always read physically. The MMU packets (SET_ADDRESS_SPACE,
 UPDATE_PAGE_TABLE, FLUSH_TLB) are privileged: they fault in a buffer fetched in virtual mode. A
 page fault stops the engine like any fault and fills ``fault_address``, ``fault_level``,
-``fault_write`` and ``fault_root``.
+``fault_write`` and ``fault_root``. Every fault latches those registers in a :class:`FaultRecord`
+(``fault_latch``) for the driver, held until it acknowledges it or the engine is reset.
+
+Drivers reach engines only through the register interface, :mod:`.mmio` (``GPU.mmio``).
 
 Hardware scheduling (:mod:`.hwsched`): a ``listener`` (None by default) owns the ring registers
 and is told when a preemption stops the engine, when the ring drains and when the ring (or a buffer
@@ -60,6 +64,7 @@ Spec: DESIGN.md section 4 (engines, command processor, two completion modes); do
 from __future__ import annotations
 
 from math import ceil
+from typing import NamedTuple
 
 from ..sim import DEVICE, Simulator
 from . import commands as C
@@ -95,8 +100,8 @@ class Engine:
         "fault", "_t", "_buf", "_pc", "_end", "_stack", "_pending", "_steps", "_watch",
         "_irq_bit", "interrupts", "granularity", "preempt_interval", "preempt_state", "preemptions",
         "_preempt", "_ahead", "_buf_addr", "_timer", "_boundary", "_preempt_bit", "_hang_buffers",
-        "_hung_since", "resets", "_fault_buffers", "fault_address", "fault_fatal", "fault_reported",
-        "listener",
+        "_hung_since", "resets", "_fault_buffers", "fault_address", "fault_fatal", "fault_latch",
+        "listener", "stopped",
         "address_space", "_vdepth", "fault_level", "fault_write", "fault_root",
     )
 
@@ -150,7 +155,13 @@ class Engine:
         self._fault_buffers: dict[int, tuple[int, bool]] = {}  # buffer -> (address it faults on, fatal)
         self.fault_address = 0  # the address of the last fault (0: not an address fault)
         self.fault_fatal = False  # the last fault is an unrecoverable hardware error
-        self.fault_reported = False  # a driver has read and reported the current fault
+        #: The fault record latched when the engine faulted (a :class:`FaultRecord`), held until a
+        #: driver acknowledges it (``Mmio.fault_ack``) or the engine is reset; None: nothing latched.
+        self.fault_latch: FaultRecord | None = None
+        #: Stopped by a preemption request (the CPU was told) and not restarted since: a status
+        #: bit for the driver (``Mmio.status``), cleared by the ring reset, a doorbell, a step,
+        #: ``program_ring`` or an engine reset. It changes nothing in how the engine runs.
+        self.stopped = False
         # Hardware scheduling (gpu/hwsched.py): the HwScheduler that owns this engine's ring, told
         # of preemption stops, drained rings and WAIT stalls instead of the CPU. None: the driver
         # programs the ring itself and preemption stops interrupt the CPU.
@@ -176,6 +187,7 @@ class Engine:
         self.ring_base = base
         self.ring_size = size
         self.rptr = self.wptr = 0
+        self.stopped = False
 
     def doorbell(self, wptr: int) -> None:
         """The driver publishes new packets up to ``wptr``; an idle engine starts fetching."""
@@ -187,6 +199,7 @@ class Engine:
             tr.emit(self.sim.now, "Doorbell", {"engine": self.index, "wptr": wptr, "rptr": self.rptr,
                                                "ring_used": self.ring_used, "ring_size": self.ring_size})
         if self.state == IDLE:
+            self.stopped = False
             if self.mode == "stepped":
                 self.state = HELD
                 return
@@ -220,6 +233,7 @@ class Engine:
             raise EngineFault(f"{self.name}: step() needs stepped mode")
         self._steps += submissions
         if self.state in (HELD, IDLE) and (self.rptr != self.wptr or self._buf is not None):
+            self.stopped = False
             self.state = RUNNING
             self._t = self.sim.now
             self._run()
@@ -546,7 +560,8 @@ class Engine:
         self.fault = None
         self.fault_address = 0
         self.fault_fatal = False
-        self.fault_reported = False
+        self.fault_latch = None
+        self.stopped = False
         self.fault_level = None
         self.fault_write = False
         self.fault_root = 0
@@ -642,6 +657,7 @@ class Engine:
         if self.listener is not None:
             self.listener.engine_stopped(self)
         else:
+            self.stopped = True
             self.gpu.irq.assert_cause(self._preempt_bit)
 
     def reset_ring(self) -> None:
@@ -652,6 +668,7 @@ class Engine:
         self.state = IDLE
         self._boundary = True
         self.preempt_state = None
+        self.stopped = False
 
     # -- context save and restore (hardware scheduling) --------------------------------------------
     @property
@@ -773,7 +790,8 @@ class Engine:
         self._ahead.clear()
         self.state = FAULTED
         self.fault = reason
-        self.fault_reported = False
+        self.fault_latch = FaultRecord(self.fault_address, self.fault_fatal, self.fault_write, self.fault_level,
+                                       self.fault_root)
         self.gpu.engine_faulted(self, reason)
 
 
@@ -833,6 +851,19 @@ class _Latch:
     def __init__(self, source, surface: int):
         self.source = source
         self.surface = surface
+
+
+class FaultRecord(NamedTuple):
+    """What an engine latches when it faults (:attr:`Engine.fault_latch`), for the driver to read
+    until it acknowledges it: the faulting address (0: not an address fault), whether the hardware
+    calls it unrecoverable, whether the access was a write, the page-table level where the walk
+    stopped (None: not a page fault) and the address space's root table (0: physical)."""
+
+    address: int
+    fatal: bool
+    write: bool
+    level: int | None
+    root: int
 
 
 class PreemptState(tuple):

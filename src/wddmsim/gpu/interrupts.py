@@ -19,6 +19,13 @@ from typing import Callable
 
 from ..sim import DEVICE, Simulator
 
+# Interrupt status bits above the engines' fence bits (the whole layout: docs/gpu.md; gpu/mmio.py
+# gathers it for drivers, docs/gpu-programming.md).
+#: An engine stopped on a fault.
+FAULT_BIT = 1 << 62
+#: A cause no engine owns (a misbehaving device; interrupt storms in tests).
+SPURIOUS_BIT = 1 << 63
+
 
 class InterruptController:
     """Pending interrupt causes and the line that tells the CPU about them."""

@@ -78,10 +78,8 @@ from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version
 from ..gpu import commands as C
-from ..gpu.device import FAULT_BIT, GPU, SPURIOUS_BIT
-from ..gpu.display import VSYNC_CAUSE_SHIFT
-from ..gpu.engine import PREEMPT_CAUSE_SHIFT
-from ..gpu.memory import PAGE_SIZE
+from ..gpu import mmio
+from ..gpu.mmio import FAULT_BIT, PAGE_SIZE, PREEMPT_SHIFT, UNKNOWN_BIT, VSYNC_SHIFT
 from .hwsch import WddmV2Ddi
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
@@ -160,14 +158,14 @@ class _Context:
 
 
 class _Node:
-    """The driver's per-node state: the engine, its ring and fence slot, fence bookkeeping."""
+    """The driver's per-node state: its ring and fence slot (the engine is the one of the same
+    number), fence bookkeeping."""
 
-    __slots__ = ("ordinal", "engine", "ring", "ring_size", "wptr", "fence_addr", "last_submitted",
+    __slots__ = ("ordinal", "ring", "ring_size", "wptr", "fence_addr", "last_submitted",
                  "last_reported", "interrupt_data", "preempt_fence", "inflight", "refused", "refused_through")
 
-    def __init__(self, ordinal: int, engine, ring: int, ring_size: int, fence_addr: int):
+    def __init__(self, ordinal: int, ring: int, ring_size: int, fence_addr: int):
         self.ordinal = ordinal
-        self.engine = engine
         self.ring = ring
         self.ring_size = ring_size
         self.wptr = 0
@@ -189,13 +187,17 @@ class ReferenceDriver(WddmV2Ddi):
     ``multi_engine_aware`` selects which kind of driver the seeds describe: True reports
     ``DXGK_VIDSCHCAPS.MultiEngineAware`` and works with contexts (the OS passes ``hContext``);
     False exposes one node and works with devices (the OS passes ``hDevice``).
+
+    ``gpu``: the adapter's hardware, of which the driver takes only its register interface
+    (``gpu.mmio``, a :class:`wddmsim.gpu.mmio.Mmio`, kept as ``self.hw``) and reaches the GPU
+    through nothing else: registers, and system memory (``self.hw.memory``, kept as ``self.mem``).
     """
 
     HANDLE_BASE = 0x1000
 
     def __init__(
         self,
-        gpu: GPU,
+        gpu,
         *,
         ddi_version_name: str = "wddm2_0",
         multi_engine_aware: bool = True,
@@ -213,8 +215,9 @@ class ReferenceDriver(WddmV2Ddi):
         keep_private_data: bool = False,
         no64bit_atomics: bool = False,
     ):
-        self.gpu = gpu
-        self.mem = gpu.memory
+        # The register interface is all the driver keeps of the hardware (docs/gpu-programming.md).
+        self.hw: mmio.Mmio = gpu.mmio
+        self.mem = self.hw.memory
         self.version = ddi_version(ddi_version_name)
         self.arch = arch
         self.multi_engine_aware = multi_engine_aware
@@ -256,7 +259,7 @@ class ReferenceDriver(WddmV2Ddi):
         self.unknown_causes = 0  # interrupts whose causes no engine owns (dismissed)
         # WDDM 2.x (kmd/hwsch.py): GPU virtual addressing and hardware scheduling.
         self.hw_scheduling = hw_scheduling
-        n = len(gpu.engines)
+        n = self.hw.engine_count
         self.fence_release = list(fence_release or [False] * n)  # RingBufferFenceRelease per node
         self.max_in_flight = list(max_in_flight or [0] * n)  # MaxInFlightHwQueueBuffers per node
         self.keep_private_data = keep_private_data  # a broken driver for tests (rule 95)
@@ -281,14 +284,13 @@ class ReferenceDriver(WddmV2Ddi):
             self._pte_cls = layout.ctype(RECORDS["DXGK_PTE"], arch, self.version)
             self._pte_size = ctypes.sizeof(self._pte_cls)
         if hw_scheduling:
-            from ..gpu.hwsched import SUSPEND_CAUSE_SHIFT
-            self._suspend_shift = SUSPEND_CAUSE_SHIFT
+            self._suspend_shift = mmio.SUSPEND_SHIFT
             self._invalidate_args = layout.ctype(RECORDS["DXGKARGCB_INVALIDATEHWCONTEXT"], arch, self.version)()
 
     # -- helpers ------------------------------------------------------------------------------------
     @property
     def node_count(self) -> int:
-        return len(self.gpu.engines) if self.multi_engine_aware else 1
+        return self.hw.engine_count if self.multi_engine_aware else 1
 
     def _handle(self) -> int:
         self._next_handle += 0x10
@@ -307,12 +309,11 @@ class ReferenceDriver(WddmV2Ddi):
         self.dxgk = DxgkInterface
         fences = DxgkInterface.MmAllocateContiguousMemory(PAGE_SIZE)
         for ordinal in range(self.node_count):
-            engine = self.gpu.engines[ordinal]
             size = self.ring_sizes.get(ordinal, self.ring_size)
             ring = DxgkInterface.MmAllocateContiguousMemory(size)
             if not self.hw_scheduling:
-                engine.program_ring(ring, size)  # hardware scheduling: the GPU's scheduler owns it
-            node = _Node(ordinal, engine, ring, size, fences + 8 * ordinal)
+                self.hw.program_ring(ordinal, ring, size)  # hardware scheduling: the GPU's scheduler owns it
+            node = _Node(ordinal, ring, size, fences + 8 * ordinal)
             node.interrupt_data = self._interrupt_cls()
             self.nodes.append(node)
         return SUCCESS
@@ -320,15 +321,18 @@ class ReferenceDriver(WddmV2Ddi):
     def DxgkDdiQueryAdapterInfo(self, hAdapter: int, Type: str):
         """``DXGK_DRIVERCAPS`` (the members the model reads) or the segment descriptors."""
         if Type == QUERY_DRIVERCAPS:
+            hw = self.hw
+            infos = [hw.engine_info(i) for i in range(hw.engine_count)]
+
             def coarsest(kinds):
-                grans = [e.granularity for e in self.gpu.engines if (e.kind in ("compute",)) == kinds]
+                grans = [e.preemption for e in infos if (e.kind in ("compute",)) == kinds]
                 return GRANULARITY_CAPS[min(grans, key=_COARSEST.index)] if grans else 0
 
             return DriverCaps(
                 WDDMVersion=self.version.value,
                 SchedulingCaps=(1 if self.multi_engine_aware else 0) | (4 if self.preemption_aware else 0)
                 | (0x10 if self.cancel_aware else 0) | (0x20 if self.no64bit_atomics else 0),
-                NbAsymetricProcessingNodes=len(self.gpu.engines),
+                NbAsymetricProcessingNodes=hw.engine_count,
                 InterruptMessageNumber=0,
                 MaxQueuedFlipOnVSync=self.max_queued_flips,
                 FlipCaps={"FlipOnVSyncWithNoWait": 1, "FlipInterval": 1},
@@ -340,7 +344,7 @@ class ReferenceDriver(WddmV2Ddi):
         if Type == QUERY_SEGMENTS:
             cls = layout.ctype(RECORDS["DXGK_SEGMENTDESCRIPTOR"], self.arch, self.version)
             out = []
-            for seg in self.gpu.segments:
+            for seg in self.hw.segments:
                 d = cls()
                 d.BaseAddress.QuadPart = seg.base
                 d.CpuTranslatedAddress.QuadPart = seg.cpu_base
@@ -355,9 +359,9 @@ class ReferenceDriver(WddmV2Ddi):
     def DxgkDdiGetNodeMetadata(self, hAdapter: int, NodeOrdinalAndAdapterIndex: int, pGetNodeMetadata) -> int:
         """Each node's ``DXGK_ENGINE_TYPE`` (and friendly name when it is OTHER)."""
         ordinal = NodeOrdinalAndAdapterIndex & 0xFFFF
-        if not 0 <= ordinal < len(self.gpu.engines):
+        if not 0 <= ordinal < self.hw.engine_count:
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        kind = self.gpu.engines[ordinal].kind
+        kind = self.hw.engine_info(ordinal).kind
         etype, friendly = ENGINE_TYPES.get(kind, (0, kind.title()))
         pGetNodeMetadata.EngineType = etype
         if self.hw_scheduling and hasattr(pGetNodeMetadata, "Flags"):
@@ -499,12 +503,12 @@ class ReferenceDriver(WddmV2Ddi):
             base = self._segment_base(arm.SegmentId) + arm.OffsetInPages * PAGE_SIZE
             size = arm.NumberOfPages * PAGE_SIZE
             if op == _OP_MAP_APERTURE:
-                self.gpu.map_aperture(base, arm.pMdl + getattr(arm, "MdlOffset", 0) * PAGE_SIZE, size)
+                self.hw.map_aperture(base, arm.pMdl + getattr(arm, "MdlOffset", 0) * PAGE_SIZE, size)
             else:
                 # Unmapped pages must point at the dummy page: GPU accesses through them keep working.
                 dummy = arm.DummyPage.QuadPart
                 for off in range(0, size, PAGE_SIZE):
-                    self.gpu.map_aperture(base + off, dummy, PAGE_SIZE)
+                    self.hw.map_aperture(base + off, dummy, PAGE_SIZE)
             moved = size
         else:
             return int(NTSTATUS.STATUS_NOT_SUPPORTED)
@@ -521,7 +525,7 @@ class ReferenceDriver(WddmV2Ddi):
         return SUCCESS
 
     def _segment_base(self, segment_id: int) -> int:
-        return self.gpu.segments[segment_id - 1].base
+        return self.hw.segments[segment_id - 1].base
 
     def _paging_address(self, side, mdl_offset: int) -> int:
         if side.SegmentId:
@@ -614,7 +618,7 @@ class ReferenceDriver(WddmV2Ddi):
 
     def _ring_write(self, node: _Node, packet: bytes) -> bool:
         """Append ``packet`` to a node's ring (False: the ring is full)."""
-        wptr = self._ring_put(node.ring, node.ring_size, node.wptr, node.engine.rptr, packet)
+        wptr = self._ring_put(node.ring, node.ring_size, node.wptr, self.hw.rptr(node.ordinal), packet)
         if wptr is None:
             return False
         node.wptr = wptr
@@ -654,7 +658,7 @@ class ReferenceDriver(WddmV2Ddi):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
         if a.SubmissionFenceId > node.last_submitted:
             node.last_submitted = a.SubmissionFenceId
-        node.engine.doorbell(node.wptr)
+        self.hw.doorbell(node.ordinal, node.wptr)
         return SUCCESS
 
     def _buffer_call(self, node: _Node, fence: int, address: int, length: int, root: int = 0) -> bytes:
@@ -723,17 +727,17 @@ class ReferenceDriver(WddmV2Ddi):
 
     def DxgkDdiInterruptRoutine(self, MiniportDeviceContext: int, MessageNumber: int) -> bool:
         """FALSE if the GPU did not interrupt; else dismiss, report fences, queue the DPC."""
-        irq = self.gpu.irq
-        status = irq.status
+        hw = self.hw
+        status = hw.irq_status()
         if not status:
             return False
-        irq.ack(status)
+        hw.irq_ack(status)
         if self.hw_scheduling:
             for node in self.nodes:
                 self._hw_isr(status, node)
             if status & FAULT_BIT:
                 self.faults_seen += 1
-            if status & SPURIOUS_BIT:
+            if status & UNKNOWN_BIT:
                 self.unknown_causes += 1
             if self._kept_private:
                 # The broken variant reads what it kept: the OS freed it when the call returned.
@@ -745,24 +749,24 @@ class ReferenceDriver(WddmV2Ddi):
                     and self._fence_interrupt:
                 # The node's fence did not move: a buffer wrote a monitored fence with interrupt.
                 self._report_monitored_fence(node)
-        if status >> PREEMPT_CAUSE_SHIFT:
+        if status >> PREEMPT_SHIFT:
             for node in self.nodes:
-                if status & (1 << (PREEMPT_CAUSE_SHIFT + node.ordinal)):
+                if status & (1 << (PREEMPT_SHIFT + node.ordinal)):
                     self._report_preempted(node)
-        if status >> VSYNC_CAUSE_SHIFT:
-            for display in self.gpu.displays:
-                if status & (1 << (VSYNC_CAUSE_SHIFT + display.index)):
-                    self._report_vsync(display)
-        if status & SPURIOUS_BIT:
+        if status >> VSYNC_SHIFT:
+            for source in range(hw.display_count):
+                if status & (1 << (VSYNC_SHIFT + source)):
+                    self._report_vsync(source)
+        if status & UNKNOWN_BIT:
             self.unknown_causes += 1
         if status & FAULT_BIT:
             self.faults_seen += 1
             if self._can_report_faults:
                 for node in self.nodes:
-                    engine = node.engine
-                    if engine.state == "faulted" and not engine.fault_reported:
-                        engine.fault_reported = True
+                    if hw.fault(node.ordinal) is not None:
+                        # A fault record is latched: report it, then release the latch.
                         self._report_page_fault(node)
+                        hw.fault_ack(node.ordinal)
         self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
         return True
 
@@ -780,26 +784,29 @@ class ReferenceDriver(WddmV2Ddi):
         node = self.nodes[ordinal]
         node.preempt_fence = a.PreemptionFenceId
         done = self._completed(node)
-        if node.engine.idle and done == node.last_submitted == node.last_reported:
+        st = self.hw.status(ordinal)
+        if (st == mmio.IDLE or st == mmio.PREEMPTED) and done == node.last_submitted == node.last_reported:
             # Everything submitted finished and was reported: the hardware is not asked; the
             # preemption is reported from here, and the DPC lets the scheduler act on it.
             self.dxgk.DxgkCbSynchronizeExecution(self.dxgk.DeviceHandle, self._report_preempted, node, 0)
             self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
         else:
-            node.engine.request_preempt()
+            self.hw.preempt(ordinal)
         return SUCCESS
 
     def _report_preempted(self, node: _Node) -> bool:
         """DMA_PREEMPTED for the node's outstanding request (device IRQL); empties the ring."""
-        engine = node.engine
+        hw = self.hw
+        ordinal = node.ordinal
         value = self._completed(node)
         node.last_reported = value
         inflight = node.inflight
         while inflight and inflight[0][0] <= value:
             inflight.popleft()
-        self._keep_unfinished(node, engine.preempt_state)
-        if engine.idle:
-            engine.reset_ring()
+        self._keep_unfinished(node, hw.preempt_state(ordinal))
+        st = hw.status(ordinal)
+        if st == mmio.PREEMPTED or st == mmio.IDLE:
+            hw.reset_ring(ordinal)
             node.wptr = 0
         data = node.interrupt_data
         data.InterruptType = _DMA_PREEMPTED
@@ -811,19 +818,19 @@ class ReferenceDriver(WddmV2Ddi):
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
         return True
 
-    def _report_vsync(self, display) -> None:
+    def _report_vsync(self, source: int) -> None:
         """CRTC_VSYNC: the address the source scans out since this vsync (device IRQL)."""
         data = self._vsync_data
         data.InterruptType = _CRTC_VSYNC
-        data.CrtcVsync.VidPnTargetId = display.index
-        data.CrtcVsync.PhysicalAddress.QuadPart = display.scanout
+        data.CrtcVsync.VidPnTargetId = source
+        data.CrtcVsync.PhysicalAddress.QuadPart = self.hw.scanout(source)
         data.CrtcVsync.PhysicalAdapterMask = 0  # one physical adapter: no mask (rule 46)
         data.Flags.Value = 0
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
 
     def _report_page_fault(self, node: _Node) -> None:
-        """DMA_PAGE_FAULTED for the node's faulted engine (device IRQL)."""
-        engine = node.engine
+        """DMA_PAGE_FAULTED for the fault record the node's engine latched (device IRQL)."""
+        fault = self.hw.fault(node.ordinal)
         done = self._completed(node)
         inflight = node.inflight
         while inflight and inflight[0][0] <= done:
@@ -831,7 +838,7 @@ class ReferenceDriver(WddmV2Ddi):
         flags = _ENGINE_RESET_REQUIRED if self.per_engine_reset else _ADAPTER_RESET_REQUIRED
         if not inflight:
             flags |= _FENCE_INVALID
-        if engine.fault_fatal:
+        if fault.fatal:
             flags |= _FATAL_HARDWARE_ERROR
         data = node.interrupt_data
         ctypes.memset(ctypes.addressof(data), 0, ctypes.sizeof(data))
@@ -842,7 +849,7 @@ class ReferenceDriver(WddmV2Ddi):
         pf.FaultedPipelineStage = 0  # DXGK_RENDER_PIPELINE_STAGE_UNKNOWN
         pf.FaultedBindTableEntry = BIND_TABLE_ENTRY_UNKNOWN
         pf.PageFaultFlags = flags
-        pf.FaultedVirtualAddress = engine.fault_address
+        pf.FaultedVirtualAddress = fault.address
         pf.NodeOrdinal = node.ordinal
         pf.EngineOrdinal = 0
         pf.FaultErrorCode.IsDeviceSpecificCode = 0
@@ -881,7 +888,7 @@ class ReferenceDriver(WddmV2Ddi):
         while inflight and inflight[0][0] <= done:
             inflight.popleft()
         aborted = inflight[0][0] if inflight else done
-        node.engine.reset()
+        self.hw.reset_engine(node.ordinal)
         node.wptr = 0
         self._ring_roots[node.ordinal] = 0
         if inflight:
@@ -899,10 +906,10 @@ class ReferenceDriver(WddmV2Ddi):
         node's last submitted fence (under hardware scheduling: every queue's work is gone)."""
         if self.hw_scheduling:
             self._hw_reset_all()
-            self.gpu.irq.ack(self.gpu.irq.status)
+            self.hw.irq_ack(self.hw.irq_status())
             return SUCCESS
         for node in self.nodes:
-            node.engine.reset()
+            self.hw.reset_engine(node.ordinal)
             node.wptr = 0
             self._ring_roots[node.ordinal] = 0
             node.inflight.clear()
@@ -910,7 +917,7 @@ class ReferenceDriver(WddmV2Ddi):
             self.mem.write_u64(node.fence_addr, node.last_submitted)
             node.last_reported = node.last_submitted
         self._resume.clear()
-        self.gpu.irq.ack(self.gpu.irq.status)
+        self.hw.irq_ack(self.hw.irq_status())
         return SUCCESS
 
     def DxgkDdiRestartFromTimeout(self, hAdapter: int) -> int:

@@ -9,8 +9,9 @@
   SET_ADDRESS_SPACE when the ring last ran another address space, an INDIRECT to the buffer's
   virtual address and the node's fence.
 - Hardware scheduling: ``DxgkDdiCreateHwContext`` / ``DxgkDdiCreateHwQueue`` program the GPU's
-  context-management processor (one per engine, :mod:`wddmsim.gpu.hwsched`): a context per
-  hardware context, a ring per hardware queue. ``DxgkDdiSetupPriorityBands`` and
+  context-management processor (one per engine) through its mailbox registers (the ``sched_*``
+  operations of :class:`wddmsim.gpu.mmio.Mmio`): a context per hardware context, a ring per
+  hardware queue. ``DxgkDdiSetupPriorityBands`` and
   ``DxgkDdiSetContextSchedulingProperties`` become its band and context settings (100 ns units to
   ns). ``DxgkDdiSubmitCommandToHwQueue`` appends an INDIRECT to the queue's ring; when the node has
   ``RingBufferFenceRelease`` the driver writes the progress fence itself with a ring FENCE after the
@@ -77,8 +78,9 @@ class _HwQueue:
 class WddmV2Ddi:
     """Mixin for :class:`~wddmsim.kmd.driver.ReferenceDriver` (see the module doc)."""
 
-    # state set up by ReferenceDriver.__init__: hw_scheduling, fence_release (per node),
-    # max_in_flight (per node), roots, hwcontexts, hwqueues, _ring_roots
+    # state set up by ReferenceDriver.__init__: hw (the GPU's register interface, gpu/mmio.py),
+    # mem (system memory), hw_scheduling, fence_release (per node), max_in_flight (per node),
+    # roots, hwcontexts, hwqueues, _ring_roots
 
     # -- GPU virtual addresses ------------------------------------------------------------------------
     def DxgkDdiSetRootPageTable(self, hAdapter: int, pSetPageTable) -> None:
@@ -90,7 +92,7 @@ class WddmV2Ddi:
             hc.root = root
             if not hc.created:
                 hc.created = True
-                self.gpu.hw_scheduler(hc.node).create_context(hc.handle, hc.device, address_space=hc.root)
+                self.hw.sched_create_context(hc.node, hc.handle, hc.device, address_space=hc.root)
 
     def _build_page_table_ops(self, a) -> int | None:
         """UPDATE_PAGE_TABLE and FLUSH_TLB of DxgkDdiBuildPagingBuffer; None if not one of them."""
@@ -156,7 +158,7 @@ class WddmV2Ddi:
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
         if a.SubmissionFenceId > node.last_submitted:
             node.last_submitted = a.SubmissionFenceId
-        node.engine.doorbell(node.wptr)
+        self.hw.doorbell(node.ordinal, node.wptr)
         return SUCCESS
 
     def _report_monitored_fence(self, node) -> None:
@@ -171,7 +173,7 @@ class WddmV2Ddi:
     def DxgkDdiCreateHwContext(self, hDevice: int, pCreateHwContext) -> int:
         a = pCreateHwContext
         dev = self.devices.get(hDevice)
-        if dev is None or not 0 <= a.NodeOrdinal < len(self.gpu.engines):
+        if dev is None or not 0 <= a.NodeOrdinal < self.hw.engine_count:
             return INVALID
         hc = _HwContext(self._handle(), a.hHwContext, dev.handle, a.NodeOrdinal)
         self.hwcontexts[hc.handle] = hc
@@ -194,12 +196,12 @@ class WddmV2Ddi:
         hc = self.hwcontexts.pop(hHwContext, None)
         if hc is None:
             return INVALID
-        cmp = self.gpu.hw_scheduler(hc.node)
+        hw = self.hw
         for q in hc.queues:
-            cmp.destroy_queue(q.handle)
+            hw.sched_destroy_queue(hc.node, q.handle)
             self.hwqueues.pop(q.handle, None)
         if hc.created:
-            cmp.destroy_context(hc.handle)
+            hw.sched_destroy_context(hc.node, hc.handle)
         return SUCCESS
 
     def DxgkDdiCreateHwQueue(self, hHwContext: int, pCreateHwQueue) -> int:
@@ -213,7 +215,7 @@ class WddmV2Ddi:
         q.fence_cpu_va = a.HwQueueProgressFenceCPUVirtualAddress
         self.hwqueues[q.handle] = q
         hc.queues.append(q)
-        self.gpu.hw_scheduler(hc.node).create_queue(hc.handle, q.handle, ring, HWQUEUE_RING_SIZE)
+        self.hw.sched_create_queue(hc.node, hc.handle, q.handle, ring, HWQUEUE_RING_SIZE)
         a.hHwQueue = q.handle
         return SUCCESS
 
@@ -222,7 +224,7 @@ class WddmV2Ddi:
         if q is None:
             return INVALID
         q.context.queues.remove(q)
-        self.gpu.hw_scheduler(q.context.node).destroy_queue(q.handle)
+        self.hw.sched_destroy_queue(q.context.node, q.handle)
         return SUCCESS
 
     def DxgkDdiSetupPriorityBands(self, hAdapter: int, pSetupPriorityBands) -> int:
@@ -231,8 +233,8 @@ class WddmV2Ddi:
         quantum = [a.processQuantumForBand[i] * 100 for i in range(4)]
         pgrace = [a.processGracePeriodForBand[i] * 100 for i in range(4)]
         self.bands = (grace, quantum, pgrace, a.targetNormalBandPercentage)
-        for i in range(len(self.gpu.engines)):
-            self.gpu.hw_scheduler(i).configure_bands(grace, quantum, pgrace, a.targetNormalBandPercentage)
+        for i in range(self.hw.engine_count):
+            self.hw.sched_bands(i, grace, quantum, pgrace, a.targetNormalBandPercentage)
         return SUCCESS
 
     def DxgkDdiSetContextSchedulingProperties(self, hAdapter: int, pProps) -> int:
@@ -240,8 +242,8 @@ class WddmV2Ddi:
         hc = self.hwcontexts.get(a.hContext)
         if hc is None or not hc.created:
             return INVALID
-        self.gpu.hw_scheduler(hc.node).set_context(
-            hc.handle, int(a.priorityBand), realtime_level=a.realtimeBandPriorityLevel,
+        self.hw.sched_set_context(
+            hc.node, hc.handle, int(a.priorityBand), realtime_level=a.realtimeBandPriorityLevel,
             in_process_priority=a.inProcessPriority, quantum=a.quantum * 100 or None,
             grace_same=a.gracePeriodSamePriority * 100, grace_lower=a.gracePeriodLowerPriority * 100)
         return SUCCESS
@@ -268,7 +270,7 @@ class WddmV2Ddi:
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
         self._trim_submitted(q)
         q.submitted.append(a.HwQueueProgressFenceId)
-        self.gpu.hw_scheduler(node).doorbell(q.handle, q.wptr)
+        self.hw.sched_doorbell(node, q.handle, q.wptr)
         return SUCCESS
 
     def _trim_submitted(self, q: _HwQueue) -> None:
@@ -280,7 +282,7 @@ class WddmV2Ddi:
 
     def _hwqueue_write(self, q: _HwQueue, packet: bytes) -> bool:
         """Append ``packet`` to a hardware queue's ring (False: the ring is full)."""
-        rptr = self.gpu.hw_scheduler(q.context.node).queue_rptr(q.handle)
+        rptr = self.hw.sched_rptr(q.context.node, q.handle)
         wptr = self._ring_put(q.ring, q.ring_size, q.wptr, rptr, packet)
         if wptr is None:
             return False
@@ -292,14 +294,14 @@ class WddmV2Ddi:
         hc = self.hwcontexts.get(a.hContext)
         if hc is None:
             return INVALID
-        already = self.gpu.hw_scheduler(hc.node).suspend_context(hc.handle, a.contextSuspendFence)
+        already = self.hw.sched_suspend(hc.node, hc.handle, a.contextSuspendFence)
         return SUCCESS if already else PENDING
 
     def DxgkDdiResumeContext(self, hAdapter: int, pResumeContext) -> int:
         hc = self.hwcontexts.get(pResumeContext.hContext)
         if hc is None:
             return INVALID
-        self.gpu.hw_scheduler(hc.node).resume_context(hc.handle)
+        self.hw.sched_resume(hc.node, hc.handle)
         return SUCCESS
 
     def DxgkDdiResetHwEngine(self, hAdapter: int, pResetHwEngine) -> int:
@@ -309,7 +311,7 @@ class WddmV2Ddi:
         a = pResetHwEngine
         if not 0 <= a.NodeOrdinal < len(self.nodes):
             return INVALID
-        hit = self.gpu.hw_scheduler(a.NodeOrdinal).reset()
+        hit = self.hw.sched_reset(a.NodeOrdinal)
         self._invalidate(hit)
         return SUCCESS
 
@@ -328,20 +330,20 @@ class WddmV2Ddi:
     def DxgkDdiResumeHwEngine(self, hAdapter: int, pResumeHwEngine) -> int:
         if not 0 <= pResumeHwEngine.NodeOrdinal < len(self.nodes):
             return INVALID
-        self.gpu.hw_scheduler(pResumeHwEngine.NodeOrdinal).resume()
+        self.hw.sched_restart(pResumeHwEngine.NodeOrdinal)
         return SUCCESS
 
     def _hw_reset_all(self) -> None:
         """DxgkDdiResetFromTimeout under hardware scheduling: every engine stops and every queue's
         work is gone (the OS calls DxgkDdiRestartFromTimeout to let the GPU schedule again)."""
         for node in self.nodes:
-            self.gpu.hw_scheduler(node.ordinal).reset(everything=True)
+            self.hw.sched_reset(node.ordinal, everything=True)
         for q in self.hwqueues.values():
             q.submitted.clear()
 
     def _hw_restart_all(self) -> None:
         for node in self.nodes:
-            self.gpu.hw_scheduler(node.ordinal).resume()
+            self.hw.sched_restart(node.ordinal)
 
     def DxgkDdiPresentToHwQueue(self, hHwQueue: int, pPresent) -> int:
         """A present blt for a hardware queue: one COPY from the source's GPU virtual address to the
@@ -370,34 +372,39 @@ class WddmV2Ddi:
     # -- interrupts of hardware-scheduled nodes ------------------------------------------------------------
     def _hw_isr(self, status: int, node) -> None:
         """The causes of one hardware-scheduled node (device IRQL)."""
-        engine = node.engine
-        cmp = self.gpu.hw_scheduler(node.ordinal)
+        hw = self.hw
+        ordinal = node.ordinal
         data = node.interrupt_data
-        if status & (1 << node.ordinal):
+        if status & (1 << ordinal):
             # Progress and monitored fences were written: the OS reads them in its DPC. The driver
             # trims its own list of ids on the ring only when it needs it (a submission, a fault),
             # so an interrupt costs the same whatever the number of queues.
             self._report_monitored_fence(node)
-        if status & (1 << (self._suspend_shift + node.ordinal)):
-            while cmp.completed_suspends:
-                cid, fence = cmp.completed_suspends.popleft()
+        if status & (1 << (self._suspend_shift + ordinal)):
+            while True:
+                done = hw.sched_pop_suspend(ordinal)
+                if done is None:
+                    break
+                cid, fence = done
                 data.InterruptType = int(T.DXGK_INTERRUPT_SUSPEND_CONTEXT_COMPLETED)
                 data.SuspendContextCompleted.hContext = cid
                 data.SuspendContextCompleted.ContextSuspendFence = fence
                 self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
-        if engine.state == "faulted" and not engine.fault_reported:
-            engine.fault_reported = True
-            self._report_hwqueue_fault(node, cmp)
+        if hw.fault(ordinal) is not None:
+            # A fault record is latched: report it, then release the latch.
+            self._report_hwqueue_fault(node)
+            hw.fault_ack(ordinal)
 
-    def _report_hwqueue_fault(self, node, cmp) -> None:
-        engine = node.engine
+    def _report_hwqueue_fault(self, node) -> None:
+        """HWQUEUE_PAGE_FAULTED for the fault record the node's engine latched (device IRQL)."""
+        fault = self.hw.fault(node.ordinal)
         data = node.interrupt_data
         data.InterruptType = int(T.DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED)
         pf = data.HwQueuePageFaulted
-        qid = cmp.current_queue
+        qid = self.hw.sched_running_queue(node.ordinal)
         q = self.hwqueues.get(qid)
         # The engine stopped on the fault: it needs a reset before it runs anything again.
-        flags = PAGE_FAULT_ENGINE_RESET_REQUIRED | (PAGE_FAULT_WRITE if getattr(engine, "fault_write", False) else 0)
+        flags = PAGE_FAULT_ENGINE_RESET_REQUIRED | (PAGE_FAULT_WRITE if fault.write else 0)
         if q is not None:
             self._trim_submitted(q)
         if q is not None and q.submitted:
@@ -407,14 +414,14 @@ class WddmV2Ddi:
             flags |= PAGE_FAULT_FENCE_INVALID
             pf.FaultedFenceId = 0
             pf.FaultedHwQueue = 0
-        pf.FaultedVirtualAddress = engine.fault_address
+        pf.FaultedVirtualAddress = fault.address
         pf.FaultedPrimitiveAPISequenceNumber = 0
         pf.NodeOrdinal = node.ordinal
         pf.EngineOrdinal = 0
         pf.FaultedPipelineStage = 0
         pf.FaultedBindTableEntry = 0
         pf.PageFaultFlags = flags
-        pf.PageTableLevel = getattr(engine, "fault_level", 0)
+        pf.PageTableLevel = fault.level or 0  # None: not a page-table fault (a fatal hardware error)
         pf.FaultErrorCode.IsDeviceSpecificCode = 0
         pf.FaultErrorCode.GeneralErrorCode = 0  # DXGK_GENERAL_ERROR_PAGE_FAULT
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
