@@ -9,17 +9,18 @@ import pytest
 
 from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
-from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
 
 from test_tdr import MS, build, ctx_summary, script
 
+from wddm2util import scenario_of
+
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 
 
 def destroy_scenario(cancel_aware=None, faults=()):
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "destroy", "duration": "1s",
         "adapter": {"cpu_cost": ZERO, "cancel_aware": cancel_aware,
                     "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},

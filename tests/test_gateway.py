@@ -11,10 +11,11 @@ from wddmsim.ddi.bugcheck import BugCheckCode
 from wddmsim.ddi.interface import CONTRACTS, DIRQL, DISPATCH_LEVEL, PASSIVE_LEVEL
 from wddmsim.dxgkrnl.gateway import exception_code
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.scenario import scenario_from_dict
 from wddmsim.sim import IRQL_NAMES
 from wddmsim.system import System
 from wddmsim.trace import ListSink
+
+from wddm2util import scenario_of
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -27,14 +28,14 @@ def script(*packets):
 
 def build(driver=None, *, packets=((0, "1ms"), (0, "1ms"), (0, "1ms")), verifier="strict", duration="20s",
           cost=ZERO_COST, adapter=None):
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "gateway", "duration": duration,
         "adapter": {"nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}],
                     **({"cpu_cost": cost} if cost is not None else {}), **(adapter or {})},
         "process": [{"name": "app", "context": [{"name": "c", "node": "3D", "workload": script(*packets)}]}],
     }, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace, driver_factory=driver, verifier=verifier), trace
+    return System(sc, trace=trace, driver=driver, verifier=verifier), trace
 
 
 # -- the contract table -------------------------------------------------------------------------------
@@ -74,7 +75,7 @@ class IrqlSpy(ReferenceDriver):
 
     def __getattribute__(self, name):
         attr = super().__getattribute__(name)
-        if name.startswith("DxgkDdi") and callable(attr) and name != "DxgkDdiStartDevice":
+        if name.startswith("DxgkDdi") and callable(attr) and super().__getattribute__("dxgk") is not None:
             seen = super().__getattribute__("seen")
             sim = super().__getattribute__("dxgk").adapter.sim
 
@@ -103,7 +104,7 @@ class MisspeltMember(ReferenceDriver):
 
     def DxgkDdiSubmitCommand(self, hAdapter, pSubmitCommand):
         if pSubmitCommand.SubmissionFenceId == 3:
-            return pSubmitCommand.SubmissionFenceID  # noqa: the deliberate typo
+            return pSubmitCommand.SubmissionFenceID  # the deliberate typo
         return super().DxgkDdiSubmitCommand(hAdapter, pSubmitCommand)
 
 

@@ -154,7 +154,7 @@ class FailsVirtualSubmission(ReferenceDriver):
 
 
 def test_any_other_status_is_bug_check_0x119_2_rule_23():
-    system, result, events = run(scenario(adapter("va"), ONE), driver_factory=FailsVirtualSubmission)
+    system, result, events = run(scenario(adapter("va"), ONE), driver=FailsVirtualSubmission)
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1, bc.bugcheck.p2) == (0x119, 0x2, int(NTSTATUS.STATUS_UNSUCCESSFUL))
     assert (bc.rule, bc.struct) == (23, "DXGKARG_SUBMITCOMMANDVIRTUAL")
@@ -314,7 +314,7 @@ def test_null_rendering_on_virtual_submissions_and_rule_14():
     assert result.bugcheck is None and system.gpu.engines[0].busy_ns == 0
     assert all(c["args"]["Flags"]["NullRendering"] == 1 for c in ddi_calls(events, "DxgkDdiSubmitCommandVirtual"))
     assert len(stops(events, system)) == 3
-    system, result, events = run(scenario(adapter("va", null_rendering=True), ONE), driver_factory=RunsNullRenderingAnyway)
+    system, result, events = run(scenario(adapter("va", null_rendering=True), ONE), driver=RunsNullRenderingAnyway)
     assert (int(result.bugcheck.bugcheck.code), result.bugcheck.rule) == (0xC4, 14)
     assert result.bugcheck.struct == "DXGKARG_SUBMITCOMMANDVIRTUAL"
 
@@ -359,16 +359,14 @@ def test_32_bit_fences_cross_2_to_the_32_and_64_bit_fences_never_wrap():
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"adapter": {"ddi_version": "wddm1_3", "gpu_va": True}}, "adapter.gpu_va: GPU virtual addressing needs ddi_version wddm2_0"),
-    ({"adapter": {"ddi_version": "wddm2_0", "no64bit_atomics": True}}, "adapter.no64bit_atomics: No64BitAtomics"),
     ({"fence": [{"name": "f"}]}, "fence: monitored fences need GPU virtual addressing"),
-    ({"adapter": {"ddi_version": "wddm2_0", "gpu_va": True}, "fence": [{"name": "f"}],
+    ({"adapter": {"gpu_va": True}, "fence": [{"name": "f"}],
       "process": chain_processes(2, 1, wait="gpu")}, "under the software scheduler GPU waits are the OS's"),
-    ({"adapter": {"ddi_version": "wddm2_0", "gpu_va": True}, "fence": [{"name": "f"}],
+    ({"adapter": {"gpu_va": True}, "fence": [{"name": "f"}],
       "process": chain_processes(2, 1)[:1]}, "needs exactly one context at each position 0..1, found positions [0]"),
-    ({"adapter": {"ddi_version": "wddm2_0", "gpu_va": True}, "process": chain_processes(2, 1)},
+    ({"adapter": {"gpu_va": True}, "process": chain_processes(2, 1)},
      "no fence named 'f'; declare it in a [[fence]] table"),
-    ({"adapter": {"ddi_version": "wddm2_0", "gpu_va": True}, "process": [{"name": "a", "context": [{
+    ({"adapter": {"gpu_va": True}, "process": [{"name": "a", "context": [{
         "name": "c", "node": "3D", "workload": {"kind": "memory_pressure", "allocations": 2, "size": 4096}}]}]},
      "memory_pressure needs VidMm to evict"),
     ({"process": [{"name": "a", "context": [{"name": "c", "node": "3D", "band": "focus", "workload": {

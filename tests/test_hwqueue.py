@@ -117,6 +117,25 @@ def test_max_in_flight_hw_queue_buffers_limits_what_the_driver_holds():
     assert [e["context"] for e in stops(events, system)] == [a.handle, b.handle, a.handle, b.handle]
 
 
+class KeepsPrivateData(ReferenceDriver):
+    """Keeps the pointer to a submission's private data and reads it in its next ISR, after the OS
+    freed it (rule 95)."""
+
+    kept: list
+
+    def DxgkDdiSubmitCommandToHwQueue(self, hAdapter, pSubmitCommandToHwQueue):
+        self.kept = getattr(self, "kept", [])
+        if pSubmitCommandToHwQueue.DmaBufferPrivateDataSize:
+            self.kept.append(pSubmitCommandToHwQueue.pDmaBufferPrivateData)
+        return super().DxgkDdiSubmitCommandToHwQueue(hAdapter, pSubmitCommandToHwQueue)
+
+    def DxgkDdiInterruptRoutine(self, MiniportDeviceContext, MessageNumber):
+        claimed = super().DxgkDdiInterruptRoutine(MiniportDeviceContext, MessageNumber)
+        if getattr(self, "kept", None):
+            self.mem.read_u32(self.kept.pop())
+        return claimed
+
+
 def test_private_data_is_poisoned_when_the_call_returns_and_a_late_read_is_caught():
     """Rule 95: the private data lives only during DxgkDdiSubmitCommandToHwQueue. The model keeps it
     in a guarded page, poisoned on return; a driver that reads it later stops the model."""
@@ -127,10 +146,7 @@ def test_private_data_is_poisoned_when_the_call_returns_and_a_late_read_is_caugh
     assert system.gpu.memory.read(page, 16) == b"\xcc" * 16
     system.gpu.memory.close_pages(page, 4096)
 
-    def keeps(*a, **k):
-        return ReferenceDriver(*a, keep_private_data=True, **k)
-
-    system, result, events = run(scenario(adapter("hw"), [script("app", (0, "1ms", 1))]), driver_factory=keeps)
+    system, result, events = run(scenario(adapter("hw"), [script("app", (0, "1ms", 1))]), driver=KeepsPrivateData)
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1, bc.rule) == (0xC4, 95, 95)
     assert "was read 1 time(s) after DxgkDdiSubmitCommandToHwQueue returned" in bc.message
@@ -284,7 +300,7 @@ class AcksAFenceNeverIssued(ReferenceDriver):
 
 def test_a_suspend_acknowledgment_of_a_fence_never_issued_is_0x119_0x11():
     sc = scenario(adapter("hw"), [script("app", (0, "10ms", 1), suspend_at="2ms")], duration="50ms")
-    system, result, events = run(sc, driver_factory=AcksAFenceNeverIssued)
+    system, result, events = run(sc, driver=AcksAFenceNeverIssued)
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1, bc.bugcheck.p2, bc.rule) == (0x119, 0x11, 11, 56)
 
@@ -339,13 +355,13 @@ class FailsResume(ReferenceDriver):
 
 
 def test_an_interrupt_between_reset_and_resume_is_0x119_0x10():
-    system, result, events = run(hang_scenario(), driver_factory=InterruptsDuringReset)
+    system, result, events = run(hang_scenario(), driver=InterruptsDuringReset)
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1, bc.bugcheck.p3, bc.rule) == (0x119, 0x10, 0, 57)
 
 
 def test_a_failed_resume_escalates_to_a_full_gpu_reset():
-    system, result, events = run(hang_scenario(), driver_factory=FailsResume)
+    system, result, events = run(hang_scenario(), driver=FailsResume)
     assert result.bugcheck is None
     (tdr,) = [e for e in events if e["event"] == "TdrDetected"]
     t = tdr["t"]

@@ -12,7 +12,7 @@ ALLOWED = {
     "sim": set(),
     "ddi": set(),
     "gpu": {"sim"},
-    "kmd": {"ddi", "gpu", "sim"},
+    "kmd": {"ddi", "gpu", "sim", "units"},
     "umd": {"gpu"},
     "dxgkrnl": {"ddi", "sim"},
     "workloads": {"ddi", "dxgkrnl", "umd", "sim"},

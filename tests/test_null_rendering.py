@@ -26,7 +26,7 @@ def build(packets, *, null_rendering=False, driver=None, verifier="strict"):
             "kind": "script", "packets": packets}}]}],
     }, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace, driver_factory=driver, verifier=verifier), trace
+    return System(sc, trace=trace, driver=driver, verifier=verifier), trace
 
 
 def stops(trace):

@@ -14,9 +14,10 @@ from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
+
+from wddm2util import scenario_of
 
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 MS = 1_000_000
@@ -28,7 +29,7 @@ def build(granularity="dma_buffer", *, low=((0, "10ms"), (0, "2ms")), high=((3_0
     def proc(name, prio, packets):
         return {"name": name, "priority": prio, "context": [{"name": "c", "node": "3D", "workload": {
             "kind": "script", "packets": [{"at": at, "work": w} for at, w in packets]}}]}
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "preempt", "duration": "1s",
         "adapter": {"ddi_version": version, "cpu_cost": ZERO, "preemption_aware": preemption,
                     "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0, "preemption": granularity,
@@ -38,7 +39,7 @@ def build(granularity="dma_buffer", *, low=((0, "10ms"), (0, "2ms")), high=((3_0
                     proc("high", "normal" if equal else "high", high)],
     }, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace, driver_factory=driver, verifier=verifier), trace
+    return System(sc, trace=trace, driver=driver, verifier=verifier), trace
 
 
 def packets(trace):
@@ -227,7 +228,7 @@ def test_preemption_example_runs_and_shows_latency():
 
 
 def test_a_preempted_packet_with_patch_locations_is_patched_again():
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "repatch", "duration": "50ms",
         "adapter": {"cpu_cost": ZERO, "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
         "process": [

@@ -12,9 +12,10 @@ from wddmsim.cli import main
 from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
+
+from wddm2util import scenario_of
 
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 MS = 1_000_000
@@ -23,7 +24,7 @@ S = 1_000_000_000
 
 def build(processes, *, faults=(), granularity="interval", per_engine=None, tdr=None, driver=None, duration="20s",
           policy="priority_quantum", version="wddm2_0"):
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "tdr", "duration": duration,
         "adapter": {"cpu_cost": ZERO, "per_engine_reset": per_engine, "ddi_version": version,
                     "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0, "preemption": granularity},
@@ -35,7 +36,7 @@ def build(processes, *, faults=(), granularity="interval", per_engine=None, tdr=
                     for name, node, w in processes],
     }, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace, driver_factory=driver), trace
+    return System(sc, trace=trace, driver=driver), trace
 
 
 def script(*packets):

@@ -9,6 +9,7 @@ import struct
 import pytest
 
 from wddmsim.gpu import commands as C
+from wddmsim.dxgkrnl.errors import AdapterStartError
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.loader import LoadError, load_class
 from wddmsim.system import System
@@ -90,7 +91,7 @@ class StampKmd(ReferenceDriver):
 
 def test_the_kernel_mode_driver_names_its_user_mode_half_and_the_os_passes_its_bytes_through():
     StampKmd.seen = []
-    system, result, events = run(scenario(adapter("va"), [script("app", (0, "1ms", 3))]), driver_factory=StampKmd)
+    system, result, events = run(scenario(adapter("va"), [script("app", (0, "1ms", 3))]), driver=StampKmd)
     assert result.bugcheck is None
     assert isinstance(system.umd, StampUmd)
     assert StampKmd.seen == [b"STAMP!!!"] * 3
@@ -100,8 +101,8 @@ def test_a_user_mode_driver_name_that_does_not_load_is_a_clear_error():
     class Lost(ReferenceDriver):
         UserModeDriverName = "no_such_package.umd:Umd"
 
-    with pytest.raises(LoadError, match="user-mode driver 'no_such_package.umd:Umd': no module named"):
-        System(scenario(adapter("va"), [script("app", (0, "1ms", 1))]), trace=ListSink(), driver_factory=Lost)
+    with pytest.raises(AdapterStartError, match="user-mode driver 'no_such_package.umd:Umd': no module named"):
+        System(scenario(adapter("va"), [script("app", (0, "1ms", 1))]), trace=ListSink(), driver=Lost)
 
 
 @pytest.mark.parametrize("spec,message", [

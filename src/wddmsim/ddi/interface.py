@@ -280,7 +280,7 @@ def _contract(fn: Callable) -> Callable:
 
 
 #: Capability names a contract's ``need`` may name, and how to read them from what the OS learnt
-#: at adapter start (:class:`DriverCaps` plus the OS's own choices).
+#: at adapter start (its DXGK_DRIVERCAPS plus the OS's own choices).
 NEED_CAPS = ("MultiEngineAware", "PreemptionAware", "CancelCommandAware", "SupportPerEngineTDR",
              "PhysicalSubmission", "HardwareScheduling")
 
@@ -323,48 +323,6 @@ class DeviceInfo:
     gpu: Any
     memory: Any
     settings: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class DriverCaps:
-    """The members of ``DXGK_DRIVERCAPS`` the model reads, by their DDI names.
-
-    ``SchedulingCaps`` is the ``DXGK_VIDSCHCAPS`` bit field value (``MultiEngineAware`` is bit 0);
-    ``NbAsymetricProcessingNodes`` is ``GpuEngineTopology.NbAsymetricProcessingNodes``;
-    ``WDDMVersion`` is the driver's ``DXGKDDI_INTERFACE_VERSION`` value.
-    """
-
-    WDDMVersion: int
-    SchedulingCaps: int
-    NbAsymetricProcessingNodes: int = 1
-    InterruptMessageNumber: int = 0
-    MaxQueuedFlipOnVSync: int = 1
-    FlipCaps: dict[str, int] = field(default_factory=dict)
-    #: D3DKMDT_PREEMPTION_CAPS (DXGK_DRIVERCAPS.PreemptionCaps, WDDM 1.2 and later)
-    GraphicsPreemptionGranularity: int = 0
-    ComputePreemptionGranularity: int = 0
-    #: DXGK_DRIVERCAPS.SupportPerEngineTDR (WDDM 1.2): DxgkDdiQueryDependentEngineGroup and
-    #: DxgkDdiResetEngine are implemented
-    SupportPerEngineTDR: bool = False
-
-    @property
-    def MultiEngineAware(self) -> bool:
-        return bool(self.SchedulingCaps & 1)
-
-    @property
-    def CancelCommandAware(self) -> bool:
-        """DXGK_VIDSCHCAPS.CancelCommandAware (bit 4)."""
-        return bool(self.SchedulingCaps & 0x10)
-
-    @property
-    def No64BitAtomics(self) -> bool:
-        """DXGK_VIDSCHCAPS.No64BitAtomics (bit 5, WDDM 2.0): monitored fences are 32-bit values."""
-        return bool(self.SchedulingCaps & 0x20)
-
-    @property
-    def PreemptionAware(self) -> bool:
-        """DXGK_VIDSCHCAPS.PreemptionAware (bit 2)."""
-        return bool(self.SchedulingCaps & 4)
 
 
 @runtime_checkable
@@ -412,7 +370,7 @@ class Miniport(Protocol):
     def DxgkDdiStartDevice(self, DxgkInterface: DxgkrnlInterface) -> int: ...
 
     @_contract
-    def DxgkDdiQueryAdapterInfo(self, hAdapter: int, Type: str) -> Any: ...
+    def DxgkDdiQueryAdapterInfo(self, hAdapter: int, pQueryAdapterInfo: Any) -> int: ...
 
     @_contract
     def DxgkDdiGetNodeMetadata(self, hAdapter: int, NodeOrdinalAndAdapterIndex: int, pGetNodeMetadata: Any) -> int: ...
@@ -529,7 +487,3 @@ class HwSchMiniport(Protocol):
     @_contract
     def DxgkDdiResumeHwEngine(self, hAdapter: int, pResumeHwEngine: Any) -> int: ...
 
-
-#: ``DxgkDdiQueryAdapterInfo`` types the model asks for.
-QUERY_DRIVERCAPS = "DXGKQAITYPE_DRIVERCAPS"
-QUERY_SEGMENTS = "DXGKQAITYPE_QUERYSEGMENT"

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS
+from ..ddi.enums import DXGK_QUERYADAPTERINFOTYPE
 from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version, from_value
 from .crash import BugCheckStop, CrashRecord
-from .errors import ApiError
+from .errors import AdapterStartError, ApiError
 from .callbacks import DxgkInterface
+from .caps import AdapterCaps, missing_entry_points, refusals
 from .gateway import DdiGateway
 from .objects import Allocation, Context, Device, HandleTable, Packet, Process
 from .pool import KernelPool
@@ -143,25 +144,49 @@ class Adapter:
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
-        """DxgkDdiStartDevice, then the adapter queries: caps, segments, node metadata."""
+        """The adapter's start, as Windows does it: the driver's declared interface version and
+        entry points (``DxgkInitialize``), ``DxgkDdiStartDevice``, then the adapter queries:
+        ``DXGK_DRIVERCAPS``, the segments, the user-mode half's private data, each node's
+        metadata. What Windows refuses (a missing entry point, a capability combination, an OS
+        choice the driver does not support) is an :class:`AdapterStartError` listing every
+        reason; nothing has run yet."""
         drv = self.driver
         ddi = self.ddi
+        value = getattr(drv, "DXGKDDI_INTERFACE_VERSION", None)
+        if not isinstance(value, int):
+            raise AdapterStartError(["the driver declares no DXGKDDI_INTERFACE_VERSION (an int, e.g. 0x5023 for "
+                                     "WDDM 2.0): DxgkInitialize needs it"])
+        try:
+            version = from_value(value)
+        except KeyError as e:
+            raise AdapterStartError([str(e.args[0])]) from None
+        self.version = version
+        missing = missing_entry_points(drv, version)
+        if missing:
+            raise AdapterStartError(missing)
+        self.verifier = Verifier(self.sim, self._verifier_mode, self.arch, self.version, self.trace)
+        ddi.start(version, self.verifier)
         self.hAdapter = ddi.hAdapter = getattr(drv, "hAdapter", 0)
         ddi.call("DxgkDdiStartDevice", self.dxgk, log=False, fail="DxgkDdiStartDevice failed; the adapter does not start")
-        caps = ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, QUERY_DRIVERCAPS, log=False)
-        self.caps = caps
-        self.version = from_value(caps.WDDMVersion)
+        self.caps = caps = AdapterCaps.read(self._query("DXGKQAITYPE_DRIVERCAPS", ddi.new("DXGK_DRIVERCAPS")), version)
+        problems = refusals(caps)
         self.multi_engine_aware = caps.MultiEngineAware
-        # Rule 63 and section 5.1: preemption needs MultiEngineAware; without it the OS never
-        # calls DxgkDdiPreemptCommand (the Windows 7 policy).
+        # Section 5.1: without MultiEngineAware the OS never calls DxgkDdiPreemptCommand.
         self.preemption_aware = caps.PreemptionAware and caps.MultiEngineAware
-        # Rule 20 and section 3.1: the node count is ignored unless MultiEngineAware.
-        count = caps.NbAsymetricProcessingNodes if self.multi_engine_aware else 1
-        if not 1 <= count <= 64:
-            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"driver reports {count} nodes; 1..64 allowed")
-        self.verifier = Verifier(self.sim, self._verifier_mode, self.arch, self.version, self.trace)
-        ddi.start(self.version, self.verifier)
-        self.segments = ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, QUERY_SEGMENTS, log=False)
+        count = caps.node_count
+        hardware = self.scheduling == "hardware"
+        if self.gpu_va and not caps.VirtualAddressingSupported:
+            problems.append("the OS was asked for GPU virtual addressing (adapter.gpu_va or hardware scheduling), but "
+                            "the driver does not report DXGK_VIDMMCAPS.VirtualAddressingSupported")
+        problems += missing_entry_points(drv, version, {
+            "MultiEngineAware": caps.MultiEngineAware, "PreemptionAware": self.preemption_aware,
+            "CancelCommandAware": caps.CancelCommandAware and caps.MultiEngineAware,
+            "SupportPerEngineTDR": caps.SupportPerEngineTDR,
+            "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware})
+        if problems:
+            raise AdapterStartError(problems)
+        self.segments, self.paging_buffer_size, self.paging_private_size = self._query_segments()
+        self.umd_private_data = self._query_umd_private()
         meta_cls = ddi.cls("DXGK_NODEMETADATA")
         self.node_types: list[int] = []
         self.node_names: list[str] = []
@@ -175,32 +200,38 @@ class Adapter:
             wide = "".join(chr(c) for c in meta.FriendlyName).split("\0", 1)[0]
             friendly = wide if meta.EngineType == 0 and wide else ENGINE_TYPE_NAMES.get(int(meta.EngineType), "OTHER")
             self.node_names.append(f"{friendly}_{sum(1 for n in self.node_names if n.startswith(friendly + '_'))}")
+        #: each node's DXGK_NODEMETADATA_FLAGS (None before WDDM 2.2)
+        self.node_flags = node_flags
+        if hardware:
+            need = ddi_version(MIN_VERSION_HARDWARE)
+            unsupported = [i for i, f in enumerate(node_flags) if f is None or not f.ContextSchedulingSupported]
+            if version.value < need.value or unsupported:
+                raise AdapterStartError([
+                    "the OS was asked for hardware scheduling (adapter.scheduling = \"hardware\"), but the driver "
+                    + (f"is {version.name}; hardware scheduling needs {need.name} or later"
+                       if version.value < need.value else
+                       f"does not report DXGK_NODEMETADATA_FLAGS.ContextSchedulingSupported for node(s) "
+                       f"{', '.join(str(i) for i in unsupported)}")])
         depths = self._depth if isinstance(self._depth, list) else [self._depth] * count
         self.vidsch = VidSch(self, self._policy, depths[:count])
         self.interrupt_address = self.pool.alloc(4096)
         if self.gpu_va:
             from .wddm2 import Wddm2
-            hardware = self.scheduling == "hardware"
-            need = ddi_version(MIN_VERSION_HARDWARE if hardware else MIN_VERSION_GPU_VA)
-            if self.version.value < need.value:
-                what = "hardware scheduling" if hardware else "GPU virtual addressing"
-                raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
-                               f"{what} needs a {need.name} or later driver; this one is {self.version.name}")
             self.wddm2 = Wddm2(self, hardware=hardware, bands=self._bands)
             self.wddm2.start(node_flags)
-        render_cls = layout.ctype(RECORDS["DXGKARG_RENDER"], self.arch, self.version)
+        render_cls = ddi.cls("DXGKARG_RENDER")
         self._render_args = render_cls()
         self._render_fill = layout.filler(render_cls, _RENDER_MEMBERS)
-        self._present_args = layout.ctype(RECORDS["DXGKARG_PRESENT"], self.arch, self.version)()
+        self._present_args = ddi.new("DXGKARG_PRESENT")
         # Flags.VirtualMachineData exists from WDDM 2.2: an older driver's flags have no such bit.
         self._vm_flag = self.version.value >= ddi_version("wddm2_2").value
         self._cancel_args = None
         if caps.CancelCommandAware and caps.MultiEngineAware:
-            cancel_cls = layout.ctype(RECORDS["DXGKARG_CANCELCOMMAND"], self.arch, self.version)
+            cancel_cls = ddi.cls("DXGKARG_CANCELCOMMAND")
             self._cancel_args = cancel_cls()
             self._cancel_fill = layout.filler(cancel_cls, _CANCEL_MEMBERS)
-        self._alist_cls = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], self.arch, self.version)
-        self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], self.arch, self.version)
+        self._alist_cls = ddi.cls("DXGK_ALLOCATIONLIST")
+        self._plist_cls = ddi.cls("D3DDDI_PATCHLOCATIONLIST")
         self._plist_size = ctypes.sizeof(self._plist_cls)
         self._alist_size = ctypes.sizeof(self._alist_cls)
         if self.trace is not None:
@@ -213,6 +244,56 @@ class Adapter:
                               "aperture": int(s.Flags.Aperture), "cpu_visible": int(s.Flags.CpuVisible)}
                              for i, s in enumerate(self.segments)],
             })
+
+    def _query(self, kind: str, out, inp=None):
+        """DxgkDdiQueryAdapterInfo of ``kind``: ``out`` (a structure) is copied into kernel memory
+        as the output buffer, ``inp`` (if any) as the input; returns the output structure as the
+        driver left it. A failure does not start the adapter."""
+        ddi = self.ddi
+        a = ddi.new("DXGKARG_QUERYADAPTERINFO")
+        a.Type = int(DXGK_QUERYADAPTERINFOTYPE[kind])
+        for buf, member in ((inp, "Input"), (out, "Output")):
+            if buf is not None:
+                size = ctypes.sizeof(buf)
+                addr = self.pool.alloc(size)
+                self.memory.write(addr, bytes(buf))
+                setattr(a, f"p{member}Data", addr)
+                setattr(a, f"{member}DataSize", size)
+        ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, a, log=False,
+                 fail=f"DxgkDdiQueryAdapterInfo({kind}) failed; the adapter does not start")
+        return type(out).from_buffer_copy(self.memory.read(a.pOutputData, ctypes.sizeof(out)))
+
+    def _query_segments(self):
+        """The segment descriptors (DXGKQAITYPE_QUERYSEGMENT: first the count, then the array)
+        and the paging buffers' sizes the driver asks for."""
+        ddi = self.ddi
+        size = ctypes.sizeof(ddi.cls("DXGK_SEGMENTDESCRIPTOR"))
+        n = self._query("DXGKQAITYPE_QUERYSEGMENT", ddi.new("DXGK_QUERYSEGMENTOUT"),
+                        ddi.new("DXGK_QUERYSEGMENTIN")).NbSegment
+        if not 1 <= n <= 64:
+            raise AdapterStartError([f"DXGK_QUERYSEGMENTOUT.NbSegment = {n}: the driver must describe 1..64 segments"])
+        array = self.pool.alloc(n * size)
+        self.memory.write(array, bytes(n * size))
+        ask = ddi.new("DXGK_QUERYSEGMENTOUT")
+        ask.NbSegment = n
+        ask.pSegmentDescriptor = array
+        out = self._query("DXGKQAITYPE_QUERYSEGMENT", ask, ddi.new("DXGK_QUERYSEGMENTIN"))
+        raw = self.memory.read(array, n * size)
+        segments = [ddi.cls("DXGK_SEGMENTDESCRIPTOR").from_buffer_copy(raw, i * size) for i in range(n)]
+        return segments, out.PagingBufferSize or 64 * 1024, out.PagingBufferPrivateDataSize
+
+    def _query_umd_private(self) -> bytes:
+        """DXGKQAITYPE_UMDRIVERPRIVATE: what the driver tells its user-mode half (empty when it has
+        nothing to say: any failing status)."""
+        size = 256
+        out = self.pool.alloc(size)
+        self.memory.write(out, bytes(size))
+        a = self.ddi.new("DXGKARG_QUERYADAPTERINFO")
+        a.Type = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_UMDRIVERPRIVATE)
+        a.pOutputData = out
+        a.OutputDataSize = size
+        status = self.ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, a, log=False)
+        return bytes(self.memory.read(out, size)).rstrip(b"\0") if status == SUCCESS else b""
 
     # -- trace helpers ------------------------------------------------------------------------------
     def args_of(self, obj) -> dict:

@@ -16,3 +16,13 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(f"{status_name(status)}: {message}")
         self.status = status
+
+
+class AdapterStartError(Exception):
+    """Windows would not start the adapter with this driver: ``problems`` says why, one line each
+    (a missing entry point, a capability combination it refuses, an OS choice the driver does not
+    support). Raised before anything runs."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("; ".join(problems))
+        self.problems = list(problems)

@@ -46,9 +46,6 @@ INSUFFICIENT = int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
 FLAG_PAGING = 0x1
 FLAG_CONTEXT_SWITCH = 0x40
 PAGE = 4096
-PAGING_BUFFER_SIZE = 64 * 1024
-PAGING_PRIVATE_SIZE = 4096
-ENGINE_TYPE_COPY = 6
 
 
 class SegmentHeap:
@@ -104,8 +101,13 @@ class VidMm:
             size = min(seg.Size, budgets.get(i + 1, seg.Size))
             self.heaps[i + 1] = SegmentHeap(i + 1, seg.BaseAddress.QuadPart, size, kind)
         self.dummy_page = adapter.pool.alloc(PAGE)  # where unmapped aperture pages point
-        types = adapter.node_types
-        self.paging_node = next((i for i, t in enumerate(types) if t == ENGINE_TYPE_COPY), 0)
+        # Where paging buffers run: the node the driver names (DXGK_VIDMMCAPS.PagingNode), which
+        # only a multiple-engine-aware driver has more than one of.
+        paging = adapter.caps.PagingNode if adapter.multi_engine_aware else 0
+        self.paging_node = paging if 0 <= paging < len(adapter.node_types) else 0
+        #: the paging buffers' sizes the driver asked for (DXGK_QUERYSEGMENTOUT)
+        self.buffer_size = adapter.paging_buffer_size
+        self.private_size = adapter.paging_private_size
         cls = layout.ctype(RECORDS["DXGKARG_BUILDPAGINGBUFFER"], adapter.arch, adapter.version)
         self._args = cls()
         self._system_device = None
@@ -303,11 +305,11 @@ class VidMm:
             p = self._packet(self.paging_node, "paging", FLAG_PAGING)
             block = shared[0]
             p.dma = block
-            p.dma_size = PAGING_BUFFER_SIZE
+            p.dma_size = self.buffer_size
             p.start_off = cursor - block
             p.end_off = a.pDmaBuffer - block
-            p.priv = block + PAGING_BUFFER_SIZE
-            p.priv_size = PAGING_PRIVATE_SIZE
+            p.priv = block + self.buffer_size
+            p.priv_size = self.private_size
             p.priv_start = pcursor - p.priv
             p.priv_end = a.pDmaBufferPrivateData - p.priv
             p.buffers = shared
@@ -350,8 +352,9 @@ class VidMm:
         self.adapter.vidsch.enqueue(p)
 
     def _new_buffer(self):
-        block = self.adapter.pool.alloc(PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE)
-        return ([block, PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE, 0], block, block + PAGING_BUFFER_SIZE)
+        total = self.buffer_size + self.private_size
+        block = self.adapter.pool.alloc(total)
+        return ([block, total, 0], block, block + self.buffer_size)
 
     def _failed(self, a, status: int, attempt: int) -> None:
         """A paging operation the driver would not build: a critical failure (section 6.1).
@@ -378,9 +381,9 @@ class VidMm:
 
     def _fill_args(self, a, kind, alloc, heap, off, old, cursor, pcursor, block) -> None:
         a.pDmaBuffer = cursor
-        a.DmaSize = PAGING_BUFFER_SIZE - (cursor - block)
+        a.DmaSize = self.buffer_size - (cursor - block)
         a.pDmaBufferPrivateData = pcursor
-        a.DmaBufferPrivateDataSize = PAGING_PRIVATE_SIZE - (pcursor - block - PAGING_BUFFER_SIZE)
+        a.DmaBufferPrivateDataSize = self.private_size - (pcursor - block - self.buffer_size)
         a.MultipassOffset = 0
         a.hSystemContext = 0
         if kind in ("map", "unmap"):

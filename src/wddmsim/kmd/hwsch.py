@@ -233,6 +233,9 @@ class WddmV2Ddi:
         quantum = [a.processQuantumForBand[i] * 100 for i in range(4)]
         pgrace = [a.processGracePeriodForBand[i] * 100 for i in range(4)]
         self.bands = (grace, quantum, pgrace, a.targetNormalBandPercentage)
+        # The OS runs this adapter with hardware scheduling: from now on the GPU's scheduler owns
+        # the engines' rings (the ones DxgkDdiStartDevice programmed are never rung).
+        self.hw_scheduling = True
         for i in range(self.hw.engine_count):
             self.hw.sched_bands(i, grace, quantum, pgrace, a.targetNormalBandPercentage)
         return SUCCESS
@@ -259,9 +262,6 @@ class WddmV2Ddi:
             self.reads_of_private_data += 1
             if self.mem.read_u32(a.pDmaBufferPrivateData) != self.PRIVATE_MAGIC:
                 return INVALID
-            if self.keep_private_data:
-                # A deliberately broken driver for tests: it keeps the pointer for its DPC.
-                self._kept_private.append(a.pDmaBufferPrivateData)
         node = q.context.node
         packet = C.indirect(a.DmaBufferVirtualAddress, a.DmaBufferSize)
         if self.fence_release[node]:

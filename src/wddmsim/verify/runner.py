@@ -92,21 +92,20 @@ def _rule_words(number: int | None) -> str | None:
 
 
 def declared(system) -> Declared:
-    """What the driver declared, from the OS's view of it after adapter start."""
+    """What the driver declared, from the OS's view of it after adapter start: its interface
+    version, its DXGK_DRIVERCAPS and its nodes' metadata."""
     ad = system.adapter
     caps = ad.caps
     version = ad.version
-    flip = getattr(caps, "FlipCaps", {}) or {}
-    driver = type(system.driver)
+    flip = caps.FlipCaps
+    hws = version.value >= ddi_version("wddm2_5").value and bool(ad.node_flags) and all(
+        f is not None and f.ContextSchedulingSupported for f in ad.node_flags)
     return Declared(
         version=version.name, version_value=version.value, nodes=len(ad.vidsch.nodes),
         multi_engine_aware=bool(ad.multi_engine_aware), preemption_aware=bool(ad.preemption_aware),
-        per_engine_reset=bool(getattr(caps, "SupportPerEngineTDR", False)),
-        cancel_aware=bool(getattr(caps, "CancelCommandAware", False)),
-        virtual_addressing=version.value >= ddi_version("wddm2_0").value
-        and hasattr(driver, "DxgkDdiSubmitCommandVirtual"),
-        hardware_scheduling=version.value >= ddi_version("wddm2_5").value
-        and hasattr(driver, "DxgkDdiSubmitCommandToHwQueue"),
+        per_engine_reset=caps.SupportPerEngineTDR, cancel_aware=caps.CancelCommandAware and caps.MultiEngineAware,
+        virtual_addressing=caps.VirtualAddressingSupported and version.value >= ddi_version("wddm2_0").value,
+        hardware_scheduling=hws and caps.VirtualAddressingSupported,
         flip_interval=bool(flip.get("FlipInterval")), flip_no_wait=bool(flip.get("FlipOnVSyncWithNoWait")),
         page_faults=version.value >= ddi_version("wddm2_0").value,
     )
@@ -117,7 +116,7 @@ def _build(scenario: dict, driver_cls, settings, trace=None):
     from ..system import System
 
     return System(scenario_from_dict(scenario, f"<verify {scenario['name']}>"), trace=trace,
-                  driver_factory=driver_cls, verifier="strict")
+                  driver=driver_cls, settings=settings, verifier="strict")
 
 
 def probe(driver_cls, settings=None) -> Declared:
