@@ -141,8 +141,8 @@ class System:
         irq = self.gpu.irq
         self.adapter.dxgk.interrupt_status = lambda: irq.status
         self.adapter.start()
-        # The verifier's ground truth for NullRendering (rule 14): which DMA buffers the GPU fetched.
-        self.gpu.on_fetch = self.adapter.vidsch.dma_fetched
+        # The verifier's ground truth (dxgkrnl/groundtruth.py): what the GPU really fetched and ran.
+        self.gpu.bus = self.adapter.vidsch.truth
         self.kmt = D3DKMT(self.adapter)
         # The driver pair's user-mode half, which learns what its kernel-mode half tells it.
         umd_name = getattr(driver_cls, "UserModeDriverName", None)

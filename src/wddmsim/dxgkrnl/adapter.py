@@ -318,7 +318,9 @@ class Adapter:
 
     def rules_exercised(self) -> set[int]:
         """Every contract rule this adapter's run judged at least once (``wddmsim verify``)."""
-        return self.verifier.exercised() | self.ddi.rules_exercised() | self.dxgk.rules_exercised()
+        truth = self.vidsch.truth
+        return (self.verifier.exercised() | self.ddi.rules_exercised() | self.dxgk.rules_exercised()
+                | (truth.judged if truth is not None else set()))
 
     def interrupt(self, message_number: int) -> bool:
         """The GPU's line fired (see :meth:`DxgkInterface.interrupt`)."""

@@ -225,6 +225,8 @@ class Preemptor:
         if not st.fence or dp.PreemptionFenceId != st.fence:
             return  # an answer to no request (reported above): nothing to take back
         now = self.sim.now
+        if vs.truth is not None:
+            vs.truth.completing(nq, last, preempted=True)
         vs.complete_through(nq, last)
         hw = nq.hw
         taken = []

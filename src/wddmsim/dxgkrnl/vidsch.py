@@ -31,7 +31,6 @@ Spec: seeds 000-004; ddi-facts.md sections 1, 2.1-2.7, 4.1, 11, 13 (rules 1-22, 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import replace
 
 from ..ddi import layout
 from ..ddi import rules as R
@@ -40,6 +39,7 @@ from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..sim import DISPATCH, PASSIVE
 from .crash import BugCheckStop, CrashRecord
+from .groundtruth import GroundTruth
 from .preemption import Preemptor
 from .present import FLIP_FLAGS, PRESENT_FLAGS, Presents
 from .tdr import Tdr
@@ -152,7 +152,8 @@ class VidSch:
         self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
         self._submit_cls = submit_cls
         self._retire_pending = False
-        self._null_buffers: dict = {}  # DMA buffer address -> NullRendering packet in flight
+        #: what the GPU really ran, held against the driver's reports (None: verifier off)
+        self.truth = GroundTruth(self, self.verifier) if self.verifier.mode != "off" else None
         self.presents = Presents(self, adapter.display_refresh, adapter.caps.MaxQueuedFlipOnVSync)
         self.vidmm = VidMm(adapter)
         self.preemptor = Preemptor(self)
@@ -365,7 +366,9 @@ class VidSch:
             self.resubmissions += 1
         if packet.flags & FLAG_NULL_RENDERING:
             packet.submit_bytes = bytes(args)
-            self._null_buffers[address] = packet
+        if self.truth is not None:
+            # Before the call: the driver's doorbell may start the engine inside it.
+            self.truth.submitted(packet)
         return facts
 
     def _submit_virtual(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
@@ -485,6 +488,8 @@ class VidSch:
             ))
         if found:
             self.verifier.handle(found, "DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, self.adapter.interrupt_address)
+        if self.truth is not None:
+            self.truth.completing(nq, fence, preempted=False)
         self.complete_through(nq, fence)
 
     def complete_through(self, nq: NodeQueue, fence: int) -> None:
@@ -502,8 +507,8 @@ class VidSch:
             if p.fence > fence:
                 break
             p.done = now
-            if p.flags & FLAG_NULL_RENDERING:
-                self._judge_null_rendering(nq, p)
+            if p.flags & FLAG_NULL_RENDERING and self.truth is not None:
+                self.truth.null_rendering_done(nq, p)
             if p.flags & PRESENT_FLAGS:
                 self.presents.completed(p, now)
             if tr is not None:
@@ -520,6 +525,8 @@ class VidSch:
 
     def off_hardware(self, p) -> None:
         """``p`` was taken off the hardware without completing (preempted, reset, aborted)."""
+        if self.truth is not None:
+            self.truth.left(p)
         if p.allocations:
             self.vidmm.retired(p)
 
@@ -540,29 +547,6 @@ class VidSch:
         """``DXGK_INTERRUPT_DMA_PREEMPTED`` (see :mod:`wddmsim.dxgkrnl.preemption`)."""
         self.preemptor.dma_preempted(data)
 
-    def _judge_null_rendering(self, nq: NodeQueue, packet) -> None:
-        """Rule 14 on a completed NullRendering packet: its fence came back (it is completing) and
-        the GPU must not have fetched its DMA buffer."""
-        del self._null_buffers[packet.va or packet.dma]
-        if self.verifier.mode == "off":
-            return
-        facts = replace(nq.facts, fence_signaled=True, work_executed=packet.executed)
-        if packet.va:
-            args = type(nq.virtual_args).from_buffer_copy(packet.submit_bytes)
-            self.verifier.check("DXGKARG_SUBMITCOMMANDVIRTUAL", args, facts, nq.submit_address)
-        else:
-            args = self._submit_cls.from_buffer_copy(packet.submit_bytes)
-            self.verifier.check("DXGKARG_SUBMITCOMMAND", args, facts, nq.submit_address)
-
-    def dma_fetched(self, engine: int, address: int, size: int) -> None:
-        """Bus observer (ground truth from the hardware model, for the verifier): an engine began
-        executing the buffer at ``address``. Marks an in-flight NullRendering packet it belongs to."""
-        if not self._null_buffers:
-            return
-        for start, p in self._null_buffers.items():
-            if start <= address < start + p.dma_size:
-                p.executed = True
-
     # -- 5. retirement in the DPC ----------------------------------------------------------------
     def retire(self) -> None:
         """``DxgkCbNotifyDpc``: retire completed packets on every node, wake waiters and workers."""
@@ -579,6 +563,8 @@ class VidSch:
             for _ in range(nq.stopped):
                 p = hw.popleft()
                 p.retired = now
+                if self.truth is not None:
+                    self.truth.left(p)
                 ctx = p.context
                 ctx.completed += 1
                 ctx.gpu_packets += 1

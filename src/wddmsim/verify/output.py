@@ -71,8 +71,12 @@ def print_failure(con: Console, r: CaseResult) -> None:
         con.print(f"  Rule {f.rule} ({f.rule_name}){words}")
     for m in f.messages:
         con.print(f"  {m}")
-    if f.bugcheck is not None:
+    if f.ground_truth:
+        con.print("  [bold]A ground-truth check[/bold]: the GPU model knows what it really fetched and ran; "
+                  "Windows cannot see this and would not stop. The model stops with:")
+    elif f.bugcheck is not None:
         con.print("  Windows would stop with:")
+    if f.bugcheck is not None:
         for line in f.bugcheck["explained"]:
             con.print(f"    {line}")
     if f.event is not None:
@@ -101,7 +105,8 @@ def report_json(report: Report) -> dict:
             "rules": r.rules, "wall_s": round(r.wall_s, 3),
             "failure": None if r.failure is None else {
                 "messages": r.failure.messages, "rule": r.failure.rule, "rule_name": r.failure.rule_name,
-                "rule_words": r.failure.rule_words, "bugcheck": r.failure.bugcheck, "event": r.failure.event,
+                "rule_words": r.failure.rule_words, "ground_truth": r.failure.ground_truth,
+                "bugcheck": r.failure.bugcheck, "event": r.failure.event,
                 "crash_record": r.failure.crash, "traceback": r.failure.traceback},
         } for r in report.results],
     }

@@ -18,6 +18,7 @@ from typing import Callable
 from ..ddi import codec
 from ..ddi.bugcheck import describe
 from ..ddi.versions import ddi_version
+from ..dxgkrnl.groundtruth import MARK as GROUND_TRUTH_MARK
 from ..trace import ListSink
 from .suite import AREAS, CASES, Case, Declared, Outcome
 
@@ -37,6 +38,8 @@ class Failure:
     event: dict | None = None
     crash: dict | None = None
     traceback: str | None = None
+    #: a ground-truth check (what the GPU model really ran, which Windows cannot see) found it
+    ground_truth: bool = False
 
 
 @dataclass
@@ -169,7 +172,7 @@ def _failure_of(record, events: list[dict]) -> Failure:
         messages=[record.message], rule=record.rule, rule_name=record.rule_name, rule_words=_rule_words(record.rule),
         bugcheck={"code": int(bc.code), "name": bc.name, "p1": bc.p1, "p2": bc.p2, "p3": bc.p3, "p4": bc.p4,
                   "explained": describe(bc)},
-        event=event, crash=crash, traceback=record.traceback)
+        event=event, crash=crash, traceback=record.traceback, ground_truth=GROUND_TRUTH_MARK in record.message)
 
 
 def select(only: tuple[str, ...] | list[str] | None) -> list[Case]:

@@ -1,0 +1,187 @@
+"""Ground truth: what the GPU model really fetched and ran, held against what the driver reported.
+
+Windows knows a GPU only through its driver: a fence the driver reports in
+``DXGK_INTERRUPT_DMA_COMPLETED`` is complete, a ``LastCompletedFenceId`` in
+``DXGK_INTERRUPT_DMA_PREEMPTED`` names work that finished, and nothing tells the OS whether the
+engine ever read the DMA buffer it was given (see "Submitting a command buffer",
+https://learn.microsoft.com/windows-hardware/drivers/display/submitting-a-command-buffer, and
+DXGKARGCB_NOTIFY_INTERRUPT_DATA,
+https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/ns-d3dkmddi-_dxgkargcb_notify_interrupt_data).
+The model can see more. The GPU's bus observer (:attr:`wddmsim.gpu.device.GPU.bus`) tells this
+module each time an engine starts executing an indirect buffer and each time it has executed a
+buffer called from its ring to the end; the checks below hold the driver's reports against that:
+
+- rule 37, LastCompletedAdvancesOnlyOnCompletion: a packet a DMA_COMPLETED report completes (the
+  report is cumulative: every packet of the node up to its fence) must have been executed to the
+  end of its submitted range by some engine at or before the report. This catches a driver whose
+  DxgkDdiSubmitCommand returns success without putting the buffer on its ring (the next fence
+  retires it), one that reports a fence before the buffer ahead of it has run, and a completion
+  reported on the wrong node;
+- rule 36, PreemptLastCompletedValid: the same for the packets DMA_PREEMPTED's
+  LastCompletedFenceId declares complete (work a preemption stopped in the middle of, or never
+  started, reported as done and so lost);
+- rule 14, NullRenderingFenceOnly: the GPU fetched no byte of a NullRendering packet's DMA buffer
+  (judged by the registered rule when the packet's fence comes back);
+- rule 5, DmaSubmissionRangeInBuffer: every fetch from a ring that touches the DMA buffer of a
+  packet in flight lies inside the submitted range of some packet in flight (a driver that runs
+  bytes of a DMA buffer outside ``DmaBufferSubmissionStartOffset..EndOffset``).
+
+A broken check is the verifier's: in strict mode bug check 0xC4 DRIVER_VERIFIER_DETECTED_VIOLATION
+with the rule's number, the message starting "ground truth:" (Windows could not have raised it; the
+report names these checks apart). Packets on hardware queues (WDDM 2.x hardware scheduling) are
+judged by their progress fences in :mod:`wddmsim.dxgkrnl.hwqueue`, not here.
+
+Time: the observer reports the engine's local time, which may run ahead of the clock (an engine
+computes when later commands will land); a buffer "finished" at a time still to come has not
+finished yet, so a report is judged against the finish time, not merely its existence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..ddi import rules as R
+from .present import FLAG_NULL_RENDERING
+
+#: The rules this module judges, for the report's "exercised" list.
+RULES = (5, 14, 36, 37)
+#: How a ground-truth violation's message begins (reports name these checks apart).
+MARK = "ground truth:"
+
+_NEVER = -1
+
+
+class GroundTruth:
+    """The bus observer of one adapter's GPU and the checks that use it (see the module doc)."""
+
+    __slots__ = ("vidsch", "verifier", "_by_end", "_buffers", "_null", "judged", "fetches")
+
+    def __init__(self, vidsch, verifier):
+        self.vidsch = vidsch
+        self.verifier = verifier
+        #: end address of a packet's submitted range -> the packet (the latest submitted there)
+        self._by_end: dict[int, object] = {}
+        #: start address of a packet's DMA buffer -> the packets in flight in it (a paging buffer
+        #: serves several submissions, each with its own range)
+        self._buffers: dict[int, list] = {}
+        #: start address of a NullRendering packet's DMA buffer -> the packet in flight
+        self._null: dict[int, object] = {}
+        #: whether a check has been judged at least once (rules exercised)
+        self.judged: set[int] = set()
+        self.fetches = 0
+
+    # -- what the OS tells it ----------------------------------------------------------------------
+    @staticmethod
+    def span(p) -> tuple[int, int, int, int]:
+        """(buffer start, buffer end, submitted start, submitted end) of packet ``p``'s DMA buffer:
+        physical (``dma`` and the submission offsets) or GPU virtual (``va``, all of it)."""
+        if p.va:
+            return p.va, p.va + p.dma_size, p.va, p.va + p.dma_size
+        return p.dma, p.dma + p.dma_size, p.dma + p.start_off, p.dma + p.end_off
+
+    def submitted(self, p) -> None:
+        """The driver accepted packet ``p`` (it entered its node's hardware queue)."""
+        base, _, lo, hi = self.span(p)
+        if p.flags & FLAG_NULL_RENDERING:
+            p.executed = False
+            self._null[base] = p
+            return
+        if hi <= lo or p.rejected:
+            return
+        if p.ran_at is None:
+            # A resubmission keeps what the engine did: a buffer a preemption stopped after its
+            # last command, owing only WORK time, is not fetched again (its finish time, projected
+            # when it ran, is at or before the resubmitted WORK can end).
+            p.ran_at = _NEVER
+        self._by_end[hi] = p
+        live = self._buffers.setdefault(base, [])
+        if p not in live:
+            live.append(p)
+
+    def left(self, p) -> None:
+        """Packet ``p`` left the hardware queue for good (completed and retired, or aborted)."""
+        base = p.va or p.dma
+        live = self._buffers.get(base)
+        if live is not None and p in live:
+            live.remove(p)
+            if not live:
+                del self._buffers[base]
+        if self._by_end.get(self.span(p)[3]) is p:
+            del self._by_end[self.span(p)[3]]
+
+    # -- what the bus shows ------------------------------------------------------------------------
+    def fetched(self, engine: int, address: int, size: int, t: int, nested: bool) -> None:
+        """An engine began executing the indirect buffer at ``address``."""
+        self.fetches += 1
+        if self._null:
+            for start, p in self._null.items():
+                if start <= address < start + p.dma_size:
+                    p.executed = True
+        if nested or not self._buffers:
+            return
+        end = address + size
+        touched = False
+        for start, live in self._buffers.items():
+            for p in live:
+                b_lo, b_hi, lo, hi = self.span(p)
+                if address < b_hi and end > b_lo:
+                    touched = True
+                    if lo <= address and end <= hi:
+                        return
+        if touched:
+            self.judged.add(5)
+            self._violation(5, "DmaSubmissionRangeInBuffer",
+                            f"{MARK} engine {engine} fetched [{address:#x}, {end:#x}), outside the submitted "
+                            f"range of every DMA buffer in flight there")
+
+    def finished(self, engine: int, end: int, t: int) -> None:
+        """An engine executed the buffer called from its ring up to ``end``."""
+        p = self._by_end.get(end)
+        if p is not None:
+            p.ran_at = t
+
+    # -- what the driver reports -------------------------------------------------------------------
+    def completing(self, nq, fence: int, preempted: bool) -> None:
+        """The driver reports every packet of ``nq`` up to ``fence`` complete (DMA_COMPLETED, or
+        DMA_PREEMPTED's LastCompletedFenceId when ``preempted``): each must have run by now."""
+        now = self.vidsch.sim.now
+        rule, name = (36, "PreemptLastCompletedValid") if preempted else (37, "LastCompletedAdvancesOnlyOnCompletion")
+        hw = nq.hw
+        for i in range(nq.stopped, len(hw)):
+            p = hw[i]
+            if p.fence > fence:
+                break
+            ran = p.ran_at
+            if ran is None or p.rejected:
+                continue  # nothing to run (an empty range, NullRendering, refused)
+            self.judged.add(rule)
+            if ran == _NEVER or ran > now:
+                how = "never ran it" if ran == _NEVER else f"is still running it (it ends at {ran} ns)"
+                report = "DMA_PREEMPTED.LastCompletedFenceId" if preempted else "DMA_COMPLETED"
+                self._violation(rule, name,
+                                f"{MARK} {report} {fence} on node {nq.ordinal} completes fence {p.fence} "
+                                f"({p.kind} packet of context {p.context.handle}), but the GPU {how}")
+                return
+
+    def null_rendering_done(self, nq, p) -> None:
+        """Rule 14 on a NullRendering packet whose fence came back (it is completing)."""
+        del self._null[p.va or p.dma]
+        vs = self.vidsch
+        if self.verifier.mode == "off":
+            return
+        self.judged.add(14)
+        facts = replace(nq.facts, fence_signaled=True, work_executed=p.executed)
+        if p.va:
+            name, args = "DXGKARG_SUBMITCOMMANDVIRTUAL", type(nq.virtual_args).from_buffer_copy(p.submit_bytes)
+        else:
+            name, args = "DXGKARG_SUBMITCOMMAND", vs._submit_cls.from_buffer_copy(p.submit_bytes)
+        found = self.verifier.find(name, args, facts)
+        if found:
+            found = [replace(v, message=f"{MARK} {v.message}") if v.rule == 14 else v for v in found]
+            self.verifier.handle(found, name, args, nq.submit_address)
+
+    def _violation(self, rule: int, name: str, message: str) -> None:
+        if self.verifier.mode == "off":
+            return
+        self.verifier.judged_rules.add(rule)
+        self.verifier.handle([R.Violation(rule, name, message, None)], "", None, 0)

@@ -1,0 +1,104 @@
+"""Broken drivers that only the ground-truth checks catch (dxgkrnl/groundtruth.py).
+
+Each keeps every documented status and every fence in range, so nothing Windows can see is wrong;
+the GPU model knows which DMA buffers it really ran. ``RULE`` is the rule each breaks, ``AREA``
+the verify area that catches it.
+"""
+
+from wddmsim.gpu import commands as C
+from wddmsim.kmd import ReferenceDriver
+
+
+class SubmitsWithoutRing(ReferenceDriver):
+    """DxgkDdiSubmitCommand returns success and writes the fence but never calls the DMA buffer:
+    the fence interrupt reports the packet complete although the GPU never ran it."""
+
+    RULE, AREA = 37, "submission"
+
+    def _buffer_call(self, node, fence, address, length, root=0):
+        return b""
+
+
+class FenceBeforeBuffer(ReferenceDriver):
+    """Writes the submission's fence (with interrupt) before the INDIRECT that runs its buffer: the
+    report arrives while the buffer has not run."""
+
+    RULE, AREA = 37, "submission"
+
+    def _buffer_call(self, node, fence, address, length, root=0):
+        call = super()._buffer_call(node, fence, address, length, root)
+        early = C.fence(node.fence_addr, fence, interrupt=True) if not root else b""
+        return early + call
+
+
+class CompletesOnWrongNode(ReferenceDriver):
+    """Reports each node's fence as the next node's (DmaCompleted.NodeOrdinal off by one): a fence
+    that is in range on the other node completes work that node's engine has not run."""
+
+    RULE, AREA = 37, "processes"
+
+    def _report_completed(self, node):
+        if len(self.nodes) < 2:
+            return super()._report_completed(node)
+        ordinal = node.ordinal
+        node.ordinal = (ordinal + 1) % len(self.nodes)
+        try:
+            return super()._report_completed(node)
+        finally:
+            node.ordinal = ordinal
+
+
+class PreemptedClaimsDone(ReferenceDriver):
+    """DMA_PREEMPTED names the last submitted fence as LastCompletedFenceId: the buffer the engine
+    stopped in, and those behind it, are declared done and vanish."""
+
+    RULE, AREA = 36, "preemption"
+    _claim = False
+
+    def _report_preempted(self, node):
+        self._claim = True
+        try:
+            return super()._report_preempted(node)
+        finally:
+            self._claim = False
+
+    def _completed(self, node):
+        return node.last_submitted if self._claim else super()._completed(node)
+
+
+class LosesResubmission(ReferenceDriver):
+    """Drops the rest of a buffer a preemption stopped in when the OS submits it again (returns
+    success, rings only the fence): that work vanishes."""
+
+    RULE, AREA = 37, "preemption"
+
+    def _buffer_call(self, node, fence, address, length, root=0):
+        if self._resume and (root, address) in self._resume:
+            del self._resume[(root, address)]
+            return b""
+        return super()._buffer_call(node, fence, address, length, root)
+
+
+class IgnoresNullRendering(ReferenceDriver):
+    """Runs a Flags.NullRendering submission's DMA buffer like any other."""
+
+    RULE, AREA = 14, "null_rendering"
+
+    def DxgkDdiSubmitCommand(self, hAdapter, pSubmitCommand):
+        pSubmitCommand.Flags.NullRendering = 0
+        return super().DxgkDdiSubmitCommand(hAdapter, pSubmitCommand)
+
+
+class RunsFromBufferStart(ReferenceDriver):
+    """Calls the DMA buffer from its start instead of DmaBufferSubmissionStartOffset: a paging
+    buffer shared by several submissions has its earlier commands run again."""
+
+    RULE, AREA = 5, "paging"
+
+    def DxgkDdiSubmitCommand(self, hAdapter, pSubmitCommand):
+        pSubmitCommand.DmaBufferSubmissionStartOffset = 0
+        return super().DxgkDdiSubmitCommand(hAdapter, pSubmitCommand)
+
+
+DRIVERS = (SubmitsWithoutRing, FenceBeforeBuffer, CompletesOnWrongNode, PreemptedClaimsDone, LosesResubmission,
+           IgnoresNullRendering, RunsFromBufferStart)
