@@ -143,6 +143,8 @@ class System:
         self.adapter.start()
         # The verifier's ground truth (dxgkrnl/groundtruth.py): what the GPU really fetched and ran.
         self.gpu.bus = self.adapter.vidsch.truth
+        if self.gpu.bus is not None:
+            self.gpu.bus.engines = self.gpu.engines
         self.kmt = D3DKMT(self.adapter)
         # The driver pair's user-mode half, which learns what its kernel-mode half tells it.
         umd_name = getattr(driver_cls, "UserModeDriverName", None)

@@ -100,5 +100,45 @@ class RunsFromBufferStart(ReferenceDriver):
         return super().DxgkDdiSubmitCommand(hAdapter, pSubmitCommand)
 
 
+class _WithoutEngineReset:
+    """The register interface with the engine-reset register ignored."""
+
+    def __init__(self, hw):
+        self._hw = hw
+
+    def reset_engine(self, ordinal):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._hw, name)
+
+
+class ResetEngineLeavesItHung(ReferenceDriver):
+    """DxgkDdiResetEngine reports the right LastAbortedFenceId and success but never resets the
+    engine: it is still hung, its ring still full."""
+
+    RULE, AREA = 114, "tdr"
+
+    def DxgkDdiResetEngine(self, hAdapter, pResetEngine):
+        hw, self.hw = self.hw, _WithoutEngineReset(self.hw)
+        try:
+            return super().DxgkDdiResetEngine(hAdapter, pResetEngine)
+        finally:
+            self.hw = hw
+
+
+class ResetFromTimeoutLeavesEnginesRunning(ReferenceDriver):
+    """DxgkDdiResetFromTimeout returns success without stopping the engines."""
+
+    RULE, AREA, SETTINGS = 110, "tdr", {"per_engine_reset": False}
+
+    def DxgkDdiResetFromTimeout(self, hAdapter):
+        hw, self.hw = self.hw, _WithoutEngineReset(self.hw)
+        try:
+            return super().DxgkDdiResetFromTimeout(hAdapter)
+        finally:
+            self.hw = hw
+
+
 DRIVERS = (SubmitsWithoutRing, FenceBeforeBuffer, CompletesOnWrongNode, PreemptedClaimsDone, LosesResubmission,
-           IgnoresNullRendering, RunsFromBufferStart)
+           IgnoresNullRendering, RunsFromBufferStart, ResetEngineLeavesItHung, ResetFromTimeoutLeavesEnginesRunning)

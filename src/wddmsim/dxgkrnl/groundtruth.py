@@ -24,7 +24,15 @@ buffer called from its ring to the end; the checks below hold the driver's repor
   (judged by the registered rule when the packet's fence comes back);
 - rule 5, DmaSubmissionRangeInBuffer: every fetch from a ring that touches the DMA buffer of a
   packet in flight lies inside the submitted range of some packet in flight (a driver that runs
-  bytes of a DMA buffer outside ``DmaBufferSubmissionStartOffset..EndOffset``).
+  bytes of a DMA buffer outside ``DmaBufferSubmissionStartOffset..EndOffset``);
+- rule 114, ResetEngineLeavesQueueEmpty: when DxgkDdiResetEngine returns success, the engine that
+  ran the node's packets is idle with nothing on its ring (DxgkDdiResetEngine,
+  https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/nc-d3dkmddi-dxgkddi_resetengine);
+- rule 110, NoGpuMemoryAccessAfterReset: when DxgkDdiResetFromTimeout returns success, every engine
+  is idle with nothing on its ring: from then until DxgkDdiRestartFromTimeout the GPU must not
+  touch memory (https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/nc-d3dkmddi-dxgkddi_resetfromtimeout),
+  and an engine still running or with commands queued would. (The OS calls the two at one virtual
+  instant, so the model judges the state the reset left rather than accesses in between.)
 
 A broken check is the verifier's: in strict mode bug check 0xC4 DRIVER_VERIFIER_DETECTED_VIOLATION
 with the rule's number, the message starting "ground truth:" (Windows could not have raised it; the
@@ -44,7 +52,7 @@ from ..ddi import rules as R
 from .present import FLAG_NULL_RENDERING
 
 #: The rules this module judges, for the report's "exercised" list.
-RULES = (5, 14, 36, 37)
+RULES = (5, 14, 36, 37, 110, 114)
 #: How a ground-truth violation's message begins (reports name these checks apart).
 MARK = "ground truth:"
 
@@ -54,7 +62,8 @@ _NEVER = -1
 class GroundTruth:
     """The bus observer of one adapter's GPU and the checks that use it (see the module doc)."""
 
-    __slots__ = ("vidsch", "verifier", "_by_end", "_buffers", "_null", "judged", "fetches")
+    __slots__ = ("vidsch", "verifier", "_by_end", "_buffers", "_null", "judged", "fetches", "engines",
+                 "_engine_of")
 
     def __init__(self, vidsch, verifier):
         self.vidsch = vidsch
@@ -69,6 +78,10 @@ class GroundTruth:
         #: whether a check has been judged at least once (rules exercised)
         self.judged: set[int] = set()
         self.fetches = 0
+        #: the GPU's engines (``idle``, ``state``, ``ring_used``), set by whoever connects the bus
+        self.engines = ()
+        #: node ordinal -> the engine last seen finishing one of its packets
+        self._engine_of: dict[int, int] = {}
 
     # -- what the OS tells it ----------------------------------------------------------------------
     @staticmethod
@@ -139,6 +152,7 @@ class GroundTruth:
         p = self._by_end.get(end)
         if p is not None:
             p.ran_at = t
+            self._engine_of[p.context.node] = engine
 
     # -- what the driver reports -------------------------------------------------------------------
     def completing(self, nq, fence: int, preempted: bool) -> None:
@@ -179,6 +193,25 @@ class GroundTruth:
         if found:
             found = [replace(v, message=f"{MARK} {v.message}") if v.rule == 14 else v for v in found]
             self.verifier.handle(found, name, args, nq.submit_address)
+
+    def engine_reset(self, nq) -> None:
+        """Rule 114: DxgkDdiResetEngine returned success for ``nq``."""
+        e = self._engine_of.get(nq.ordinal)
+        if e is not None and e < len(self.engines):
+            self._stopped((e,), 114, "ResetEngineLeavesQueueEmpty", f"DxgkDdiResetEngine on node {nq.ordinal}")
+
+    def adapter_reset(self) -> None:
+        """Rule 110: DxgkDdiResetFromTimeout returned success."""
+        self._stopped(range(len(self.engines)), 110, "NoGpuMemoryAccessAfterReset", "DxgkDdiResetFromTimeout")
+
+    def _stopped(self, engines, rule: int, name: str, call: str) -> None:
+        self.judged.add(rule)
+        for e in engines:
+            eng = self.engines[e]
+            if not eng.idle or eng.ring_used:
+                self._violation(rule, name, f"{MARK} {call} returned success but engine {e} is {eng.state} with "
+                                            f"{eng.ring_used} bytes of commands on its ring")
+                return
 
     def _violation(self, rule: int, name: str, message: str) -> None:
         if self.verifier.mode == "off":

@@ -273,6 +273,8 @@ class Tdr:
             args.NodeOrdinal = nq.ordinal
             if self._call("DxgkDdiResetEngine", args) != SUCCESS:
                 return False
+            if self.vs.truth is not None:
+                self.vs.truth.engine_reset(nq)
             aborted = args.LastAbortedFenceId
             if not nq.last_completed <= aborted <= nq.last_submitted:
                 bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE,
@@ -350,6 +352,8 @@ class Tdr:
             q.tdr.resetting = True
         try:
             self.must_succeed("DxgkDdiResetFromTimeout")
+            if vs.truth is not None:
+                vs.truth.adapter_reset()
             for q in vs.nodes:
                 hw = q.hw
                 busy = len(hw) > q.stopped
