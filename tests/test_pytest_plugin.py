@@ -1,4 +1,4 @@
-"""wddmsim's pytest plugin (src/wddmsim/pytest_plugin.py, docs/testing.md): its options, the
+"""wddmsim's pytest plugin (src/wddmsim/testing/, docs/testing.md): its options, the
 conformance suite as items with the verdicts ``wddmsim verify`` gives, failures that name the rule,
 usage errors for bad options, the fixtures, and the example test file a driver team copies.
 
@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.pytest_plugin import MARKER, WddmRun
+from wddmsim.testing import WddmRun, build_run
+from wddmsim.testing.plugin import MARKER
 from wddmsim.verify import select, verify
 
 ROOT = Path(__file__).parents[1]
@@ -97,7 +98,7 @@ def suite_ids(*only: str) -> list[str]:
 # -- installed, and silent when not asked for -------------------------------------------------------
 def test_the_plugin_is_installed_through_the_pytest11_entry_point():
     (ep,) = [e for e in entry_points(group="pytest11") if e.name == "wddmsim"]
-    assert ep.value == "wddmsim.pytest_plugin"
+    assert ep.value == "wddmsim.testing.plugin"
 
 
 def test_without_options_the_plugin_adds_no_items_no_hooks_and_no_marker(pytester):
@@ -173,7 +174,7 @@ def test_a_driver_that_forgets_notify_dpc_fails_naming_rule_39(pytester):
     ])
     result.stdout.fnmatch_lines(["FAILED wddmsim-verify::submission/single*"])
     # The failure is the case's, not a traceback through the plugin.
-    assert "pytest_plugin.py" not in result.stdout.str()
+    assert "testing/plugin.py" not in result.stdout.str()
 
 
 def test_a_rule_with_words_and_its_decoded_crash_record(pytester):
@@ -483,3 +484,11 @@ def test_the_summary_needs_a_run(wddm_system):
     # Building it started the adapter and created the process, its device and context.
     assert [e["event"] for e in run.all_events] == ["LogStart", "AdapterStart", "ProcessCreate", "DdiCall", "DdiCall",
                                                     "ContextCreate"]
+
+
+def test_build_run_keeps_the_scenarios_driver_and_wddm_system_the_driver_under_test(wddm_system, tmp_path):
+    (tmp_path / "broken_driver.py").write_text(BROKEN)
+    (tmp_path / "three.toml").write_text(THREE_TOML + '\n[driver]\nclass = "broken_driver.py:NoNotifyDpc"\n')
+    assert build_run(tmp_path / "three.toml").run().bugcheck.rule == 39
+    assert build_run("three.toml", base_dir=tmp_path).run().bugcheck.rule == 39
+    assert wddm_system(tmp_path / "three.toml").run().bugcheck is None
