@@ -46,7 +46,7 @@ def _driver_class(spec):
     return spec
 
 
-def _validated(driver_cls, table: dict) -> dict:
+def validated_settings(driver_cls, table: dict) -> dict:
     """The driver's settings table, validated by its ``Settings`` model when it has one."""
     model = getattr(driver_cls, "Settings", None)
     if model is None or not hasattr(model, "model_validate"):
@@ -104,7 +104,7 @@ class System:
         ad = scenario.adapter
         driver_cls = _driver_class(driver if driver is not None else scenario.driver.class_)
         table = {**scenario.driver.settings, **(settings or {})}
-        self.driver_settings = _validated(driver_cls, table)
+        self.driver_settings = validated_settings(driver_cls, table)
         if trace is not None:
             trace.emit(0, "LogStart", {"format": EVENTS_FORMAT, "version": EVENTS_VERSION,
                                        "scenario": scenario.name, "seed": self.seed})

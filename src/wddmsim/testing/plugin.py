@@ -135,10 +135,10 @@ def _parse_settings(pairs: list[str]) -> dict:
 
 def _checked_settings(driver: type, settings: dict) -> dict:
     """The settings as the driver's own ``Settings`` model takes them; what it refuses is a usage error."""
-    from ..system import ConfigError, _validated
+    from ..system import ConfigError, validated_settings
 
     try:
-        _validated(driver, settings)
+        validated_settings(driver, settings)
     except ConfigError as e:
         raise pytest.UsageError("--wddm-set: " + "; ".join(f"{p}: {r}" for p, r in e.problems)) from None
     return settings

@@ -150,9 +150,9 @@ class WddmRun:
         for ``assert run.bugcheck is None, run.explain()``."""
         if self.bugcheck is None:
             return ""
-        from ..verify.runner import _failure_of
+        from ..verify.runner import failure_of
 
-        failure = _failure_of(self.bugcheck, self.log.events)
+        failure = failure_of(self.bugcheck, self.log.events)
         return render_failure(_Stopped(_Named(self.system.scenario.name or "scenario",
                                               f"stopped at {self.bugcheck.time} ns"), failure))
 

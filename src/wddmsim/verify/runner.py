@@ -145,7 +145,7 @@ def run_case(case: Case, driver_cls, d: Declared, settings=None) -> CaseResult:
     rules = sorted(system.adapter.rules_exercised())
     failure = None
     if result.bugcheck is not None:
-        failure = _failure_of(result.bugcheck, trace.events)
+        failure = failure_of(result.bugcheck, trace.events)
     else:
         found = case.expect(out)
         if found:
@@ -155,7 +155,7 @@ def run_case(case: Case, driver_cls, d: Declared, settings=None) -> CaseResult:
                       time.perf_counter() - t0)
 
 
-def _failure_of(record, events: list[dict]) -> Failure:
+def failure_of(record, events: list[dict]) -> Failure:
     """A failure from a crash record: the stop, the rule, the crossing just before, the record."""
     bc = record.bugcheck
     event = next((e for e in reversed(events) if e["event"] in CROSSINGS), None)
