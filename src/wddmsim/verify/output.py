@@ -70,7 +70,7 @@ def print_failure(con: Console, r: CaseResult) -> None:
         words = f": {f.rule_words}" if f.rule_words else ""
         con.print(f"  Rule {f.rule} ({f.rule_name}){words}")
     for m in f.messages:
-        con.print(f"  {m}")
+        con.print(f"  {m}", markup=False, highlight=False)
     if f.ground_truth:
         con.print("  [bold]A ground-truth check[/bold]: the GPU model knows what it really fetched and ran; "
                   "Windows cannot see this and would not stop. The model stops with:")
@@ -78,7 +78,7 @@ def print_failure(con: Console, r: CaseResult) -> None:
         con.print("  Windows would stop with:")
     if f.bugcheck is not None:
         for line in f.bugcheck["explained"]:
-            con.print(f"    {line}")
+            con.print(f"    {line}", markup=False, highlight=False)
     if f.event is not None:
         e = f.event
         con.print(f"  The crossing it broke at (t={e['t']} ns): {e['event']} {e.get('name', '')} "
@@ -86,7 +86,7 @@ def print_failure(con: Console, r: CaseResult) -> None:
     if f.crash is not None and f.crash.get("decoded"):
         con.print(f"  Crash record: {f.crash['struct']} ({f.crash['arch']}, {f.crash['ddi_version']}):")
         for path, text in list(f.crash["decoded"].items())[:40]:
-            con.print(f"    {path} = {text}")
+            con.print(f"    {path} = {text}", markup=False, highlight=False)
     if f.traceback:
         con.print("  The driver's traceback:")
         for line in f.traceback.rstrip().splitlines():
