@@ -466,7 +466,8 @@ def _tdr_cases() -> list[Case]:
     def hang(d):
         return scenario("hang", [
             process("game", context("render", script(("0ns", "1ms", 6)))),
-            process("other", context("c", script(("0ns", "500us", 4), ("4s", "500us", 2)), node="Copy")),
+            process("other", context("c", script(("0ns", "500us", 4), ("4s", "500us", 2)),
+                                     node="Copy" if d.nodes > 1 else "3D")),
         ], duration="5s", faults=[{"kind": "hang", "process": "game", "context": "render", "packet": 3}])
 
     def recovered(kind: str):
@@ -502,7 +503,8 @@ def _fault_cases() -> list[Case]:
     def page_fault(d):
         return scenario("page_fault", [
             process("app", context("c", script(("0ns", "1ms", 4)))),
-            process("other", context("c", script(("0ns", "500us", 3), ("4s", "500us", 1)), node="Copy")),
+            process("other", context("c", script(("0ns", "500us", 3), ("4s", "500us", 1)),
+                                     node="Copy" if d.nodes > 1 else "3D")),
         ], duration="5s", faults=[{"kind": "page_fault", "process": "app", "context": "c", "packet": 2}])
 
     def fault_handled(reported: bool):
