@@ -19,7 +19,6 @@ from click.testing import CliRunner
 
 from wddmsim.cli import main
 from wddmsim.ddi.interface import DeviceInfo, required_entry_points
-from wddmsim.dxgkrnl import BugCheckStop
 from wddmsim.loader import load_class
 from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
@@ -210,7 +209,7 @@ def test_paging_really_moves_the_bytes_and_maps_the_aperture():
     """Twelve packets that fill 64 KiB allocations through 256 KiB of VRAM, and eight through a
     128 KiB aperture: every TRANSFER, FILL, MAP and UNMAP the driver built left each allocation
     holding its own pattern, and the GART maps each resident aperture allocation's pages onto its
-    system pages. (Hardware queue depth 1: see test_vidmm_sends_no_windows_8_flag_to_a_vista_driver.)"""
+    system pages."""
     trace = ListSink()
     system = System(scenario_from_dict({
         "name": "paging", "duration": "100ms", "seed": 1,
@@ -369,27 +368,19 @@ def test_the_failures_the_tutorial_shows_are_what_verify_prints(broken, command)
             assert " ".join(line.split()) in printed, line
 
 
-# -- what the model's OS still does wrong to a Vista driver --------------------------------------------------
-# Both are the OS's (src/wddmsim/dxgkrnl), not the driver's; strict, so that fixing one fails here
-# and the workaround it names can go.
-@pytest.mark.xfail(strict=True, raises=BugCheckStop, reason=(
-    "Adapter.start calls DxgkDdiGetNodeMetadata for every node at every DDI version, though Windows asks it of "
-    "WDDM 1.3 drivers and later only; minimal.py implements it for that reason (without it: 0x1E at start)"))
+# -- what the OS must not ask of a Vista driver ---------------------------------------------------------------
 def test_a_vista_driver_needs_no_get_node_metadata():
-    class NoNodeMetadata(MinimalDriver):
-        DxgkDdiGetNodeMetadata = None
-
+    """Windows asks DxgkDdiGetNodeMetadata of WDDM 1.3 drivers and later only; the minimal driver
+    has none, and the OS knows its node 0 as the 3D engine."""
+    assert not hasattr(MinimalDriver, "DxgkDdiGetNodeMetadata")
     scenario = scenario_from_dict({"name": "meta", "duration": "10ms", "process": [
         {"name": "app", "context": [{"name": "c", "node": "3D", "workload": {
             "kind": "script", "packets": [{"at": 0, "work": "1ms", "repeat": 2}]}}]}]}, "<meta>")
-    system = System(scenario, driver=NoNodeMetadata)
+    system = System(scenario, driver=MinimalDriver)
     assert system.run().summary["packets_retired"] == 2
+    assert system.adapter.node_names == ["3D_0"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "VidMm's null-context switch (an eviction from a device with a packet running) submits Flags.ContextSwitch, "
-    "a Windows 8 flag, to a driver of any version; for a Vista or Windows 7 driver the OS's own verifier stops "
-    "with 0xC4, rule 10 (SubmitFlagsReservedZero). test_paging_... runs with hardware queue depth 1 to stay clear"))
 def test_vidmm_sends_no_windows_8_flag_to_a_vista_driver():
     """Three 64 KiB allocations, one per packet, in 128 KiB of VRAM, hardware queue depth 2: the
     third packet's page-in evicts the first's allocation while the second packet (the same device)
@@ -404,3 +395,6 @@ def test_vidmm_sends_no_windows_8_flag_to_a_vista_driver():
             "interval": "0ns", "count": 4}}]}]}, "<switch>"), driver=MinimalDriver).run()
     assert result.bugcheck is None, result.bugcheck.message
     assert result.summary["contexts"][0]["completed"] == 4
+    # Flags.ContextSwitch is Windows 8's: the evictions waited for the running packet instead.
+    memory = result.summary["memory"]
+    assert memory["context_switches"] == 0 and memory["evictions"] > 0

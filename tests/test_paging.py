@@ -114,6 +114,24 @@ def test_null_context_switch_before_evicting_a_running_devices_allocation():
     assert r.summary["memory"]["context_switches"] == 1 and r.summary["violations"] == []
 
 
+@pytest.mark.parametrize("version,switches", [("vista", 0), ("win7", 0), ("win8", 2), ("wddm2_0", 2)])
+def test_the_null_context_switch_is_windows_8s(version, switches):
+    """Flags.ContextSwitch exists from Windows 8: for an older driver VidMm's evictions wait for the
+    device's running packet to retire instead of switching the engine to the null context."""
+    sc = scenario_from_dict({
+        "name": "switch", "duration": "20ms",
+        "adapter": {"nodes": [{"name": "3D", "engine": "3d"}],
+                    "segments": [{"name": "VRAM", "kind": "memory", "size": "128KiB"},
+                                 {"name": "Aperture", "kind": "aperture", "size": "64KiB"}]},
+        "process": [{"name": "app", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "memory_pressure", "allocations": 3, "size": "64KiB", "touch": 1, "work": "1ms",
+            "interval": "0ns", "count": 4}}]}]}, "<switch>")
+    r = System(sc, settings={"ddi_version": version}).run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    m = r.summary["memory"]
+    assert (m["context_switches"], m["evictions"], r.summary["contexts"][0]["completed"]) == (switches, 2, 4)
+
+
 def test_preempted_paging_packets_keep_their_fence_ids():
     system, trace = build([SIX])
     vs = system.adapter.vidsch

@@ -173,12 +173,6 @@ class MinimalDriver:
         self.mem.write(a.pOutputData, bytes(out))
         return SUCCESS
 
-    def DxgkDdiGetNodeMetadata(self, hAdapter: int, NodeOrdinalAndAdapterIndex: int, pGetNodeMetadata) -> int:
-        """The node is a 3D engine. (Windows asks this only of WDDM 1.3 drivers and later; this
-        model's OS asks every driver, so a Vista driver answers too.)"""
-        pGetNodeMetadata.EngineType = 1  # DXGK_ENGINE_TYPE_3D
-        return SUCCESS
-
     def DxgkDdiCreateDevice(self, hAdapter: int, pCreateDevice) -> int:
         """A device handle, and (not multiple-engine aware) the sizes of the device's buffers."""
         self.devices += 1

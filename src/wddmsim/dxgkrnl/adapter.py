@@ -39,6 +39,7 @@ from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
                      5: "SCENE_ASSEMBLY", 6: "COPY", 7: "OVERLAY", 8: "CRYPTO", 9: "VIDEO_CODEC"}
+_ENGINE_OTHER, _ENGINE_3D = 0, 1
 
 
 #: DXGKARG_RENDER's members in declaration order; the OS fills every one before each call.
@@ -191,10 +192,16 @@ class Adapter:
         self.node_types: list[int] = []
         self.node_names: list[str] = []
         node_flags = []
+        # DxgkDdiGetNodeMetadata exists from WDDM 1.3: an older driver's nodes are not described;
+        # the OS knows node 0 as the 3D engine and the rest by ordinal only.
+        described = version.value >= ddi_version("wddm1_3").value
         for ordinal in range(count):
             meta = meta_cls()
-            ddi.call("DxgkDdiGetNodeMetadata", self.hAdapter, ordinal, meta, log=False,
-                     fail=f"DxgkDdiGetNodeMetadata failed for node {ordinal}")
+            if described:
+                ddi.call("DxgkDdiGetNodeMetadata", self.hAdapter, ordinal, meta, log=False,
+                         fail=f"DxgkDdiGetNodeMetadata failed for node {ordinal}")
+            else:
+                meta.EngineType = _ENGINE_3D if ordinal == 0 else _ENGINE_OTHER
             self.node_types.append(int(meta.EngineType))
             node_flags.append(getattr(meta, "Flags", None))
             wide = "".join(chr(c) for c in meta.FriendlyName).split("\0", 1)[0]

@@ -12,9 +12,10 @@
   ``DmaBufferPrivateDataSubmissionStartOffset`` is not 0 after the first, as the seed allows for
   paging). The packet waits until the last of them retires; its allocation list is then rewritten
   with the new segment addresses and ``DxgkDdiPatch`` patches it.
-- The null-context switch (ddi-facts.md 5.4): evicting an allocation whose device has a context
-  running on a node first sends that node a zero-length submission with ``Flags.ContextSwitch``
-  (and ``Paging`` when the running packet is a paging one); the eviction waits for it.
+- The null-context switch: evicting an allocation whose device has a context running on a node
+  first sends that node a zero-length submission with ``Flags.ContextSwitch`` (and ``Paging`` when
+  the running packet is a paging one); the eviction waits for it. The flag exists from Windows 8:
+  for an older driver the eviction waits for the running packet to retire instead.
 
 Paging submissions come from a system context per node whose priority is above every process, so
 they run first. Allocations that are not resident and cannot be made so (everything else in use)
@@ -39,6 +40,7 @@ from ..ddi import layout
 from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
+from ..ddi.versions import ddi_version
 from .objects import Context, Device, Packet, Process
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
@@ -229,6 +231,13 @@ class VidMm:
                 heap.used += size
                 return
 
+    @property
+    def _null_switch(self) -> bool:
+        """Whether the driver's interface has the null-context switch (Flags.ContextSwitch,
+        Windows 8 and later: DXGK_SUBMITCOMMANDFLAGS,
+        https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/ns-d3dkmddi-_dxgk_submitcommandflags)."""
+        return self.adapter.version.value >= ddi_version("win8").value
+
     def _evict(self, victim, switches: dict) -> list:
         """Plan moving ``victim`` out: a null-context switch first where its device runs."""
         heap = self.heaps[victim.segment_id]
@@ -238,7 +247,9 @@ class VidMm:
             if len(nq.hw) > nq.stopped and nq.ordinal not in switches:
                 running = nq.hw[nq.stopped]
                 if running.context.device is victim.device:
-                    switches[nq.ordinal] = bool(running.flags & FLAG_PAGING)
+                    # Flags.ContextSwitch exists from Windows 8; before it the eviction waits for
+                    # the running packet itself to retire.
+                    switches[nq.ordinal] = bool(running.flags & FLAG_PAGING) if self._null_switch else running
         if victim.backing == 0:
             victim.backing = self.adapter.pool.alloc(victim.size)
         heap.release(off, victim.size)
@@ -280,6 +291,9 @@ class VidMm:
         vs = self.adapter.vidsch
         first_deps = []
         for node, paging in sorted(switches.items()):
+            if not isinstance(paging, bool):
+                first_deps.append(paging)  # a driver before Windows 8: wait for the running packet
+                continue
             cs = self._packet(node, "context_switch", FLAG_CONTEXT_SWITCH | (FLAG_PAGING if paging else 0))
             self.context_switches += 1
             first_deps.append(cs)
