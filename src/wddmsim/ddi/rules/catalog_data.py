@@ -369,8 +369,8 @@ ENTRIES: dict[int, Entry] = {
               name="TransferSequenceConsistent", section="6.1",
               words="A paging transfer ends (TransferEnd) before the next one starts (TransferStart), and a "
                     "retried piece of a transfer keeps its TransferOffset.",
-              reason="VidMm issues every transfer as one piece with TransferStart and TransferEnd both set and "
-                     "TransferOffset 0"),
+              reason="VidMm issues every transfer in one call (TransferStart and TransferEnd together), so "
+                     "no transfer is pending when the next starts and no piece is retried"),
     72: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_fill_args", MM + "_victim"),
               name="AllocationIsIdleOnlyAfterBusy", section="6.1",
               words="AllocationIsIdle is set on a transfer or discard only when the GPU is guaranteed not to be "
