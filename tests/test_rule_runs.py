@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from wddmsim.ddi.bugcheck import BugCheckCode
+from wddmsim.ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from wddmsim.ddi.rules import RULES
 from wddmsim.dxgkrnl.verifier import Verifier
 from wddmsim.kmd import ReferenceDriver
@@ -217,18 +218,20 @@ def test_presents_never_ask_for_color_fill_or_color_keys(runs):
     assert [(f.ColorFill, f.SrcColorKey, f.DstColorKey) for f in flags if f.ColorFill or f.SrcColorKey or f.DstColorKey] == []
 
 
-TRANSFER = 1  # DXGK_OPERATION_TRANSFER
 
 
-@pytest.mark.rule(71)
-def test_paging_transfers_are_single_pieces(runs):
+@pytest.mark.rule(71, 73)
+def test_paging_transfers_are_single_pieces_and_fills_target_memory_segments(runs):
     system, _ = runs["paging"]
+    kinds = {i: h.kind for i, h in system.adapter.vidsch.vidmm.heaps.items()}
+    assert set(kinds.values()) == {"memory", "aperture"}
     ops = [c[2][0] for c in system.driver.calls if c[0] == "DxgkDdiBuildPagingBuffer"]
-    transfers = [a.Transfer for a in ops if a.Operation == TRANSFER]
-    assert len(transfers) > 5
+    transfers = [a.Transfer for a in ops if a.Operation == OP.DXGK_OPERATION_TRANSFER]
+    fills = [a.Fill for a in ops if a.Operation == OP.DXGK_OPERATION_FILL]
+    assert len(transfers) > 5 and len(fills) > 5
     # A transfer starts and ends in one call: none is pending when the next one starts.
-    assert [t for t in transfers if t.Flags.TransferStart != t.Flags.TransferEnd] == []
-    assert len([t for t in transfers if t.Flags.TransferStart]) > 5
+    assert {(t.Flags.TransferStart, t.Flags.TransferEnd) for t in transfers} == {(1, 1)}
+    assert {kinds[f.Destination.SegmentId] for f in fills} == {"memory"}
 
 
 @pytest.mark.rule(17)

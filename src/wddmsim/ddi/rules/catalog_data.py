@@ -566,7 +566,8 @@ ENTRIES: dict[int, Entry] = {
     117: Entry(R, (_DEP_GROUP, _TDR_WIN8), name="DependentEngineGroupIncludesNode", section="10.3",
                words="DxgkDdiQueryDependentEngineGroup succeeds and its mask of dependent nodes includes the "
                      "node asked about."),
-    118: Entry(R, (_TDR_WIN8, _k("ns-d3dkmddi-_dxgk_drivercaps")), name="PerEngineTdrEntryPoints",
+    118: Entry(R, (_TDR_WIN8, _k("ns-d3dkmddi-_dxgk_drivercaps")), check=(_DX + "caps.missing_entry_points",),
+               name="PerEngineTdrEntryPoints",
                section="10.3",
                words="A driver declaring SupportPerEngineTDR implements DxgkDdiQueryDependentEngineGroup, "
                      "DxgkDdiQueryEngineStatus and DxgkDdiResetEngine."),
