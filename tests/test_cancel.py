@@ -74,6 +74,7 @@ def test_destroyed_context_cancels_queued_packets_and_lets_submitted_ones_finish
     assert len(trace.of("QueuePacketStop")) == 10
 
 
+@pytest.mark.rule(67)
 def test_failing_cancel_command_is_bug_check_0x119_9():
     system, trace = destroy_scenario(faults=[{"kind": "ddi_error", "ddi": "DxgkDdiCancelCommand", "call": 2}])
     r = system.run()

@@ -110,6 +110,7 @@ def test_a_preemption_aware_driver_without_preempt_command_is_refused():
     assert build(NoPreempt, settings={"preemption_aware": False}).run().bugcheck is None
 
 
+@pytest.mark.rule(118)
 def test_per_engine_tdr_needs_its_entry_points():
     class NoReset(ReferenceDriver):
         DxgkDdiResetEngine = None
@@ -120,6 +121,7 @@ def test_per_engine_tdr_needs_its_entry_points():
         "DxgkDdiResetEngine is missing: the driver reports SupportPerEngineTDR"]
 
 
+@pytest.mark.rule(63)
 @pytest.mark.parametrize("settings, problem", [
     ({"multi_engine_aware": False, "preemption_aware": True, "per_engine_reset": False},
      "DXGK_DRIVERCAPS.SchedulingCaps: PreemptionAware = 1 needs MultiEngineAware = 1 (rule 63)"),

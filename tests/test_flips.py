@@ -87,6 +87,7 @@ def test_flip_interval_is_honoured(interval, expected):
     assert {e["args"]["FlipInterval"] for e in flips} == {interval}
 
 
+@pytest.mark.rule(90)
 @pytest.mark.parametrize("max_queued", [1, 2])
 def test_the_flip_queue_holds_at_most_max_queued_flips(max_queued):
     system, trace, r = run("flip_no_wait", 100, max_queued=max_queued)

@@ -86,6 +86,7 @@ class IrqlSpy(ReferenceDriver):
         return attr
 
 
+@pytest.mark.rule(2)
 def test_every_entry_point_runs_at_its_contracts_irql():
     system, _ = build(IrqlSpy)
     system.run(until=50 * MS)
@@ -173,6 +174,7 @@ class SilentDpc(ReferenceDriver):
         return None
 
 
+@pytest.mark.rule(39)
 def test_an_isr_that_reports_without_queueing_its_dpc_breaks_rule_39():
     system, trace = build(IsrForgetsDpc)
     r = system.run()
@@ -181,6 +183,7 @@ def test_an_isr_that_reports_without_queueing_its_dpc_breaks_rule_39():
     assert "without calling DxgkCbQueueDpc" in r.bugcheck.message
 
 
+@pytest.mark.rule(39)
 def test_a_dpc_that_never_notifies_breaks_rule_39():
     system, _ = build(SilentDpc)
     r = system.run()
@@ -225,6 +228,7 @@ class NotifyDpcFromIsr(ReferenceDriver):
         return claimed
 
 
+@pytest.mark.rule(41)
 def test_the_isr_calls_no_callback_but_queue_dpc_and_notify_interrupt():
     system, _ = build(NotifyDpcFromIsr)
     r = system.run()
@@ -244,6 +248,7 @@ class DisownsItsInterrupt(ReferenceDriver):
         return False
 
 
+@pytest.mark.rule(43)
 def test_an_isr_that_claims_without_dismissing_breaks_rule_43_from_the_hardwares_status():
     system, _ = build(ClaimsWithoutDismissing)
     r = system.run()
@@ -251,6 +256,7 @@ def test_an_isr_that_claims_without_dismissing_breaks_rule_43_from_the_hardwares
     assert "ground truth" in r.bugcheck.message and r.end == 1 * MS
 
 
+@pytest.mark.rule(43)
 def test_an_isr_that_disowns_its_interrupt_breaks_rule_43():
     system, _ = build(DisownsItsInterrupt)
     r = system.run()
@@ -279,6 +285,7 @@ def test_a_dpc_that_never_lets_go_is_bug_check_0x133_not_a_hang():
     assert r.end == 1 * MS
 
 
+@pytest.mark.rule(40)
 def test_one_dpc_pending_at_a_time_a_second_queue_dpc_returns_false():
     results = []
 

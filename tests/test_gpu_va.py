@@ -109,6 +109,7 @@ def test_the_driver_switches_address_spaces_between_processes():
     assert mem.read(allocs[1].address, 4096) == bytes.fromhex("22") * 4096
 
 
+@pytest.mark.rule(24)
 def test_invalid_parameter_puts_the_device_in_error_and_counts_the_fence_after_earlier_packets():
     """Rule 24: the refused buffer's fence completes once the packets before it are done; the
     device is in error (its queued packets are cancelled, its next call fails); others go on."""
@@ -153,6 +154,7 @@ class FailsVirtualSubmission(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(23)
 def test_any_other_status_is_bug_check_0x119_2_rule_23():
     system, result, events = run(scenario(adapter("va"), ONE), driver=FailsVirtualSubmission)
     bc = result.bugcheck
@@ -194,6 +196,7 @@ def two_idle_contexts():
         "kind": "script", "packets": [{"at": "50ms", "work": 0}]}}]} for n in ("a", "b")]
 
 
+@pytest.mark.rule(103)
 def test_a_gpu_wait_holds_only_its_own_context():
     """Rule 103: A's buffer waits for the fence; B's three buffers on the same node run meanwhile;
     A's starts exactly when the CPU signals."""
@@ -274,6 +277,7 @@ def test_ping_pong_reports_its_wake_up_latency():
     assert len(waits) == 999 and min(waits) > 0
 
 
+@pytest.mark.rule(13, 62)
 def test_a_preempted_virtual_buffer_resumes_where_it_stopped():
     """A long buffer of a low-priority process is preempted mid-WORK at the interval granularity;
     it is submitted again through DxgkDdiSubmitCommandVirtual with Flags.Resubmission and finishes
@@ -309,6 +313,7 @@ class RunsNullRenderingAnyway(ReferenceDriver):
             a.Flags.NullRendering = 1
 
 
+@pytest.mark.rule(14)
 def test_null_rendering_on_virtual_submissions_and_rule_14():
     system, result, events = run(scenario(adapter("va", null_rendering=True), ONE))
     assert result.bugcheck is None and system.gpu.engines[0].busy_ns == 0
@@ -331,6 +336,7 @@ def test_an_allocation_that_does_not_fit_fails_at_creation():
     assert system.gpu.mmu is not None and aperture.va >= VA_START
 
 
+@pytest.mark.rule(99)
 def test_32_bit_fences_cross_2_to_the_32_and_64_bit_fences_never_wrap():
     """No64BitAtomics: the GPU writes 32-bit values; a chain across 2**32 completes in order and
     the OS's 64-bit view goes past it. A 64-bit fence near its maximum refuses the signal that

@@ -41,6 +41,7 @@ def first_run(events, ctx) -> int:
                 and e["state"] == "running")
 
 
+@pytest.mark.rule(100, 125)
 def test_contexts_and_queues_are_created_before_anything_is_submitted():
     system, result, events = run(scenario(adapter("hw"), [script("app", (0, "1ms", 3))]))
     assert result.bugcheck is None
@@ -99,6 +100,7 @@ def test_ring_buffer_fence_release_moves_the_progress_write_from_the_buffer_to_t
     assert logs[0][2] == logs[1][2]
 
 
+@pytest.mark.rule(105)
 def test_max_in_flight_hw_queue_buffers_limits_what_the_driver_holds():
     """Rule 105: with MaxInFlightHwQueueBuffers = 1 the next buffer reaches the driver only after
     the DPC that retires the one before, from the OS's side (the DPC's work, then the call),
@@ -136,6 +138,7 @@ class KeepsPrivateData(ReferenceDriver):
         return claimed
 
 
+@pytest.mark.rule(95)
 def test_private_data_is_poisoned_when_the_call_returns_and_a_late_read_is_caught():
     """Rule 95: the private data lives only during DxgkDdiSubmitCommandToHwQueue. The model keeps it
     in a guarded page, poisoned on return; a driver that reads it later stops the model."""
@@ -153,6 +156,7 @@ def test_private_data_is_poisoned_when_the_call_returns_and_a_late_read_is_caugh
     assert bc.struct == "DXGKARG_SUBMITCOMMANDTOHWQUEUE"
 
 
+@pytest.mark.rule(92)
 def test_progress_fence_ids_strictly_increase_and_may_skip():
     sc = scenario(adapter("hw"), [idle("app")], duration="20ms")
     system = System(sc)
@@ -174,6 +178,7 @@ def test_progress_fence_ids_strictly_increase_and_may_skip():
     assert (q.completed, system.adapter.wddm2.fences.read(q.progress)) == (2, 9)
 
 
+@pytest.mark.rule(94)
 def test_a_present_blt_is_built_by_present_to_hw_queue_and_carries_flags_present():
     sc = scenario(adapter("hw", COSTS), [idle("game")], duration="50ms")
     trace = ListSink()
@@ -211,6 +216,7 @@ def test_a_present_blt_is_built_by_present_to_hw_queue_and_carries_flags_present
     assert result.summary["displays"][0]["displayed"] == 1
 
 
+@pytest.mark.rule(103)
 def test_a_gpu_wait_in_a_buffer_holds_only_its_queue():
     """A context with two hardware queues: queue 0's buffer starts with a WAIT on a fence; queue 1
     and another context run meanwhile; queue 0's buffer runs when the CPU signals."""
@@ -298,6 +304,7 @@ class AcksAFenceNeverIssued(ReferenceDriver):
             a.contextSuspendFence -= 10
 
 
+@pytest.mark.rule(56)
 def test_a_suspend_acknowledgment_of_a_fence_never_issued_is_0x119_0x11():
     sc = scenario(adapter("hw"), [script("app", (0, "10ms", 1), suspend_at="2ms")], duration="50ms")
     system, result, events = run(sc, driver=AcksAFenceNeverIssued)
@@ -311,6 +318,7 @@ def hang_scenario(**extra):
                     fault=[{"kind": "hang", "process": "a", "context": "c", "packet": 2}])
 
 
+@pytest.mark.rule(113)
 def test_a_hang_is_detected_by_no_progress_and_the_engine_reset_invalidates_only_its_context():
     system, result, events = run(hang_scenario())
     assert result.bugcheck is None
@@ -334,6 +342,7 @@ def test_a_hang_is_detected_by_no_progress_and_the_engine_reset_invalidates_only
     assert a.device.error and not b.device.error and result.summary["tdr"]["engine_resets"] == 1
 
 
+@pytest.mark.rule(107)
 def test_disable_gpu_timeout_exempts_a_queue():
     """Rule 107: the same hang on a queue created with DisableGpuTimeout is never reset."""
     system, result, events = run(hang_scenario(disable_gpu_timeout=True))
@@ -354,12 +363,14 @@ class FailsResume(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(57)
 def test_an_interrupt_between_reset_and_resume_is_0x119_0x10():
     system, result, events = run(hang_scenario(), driver=InterruptsDuringReset)
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1, bc.bugcheck.p3, bc.rule) == (0x119, 0x10, 0, 57)
 
 
+@pytest.mark.rule(116)
 def test_a_failed_resume_escalates_to_a_full_gpu_reset():
     system, result, events = run(hang_scenario(), driver=FailsResume)
     assert result.bugcheck is None
@@ -375,6 +386,7 @@ def test_a_failed_resume_escalates_to_a_full_gpu_reset():
     assert a.device.error and b.device.error and result.summary["tdr"]["adapter_resets"] == 1
 
 
+@pytest.mark.rule(54)
 def test_a_page_fault_names_the_queue_and_its_progress_fence():
     sc = scenario(adapter("hw"), [script("a", (0, "1ms", 3)), script("b", (0, "1ms", 2))], duration="20ms",
                   fault=[{"kind": "page_fault", "process": "a", "context": "c", "packet": 2}])
@@ -392,6 +404,7 @@ def test_a_page_fault_names_the_queue_and_its_progress_fence():
     assert a.device.error and result.summary["wddm2"]["hwsch"]["page_faults"] == 1
 
 
+@pytest.mark.rule(101)
 @pytest.mark.parametrize("flags, jumps", [((), True), (("NoSignalMaxValueOnTdr",), False)])
 def test_a_reset_drives_fences_its_devices_could_signal_to_the_maximum(flags, jumps):
     """Rule 101: a fence the invalidated device signals jumps to 2**64-1 (a CPU waiter wakes with

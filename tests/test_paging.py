@@ -62,6 +62,7 @@ def test_data_survives_every_eviction_round_trip():
         assert mem.read(where, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4), i
 
 
+@pytest.mark.rule(74)
 def test_paging_submissions_share_a_buffer_with_their_own_private_data_ranges():
     system, trace = build([SIX])
     system.run()
@@ -95,6 +96,7 @@ NULL_SWITCH = [
 TWO_NODES = [{"name": "3D", "engine": "3d", "command_cost": 0}, {"name": "Copy", "engine": "copy", "command_cost": 0}]
 
 
+@pytest.mark.rule(11, 12)
 def test_null_context_switch_before_evicting_a_running_devices_allocation():
     system, trace = build(NULL_SWITCH, vram="128KiB", nodes=TWO_NODES)
     r = system.run()
@@ -114,6 +116,7 @@ def test_null_context_switch_before_evicting_a_running_devices_allocation():
     assert r.summary["memory"]["context_switches"] == 1 and r.summary["violations"] == []
 
 
+@pytest.mark.rule(10)
 @pytest.mark.parametrize("version,switches", [("vista", 0), ("win7", 0), ("win8", 2), ("wddm2_0", 2)])
 def test_the_null_context_switch_is_windows_8s(version, switches):
     """Flags.ContextSwitch exists from Windows 8: for an older driver VidMm's evictions wait for the
@@ -132,6 +135,7 @@ def test_the_null_context_switch_is_windows_8s(version, switches):
     assert (m["context_switches"], m["evictions"], r.summary["contexts"][0]["completed"]) == (switches, 2, 4)
 
 
+@pytest.mark.rule(13, 61)
 def test_preempted_paging_packets_keep_their_fence_ids():
     system, trace = build([SIX])
     vs = system.adapter.vidsch
@@ -159,6 +163,7 @@ def test_packet_whose_allocations_cannot_all_be_resident_fails_at_render():
     assert r.summary["contexts"][0]["api_error"] == "STATUS_NO_MEMORY" and r.bugcheck is None
 
 
+@pytest.mark.rule(68)
 @pytest.mark.parametrize("status", ["STATUS_UNSUCCESSFUL", "STATUS_GRAPHICS_ALLOCATION_BUSY"])
 def test_build_paging_buffer_critical_statuses(status):
     faults = [{"kind": "ddi_error", "ddi": "DxgkDdiBuildPagingBuffer", "status": status}]
@@ -169,6 +174,7 @@ def test_build_paging_buffer_critical_statuses(status):
     assert r.bugcheck.struct == "DXGKARG_BUILDPAGINGBUFFER" and r.end == 2_000_000
 
 
+@pytest.mark.rule(116)
 def test_engine_reset_that_hits_a_paging_packet_escalates_to_an_adapter_reset():
     faults = [{"kind": "hang", "node": "Copy", "at": 2_000_001}]  # during the first paging transfer
     system, trace = build([SIX], faults=faults)

@@ -57,6 +57,7 @@ def submits(trace):
             for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"]
 
 
+@pytest.mark.rule(62)
 def test_interval_granularity_stops_mid_packet_and_conserves_work():
     system, trace = build("interval")
     r = system.run()
@@ -147,6 +148,7 @@ def test_quantum_expiry_preempts_an_equal_priority_context():
     assert r.summary["packets_retired"] == 2 and r.summary["violations"] == []
 
 
+@pytest.mark.rule(13)
 def test_wddm1_driver_never_sees_resubmission():
     system, trace = build("interval", version="win8")
     r = system.run()
@@ -190,6 +192,7 @@ class WrongPreemptionFence(ReferenceDriver):
         return super()._report_preempted(node)
 
 
+@pytest.mark.rule(35)
 def test_a_wrong_preemption_fence_breaks_rule_35():
     system, trace = build("interval", driver=WrongPreemptionFence)
     r = system.run()
@@ -203,6 +206,7 @@ class FailingPreempt(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(58)
 def test_a_failed_preempt_command_is_bug_check_0x119_2():
     system, trace = build("interval", driver=FailingPreempt)
     r = system.run()
@@ -227,6 +231,7 @@ def test_preemption_example_runs_and_shows_latency():
     assert "preempt" in r.output
 
 
+@pytest.mark.rule(8, 28)
 def test_a_preempted_packet_with_patch_locations_is_patched_again():
     sc = scenario_of({
         "name": "repatch", "duration": "50ms",

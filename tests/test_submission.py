@@ -290,6 +290,7 @@ class BackwardsFenceDriver(ReferenceDriver):
         return super()._report_completed(node)
 
 
+@pytest.mark.rule(1)
 def test_failed_submit_command_bugchecks_0x119_2_with_crash_record(tmp_path):
     system, trace = build([{"name": "app", "workload": script((0, 1000, 5))}], driver=FailingSubmitDriver)
     result = system.run()
@@ -312,6 +313,7 @@ def test_failed_submit_command_bugchecks_0x119_2_with_crash_record(tmp_path):
     assert system.contexts[0].completed == 1
 
 
+@pytest.mark.rule(32)
 def test_fence_never_submitted_bugchecks_0x119_1():
     system, trace = build([{"name": "app", "workload": script((0, 1000, 5))}], driver=BogusFenceDriver)
     result = system.run()
@@ -320,6 +322,7 @@ def test_fence_never_submitted_bugchecks_0x119_1():
     assert result.bugcheck.rule == 32 and result.bugcheck.struct == "DXGKARGCB_NOTIFY_INTERRUPT_DATA"
 
 
+@pytest.mark.rule(33)
 def test_fence_going_backwards_bugchecks_0x119_1():
     system, trace = build([{"name": "app", "workload": script((0, 1000, 5))}], driver=BackwardsFenceDriver)
     result = system.run()

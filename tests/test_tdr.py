@@ -6,6 +6,7 @@ bug checks. Asserted in virtual time and on the event log."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
@@ -58,6 +59,7 @@ def ctx_summary(r, name):
 
 
 # -- scenario 7: a hang ends in an adapter reset -------------------------------------------------------------
+@pytest.mark.rule(113, 119)
 def test_hang_is_detected_by_an_unanswered_preemption_and_reset():
     system, trace = build([("app", "3D", script((0, "10ms"), ("5s", "1ms")))],
                           faults=[{"kind": "hang", "process": "app", "context": "c", "packet": 1}], per_engine=False)
@@ -143,6 +145,7 @@ class FailingResetEngine(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(116)
 def test_failed_engine_reset_is_promoted_to_an_adapter_reset():
     system, trace = build(GUILTY, faults=HANG, driver=FailingResetEngine)
     r = system.run()
@@ -162,6 +165,7 @@ class BadAbortedFence(ReferenceDriver):
         return status
 
 
+@pytest.mark.rule(115)
 def test_aborted_fence_outside_the_range_is_bug_check_0x119_a():
     system, trace = build(GUILTY, faults=HANG, driver=BadAbortedFence)
     r = system.run()
@@ -177,6 +181,7 @@ class FailingRestart(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(108)
 def test_failed_restart_is_bug_check_0x116():
     system, trace = build(GUILTY, faults=HANG, per_engine=False, driver=FailingRestart)
     r = system.run()
@@ -194,6 +199,7 @@ def six_hangs():
     return procs, faults
 
 
+@pytest.mark.rule(112)
 def test_sixth_adapter_timeout_within_a_minute_is_bug_check_0x116():
     procs, faults = six_hangs()
     system, trace = build(procs, faults=faults, per_engine=False, duration="60s")
@@ -204,6 +210,7 @@ def test_sixth_adapter_timeout_within_a_minute_is_bug_check_0x116():
     assert r.end == 25 * S + 4 * S
 
 
+@pytest.mark.rule(121)
 def test_engine_timeouts_are_capped_one_lower_and_the_last_process_is_blocked():
     procs, faults = six_hangs()
     system, trace = build(procs[:5], faults=faults[:5], duration="60s")
@@ -225,6 +232,7 @@ def test_tdr_level_1_bug_checks_on_the_first_timeout():
     assert r.bugcheck.bugcheck.code == BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED and r.end == 4 * S
 
 
+@pytest.mark.rule(113)
 def test_tdr_level_0_detects_nothing():
     system, trace = build([("app", "3D", script((0, "10ms")))], tdr={"level": 0},
                           faults=[{"kind": "hang", "node": "3D", "at": MS}])
@@ -233,6 +241,7 @@ def test_tdr_level_0_detects_nothing():
     assert ctx_summary(r, "app")["completed"] == 0
 
 
+@pytest.mark.rule(113)
 def test_shorter_tdr_delay_and_watchdog():
     system, trace = build([("app", "3D", script((0, "10ms")))], tdr={"delay": "100ms", "watchdog": "50ms"},
                           faults=[{"kind": "hang", "node": "3D", "at": MS}], per_engine=False)

@@ -802,3 +802,9 @@ def demo_cmd(events) -> None:
     from .demo import run_demo
 
     raise SystemExit(run_demo(_console(), events))
+
+
+# ---------------------------------------------------------------------------------------- rules
+from .rulescmd import rules_cmd  # noqa: E402  (the command lives in its own module)
+
+main.add_command(rules_cmd)
