@@ -26,7 +26,8 @@ def _stops(events):
     return [(e["t"], e["fence"]) for e in events if e["event"] == "DmaPacketStop"]
 
 
-@pytest.mark.parametrize("driver", DRIVERS, ids=lambda d: f"rule{d.RULE:03d}-{d.__name__}")
+@pytest.mark.parametrize("driver", [pytest.param(d, marks=pytest.mark.rule(d.RULE)) for d in DRIVERS],
+                         ids=lambda d: f"rule{d.RULE:03d}-{d.__name__}")
 def test_verify_names_the_rule_and_says_ground_truth(driver):
     settings = getattr(driver, "SETTINGS", None)
     report = verify(driver, only=[driver.AREA], settings=settings)
@@ -48,6 +49,7 @@ def test_the_reference_driver_runs_two_packets_for_a_millisecond_each():
     assert system.adapter.vidsch.truth.judged == {37}
 
 
+@pytest.mark.rule(37)
 def test_a_fence_without_its_buffer_stops_at_the_first_report():
     _, result, events = _run(SubmitsWithoutRing)
     rec = result.bugcheck

@@ -58,6 +58,7 @@ VS = _DX + "vidsch.VidSch."
 MM = _DX + "vidmm.VidMm."
 TDR = _DX + "tdr.Tdr."
 PRE = _DX + "preemption.Preemptor."
+GT = _DX + "groundtruth.GroundTruth."
 HW = _DX + "hwqueue.HwSch."
 FT = _DX + "fences.FenceTable."
 AD = _DX + "adapter.Adapter."
@@ -137,9 +138,10 @@ ENTRIES: dict[int, Entry] = {
              reason="the simulation is single-threaded and the gateway enters one entry point at a time; "
                     "the OS's reactions to callbacks are scheduled events, never nested calls"),
     4: Entry(C, (_SUBMIT_ARGS,), check=(VS + "_submit",), reason=_self("DXGKARG_SUBMITCOMMAND and DXGKARG_PATCH")),
-    5: Entry(G, (_SUBMIT_ARGS,), check=(VS + "_submit",),
-             reason="the OS builds the offsets; what is judged from the GPU is whether the engine fetched outside "
-                    "the submitted range"),
+    5: Entry(G, (_SUBMIT_ARGS,), check=(VS + "_submit", GT + "fetched"),
+             reason="the OS builds the offsets (and the registered rule re-checks them); what the driver can break "
+                    "is judged from the GPU's bus: every fetch that touches a DMA buffer in flight must lie inside "
+                    "the submitted range of some packet in flight"),
     6: Entry(C, (_SUBMIT_ARGS,), check=(VS + "_submit",),
              reason=_self("the private-data ranges of DXGKARG_SUBMITCOMMAND, DXGKARG_PATCH and "
                           "DXGKARG_CANCELCOMMAND")),
@@ -163,8 +165,8 @@ ENTRIES: dict[int, Entry] = {
                      "at run time (Facts.running_context_paging is never known)"),
     13: Entry(C, (_SUBMIT_FLAGS,), check=(PRE + "requeue",),
               reason=_self("Resubmission, set only on packets the preemption took back, and never for WDDM 1.x")),
-    14: Entry(G, (_SUBMIT_FLAGS,), check=(VS + "_judge_null_rendering",),
-              reason="whether the packet had side effects is read from what the GPU model executed"),
+    14: Entry(G, (_SUBMIT_FLAGS,), check=(GT + "fetched", GT + "null_rendering_done"),
+              reason="whether the packet had side effects is read from what the GPU model fetched"),
     15: Entry(C, (_SUBMIT_ARGS,), check=(VS + "_submit",),
               reason=_self("the handles; NULL ones only on VidMm's paging and context-switch submissions")),
     16: Entry(C, (_SUBMIT_ARGS, _CONTEXTINFO), check=(AD + "create_context",),
@@ -224,12 +226,16 @@ ENTRIES: dict[int, Entry] = {
               words="A completed fence retires every packet submitted before it on the same node.",
               reason="VidSch retires the hardware queue from its bottom up to the reported fence"),
     35: Entry(R, (_PREEMPT_ARGS, _NOTIFY)),
-    36: Entry(G, (_PREEMPT_ARGS, _NOTIFY), check=(PRE + "dma_preempted",),
-              reason="the reported LastCompletedFenceId is compared with the packets the GPU really finished"),
+    36: Entry(G, (_PREEMPT_ARGS, _NOTIFY), check=(PRE + "dma_preempted", GT + "completing"),
+              reason="the range is checked at run time (0x119/0x1); that the fence really completed is judged "
+                     "against the packets the GPU's engines ran to the end before the report"),
     37: Entry(G, (_PREEMPT, _RESET_ENGINE), name="LastCompletedAdvancesOnlyOnCompletion", section="5.2, 10.2, 10.3",
               words="The fence a driver reports as last completed moves forward only because work really "
                     "finished, an engine reset succeeded, or the whole adapter was reset.",
-              reason="judged against the packets the GPU model fetched and finished on each node"),
+              check=(GT + "completing", GT + "finished"),
+              reason="every packet a DMA_COMPLETED report completes must have been run to the end of its "
+                     "submitted range by an engine at or before the report (the resets move it in the OS "
+                     "model itself)"),
     38: Entry(R, (_NOTIFY_CB, _ISR), check=(CB + "DxgkCbNotifyInterrupt",),
               name="NotifyInterruptAtDirql", section="4.1",
               words="A driver calls DxgkCbNotifyInterrupt only at device IRQL, from its ISR or from a routine "
@@ -313,11 +319,11 @@ ENTRIES: dict[int, Entry] = {
     60: Entry(N, (_PREEMPT, _PREEMPT_ARGS), name="PreemptIdleReportsItself", section="5.2",
               words="When everything it was given has already completed and been reported, a driver answers "
                     "DxgkDdiPreemptCommand by reporting DMA_PREEMPTED itself instead of asking the hardware.",
-              reason="No check: whether the driver asked an idle engine to preempt is known only to the GPU "
-                     "model, and the OS model has no ground-truth link to the engines' preemption requests "
-                     "(an idle engine answers at once, so the DDI traffic looks the same). It needs that link "
-                     "in the ground-truth layer (the GPU model's preemption requests per engine). The reference "
-                     "driver follows the rule."),
+              reason="The OS model never creates the situation: it asks for a preemption only while a packet "
+                     "of the node is in flight (a completion is processed in the ISR's DxgkCbNotifyInterrupt, "
+                     "before any later decision), so a check would be one that cannot fire. It comes with an "
+                     "OS that can decide to preempt between a completion and its report. The reference driver "
+                     "follows the rule."),
     61: Entry(C, (_GPU_PREEMPTION, _TDR_WIN8), check=(PRE + "requeue",),
               name="PagingResubmitFirstSameFence", section="5.1, 10.3",
               words="Paging packets taken off the hardware by a preemption or reset go back first on their "
@@ -534,7 +540,11 @@ ENTRIES: dict[int, Entry] = {
     110: Entry(G, (_TDR_SYNC, _RESET_TIMEOUT), name="NoGpuMemoryAccessAfterReset", section="10.2",
                words="Between the return of DxgkDdiResetFromTimeout and DxgkDdiRestartFromTimeout the GPU "
                      "neither reads nor writes memory.",
-               reason="judged from the GPU model's memory traffic during the reset window"),
+               check=(GT + "adapter_reset",),
+               reason="the OS calls the two at one virtual instant, so the model judges the state the reset "
+                      "left: when DxgkDdiResetFromTimeout returns success every engine must be idle with "
+                      "nothing on its ring (an engine still running or with commands queued would touch "
+                      "memory)"),
     111: Entry(N, (_TDR, _TDR_KEYS), name="ThreadsLeaveDriverInTime", section="10.1",
                words="Threads still inside the driver a few seconds (TdrDdiDelay) after recovery began make "
                      "Windows stop with bug check 0x116.",
@@ -556,7 +566,9 @@ ENTRIES: dict[int, Entry] = {
     114: Entry(G, (_TDR_WIN8, _RESET_ENGINE), name="ResetEngineLeavesQueueEmpty", section="10.3",
                words="DxgkDdiResetEngine returns only once the engine is reset, its hardware queue empty and the "
                      "node ready for new work.",
-               reason="judged from the GPU model's engine after the call"),
+               check=(GT + "engine_reset",),
+               reason="when DxgkDdiResetEngine returns success the engine that ran the node's packets must be "
+                      "idle with nothing on its ring, as the GPU model shows it"),
     115: Entry(R, (_TDR_WIN8, _RESET_ENGINE), check=(TDR + "_engine_reset",)),
     116: Entry(C, (_TDR_WIN8, _RESET_ENGINE), check=(TDR + "_engine_reset",),
                name="EngineResetEscalation", section="10.3",
