@@ -163,7 +163,8 @@ def test_a_driver_that_forgets_notify_dpc_fails_naming_rule_39(pytester):
     result.stdout.fnmatch_lines([
         "_* wddmsim-verify submission/single: three packets of one context, one after another _*",
         "FAIL submission/single: three packets of one context, one after another",
-        "  Rule 39 (DpcNotifiesDpc)",
+        "  Rule 39 (DpcNotifiesDpc): An ISR that reported events queues a DPC before it returns, and that DPC "
+        "calls DxgkCbNotifyDpc so the scheduler can act on them.",
         "  rule 39 (DpcNotifiesDpc): the DPC returned without calling DxgkCbNotifyDpc although 1 event(s) were "
         "reported with DxgkCbNotifyInterrupt since the last one",
         "  Windows would stop with:",
@@ -435,7 +436,8 @@ def test_a_bug_check_is_explained_and_ends_the_run(wddm_system):
     assert run.bugcheck.rule == 39 and run.bugcheck.time == 1009300 and run.now == 1009300
     assert run.explain().splitlines()[:3] == [
         "FAIL three: stopped at 1009300 ns",
-        "  Rule 39 (DpcNotifiesDpc)",
+        "  Rule 39 (DpcNotifiesDpc): An ISR that reported events queues a DPC before it returns, and that DPC "
+        "calls DxgkCbNotifyDpc so the scheduler can act on them.",
         "  rule 39 (DpcNotifiesDpc): the DPC returned without calling DxgkCbNotifyDpc although 1 event(s) were "
         "reported with DxgkCbNotifyInterrupt since the last one"]
     assert [e["event"] for e in run.all_events[-2:]] == ["BugCheck", "LogEnd"]

@@ -88,10 +88,11 @@ class Report:
 def _rule_words(number: int | None) -> str | None:
     if number is None:
         return None
-    from ..ddi.rules import RULES
+    from ..ddi.rules.catalog import catalog
 
-    rule = RULES.get(number)
-    return rule.summary if rule is not None else None
+    if not 1 <= number <= len(catalog()):
+        return None
+    return catalog()[number - 1].words or None
 
 
 def declared(system) -> Declared:
