@@ -325,10 +325,15 @@ class Adapter:
         return self.dxgk.interrupt(message_number)
 
     def invalid_interrupt(self, data, message: str) -> None:
+        """The driver reported an interrupt whose NodeOrdinal names no node (rule 20,
+        NodeOrdinalInRange): the fence it carries cannot belong to any node's fence sequence, so
+        the scheduler stops as for an invalid fence id, bug check 0x119/0x1 (the bug check page
+        documents no code of its own for a bad node), in every verifier mode."""
         bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID)
         raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc, message=message, struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA",
-            arch=self.arch, ddi_version=self.version.name, address=self.interrupt_address, data=bytes(data),
+            time=self.sim.now, bugcheck=bc, message=f"rule 20 (NodeOrdinalInRange): {message}",
+            struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA", arch=self.arch, ddi_version=self.version.name,
+            address=self.interrupt_address, data=bytes(data), rule=20, rule_name="NodeOrdinalInRange",
         ))
 
     # -- objects ----------------------------------------------------------------------------------------
@@ -397,7 +402,9 @@ class Adapter:
             args = layout.ctype(RECORDS["DXGKARG_CREATECONTEXT"], self.arch, self.version)()
             args.NodeOrdinal = node
             args.EngineAffinity = 1
-            status = self.ddi.call("DxgkDdiCreateContext", device.hDriver, args)
+            # Judged after the call: a failure other than the two the contract allows breaks rule 76.
+            status = self.ddi.call("DxgkDdiCreateContext", device.hDriver, args, judge="after",
+                                   facts=R.Facts(version=self.version))
             if status != SUCCESS:
                 self.handles.remove(ctx.handle)
                 raise ApiError(status, "DxgkDdiCreateContext failed")
@@ -714,7 +721,7 @@ class Adapter:
                               p.priv_size, p.alist, p.alist_n, p.plist, p.plist_n, 0, p.plist_n)
             address = self.interrupt_address
             self.ddi.call("DxgkDdiCancelCommand", self.hAdapter, a, facts=R.Facts(version=self.version),
-                          address=address, bugcheck=lambda status: BugCheck(
+                          judge="after", address=address, bugcheck=lambda status: BugCheck(
                               BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.FAILED_CANCEL_COMMAND,
                               status & 0xFFFFFFFF, address, p.seq))
         self.free_packet(p)

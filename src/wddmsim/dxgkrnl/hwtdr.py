@@ -255,6 +255,8 @@ class HwTdr:
                 rule_name=stop.name))
         if found:
             verifier.handle(found, NOTIFY, data, ad.interrupt_address)
+        if not 0 <= pf.NodeOrdinal < len(hw.nodes):
+            ad.invalid_interrupt(data, f"HwQueuePageFaulted.NodeOrdinal {pf.NodeOrdinal} names no node")
         self.page_faults += 1
         q = None if flags & FENCE_INVALID else ad.handles.get(pf.FaultedHwQueue)
         if q is not None and q not in hw.queues:

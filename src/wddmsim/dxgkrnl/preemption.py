@@ -177,7 +177,8 @@ class Preemptor:
                 "node": nq.ordinal, "fence": fence, "reason": st.reason, "running": running.handle,
                 "for": cand.handle if cand is not None else 0, "queued": len(nq.hw) - nq.stopped,
             })
-        vs.ddi.call("DxgkDdiPreemptCommand", vs.adapter.hAdapter, a, facts=nq.notify_facts, address=st.address,
+        vs.ddi.call("DxgkDdiPreemptCommand", vs.adapter.hAdapter, a, facts=nq.notify_facts, judge="after",
+                    address=st.address,
                     bugcheck=(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
                               st.address, (nq.ordinal << 32) | fence))
         st.cand = cand

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from ..ddi import layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.ntstatus import NTSTATUS
+from ..ddi import rules as R
 from ..ddi.registry import RECORDS
 from ..ddi.rules import Violation
 from ..sim import DISPATCH, PASSIVE
@@ -249,12 +250,20 @@ class Tdr:
         self.live_dumps.append((self.sim.now, int(code), p4))
         self._emit("LiveDump", {"code": int(code), "name": code.name, "p4": p4})
 
-    def _call(self, name: str, args=None) -> int:
+    def _call(self, name: str, args=None, facts=None) -> int:
         """A recovery entry point at PASSIVE_LEVEL, through the gateway: its status for the caller to
-        act on (a failure promotes the reset)."""
+        act on (a failure promotes the reset). With ``facts`` the verifier judges what the driver
+        answered in ``args`` after the call (rules 115 and 117)."""
         if args is None:
             return self.adapter.ddi.call(name, self.adapter.hAdapter)
-        return self.adapter.ddi.call(name, self.adapter.hAdapter, args)
+        return self.adapter.ddi.call(name, self.adapter.hAdapter, args, facts=facts, judge="after",
+                                     address=self.address)
+
+    def _facts(self, nq) -> R.Facts:
+        """What the OS knows around a recovery call on ``nq``: its fences, the node count."""
+        ad = self.adapter
+        return R.Facts(version=ad.version, multi_engine_aware=ad.multi_engine_aware, node_count=len(self.vs.nodes),
+                       last_completed_fence=nq.last_completed, last_submitted_fence=nq.last_submitted)
 
     def _engine_reset(self, nq, running, timeout: bool = True) -> bool:
         """Per-engine reset (10.3). False when it has to be promoted to an adapter reset.
@@ -267,11 +276,26 @@ class Tdr:
                 return True  # it finished between the timeout and now
             group = self._group_cls()
             group.NodeOrdinal = nq.ordinal
-            if self._call("DxgkDdiQueryDependentEngineGroup", group) != SUCCESS:
+            # The mask must include the node (rule 117, 0x119/0x8): judged after the call.
+            if self._call("DxgkDdiQueryDependentEngineGroup", group, self._facts(nq)) != SUCCESS:
                 return False
+            if not group.DependentNodeOrdinalMask >> nq.ordinal & 1:  # verifier modes report and off
+                bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.INVALID_NODE_MASK, nq.ordinal,
+                              group.DependentNodeOrdinalMask, 0)
+                raise BugCheckStop(CrashRecord(
+                    time=self.sim.now, bugcheck=bc,
+                    message=(f"DxgkDdiQueryDependentEngineGroup answered DependentNodeOrdinalMask "
+                             f"0x{group.DependentNodeOrdinalMask:X} without node {nq.ordinal}, the node being reset"),
+                    struct="DXGKARG_QUERYDEPENDENTENGINEGROUP", arch=self.adapter.arch,
+                    ddi_version=self.adapter.version.name, address=self.address, data=bytes(group), rule=117,
+                    rule_name="DependentEngineGroupIncludesNode", ddi="DxgkDdiQueryDependentEngineGroup",
+                ))
             args = self._reset_cls()
             args.NodeOrdinal = nq.ordinal
-            if self._call("DxgkDdiResetEngine", args) != SUCCESS:
+            # LastAbortedFenceId in [last completed, last submitted] (rule 115, 0x119/0xA): the
+            # registered rule judges it after the call; Windows stops in every verifier mode, so
+            # where the verifier only records (modes report and off) the stop is made here.
+            if self._call("DxgkDdiResetEngine", args, self._facts(nq)) != SUCCESS:
                 return False
             aborted = args.LastAbortedFenceId
             if not nq.last_completed <= aborted <= nq.last_submitted:
@@ -282,7 +306,8 @@ class Tdr:
                     message=(f"DxgkDdiResetEngine reported LastAbortedFenceId {aborted} outside [last completed "
                              f"{nq.last_completed}, last submitted {nq.last_submitted}] on node {nq.ordinal}"),
                     struct="DXGKARG_RESETENGINE", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
-                    address=self.address, data=bytes(args),
+                    address=self.address, data=bytes(args), rule=115, rule_name="LastAbortedFenceInRange",
+                    ddi="DxgkDdiResetEngine",
                 ))
             self.paging_hit = False
             guilty = self._recover_node(nq, aborted, running)

@@ -315,7 +315,7 @@ class VidSch:
                            packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
                            0)
         self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, a, address=nq.submit_address,
-                      facts=self._submission_facts(nq, packet, a, packet.dma),
+                      facts=self._submission_facts(nq, packet, a, packet.dma), judge="after",
                       bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | packet.fence))
         self._submitted(nq, packet, fence, flags)
 
@@ -355,8 +355,8 @@ class VidSch:
             self.preemptor.consider(nq)  # it waits behind another context's packet
 
     def _submission_facts(self, nq: NodeQueue, packet, args, address: int) -> R.Facts:
-        """The verifier's facts for a submission of ``packet`` (judged by the gateway before the
-        call). A NullRendering packet keeps the structure as submitted: rule 14 is judged on it
+        """The verifier's facts for a submission of ``packet`` (judged by the gateway after the
+        call, with the status it returned: rules 1 and 23). A NullRendering packet keeps the structure as submitted: rule 14 is judged on it
         when its fence comes back (``address``: where its buffer is, for the bus observer)."""
         facts = nq.facts
         facts.status = SUCCESS
@@ -393,7 +393,7 @@ class VidSch:
         a.EngineOrdinal = 0
         a.NodeOrdinal = nq.ordinal
         status = self.ddi.call("DxgkDdiSubmitCommandVirtual", ad.hAdapter, a, address=nq.submit_address,
-                               facts=self._submission_facts(nq, packet, a, packet.va),
+                               facts=self._submission_facts(nq, packet, a, packet.va), judge="after",
                                bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | fence))
         self.virtual_submissions += 1
         if status == INVALID_PARAMETER:
