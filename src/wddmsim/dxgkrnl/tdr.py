@@ -1,7 +1,12 @@
 """Timeout detection and recovery (TDR) for the packet scheduler.
 
 Detection (ddi-facts.md 10.1): a packet that has run ``watchdog`` ns at the bottom of its node's
-hardware queue gets a preemption request (reason ``watchdog``; the choice of ``watchdog``, default
+hardware queue makes the OS ask the driver first whether it missed a completion interrupt:
+``DxgkDdiQueryCurrentFence`` (Microsoft's page: when interrupts have stopped and the OS waited too long
+for a fence, it calls the driver to find the fences it may have missed; the driver reports a newer
+completed fence with ``DxgkCbNotifyInterrupt`` before it returns, rule 55, and answers the node's last
+completed fence). What it reports completes and is retired at once; the answer is judged (rule 55,
+0xC4: no stop code of its own). If the packet is still running it gets a preemption request (reason ``watchdog``; the choice of ``watchdog``, default
 TdrDelay, is the model's, open question 14). Every preemption request, whatever its reason, must be
 answered with DMA_PREEMPTED within ``TdrDelay``: otherwise the node has timed out. A driver that is
 not preemption aware (the Windows 7 model) times out when a packet runs ``watchdog`` ns.
@@ -105,6 +110,7 @@ class Tdr:
         if adapter.version.value >= 0x300E:  # the WIN8 structures exist
             self._reset_cls = layout.ctype(RECORDS["DXGKARG_RESETENGINE"], adapter.arch, adapter.version)
             self._group_cls = layout.ctype(RECORDS["DXGKARG_QUERYDEPENDENTENGINEGROUP"], adapter.arch, adapter.version)
+        self._fence_args = layout.ctype(RECORDS["DXGKARG_QUERYCURRENTFENCE"], adapter.arch, adapter.version)()
         self.address = adapter.pool.alloc(4096)  # where the recovery arguments live (bug check P3)
         for nq in vidsch.nodes:
             nq.tdr = NodeTdr()
@@ -128,12 +134,36 @@ class Tdr:
         if now < due:
             nq.tdr.watch = self.sim.at(due, self._watchdog, nq, DISPATCH)
             return
+        if self._missed_fences(nq):
+            return  # the packet had completed; the next one's watchdog is armed when it starts
         pre = self.vs.preemptor
         if pre.enabled:
             if not nq.preemption.fence:
                 pre.request(nq, packet.context, None, "watchdog")
         else:
             self.timeout(nq, "no_preemption")
+
+    def _missed_fences(self, nq) -> bool:
+        """``DxgkDdiQueryCurrentFence`` on ``nq`` (see the module doc): True when the driver reported
+        completions it had missed, which are then retired here (the scheduler acts on what is
+        reported inside this entry point itself, not in a DPC)."""
+        ad = self.adapter
+        q = self._fence_args
+        q.CurrentFence = 0
+        q.NodeOrdinal = nq.ordinal
+        q.EngineOrdinal = 0
+        before = nq.last_completed
+        address = self.address + 0x100
+        status = ad.ddi.call("DxgkDdiQueryCurrentFence", ad.hAdapter, q, address=address)
+        if status == SUCCESS and ad.verifier.mode != "off":
+            # Judged against what the OS saw reported, the reports made during the call included.
+            facts = self._facts(nq)
+            facts.status = status
+            ad.verifier.check("DXGKARG_QUERYCURRENTFENCE", q, facts, address)
+        if nq.last_completed == before:
+            return False
+        self.vs.retire()
+        return True
 
     def preempt_requested(self, nq) -> None:
         """A preemption request went to the driver: it must be answered within TdrDelay."""
