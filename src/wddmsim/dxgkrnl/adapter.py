@@ -21,7 +21,7 @@ from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.enums import DXGK_QUERYADAPTERINFOTYPE
-from ..ddi.ntstatus import NTSTATUS
+from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version, from_value
 from .crash import BugCheckStop, CrashRecord
@@ -148,8 +148,10 @@ class Adapter:
         entry points (``DxgkInitialize``), ``DxgkDdiStartDevice``, then the adapter queries:
         ``DXGK_DRIVERCAPS``, the segments, the user-mode half's private data, each node's
         metadata. What Windows refuses (a missing entry point, a capability combination, an OS
-        choice the driver does not support) is an :class:`AdapterStartError` listing every
-        reason; nothing has run yet."""
+        choice the driver does not support, node metadata that breaks rules 80 and 81: Microsoft's
+        DXGK_ENGINE_TYPE page, "the driver must expose only one 3-D engine per adapter", and
+        DXGK_NODEMETADATA's, FriendlyName only for DXGK_ENGINE_TYPE_OTHER) is an
+        :class:`AdapterStartError` listing every reason; no work has run yet."""
         drv = self.driver
         ddi = self.ddi
         value = getattr(drv, "DXGKDDI_INTERFACE_VERSION", None)
@@ -191,15 +193,33 @@ class Adapter:
         self.node_types: list[int] = []
         self.node_names: list[str] = []
         node_flags = []
+        judged = version.value >= ddi_version("wddm1_3").value  # DxgkDdiGetNodeMetadata's version
         for ordinal in range(count):
             meta = meta_cls()
-            ddi.call("DxgkDdiGetNodeMetadata", self.hAdapter, ordinal, meta, log=False,
-                     fail=f"DxgkDdiGetNodeMetadata failed for node {ordinal}")
+            status = ddi.call("DxgkDdiGetNodeMetadata", self.hAdapter, ordinal, meta, log=False)
+            if status != SUCCESS:
+                # Rule 81: it succeeds for every ordinal below the node count (STATUS_INVALID_PARAMETER
+                # is for an ordinal outside the adapter, which the OS never asks).
+                problems.append(f"DxgkDdiGetNodeMetadata returned {status_name(status)} for node {ordinal}, one of "
+                                f"the {count} nodes the driver reports: it succeeds for every NodeOrdinal below the "
+                                f"node count (rule 81)")
+                continue
             self.node_types.append(int(meta.EngineType))
             node_flags.append(getattr(meta, "Flags", None))
             wide = "".join(chr(c) for c in meta.FriendlyName).split("\0", 1)[0]
+            if judged and wide and meta.EngineType != 0:
+                problems.append(f"DXGK_NODEMETADATA.FriendlyName of node {ordinal} is {wide!r} but EngineType is "
+                                f"{ENGINE_TYPE_NAMES.get(int(meta.EngineType), int(meta.EngineType))}: the name is "
+                                f"given only for DXGK_ENGINE_TYPE_OTHER, else it is empty (rule 80)")
             friendly = wide if meta.EngineType == 0 and wide else ENGINE_TYPE_NAMES.get(int(meta.EngineType), "OTHER")
             self.node_names.append(f"{friendly}_{sum(1 for n in self.node_names if n.startswith(friendly + '_'))}")
+        three_d = [i for i, t in enumerate(self.node_types) if t == 1]
+        if judged and len(three_d) != 1 and len(self.node_types) == count:
+            problems.append(f"DXGK_NODEMETADATA.EngineType is DXGK_ENGINE_TYPE_3D on {len(three_d)} nodes "
+                            f"({', '.join(map(str, three_d)) or 'none'}): a driver exposes exactly one 3-D engine per "
+                            f"adapter (rule 80)")
+        if problems:
+            raise AdapterStartError(problems)
         #: each node's DXGK_NODEMETADATA_FLAGS (None before WDDM 2.2)
         self.node_flags = node_flags
         if hardware:

@@ -53,8 +53,9 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   display's pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
   ``FlipOnVSyncWithNoWait`` and ``FlipInterval``). When a flip latches at a vsync the ISR reports
   ``DXGK_INTERRUPT_CRTC_VSYNC`` with the source's target id and the address now scanned out.
-- Recovery (section 10): ``DxgkDdiQueryDependentEngineGroup`` answers the node alone (no engine
-  depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
+- Recovery (section 10): ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
+  preemption request unanswered or faulted; ``DxgkDdiQueryDependentEngineGroup`` answers the node
+  alone (no engine depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
   the fence of the submission it aborted mid-execution (the last completed one when none was
   running) as ``LastAbortedFenceId``; ``DxgkDdiResetFromTimeout`` resets every engine and sets each
   node's fence slot to its last submitted fence; ``DxgkDdiRestartFromTimeout`` has nothing to do.
@@ -932,6 +933,18 @@ class ReferenceDriver(WddmV2Ddi):
         if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         a.DependentNodeOrdinalMask = 1 << a.NodeOrdinal
+        return SUCCESS
+
+    def DxgkDdiQueryEngineStatus(self, hAdapter: int, pQueryEngineStatus) -> int:
+        """Responsive unless the node's engine has left a preemption request unanswered or stopped on
+        a fault (the register interface shows no finer progress than that)."""
+        a = pQueryEngineStatus
+        if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        node = self.nodes[a.NodeOrdinal]
+        st = self.hw.status(node.ordinal)
+        a.EngineStatus.Value = 0
+        a.EngineStatus.Responsive = 0 if st == mmio.FAULTED or (node.preempt_fence and st != mmio.PREEMPTED) else 1
         return SUCCESS
 
     def DxgkDdiResetEngine(self, hAdapter: int, pResetEngine) -> int:
