@@ -30,6 +30,7 @@ Spec: seeds 000-004; ddi-facts.md sections 1, 2.1-2.7, 4.1, 11, 13 (rules 1-22, 
 
 from __future__ import annotations
 
+import ctypes
 from collections import deque
 from dataclasses import replace
 
@@ -151,6 +152,8 @@ class VidSch:
         self.resubmissions = 0  # submissions of packets taken back by a preemption
         self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
         self._submit_cls = submit_cls
+        self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, version)
+        self._plist_size = ctypes.sizeof(self._plist_cls)
         self._retire_pending = False
         self._null_buffers: dict = {}  # DMA buffer address -> NullRendering packet in flight
         self.presents = Presents(self, adapter.display_refresh, adapter.caps.MaxQueuedFlipOnVSync)
@@ -424,9 +427,17 @@ class VidSch:
         p.Flags.Value = packet.flags & 0xF
         p.EngineOrdinal = 0
         address = nq.submit_address + 0x400
-        self.ddi.call("DxgkDdiPatch", self.adapter.hAdapter, p, facts=nq.facts, judge="after", address=address,
-                      bugcheck=lambda status: BugCheck(_VIDSCH, VidSchError.DRIVER_FAILED_PATCH_COMMAND, address,
-                                                       packet.fence, nq.ordinal))
+        facts = nq.facts
+        if self.verifier.mode != "off":
+            # Rule 30 reads the patch-location list the driver built in DxgkDdiRender/DxgkDdiPresent.
+            facts.patch_locations = (self._plist_cls * packet.plist_n).from_buffer_copy(
+                self.adapter.memory.read(packet.plist, packet.plist_n * self._plist_size))
+        try:
+            self.ddi.call("DxgkDdiPatch", self.adapter.hAdapter, p, facts=facts, judge="after", address=address,
+                          bugcheck=lambda status: BugCheck(_VIDSCH, VidSchError.DRIVER_FAILED_PATCH_COMMAND, address,
+                                                           packet.fence, nq.ordinal))
+        finally:
+            facts.patch_locations = None
 
     def _start(self, nq: NodeQueue, packet) -> None:
         now = self.sim.now

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+from bisect import bisect_right
 from collections import deque
 
 from ..ddi import layout
@@ -496,14 +497,15 @@ class ReferenceDriver(WddmV2Ddi):
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
         mem = self.mem
         data = mem.read(pRender.pCommand, n)
-        count = 0
+        starts = []  # each command's offset in the command buffer (split points, rule 30)
         try:
             for cmd in C.iter_commands(data):
                 if cmd.opcode not in USER_OPCODES:
                     return int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
-                count += 1
+                starts.append(cmd.offset)
         except C.CommandError:
             return int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
+        count = len(starts)
         dma = pRender.pDmaBuffer
         dma_start = pRender.DmaBufferPhysicalAddress.QuadPart
         mem.write(dma, data)
@@ -517,18 +519,23 @@ class ReferenceDriver(WddmV2Ddi):
             asize = ctypes.sizeof(self._alist)
             base_off = dma - dma_start if dma_start else 0
             raw = mem.read(pRender.pPatchLocationListIn, nin * psize)
-            out = bytearray()
+            out = []
             for i in range(nin):
                 pl = self._plist.from_buffer_copy(raw, i * psize)
                 if pl.AllocationIndex >= pRender.AllocationListSize or pl.PatchOffset + 8 > n:
                     return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+                # The split point of an allocation is the start of the command that uses it: the
+                # buffer can run up to there without it (Microsoft's "Splitting a DMA buffer").
+                pl.SplitOffset = base_off + starts[bisect_right(starts, pl.PatchOffset) - 1]
                 pl.PatchOffset += base_off
-                out += bytes(pl)
+                out.append(pl)
                 al = self._alist.from_buffer_copy(mem.read(pRender.pAllocationList + pl.AllocationIndex * asize, asize))
                 if al.SegmentId:
                     # Pre-patch: the OS may skip DxgkDdiPatch for this buffer (section 2.8).
                     mem.write_u64(dma + pl.PatchOffset - base_off, al.PhysicalAddress.QuadPart + pl.AllocationOffset)
-            mem.write(pRender.pPatchLocationListOut, bytes(out))
+            # In the order the stream uses the allocations (rule 30), whatever the input order.
+            out.sort(key=lambda pl: pl.SplitOffset)
+            mem.write(pRender.pPatchLocationListOut, b"".join(bytes(pl) for pl in out))
             pRender.pPatchLocationListOut += nin * psize
         if pRender.pDmaBufferPrivateData and pRender.DmaBufferPrivateDataSize >= _PRIVATE.size:
             mem.write(pRender.pDmaBufferPrivateData, _PRIVATE.pack(PRIVATE_MAGIC, hContext & 0xFFFFFFFF, n, count))
@@ -627,6 +634,7 @@ class ReferenceDriver(WddmV2Ddi):
             pl = self._plist()
             pl.AllocationIndex = index
             pl.PatchOffset = base_off + offset
+            pl.SplitOffset = base_off  # the one command of the present uses both allocations
             out += bytes(pl)
             al = self._alist.from_buffer_copy(mem.read(pPresent.pAllocationList + index * asize, asize))
             if al.SegmentId:
