@@ -638,6 +638,17 @@ class Adapter:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
         if mode not in ("blt", "flip", "flip_no_wait"):
             raise ValueError(f"present mode must be blt, flip or flip_no_wait, got {mode!r}")
+        # The OS sends only the flips the driver declared in DXGK_FLIPCAPS (rules 87, 88). Without
+        # FlipOnVSyncWithNoWait "the graphics pipeline must wait until the next vertical sync"
+        # (Microsoft's DXGK_FLIPCAPS page): the present becomes a waiting flip. Without FlipInterval
+        # only IMMEDIATE and ONE are supported: an interval of 2..4 fails the call, as a runtime
+        # refuses a presentation interval the device's caps do not list.
+        flip_caps = self.caps.FlipCaps
+        if mode == "flip_no_wait" and not flip_caps.get("FlipOnVSyncWithNoWait"):
+            mode = "flip"
+        if mode != "blt" and flip_interval >= 2 and not flip_caps.get("FlipInterval"):
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           f"flip interval {flip_interval}: the driver does not report DXGK_FLIPCAPS.FlipInterval")
         if not 0 <= vidpn_source < len(self.vidsch.presents.sources):
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
         flip = mode != "blt"

@@ -177,7 +177,7 @@ class DxgkInterface:
             if ad.trace is not None:
                 ad.trace.emit(self.sim.now, "VSync", {"source": v.VidPnTargetId,
                                                      "address": v.PhysicalAddress.QuadPart})
-            vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now)
+            vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now, data)
         else:
             # Other interrupt types arrive with the later parts of the model; the verifier still
             # judges them, so a malformed one is not lost.

@@ -143,6 +143,7 @@ class VidSch:
                 dma_buffer_segment_set=0,
                 status=SUCCESS,
                 previously_preempted=False,
+                flip_interval_supported=bool(adapter.caps.FlipCaps.get("FlipInterval")),  # rule 88
             )
             nq.notify_facts = R.Facts(version=version, multi_engine_aware=self.mea, node_count=len(hw_queue_depths))
             self.nodes.append(nq)
