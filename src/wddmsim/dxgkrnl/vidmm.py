@@ -386,6 +386,7 @@ class VidMm:
         status = ad.ddi.call("DxgkDdiBuildPagingBuffer", ad.hAdapter, a)
         if status != SUCCESS or ad.verifier.mode == "off":
             return status
+        ad.verifier.judged_rules.add(69)
         end, pend = a.pDmaBuffer, a.pDmaBufferPrivateData
         found = []
         if not cursor <= end <= cursor + size:
