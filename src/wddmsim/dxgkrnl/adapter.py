@@ -737,16 +737,18 @@ class Adapter:
         self.pool.free(block, total)
 
     # -- cancelling and destroying ----------------------------------------------------------------------------
-    def cancel_packet(self, p: Packet) -> None:
-        """A packet leaves its software queue without ever reaching the hardware: the driver hears
-        of it through DxgkDdiCancelCommand if it is CancelCommandAware (section 2.10), then it goes."""
+    def cancel_packet(self, p: Packet, reached_hardware: bool = False) -> None:
+        """A packet leaves its software queue and will never run: one that never reached the
+        hardware queue is announced to a CancelCommandAware driver through DxgkDdiCancelCommand
+        (section 2.10, rule 67), one a preemption or a reset took back from it
+        (``reached_hardware``) is not; then it goes."""
         ctx = p.context
         ctx.cancelled += 1
         if p.pinned:
             self.vidsch.vidmm.dropped(p)
         if p.present_t >= 0:
             self.vidsch.presents.forget(p)
-        if self._cancel_args is not None:
+        if self._cancel_args is not None and not reached_hardware:
             a = self._cancel_args
             self._cancel_fill(a, ctx.hDdi, p.dma, p.dma_size, p.start_off, p.end_off, p.priv, p.priv_size, 0,
                               p.priv_size, p.alist, p.alist_n, p.plist, p.plist_n, 0, p.plist_n)

@@ -239,9 +239,13 @@ class ReferenceDriver(WddmV2Ddi):
         self.hardware_scheduling_supported = hws if s.hardware_scheduling is None else s.hardware_scheduling
         self.cancelled = 0  # packets the OS cancelled through DxgkDdiCancelCommand
         self.paging_operations = 0  # operations written by DxgkDdiBuildPagingBuffer
-        # (address space root, DMA buffer address) -> (next offset, WORK owed): where a preempted
-        # buffer resumes. Physical buffers have root 0; two processes may use one virtual address.
-        self._resume: dict[tuple[int, int], tuple[int, int]] = {}
+        # (context handle, address space root, DMA buffer address) -> (next offset, WORK owed):
+        # where a preempted buffer resumes when the OS submits it again. Physical buffers have root
+        # 0; two processes may use one virtual address. A preempted packet whose device then goes to
+        # error is never submitted again and the OS does not say so (DxgkDdiCancelCommand is only
+        # for packets that never reached the hardware queue): the context in the key keeps a later
+        # buffer at the same address from resuming there, and DxgkDdiDestroyContext forgets them.
+        self._resume: dict[tuple[int, int, int], tuple[int, int]] = {}
         names = [self.hw.engine_info(i).name for i in range(self.hw.engine_count)]
         engines = [s.engines.get(name) for name in names]
         self.ring_sizes = [e.ring_size if e is not None and e.ring_size else s.ring_size for e in engines]
@@ -472,6 +476,9 @@ class ReferenceDriver(WddmV2Ddi):
         if ctx is None:
             return int(NTSTATUS.STATUS_INVALID_HANDLE)
         ctx.device.contexts.remove(hContext)
+        if self._resume:
+            for key in [k for k in self._resume if k[0] == hContext]:
+                del self._resume[key]
         return SUCCESS
 
     def DxgkDdiCancelCommand(self, hAdapter: int, pCancelCommand) -> int:
@@ -721,7 +728,8 @@ class ReferenceDriver(WddmV2Ddi):
         packet = self._switch_root(node, 0)
         fence = C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
         if length and not a.Flags.NullRendering:
-            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferPhysicalAddress.QuadPart + start, length)
+            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferPhysicalAddress.QuadPart + start, length,
+                                        owner=a.hContext)
         packet += fence
         if not self._ring_write(node, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
@@ -730,12 +738,13 @@ class ReferenceDriver(WddmV2Ddi):
         self.hw.doorbell(node.ordinal, node.wptr)
         return SUCCESS
 
-    def _buffer_call(self, node: _Node, fence: int, address: int, length: int, root: int = 0) -> bytes:
+    def _buffer_call(self, node: _Node, fence: int, address: int, length: int, root: int = 0,
+                     owner: int = 0) -> bytes:
         """The ring commands that run the buffer at ``address`` (physical, or virtual in the address
-        space ``root``, which the ring must be in): an INDIRECT to all of it, or for a buffer a
-        preemption stopped, the WORK it still owed and an INDIRECT to the commands not yet run.
-        Recorded as in flight."""
-        saved = self._resume.pop((root, address), None) if self._resume else None
+        space ``root``, which the ring must be in) for the context ``owner``: an INDIRECT to all of
+        it, or for a buffer a preemption stopped, the WORK it still owed and an INDIRECT to the
+        commands not yet run. Recorded as in flight."""
+        saved = self._resume.pop((owner, root, address), None) if self._resume else None
         if saved is None:
             offset = owed = 0
             packet = C.indirect(address, length)
@@ -743,7 +752,7 @@ class ReferenceDriver(WddmV2Ddi):
             offset, owed = saved
             packet = (C.work(owed) if owed else b"") + \
                 (C.indirect(address + offset, length - offset) if offset < length else b"")
-        node.inflight.append((fence, address, offset, owed, root))
+        node.inflight.append((fence, address, offset, owed, root, owner))
         return packet
 
     def _switch_root(self, node: _Node, root: int) -> bytes:
@@ -926,12 +935,12 @@ class ReferenceDriver(WddmV2Ddi):
         """The ring is about to be emptied: remember what the unfinished submissions still owe, so
         that the OS's resubmissions of them do only that. ``saved``: the engine's stop point inside
         the first one, or None."""
-        for i, (_fence, address, offset, owed, root) in enumerate(node.inflight):
+        for i, (_fence, address, offset, owed, root, owner) in enumerate(node.inflight):
             if i == 0 and saved is not None:
                 buf, pc, _end, left = saved
-                self._resume[(root, address)] = (offset if buf is None else buf - address + pc, left)
+                self._resume[(owner, root, address)] = (offset if buf is None else buf - address + pc, left)
             elif offset or owed:
-                self._resume[(root, address)] = (offset, owed)
+                self._resume[(owner, root, address)] = (offset, owed)
         node.inflight.clear()
 
     # -- recovery -----------------------------------------------------------------------------------------
