@@ -18,6 +18,11 @@ if settings.get_current_profile_name() == "ci":
 DATA = Path(__file__).parent / "data"
 
 
+def pytest_configure(config):
+    # The marker a test that breaks (or demonstrates) a section-13 rule carries (tests/test_zoo.py).
+    config.addinivalue_line("markers", "rule(*numbers): the test breaks or demonstrates DDI rule N")
+
+
 @pytest.fixture(scope="session")
 def msvc_tables() -> dict:
     return json.loads((DATA / "msvc_layouts.json").read_text())
