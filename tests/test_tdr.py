@@ -122,6 +122,10 @@ def test_engine_reset_puts_only_the_guilty_device_in_error():
     assert recovery_calls(trace) == [(t, "DxgkDdiQueryDependentEngineGroup"), (t, "DxgkDdiResetEngine")]
     group = next(e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiQueryDependentEngineGroup")
     assert group["args"]["DependentNodeOrdinalMask"] == 1
+    # Before them the OS asked whether the node makes progress: the hung engine left the preemption
+    # request unanswered, so the reference driver says it does not (rule 118's third entry point).
+    (status,) = [e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiQueryEngineStatus"]
+    assert (status["t"], status["args"]["NodeOrdinal"], status["args"]["EngineStatus"]["Responsive"]) == (t, 0, 0)
     (reset,) = trace.of("EngineReset")
     reset_call = next(e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiResetEngine")
     assert reset["last_aborted_fence"] == reset_call["args"]["LastAbortedFenceId"] == tdr["fence"]

@@ -15,8 +15,8 @@ not preemption aware (the Windows 7 model) times out when a packet runs ``watchd
 recovers:
 
 - Per-engine reset first when the driver reports ``SupportPerEngineTDR`` (section 10.3): interrupts
-  from the node are ignored, ``DxgkDdiQueryEngineStatus`` (its answer is logged; the node timed out
-  whatever it says), ``DxgkDdiQueryDependentEngineGroup`` then ``DxgkDdiResetEngine``;
+  from the node are ignored, ``DxgkDdiQueryEngineStatus`` for a timeout (its answer is logged; the
+  node timed out whatever it says), ``DxgkDdiQueryDependentEngineGroup`` then ``DxgkDdiResetEngine``;
   ``LastAbortedFenceId`` outside [last completed, last submitted] is bug check 0x119/0xA. Packets
   before it are complete, the one with that fence is aborted and its device goes to error, the ones
   after it go back to their software queues and are submitted again with new fence ids. A failed
@@ -307,12 +307,14 @@ class Tdr:
         try:
             if running is None:
                 return True  # it finished between the timeout and now
-            # Microsoft's "TDR changes in Windows 8": the scheduler asks the driver whether the node
-            # makes progress; it timed out, so the reset goes ahead whatever the answer (logged).
-            status = self._status_cls()
-            status.NodeOrdinal = nq.ordinal
-            if self._call("DxgkDdiQueryEngineStatus", status) != SUCCESS:
-                return False
+            if timeout:
+                # Microsoft's "TDR changes in Windows 8": the scheduler asks the driver whether the
+                # node makes progress; it timed out, so the reset goes ahead whatever the answer
+                # (logged). A page fault needs no asking: the driver reported the engine stopped.
+                status = self._status_cls()
+                status.NodeOrdinal = nq.ordinal
+                if self._call("DxgkDdiQueryEngineStatus", status) != SUCCESS:
+                    return False
             group = self._group_cls()
             group.NodeOrdinal = nq.ordinal
             # The mask must include the node (rule 117, 0x119/0x8): judged after the call.
