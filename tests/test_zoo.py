@@ -16,7 +16,11 @@ from wddmsim.cli import main
 from wddmsim.ddi.rules import RULES
 from wddmsim.dxgkrnl.errors import AdapterStartError
 from wddmsim.kmd import ReferenceDriver
+from wddmsim.scenario import scenario_from_dict
+from wddmsim.system import System
 from wddmsim.verify import verify
+from wddmsim.verify.runner import probe
+from wddmsim.verify.suite import CASES
 
 ZOO = zoo.load()
 RUNTIME = [b for b in ZOO if b.kind == "runtime"]
@@ -54,6 +58,39 @@ def test_verify_names_the_rule_the_driver_breaks(broken):
     assert (f.bugcheck["code"], f.bugcheck["p1"]) == broken.stop
     assert f.crash["rule"] == {"number": broken.rule, "name": f.rule_name}
     assert f.traceback is None  # caught by the OS, not a driver fault
+
+
+def _report_mode_rules(broken) -> list[int]:
+    """The rules broken in the first case of the driver's area where anything is, with the verifier
+    recording instead of stopping (mode ``report``): the violations, then the bug check's rule."""
+    declared = probe(broken.cls, broken.settings)
+    for case in CASES:
+        if case.area != broken.area or declared.lacks(case.needs):
+            continue
+        system = System(scenario_from_dict(case.scenario(declared), f"<zoo {case.id}>"), driver=broken.cls,
+                        settings=broken.settings, verifier="report")
+        if case.prepare is not None:
+            case.prepare(system)
+        result = system.run()
+        found = [v.rule for _, v in system.adapter.verifier.violations]
+        if result.bugcheck is not None:
+            found.append(result.bugcheck.rule)
+        if found:
+            return found
+    return []
+
+
+# A DxgkDdiCreateContext failure that the verifier only records fails the scenario's context
+# creation, before anything runs: System() raises the application's ApiError (no run to look at).
+_BUILDS_NO_SYSTEM = (76,)
+
+
+@pytest.mark.parametrize("broken", params([b for b in RUNTIME if b.rule not in _BUILDS_NO_SYSTEM]))
+def test_the_driver_breaks_that_rule_alone(broken):
+    """Run on in verifier mode ``report``, the case records the driver's rule and no other (until
+    the run ends or Windows would stop in any mode)."""
+    found = _report_mode_rules(broken)
+    assert found and set(found) == {broken.rule}, found
 
 
 @pytest.mark.parametrize("broken", params(START))

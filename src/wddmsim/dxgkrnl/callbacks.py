@@ -343,7 +343,9 @@ class DxgkInterface:
 
     def _stop(self, bc: BugCheck, message: str) -> None:
         ad = self.adapter
+        storm = bc.code == BugCheckCode.HARDWARE_INTERRUPT_STORM
+        # A storm is an ISR that leaves its interrupt asserted: rule 43 broken until Windows stops.
         raise BugCheckStop(CrashRecord(time=self.sim.now, bugcheck=bc, message=message, struct="", arch=ad.arch,
                                        ddi_version=ad.version.name if ad.version is not None else "",
-                                       ddi="DxgkDdiInterruptRoutine" if bc.code == BugCheckCode.HARDWARE_INTERRUPT_STORM
-                                       else "DxgkDdiDpcRoutine"))
+                                       ddi="DxgkDdiInterruptRoutine" if storm else "DxgkDdiDpcRoutine",
+                                       rule=43 if storm else None, rule_name="IsrDismissesInterrupt" if storm else None))

@@ -404,9 +404,20 @@ class VidMm:
                          f"{psize} bytes of DmaBufferPrivateDataSize")
         if found:
             from ..ddi import rules as R
+            from ..ddi.bugcheck import BugCheck, BugCheckCode
+            from .crash import BugCheckStop, CrashRecord
 
-            ad.verifier.handle([R.Violation(69, "PagingBufferAdvanceExact", m) for m in found], BUILD, a,
-                               ad.interrupt_address)
+            violations = [R.Violation(69, "PagingBufferAdvanceExact", m) for m in found]
+            ad.verifier.handle(violations, BUILD, a, ad.interrupt_address)
+            if not cursor <= end <= cursor + size or not pcursor <= pend <= pcursor + psize:
+                # Modes report and off: a range past the buffer cannot be submitted; the model stops
+                # as strict mode does rather than hand the GPU memory that is not the buffer's.
+                raise BugCheckStop(CrashRecord(
+                    time=self.sim.now, bugcheck=BugCheck(BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 69,
+                                                         ad.interrupt_address, 0, 0),
+                    message=str(violations[0]), struct=BUILD, arch=ad.arch, ddi_version=ad.version.name,
+                    address=ad.interrupt_address, data=bytes(a), rule=69, rule_name="PagingBufferAdvanceExact",
+                    ddi="DxgkDdiBuildPagingBuffer"))
         return status
 
     def failed(self, a, status: int, why: str) -> None:
