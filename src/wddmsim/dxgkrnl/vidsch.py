@@ -360,8 +360,9 @@ class VidSch:
 
     def _submission_facts(self, nq: NodeQueue, packet, args, address: int) -> R.Facts:
         """The verifier's facts for a submission of ``packet`` (judged by the gateway after the
-        call, with the status it returned: rules 1 and 23). A NullRendering packet keeps the structure as submitted: rule 14 is judged on it
-        when its fence comes back (``address``: where its buffer is, for the bus observer)."""
+        call, with the status it returned: rules 1 and 23). A NullRendering packet keeps the
+        structure as submitted: rule 14 is judged on it when its fence comes back (``address``:
+        where its buffer is, for the bus observer)."""
         facts = nq.facts
         facts.status = SUCCESS
         facts.previously_preempted = packet.preempted
