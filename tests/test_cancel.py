@@ -84,14 +84,19 @@ def test_failing_cancel_command_is_bug_check_0x119_9():
     assert r.bugcheck.struct == "DXGKARG_CANCELCOMMAND" and r.end == 2_500_000
 
 
-def test_device_in_error_cancels_its_queue_through_the_driver():
+def test_device_in_error_cancels_its_queue_only_what_never_reached_the_hardware_through_the_driver():
     procs = [("bad", "3D", script((0, "10ms"), (0, "10ms"), (0, "10ms"), (0, "10ms")))]
     system, trace = build(procs, faults=[{"kind": "hang", "process": "bad", "context": "c", "packet": 1}])
     r = system.run()
     t = trace.of("EngineReset")[0]["t"]
     # Packet 1 hung and is aborted; 2 was on the hardware queue and is taken back, then cancelled
-    # with 3 and 4 when the device goes to error.
-    cancels = [e["t"] for e in trace.of("DdiCall") if e["name"] == "DxgkDdiCancelCommand"]
-    assert cancels == [t, t, t]
+    # with 3 and 4 when the device goes to error. Only 3 and 4 never reached the hardware queue:
+    # DxgkDdiCancelCommand is for them alone (rule 67).
+    cancels = [(e["t"], e["args"]["DmaBufferSubmissionEndOffset"]) for e in trace.of("DdiCall")
+               if e["name"] == "DxgkDdiCancelCommand"]
+    assert [when for when, _ in cancels] == [t, t]
+    stops = [(e["seq"], e["status"]) for e in trace.of("QueuePacketStop") if e["t"] == t]
+    assert sorted(stops) == [(1, "Aborted"), (2, "Cancelled"), (3, "Cancelled"), (4, "Cancelled")]
+    assert system.driver.cancelled == 2
     c = ctx_summary(r, "bad")
     assert (c["aborted"], c["cancelled"], c["completed"]) == (1, 3, 0)

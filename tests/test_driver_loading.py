@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from wddmsim.cli import main
 from wddmsim.ddi.interface import DeviceInfo
+from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.dxgkrnl.errors import AdapterStartError
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import scenario_from_dict
@@ -115,10 +116,49 @@ def test_per_engine_tdr_needs_its_entry_points():
     class NoReset(ReferenceDriver):
         DxgkDdiResetEngine = None
         DxgkDdiQueryDependentEngineGroup = None
+        DxgkDdiQueryEngineStatus = None
 
     assert refused(driver=NoReset) == [
-        "DxgkDdiQueryDependentEngineGroup is missing: the driver reports SupportPerEngineTDR",
-        "DxgkDdiResetEngine is missing: the driver reports SupportPerEngineTDR"]
+        "DxgkDdiQueryDependentEngineGroup is missing: the driver reports SupportPerEngineTDR (rule 118)",
+        "DxgkDdiQueryEngineStatus is missing: the driver reports SupportPerEngineTDR (rule 118)",
+        "DxgkDdiResetEngine is missing: the driver reports SupportPerEngineTDR (rule 118)"]
+    # Without SupportPerEngineTDR none of the three is needed.
+    assert build(NoReset, settings={"per_engine_reset": False}).run().bugcheck is None
+
+
+class TwoThreeDNodes(ReferenceDriver):
+    def DxgkDdiGetNodeMetadata(self, hAdapter, NodeOrdinalAndAdapterIndex, pGetNodeMetadata):
+        status = super().DxgkDdiGetNodeMetadata(hAdapter, NodeOrdinalAndAdapterIndex, pGetNodeMetadata)
+        if pGetNodeMetadata.EngineType == 6:  # its copy engine
+            pGetNodeMetadata.EngineType = 1
+        return status
+
+
+class NamesItsCopyEngine(ReferenceDriver):
+    def DxgkDdiGetNodeMetadata(self, hAdapter, NodeOrdinalAndAdapterIndex, pGetNodeMetadata):
+        status = super().DxgkDdiGetNodeMetadata(hAdapter, NodeOrdinalAndAdapterIndex, pGetNodeMetadata)
+        if pGetNodeMetadata.EngineType == 6:
+            pGetNodeMetadata.FriendlyName[0] = ord("B")
+        return status
+
+
+class MetadataOffByOne(ReferenceDriver):
+    def DxgkDdiGetNodeMetadata(self, hAdapter, NodeOrdinalAndAdapterIndex, pGetNodeMetadata):
+        if NodeOrdinalAndAdapterIndex & 0xFFFF >= self.hw.engine_count - 1:
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        return super().DxgkDdiGetNodeMetadata(hAdapter, NodeOrdinalAndAdapterIndex, pGetNodeMetadata)
+
+
+def test_node_metadata_windows_refuses_rules_80_and_81():
+    assert refused(driver=TwoThreeDNodes) == [
+        "DXGK_NODEMETADATA.EngineType is DXGK_ENGINE_TYPE_3D on 2 nodes (0, 2): a driver exposes exactly one 3-D "
+        "engine per adapter (rule 80)"]
+    assert refused(driver=NamesItsCopyEngine) == [
+        "DXGK_NODEMETADATA.FriendlyName of node 2 is 'B' but EngineType is COPY: the name is given only for "
+        "DXGK_ENGINE_TYPE_OTHER, else it is empty (rule 80)"]
+    assert refused(driver=MetadataOffByOne) == [
+        "DxgkDdiGetNodeMetadata returned STATUS_INVALID_PARAMETER for node 2, one of the 3 nodes the driver reports: "
+        "it succeeds for every NodeOrdinal below the node count (rule 81)"]
 
 
 @pytest.mark.rule(63)

@@ -270,6 +270,7 @@ def test_an_interrupt_nobody_dismisses_is_bug_check_0xf2_not_a_hang(driver):
     bc = r.bugcheck.bugcheck
     assert (bc.code, bc.p4) == (BugCheckCode.HARDWARE_INTERRUPT_STORM, 1)
     assert r.end == 1 * MS and system.adapter.interrupts == 1001
+    assert (r.bugcheck.rule, r.bugcheck.rule_name) == (43, "IsrDismissesInterrupt")
 
 
 class DpcRequeuesItself(ReferenceDriver):

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from wddmsim.ddi.bugcheck import BugCheckCode
+from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
+from wddmsim.ddi.ntstatus import NTSTATUS
+from wddmsim.kmd import ReferenceDriver
 from wddmsim.ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
@@ -21,14 +23,14 @@ SEGMENTS = lambda vram: [{"name": "VRAM", "kind": "memory", "size": vram},  # no
                          {"name": "Aperture", "kind": "aperture", "size": "1MiB", "cpu_visible": True}]
 
 
-def build(processes, *, vram="256KiB", nodes=None, faults=()):
+def build(processes, *, vram="256KiB", nodes=None, faults=(), driver=None):
     adapter = {"cpu_cost": ZERO, "segments": SEGMENTS(vram)}
     if nodes is not None:
         adapter["nodes"] = nodes
     sc = scenario_from_dict({"name": "paging", "duration": "50ms", "adapter": adapter, "fault": list(faults),
                              "process": processes}, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace), trace
+    return System(sc, trace=trace, driver=driver), trace
 
 
 def pressure(name, node="3D", **w):
@@ -163,15 +165,50 @@ def test_packet_whose_allocations_cannot_all_be_resident_fails_at_render():
     assert r.summary["contexts"][0]["api_error"] == "STATUS_NO_MEMORY" and r.bugcheck is None
 
 
-@pytest.mark.rule(68)
-@pytest.mark.parametrize("status", ["STATUS_UNSUCCESSFUL", "STATUS_GRAPHICS_ALLOCATION_BUSY"])
-def test_build_paging_buffer_critical_statuses(status):
+@pytest.mark.rule(68, 75)
+@pytest.mark.parametrize("status, rule", [("STATUS_UNSUCCESSFUL", 68), ("STATUS_GRAPHICS_ALLOCATION_BUSY", 75)])
+def test_build_paging_buffer_critical_statuses(status, rule):
+    """A paging operation the driver fails is bug check 0x119/0x5 DRIVER_FAULTED_SYSTEM_COMMAND: rule 68
+    for a status outside the three allowed, rule 75 for ALLOCATION_BUSY on an allocation VidMm said
+    is idle (it cannot retry)."""
     faults = [{"kind": "ddi_error", "ddi": "DxgkDdiBuildPagingBuffer", "status": status}]
     system, trace = build([SIX], faults=faults)
     r = system.run()
     bc = r.bugcheck.bugcheck
-    assert (bc.code, bc.p1) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 68)
-    assert r.bugcheck.struct == "DXGKARG_BUILDPAGINGBUFFER" and r.end == 2_000_000
+    assert (bc.code, bc.p1, bc.p2) == (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
+                                       VidSchError.DRIVER_FAULTED_SYSTEM_COMMAND, int(NTSTATUS[status]) & 0xFFFFFFFF)
+    assert r.bugcheck.struct == "DXGKARG_BUILDPAGINGBUFFER" and r.end == 2_000_000 and r.bugcheck.rule == rule
+
+
+class OverAdvances(ReferenceDriver):
+    """Adds the whole DmaSize to pDmaBuffer instead of the bytes it wrote."""
+
+    def DxgkDdiBuildPagingBuffer(self, hAdapter, a):
+        size = a.DmaSize
+        status = super().DxgkDdiBuildPagingBuffer(hAdapter, a)
+        a.pDmaBuffer += size
+        return status
+
+
+class UnderCounts(ReferenceDriver):
+    """Writes its commands but advances pDmaBuffer 8 bytes short of them."""
+
+    def DxgkDdiBuildPagingBuffer(self, hAdapter, a):
+        start = a.pDmaBuffer
+        status = super().DxgkDdiBuildPagingBuffer(hAdapter, a)
+        if a.pDmaBuffer - start >= 8:
+            a.pDmaBuffer -= 8
+        return status
+
+
+@pytest.mark.parametrize("driver, words", [(OverAdvances, "must stay within the"),
+                                           (UnderCounts, "past it: pDmaBuffer must move forward by exactly")])
+def test_paging_buffer_pointer_advances_exactly_rule_69(driver, words):
+    system, trace = build([SIX], driver=driver)
+    r = system.run()
+    assert (r.bugcheck.bugcheck.code, r.bugcheck.bugcheck.p1) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 69)
+    assert r.bugcheck.rule_name == "PagingBufferAdvanceExact" and words in r.bugcheck.message
+    assert r.end == 2_000_000
 
 
 @pytest.mark.rule(116)

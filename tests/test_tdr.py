@@ -124,6 +124,10 @@ def test_engine_reset_puts_only_the_guilty_device_in_error():
     assert recovery_calls(trace) == [(t, "DxgkDdiQueryDependentEngineGroup"), (t, "DxgkDdiResetEngine")]
     group = next(e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiQueryDependentEngineGroup")
     assert group["args"]["DependentNodeOrdinalMask"] == 1
+    # Before them the OS asked whether the node makes progress: the hung engine left the preemption
+    # request unanswered, so the reference driver says it does not (rule 118's third entry point).
+    (status,) = [e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiQueryEngineStatus"]
+    assert (status["t"], status["args"]["NodeOrdinal"], status["args"]["EngineStatus"]["Responsive"]) == (t, 0, 0)
     (reset,) = trace.of("EngineReset")
     reset_call = next(e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiResetEngine")
     assert reset["last_aborted_fence"] == reset_call["args"]["LastAbortedFenceId"] == tdr["fence"]
@@ -255,3 +259,54 @@ def test_tdr_example_runs():
     assert r.exit_code == 0, r.output
     assert "Recovery: 1 engine reset(s), 0 adapter reset(s)" in r.output
     assert "VIDEO_ENGINE_TIMEOUT_DETECTED" in r.output and "game.exe/render: device in error" in r.output
+
+
+# -- a lost completion interrupt: DxgkDdiQueryCurrentFence before any timeout (rule 55) ------------------------
+class LosesAnInterrupt(ReferenceDriver):
+    """Its ISR drops the completion of fence 1 (a chipset that raised the interrupt before the fence
+    write landed): the fence is in the slot, never reported."""
+
+    def _report_completed(self, node):
+        if self._completed(node) == 1 and not getattr(self, "lost", False):
+            self.lost = True
+            return False
+        return super()._report_completed(node)
+
+
+def test_a_lost_completion_is_found_by_query_current_fence_not_a_timeout():
+    system, trace = build([("app", "3D", script((0, "10ms")))], driver=LosesAnInterrupt)
+    r = system.run()
+    # The watchdog fires 2 s after the packet started; the OS asks the driver, which reports fence 1
+    # (inside the call) and answers it: the packet retires then, with no preemption and no reset.
+    (call,) = [e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiQueryCurrentFence"]
+    assert (call["t"], call["args"]["NodeOrdinal"], call["args"]["CurrentFence"]) == (2 * S, 0, 1)
+    assert [(e["t"], e["status"]) for e in trace.of("QueuePacketStop")] == [(2 * S, "Completed")]
+    assert not trace.of("PreemptRequest") and not trace.of("TdrDetected")
+    assert r.bugcheck is None and ctx_summary(r, "app")["completed"] == 1
+
+
+class AnswersAnOlderFence(ReferenceDriver):
+    def DxgkDdiQueryCurrentFence(self, hAdapter, pCurrentFence):
+        status = super().DxgkDdiQueryCurrentFence(hAdapter, pCurrentFence)
+        pCurrentFence.CurrentFence -= 1
+        return status
+
+
+class AnswersWithoutReporting(ReferenceDriver):
+    def DxgkDdiQueryCurrentFence(self, hAdapter, pCurrentFence):
+        pCurrentFence.CurrentFence = self._completed(self.nodes[pCurrentFence.NodeOrdinal])
+        return int(NTSTATUS.STATUS_SUCCESS)
+
+
+def test_query_current_fence_answers_are_judged_rule_55():
+    hang = [{"kind": "hang", "process": "app", "context": "c", "packet": 2}]
+    system, _ = build([("app", "3D", script((0, "10ms"), (0, "10ms")))], faults=hang, driver=AnswersAnOlderFence)
+    r = system.run()
+    assert (r.bugcheck.rule, r.end) == (55, 2 * S + 10 * MS)
+    assert (r.bugcheck.bugcheck.code, r.bugcheck.bugcheck.p1) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 55)
+    assert "CurrentFence is 0 but must not be older than the last completed fence already reported" in r.bugcheck.message
+    system, _ = build([("app", "3D", script((0, "10ms")))], driver=type("Lossy", (AnswersWithoutReporting,
+                                                                               LosesAnInterrupt), {}))
+    r = system.run()
+    assert r.bugcheck.rule == 55 and r.end == 2 * S
+    assert "a newer completed fence must be reported with DxgkCbNotifyInterrupt" in r.bugcheck.message

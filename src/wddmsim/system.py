@@ -154,8 +154,14 @@ class System:
             raise AdapterStartError([str(e)]) from None
         self.umd = umd_cls(UmdAdapterInfo(self.adapter.umd_private_data, self.driver_settings))
         self.runtime = Runtime(self.kmt, self.umd)
-        self._build_processes()
-        self._inject_faults()
+        #: a bug check raised while the scenario's objects were created (a DDI answer the OS stops
+        #: on, e.g. DxgkDdiCreateContext breaking rule 76): :meth:`run` ends at once with it
+        self._early_stop: BugCheckStop | None = None
+        try:
+            self._build_processes()
+            self._inject_faults()
+        except BugCheckStop as stop:
+            self._early_stop = stop
 
     def _build_processes(self) -> None:
         sc = self.scenario
@@ -340,6 +346,8 @@ class System:
         t0 = time.perf_counter()
         crash = None
         try:
+            if self._early_stop is not None:
+                raise self._early_stop
             if on_progress is None:
                 self.sim.run(until=limit)
             else:

@@ -193,6 +193,10 @@ CONTRACTS: dict[str, DdiContract] = {c.name: c for c in (
        ("STATUS_SUCCESS",), "anything else promotes the engine reset to an adapter reset.",
        "caps:SupportPerEngineTDR", "d3dkmddi/nc-d3dkmddi-dxgkddi_querydependentenginegroup",
        "Say which nodes an engine reset of this node would also reset (the mask includes the node)."),
+    _c("DxgkDdiQueryEngineStatus", PASSIVE_LEVEL, "DXGKARG_QUERYENGINESTATUS", ("STATUS_SUCCESS",),
+       "it should always succeed; anything else promotes the engine reset to an adapter reset.",
+       "caps:SupportPerEngineTDR", "d3dkmddi/nc-d3dkmddi-dxgkddi_queryenginestatus",
+       "Say whether a node is making progress (EngineStatus.Responsive)."),
     _c("DxgkDdiResetEngine", PASSIVE_LEVEL, "DXGKARG_RESETENGINE", ("STATUS_SUCCESS", "error statuses"),
        "an error promotes the engine reset to an adapter reset.", "caps:SupportPerEngineTDR",
        "d3dkmddi/nc-d3dkmddi-dxgkddi_resetengine",
@@ -285,6 +289,12 @@ NEED_CAPS = ("MultiEngineAware", "PreemptionAware", "CancelCommandAware", "Suppo
              "PhysicalSubmission", "HardwareScheduling")
 
 
+#: The section-13 rule that names a capability's entry points, quoted in the reason. Rule 118:
+#: Microsoft's "TDR changes in Windows 8" says a driver that sets SupportPerEngineTDR implements
+#: DxgkDdiQueryDependentEngineGroup, DxgkDdiQueryEngineStatus and DxgkDdiResetEngine.
+_CAP_RULES = {"SupportPerEngineTDR": " (rule 118)"}
+
+
 def required_entry_points(version_value: int, caps: Mapping[str, bool] | None = None) -> list[tuple[str, str]]:
     """The entry points a driver of DDI version ``version_value`` (a ``DXGKDDI_INTERFACE_VERSION``)
     must implement, with the reason: ``[(name, why), ...]``. Without ``caps`` only the version's
@@ -301,7 +311,8 @@ def required_entry_points(version_value: int, caps: Mapping[str, bool] | None = 
             if version_value >= ddi_version(what).value:
                 out.append((c.name, f"a DDI {what} or later driver implements it"))
         elif kind == "caps" and caps is not None and caps.get(what):
-            out.append((c.name, f"the driver reports {what}" if what not in ("PhysicalSubmission", "HardwareScheduling")
+            out.append((c.name, f"the driver reports {what}{_CAP_RULES.get(what, '')}"
+                        if what not in ("PhysicalSubmission", "HardwareScheduling")
                         else {"PhysicalSubmission": "the OS submits physical DMA buffers to this driver",
                               "HardwareScheduling": "the OS runs this adapter with hardware scheduling"}[what]))
     return out
@@ -413,6 +424,9 @@ class Miniport(Protocol):
 
     @_contract
     def DxgkDdiQueryDependentEngineGroup(self, hAdapter: int, pQueryDependentEngineGroup: Any) -> int: ...
+
+    @_contract
+    def DxgkDdiQueryEngineStatus(self, hAdapter: int, pQueryEngineStatus: Any) -> int: ...
 
     @_contract
     def DxgkDdiResetEngine(self, hAdapter: int, pResetEngine: Any) -> int: ...

@@ -21,7 +21,7 @@ from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.enums import DXGK_QUERYADAPTERINFOTYPE
-from ..ddi.ntstatus import NTSTATUS
+from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version, from_value
 from .crash import BugCheckStop, CrashRecord
@@ -149,8 +149,10 @@ class Adapter:
         entry points (``DxgkInitialize``), ``DxgkDdiStartDevice``, then the adapter queries:
         ``DXGK_DRIVERCAPS``, the segments, the user-mode half's private data, each node's
         metadata. What Windows refuses (a missing entry point, a capability combination, an OS
-        choice the driver does not support) is an :class:`AdapterStartError` listing every
-        reason; nothing has run yet."""
+        choice the driver does not support, node metadata that breaks rules 80 and 81: Microsoft's
+        DXGK_ENGINE_TYPE page, "the driver must expose only one 3-D engine per adapter", and
+        DXGK_NODEMETADATA's, FriendlyName only for DXGK_ENGINE_TYPE_OTHER) is an
+        :class:`AdapterStartError` listing every reason; no work has run yet."""
         drv = self.driver
         ddi = self.ddi
         value = getattr(drv, "DXGKDDI_INTERFACE_VERSION", None)
@@ -194,19 +196,36 @@ class Adapter:
         node_flags = []
         # DxgkDdiGetNodeMetadata exists from WDDM 1.3: an older driver's nodes are not described;
         # the OS knows node 0 as the 3D engine and the rest by ordinal only.
-        described = version.value >= ddi_version("wddm1_3").value
+        judged = version.value >= ddi_version("wddm1_3").value
         for ordinal in range(count):
             meta = meta_cls()
-            if described:
-                ddi.call("DxgkDdiGetNodeMetadata", self.hAdapter, ordinal, meta, log=False,
-                         fail=f"DxgkDdiGetNodeMetadata failed for node {ordinal}")
-            else:
+            if not judged:
                 meta.EngineType = _ENGINE_3D if ordinal == 0 else _ENGINE_OTHER
+            else:
+                status = ddi.call("DxgkDdiGetNodeMetadata", self.hAdapter, ordinal, meta, log=False)
+                if status != SUCCESS:
+                    # Rule 81: it succeeds for every ordinal below the node count (STATUS_INVALID_PARAMETER
+                    # is for an ordinal outside the adapter, which the OS never asks).
+                    problems.append(f"DxgkDdiGetNodeMetadata returned {status_name(status)} for node {ordinal}, "
+                                    f"one of the {count} nodes the driver reports: it succeeds for every "
+                                    f"NodeOrdinal below the node count (rule 81)")
+                    continue
             self.node_types.append(int(meta.EngineType))
             node_flags.append(getattr(meta, "Flags", None))
             wide = "".join(chr(c) for c in meta.FriendlyName).split("\0", 1)[0]
+            if judged and wide and meta.EngineType != 0:
+                problems.append(f"DXGK_NODEMETADATA.FriendlyName of node {ordinal} is {wide!r} but EngineType is "
+                                f"{ENGINE_TYPE_NAMES.get(int(meta.EngineType), int(meta.EngineType))}: the name is "
+                                f"given only for DXGK_ENGINE_TYPE_OTHER, else it is empty (rule 80)")
             friendly = wide if meta.EngineType == 0 and wide else ENGINE_TYPE_NAMES.get(int(meta.EngineType), "OTHER")
             self.node_names.append(f"{friendly}_{sum(1 for n in self.node_names if n.startswith(friendly + '_'))}")
+        three_d = [i for i, t in enumerate(self.node_types) if t == 1]
+        if judged and len(three_d) != 1 and len(self.node_types) == count:
+            problems.append(f"DXGK_NODEMETADATA.EngineType is DXGK_ENGINE_TYPE_3D on {len(three_d)} nodes "
+                            f"({', '.join(map(str, three_d)) or 'none'}): a driver exposes exactly one 3-D engine per "
+                            f"adapter (rule 80)")
+        if problems:
+            raise AdapterStartError(problems)
         #: each node's DXGK_NODEMETADATA_FLAGS (None before WDDM 2.2)
         self.node_flags = node_flags
         if hardware:
@@ -334,10 +353,15 @@ class Adapter:
         return self.dxgk.interrupt(message_number)
 
     def invalid_interrupt(self, data, message: str) -> None:
+        """The driver reported an interrupt whose NodeOrdinal names no node (rule 20,
+        NodeOrdinalInRange): the fence it carries cannot belong to any node's fence sequence, so
+        the scheduler stops as for an invalid fence id, bug check 0x119/0x1 (the bug check page
+        documents no code of its own for a bad node), in every verifier mode."""
         bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID)
         raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc, message=message, struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA",
-            arch=self.arch, ddi_version=self.version.name, address=self.interrupt_address, data=bytes(data),
+            time=self.sim.now, bugcheck=bc, message=f"rule 20 (NodeOrdinalInRange): {message}",
+            struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA", arch=self.arch, ddi_version=self.version.name,
+            address=self.interrupt_address, data=bytes(data), rule=20, rule_name="NodeOrdinalInRange",
         ))
 
     # -- objects ----------------------------------------------------------------------------------------
@@ -406,7 +430,9 @@ class Adapter:
             args = layout.ctype(RECORDS["DXGKARG_CREATECONTEXT"], self.arch, self.version)()
             args.NodeOrdinal = node
             args.EngineAffinity = 1
-            status = self.ddi.call("DxgkDdiCreateContext", device.hDriver, args)
+            # Judged after the call: a failure other than the two the contract allows breaks rule 76.
+            status = self.ddi.call("DxgkDdiCreateContext", device.hDriver, args, judge="after",
+                                   facts=R.Facts(version=self.version))
             if status != SUCCESS:
                 self.handles.remove(ctx.handle)
                 raise ApiError(status, "DxgkDdiCreateContext failed")
@@ -620,6 +646,17 @@ class Adapter:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
         if mode not in ("blt", "flip", "flip_no_wait"):
             raise ValueError(f"present mode must be blt, flip or flip_no_wait, got {mode!r}")
+        # The OS sends only the flips the driver declared in DXGK_FLIPCAPS (rules 87, 88). Without
+        # FlipOnVSyncWithNoWait "the graphics pipeline must wait until the next vertical sync"
+        # (Microsoft's DXGK_FLIPCAPS page): the present becomes a waiting flip. Without FlipInterval
+        # only IMMEDIATE and ONE are supported: an interval of 2..4 fails the call, as a runtime
+        # refuses a presentation interval the device's caps do not list.
+        flip_caps = self.caps.FlipCaps
+        if mode == "flip_no_wait" and not flip_caps.get("FlipOnVSyncWithNoWait"):
+            mode = "flip"
+        if mode != "blt" and flip_interval >= 2 and not flip_caps.get("FlipInterval"):
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           f"flip interval {flip_interval}: the driver does not report DXGK_FLIPCAPS.FlipInterval")
         if not 0 <= vidpn_source < len(self.vidsch.presents.sources):
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
         flip = mode != "blt"
@@ -708,22 +745,24 @@ class Adapter:
         self.pool.free(block, total)
 
     # -- cancelling and destroying ----------------------------------------------------------------------------
-    def cancel_packet(self, p: Packet) -> None:
-        """A packet leaves its software queue without ever reaching the hardware: the driver hears
-        of it through DxgkDdiCancelCommand if it is CancelCommandAware (section 2.10), then it goes."""
+    def cancel_packet(self, p: Packet, reached_hardware: bool = False) -> None:
+        """A packet leaves its software queue and will never run: one that never reached the
+        hardware queue is announced to a CancelCommandAware driver through DxgkDdiCancelCommand
+        (section 2.10, rule 67), one a preemption or a reset took back from it
+        (``reached_hardware``) is not; then it goes."""
         ctx = p.context
         ctx.cancelled += 1
         if p.pinned:
             self.vidsch.vidmm.dropped(p)
         if p.present_t >= 0:
             self.vidsch.presents.forget(p)
-        if self._cancel_args is not None:
+        if self._cancel_args is not None and not reached_hardware:
             a = self._cancel_args
             self._cancel_fill(a, ctx.hDdi, p.dma, p.dma_size, p.start_off, p.end_off, p.priv, p.priv_size, 0,
                               p.priv_size, p.alist, p.alist_n, p.plist, p.plist_n, 0, p.plist_n)
             address = self.interrupt_address
             self.ddi.call("DxgkDdiCancelCommand", self.hAdapter, a, facts=R.Facts(version=self.version),
-                          address=address, bugcheck=lambda status: BugCheck(
+                          judge="after", address=address, bugcheck=lambda status: BugCheck(
                               BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.FAILED_CANCEL_COMMAND,
                               status & 0xFFFFFFFF, address, p.seq))
         self.free_packet(p)

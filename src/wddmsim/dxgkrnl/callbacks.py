@@ -177,7 +177,7 @@ class DxgkInterface:
             if ad.trace is not None:
                 ad.trace.emit(self.sim.now, "VSync", {"source": v.VidPnTargetId,
                                                      "address": v.PhysicalAddress.QuadPart})
-            vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now)
+            vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now, data)
         else:
             # Other interrupt types arrive with the later parts of the model; the verifier still
             # judges them, so a malformed one is not lost.
@@ -343,7 +343,9 @@ class DxgkInterface:
 
     def _stop(self, bc: BugCheck, message: str) -> None:
         ad = self.adapter
+        storm = bc.code == BugCheckCode.HARDWARE_INTERRUPT_STORM
+        # A storm is an ISR that leaves its interrupt asserted: rule 43 broken until Windows stops.
         raise BugCheckStop(CrashRecord(time=self.sim.now, bugcheck=bc, message=message, struct="", arch=ad.arch,
                                        ddi_version=ad.version.name if ad.version is not None else "",
-                                       ddi="DxgkDdiInterruptRoutine" if bc.code == BugCheckCode.HARDWARE_INTERRUPT_STORM
-                                       else "DxgkDdiDpcRoutine"))
+                                       ddi="DxgkDdiInterruptRoutine" if storm else "DxgkDdiDpcRoutine",
+                                       rule=43 if storm else None, rule_name="IsrDismissesInterrupt" if storm else None))

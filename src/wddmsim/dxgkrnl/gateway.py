@@ -6,19 +6,27 @@ One call, in order:
    the call and restored after it (the model runs one entry point at a time, so the scheduler's
    level-1 class, at most one thread inside SubmitCommand, Patch, BuildPagingBuffer,
    PreemptCommand, QueryDependentEngineGroup and ResetEngine, holds by construction);
-2. the verifier judges the argument structure the OS built, when the caller gives the facts;
+2. the verifier judges the argument structure the OS built, when the caller gives the facts and
+   asks for it ``before`` the call;
 3. the driver's method runs. An exception it raises is a driver fault: the model stops as Windows
    stops on an unhandled kernel-mode exception, bug check 0x1E KMODE_EXCEPTION_NOT_HANDLED, and the
    crash record names the entry point and carries the driver's own traceback (a bug check raised by
    the OS inside the call, from a callback the driver made, passes through unchanged);
 4. the ``DdiCall`` event goes to the log (name, IRQL, every member of the structure, status);
-5. the status is held to the contract: a status the contract allows is returned to the caller,
+5. with the caller's facts and ``judge="after"``, the verifier judges the structure as the driver
+   left it, with the status it returned (``Facts.status``): the registered rules about an entry
+   point's status (rules 1, 23, 25, 58, 67, 68, 115, 117, 76 ...) are the ones that stop the model,
+   with the bug check the caller names for a status outside the contract (its parameters 3 and 4
+   are the caller's: the structure's address, scheduler data);
+6. the status is held to the contract: a status the contract allows is returned to the caller,
    which acts on it (STATUS_INVALID_PARAMETER from DxgkDdiSubmitCommandVirtual puts the device in
    error, STATUS_PENDING from DxgkDdiSuspendContext waits for the interrupt...). Any other status
    becomes what Windows makes of it: the bug check the caller names (0x119 with its parameter 1,
    0x116 ...), or the failure of the application's call (:class:`~wddmsim.dxgkrnl.errors.ApiError`),
    or, for the recovery entry points, a status the caller acts on (an engine reset promoted to an
-   adapter reset).
+   adapter reset). Windows stops whatever the verifier's mode, so in modes ``report`` and ``off``
+   this step stops where step 5 only recorded; the crash record names the entry point's status rule
+   (:data:`STATUS_RULES`).
 
 The gateway also counts calls per entry point and knows which one is running (``active``), which
 the callbacks use to judge where they are called from.
@@ -39,6 +47,7 @@ from ..ddi.bugcheck import BugCheck, BugCheckCode
 from ..ddi.interface import CONTRACTS
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
+from ..ddi.rules import RULES
 from ..sim import DEVICE, DISPATCH, PASSIVE
 from .crash import BugCheckStop, CrashRecord
 from .errors import ApiError
@@ -47,17 +56,22 @@ SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _IRQL = {"PASSIVE_LEVEL": PASSIVE, "DISPATCH_LEVEL": DISPATCH, "DIRQL": DEVICE}
 
 #: The rule each entry point's status belongs to, where a status outside the contract stops the
-#: model (the crash record names it).
-STATUS_RULES = {
-    "DxgkDdiSubmitCommand": (1, "SubmitCommandSucceeds"),
-    "DxgkDdiSubmitCommandVirtual": (23, "SubmitCommandVirtualStatus"),
-    "DxgkDdiPatch": (25, "PatchSucceeds"),
-    "DxgkDdiPreemptCommand": (58, "PreemptCommandSucceeds"),
-    "DxgkDdiCancelCommand": (67, "CancelCommandSucceeds"),
-    "DxgkDdiBuildPagingBuffer": (68, "BuildPagingBufferStatus"),
-    "DxgkDdiResetFromTimeout": (108, "ResetFromTimeoutSucceeds"),
-    "DxgkDdiRestartFromTimeout": (108, "ResetFromTimeoutSucceeds"),
+#: model (the crash record names it). Where the rule is registered (:data:`wddmsim.ddi.rules.RULES`)
+#: its name comes from there; the two recovery entry points have no argument structure to judge.
+_STATUS_RULE_NUMBERS = {
+    "DxgkDdiSubmitCommand": 1,
+    "DxgkDdiSubmitCommandVirtual": 23,
+    "DxgkDdiPatch": 25,
+    "DxgkDdiPreemptCommand": 58,
+    "DxgkDdiCancelCommand": 67,
+    "DxgkDdiBuildPagingBuffer": 68,
+    "DxgkDdiCreateContext": 76,
+    "DxgkDdiResetFromTimeout": 108,
+    "DxgkDdiRestartFromTimeout": 108,
 }
+_UNREGISTERED = {108: "ResetFromTimeoutSucceeds"}
+STATUS_RULES = {name: (n, RULES[n].name if n in RULES else _UNREGISTERED[n])
+                for name, n in _STATUS_RULE_NUMBERS.items()}
 
 #: NTSTATUS values that stand for a Python exception in a driver fault's parameter 1.
 _EXCEPTION_CODES = (
@@ -214,20 +228,43 @@ class DdiGateway:
         if log and self.trace is not None:
             self.log(name, args, status, log_args)
         if facts is not None and judge == "after" and verifier is not None and verifier.mode != "off":
-            facts.status = status
-            verifier.check(contract.struct, args, facts, address)
+            self._judge_after(name, contract, args, facts, address, status, bugcheck)
         if status == SUCCESS or contract.returns[0] in ("BOOLEAN", "VOID") or type(status) is not int:
             return status
         allowed = _allowed(contract.returns)
         if allowed is not None and status in allowed:
             return status
         if bugcheck is not None:
-            bc = (BugCheck(bugcheck[0], bugcheck[1], status & 0xFFFFFFFF, bugcheck[2], bugcheck[3])
-                  if type(bugcheck) is tuple else bugcheck(status))
-            self.stop(name, args, address, bc, status)
+            self.stop(name, args, address, self._bugcheck(bugcheck, status), status)
         if fail is not None:
             raise ApiError(status, fail)
         return status
+
+    @staticmethod
+    def _bugcheck(bugcheck, status: int) -> BugCheck:
+        """The caller's bug check for ``status``: a tuple ``(code, p1, p3, p4)`` (the status is
+        parameter 2) or a function of the status."""
+        if type(bugcheck) is tuple:
+            return BugCheck(bugcheck[0], bugcheck[1], status & 0xFFFFFFFF, bugcheck[2], bugcheck[3])
+        return bugcheck(status)
+
+    def _judge_after(self, name: str, contract, args, facts, address: int, status, bugcheck) -> None:
+        """Step 5 of the module doc: the structure as the driver left it, with its status. The
+        status the facts carried before is put back (the caller's facts outlive the call)."""
+        verifier = self.verifier
+        before = facts.status
+        facts.status = status
+        try:
+            found = verifier.find(contract.struct, args, facts)
+        finally:
+            facts.status = before
+        if not found:
+            return
+        bc = None
+        rule = STATUS_RULES.get(name)
+        if bugcheck is not None and rule is not None and found[0].rule == rule[0] and type(status) is int:
+            bc = self._bugcheck(bugcheck, status)
+        verifier.handle(found, contract.struct, args, address, bugcheck=bc)
 
     def log(self, name: str, args, status, log_args: dict | None = None) -> None:
         """The ``DdiCall`` event of a call that returned ``status``."""

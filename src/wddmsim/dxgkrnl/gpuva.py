@@ -25,10 +25,9 @@ from __future__ import annotations
 import ctypes
 
 from ..ddi import layout
-from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from ..ddi.enums import DXGK_PAGETABLEUPDATEMODE
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..sim import PASSIVE
 
@@ -301,15 +300,13 @@ class GpuVa:
         self.submit_paging(block, size, cursor - block, priv, done)
 
     def _build(self, a) -> None:
-        ad = self.adapter
-        status = ad.ddi.call("DxgkDdiBuildPagingBuffer", ad.hAdapter, a)
+        vidmm = self.adapter.vidsch.vidmm
+        status = vidmm.build(a)  # rule 69 on success
         if status != SUCCESS:
-            # A page-table update the driver will not build is a critical failure (section 6.1).
-            ad.ddi.stop("DxgkDdiBuildPagingBuffer", a, 0, BugCheck(
-                BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAULTED_SYSTEM_COMMAND,
-                status & 0xFFFFFFFF), status,
-                message=f"DxgkDdiBuildPagingBuffer returned {status_name(status)} for a page-table operation "
-                        f"({a.Operation}); VidMm cannot keep GPU virtual addresses current")
+            # A page-table update the driver will not build is a critical failure (section 6.1):
+            # 0x119/0x5, rule 68 or 75.
+            vidmm.failed(a, status, "VidMm cannot keep the process's GPU virtual addresses current without it "
+                                    "(a 64 KiB paging buffer holds every page-table operation it asks for)")
 
     def summary(self) -> dict:
         return {"address_spaces": len(self.spaces), "page_tables": self.page_tables,

@@ -29,8 +29,10 @@ counted against ``TdrLimitCount`` (0x116 beyond it) with a 0x117 live dump, then
 the driver goes to error, ``DxgkDdiRestartFromTimeout``. Either call failing is bug check 0x116.
 
 Page faults (section 4.4, rule 54): ``HWQUEUE_PAGE_FAULTED`` names the queue by its handle when
-``FENCE_INVALID`` is clear; that queue's device goes to error at PASSIVE_LEVEL and the engine is
-reset as the flags ask (``ENGINE_RESET_REQUIRED``, or ``ADAPTER_RESET_REQUIRED`` for the full reset).
+``FENCE_INVALID`` is clear (a handle that names no queue of the node, or an arm the flags select that
+holds no hardware context or process, breaks rule 54: 0xC4, the verifier's report); that queue's
+device goes to error at PASSIVE_LEVEL and the engine is reset as the flags ask
+(``ENGINE_RESET_REQUIRED``, or ``ADAPTER_RESET_REQUIRED`` for the full reset).
 Inconsistent flags (rule 51) and ``FATAL_HARDWARE_ERROR`` (rule 53) stop the model in every verifier
 mode, as under the software scheduler. A fault is not a timeout: no live dump, not counted.
 
@@ -55,6 +57,8 @@ FENCE_INVALID = 0x2
 ADAPTER_RESET_REQUIRED = 0x4
 ENGINE_RESET_REQUIRED = 0x8
 FATAL_HARDWARE_ERROR = 0x10
+HW_CONTEXT_VALID = 0x40
+PROCESS_HANDLE_VALID = 0x80
 
 
 class HwTdr:
@@ -255,6 +259,12 @@ class HwTdr:
                 rule_name=stop.name))
         if found:
             verifier.handle(found, NOTIFY, data, ad.interrupt_address)
+        if not 0 <= pf.NodeOrdinal < len(hw.nodes):
+            ad.invalid_interrupt(data, f"HwQueuePageFaulted.NodeOrdinal {pf.NodeOrdinal} names no node")
+        wrong = self._wrong_handle(pf, flags)
+        verifier.judged_rules.add(54)
+        if wrong is not None and verifier.mode != "off":
+            verifier.handle([R.Violation(54, "HwQueueFaultHandleArm", wrong)], NOTIFY, data, ad.interrupt_address)
         self.page_faults += 1
         q = None if flags & FENCE_INVALID else ad.handles.get(pf.FaultedHwQueue)
         if q is not None and q not in hw.queues:
@@ -263,6 +273,35 @@ class HwTdr:
         self._emit("PageFault", {"node": pf.NodeOrdinal, "fence": pf.FaultedFenceId, "flags": flags,
                                  "address": pf.FaultedVirtualAddress, "hwqueue": q.handle if q is not None else 0})
         self.sim.soon(self._after_fault, (node, q, flags), PASSIVE)
+
+    def _wrong_handle(self, pf, flags: int) -> str | None:
+        """Rule 54: the handle union of HWQUEUE_PAGE_FAULTED is read per the flags (Microsoft's
+        DXGKARGCB_NOTIFY_INTERRUPT_DATA page): FaultedHwQueue when FENCE_INVALID is clear,
+        FaultedHwContext with FENCE_INVALID and HW_CONTEXT_VALID, FaultedProcessHandle with
+        FENCE_INVALID and PROCESS_HANDLE_VALID. What the arm holds must be such an object the OS
+        handed the driver (a queue on the node the interrupt names); None when it is."""
+        from .objects import Process
+
+        handles = self.adapter.handles
+        if not flags & FENCE_INVALID:
+            q = handles.get(pf.FaultedHwQueue)
+            if q in self.hwsch.queues and q.context.node == pf.NodeOrdinal:
+                return None
+            return (f"HwQueuePageFaulted.FaultedHwQueue is 0x{pf.FaultedHwQueue:X} but must be the handle of a "
+                    f"hardware queue on node {pf.NodeOrdinal} (PageFaultFlags 0x{flags:X}: FENCE_INVALID is clear, so "
+                    f"the union names the faulting queue and FaultedFenceId is its progress fence)")
+        if flags & HW_CONTEXT_VALID:
+            ctx = handles.get(pf.FaultedHwContext)
+            if getattr(ctx, "hw", False):
+                return None
+            return (f"HwQueuePageFaulted.FaultedHwContext is 0x{pf.FaultedHwContext:X} but must be the handle of a "
+                    f"hardware context (PageFaultFlags 0x{flags:X}: FENCE_INVALID with HW_CONTEXT_VALID)")
+        if flags & PROCESS_HANDLE_VALID:
+            if isinstance(handles.get(pf.FaultedProcessHandle), Process):
+                return None
+            return (f"HwQueuePageFaulted.FaultedProcessHandle is 0x{pf.FaultedProcessHandle:X} but must be the handle "
+                    f"of a process (PageFaultFlags 0x{flags:X}: FENCE_INVALID with PROCESS_HANDLE_VALID)")
+        return None
 
     def _after_fault(self, arg) -> None:
         node, q, flags = arg

@@ -177,7 +177,8 @@ class Preemptor:
                 "node": nq.ordinal, "fence": fence, "reason": st.reason, "running": running.handle,
                 "for": cand.handle if cand is not None else 0, "queued": len(nq.hw) - nq.stopped,
             })
-        vs.ddi.call("DxgkDdiPreemptCommand", vs.adapter.hAdapter, a, facts=nq.notify_facts, address=st.address,
+        vs.ddi.call("DxgkDdiPreemptCommand", vs.adapter.hAdapter, a, facts=nq.notify_facts, judge="after",
+                    address=st.address,
                     bugcheck=(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
                               st.address, (nq.ordinal << 32) | fence))
         st.cand = cand
@@ -269,7 +270,13 @@ class Preemptor:
             ctx = p.context
             if ctx.device.error or ctx.destroyed:
                 # Its device went to error (or it was destroyed) meanwhile: never submitted again.
-                self.vs.adapter.cancel_packet(p)
+                # It reached the hardware queue once, so the driver is not told through
+                # DxgkDdiCancelCommand, which is for packets that never did (rule 67; Microsoft's
+                # DxgkDdiCancelCommand page: "a DMA packet that was in the GPU scheduler's software
+                # queue but never reached the hardware queue because the device went into an error
+                # state" - the DXGKARG_CANCELCOMMAND page's "after a command is removed from the
+                # hardware queue" is read as that same removal from the OS's queues).
+                self.vs.adapter.cancel_packet(p, reached_hardware=True)
                 self.vs.retired_from(ctx)
                 continue
             ctx.queue.appendleft(p)

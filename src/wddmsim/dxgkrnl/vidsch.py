@@ -30,6 +30,7 @@ Spec: seeds 000-004; ddi-facts.md sections 1, 2.1-2.7, 4.1, 11, 13 (rules 1-22, 
 
 from __future__ import annotations
 
+import ctypes
 from collections import deque
 
 from ..ddi import layout
@@ -142,6 +143,7 @@ class VidSch:
                 dma_buffer_segment_set=0,
                 status=SUCCESS,
                 previously_preempted=False,
+                flip_interval_supported=bool(adapter.caps.FlipCaps.get("FlipInterval")),  # rule 88
             )
             nq.notify_facts = R.Facts(version=version, multi_engine_aware=self.mea, node_count=len(hw_queue_depths))
             self.nodes.append(nq)
@@ -151,6 +153,8 @@ class VidSch:
         self.resubmissions = 0  # submissions of packets taken back by a preemption
         self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
         self._submit_cls = submit_cls
+        self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, version)
+        self._plist_size = ctypes.sizeof(self._plist_cls)
         self._retire_pending = False
         #: what the GPU really ran, held against the driver's reports (None: verifier off)
         self.truth = GroundTruth(self, self.verifier) if self.verifier.mode != "off" else None
@@ -316,7 +320,7 @@ class VidSch:
                            packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
                            0)
         self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, a, address=nq.submit_address,
-                      facts=self._submission_facts(nq, packet, a, packet.dma),
+                      facts=self._submission_facts(nq, packet, a, packet.dma), judge="after",
                       bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | packet.fence))
         self._submitted(nq, packet, fence, flags)
 
@@ -356,9 +360,10 @@ class VidSch:
             self.preemptor.consider(nq)  # it waits behind another context's packet
 
     def _submission_facts(self, nq: NodeQueue, packet, args, address: int) -> R.Facts:
-        """The verifier's facts for a submission of ``packet`` (judged by the gateway before the
-        call). A NullRendering packet keeps the structure as submitted: rule 14 is judged on it
-        when its fence comes back (``address``: where its buffer is, for the bus observer)."""
+        """The verifier's facts for a submission of ``packet`` (judged by the gateway after the
+        call, with the status it returned: rules 1 and 23). A NullRendering packet keeps the
+        structure as submitted: rule 14 is judged on it when its fence comes back (``address``:
+        where its buffer is, for the bus observer)."""
         facts = nq.facts
         facts.status = SUCCESS
         facts.previously_preempted = packet.preempted
@@ -396,7 +401,7 @@ class VidSch:
         a.EngineOrdinal = 0
         a.NodeOrdinal = nq.ordinal
         status = self.ddi.call("DxgkDdiSubmitCommandVirtual", ad.hAdapter, a, address=nq.submit_address,
-                               facts=self._submission_facts(nq, packet, a, packet.va),
+                               facts=self._submission_facts(nq, packet, a, packet.va), judge="after",
                                bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | fence))
         self.virtual_submissions += 1
         if status == INVALID_PARAMETER:
@@ -427,9 +432,17 @@ class VidSch:
         p.Flags.Value = packet.flags & 0xF
         p.EngineOrdinal = 0
         address = nq.submit_address + 0x400
-        self.ddi.call("DxgkDdiPatch", self.adapter.hAdapter, p, facts=nq.facts, judge="after", address=address,
-                      bugcheck=lambda status: BugCheck(_VIDSCH, VidSchError.DRIVER_FAILED_PATCH_COMMAND, address,
-                                                       packet.fence, nq.ordinal))
+        facts = nq.facts
+        if self.verifier.mode != "off":
+            # Rule 30 reads the patch-location list the driver built in DxgkDdiRender/DxgkDdiPresent.
+            facts.patch_locations = (self._plist_cls * packet.plist_n).from_buffer_copy(
+                self.adapter.memory.read(packet.plist, packet.plist_n * self._plist_size))
+        try:
+            self.ddi.call("DxgkDdiPatch", self.adapter.hAdapter, p, facts=facts, judge="after", address=address,
+                          bugcheck=lambda status: BugCheck(_VIDSCH, VidSchError.DRIVER_FAILED_PATCH_COMMAND, address,
+                                                           packet.fence, nq.ordinal))
+        finally:
+            facts.patch_locations = None
 
     def _start(self, nq: NodeQueue, packet) -> None:
         now = self.sim.now

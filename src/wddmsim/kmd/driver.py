@@ -53,8 +53,9 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   display's pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
   ``FlipOnVSyncWithNoWait`` and ``FlipInterval``). When a flip latches at a vsync the ISR reports
   ``DXGK_INTERRUPT_CRTC_VSYNC`` with the source's target id and the address now scanned out.
-- Recovery (section 10): ``DxgkDdiQueryDependentEngineGroup`` answers the node alone (no engine
-  depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
+- Recovery (section 10): ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
+  preemption request unanswered or faulted; ``DxgkDdiQueryDependentEngineGroup`` answers the node
+  alone (no engine depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
   the fence of the submission it aborted mid-execution (the last completed one when none was
   running) as ``LastAbortedFenceId``; ``DxgkDdiResetFromTimeout`` resets every engine and sets each
   node's fence slot to its last submitted fence; ``DxgkDdiRestartFromTimeout`` has nothing to do.
@@ -69,6 +70,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+from bisect import bisect_right
 from collections import deque
 
 from ..ddi import layout
@@ -237,9 +239,13 @@ class ReferenceDriver(WddmV2Ddi):
         self.hardware_scheduling_supported = hws if s.hardware_scheduling is None else s.hardware_scheduling
         self.cancelled = 0  # packets the OS cancelled through DxgkDdiCancelCommand
         self.paging_operations = 0  # operations written by DxgkDdiBuildPagingBuffer
-        # (address space root, DMA buffer address) -> (next offset, WORK owed): where a preempted
-        # buffer resumes. Physical buffers have root 0; two processes may use one virtual address.
-        self._resume: dict[tuple[int, int], tuple[int, int]] = {}
+        # (context handle, address space root, DMA buffer address) -> (next offset, WORK owed):
+        # where a preempted buffer resumes when the OS submits it again. Physical buffers have root
+        # 0; two processes may use one virtual address. A preempted packet whose device then goes to
+        # error is never submitted again and the OS does not say so (DxgkDdiCancelCommand is only
+        # for packets that never reached the hardware queue): the context in the key keeps a later
+        # buffer at the same address from resuming there, and DxgkDdiDestroyContext forgets them.
+        self._resume: dict[tuple[int, int, int], tuple[int, int]] = {}
         names = [self.hw.engine_info(i).name for i in range(self.hw.engine_count)]
         engines = [s.engines.get(name) for name in names]
         self.ring_sizes = [e.ring_size if e is not None and e.ring_size else s.ring_size for e in engines]
@@ -470,6 +476,9 @@ class ReferenceDriver(WddmV2Ddi):
         if ctx is None:
             return int(NTSTATUS.STATUS_INVALID_HANDLE)
         ctx.device.contexts.remove(hContext)
+        if self._resume:
+            for key in [k for k in self._resume if k[0] == hContext]:
+                del self._resume[key]
         return SUCCESS
 
     def DxgkDdiCancelCommand(self, hAdapter: int, pCancelCommand) -> int:
@@ -495,14 +504,15 @@ class ReferenceDriver(WddmV2Ddi):
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
         mem = self.mem
         data = mem.read(pRender.pCommand, n)
-        count = 0
+        starts = []  # each command's offset in the command buffer (split points, rule 30)
         try:
             for cmd in C.iter_commands(data):
                 if cmd.opcode not in USER_OPCODES:
                     return int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
-                count += 1
+                starts.append(cmd.offset)
         except C.CommandError:
             return int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
+        count = len(starts)
         dma = pRender.pDmaBuffer
         dma_start = pRender.DmaBufferPhysicalAddress.QuadPart
         mem.write(dma, data)
@@ -516,18 +526,23 @@ class ReferenceDriver(WddmV2Ddi):
             asize = ctypes.sizeof(self._alist)
             base_off = dma - dma_start if dma_start else 0
             raw = mem.read(pRender.pPatchLocationListIn, nin * psize)
-            out = bytearray()
+            out = []
             for i in range(nin):
                 pl = self._plist.from_buffer_copy(raw, i * psize)
                 if pl.AllocationIndex >= pRender.AllocationListSize or pl.PatchOffset + 8 > n:
                     return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+                # The split point of an allocation is the start of the command that uses it: the
+                # buffer can run up to there without it (Microsoft's "Splitting a DMA buffer").
+                pl.SplitOffset = base_off + starts[bisect_right(starts, pl.PatchOffset) - 1]
                 pl.PatchOffset += base_off
-                out += bytes(pl)
+                out.append(pl)
                 al = self._alist.from_buffer_copy(mem.read(pRender.pAllocationList + pl.AllocationIndex * asize, asize))
                 if al.SegmentId:
                     # Pre-patch: the OS may skip DxgkDdiPatch for this buffer (section 2.8).
                     mem.write_u64(dma + pl.PatchOffset - base_off, al.PhysicalAddress.QuadPart + pl.AllocationOffset)
-            mem.write(pRender.pPatchLocationListOut, bytes(out))
+            # In the order the stream uses the allocations (rule 30), whatever the input order.
+            out.sort(key=lambda pl: pl.SplitOffset)
+            mem.write(pRender.pPatchLocationListOut, b"".join(bytes(pl) for pl in out))
             pRender.pPatchLocationListOut += nin * psize
         if pRender.pDmaBufferPrivateData and pRender.DmaBufferPrivateDataSize >= _PRIVATE.size:
             mem.write(pRender.pDmaBufferPrivateData, _PRIVATE.pack(PRIVATE_MAGIC, hContext & 0xFFFFFFFF, n, count))
@@ -626,6 +641,7 @@ class ReferenceDriver(WddmV2Ddi):
             pl = self._plist()
             pl.AllocationIndex = index
             pl.PatchOffset = base_off + offset
+            pl.SplitOffset = base_off  # the one command of the present uses both allocations
             out += bytes(pl)
             al = self._alist.from_buffer_copy(mem.read(pPresent.pAllocationList + index * asize, asize))
             if al.SegmentId:
@@ -712,7 +728,8 @@ class ReferenceDriver(WddmV2Ddi):
         packet = self._switch_root(node, 0)
         fence = C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
         if length and not a.Flags.NullRendering:
-            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferPhysicalAddress.QuadPart + start, length)
+            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferPhysicalAddress.QuadPart + start, length,
+                                        owner=a.hContext)
         packet += fence
         if not self._ring_write(node, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
@@ -721,12 +738,13 @@ class ReferenceDriver(WddmV2Ddi):
         self.hw.doorbell(node.ordinal, node.wptr)
         return SUCCESS
 
-    def _buffer_call(self, node: _Node, fence: int, address: int, length: int, root: int = 0) -> bytes:
+    def _buffer_call(self, node: _Node, fence: int, address: int, length: int, root: int = 0,
+                     owner: int = 0) -> bytes:
         """The ring commands that run the buffer at ``address`` (physical, or virtual in the address
-        space ``root``, which the ring must be in): an INDIRECT to all of it, or for a buffer a
-        preemption stopped, the WORK it still owed and an INDIRECT to the commands not yet run.
-        Recorded as in flight."""
-        saved = self._resume.pop((root, address), None) if self._resume else None
+        space ``root``, which the ring must be in) for the context ``owner``: an INDIRECT to all of
+        it, or for a buffer a preemption stopped, the WORK it still owed and an INDIRECT to the
+        commands not yet run. Recorded as in flight."""
+        saved = self._resume.pop((owner, root, address), None) if self._resume else None
         if saved is None:
             offset = owed = 0
             packet = C.indirect(address, length)
@@ -734,7 +752,7 @@ class ReferenceDriver(WddmV2Ddi):
             offset, owed = saved
             packet = (C.work(owed) if owed else b"") + \
                 (C.indirect(address + offset, length - offset) if offset < length else b"")
-        node.inflight.append((fence, address, offset, owed, root))
+        node.inflight.append((fence, address, offset, owed, root, owner))
         return packet
 
     def _switch_root(self, node: _Node, root: int) -> bytes:
@@ -917,12 +935,12 @@ class ReferenceDriver(WddmV2Ddi):
         """The ring is about to be emptied: remember what the unfinished submissions still owe, so
         that the OS's resubmissions of them do only that. ``saved``: the engine's stop point inside
         the first one, or None."""
-        for i, (_fence, address, offset, owed, root) in enumerate(node.inflight):
+        for i, (_fence, address, offset, owed, root, owner) in enumerate(node.inflight):
             if i == 0 and saved is not None:
                 buf, pc, _end, left = saved
-                self._resume[(root, address)] = (offset if buf is None else buf - address + pc, left)
+                self._resume[(owner, root, address)] = (offset if buf is None else buf - address + pc, left)
             elif offset or owed:
-                self._resume[(root, address)] = (offset, owed)
+                self._resume[(owner, root, address)] = (offset, owed)
         node.inflight.clear()
 
     # -- recovery -----------------------------------------------------------------------------------------
@@ -932,6 +950,18 @@ class ReferenceDriver(WddmV2Ddi):
         if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         a.DependentNodeOrdinalMask = 1 << a.NodeOrdinal
+        return SUCCESS
+
+    def DxgkDdiQueryEngineStatus(self, hAdapter: int, pQueryEngineStatus) -> int:
+        """Responsive unless the node's engine has left a preemption request unanswered or stopped on
+        a fault (the register interface shows no finer progress than that)."""
+        a = pQueryEngineStatus
+        if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        node = self.nodes[a.NodeOrdinal]
+        st = self.hw.status(node.ordinal)
+        a.EngineStatus.Value = 0
+        a.EngineStatus.Responsive = 0 if st == mmio.FAULTED or (node.preempt_fence and st != mmio.PREEMPTED) else 1
         return SUCCESS
 
     def DxgkDdiResetEngine(self, hAdapter: int, pResetEngine) -> int:

@@ -151,7 +151,8 @@ class WddmV2Ddi:
         if a.DmaBufferSize and not a.Flags.NullRendering:
             root = self.roots.get(a.hContext, 0)
             packet += self._switch_root(node, root)
-            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferVirtualAddress, a.DmaBufferSize, root)
+            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferVirtualAddress, a.DmaBufferSize, root,
+                                        owner=a.hContext)
         # The fence slot is kernel memory: written with physical addressing.
         packet += self._switch_root(node, 0) + C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
         if not self._ring_write(node, packet):

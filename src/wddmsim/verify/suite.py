@@ -615,9 +615,26 @@ def _hardware_cases() -> list[Case]:
             bad.append("the other process's work did not all finish")
         return bad
 
+    def page_fault(d):
+        return scenario("hw_fault", [
+            process("app", context("c", script(("0ns", "1ms", 3)))),
+            process("other", context("c", script(("0ns", "500us", 3), ("50ms", "500us", 1)), node="Copy")),
+        ], adapter=hw, faults=[{"kind": "page_fault", "process": "app", "context": "c", "packet": 2}])
+
+    def fault_handled(out: Outcome) -> list[str]:
+        bad = [] if out.of("PageFault") else ["the driver did not report the page fault (HWQUEUE_PAGE_FAULTED)"]
+        if not out.context("app/c")["device_error"]:
+            bad.append("the faulting device is not in error")
+        other = out.context("other/c")
+        if other["completed"] != other["submitted"] or other["device_error"]:
+            bad.append("the other process's work did not all finish")
+        return bad
+
     return [
         Case("hardware_queues", "basic", "hardware queues of two contexts, one with two queues", basic,
              healthy, needs=("hardware_scheduling",)),
+        Case("hardware_queues", "page_fault", "a GPU page fault on a hardware queue: reported with the queue's "
+             "handle, only its device in error", page_fault, fault_handled, needs=("hardware_scheduling",)),
         Case("hardware_queues", "gpu_wait_chain", "a monitored fence passed along by GPU waits", chain, healthy,
              needs=("hardware_scheduling",)),
         Case("hardware_queues", "suspend", "a hardware context suspended and resumed mid-work", suspend, healthy,
