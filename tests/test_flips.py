@@ -190,6 +190,7 @@ def _system(mode, interval, driver, fps=30):
     return System(sc, trace=trace, driver=driver), trace
 
 
+@pytest.mark.rule(87)
 def test_without_flip_on_vsync_with_no_wait_the_os_sends_waiting_flips_rule_87():
     system, trace = _system("flip_no_wait", 1, _with_flip_caps(FlipOnVSyncWithNoWait=0))
     r = system.run()
@@ -200,6 +201,7 @@ def test_without_flip_on_vsync_with_no_wait_the_os_sends_waiting_flips_rule_87()
     assert {e["mode"] for e in trace.of("Present")} == {"flip"}
 
 
+@pytest.mark.rule(88)
 def test_without_flip_interval_intervals_two_to_four_fail_the_call_rule_88():
     system, trace = _system("flip", 2, _with_flip_caps(FlipInterval=0))
     r = system.run()
@@ -223,6 +225,7 @@ class FlipsEveryVsync(ReferenceDriver):
             pPresent.FlipInterval = asked
 
 
+@pytest.mark.rule(88)
 def test_a_flip_that_takes_effect_before_its_interval_breaks_rule_88():
     system, trace = _system("flip", 2, FlipsEveryVsync, fps=100)
     r = system.run()

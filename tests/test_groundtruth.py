@@ -1,6 +1,8 @@
 """Ground-truth checks (dxgkrnl/groundtruth.py): drivers that keep every status and every fence in
 range, so that Windows would see nothing wrong, are caught from what the GPU model really ran."""
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 from zoo.groundtruth import DRIVERS, SubmitsWithoutRing
@@ -70,7 +72,8 @@ def test_without_the_verifier_the_lost_work_goes_unnoticed():
     assert system.adapter.vidsch.truth is None
 
 
-def test_the_cli_report_names_the_ground_truth_check():
-    r = CliRunner().invoke(main, ["verify", "tests/zoo/groundtruth.py:SubmitsWithoutRing", "--only", "submission"])
+def test_the_cli_report_names_the_ground_truth_check(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    r = CliRunner().invoke(main, ["verify", "zoo.groundtruth:SubmitsWithoutRing", "--only", "submission"])
     assert r.exit_code == 1
     assert "A ground-truth check" in r.output and "Rule 37 (LastCompletedAdvancesOnlyOnCompletion)" in r.output

@@ -312,3 +312,25 @@ def test_a_vsync_without_a_scan_out_address_breaks_rule_45():
 
     r = _run("flips.toml", NullVsyncAddress)
     assert (r.bugcheck.bugcheck.p1, r.bugcheck.rule) == (45, 45)
+
+
+@pytest.mark.rule(72)
+def test_allocation_is_idle_only_for_allocations_no_packet_on_the_gpu_uses(monkeypatch):
+    """VidMm sets AllocationIsIdle on every transfer and discard it builds: at each of those calls
+    no submitted, unretired packet uses the allocation (its in-use count is 0)."""
+    from wddmsim.dxgkrnl.vidmm import VidMm
+
+    seen = []
+    build = VidMm.build
+
+    def judged(self, a):
+        if a.Operation == OP.DXGK_OPERATION_TRANSFER and a.Transfer.Flags.AllocationIsIdle:
+            alloc = self.adapter.handles.get(a.Transfer.hAllocation)
+            seen.append((a.Transfer.Source.SegmentId != 0, alloc.in_use))
+        return build(self, a)
+
+    monkeypatch.setattr(VidMm, "build", judged)
+    result = System(load_scenario(Path(__file__).parent.parent / "examples" / "paging.toml")).run()
+    assert result.bugcheck is None
+    evictions = [u for out, u in seen if out]
+    assert len(evictions) > 5 and set(u for _, u in seen) == {0}

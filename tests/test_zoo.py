@@ -30,7 +30,9 @@ START = [b for b in ZOO if b.kind == "start"]
 UNREGISTERED = {38: "NotifyInterruptAtDirql", 39: ("IsrQueuesDpc", "DpcNotifiesDpc"), 41: "IsrCallbacks",
                 42: "DmaBeforeCrtc", 43: "IsrDismissesInterrupt", 54: "HwQueueFaultHandleArm",
                 56: "SuspendFenceIssued", 57: "NoInterruptBeforeResume", 69: "PagingBufferAdvanceExact",
-                75: "FailedSystemCommandBugChecks", 108: "ResetFromTimeoutSucceeds"}
+                75: "FailedSystemCommandBugChecks", 108: "ResetFromTimeoutSucceeds",
+                37: "LastCompletedAdvancesOnlyOnCompletion", 110: "NoGpuMemoryAccessAfterReset",
+                114: "ResetEngineLeavesQueueEmpty"}
 
 runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
 
@@ -85,7 +87,13 @@ def _report_mode_rules(broken) -> list[int]:
 _BUILDS_NO_SYSTEM = (76,)
 
 
-@pytest.mark.parametrize("broken", params([b for b in RUNTIME if b.rule not in _BUILDS_NO_SYSTEM]))
+# A completion reported on the wrong node is caught first from the ground truth (rule 37); run on,
+# its fences soon pass what was submitted on the other node as well (rule 32): two rules by nature.
+_BREAKS_TWO = ("CompletesOnWrongNode",)
+
+
+@pytest.mark.parametrize("broken", params([b for b in RUNTIME if b.rule not in _BUILDS_NO_SYSTEM
+                                           and b.cls.__name__ not in _BREAKS_TWO]))
 def test_the_driver_breaks_that_rule_alone(broken):
     """Run on in verifier mode ``report``, the case records the driver's rule and no other (until
     the run ends or Windows would stop in any mode)."""

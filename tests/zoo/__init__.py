@@ -17,7 +17,8 @@ it breaks, the ``wddmsim verify`` area whose cases catch it, the settings it run
 
 The modules are by area: :mod:`.submission`, :mod:`.fences`, :mod:`.preemption`, :mod:`.faults`,
 :mod:`.flips`, :mod:`.tdr`, :mod:`.paging`, :mod:`.processes`, :mod:`.gpu_va`, :mod:`.hwqueues`,
-:mod:`.start`. (``groundtruth.py`` is left for drivers caught by the GPU's ground truth.)
+:mod:`.start`, and :mod:`.groundtruth` (drivers only the GPU's ground truth catches: Windows would
+see nothing wrong).
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ from . import (  # noqa: E402,F401  (registers the drivers)
     fences,
     flips,
     gpu_va,
+    groundtruth,
     hwqueues,
     paging,
     preemption,

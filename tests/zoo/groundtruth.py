@@ -1,36 +1,43 @@
 """Broken drivers that only the ground-truth checks catch (dxgkrnl/groundtruth.py).
 
 Each keeps every documented status and every fence in range, so nothing Windows can see is wrong;
-the GPU model knows which DMA buffers it really ran. ``RULE`` is the rule each breaks, ``AREA``
-the verify area that catches it.
+the GPU model knows which DMA buffers it really ran and what state a reset left its engines in.
+Registered with :func:`zoo.breaks` like every zoo driver (the stop is the verifier's 0xC4 naming the
+rule: Windows itself would not stop); ``RULE``, ``AREA`` and ``SETTINGS`` repeat it for
+tests/test_groundtruth.py.
 """
 
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
 
+from . import C4, breaks
 
+
+@breaks(37, "submission", stop=(C4, 37))
 class SubmitsWithoutRing(ReferenceDriver):
     """DxgkDdiSubmitCommand returns success and writes the fence but never calls the DMA buffer:
     the fence interrupt reports the packet complete although the GPU never ran it."""
 
     RULE, AREA = 37, "submission"
 
-    def _buffer_call(self, node, fence, address, length, root=0):
+    def _buffer_call(self, node, fence, address, length, root=0, owner=0):
         return b""
 
 
+@breaks(37, "submission", stop=(C4, 37))
 class FenceBeforeBuffer(ReferenceDriver):
     """Writes the submission's fence (with interrupt) before the INDIRECT that runs its buffer: the
     report arrives while the buffer has not run."""
 
     RULE, AREA = 37, "submission"
 
-    def _buffer_call(self, node, fence, address, length, root=0):
-        call = super()._buffer_call(node, fence, address, length, root)
+    def _buffer_call(self, node, fence, address, length, root=0, owner=0):
+        call = super()._buffer_call(node, fence, address, length, root, owner)
         early = C.fence(node.fence_addr, fence, interrupt=True) if not root else b""
         return early + call
 
 
+@breaks(37, "processes", stop=(C4, 37))
 class CompletesOnWrongNode(ReferenceDriver):
     """Reports each node's fence as the next node's (DmaCompleted.NodeOrdinal off by one): a fence
     that is in range on the other node completes work that node's engine has not run."""
@@ -48,6 +55,7 @@ class CompletesOnWrongNode(ReferenceDriver):
             node.ordinal = ordinal
 
 
+@breaks(36, "preemption", stop=(C4, 36))
 class PreemptedClaimsDone(ReferenceDriver):
     """DMA_PREEMPTED names the last submitted fence as LastCompletedFenceId: the buffer the engine
     stopped in, and those behind it, are declared done and vanish."""
@@ -66,19 +74,21 @@ class PreemptedClaimsDone(ReferenceDriver):
         return node.last_submitted if self._claim else super()._completed(node)
 
 
+@breaks(37, "preemption", stop=(C4, 37))
 class LosesResubmission(ReferenceDriver):
     """Drops the rest of a buffer a preemption stopped in when the OS submits it again (returns
     success, rings only the fence): that work vanishes."""
 
     RULE, AREA = 37, "preemption"
 
-    def _buffer_call(self, node, fence, address, length, root=0):
-        if self._resume and (root, address) in self._resume:
-            del self._resume[(root, address)]
+    def _buffer_call(self, node, fence, address, length, root=0, owner=0):
+        if self._resume and (owner, root, address) in self._resume:
+            del self._resume[(owner, root, address)]
             return b""
-        return super()._buffer_call(node, fence, address, length, root)
+        return super()._buffer_call(node, fence, address, length, root, owner)
 
 
+@breaks(14, "null_rendering", stop=(C4, 14))
 class IgnoresNullRendering(ReferenceDriver):
     """Runs a Flags.NullRendering submission's DMA buffer like any other."""
 
@@ -89,6 +99,7 @@ class IgnoresNullRendering(ReferenceDriver):
         return super().DxgkDdiSubmitCommand(hAdapter, pSubmitCommand)
 
 
+@breaks(5, "paging", stop=(C4, 5))
 class RunsFromBufferStart(ReferenceDriver):
     """Calls the DMA buffer from its start instead of DmaBufferSubmissionStartOffset: a paging
     buffer shared by several submissions has its earlier commands run again."""
@@ -113,6 +124,7 @@ class _WithoutEngineReset:
         return getattr(self._hw, name)
 
 
+@breaks(114, "tdr", stop=(C4, 114))
 class ResetEngineLeavesItHung(ReferenceDriver):
     """DxgkDdiResetEngine reports the right LastAbortedFenceId and success but never resets the
     engine: it is still hung, its ring still full."""
@@ -127,6 +139,7 @@ class ResetEngineLeavesItHung(ReferenceDriver):
             self.hw = hw
 
 
+@breaks(110, "tdr", stop=(C4, 110), settings={"per_engine_reset": False})
 class ResetFromTimeoutLeavesEnginesRunning(ReferenceDriver):
     """DxgkDdiResetFromTimeout returns success without stopping the engines."""
 

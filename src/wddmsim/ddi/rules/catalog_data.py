@@ -300,10 +300,7 @@ ENTRIES: dict[int, Entry] = {
                     "fence) rather than a node fence.",
               reason="the OS reads the FaultedHwQueue arm of DMA_PAGE_FAULTED under hardware scheduling and "
                      "the node arm otherwise"),
-    55: Entry(R, (_k("nc-d3dkmddi-dxgkddi_querycurrentfence"), _MCDM),
-              name="QueryCurrentFenceReportsNewer", section="4.5",
-              words="DxgkDdiQueryCurrentFence reports a completed fence newer than the last one the OS knows "
-                    "about only through a DMA_COMPLETED notification, never by the returned value alone."),
+    55: Entry(R, (_k("nc-d3dkmddi-dxgkddi_querycurrentfence"), _MCDM), check=(TDR + "_missed_fences",)),
     56: Entry(R, (_SUSPEND, _BUGCHECK_119), check=(HW + "suspend_completed",),
               name="SuspendFenceIssued", section="8.4, 11",
               words="A driver acknowledges only a context-suspend fence the OS actually handed to "
@@ -356,12 +353,9 @@ ENTRIES: dict[int, Entry] = {
                     "split DMA buffer; only the Windows 7 policy keeps them back to back.",
               reason="DMA-buffer splitting is not modelled: VidMm pages in all of a packet's allocations at "
                      "once, so there are no split portions; comes with splitting at SplitOffset"),
-    67: Entry(R, (_k("nc-d3dkmddi-dxgkddi_cancelcommand"),), check=(STATUS,),
-              name="CancelCommandSucceeds", section="2.10",
-              words="DxgkDdiCancelCommand succeeds, and the OS calls it only for packets that never reached the "
-                    "hardware queue."),
-    68: Entry(R, (_PAGING, _TDR_SYNC), check=(STATUS, MM + "_failed")),
-    69: Entry(R, (_PAGING, _PAGING_ARGS), name="PagingBufferAdvanceExact", section="6.1",
+    67: Entry(R, (_k("nc-d3dkmddi-dxgkddi_cancelcommand"),), check=(STATUS,)),
+    68: Entry(R, (_PAGING, _TDR_SYNC), check=(STATUS, MM + "failed")),
+    69: Entry(R, (_PAGING, _PAGING_ARGS), check=(MM + "build",), name="PagingBufferAdvanceExact", section="6.1",
               words="After DxgkDdiBuildPagingBuffer the driver's pDmaBuffer and pDmaBufferPrivateData have moved "
                     "exactly past what it wrote, within the space it was given."),
     70: Entry(N, (_PAGING, _PAGING_ARGS), name="MultipassOffsetPreserved", section="6.1",
@@ -394,12 +388,10 @@ ENTRIES: dict[int, Entry] = {
               words="Every paging buffer, each partial one of a long operation too, is submitted on its own with "
                     "Flags.Paging set.",
               reason="VidMm turns each paging buffer it fills into its own paging packet"),
-    75: Entry(R, (_BUGCHECK_119,), name="FailedSystemCommandBugChecks", section="11",
+    75: Entry(R, (_BUGCHECK_119,), check=(MM + "failed",), name="FailedSystemCommandBugChecks", section="11",
               words="A driver that fails a system or paging command stops Windows with bug check 0x119, "
                     "parameter 1 = 0x5."),
-    76: Entry(R, (_CONTEXT, _CONTEXT_ARGS), name="CreateContextStatus", section="3.2",
-              words="DxgkDdiCreateContext may fail only for lack of memory (STATUS_NO_MEMORY) or a driver "
-                    "mismatch (STATUS_GRAPHICS_DRIVER_MISMATCH); a driver supports any number of contexts."),
+    76: Entry(R, (_CONTEXT, _CONTEXT_ARGS), check=(STATUS,)),
     77: Entry(C, (_CONTEXT_ARGS, _NODES), check=(AD + "create_context", HW + "create_context"),
               name="EngineAffinitySingleBit", section="3.1",
               words="A new context's EngineAffinity has exactly one bit set, the one of its engine "
@@ -415,11 +407,11 @@ ENTRIES: dict[int, Entry] = {
               words="A GDI context reports an allocation list of 256 entries.",
               reason="GDI hardware acceleration is not modelled: the OS never creates a context with GdiContext "
                      "set; comes with a GDI workload"),
-    80: Entry(R, (_NODEMETA, _u("ddi/d3dkmdt/ns-d3dkmdt-_dxgk_nodemetadata")),
+    80: Entry(R, (_NODEMETA, _u("ddi/d3dkmdt/ns-d3dkmdt-_dxgk_nodemetadata")), check=(AD + "start",),
               name="ExactlyOne3DNode", section="3.4",
               words="Exactly one node declares itself a 3D engine, and only nodes of type OTHER give a "
                     "friendly name."),
-    81: Entry(R, (_NODEMETA,), name="GetNodeMetadataStatus", section="3.4",
+    81: Entry(R, (_NODEMETA,), check=(AD + "start",), name="GetNodeMetadataStatus", section="3.4",
               words="DxgkDdiGetNodeMetadata succeeds for every node the adapter has and refuses an ordinal "
                     "beyond them with STATUS_INVALID_PARAMETER."),
     82: Entry(N, (_TDR_WIN8, _TOPOLOGY), name="LinkedEnginesSameNodeCount", section="3.1",
@@ -441,8 +433,10 @@ ENTRIES: dict[int, Entry] = {
               words="DxgkDdiSetVidPnSourceAddress may answer STATUS_INVALID_PARAMETER only for a shared-primary "
                     "transition.",
               reason="DxgkDdiSetVidPnSourceAddress is never called; comes with MMIO flips (rule 84)"),
-    87: Entry(R, (_PRESENT, _FLIPCAPS), name="FlipWithNoWaitNeedsCap", section="2.8",
-              words="The OS asks for FlipWithNoWait only from a driver that declared FlipOnVSyncWithNoWait."),
+    87: Entry(C, (_PRESENT, _FLIPCAPS), check=(AD + "present",), name="FlipWithNoWaitNeedsCap", section="2.8",
+              words="The OS asks for FlipWithNoWait only from a driver that declared FlipOnVSyncWithNoWait.",
+              reason="the OS reads DXGK_FLIPCAPS at adapter start and turns a no-wait flip into a waiting one "
+                     "for a driver that did not declare FlipOnVSyncWithNoWait"),
     88: Entry(R, (_u("ddi/d3dukmdt/ne-d3dukmdt-d3dddi_flipinterval_type"), _FLIPCAPS)),
     89: Entry(C, (_PRESENT, _k("ns-d3dkmddi-_dxgk_presentflags")), check=(AD + "present",),
               name="PresentColorFlagsExclusive", section="2.8",
@@ -575,9 +569,7 @@ ENTRIES: dict[int, Entry] = {
                words="A failed engine reset becomes an adapter-wide reset, and so does an engine reset that "
                      "aborted a paging packet.",
                reason="Tdr._engine_reset promotes both cases to an adapter reset"),
-    117: Entry(R, (_DEP_GROUP, _TDR_WIN8), name="DependentEngineGroupIncludesNode", section="10.3",
-               words="DxgkDdiQueryDependentEngineGroup succeeds and its mask of dependent nodes includes the "
-                     "node asked about."),
+    117: Entry(R, (_DEP_GROUP, _TDR_WIN8), check=(TDR + "_engine_reset",)),
     118: Entry(R, (_TDR_WIN8, _k("ns-d3dkmddi-_dxgk_drivercaps")), check=(_DX + "caps.missing_entry_points",),
                name="PerEngineTdrEntryPoints",
                section="10.3",
