@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: driver (its defaults otherwise).
 SKIPPED = {
     "wddm2_0": {"tdr/adapter_reset", "faults/page_fault_timeout", "hardware_queues/basic",
-                "hardware_queues/gpu_wait_chain", "hardware_queues/suspend", "hardware_queues/hang"},
+                "hardware_queues/gpu_wait_chain", "hardware_queues/suspend", "hardware_queues/hang",
+                "hardware_queues/page_fault"},
     "wddm2_7": {"tdr/adapter_reset", "faults/page_fault_timeout"},
 }
 
