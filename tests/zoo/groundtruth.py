@@ -153,5 +153,21 @@ class ResetFromTimeoutLeavesEnginesRunning(ReferenceDriver):
             self.hw = hw
 
 
+@breaks(96, "hardware_queues", stop=(C4, 96), settings={"ddi_version": "wddm2_7"})
+class ProgressBeforeBuffer(ReferenceDriver):
+    """DxgkDdiSubmitCommandToHwQueue writes the queue's progress fence before the INDIRECT to the
+    buffer: the OS retires a submission the GPU has not run."""
+
+    RULE, AREA, SETTINGS = 96, "hardware_queues", {"ddi_version": "wddm2_7"}
+
+    def DxgkDdiSubmitCommandToHwQueue(self, hAdapter, pSubmitCommandToHwQueue):
+        a = pSubmitCommandToHwQueue
+        q = self.hwqueues.get(a.hHwQueue)
+        if q is not None and a.DmaBufferSize:
+            self._hwqueue_write(q, C.fence(q.fence_gpu_va, a.HwQueueProgressFenceId, interrupt=True))
+        return super().DxgkDdiSubmitCommandToHwQueue(hAdapter, pSubmitCommandToHwQueue)
+
+
 DRIVERS = (SubmitsWithoutRing, FenceBeforeBuffer, CompletesOnWrongNode, PreemptedClaimsDone, LosesResubmission,
-           IgnoresNullRendering, RunsFromBufferStart, ResetEngineLeavesItHung, ResetFromTimeoutLeavesEnginesRunning)
+           IgnoresNullRendering, RunsFromBufferStart, ResetEngineLeavesItHung, ResetFromTimeoutLeavesEnginesRunning,
+           ProgressBeforeBuffer)

@@ -25,6 +25,11 @@ buffer called from its ring to the end; the checks below hold the driver's repor
 - rule 5, DmaSubmissionRangeInBuffer: every fetch from a ring that touches the DMA buffer of a
   packet in flight lies inside the submitted range of some packet in flight (a driver that runs
   bytes of a DMA buffer outside ``DmaBufferSubmissionStartOffset..EndOffset``);
+- rule 96, ProgressFenceReleaseTiming: under hardware scheduling, a queue's progress fence reaching
+  V completes every submission with an id up to V; each must have had its buffer run to the end
+  by an engine by the time the OS reads the value (whether the value is written by the buffer's
+  last instruction or after retirement; DxgkDdiSubmitCommandToHwQueue,
+  https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/nc-d3dkmddi-dxgkddi_submitcommandtohwqueue);
 - rule 114, ResetEngineLeavesQueueEmpty: when DxgkDdiResetEngine returns success, the engine that
   ran the node's packets is idle with nothing on its ring (DxgkDdiResetEngine,
   https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/nc-d3dkmddi-dxgkddi_resetengine);
@@ -36,8 +41,7 @@ buffer called from its ring to the end; the checks below hold the driver's repor
 
 A broken check is the verifier's: in strict mode bug check 0xC4 DRIVER_VERIFIER_DETECTED_VIOLATION
 with the rule's number, the message starting "ground truth:" (Windows could not have raised it; the
-report names these checks apart). Packets on hardware queues (WDDM 2.x hardware scheduling) are
-judged by their progress fences in :mod:`wddmsim.dxgkrnl.hwqueue`, not here.
+report names these checks apart).
 
 Time: the observer reports the engine's local time, which may run ahead of the clock (an engine
 computes when later commands will land); a buffer "finished" at a time still to come has not
@@ -52,7 +56,7 @@ from ..ddi import rules as R
 from .present import FLAG_NULL_RENDERING
 
 #: The rules this module judges, for the report's "exercised" list.
-RULES = (5, 14, 36, 37, 110, 114)
+RULES = (5, 14, 36, 37, 96, 110, 114)
 #: How a ground-truth violation's message begins (reports name these checks apart).
 MARK = "ground truth:"
 
@@ -63,13 +67,14 @@ class GroundTruth:
     """The bus observer of one adapter's GPU and the checks that use it (see the module doc)."""
 
     __slots__ = ("vidsch", "verifier", "_by_end", "_buffers", "_null", "judged", "fetches", "engines",
-                 "_engine_of")
+                 "_engine_of", "_queued")
 
     def __init__(self, vidsch, verifier):
         self.vidsch = vidsch
         self.verifier = verifier
-        #: end address of a packet's submitted range -> the packet (the latest submitted there)
-        self._by_end: dict[int, object] = {}
+        #: (address space, end address of a packet's submitted range) -> the packet (the latest
+        #: submitted there; space 0: physical addresses, else the root table of its process)
+        self._by_end: dict[tuple[int, int], object] = {}
         #: start address of a packet's DMA buffer -> the packets in flight in it (a paging buffer
         #: serves several submissions, each with its own range)
         self._buffers: dict[int, list] = {}
@@ -82,6 +87,8 @@ class GroundTruth:
         self.engines = ()
         #: node ordinal -> the engine last seen finishing one of its packets
         self._engine_of: dict[int, int] = {}
+        #: (address space, end address of a hardware-queue buffer) -> its queue entry
+        self._queued: dict[tuple[int, int], object] = {}
 
     # -- what the OS tells it ----------------------------------------------------------------------
     @staticmethod
@@ -92,8 +99,14 @@ class GroundTruth:
             return p.va, p.va + p.dma_size, p.va, p.va + p.dma_size
         return p.dma, p.dma + p.dma_size, p.dma + p.start_off, p.dma + p.end_off
 
+    def _space(self, ctx, virtual: bool) -> int:
+        """The address space a buffer of ``ctx`` runs in: its process's root table, or 0."""
+        if not virtual or ctx.system:
+            return 0
+        return self.vidsch.adapter.wddm2.gpuva.space(ctx.device.process).root
+
     def submitted(self, p) -> None:
-        """The driver accepted packet ``p`` (it entered its node's hardware queue)."""
+        """The driver is given packet ``p`` (it enters its node's hardware queue on success)."""
         base, _, lo, hi = self.span(p)
         if p.flags & FLAG_NULL_RENDERING:
             p.executed = False
@@ -106,7 +119,9 @@ class GroundTruth:
             # last command, owing only WORK time, is not fetched again (its finish time, projected
             # when it ran, is at or before the resubmitted WORK can end).
             p.ran_at = _NEVER
-        self._by_end[hi] = p
+        self._by_end[(self._space(p.context, bool(p.va)), hi)] = p
+        if p.va:
+            return  # the range check (rule 5) is made on physical DMA buffers
         live = self._buffers.setdefault(base, [])
         if p not in live:
             live.append(p)
@@ -119,18 +134,19 @@ class GroundTruth:
             live.remove(p)
             if not live:
                 del self._buffers[base]
-        if self._by_end.get(self.span(p)[3]) is p:
-            del self._by_end[self.span(p)[3]]
+        key = (self._space(p.context, bool(p.va)), self.span(p)[3])
+        if self._by_end.get(key) is p:
+            del self._by_end[key]
 
     # -- what the bus shows ------------------------------------------------------------------------
-    def fetched(self, engine: int, address: int, size: int, t: int, nested: bool) -> None:
+    def fetched(self, engine: int, address: int, size: int, t: int, nested: bool, space: int = 0) -> None:
         """An engine began executing the indirect buffer at ``address``."""
         self.fetches += 1
         if self._null:
             for start, p in self._null.items():
                 if start <= address < start + p.dma_size:
                     p.executed = True
-        if nested or not self._buffers:
+        if nested or space or not self._buffers:
             return
         end = address + size
         touched = False
@@ -147,12 +163,17 @@ class GroundTruth:
                             f"{MARK} engine {engine} fetched [{address:#x}, {end:#x}), outside the submitted "
                             f"range of every DMA buffer in flight there")
 
-    def finished(self, engine: int, end: int, t: int) -> None:
-        """An engine executed the buffer called from its ring up to ``end``."""
-        p = self._by_end.get(end)
+    def finished(self, engine: int, end: int, t: int, space: int = 0) -> None:
+        """An engine executed the buffer called from its ring up to ``end`` (in address space
+        ``space``)."""
+        p = self._by_end.get((space, end))
         if p is not None:
             p.ran_at = t
             self._engine_of[p.context.node] = engine
+        if self._queued:
+            e = self._queued.get((space, end))
+            if e is not None:
+                e.ran_at = t
 
     # -- what the driver reports -------------------------------------------------------------------
     def completing(self, nq, fence: int, preempted: bool) -> None:
@@ -176,6 +197,28 @@ class GroundTruth:
                                 f"{MARK} {report} {fence} on node {nq.ordinal} completes fence {p.fence} "
                                 f"({p.kind} packet of context {p.context.handle}), but the GPU {how}")
                 return
+
+    def queued(self, q, e) -> None:
+        """A buffer entry of hardware queue ``q`` goes to DxgkDdiSubmitCommandToHwQueue."""
+        if e.size:
+            e.ran_at = _NEVER
+            self._queued[(self._space(q.context, True), e.va + e.size)] = e
+
+    def progress_reached(self, q, e, value: int) -> None:
+        """Rule 96: queue ``q``'s progress fence reads ``value``, which completes entry ``e``."""
+        ran = e.ran_at
+        if ran is None:
+            return
+        self.judged.add(96)
+        key = (self._space(q.context, True), e.va + e.size)
+        if self._queued.get(key) is e:
+            del self._queued[key]
+        now = self.vidsch.sim.now
+        if ran == _NEVER or ran > now:
+            how = "never ran it" if ran == _NEVER else f"is still running it (it ends at {ran} ns)"
+            self._violation(96, "ProgressFenceReleaseTiming",
+                            f"{MARK} the progress fence of hardware queue {q.handle} reads {value}, which completes "
+                            f"submission {e.progress_id}, but the GPU {how}")
 
     def null_rendering_done(self, nq, p) -> None:
         """Rule 14 on a NullRendering packet whose fence came back (it is completing)."""

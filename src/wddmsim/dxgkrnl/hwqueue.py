@@ -105,9 +105,10 @@ class Entry:
     """One item of a queue: a buffer (``kind`` "buffer"), a GPU wait or a queued signal."""
 
     __slots__ = ("kind", "progress_id", "va", "size", "private", "seq", "queued", "submitted", "fence",
-                 "value", "present")
+                 "value", "present", "ran_at")
 
     def __init__(self, kind: str):
+        self.ran_at = None  # when an engine finished its buffer (dxgkrnl/groundtruth.py); None: untracked
         self.kind = kind
         self.progress_id = 0
         self.va = 0
@@ -443,6 +444,9 @@ class HwSch:
                 version=ad.version, last_progress_fence_id=q.handed, queue_busy=False,
                 buffer_origin="present" if e.present is not None else "umd", max_in_flight=node.max_in_flight,
                 in_flight=node.in_flight, scheduling_properties_set=True)
+        truth = ad.vidsch.truth
+        if truth is not None:
+            truth.queued(q, e)  # before the call: the driver's doorbell may start the engine inside it
         status = ad.ddi.call("DxgkDdiSubmitCommandToHwQueue", ad.hAdapter, a, facts=facts,
                              address=self._submit_address,
                              bugcheck=(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
@@ -575,6 +579,7 @@ class HwSch:
         now = self.sim.now
         fed = []
         self.fences.scan([q.progress for node in self.nodes for q in node.queues if q.in_flight])
+        truth = self.adapter.vidsch.truth
         for node in self.nodes:
             for q in node.queues:
                 if not q.in_flight:
@@ -582,6 +587,8 @@ class HwSch:
                 value = q.progress.value
                 done = False
                 while q.in_flight and q.in_flight[0].progress_id <= value:
+                    if truth is not None:
+                        truth.progress_reached(q, q.in_flight[0], value)
                     e = q.in_flight.popleft()
                     node.in_flight -= 1
                     self._complete(q, e, now, "Completed")

@@ -316,7 +316,7 @@ class Engine:
                             self._buf = None
                             bus = self.gpu.bus
                             if bus is not None:
-                                bus.finished(self.index, self._top_end, t)
+                                bus.finished(self.index, self._top_end, t, self.address_space)
                         continue
                     if self._preempt and not self._stack and self.granularity in ("primitive", "interval"):
                         self._stop(t, (self._buf_addr, self._pc, self._end, 0))
@@ -343,7 +343,7 @@ class Engine:
                 if op == C.INDIRECT:
                     bus = self.gpu.bus
                     if bus is not None:
-                        bus.fetched(self.index, cmd.addr, cmd.size, t, bool(self._buf is not None))
+                        bus.fetched(self.index, cmd.addr, cmd.size, t, bool(self._buf is not None), self.address_space)
                     if self._buf is None:
                         self._top_end = cmd.addr + cmd.size
                     if self._fault_buffers and cmd.addr in self._fault_buffers:

@@ -461,13 +461,13 @@ ENTRIES: dict[int, Entry] = {
     94: Entry(C, (_HWQ_SUBMIT_ARGS,), check=(HW + "_submit", HW + "present"),
               reason=_self("the flags: 0 for the UMD's buffers, Present for DdiPresentToHwQueue's")),
     95: Entry(R, (_HWQ_SUBMIT, _HWQ_SUBMIT_ARGS), check=(HW + "_freed_read",)),
-    96: Entry(N, (_HWQ_SUBMIT, _HWQ_SUBMIT_ARGS), name="ProgressFenceReleaseTiming", section="9.3",
+    96: Entry(G, (_HWQ_SUBMIT, _HWQ_SUBMIT_ARGS), check=(GT + "queued", GT + "progress_reached"),
+              name="ProgressFenceReleaseTiming", section="9.3",
               words="A queue's progress fence shows a value only once the buffers up to it have run their last "
                     "instruction (or, with RingBufferFenceRelease, have been retired).",
-              reason="No check: the OS model trusts the progress fence when it retires entries "
-                     "(HwSch.retire), and comparing the moment a value appears with what the GPU model had "
-                     "finished needs a ground-truth link to the hardware scheduler's buffers; comes with that "
-                     "link. The reference driver writes the value after the buffer"),
+              reason="when the OS reads a queue's progress fence in its DPC, every submission the value "
+                     "completes must have had its buffer run to the end by an engine (the GPU model's bus), "
+                     "whichever way RingBufferFenceRelease says the value is written"),
     97: Entry(C, (_MONITORING, _SYNCINFO2), check=(FT + "signal_cpu",),
               name="CpuNeverWritesMonitoredFence", section="9.1",
               words="The CPU never stores into a monitored fence directly; CPU signals go through the kernel, "
