@@ -157,7 +157,14 @@ class System:
         #: a bug check raised while the scenario's objects were created (a DDI answer the OS stops
         #: on, e.g. DxgkDdiCreateContext breaking rule 76): :meth:`run` ends at once with it
         self._early_stop: BugCheckStop | None = None
+        self.contexts: list = []
+        self.processes: list = []
+        self.fences: dict = {}
         try:
+            truth = self.gpu.bus
+            if truth is not None and self.adapter.preemption_aware:
+                caps = self.adapter.caps
+                truth.preemption_caps(caps.GraphicsPreemptionGranularity, caps.ComputePreemptionGranularity)
             self._build_processes()
             self._inject_faults()
         except BugCheckStop as stop:

@@ -168,6 +168,19 @@ class ProgressBeforeBuffer(ReferenceDriver):
         return super().DxgkDdiSubmitCommandToHwQueue(hAdapter, pSubmitCommandToHwQueue)
 
 
+@breaks(65, "preemption", stop=(C4, 65))
+class ClaimsFinerPreemption(ReferenceDriver):
+    """Reports D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY_SHADER_BOUNDARY whatever its engines can do:
+    the OS would plan on mid-shader preemption the hardware does not have."""
+
+    RULE, AREA = 65, "preemption"
+
+    def _caps(self):
+        c = super()._caps()
+        c.PreemptionCaps.GraphicsPreemptionGranularity = 500
+        return c
+
+
 DRIVERS = (SubmitsWithoutRing, FenceBeforeBuffer, CompletesOnWrongNode, PreemptedClaimsDone, LosesResubmission,
            IgnoresNullRendering, RunsFromBufferStart, ResetEngineLeavesItHung, ResetFromTimeoutLeavesEnginesRunning,
-           ProgressBeforeBuffer)
+           ProgressBeforeBuffer, ClaimsFinerPreemption)

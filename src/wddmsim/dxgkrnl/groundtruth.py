@@ -25,6 +25,11 @@ buffer called from its ring to the end; the checks below hold the driver's repor
 - rule 5, DmaSubmissionRangeInBuffer: every fetch from a ring that touches the DMA buffer of a
   packet in flight lies inside the submitted range of some packet in flight (a driver that runs
   bytes of a DMA buffer outside ``DmaBufferSubmissionStartOffset..EndOffset``);
+- rule 65, PreemptionGranularityCoarsest: the granularities a PreemptionAware driver reports in
+  D3DKMDT_PREEMPTION_CAPS are, for graphics and for compute, the coarsest of the engines that run
+  that kind of work, as the GPU model's engines really stop
+  (https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmdt/ns-d3dkmdt-_d3dkmdt_preemption_caps;
+  the engines' granularities by their caps values: docs/gpu-programming.md);
 - rule 96, ProgressFenceReleaseTiming: under hardware scheduling, a queue's progress fence reaching
   V completes every submission with an id up to V; each must have had its buffer run to the end
   by an engine by the time the OS reads the value (whether the value is written by the buffer's
@@ -56,11 +61,15 @@ from ..ddi import rules as R
 from .present import FLAG_NULL_RENDERING
 
 #: The rules this module judges, for the report's "exercised" list.
-RULES = (5, 14, 36, 37, 96, 110, 114)
+RULES = (5, 14, 36, 37, 65, 96, 110, 114)
 #: How a ground-truth violation's message begins (reports name these checks apart).
 MARK = "ground truth:"
 
 _NEVER = -1
+
+#: An engine granularity of the GPU model as D3DKMDT_{GRAPHICS,COMPUTE}_PREEMPTION_GRANULARITY
+#: (docs/gpu-programming.md), coarsest first.
+_GRANULARITY = {"none": 0, "dma_buffer": 100, "primitive": 200, "interval": 300}
 
 
 class GroundTruth:
@@ -242,6 +251,21 @@ class GroundTruth:
         e = self._engine_of.get(nq.ordinal)
         if e is not None and e < len(self.engines):
             self._stopped((e,), 114, "ResetEngineLeavesQueueEmpty", f"DxgkDdiResetEngine on node {nq.ordinal}")
+
+    def preemption_caps(self, graphics: int, compute: int) -> None:
+        """Rule 65: a PreemptionAware driver reported these D3DKMDT_PREEMPTION_CAPS granularities."""
+        self.judged.add(65)
+        for is_compute, reported, what in ((False, graphics, "Graphics"), (True, compute, "Compute")):
+            stops = [e.granularity for e in self.engines if (e.kind == "compute") == is_compute]
+            if not stops:
+                continue
+            coarsest = min(stops, key=lambda g: _GRANULARITY[g])
+            if reported != _GRANULARITY[coarsest]:
+                self._violation(65, "PreemptionGranularityCoarsest",
+                                f"{MARK} D3DKMDT_PREEMPTION_CAPS.{what}PreemptionGranularity is {reported}, but the "
+                                f"coarsest {'compute' if is_compute else 'graphics'} engine stops at {coarsest!r} "
+                                f"granularity ({_GRANULARITY[coarsest]})")
+                return
 
     def adapter_reset(self) -> None:
         """Rule 110: DxgkDdiResetFromTimeout returned success."""

@@ -339,14 +339,13 @@ ENTRIES: dict[int, Entry] = {
               reason="MMIO flips are not modelled: flips are DMA-buffer commands and DxgkDdiSetVidPnSourceAddress "
                      "is never called, so the capability names a path the OS does not have; comes with MMIO "
                      "flips (rule 84)"),
-    65: Entry(N, (_u("ddi/d3dkmdt/ns-d3dkmdt-_d3dkmdt_preemption_caps"), _MCDM),
+    65: Entry(G, (_u("ddi/d3dkmdt/ns-d3dkmdt-_d3dkmdt_preemption_caps"), _MCDM),
+              check=(GT + "preemption_caps",),
               name="PreemptionGranularityCoarsest", section="5.3",
               words="The preemption granularity a driver reports for graphics and for compute is the coarsest "
                     "of the engines that run that kind of work.",
-              reason="No check: the OS model reads D3DKMDT_PREEMPTION_CAPS but never uses it, and comparing it "
-                     "with the engines' real granularities needs the GPU model's engine list at adapter start "
-                     "(dxgkrnl/adapter.py); comes with that ground-truth check. The reference driver reports "
-                     "the coarsest."),
+              reason="a PreemptionAware driver's D3DKMDT_PREEMPTION_CAPS is compared, when the system starts, "
+                     "with the granularities the GPU model's engines really stop at (docs/gpu-programming.md)"),
     66: Entry(N, (_u("display/splitting-a-dma-buffer"), _GPU_PREEMPTION),
               name="SplitPortionsMayInterleave", section="2.9, 5.1",
               words="Under the Windows 8 preemption model another context may run between two portions of a "
