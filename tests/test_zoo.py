@@ -31,7 +31,8 @@ UNREGISTERED = {38: "NotifyInterruptAtDirql", 39: ("IsrQueuesDpc", "DpcNotifiesD
                 42: "DmaBeforeCrtc", 43: "IsrDismissesInterrupt", 54: "HwQueueFaultHandleArm",
                 56: "SuspendFenceIssued", 57: "NoInterruptBeforeResume", 69: "PagingBufferAdvanceExact",
                 75: "FailedSystemCommandBugChecks", 108: "ResetFromTimeoutSucceeds",
-                37: "LastCompletedAdvancesOnlyOnCompletion", 65: "PreemptionGranularityCoarsest",
+                21: "NoPrivateDataValidationWhenEmpty", 37: "LastCompletedAdvancesOnlyOnCompletion",
+                65: "PreemptionGranularityCoarsest",
                 96: "ProgressFenceReleaseTiming",
                 110: "NoGpuMemoryAccessAfterReset",
                 114: "ResetEngineLeavesQueueEmpty"}

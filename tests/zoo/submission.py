@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from wddmsim.ddi.enums import DXGK_INTERRUPT_TYPE as T
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.kmd import ReferenceDriver
+from wddmsim.loader import load_class
 
 from . import C4, VIDSCH, EditsInterrupts, breaks
 
@@ -137,3 +140,19 @@ class PatchFailsOnSecondBuffer(ReferenceDriver):
         if self.patches >= 2:
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         return super().DxgkDdiPatch(hAdapter, pPatch)
+
+
+#: The minimal example driver (examples/drivers/minimal.py), whose buffers carry no private data.
+MinimalDriver = load_class(str(Path(__file__).resolve().parents[2] / "examples" / "drivers" / "minimal.py")
+                           + ":MinimalDriver")
+
+
+@breaks(21, "submission", stop=(C4, 21))
+class ReadsEmptyPrivateData(MinimalDriver):
+    """The minimal driver, checking a magic number in every submission's private data although its
+    buffers have none (DmaBufferPrivateDataSize 0). Caught at the read by the special pool, as
+    Windows' Driver Verifier would: not a ground-truth check."""
+
+    def DxgkDdiSubmitCommand(self, hAdapter, pSubmitCommand):
+        self.mem.read_u32(pSubmitCommand.pDmaBufferPrivateData)
+        return super().DxgkDdiSubmitCommand(hAdapter, pSubmitCommand)

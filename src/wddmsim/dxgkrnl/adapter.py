@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
+from .specialpool import SpecialPool
 from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
@@ -126,6 +127,8 @@ class Adapter:
         self.arch = arch
         self.costs = costs or CpuCost()
         self.pool = KernelPool()
+        #: guarded kernel pages (Driver Verifier's special pool): see dxgkrnl/specialpool.py
+        self.special_pool = SpecialPool(memory)
         self.handles = HandleTable()
         self.hAdapter = 0
         self.processes: list[Process] = []

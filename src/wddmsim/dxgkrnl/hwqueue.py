@@ -65,9 +65,6 @@ BANDS = ("idle", "normal", "focus", "realtime")
 #: D3DKMT_SCHEDULINGPRIORITYCLASS of a process -> its contexts' default band.
 CLASS_BAND = {"idle": "idle", "below_normal": "normal", "normal": "normal", "above_normal": "normal",
               "high": "focus", "realtime": "realtime"}
-#: Where the guarded private-data pages live (a range of kernel address space of their own).
-SPECIAL_POOL_BASE = 0x30_0000_0000
-SPECIAL_POOL_PAGES = 256
 PAGE = 4096
 #: DXGK_KERNEL_SUBMISSION_TYPE_PRESENTBLT
 KERNEL_SUBMISSION_PRESENTBLT = 2
@@ -164,9 +161,6 @@ class HwSch:
         self._by_driver_handle: dict[int, object] = {}  # driver context handle -> hardware context
         self._last_suspend: dict[int, int] = {}  # context handle -> last contextSuspendFence issued
         self._live_private: dict[int, tuple] = {}  # special-pool page -> the submission it was handed with
-        self._sp_free = deque(SPECIAL_POOL_BASE + i * PAGE for i in range(SPECIAL_POOL_PAGES))
-        self._sp_quarantine: deque = deque()
-        ad.memory.guard(SPECIAL_POOL_BASE, SPECIAL_POOL_BASE + SPECIAL_POOL_PAGES * PAGE, self._freed_read)
         self._submit_cls = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMANDTOHWQUEUE"], ad.arch, ad.version)
         self._args = self._submit_cls()
         self._submit_address = ad.pool.alloc(PAGE)  # where the arguments live (bug check P3)
@@ -413,11 +407,6 @@ class HwSch:
         else:
             feed(q)
 
-    def _special_page(self) -> int:
-        if not self._sp_free:
-            self._sp_free.append(self._sp_quarantine.popleft())
-        return self._sp_free.popleft()
-
     def _submit(self, node: HwNode, q: HwQueue, e: Entry) -> None:
         """DxgkDdiSubmitCommandToHwQueue for one buffer."""
         ad = self.adapter
@@ -429,7 +418,7 @@ class HwSch:
         a.DmaBufferSize = e.size
         page = 0
         if e.private:
-            page = self._special_page()
+            page = ad.special_pool.take(self._freed_read)
             mem.open_pages(page, PAGE)
             mem.write(page, e.private)
         a.pDmaBufferPrivateData = page
@@ -455,9 +444,8 @@ class HwSch:
         if page:
             # The private data is freed when the call returns (WDDM 2.4+): poison and guard it.
             mem.write(page, b"\xcc" * len(e.private))
-            mem.close_pages(page, PAGE)
             self._live_private[page] = (bytes(a), e.progress_id)
-            self._sp_quarantine.append(page)
+            ad.special_pool.give_back(page)
         if status != SUCCESS:
             self._failed_submit(q, e, status)
             return

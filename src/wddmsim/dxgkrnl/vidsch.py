@@ -156,6 +156,9 @@ class VidSch:
         self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, version)
         self._plist_size = ctypes.sizeof(self._plist_cls)
         self._retire_pending = False
+        #: where pDmaBufferPrivateData points when a submission has none: a special-pool page no
+        #: one may read (rule 21)
+        self.empty_private = adapter.special_pool.take(self._empty_private_read)
         #: what the GPU really ran, held against the driver's reports (None: verifier off)
         self.truth = GroundTruth(self, self.verifier) if self.verifier.mode != "off" else None
         self.presents = Presents(self, adapter.display_refresh, adapter.caps.MaxQueuedFlipOnVSync)
@@ -311,14 +314,18 @@ class VidSch:
         a = nq.submit_args
         # A paging buffer serves several submissions: each has its own private-data range.
         priv_end = packet.priv_size if packet.priv_end < 0 else packet.priv_end
+        if packet.priv_size:
+            priv = packet.priv
+        else:
+            priv = self.empty_private
+            self.verifier.judged_rules.add(21)
         if nq.submit_long:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
+                           priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
                            0, 0, nq.ordinal)
         else:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
-                           0)
+                           priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags, 0)
         self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, a, address=nq.submit_address,
                       facts=self._submission_facts(nq, packet, a, packet.dma), judge="after",
                       bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | packet.fence))
@@ -359,6 +366,20 @@ class VidSch:
         elif self.preemptor.enabled and packet.context is not hw[nq.stopped].context:
             self.preemptor.consider(nq)  # it waits behind another context's packet
 
+    def _empty_private_read(self, addr: int, size: int) -> None:
+        """Rule 21: the driver read the private data of a submission that has none (its
+        ``pDmaBufferPrivateData`` is this special-pool page; DXGKARG_SUBMITCOMMAND,
+        https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/ns-d3dkmddi-_dxgkarg_submitcommand)."""
+        verifier = self.verifier
+        if verifier.mode == "off":
+            return
+        verifier.judged_rules.add(21)
+        during = self.ddi.active or "no entry point"
+        verifier.handle([R.Violation(21, "NoPrivateDataValidationWhenEmpty",
+                                     f"the driver read {size} bytes at pDmaBufferPrivateData ({addr:#x}) in {during}, "
+                                     f"but DmaBufferPrivateDataSize is 0: there is no private data to read", None)],
+                        "", None, 0)
+
     def _submission_facts(self, nq: NodeQueue, packet, args, address: int) -> R.Facts:
         """The verifier's facts for a submission of ``packet`` (judged by the gateway after the
         call, with the status it returned: rules 1 and 23). A NullRendering packet keeps the
@@ -391,7 +412,7 @@ class VidSch:
         a.hContext = ctx.hDdi
         a.DmaBufferVirtualAddress = packet.va
         a.DmaBufferSize = packet.dma_size
-        a.pDmaBufferPrivateData = packet.priv
+        a.pDmaBufferPrivateData = packet.priv if packet.priv_size else self.empty_private
         a.DmaBufferPrivateDataSize = packet.priv_size
         a.DmaBufferUmdPrivateDataSize = packet.umd_priv
         a.SubmissionFenceId = fence

@@ -182,14 +182,11 @@ ENTRIES: dict[int, Entry] = {
     18: Entry(C, (_SUBMIT_ARGS,), check=(VS + "_submit",), reason=_self("DmaBufferVirtualAddress, always 0")),
     19: Entry(R, (_TDR_WIN8, _TOPOLOGY)),
     20: Entry(R, (_NODES, _TOPOLOGY), check=(_DX + "caps.refusals",)),
-    21: Entry(N, (_SUBMIT_ARGS,), name="NoPrivateDataValidationWhenEmpty", section="2.2",
+    21: Entry(R, (_SUBMIT_ARGS, _u("devtest/special-pool")),
+              check=(VS + "_empty_private_read", _DX + "specialpool.SpecialPool"),
+              name="NoPrivateDataValidationWhenEmpty", section="2.2",
               words="When a submission's DmaBufferPrivateDataSize is 0 the driver neither reads nor validates "
-                    "the private data it was given.",
-              reason="No check: the model cannot see a driver read the private data of a DxgkDdiSubmitCommand "
-                     "(only hardware-queue private data lives in the guarded special pool, rule 95). It needs "
-                     "the packet's private data placed in guarded pages when its size is 0 "
-                     "(dxgkrnl/adapter.py, where packets are built). The reference driver reads it only when "
-                     "the size is nonzero."),
+                    "the private data it was given."),
     22: Entry(C, (_RENDER, _PATCH_ARGS), check=(AD + "render",),
               reason=_self("every DMA buffer start (page-aligned pool blocks); judged on DXGKARG_PATCH and "
                            "DXGKARG_CANCELCOMMAND")),
