@@ -40,7 +40,7 @@ def summary_line(rules) -> str:
 
 
 def table(rules) -> Table:
-    t = Table(title="DDI rules (ddi-facts.md section 13)")
+    t = Table(title="DDI contract rules")
     t.add_column("#", justify="right")
     t.add_column("name")
     t.add_column("status")

@@ -1,5 +1,5 @@
 """The zoo: deliberately broken display miniport drivers, each breaking one contract rule of
-ddi-facts.md section 13, and what must catch it.
+the project's rule catalogue (``wddmsim rules``), and what must catch it.
 
 Every driver is a small subclass of the reference driver (:class:`wddmsim.kmd.ReferenceDriver`) that
 overrides one method the way a real driver gets it wrong, registered with :func:`breaks`: the rule

@@ -2,9 +2,7 @@
 after the call returns: ``DXGKARG_QUERYCURRENTFENCE`` (rule 55), ``DXGKARG_CANCELCOMMAND`` (rule
 67), ``DXGKARG_CREATECONTEXT`` (rule 76) and ``DXGKARG_QUERYDEPENDENTENGINEGROUP`` (rule 117).
 
-Spec: ddi-facts.md sections 2.10 (DxgkDdiCancelCommand must succeed), 3.2 (DxgkDdiCreateContext's
-two failure statuses), 4.5 (DxgkDdiQueryCurrentFence), 10.3 (the dependent engine group), 11
-(0x119 parameters 0x8 and 0x9). Microsoft's pages:
+Microsoft's pages:
 d3dkmddi/nc-d3dkmddi-dxgkddi_querycurrentfence, d3dkmddi/nc-d3dkmddi-dxgkddi_cancelcommand,
 d3dkmddi/nc-d3dkmddi-dxgkddi_createcontext, d3dkmddi/nc-d3dkmddi-dxgkddi_querydependentenginegroup
 (https://learn.microsoft.com/windows-hardware/drivers/ddi/).

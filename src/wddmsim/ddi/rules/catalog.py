@@ -1,5 +1,5 @@
-"""The rule catalogue: how the model accounts for every one of the 127 checkable DDI rules of
-ddi-facts.md section 13 (``wddmsim rules``, docs/rules.md).
+"""The rule catalogue: how the model accounts for every one of the 127 checkable rules of the
+WDDM DDI contract, gathered from Microsoft's documentation (``wddmsim rules``, docs/rules.md).
 
 Each rule has one status:
 

@@ -1,5 +1,5 @@
 """The data of the rule catalogue (:mod:`wddmsim.ddi.rules.catalog`): how the model accounts for
-each of the 127 checkable DDI rules of ddi-facts.md section 13.
+each of the 127 checkable rules of the WDDM DDI contract.
 
 One :class:`Entry` per rule. For a rule registered in :data:`wddmsim.ddi.rules.RULES` the name,
 words and spec section are the registry's (left ``None`` here, so they cannot drift); the other
