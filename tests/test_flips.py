@@ -166,6 +166,7 @@ def test_null_rendered_flips_are_dropped_and_free_the_flip_queue():
 # -- the OS sends only the flips the driver declared (rules 87, 88) ------------------------------------------
 from wddmsim.ddi.bugcheck import BugCheckCode  # noqa: E402
 from wddmsim.kmd import ReferenceDriver  # noqa: E402
+from zoo.flips import FlipsAtTheNextVsync
 
 
 def _with_flip_caps(**caps):
@@ -212,22 +213,9 @@ def test_without_flip_interval_intervals_two_to_four_fail_the_call_rule_88():
     assert system.run().summary["displays"][0]["displayed"] == 4
 
 
-class FlipsEveryVsync(ReferenceDriver):
-    """Declares FlipInterval but programs every flip for the next vsync."""
-
-    def DxgkDdiPresent(self, hContext, pPresent):
-        asked = pPresent.FlipInterval
-        if asked > 1:
-            pPresent.FlipInterval = 1
-        try:
-            return super().DxgkDdiPresent(hContext, pPresent)
-        finally:
-            pPresent.FlipInterval = asked
-
-
 @pytest.mark.rule(88)
 def test_a_flip_that_takes_effect_before_its_interval_breaks_rule_88():
-    system, trace = _system("flip", 2, FlipsEveryVsync, fps=100)
+    system, trace = _system("flip", 2, FlipsAtTheNextVsync, fps=100)
     r = system.run()
     bc = r.bugcheck
     assert (bc.bugcheck.code, bc.bugcheck.p1, bc.rule_name) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 88,

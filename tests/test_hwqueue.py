@@ -15,6 +15,7 @@ from wddmsim.dxgkrnl.wddm2 import UNMAPPED_VA
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.system import System
+from zoo.hwqueues import KeepsPrivateData
 from wddmsim.trace import ListSink
 from wddmsim.umd import Work
 
@@ -117,25 +118,6 @@ def test_max_in_flight_hw_queue_buffers_limits_what_the_driver_holds():
     assert [b - a for a, b in zip(handed, retired)] == [MS + COSTS["isr"]] * 4
     a, b = system.contexts
     assert [e["context"] for e in stops(events, system)] == [a.handle, b.handle, a.handle, b.handle]
-
-
-class KeepsPrivateData(ReferenceDriver):
-    """Keeps the pointer to a submission's private data and reads it in its next ISR, after the OS
-    freed it (rule 95)."""
-
-    kept: list
-
-    def DxgkDdiSubmitCommandToHwQueue(self, hAdapter, pSubmitCommandToHwQueue):
-        self.kept = getattr(self, "kept", [])
-        if pSubmitCommandToHwQueue.DmaBufferPrivateDataSize:
-            self.kept.append(pSubmitCommandToHwQueue.pDmaBufferPrivateData)
-        return super().DxgkDdiSubmitCommandToHwQueue(hAdapter, pSubmitCommandToHwQueue)
-
-    def DxgkDdiInterruptRoutine(self, MiniportDeviceContext, MessageNumber):
-        claimed = super().DxgkDdiInterruptRoutine(MiniportDeviceContext, MessageNumber)
-        if getattr(self, "kept", None):
-            self.mem.read_u32(self.kept.pop())
-        return claimed
 
 
 @pytest.mark.rule(95)

@@ -22,6 +22,7 @@ from wddmsim.ddi.interface import DeviceInfo, required_entry_points
 from wddmsim.loader import load_class
 from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
+from test_paging import evicting_while_running
 from wddmsim.trace import ListSink
 from wddmsim.verify import verify
 from wddmsim.workloads.generators import pattern_of
@@ -383,17 +384,8 @@ def test_a_vista_driver_needs_no_get_node_metadata():
 
 
 def test_vidmm_sends_no_windows_8_flag_to_a_vista_driver():
-    """Three 64 KiB allocations, one per packet, in 128 KiB of VRAM, hardware queue depth 2: the
-    third packet's page-in evicts the first's allocation while the second packet (the same device)
-    runs."""
-    result = System(scenario_from_dict({
-        "name": "switch", "duration": "20ms",
-        "adapter": {"nodes": [{"name": "3D", "engine": "3d"}],
-                    "segments": [{"name": "VRAM", "kind": "memory", "size": "128KiB"},
-                                 {"name": "Aperture", "kind": "aperture", "size": "64KiB"}]},
-        "process": [{"name": "app", "context": [{"name": "c", "node": "3D", "workload": {
-            "kind": "memory_pressure", "allocations": 3, "size": "64KiB", "touch": 1, "work": "1ms",
-            "interval": "0ns", "count": 4}}]}]}, "<switch>"), driver=MinimalDriver).run()
+    """An eviction while the device's packet runs (test_paging.evicting_while_running)."""
+    result = System(evicting_while_running(), driver=MinimalDriver).run()
     assert result.bugcheck is None, result.bugcheck.message
     assert result.summary["contexts"][0]["completed"] == 4
     # Flags.ContextSwitch is Windows 8's: the evictions waited for the running packet instead.

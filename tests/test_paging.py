@@ -118,12 +118,11 @@ def test_null_context_switch_before_evicting_a_running_devices_allocation():
     assert r.summary["memory"]["context_switches"] == 1 and r.summary["violations"] == []
 
 
-@pytest.mark.rule(10)
-@pytest.mark.parametrize("version,switches", [("vista", 0), ("win7", 0), ("win8", 2), ("wddm2_0", 2)])
-def test_the_null_context_switch_is_windows_8s(version, switches):
-    """Flags.ContextSwitch exists from Windows 8: for an older driver VidMm's evictions wait for the
-    device's running packet to retire instead of switching the engine to the null context."""
-    sc = scenario_from_dict({
+def evicting_while_running():
+    """Three 64 KiB allocations, one per packet, in 128 KiB of VRAM, hardware queue depth 2: the
+    third packet's page-in evicts the first's allocation while the second packet (the same device)
+    runs."""
+    return scenario_from_dict({
         "name": "switch", "duration": "20ms",
         "adapter": {"nodes": [{"name": "3D", "engine": "3d"}],
                     "segments": [{"name": "VRAM", "kind": "memory", "size": "128KiB"},
@@ -131,7 +130,14 @@ def test_the_null_context_switch_is_windows_8s(version, switches):
         "process": [{"name": "app", "context": [{"name": "c", "node": "3D", "workload": {
             "kind": "memory_pressure", "allocations": 3, "size": "64KiB", "touch": 1, "work": "1ms",
             "interval": "0ns", "count": 4}}]}]}, "<switch>")
-    r = System(sc, settings={"ddi_version": version}).run()
+
+
+@pytest.mark.rule(10)
+@pytest.mark.parametrize("version,switches", [("vista", 0), ("win7", 0), ("win8", 2), ("wddm2_0", 2)])
+def test_the_null_context_switch_is_windows_8s(version, switches):
+    """Flags.ContextSwitch exists from Windows 8: for an older driver VidMm's evictions wait for the
+    device's running packet to retire instead of switching the engine to the null context."""
+    r = System(evicting_while_running(), settings={"ddi_version": version}).run()
     assert r.bugcheck is None and r.summary["violations"] == []
     m = r.summary["memory"]
     assert (m["context_switches"], m["evictions"], r.summary["contexts"][0]["completed"]) == (switches, 2, 4)
