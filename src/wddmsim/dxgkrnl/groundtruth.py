@@ -136,7 +136,8 @@ class GroundTruth:
             live.append(p)
 
     def left(self, p) -> None:
-        """Packet ``p`` left the hardware queue for good (completed and retired, or aborted)."""
+        """Packet ``p`` left the hardware queue: retired, aborted, or taken back by a preemption or
+        a reset (a resubmission registers it again)."""
         base = p.va or p.dma
         live = self._buffers.get(base)
         if live is not None and p in live:
