@@ -226,7 +226,8 @@ def test_the_driver_is_probed_once_per_session(pytester):
 
 def test_a_driver_windows_would_not_start_fails_each_case_with_why(pytester):
     pytester.makepyfile(broken_driver=BROKEN)
-    result = pytester.runpytest("--wddm-driver", "broken_driver.py:NoStart", "--wddm-only", "submission")
+    # -rN: no short summary, whose lines are cut to the terminal width unless CI is set.
+    result = pytester.runpytest("--wddm-driver", "broken_driver.py:NoStart", "--wddm-only", "submission", "-rN")
     result.assert_outcomes(failed=3)
     assert result.stdout.str().count("broken_driver.py:NoStart: the adapter does not start:") == 3
     result.stdout.fnmatch_lines(["the driver's constructor raised RuntimeError: no firmware"])
