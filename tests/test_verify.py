@@ -81,6 +81,17 @@ def test_cli_table_json_and_junit_agree(tmp_path):
     out = json.loads(r.output)
     assert (out["passed"], out["counts"]) == (True, {"pass": 3, "fail": 0, "skip": 0})
     assert [c["scenario"] for c in out["cases"]] == ["single", "back_to_back", "memory_ops"]
+    # The exercised rules split by what their check judges: rule 36 (a completion for a buffer the
+    # GPU never ran) is ground truth, rule 38 (NotifyInterrupt at device IRQL) judges the driver,
+    # rule 4 (a zero private-data start offset the OS sets) only re-checks what the OS built.
+    split = out["rules_exercised_by_status"]
+    assert sum(split.values()) == len(out["rules_exercised"])
+    assert {4, 36, 38} <= set(out["rules_exercised"]) and all(split[k] > 0 for k in split)
+    m = re.search(r"(\d+) rules exercised \((\d+) judge the driver, (\d+) the GPU's ground truth, "
+                  r"(\d+) re-check what the OS built\)", _invoke("verify", "wddmsim.kmd:ReferenceDriver",
+                                                           "--only", "submission").output)
+    assert [int(g) for g in m.groups()] == [len(out["rules_exercised"]), split["runtime"],
+                                            split["ground_truth"], split["construction"]]
 
 
 def test_cli_bad_input_exits_2_with_the_reason(tmp_path):
