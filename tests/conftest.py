@@ -7,6 +7,9 @@ import pytest
 from hypothesis import settings
 from hypothesis.database import InMemoryExampleDatabase
 
+# pytester: tests/test_pytest_plugin.py runs pytest on small projects that use wddmsim's plugin.
+pytest_plugins = ["pytester"]
+
 # Under CI Hypothesis loads its "ci" profile (derandomized, database None). Its pytest plugin wraps
 # a parametrized test's settings once per case, each wrapper the parent of the next, and a wrapper
 # caches its database only when that is not None: with a few hundred cases (test_codec has 900) the

@@ -9,17 +9,18 @@ import pytest
 
 from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
-from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
 
 from test_tdr import MS, build, ctx_summary, script
 
+from wddm2util import scenario_of
+
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 
 
 def destroy_scenario(cancel_aware=None, faults=()):
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "destroy", "duration": "1s",
         "adapter": {"cpu_cost": ZERO, "cancel_aware": cancel_aware,
                     "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
@@ -73,6 +74,7 @@ def test_destroyed_context_cancels_queued_packets_and_lets_submitted_ones_finish
     assert len(trace.of("QueuePacketStop")) == 10
 
 
+@pytest.mark.rule(67)
 def test_failing_cancel_command_is_bug_check_0x119_9():
     system, trace = destroy_scenario(faults=[{"kind": "ddi_error", "ddi": "DxgkDdiCancelCommand", "call": 2}])
     r = system.run()
@@ -82,14 +84,19 @@ def test_failing_cancel_command_is_bug_check_0x119_9():
     assert r.bugcheck.struct == "DXGKARG_CANCELCOMMAND" and r.end == 2_500_000
 
 
-def test_device_in_error_cancels_its_queue_through_the_driver():
+def test_device_in_error_cancels_its_queue_only_what_never_reached_the_hardware_through_the_driver():
     procs = [("bad", "3D", script((0, "10ms"), (0, "10ms"), (0, "10ms"), (0, "10ms")))]
     system, trace = build(procs, faults=[{"kind": "hang", "process": "bad", "context": "c", "packet": 1}])
     r = system.run()
     t = trace.of("EngineReset")[0]["t"]
     # Packet 1 hung and is aborted; 2 was on the hardware queue and is taken back, then cancelled
-    # with 3 and 4 when the device goes to error.
-    cancels = [e["t"] for e in trace.of("DdiCall") if e["name"] == "DxgkDdiCancelCommand"]
-    assert cancels == [t, t, t]
+    # with 3 and 4 when the device goes to error. Only 3 and 4 never reached the hardware queue:
+    # DxgkDdiCancelCommand is for them alone (rule 67).
+    cancels = [(e["t"], e["args"]["DmaBufferSubmissionEndOffset"]) for e in trace.of("DdiCall")
+               if e["name"] == "DxgkDdiCancelCommand"]
+    assert [when for when, _ in cancels] == [t, t]
+    stops = [(e["seq"], e["status"]) for e in trace.of("QueuePacketStop") if e["t"] == t]
+    assert sorted(stops) == [(1, "Aborted"), (2, "Cancelled"), (3, "Cancelled"), (4, "Cancelled")]
+    assert system.driver.cancelled == 2
     c = ctx_summary(r, "bad")
     assert (c["aborted"], c["cancelled"], c["completed"]) == (1, 3, 0)

@@ -17,6 +17,7 @@ from wddmsim.scenario import load_scenario
 from wddmsim.system import System
 from wddmsim.trace import ListSink
 from wddmsim.trace.chrome import chrome_trace
+from wddmsim.umd import Work
 
 ROOT = Path(__file__).parent.parent
 PHASES = {"X", "i", "C", "M", "s", "t", "f"}
@@ -281,7 +282,7 @@ def test_hardware_trace_of_a_context_with_two_queues():
     """Queue 1's buffer waits on a fence the CPU signals at 10 ms; queue 2's 2 ms buffer runs
     meanwhile. The context's turn on queue 1 ends at once (stalled) and it moves to queue 2
     (``then`` ``running``); queue 1 runs when the fence is signalled, shown as its counter."""
-    from test_hwqueue import C, idle
+    from test_hwqueue import idle
     from wddm2util import MS, adapter, scenario
 
     system = System(scenario(adapter("hw"), [idle("a", hw_queues=2)], duration="30ms"), trace=ListSink())
@@ -289,8 +290,8 @@ def test_hardware_trace_of_a_context_with_two_queues():
     fence = kmt.CreateSynchronizationObject(a.device, 0)
 
     def work():
-        yield from kmt.Render(a, C.work(MS), wait=(fence, 1), queue=a.hwqueues[0])
-        yield from kmt.Render(a, C.work(2 * MS), queue=a.hwqueues[1])
+        yield from system.runtime.submit(a, (Work(MS),), wait=(fence, 1), queue=a.hwqueues[0])
+        yield from system.runtime.submit(a, (Work(2 * MS),), queue=a.hwqueues[1])
         yield 10 * MS
         kmt.SignalSynchronizationObjectFromCpu([fence], [1])
 

@@ -303,7 +303,7 @@ def test_compare_runs_both_schedulers_and_says_what_it_translated():
     text = run("compare", "examples/interactive_beside_hog.toml")
     assert text.exit_code == 0
     assert "software vs hardware scheduling" in text.stdout and "CPU-side cost of the submission path" in text.stdout
-    assert "hardware run: ddi_version" not in text.stdout  # wddm2_7 already
+    assert "hardware run: driver.ddi_version" not in text.stdout  # wddm2_7 already
 
 
 def test_compare_reports_what_hardware_scheduling_cannot_run(tmp_path):

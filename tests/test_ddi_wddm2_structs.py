@@ -324,11 +324,11 @@ def test_signal_flags():
 
 def test_the_reference_driver_and_the_os_implement_the_declared_interfaces():
     """Every entry point a protocol of wddmsim.ddi.interface declares exists on the reference driver
-    with the DDI's parameter names, and every callback on the OS's adapter."""
+    with the DDI's parameter names, and every callback on the interface the OS hands the driver."""
     import inspect
 
     from wddmsim.ddi import interface
-    from wddmsim.dxgkrnl import Adapter
+    from wddmsim.dxgkrnl.callbacks import DxgkInterface
     from wddmsim.kmd import ReferenceDriver
 
     def methods(proto):
@@ -339,5 +339,5 @@ def test_the_reference_driver_and_the_os_implement_the_declared_interfaces():
             mine = getattr(ReferenceDriver, name)
             assert list(inspect.signature(mine).parameters) == list(inspect.signature(fn).parameters), name
     for name, fn in methods(interface.DxgkrnlInterface).items():
-        mine = getattr(Adapter, name)
+        mine = getattr(DxgkInterface, name)
         assert len(inspect.signature(mine).parameters) == len(inspect.signature(fn).parameters), name

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from wddmsim.scenario import load_scenario, scenario_from_dict
+from wddmsim.scenario import load_scenario
 from wddmsim.system import System
 from wddmsim.trace import ListSink
+
+from wddm2util import scenario_of
 
 ROOT = Path(__file__).parent.parent
 DOC = ROOT / "docs" / "events.md"
@@ -50,24 +52,24 @@ def _rare_runs():
             "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]}
     app = {"name": "app", "context": [{"name": "c", "node": "3D", "destroy_at": "20ms", "workload": {
         "kind": "script", "packets": [{"at": 0, "work": "10ms", "repeat": 3}]}}]}
-    hang = scenario_from_dict({"name": "rare", "duration": "6s", "adapter": base, "process": [app],
+    hang = scenario_of({"name": "rare", "duration": "6s", "adapter": base, "process": [app],
                                "fault": [{"kind": "hang", "node": "3D", "at": "1ms"}]}, "<rare>")
     yield _run(hang)
     # A driver contract broken in report mode, and a run that stops.
-    fail = scenario_from_dict({"name": "stop", "duration": "1s", "adapter": dict(base, null_rendering=True),
+    fail = scenario_of({"name": "stop", "duration": "1s", "adapter": dict(base, null_rendering=True),
                                "process": [app], "fault": [{"kind": "ddi_error", "ddi": "DxgkDdiSubmitCommand", "call": 2}]},
                               "<stop>")
     yield _run(fail)
     from test_null_rendering import IgnoresNullRendering
-    viol = scenario_from_dict({"name": "viol", "duration": "1s", "adapter": dict(base, null_rendering=True),
+    viol = scenario_of({"name": "viol", "duration": "1s", "adapter": dict(base, null_rendering=True),
                                "process": [app]}, "<viol>")
-    yield _run(viol, verifier="report", driver_factory=IgnoresNullRendering)
+    yield _run(viol, verifier="report", driver=IgnoresNullRendering)
     # Under hardware scheduling a hang ends in the GPU's engine reset (HwEngineReset).
     hw = {"ddi_version": "wddm2_7", "scheduling": "hardware", "cpu_cost": ZERO,
           "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0},
                     {"name": "Copy", "engine": "copy", "command_cost": 0}]}
     hang2 = [{"kind": "hang", "process": "app", "context": "c", "packet": 2}]
-    hw_hang = scenario_from_dict({"name": "hwhang", "duration": "3s", "adapter": hw, "process": [app],
+    hw_hang = scenario_of({"name": "hwhang", "duration": "3s", "adapter": hw, "process": [app],
                                   "fault": hang2}, "<hwhang>")
     yield _run(hw_hang)
 

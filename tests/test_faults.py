@@ -27,6 +27,7 @@ def start_of(trace, fence):
     return next(e["t"] for e in trace.of("DmaPacketStart") if e["fence"] == fence)
 
 
+@pytest.mark.rule(52)
 @pytest.mark.parametrize("per_engine,flags,calls", [
     (None, 0x8, ["DxgkDdiQueryDependentEngineGroup", "DxgkDdiResetEngine"]),          # ENGINE_RESET_REQUIRED
     (False, 0x4, ["DxgkDdiResetFromTimeout", "DxgkDdiRestartFromTimeout"]),           # ADAPTER_RESET_REQUIRED
@@ -51,6 +52,7 @@ def test_page_fault_resets_as_the_flags_say_and_only_the_faulting_device_goes_to
     assert r.summary["gpu_faults"] == 1 and r.bugcheck is None
 
 
+@pytest.mark.rule(53)
 def test_fatal_hardware_error_is_bug_check_0x119_c():
     faults = [dict(PAGE_FAULT[0], fatal=True)]
     system, trace = build(GUILTY, faults=faults)
@@ -77,6 +79,7 @@ class FenceInvalidWithFence(ReferenceDriver):
             del self.dxgk.DxgkCbNotifyInterrupt
 
 
+@pytest.mark.rule(51)
 @pytest.mark.parametrize("verifier", ["strict", "report"])
 def test_inconsistent_fault_flags_are_bug_check_0x119_d_in_every_mode(verifier):
     system, trace = build(GUILTY, faults=PAGE_FAULT, driver=FenceInvalidWithFence)
@@ -102,6 +105,7 @@ def test_a_driver_older_than_wddm_2_cannot_report_the_fault_and_the_timeout_find
 
 
 # -- driver entry points returning an error --------------------------------------------------------------------
+@pytest.mark.rule(1)
 def test_failing_submit_command_is_bug_check_0x119_2():
     faults = [{"kind": "ddi_error", "ddi": "DxgkDdiSubmitCommand", "call": 3}]
     system, trace = build([("app", "3D", script((0, "1ms"), (0, "1ms"), (0, "1ms")))], faults=faults)
@@ -113,6 +117,7 @@ def test_failing_submit_command_is_bug_check_0x119_2():
     assert r.end == 1 * MS  # the third packet is submitted when a slot frees
 
 
+@pytest.mark.rule(25)
 def test_failing_patch_is_bug_check_0x119_3():
     copy = {"kind": "copy_stream", "size": "64KiB", "interval": "1ms", "count": 3}
     faults = [{"kind": "ddi_error", "ddi": "DxgkDdiPatch", "call": 2, "status": "STATUS_INVALID_PARAMETER"}]
@@ -137,6 +142,7 @@ def test_failing_render_ends_the_application_not_the_system():
     assert render[1]["status"] == "STATUS_UNSUCCESSFUL"
 
 
+@pytest.mark.rule(108)
 def test_failing_reset_from_timeout_is_bug_check_0x116():
     faults = [{"kind": "hang", "node": "3D", "at": MS},
               {"kind": "ddi_error", "ddi": "DxgkDdiResetFromTimeout"}]

@@ -241,6 +241,7 @@ def test_out_of_order_queued_signals_keep_the_value_monotonic():
     assert table.stats["ignored_queued_signals"] == 2
 
 
+@pytest.mark.rule(98)
 def test_out_of_order_cpu_signals_rejected_without_rewind():
     _, _, table = make()
     f = table.create(P1, D1)
@@ -290,6 +291,7 @@ def test_signal_of_point_zero():
     assert log == [(None, 0, SUCCESS)]
 
 
+@pytest.mark.rule(98)
 def test_rewind_with_allow_fence_rewind():
     sim, mem, table = make(trace=ListSink())
     f = table.create(P1, D1, initial=2)
@@ -399,6 +401,7 @@ def test_64bit_fence_near_its_maximum_does_not_wrap():
     assert f.value == U64_MAX
 
 
+@pytest.mark.rule(99)
 def test_rule_99_32bit_values_within_half_range():
     _, mem, table = make(no64=True)
     f = table.create(P1, D1, initial=100)
@@ -488,6 +491,7 @@ def test_scan_after_a_direct_memory_write():
     assert table.read(quiet) == 8
 
 
+@pytest.mark.rule(98)
 def test_backward_gpu_write_is_ignored():
     sim, mem, table = make(trace=ListSink())
     f = table.create(P1, D1)
@@ -520,6 +524,7 @@ def test_api_calls_see_gpu_progress_before_validating():
 
 
 # -- TDR ------------------------------------------------------------------------------------------
+@pytest.mark.rule(101)
 @pytest.mark.parametrize("no64", [False, True])
 def test_tdr_drives_signalable_fences_to_max(no64):
     sim, mem, table = make(no64=no64, trace=ListSink())
@@ -565,6 +570,7 @@ def test_queued_signal_makes_the_device_a_signaler():
 
 
 # -- rule 102 and the flags -----------------------------------------------------------------------
+@pytest.mark.rule(102)
 def test_rule_102_flag_validation():
     _, _, table = make()
     err = raises(INVALID_PARAMETER, table.create, P1, D1, flags=("NoSignal", "NoWait"))
@@ -592,6 +598,7 @@ def test_nosignal_and_nowait_deny_access():
     assert ns.value == 0 and nw.value == 1
 
 
+@pytest.mark.rule(100)
 def test_addresses_mapping_and_open():
     calls = []
 
@@ -614,6 +621,7 @@ def test_addresses_mapping_and_open():
     table.open(private, P1, D2)  # same process, another device
 
 
+@pytest.mark.rule(97)
 def test_only_the_kernel_writes_and_only_on_changes_it_accepts():
     # Rule 97: every store to a fence's memory comes from the table (create, signal, TDR).
     _, mem, table = make()
@@ -710,6 +718,7 @@ _OPS = st.one_of(
 )
 
 
+@pytest.mark.rule(98)
 @settings(max_examples=150, deadline=None)
 @given(ops=st.lists(_OPS, max_size=40), no64=st.booleans(), initial=st.integers(0, 10))
 def test_property_monotonic_value_and_exactly_once_release(ops, no64, initial):

@@ -87,6 +87,7 @@ def test_flip_interval_is_honoured(interval, expected):
     assert {e["args"]["FlipInterval"] for e in flips} == {interval}
 
 
+@pytest.mark.rule(90)
 @pytest.mark.parametrize("max_queued", [1, 2])
 def test_the_flip_queue_holds_at_most_max_queued_flips(max_queued):
     system, trace, r = run("flip_no_wait", 100, max_queued=max_queued)
@@ -160,3 +161,66 @@ def test_null_rendered_flips_are_dropped_and_free_the_flip_queue():
     # Nothing ran, so nothing was shown; no flip waits in the queue forever.
     assert (d["presents"], d["displayed"], d["dropped"]) == (6, 0, 6)
     assert r.summary["contexts"][0]["completed"] == 12
+
+
+# -- the OS sends only the flips the driver declared (rules 87, 88) ------------------------------------------
+from wddmsim.ddi.bugcheck import BugCheckCode  # noqa: E402
+from wddmsim.kmd import ReferenceDriver  # noqa: E402
+from zoo.flips import FlipsAtTheNextVsync
+
+
+def _with_flip_caps(**caps):
+    class Caps(ReferenceDriver):
+        def _caps(self):
+            c = super()._caps()
+            for name, value in caps.items():
+                setattr(c.FlipCaps, name, value)
+            return c
+    return Caps
+
+
+def _system(mode, interval, driver, fps=30):
+    sc = scenario_from_dict({
+        "name": "caps", "duration": "200ms",
+        "adapter": {"cpu_cost": ZERO, "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
+        "process": [{"name": "game", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "frame_loop", "fps": fps, "work": "1ms", "present_mode": mode, "sync_interval": interval,
+            "count": 4}}]}],
+    }, "<test>")
+    trace = ListSink()
+    return System(sc, trace=trace, driver=driver), trace
+
+
+@pytest.mark.rule(87)
+def test_without_flip_on_vsync_with_no_wait_the_os_sends_waiting_flips_rule_87():
+    system, trace = _system("flip_no_wait", 1, _with_flip_caps(FlipOnVSyncWithNoWait=0))
+    r = system.run()
+    assert r.bugcheck is None and r.summary["displays"][0]["displayed"] == 4
+    flips = [e["args"]["Flags"] for e in trace.of("DdiCall")
+             if e["name"] == "DxgkDdiSubmitCommand" and e["args"]["Flags"]["Present"]]
+    assert [(f["Flip"], f["FlipWithNoWait"]) for f in flips] == [(1, 0)] * 4
+    assert {e["mode"] for e in trace.of("Present")} == {"flip"}
+
+
+@pytest.mark.rule(88)
+def test_without_flip_interval_intervals_two_to_four_fail_the_call_rule_88():
+    system, trace = _system("flip", 2, _with_flip_caps(FlipInterval=0))
+    r = system.run()
+    assert r.bugcheck is None and not trace.of("Flip")
+    assert r.summary["contexts"][0]["api_error"] == "STATUS_NOT_SUPPORTED"
+    # Interval 1 (and 0) is always supported.
+    system, trace = _system("flip", 1, _with_flip_caps(FlipInterval=0))
+    assert system.run().summary["displays"][0]["displayed"] == 4
+
+
+@pytest.mark.rule(88)
+def test_a_flip_that_takes_effect_before_its_interval_breaks_rule_88():
+    system, trace = _system("flip", 2, FlipsAtTheNextVsync, fps=100)
+    r = system.run()
+    bc = r.bugcheck
+    assert (bc.bugcheck.code, bc.bugcheck.p1, bc.rule_name) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 88,
+                                                                  "FlipIntervalSupported")
+    # Frame 1 is shown at the first vsync; frame 2 (presented at 10 ms) at the next one, one period
+    # later where FlipInterval 2 asks for two. The reference driver shows it at 3V.
+    assert r.end == 2 * V and bc.struct == "DXGKARGCB_NOTIFY_INTERRUPT_DATA"
+    assert f"{V} ns after the previous flip took effect" in bc.message

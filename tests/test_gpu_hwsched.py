@@ -238,6 +238,7 @@ def test_normal_share_holds_in_steady_state_with_grace_periods():
     assert running_ns(hs.log, 2, cycle_start + 12 * MS) - running_ns(hs.log, 2, cycle_start) == 1_200 * US
 
 
+@pytest.mark.rule(127)
 def test_idle_band_never_preempts_but_is_preempted():
     rig = Rig(interval=100 * US)
     hs = rig.hs

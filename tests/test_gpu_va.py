@@ -19,6 +19,7 @@ from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import ScenarioError, scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
+from wddmsim.umd import Fill, Target, Work
 
 from wddm2util import COSTS, MS, ZERO, adapter, chain_processes, ddi_calls, run, scenario, stops
 
@@ -98,7 +99,7 @@ def test_the_driver_switches_address_spaces_between_processes():
     assert allocs[0].va == allocs[1].va and allocs[0].address != allocs[1].address
 
     def fill(ctx, alloc, pattern):
-        yield from kmt.Render(ctx, C.fill(0, 4096, pattern), (alloc,), ((0, C.FILL_DST, 0),))
+        yield from system.runtime.submit(ctx, (Fill(Target(alloc), 4096, pattern),))
 
     for ctx, alloc, pattern in zip(system.contexts, allocs, (0x11111111, 0x22222222)):
         system.sim.process(fill(ctx, alloc, pattern))
@@ -108,6 +109,7 @@ def test_the_driver_switches_address_spaces_between_processes():
     assert mem.read(allocs[1].address, 4096) == bytes.fromhex("22") * 4096
 
 
+@pytest.mark.rule(24)
 def test_invalid_parameter_puts_the_device_in_error_and_counts_the_fence_after_earlier_packets():
     """Rule 24: the refused buffer's fence completes once the packets before it are done; the
     device is in error (its queued packets are cancelled, its next call fails); others go on."""
@@ -117,17 +119,16 @@ def test_invalid_parameter_puts_the_device_in_error_and_counts_the_fence_after_e
                  "kind": "script", "packets": [{"at": "1ms", "work": "1ms", "repeat": 2}]}}]}]
     trace = ListSink()
     system = System(scenario(adapter("va"), procs, duration="30ms"), trace=trace)
-    kmt = system.kmt
     a, b = system.contexts
     seen = {}
 
     def app():
-        yield from kmt.Render(a, C.work(3 * MS))
-        yield from kmt.Render(a, C.work(MS), private=b"bad!" + bytes(12))  # malformed private data
-        yield from kmt.Render(a, C.work(MS))
+        yield from system.runtime.submit(a, (Work(3 * MS),))
+        yield from system.runtime.submit(a, (Work(MS),), private=b"bad!" + bytes(12))  # malformed private data
+        yield from system.runtime.submit(a, (Work(MS),))
         yield 10 * MS
         try:
-            yield from kmt.Render(a, C.work(MS))
+            yield from system.runtime.submit(a, (Work(MS),))
         except ApiError as e:
             seen["status"] = e.status
 
@@ -153,8 +154,9 @@ class FailsVirtualSubmission(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(23)
 def test_any_other_status_is_bug_check_0x119_2_rule_23():
-    system, result, events = run(scenario(adapter("va"), ONE), driver_factory=FailsVirtualSubmission)
+    system, result, events = run(scenario(adapter("va"), ONE), driver=FailsVirtualSubmission)
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1, bc.bugcheck.p2) == (0x119, 0x2, int(NTSTATUS.STATUS_UNSUCCESSFUL))
     assert (bc.rule, bc.struct) == (23, "DXGKARG_SUBMITCOMMANDVIRTUAL")
@@ -194,6 +196,7 @@ def two_idle_contexts():
         "kind": "script", "packets": [{"at": "50ms", "work": 0}]}}]} for n in ("a", "b")]
 
 
+@pytest.mark.rule(103)
 def test_a_gpu_wait_holds_only_its_own_context():
     """Rule 103: A's buffer waits for the fence; B's three buffers on the same node run meanwhile;
     A's starts exactly when the CPU signals."""
@@ -203,9 +206,9 @@ def test_a_gpu_wait_holds_only_its_own_context():
     def work(kmt, ctxs, fence):
         a, b = ctxs
         kmt.WaitForSynchronizationObjectFromGpu(a, fence, 1)
-        yield from kmt.Render(a, C.work(MS))
+        yield from system.runtime.submit(a, (Work(MS),))
         for _ in range(3):
-            yield from kmt.Render(b, C.work(MS))
+            yield from system.runtime.submit(b, (Work(MS),))
         yield 5 * MS
         kmt.SignalSynchronizationObjectFromCpu([fence], [1])
 
@@ -228,7 +231,7 @@ def test_the_os_signals_after_the_packets_before_the_call():
 
     def work(kmt, ctxs, fence):
         a, _ = ctxs
-        yield from kmt.Render(a, C.work(2 * MS))
+        yield from system.runtime.submit(a, (Work(2 * MS),))
         kmt.SignalSynchronizationObjectFromGpu(a, fence, 7)
         status = yield kmt.WaitForSynchronizationObjectFromCpu([fence], [7])
         seen["t"], seen["status"] = system.sim.now, status
@@ -274,6 +277,7 @@ def test_ping_pong_reports_its_wake_up_latency():
     assert len(waits) == 999 and min(waits) > 0
 
 
+@pytest.mark.rule(13, 62)
 def test_a_preempted_virtual_buffer_resumes_where_it_stopped():
     """A long buffer of a low-priority process is preempted mid-WORK at the interval granularity;
     it is submitted again through DxgkDdiSubmitCommandVirtual with Flags.Resubmission and finishes
@@ -309,12 +313,13 @@ class RunsNullRenderingAnyway(ReferenceDriver):
             a.Flags.NullRendering = 1
 
 
+@pytest.mark.rule(14)
 def test_null_rendering_on_virtual_submissions_and_rule_14():
     system, result, events = run(scenario(adapter("va", null_rendering=True), ONE))
     assert result.bugcheck is None and system.gpu.engines[0].busy_ns == 0
     assert all(c["args"]["Flags"]["NullRendering"] == 1 for c in ddi_calls(events, "DxgkDdiSubmitCommandVirtual"))
     assert len(stops(events, system)) == 3
-    system, result, events = run(scenario(adapter("va", null_rendering=True), ONE), driver_factory=RunsNullRenderingAnyway)
+    system, result, events = run(scenario(adapter("va", null_rendering=True), ONE), driver=RunsNullRenderingAnyway)
     assert (int(result.bugcheck.bugcheck.code), result.bugcheck.rule) == (0xC4, 14)
     assert result.bugcheck.struct == "DXGKARG_SUBMITCOMMANDVIRTUAL"
 
@@ -331,6 +336,7 @@ def test_an_allocation_that_does_not_fit_fails_at_creation():
     assert system.gpu.mmu is not None and aperture.va >= VA_START
 
 
+@pytest.mark.rule(99)
 def test_32_bit_fences_cross_2_to_the_32_and_64_bit_fences_never_wrap():
     """No64BitAtomics: the GPU writes 32-bit values; a chain across 2**32 completes in order and
     the OS's 64-bit view goes past it. A 64-bit fence near its maximum refuses the signal that
@@ -359,16 +365,14 @@ def test_32_bit_fences_cross_2_to_the_32_and_64_bit_fences_never_wrap():
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"adapter": {"ddi_version": "wddm1_3", "gpu_va": True}}, "adapter.gpu_va: GPU virtual addressing needs ddi_version wddm2_0"),
-    ({"adapter": {"ddi_version": "wddm2_0", "no64bit_atomics": True}}, "adapter.no64bit_atomics: No64BitAtomics"),
     ({"fence": [{"name": "f"}]}, "fence: monitored fences need GPU virtual addressing"),
-    ({"adapter": {"ddi_version": "wddm2_0", "gpu_va": True}, "fence": [{"name": "f"}],
+    ({"adapter": {"gpu_va": True}, "fence": [{"name": "f"}],
       "process": chain_processes(2, 1, wait="gpu")}, "under the software scheduler GPU waits are the OS's"),
-    ({"adapter": {"ddi_version": "wddm2_0", "gpu_va": True}, "fence": [{"name": "f"}],
+    ({"adapter": {"gpu_va": True}, "fence": [{"name": "f"}],
       "process": chain_processes(2, 1)[:1]}, "needs exactly one context at each position 0..1, found positions [0]"),
-    ({"adapter": {"ddi_version": "wddm2_0", "gpu_va": True}, "process": chain_processes(2, 1)},
+    ({"adapter": {"gpu_va": True}, "process": chain_processes(2, 1)},
      "no fence named 'f'; declare it in a [[fence]] table"),
-    ({"adapter": {"ddi_version": "wddm2_0", "gpu_va": True}, "process": [{"name": "a", "context": [{
+    ({"adapter": {"gpu_va": True}, "process": [{"name": "a", "context": [{
         "name": "c", "node": "3D", "workload": {"kind": "memory_pressure", "allocations": 2, "size": 4096}}]}]},
      "memory_pressure needs VidMm to evict"),
     ({"process": [{"name": "a", "context": [{"name": "c", "node": "3D", "band": "focus", "workload": {

@@ -15,9 +15,11 @@ from wddmsim.dxgkrnl.wddm2 import UNMAPPED_VA
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.system import System
+from zoo.hwqueues import KeepsPrivateData
 from wddmsim.trace import ListSink
+from wddmsim.umd import Work
 
-from wddm2util import COSTS, MS, ZERO, adapter, chain_processes, ddi_calls, run, scenario, stops
+from wddm2util import COSTS, MS, adapter, chain_processes, ddi_calls, run, scenario, stops
 
 FENCE_WRITE = len(C.fence(0, 0))
 
@@ -40,6 +42,7 @@ def first_run(events, ctx) -> int:
                 and e["state"] == "running")
 
 
+@pytest.mark.rule(100, 125)
 def test_contexts_and_queues_are_created_before_anything_is_submitted():
     system, result, events = run(scenario(adapter("hw"), [script("app", (0, "1ms", 3))]))
     assert result.bugcheck is None
@@ -98,6 +101,7 @@ def test_ring_buffer_fence_release_moves_the_progress_write_from_the_buffer_to_t
     assert logs[0][2] == logs[1][2]
 
 
+@pytest.mark.rule(105)
 def test_max_in_flight_hw_queue_buffers_limits_what_the_driver_holds():
     """Rule 105: with MaxInFlightHwQueueBuffers = 1 the next buffer reaches the driver only after
     the DPC that retires the one before, from the OS's side (the DPC's work, then the call),
@@ -116,6 +120,7 @@ def test_max_in_flight_hw_queue_buffers_limits_what_the_driver_holds():
     assert [e["context"] for e in stops(events, system)] == [a.handle, b.handle, a.handle, b.handle]
 
 
+@pytest.mark.rule(95)
 def test_private_data_is_poisoned_when_the_call_returns_and_a_late_read_is_caught():
     """Rule 95: the private data lives only during DxgkDdiSubmitCommandToHwQueue. The model keeps it
     in a guarded page, poisoned on return; a driver that reads it later stops the model."""
@@ -126,27 +131,25 @@ def test_private_data_is_poisoned_when_the_call_returns_and_a_late_read_is_caugh
     assert system.gpu.memory.read(page, 16) == b"\xcc" * 16
     system.gpu.memory.close_pages(page, 4096)
 
-    def keeps(*a, **k):
-        return ReferenceDriver(*a, keep_private_data=True, **k)
-
-    system, result, events = run(scenario(adapter("hw"), [script("app", (0, "1ms", 1))]), driver_factory=keeps)
+    system, result, events = run(scenario(adapter("hw"), [script("app", (0, "1ms", 1))]), driver=KeepsPrivateData)
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1, bc.rule) == (0xC4, 95, 95)
     assert "was read 1 time(s) after DxgkDdiSubmitCommandToHwQueue returned" in bc.message
     assert bc.struct == "DXGKARG_SUBMITCOMMANDTOHWQUEUE"
 
 
+@pytest.mark.rule(92)
 def test_progress_fence_ids_strictly_increase_and_may_skip():
     sc = scenario(adapter("hw"), [idle("app")], duration="20ms")
     system = System(sc)
-    kmt, ctx = system.kmt, system.contexts[0]
+    ctx = system.contexts[0]
     seen = {}
 
     def app():
-        yield from kmt.Render(ctx, C.work(MS), progress_id=5)
-        yield from kmt.Render(ctx, C.work(MS), progress_id=9)
+        yield from system.runtime.submit(ctx, (Work(MS),), progress_id=5)
+        yield from system.runtime.submit(ctx, (Work(MS),), progress_id=9)
         try:
-            yield from kmt.Render(ctx, C.work(MS), progress_id=9)
+            yield from system.runtime.submit(ctx, (Work(MS),), progress_id=9)
         except ApiError as e:
             seen["status"] = e.status
 
@@ -157,6 +160,7 @@ def test_progress_fence_ids_strictly_increase_and_may_skip():
     assert (q.completed, system.adapter.wddm2.fences.read(q.progress)) == (2, 9)
 
 
+@pytest.mark.rule(94)
 def test_a_present_blt_is_built_by_present_to_hw_queue_and_carries_flags_present():
     sc = scenario(adapter("hw", COSTS), [idle("game")], duration="50ms")
     trace = ListSink()
@@ -167,7 +171,7 @@ def test_a_present_blt_is_built_by_present_to_hw_queue_and_carries_flags_present
     system.gpu.memory.fill(back.address, 128 * 128 * 4, b"\x5a\xa5\x5a\xa5")
 
     def game():
-        yield from kmt.Render(ctx, C.work(5 * MS))
+        yield from system.runtime.submit(ctx, (Work(5 * MS),))
         yield from kmt.Present(ctx, back, primary, 128, 128)
 
     system.sim.process(game())
@@ -194,6 +198,7 @@ def test_a_present_blt_is_built_by_present_to_hw_queue_and_carries_flags_present
     assert result.summary["displays"][0]["displayed"] == 1
 
 
+@pytest.mark.rule(103)
 def test_a_gpu_wait_in_a_buffer_holds_only_its_queue():
     """A context with two hardware queues: queue 0's buffer starts with a WAIT on a fence; queue 1
     and another context run meanwhile; queue 0's buffer runs when the CPU signals."""
@@ -205,9 +210,9 @@ def test_a_gpu_wait_in_a_buffer_holds_only_its_queue():
     fence = kmt.CreateSynchronizationObject(a.device, 0)
 
     def work():
-        yield from kmt.Render(a, C.work(MS), wait=(fence, 1), queue=a.hwqueues[0])
-        yield from kmt.Render(a, C.work(MS), queue=a.hwqueues[1])
-        yield from kmt.Render(b, C.work(MS))
+        yield from system.runtime.submit(a, (Work(MS),), wait=(fence, 1), queue=a.hwqueues[0])
+        yield from system.runtime.submit(a, (Work(MS),), queue=a.hwqueues[1])
+        yield from system.runtime.submit(b, (Work(MS),))
         yield 10 * MS
         kmt.SignalSynchronizationObjectFromCpu([fence], [1])
 
@@ -281,9 +286,10 @@ class AcksAFenceNeverIssued(ReferenceDriver):
             a.contextSuspendFence -= 10
 
 
+@pytest.mark.rule(56)
 def test_a_suspend_acknowledgment_of_a_fence_never_issued_is_0x119_0x11():
     sc = scenario(adapter("hw"), [script("app", (0, "10ms", 1), suspend_at="2ms")], duration="50ms")
-    system, result, events = run(sc, driver_factory=AcksAFenceNeverIssued)
+    system, result, events = run(sc, driver=AcksAFenceNeverIssued)
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1, bc.bugcheck.p2, bc.rule) == (0x119, 0x11, 11, 56)
 
@@ -294,6 +300,7 @@ def hang_scenario(**extra):
                     fault=[{"kind": "hang", "process": "a", "context": "c", "packet": 2}])
 
 
+@pytest.mark.rule(113)
 def test_a_hang_is_detected_by_no_progress_and_the_engine_reset_invalidates_only_its_context():
     system, result, events = run(hang_scenario())
     assert result.bugcheck is None
@@ -317,6 +324,7 @@ def test_a_hang_is_detected_by_no_progress_and_the_engine_reset_invalidates_only
     assert a.device.error and not b.device.error and result.summary["tdr"]["engine_resets"] == 1
 
 
+@pytest.mark.rule(107)
 def test_disable_gpu_timeout_exempts_a_queue():
     """Rule 107: the same hang on a queue created with DisableGpuTimeout is never reset."""
     system, result, events = run(hang_scenario(disable_gpu_timeout=True))
@@ -337,14 +345,16 @@ class FailsResume(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(57)
 def test_an_interrupt_between_reset_and_resume_is_0x119_0x10():
-    system, result, events = run(hang_scenario(), driver_factory=InterruptsDuringReset)
+    system, result, events = run(hang_scenario(), driver=InterruptsDuringReset)
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1, bc.bugcheck.p3, bc.rule) == (0x119, 0x10, 0, 57)
 
 
+@pytest.mark.rule(116)
 def test_a_failed_resume_escalates_to_a_full_gpu_reset():
-    system, result, events = run(hang_scenario(), driver_factory=FailsResume)
+    system, result, events = run(hang_scenario(), driver=FailsResume)
     assert result.bugcheck is None
     (tdr,) = [e for e in events if e["event"] == "TdrDetected"]
     t = tdr["t"]
@@ -358,6 +368,7 @@ def test_a_failed_resume_escalates_to_a_full_gpu_reset():
     assert a.device.error and b.device.error and result.summary["tdr"]["adapter_resets"] == 1
 
 
+@pytest.mark.rule(54)
 def test_a_page_fault_names_the_queue_and_its_progress_fence():
     sc = scenario(adapter("hw"), [script("a", (0, "1ms", 3)), script("b", (0, "1ms", 2))], duration="20ms",
                   fault=[{"kind": "page_fault", "process": "a", "context": "c", "packet": 2}])
@@ -375,6 +386,7 @@ def test_a_page_fault_names_the_queue_and_its_progress_fence():
     assert a.device.error and result.summary["wddm2"]["hwsch"]["page_faults"] == 1
 
 
+@pytest.mark.rule(101)
 @pytest.mark.parametrize("flags, jumps", [((), True), (("NoSignalMaxValueOnTdr",), False)])
 def test_a_reset_drives_fences_its_devices_could_signal_to_the_maximum(flags, jumps):
     """Rule 101: a fence the invalidated device signals jumps to 2**64-1 (a CPU waiter wakes with
@@ -405,7 +417,7 @@ def hung_signal(kmt, system, ctx, fence):
     """Submit a buffer that hangs and would have signalled ``fence`` to 5 (generator)."""
     w2 = system.adapter.wddm2
     w2.on_buffer = lambda c, seq, va: system.gpu.engines[0].hang_on_buffer(va)
-    seq = yield from kmt.Render(ctx, C.work(MS), signal=(fence, 5))
+    seq = yield from system.runtime.submit(ctx, (Work(MS),), signal=(fence, 5))
     w2.on_buffer = None
     return seq
 

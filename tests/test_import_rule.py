@@ -1,6 +1,8 @@
 """DESIGN.md section 2: imports only go down. ``sim`` and ``ddi`` import nothing of the project;
-``gpu`` imports ``sim``; ``kmd`` imports ``ddi``, ``gpu``, ``sim``; ``dxgkrnl`` imports ``ddi``,
-``sim``. Only the assembly code (the CLI, the demo, scenario wiring) knows all parts."""
+``gpu`` imports ``sim``; ``kmd`` imports ``ddi``, ``gpu``, ``sim``; ``umd`` (the user-mode half of
+a driver) imports ``gpu`` (the command set); ``dxgkrnl`` imports ``ddi``, ``sim``, never a driver
+half or the GPU; ``workloads`` (the applications and their runtime) import the OS's API and
+``umd``. Only the assembly code (the CLI, the demo, scenario wiring) knows all parts."""
 
 import ast
 from pathlib import Path
@@ -10,8 +12,10 @@ ALLOWED = {
     "sim": set(),
     "ddi": set(),
     "gpu": {"sim"},
-    "kmd": {"ddi", "gpu", "sim"},
+    "kmd": {"ddi", "gpu", "sim", "units"},
+    "umd": {"gpu"},
     "dxgkrnl": {"ddi", "sim"},
+    "workloads": {"ddi", "dxgkrnl", "umd", "sim"},
 }
 
 

@@ -4,6 +4,7 @@ path's own cost. Asserted in virtual time and on the event log."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
@@ -26,7 +27,7 @@ def build(packets, *, null_rendering=False, driver=None, verifier="strict"):
             "kind": "script", "packets": packets}}]}],
     }, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace, driver_factory=driver, verifier=verifier), trace
+    return System(sc, trace=trace, driver=driver, verifier=verifier), trace
 
 
 def stops(trace):
@@ -61,6 +62,7 @@ def test_without_the_switch_the_same_packet_runs_its_millisecond():
     assert r.summary["null_rendering_packets"] == 0
 
 
+@pytest.mark.rule(34)
 def test_per_submission_option_and_cumulative_completion():
     # A real 1 ms packet, then a NullRendering one queued behind it at the same moment: the second's
     # fence lands right after the first, and one interrupt reports both.
@@ -101,6 +103,7 @@ class IgnoresNullRendering(ReferenceDriver):
         return super().DxgkDdiSubmitCommand(hAdapter, pSubmitCommand)
 
 
+@pytest.mark.rule(14)
 def test_a_driver_that_runs_a_null_rendering_buffer_breaks_rule_14():
     system, trace = build([{"at": 0, "work": "1ms"}], null_rendering=True, driver=IgnoresNullRendering)
     r = system.run()
@@ -112,6 +115,7 @@ def test_a_driver_that_runs_a_null_rendering_buffer_breaks_rule_14():
     assert r.end == 1_007_000
 
 
+@pytest.mark.rule(14)
 def test_report_mode_records_rule_14_and_goes_on():
     system, trace = build([{"at": 0, "work": "1ms"}, {"at": 0, "work": "1ms"}], null_rendering=True,
                           driver=IgnoresNullRendering, verifier="report")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from wddmsim.ddi.bugcheck import BugCheckCode
+from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
+from wddmsim.ddi.ntstatus import NTSTATUS
+from wddmsim.kmd import ReferenceDriver
 from wddmsim.ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
@@ -21,14 +23,14 @@ SEGMENTS = lambda vram: [{"name": "VRAM", "kind": "memory", "size": vram},  # no
                          {"name": "Aperture", "kind": "aperture", "size": "1MiB", "cpu_visible": True}]
 
 
-def build(processes, *, vram="256KiB", nodes=None, faults=()):
+def build(processes, *, vram="256KiB", nodes=None, faults=(), driver=None):
     adapter = {"cpu_cost": ZERO, "segments": SEGMENTS(vram)}
     if nodes is not None:
         adapter["nodes"] = nodes
     sc = scenario_from_dict({"name": "paging", "duration": "50ms", "adapter": adapter, "fault": list(faults),
                              "process": processes}, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace), trace
+    return System(sc, trace=trace, driver=driver), trace
 
 
 def pressure(name, node="3D", **w):
@@ -62,6 +64,7 @@ def test_data_survives_every_eviction_round_trip():
         assert mem.read(where, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4), i
 
 
+@pytest.mark.rule(74)
 def test_paging_submissions_share_a_buffer_with_their_own_private_data_ranges():
     system, trace = build([SIX])
     system.run()
@@ -95,6 +98,7 @@ NULL_SWITCH = [
 TWO_NODES = [{"name": "3D", "engine": "3d", "command_cost": 0}, {"name": "Copy", "engine": "copy", "command_cost": 0}]
 
 
+@pytest.mark.rule(11, 12)
 def test_null_context_switch_before_evicting_a_running_devices_allocation():
     system, trace = build(NULL_SWITCH, vram="128KiB", nodes=TWO_NODES)
     r = system.run()
@@ -114,6 +118,32 @@ def test_null_context_switch_before_evicting_a_running_devices_allocation():
     assert r.summary["memory"]["context_switches"] == 1 and r.summary["violations"] == []
 
 
+def evicting_while_running():
+    """Three 64 KiB allocations, one per packet, in 128 KiB of VRAM, hardware queue depth 2: the
+    third packet's page-in evicts the first's allocation while the second packet (the same device)
+    runs."""
+    return scenario_from_dict({
+        "name": "switch", "duration": "20ms",
+        "adapter": {"nodes": [{"name": "3D", "engine": "3d"}],
+                    "segments": [{"name": "VRAM", "kind": "memory", "size": "128KiB"},
+                                 {"name": "Aperture", "kind": "aperture", "size": "64KiB"}]},
+        "process": [{"name": "app", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "memory_pressure", "allocations": 3, "size": "64KiB", "touch": 1, "work": "1ms",
+            "interval": "0ns", "count": 4}}]}]}, "<switch>")
+
+
+@pytest.mark.rule(10)
+@pytest.mark.parametrize("version,switches", [("vista", 0), ("win7", 0), ("win8", 2), ("wddm2_0", 2)])
+def test_the_null_context_switch_is_windows_8s(version, switches):
+    """Flags.ContextSwitch exists from Windows 8: for an older driver VidMm's evictions wait for the
+    device's running packet to retire instead of switching the engine to the null context."""
+    r = System(evicting_while_running(), settings={"ddi_version": version}).run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    m = r.summary["memory"]
+    assert (m["context_switches"], m["evictions"], r.summary["contexts"][0]["completed"]) == (switches, 2, 4)
+
+
+@pytest.mark.rule(13, 61)
 def test_preempted_paging_packets_keep_their_fence_ids():
     system, trace = build([SIX])
     vs = system.adapter.vidsch
@@ -141,16 +171,53 @@ def test_packet_whose_allocations_cannot_all_be_resident_fails_at_render():
     assert r.summary["contexts"][0]["api_error"] == "STATUS_NO_MEMORY" and r.bugcheck is None
 
 
-@pytest.mark.parametrize("status", ["STATUS_UNSUCCESSFUL", "STATUS_GRAPHICS_ALLOCATION_BUSY"])
-def test_build_paging_buffer_critical_statuses(status):
+@pytest.mark.rule(68, 75)
+@pytest.mark.parametrize("status, rule", [("STATUS_UNSUCCESSFUL", 68), ("STATUS_GRAPHICS_ALLOCATION_BUSY", 75)])
+def test_build_paging_buffer_critical_statuses(status, rule):
+    """A paging operation the driver fails is bug check 0x119/0x5 DRIVER_FAULTED_SYSTEM_COMMAND: rule 68
+    for a status outside the three allowed, rule 75 for ALLOCATION_BUSY on an allocation VidMm said
+    is idle (it cannot retry)."""
     faults = [{"kind": "ddi_error", "ddi": "DxgkDdiBuildPagingBuffer", "status": status}]
     system, trace = build([SIX], faults=faults)
     r = system.run()
     bc = r.bugcheck.bugcheck
-    assert (bc.code, bc.p1) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 68)
-    assert r.bugcheck.struct == "DXGKARG_BUILDPAGINGBUFFER" and r.end == 2_000_000
+    assert (bc.code, bc.p1, bc.p2) == (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
+                                       VidSchError.DRIVER_FAULTED_SYSTEM_COMMAND, int(NTSTATUS[status]) & 0xFFFFFFFF)
+    assert r.bugcheck.struct == "DXGKARG_BUILDPAGINGBUFFER" and r.end == 2_000_000 and r.bugcheck.rule == rule
 
 
+class OverAdvances(ReferenceDriver):
+    """Adds the whole DmaSize to pDmaBuffer instead of the bytes it wrote."""
+
+    def DxgkDdiBuildPagingBuffer(self, hAdapter, a):
+        size = a.DmaSize
+        status = super().DxgkDdiBuildPagingBuffer(hAdapter, a)
+        a.pDmaBuffer += size
+        return status
+
+
+class UnderCounts(ReferenceDriver):
+    """Writes its commands but advances pDmaBuffer 8 bytes short of them."""
+
+    def DxgkDdiBuildPagingBuffer(self, hAdapter, a):
+        start = a.pDmaBuffer
+        status = super().DxgkDdiBuildPagingBuffer(hAdapter, a)
+        if a.pDmaBuffer - start >= 8:
+            a.pDmaBuffer -= 8
+        return status
+
+
+@pytest.mark.parametrize("driver, words", [(OverAdvances, "must stay within the"),
+                                           (UnderCounts, "past it: pDmaBuffer must move forward by exactly")])
+def test_paging_buffer_pointer_advances_exactly_rule_69(driver, words):
+    system, trace = build([SIX], driver=driver)
+    r = system.run()
+    assert (r.bugcheck.bugcheck.code, r.bugcheck.bugcheck.p1) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 69)
+    assert r.bugcheck.rule_name == "PagingBufferAdvanceExact" and words in r.bugcheck.message
+    assert r.end == 2_000_000
+
+
+@pytest.mark.rule(116)
 def test_engine_reset_that_hits_a_paging_packet_escalates_to_an_adapter_reset():
     faults = [{"kind": "hang", "node": "Copy", "at": 2_000_001}]  # during the first paging transfer
     system, trace = build([SIX], faults=faults)

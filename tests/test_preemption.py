@@ -14,9 +14,10 @@ from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
+
+from wddm2util import scenario_of
 
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 MS = 1_000_000
@@ -28,7 +29,7 @@ def build(granularity="dma_buffer", *, low=((0, "10ms"), (0, "2ms")), high=((3_0
     def proc(name, prio, packets):
         return {"name": name, "priority": prio, "context": [{"name": "c", "node": "3D", "workload": {
             "kind": "script", "packets": [{"at": at, "work": w} for at, w in packets]}}]}
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "preempt", "duration": "1s",
         "adapter": {"ddi_version": version, "cpu_cost": ZERO, "preemption_aware": preemption,
                     "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0, "preemption": granularity,
@@ -38,7 +39,7 @@ def build(granularity="dma_buffer", *, low=((0, "10ms"), (0, "2ms")), high=((3_0
                     proc("high", "normal" if equal else "high", high)],
     }, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace, driver_factory=driver, verifier=verifier), trace
+    return System(sc, trace=trace, driver=driver, verifier=verifier), trace
 
 
 def packets(trace):
@@ -56,6 +57,7 @@ def submits(trace):
             for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"]
 
 
+@pytest.mark.rule(62)
 def test_interval_granularity_stops_mid_packet_and_conserves_work():
     system, trace = build("interval")
     r = system.run()
@@ -146,6 +148,7 @@ def test_quantum_expiry_preempts_an_equal_priority_context():
     assert r.summary["packets_retired"] == 2 and r.summary["violations"] == []
 
 
+@pytest.mark.rule(13)
 def test_wddm1_driver_never_sees_resubmission():
     system, trace = build("interval", version="win8")
     r = system.run()
@@ -189,6 +192,7 @@ class WrongPreemptionFence(ReferenceDriver):
         return super()._report_preempted(node)
 
 
+@pytest.mark.rule(35)
 def test_a_wrong_preemption_fence_breaks_rule_35():
     system, trace = build("interval", driver=WrongPreemptionFence)
     r = system.run()
@@ -202,6 +206,7 @@ class FailingPreempt(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(58)
 def test_a_failed_preempt_command_is_bug_check_0x119_2():
     system, trace = build("interval", driver=FailingPreempt)
     r = system.run()
@@ -226,8 +231,9 @@ def test_preemption_example_runs_and_shows_latency():
     assert "preempt" in r.output
 
 
+@pytest.mark.rule(8, 28)
 def test_a_preempted_packet_with_patch_locations_is_patched_again():
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "repatch", "duration": "50ms",
         "adapter": {"cpu_cost": ZERO, "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
         "process": [

@@ -56,6 +56,7 @@ def test_report_numbers_agree_with_the_run_summary():
     assert json.loads(json.dumps(s)) == s
 
 
+@pytest.mark.rule(14)
 def test_report_of_a_run_that_stopped_names_the_bug_check(tmp_path):
     from test_null_rendering import IgnoresNullRendering, build
 

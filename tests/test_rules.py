@@ -34,6 +34,9 @@ SIGNALFENCE = "DXGKARG_SIGNALMONITOREDFENCE"
 SUSPEND = "DXGKARG_SUSPENDCONTEXT"
 SCHEDPROPS = "DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES"
 BANDS = "DXGKARG_SETUPPRIORITYBANDS"
+QUERYFENCE = "DXGKARG_QUERYCURRENTFENCE"
+CREATECONTEXT = "DXGKARG_CREATECONTEXT"
+DEPENDENT = "DXGKARG_QUERYDEPENDENTENGINEGROUP"
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 ARCHES = ("x64", "x86")
@@ -187,7 +190,7 @@ FIRING = {
     26: (PATCH, lambda: paging_patch(PatchLocationListSize=4), Facts(), None),
     27: (PATCH, lambda: paging_patch(DmaBufferSize=8192), Facts(paging_buffer_size_before=4096), None),
     29: (PATCH, lambda: valid_patch(PatchLocationListSubmissionStart=8, PatchLocationListSubmissionLength=3), Facts(), None),
-    30: (PATCH, lambda: valid_patch(), Facts(patch_locations=patch_locations([0, 0, 16, 16, 48, 0, 0, 0, 0, 0])), None),
+    30: (PATCH, lambda: valid_patch(), Facts(patch_locations=patch_locations([0, 0, 16, 12, 48, 0, 0, 0, 0, 0])), None),
     31: (PATCH, lambda: valid_patch(Flags=0x10), Facts(), None),
     32: (NOTIFY, lambda: interrupt(T.DXGK_INTERRUPT_DMA_COMPLETED, sets=[("DmaCompleted.SubmissionFenceId", 12)]),
          Facts(last_submitted_fence=10, last_completed_fence=5), bc(VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID)),
@@ -210,6 +213,7 @@ FIRING = {
             ("DmaPageFaulted.FaultedFenceId", 4),
             ("DmaPageFaulted.PageFaultFlags", int(PF.DXGK_PAGE_FAULT_FATAL_HARDWARE_ERROR)),
         ]), Facts(), bc(VidSchError.FATAL_PAGE_FAULT)),
+    55: (QUERYFENCE, lambda: new(QUERYFENCE, CurrentFence=8, NodeOrdinal=1), Facts(last_completed_fence=7), None),
     58: (PREEMPT, lambda: new(PREEMPT, PreemptionFenceId=50), Facts(status=int(NTSTATUS.STATUS_UNSUCCESSFUL)),
          bc(VidSchError.DRIVER_FAILED_SUBMIT_COMMAND, int(NTSTATUS.STATUS_UNSUCCESSFUL))),
     59: (PREEMPT, lambda: new(PREEMPT, PreemptionFenceId=50, Flags=2), Facts(), None),
@@ -226,8 +230,13 @@ FIRING = {
     100: (HWQUEUE, lambda: valid_hwqueue(HwQueueProgressFenceGpuVa=0x10004), Facts(), None),
     104: (SUSPEND, lambda: new(SUSPEND, hContext=0x3000, contextSuspendFence=5), Facts(last_suspend_fence=5), None),
     105: (HWQUEUE, lambda: valid_hwqueue(), Facts(max_in_flight=4, in_flight=4), None),
+    67: (CANCEL, lambda: new(CANCEL, hContext=0x1000), Facts(status=int(NTSTATUS.STATUS_INVALID_PARAMETER)),
+         bc(VidSchError.FAILED_CANCEL_COMMAND, int(NTSTATUS.STATUS_INVALID_PARAMETER))),
+    76: (CREATECONTEXT, lambda: new(CREATECONTEXT, NodeOrdinal=1), Facts(status=int(NTSTATUS.STATUS_UNSUCCESSFUL)), None),
     115: (RESET, lambda: new(RESET, NodeOrdinal=0, LastAbortedFenceId=3), Facts(last_completed_fence=5, last_submitted_fence=9),
           bc(VidSchError.REPORTED_INVALID_ABORTED_FENCE, 3, 5)),
+    117: (DEPENDENT, lambda: new(DEPENDENT, NodeOrdinal=2, DependentNodeOrdinalMask=0x3), Facts(status=SUCCESS),
+          bc(VidSchError.INVALID_NODE_MASK, 2, 3)),
     122: (SCHEDPROPS, lambda: sched_props(priorityBand=3, realtimeBandPriorityLevel=32), Facts(), None),
     123: (SCHEDPROPS, lambda: sched_props(inProcessPriority=8), Facts(), None),
     124: (BANDS, lambda: new(BANDS, targetNormalBandPercentage=51), Facts(), None),
@@ -295,7 +304,7 @@ QUIET = {
     26: (PATCH, lambda: paging_patch(), Facts()),
     27: (PATCH, lambda: paging_patch(DmaBufferSize=4096), Facts(paging_buffer_size_before=4096)),
     29: (PATCH, lambda: valid_patch(PatchLocationListSubmissionStart=7, PatchLocationListSubmissionLength=3), Facts()),
-    30: (PATCH, lambda: valid_patch(), Facts(patch_locations=patch_locations([9, 9, 16, 17, 48, 0, 0, 0, 0, 0]))),
+    30: (PATCH, lambda: valid_patch(), Facts(patch_locations=patch_locations([9, 9, 16, 16, 48, 0, 0, 0, 0, 0]))),
     31: (PATCH, lambda: valid_patch(Flags=0xF), Facts()),
     32: (NOTIFY, lambda: interrupt(T.DXGK_INTERRUPT_DMA_COMPLETED, sets=[("DmaCompleted.SubmissionFenceId", 10)]),
          Facts(last_submitted_fence=10, last_completed_fence=5, submitted_fences={6, 7, 8, 9, 10})),
@@ -320,6 +329,7 @@ QUIET = {
     53: (NOTIFY, lambda: interrupt(T.DXGK_INTERRUPT_DMA_PAGE_FAULTED, sets=[
             ("DmaPageFaulted.FaultedFenceId", 4), ("DmaPageFaulted.PageFaultFlags", int(PF.DXGK_PAGE_FAULT_WRITE)),
         ]), Facts()),
+    55: (QUERYFENCE, lambda: new(QUERYFENCE, CurrentFence=7, NodeOrdinal=1), Facts(last_completed_fence=7, status=SUCCESS)),
     58: (PREEMPT, lambda: new(PREEMPT, PreemptionFenceId=50), Facts(status=SUCCESS)),
     59: (PREEMPT, lambda: new(PREEMPT, PreemptionFenceId=50, Flags=0), Facts()),
     63: (VIDSCHCAPS, lambda: new(VIDSCHCAPS, Value=0x1 | 0x4 | 0x8 | 0x10), Facts()),
@@ -335,7 +345,10 @@ QUIET = {
     100: (HWQUEUE, lambda: valid_hwqueue(HwQueueProgressFenceGpuVa=0x10008, HwQueueProgressFenceCpuVa=0x7000), Facts()),
     104: (SUSPEND, lambda: new(SUSPEND, hContext=0x3000, contextSuspendFence=6), Facts(last_suspend_fence=5)),
     105: (HWQUEUE, lambda: valid_hwqueue(), Facts(max_in_flight=4, in_flight=3)),
+    67: (CANCEL, lambda: new(CANCEL, hContext=0x1000), Facts(status=SUCCESS)),
+    76: (CREATECONTEXT, lambda: new(CREATECONTEXT, NodeOrdinal=1), Facts(status=int(NTSTATUS.STATUS_NO_MEMORY))),
     115: (RESET, lambda: new(RESET, NodeOrdinal=0, LastAbortedFenceId=5), Facts(last_completed_fence=5, last_submitted_fence=9)),
+    117: (DEPENDENT, lambda: new(DEPENDENT, NodeOrdinal=2, DependentNodeOrdinalMask=0x16), Facts(status=SUCCESS)),
     122: (SCHEDPROPS, lambda: sched_props(priorityBand=3, realtimeBandPriorityLevel=31), Facts()),
     123: (SCHEDPROPS, lambda: sched_props(inProcessPriority=-7), Facts()),
     124: (BANDS, lambda: new(BANDS, targetNormalBandPercentage=50), Facts()),

@@ -32,7 +32,7 @@ from wddmsim.scenario.schema import (
     WORKLOAD_KINDS,
     field_path,
 )
-from wddmsim.scenario.units import format_size
+from wddmsim.units import format_size
 
 DOCS = Path(__file__).parents[1] / "docs" / "scenarios.md"
 
@@ -209,8 +209,8 @@ def test_defaults_of_a_minimal_file():
     s = parse_scenario(MINIMAL)
     assert (s.name, s.description, s.seed, s.duration) == ("", "", 0, 1_000_000_000)
     a = s.adapter
-    assert (a.ddi_version, a.multi_engine_aware, a.hw_queue_depth) == ("wddm2_0", True, 2)
-    assert (a.ring_size, a.dma_buffer_size) == (65_536, 65_536)
+    assert a.hw_queue_depth == 2
+    assert (s.driver.class_, s.driver.settings) == (None, {})  # the reference driver, its defaults
     assert a.cpu_cost.model_dump() == {
         "render": 5_000, "patch": 1_000, "submit": 2_000, "isr": 1_000, "dpc": 2_000,
         "present": 5_000,
@@ -221,9 +221,7 @@ def test_defaults_of_a_minimal_file():
         Node(name="Copy", engine="copy"),
     ]
     node = a.nodes[0]
-    assert (node.hw_queue_depth, node.ring_size, node.copy_bandwidth, node.command_cost) == (
-        None, None, 16.0, 100,
-    )
+    assert (node.hw_queue_depth, node.copy_bandwidth, node.command_cost) == (None, 16.0, 100)
     assert a.segments == [
         Segment(name="VRAM", kind="memory", size=256 << 20, cpu_visible=False),
         Segment(name="Aperture", kind="aperture", size=64 << 20, cpu_visible=True),
@@ -296,9 +294,6 @@ duration = "fast"
 [adapter]
 ddi_version = "wddm9"
 hw_queue_depth = 0
-ring_size = 5000
-dma_buffer_size = "1KiB"
-multi_engine_aware = 1
 
 [adapter.cpu_cost]
 isr = "-1us"
@@ -308,7 +303,6 @@ dpc = "1.5ns"
 name = "3D"
 engine = "gpu"
 hw_queue_depth = 65
-ring_size = "2KiB"
 
 [[adapter.nodes]]
 name = ""
@@ -339,21 +333,12 @@ workload = { kind = "frame_loop", fps = 2000, work = "4ms", jitter = 1.0, packet
     assert problems(text) == [
         "s.toml: seed: expected an integer, got '5'",
         "s.toml: duration: expected a duration such as '2ms' or '250us', got 'fast'",
-        "s.toml: adapter.ddi_version: unknown DDI version 'wddm9'; expected one of: vista, "
-        "vista_sp1, win7, win8, wddm1_3, wddm2_0, wddm2_1, wddm2_2, wddm2_3, wddm2_4, wddm2_5, "
-        "wddm2_6, wddm2_7, wddm2_8, wddm2_9, wddm3_0, wddm3_1, wddm3_2",
-        "s.toml: adapter.multi_engine_aware: expected true or false, got 1",
         "s.toml: adapter.hw_queue_depth: must be at least 1, got 0",
-        "s.toml: adapter.ring_size: must be a power of two and at least 4096 bytes, got 5000",
-        "s.toml: adapter.dma_buffer_size: must be a multiple of 4096 bytes and at least 4096, "
-        "got 1024",
         "s.toml: adapter.cpu_cost.isr: a duration cannot be negative, got '-1us'",
         "s.toml: adapter.cpu_cost.dpc: '1.5ns' is not a whole number of nanoseconds",
         "s.toml: adapter.nodes[0].engine: must be one of '3d', 'compute', 'copy', 'video_decode', "
         "'video_encode', 'video_processing' or 'other', got 'gpu'",
         "s.toml: adapter.nodes[0].hw_queue_depth: must be at most 64, got 65",
-        "s.toml: adapter.nodes[0].ring_size: must be a power of two and at least 4096 bytes, "
-        "got 2048",
         "s.toml: adapter.nodes[1].name: must not be empty",
         "s.toml: adapter.nodes[1].copy_bandwidth: must be a finite number, got nan",
         "s.toml: adapter.nodes[1].command_cost: expected a duration such as '2ms' or '250us', "
@@ -361,6 +346,8 @@ workload = { kind = "frame_loop", fps = 2000, work = "4ms", jitter = 1.0, packet
         "write a unit for fractions)",
         "s.toml: adapter.segments[0].kind: must be one of 'memory' or 'aperture', got 'rom'",
         "s.toml: adapter.segments[0].size: must be a positive multiple of 4096 bytes, got 4097",
+        "s.toml: adapter.ddi_version: the driver's setting now, not the adapter's: write it in the [driver] "
+        "table as ddi_version (the OS learns it from the driver's DXGK_DRIVERCAPS and node metadata)",
         "s.toml: scheduler.policy: must be one of 'strict_priority' or 'priority_quantum', "
         "got 'fifo'",
         "s.toml: scheduler.quantum: must be greater than 0, got 0",
@@ -800,15 +787,22 @@ def doc_blocks(language: str) -> list[str]:
 
 
 def test_documented_error_example():
-    (bad, _) = doc_blocks("toml")
+    (_driver, bad, _) = doc_blocks("toml")
     (expected,) = doc_blocks("text")
     with pytest.raises(ScenarioError) as caught:
         parse_scenario(bad, "bad.toml")
     assert str(caught.value) == expected.rstrip("\n")
 
 
+def test_documented_driver_table():
+    (driver, _, _) = doc_blocks("toml")
+    s = parse_scenario(driver + MINIMAL)
+    assert s.driver.settings == {"ddi_version": "wddm2_7", "engines": {
+        "Copy": {"ring_buffer_fence_release": True, "max_in_flight_hw_queue_buffers": 2}}}
+
+
 def test_full_example_from_the_docs(tmp_path):
-    (_, complete) = doc_blocks("toml")
+    (_, _, complete) = doc_blocks("toml")
     path = tmp_path / "example.toml"
     path.write_text(complete, encoding="utf-8")
     s = load_scenario(path)
@@ -817,21 +811,20 @@ def test_full_example_from_the_docs(tmp_path):
     assert (s.seed, s.duration) == (42, 500_000_000)
 
     a = s.adapter
-    assert (a.ddi_version, a.multi_engine_aware, a.hw_queue_depth) == ("wddm2_7", True, 4)
-    assert (a.ring_size, a.dma_buffer_size) == (131_072, 16_384)
+    assert a.hw_queue_depth == 4
+    assert s.driver.class_ is None
+    assert s.driver.settings == {"ddi_version": "wddm2_7", "multi_engine_aware": True, "ring_size": "128KiB",
+                                 "dma_buffer_size": "16KiB", "engines": {"Copy": {"ring_size": "16KiB"}}}
     assert a.cpu_cost.model_dump() == {
         "render": 4_000, "patch": 500, "submit": 1_500, "isr": 1_000, "dpc": 3_000,
         "present": 6_000,
     }
     assert a.nodes == [
-        Node(name="3D", engine="3d", hw_queue_depth=8, ring_size=None, copy_bandwidth=16.0,
-             command_cost=80),
-        Node(name="Copy", engine="copy", hw_queue_depth=None, ring_size=16_384,
-             copy_bandwidth=32.0, command_cost=100),
-        Node(name="Video", engine="video_decode", hw_queue_depth=None, ring_size=None,
-             copy_bandwidth=16.0, command_cost=100),
+        Node(name="3D", engine="3d", hw_queue_depth=8, copy_bandwidth=16.0, command_cost=80),
+        Node(name="Copy", engine="copy", hw_queue_depth=None, copy_bandwidth=32.0, command_cost=100),
+        Node(name="Video", engine="video_decode", hw_queue_depth=None, copy_bandwidth=16.0, command_cost=100),
     ]
-    assert a.node("Copy").ring_size == 16_384
+    assert a.node("Copy").copy_bandwidth == 32.0
     assert a.segments == [
         Segment(name="VRAM", kind="memory", size=1 << 30, cpu_visible=False),
         Segment(name="Aperture", kind="aperture", size=256 << 20, cpu_visible=True),

@@ -9,9 +9,10 @@ from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import ConfigError, System
 from wddmsim.trace import ListSink
+
+from wddm2util import scenario_of
 
 ZERO_COST = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 ONE_NODE = [{"name": "3D", "engine": "3d", "command_cost": 0}]
@@ -27,7 +28,7 @@ def build(contexts, *, nodes=ONE_NODE, cost=ZERO_COST, depth=2, policy="priority
                       "workload": c["workload"]}]}
         for c in contexts
     ]
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "test", "seed": seed, "duration": duration,
         "adapter": {"nodes": nodes, "cpu_cost": cost, "hw_queue_depth": depth, "multi_engine_aware": mea,
                     "preemption_aware": preemption},
@@ -35,7 +36,7 @@ def build(contexts, *, nodes=ONE_NODE, cost=ZERO_COST, depth=2, policy="priority
         "process": processes,
     }, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace, engine_mode=engine_mode, driver_factory=driver, verifier=verifier), trace
+    return System(sc, trace=trace, engine_mode=engine_mode, driver=driver, verifier=verifier), trace
 
 
 def script(*packets):
@@ -289,6 +290,7 @@ class BackwardsFenceDriver(ReferenceDriver):
         return super()._report_completed(node)
 
 
+@pytest.mark.rule(1)
 def test_failed_submit_command_bugchecks_0x119_2_with_crash_record(tmp_path):
     system, trace = build([{"name": "app", "workload": script((0, 1000, 5))}], driver=FailingSubmitDriver)
     result = system.run()
@@ -311,6 +313,7 @@ def test_failed_submit_command_bugchecks_0x119_2_with_crash_record(tmp_path):
     assert system.contexts[0].completed == 1
 
 
+@pytest.mark.rule(32)
 def test_fence_never_submitted_bugchecks_0x119_1():
     system, trace = build([{"name": "app", "workload": script((0, 1000, 5))}], driver=BogusFenceDriver)
     result = system.run()
@@ -319,6 +322,7 @@ def test_fence_never_submitted_bugchecks_0x119_1():
     assert result.bugcheck.rule == 32 and result.bugcheck.struct == "DXGKARGCB_NOTIFY_INTERRUPT_DATA"
 
 
+@pytest.mark.rule(33)
 def test_fence_going_backwards_bugchecks_0x119_1():
     system, trace = build([{"name": "app", "workload": script((0, 1000, 5))}], driver=BackwardsFenceDriver)
     result = system.run()
@@ -329,7 +333,7 @@ def test_fence_going_backwards_bugchecks_0x119_1():
 
 @pytest.mark.parametrize("version,expected", [("wddm2_2", 1), ("wddm2_0", None)])
 def test_virtual_machine_processes_set_virtual_machine_data(version, expected):
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "vm", "duration": "10ms",
         "adapter": {"ddi_version": version, "cpu_cost": ZERO_COST, "nodes": ONE_NODE},
         "process": [

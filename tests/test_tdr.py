@@ -6,15 +6,17 @@ bug checks. Asserted in virtual time and on the event log."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
 from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
+
+from wddm2util import scenario_of
 
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 MS = 1_000_000
@@ -23,7 +25,7 @@ S = 1_000_000_000
 
 def build(processes, *, faults=(), granularity="interval", per_engine=None, tdr=None, driver=None, duration="20s",
           policy="priority_quantum", version="wddm2_0"):
-    sc = scenario_from_dict({
+    sc = scenario_of({
         "name": "tdr", "duration": duration,
         "adapter": {"cpu_cost": ZERO, "per_engine_reset": per_engine, "ddi_version": version,
                     "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0, "preemption": granularity},
@@ -35,7 +37,7 @@ def build(processes, *, faults=(), granularity="interval", per_engine=None, tdr=
                     for name, node, w in processes],
     }, "<test>")
     trace = ListSink()
-    return System(sc, trace=trace, driver_factory=driver), trace
+    return System(sc, trace=trace, driver=driver), trace
 
 
 def script(*packets):
@@ -57,6 +59,7 @@ def ctx_summary(r, name):
 
 
 # -- scenario 7: a hang ends in an adapter reset -------------------------------------------------------------
+@pytest.mark.rule(113, 119)
 def test_hang_is_detected_by_an_unanswered_preemption_and_reset():
     system, trace = build([("app", "3D", script((0, "10ms"), ("5s", "1ms")))],
                           faults=[{"kind": "hang", "process": "app", "context": "c", "packet": 1}], per_engine=False)
@@ -121,6 +124,10 @@ def test_engine_reset_puts_only_the_guilty_device_in_error():
     assert recovery_calls(trace) == [(t, "DxgkDdiQueryDependentEngineGroup"), (t, "DxgkDdiResetEngine")]
     group = next(e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiQueryDependentEngineGroup")
     assert group["args"]["DependentNodeOrdinalMask"] == 1
+    # Before them the OS asked whether the node makes progress: the hung engine left the preemption
+    # request unanswered, so the reference driver says it does not (rule 118's third entry point).
+    (status,) = [e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiQueryEngineStatus"]
+    assert (status["t"], status["args"]["NodeOrdinal"], status["args"]["EngineStatus"]["Responsive"]) == (t, 0, 0)
     (reset,) = trace.of("EngineReset")
     reset_call = next(e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiResetEngine")
     assert reset["last_aborted_fence"] == reset_call["args"]["LastAbortedFenceId"] == tdr["fence"]
@@ -142,6 +149,7 @@ class FailingResetEngine(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(116)
 def test_failed_engine_reset_is_promoted_to_an_adapter_reset():
     system, trace = build(GUILTY, faults=HANG, driver=FailingResetEngine)
     r = system.run()
@@ -161,6 +169,7 @@ class BadAbortedFence(ReferenceDriver):
         return status
 
 
+@pytest.mark.rule(115)
 def test_aborted_fence_outside_the_range_is_bug_check_0x119_a():
     system, trace = build(GUILTY, faults=HANG, driver=BadAbortedFence)
     r = system.run()
@@ -176,6 +185,7 @@ class FailingRestart(ReferenceDriver):
         return int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
+@pytest.mark.rule(108)
 def test_failed_restart_is_bug_check_0x116():
     system, trace = build(GUILTY, faults=HANG, per_engine=False, driver=FailingRestart)
     r = system.run()
@@ -193,6 +203,7 @@ def six_hangs():
     return procs, faults
 
 
+@pytest.mark.rule(112)
 def test_sixth_adapter_timeout_within_a_minute_is_bug_check_0x116():
     procs, faults = six_hangs()
     system, trace = build(procs, faults=faults, per_engine=False, duration="60s")
@@ -203,6 +214,7 @@ def test_sixth_adapter_timeout_within_a_minute_is_bug_check_0x116():
     assert r.end == 25 * S + 4 * S
 
 
+@pytest.mark.rule(121)
 def test_engine_timeouts_are_capped_one_lower_and_the_last_process_is_blocked():
     procs, faults = six_hangs()
     system, trace = build(procs[:5], faults=faults[:5], duration="60s")
@@ -224,6 +236,7 @@ def test_tdr_level_1_bug_checks_on_the_first_timeout():
     assert r.bugcheck.bugcheck.code == BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED and r.end == 4 * S
 
 
+@pytest.mark.rule(113)
 def test_tdr_level_0_detects_nothing():
     system, trace = build([("app", "3D", script((0, "10ms")))], tdr={"level": 0},
                           faults=[{"kind": "hang", "node": "3D", "at": MS}])
@@ -232,6 +245,7 @@ def test_tdr_level_0_detects_nothing():
     assert ctx_summary(r, "app")["completed"] == 0
 
 
+@pytest.mark.rule(113)
 def test_shorter_tdr_delay_and_watchdog():
     system, trace = build([("app", "3D", script((0, "10ms")))], tdr={"delay": "100ms", "watchdog": "50ms"},
                           faults=[{"kind": "hang", "node": "3D", "at": MS}], per_engine=False)
@@ -245,3 +259,54 @@ def test_tdr_example_runs():
     assert r.exit_code == 0, r.output
     assert "Recovery: 1 engine reset(s), 0 adapter reset(s)" in r.output
     assert "VIDEO_ENGINE_TIMEOUT_DETECTED" in r.output and "game.exe/render: device in error" in r.output
+
+
+# -- a lost completion interrupt: DxgkDdiQueryCurrentFence before any timeout (rule 55) ------------------------
+class LosesAnInterrupt(ReferenceDriver):
+    """Its ISR drops the completion of fence 1 (a chipset that raised the interrupt before the fence
+    write landed): the fence is in the slot, never reported."""
+
+    def _report_completed(self, node):
+        if self._completed(node) == 1 and not getattr(self, "lost", False):
+            self.lost = True
+            return False
+        return super()._report_completed(node)
+
+
+def test_a_lost_completion_is_found_by_query_current_fence_not_a_timeout():
+    system, trace = build([("app", "3D", script((0, "10ms")))], driver=LosesAnInterrupt)
+    r = system.run()
+    # The watchdog fires 2 s after the packet started; the OS asks the driver, which reports fence 1
+    # (inside the call) and answers it: the packet retires then, with no preemption and no reset.
+    (call,) = [e for e in trace.of("DdiCall") if e["name"] == "DxgkDdiQueryCurrentFence"]
+    assert (call["t"], call["args"]["NodeOrdinal"], call["args"]["CurrentFence"]) == (2 * S, 0, 1)
+    assert [(e["t"], e["status"]) for e in trace.of("QueuePacketStop")] == [(2 * S, "Completed")]
+    assert not trace.of("PreemptRequest") and not trace.of("TdrDetected")
+    assert r.bugcheck is None and ctx_summary(r, "app")["completed"] == 1
+
+
+class AnswersAnOlderFence(ReferenceDriver):
+    def DxgkDdiQueryCurrentFence(self, hAdapter, pCurrentFence):
+        status = super().DxgkDdiQueryCurrentFence(hAdapter, pCurrentFence)
+        pCurrentFence.CurrentFence -= 1
+        return status
+
+
+class AnswersWithoutReporting(ReferenceDriver):
+    def DxgkDdiQueryCurrentFence(self, hAdapter, pCurrentFence):
+        pCurrentFence.CurrentFence = self._completed(self.nodes[pCurrentFence.NodeOrdinal])
+        return int(NTSTATUS.STATUS_SUCCESS)
+
+
+def test_query_current_fence_answers_are_judged_rule_55():
+    hang = [{"kind": "hang", "process": "app", "context": "c", "packet": 2}]
+    system, _ = build([("app", "3D", script((0, "10ms"), (0, "10ms")))], faults=hang, driver=AnswersAnOlderFence)
+    r = system.run()
+    assert (r.bugcheck.rule, r.end) == (55, 2 * S + 10 * MS)
+    assert (r.bugcheck.bugcheck.code, r.bugcheck.bugcheck.p1) == (BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 55)
+    assert "CurrentFence is 0 but must not be older than the last completed fence already reported" in r.bugcheck.message
+    system, _ = build([("app", "3D", script((0, "10ms")))], driver=type("Lossy", (AnswersWithoutReporting,
+                                                                               LosesAnInterrupt), {}))
+    r = system.run()
+    assert r.bugcheck.rule == 55 and r.end == 2 * S
+    assert "a newer completed fence must be reported with DxgkCbNotifyInterrupt" in r.bugcheck.message

@@ -10,6 +10,42 @@ ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 COSTS = {"render": 5000, "patch": 1000, "submit": 2000, "isr": 1000, "dpc": 2000, "present": 3000}
 MS = 1_000_000
 
+#: The reference driver's settings that test builders accept among an adapter's keys (and an
+#: adapter node's): :func:`with_driver` moves them to the scenario's [driver] table.
+DRIVER_KEYS = ("ddi_version", "multi_engine_aware", "ring_size", "dma_buffer_size", "preemption_aware",
+               "per_engine_reset", "cancel_aware", "no64bit_atomics", "virtual_addressing", "hardware_scheduling")
+ENGINE_KEYS = ("ring_size", "ring_buffer_fence_release", "max_in_flight_hw_queue_buffers")
+
+
+def with_driver(data: dict) -> dict:
+    """A scenario dict whose adapter (and nodes) name reference-driver settings, with those moved
+    to the [driver] table (per-node ones to [driver.engines.<node>])."""
+    ad = dict(data.get("adapter") or {})
+    driver = dict(data.get("driver") or {})
+    for key in DRIVER_KEYS:
+        if key in ad:
+            value = ad.pop(key)
+            if value is not None:
+                driver[key] = value
+    if "nodes" in ad:
+        nodes = []
+        for node in ad["nodes"]:
+            node = dict(node)
+            moved = {k: node.pop(k) for k in ENGINE_KEYS if k in node}
+            if moved:
+                driver.setdefault("engines", {})[node["name"]] = moved
+            nodes.append(node)
+        ad["nodes"] = nodes
+    out = {**data, "adapter": ad}
+    if driver:
+        out["driver"] = driver
+    return out
+
+
+def scenario_of(data: dict, source: str = "<t>"):
+    """``scenario_from_dict`` of a dict whose adapter may name reference-driver settings."""
+    return scenario_from_dict(with_driver(data), source)
+
 
 def adapter(mode: str, cost=ZERO, **extra) -> dict:
     """An adapter with a 3D node and a copy node (VidMm's paging node), command costs zero.
@@ -35,7 +71,9 @@ def chain_processes(members: int, count: int, work: str = "1ms", wait: str = "os
 
 
 def scenario(ad: dict, processes: list, duration: str = "2s", **top):
-    return scenario_from_dict({"name": "t", "duration": duration, "adapter": ad, "process": processes, **top}, "<t>")
+    """A scenario from an adapter dict that may name reference-driver settings (see :func:`with_driver`)."""
+    return scenario_from_dict(with_driver({"name": "t", "duration": duration, "adapter": ad, "process": processes,
+                                           **top}), "<t>")
 
 
 def run(sc, **kw):

@@ -264,7 +264,11 @@ def _print_bugcheck(con: Console, record: dict) -> None:
     rule = record.get("rule")
     if rule:
         con.print(f"  Rule broken: {rule['number']} ({rule['name']})")
-    con.print(f"  {record['message']}")
+    con.print(f"  {record['message']}", markup=False)
+    if record.get("traceback"):
+        con.print(f"  The driver's traceback (in {record.get('ddi') or 'the driver'}):")
+        for line in record["traceback"].rstrip().splitlines():
+            con.print(f"    {line}", markup=False, highlight=False)
 
 
 # ---------------------------------------------------------------------------------------- run
@@ -435,14 +439,31 @@ def _print_outcomes(con: Console, summary: dict) -> None:
             con.print(f"  t={v['t']} rule {v['rule']} ({v['name']}): {v['message']}")
 
 
+def build_system(scenario, **kw):
+    """A :class:`~wddmsim.system.System`, or the :class:`UserError` that says why it cannot be
+    built: a scenario or driver setting the driver refuses, a driver Windows would not start, an
+    application call that fails at creation."""
+    from .dxgkrnl import ApiError
+    from .dxgkrnl.errors import AdapterStartError
+    from .system import ConfigError, System
+
+    try:
+        return System(scenario, **kw)
+    except ConfigError as e:
+        raise ScenarioProblems([f"{scenario.name}: {p}: {r}" for p, r in e.problems]) from None
+    except AdapterStartError as e:
+        raise ScenarioProblems([f"{scenario.name}: the adapter does not start: {p}" for p in e.problems]) from None
+    except ApiError as e:
+        raise UserError(f"{scenario.name}: the scenario cannot start: {e}") from None
+
+
 def execute(scenario, *, seed=None, until=None, events=None, as_json=False, verifier="strict",
             crash_record="wddmsim-crash.json", con: Console | None = None, trace=None, presentmon=None,
-            report=None) -> int:
+            report=None, driver=None) -> int:
     """Build and run ``scenario``; print the summary; return the exit status (3 after a bug check).
     ``trace``: also write the run's timeline as Chrome trace JSON there; ``presentmon``: the
-    PresentMon-style CSV of its presents."""
-    from .dxgkrnl import ApiError
-    from .system import ConfigError, System
+    PresentMon-style CSV of its presents; ``driver``: the driver's class (instead of the
+    scenario's)."""
     from .trace import JsonlSink, ListSink, TeeSink
 
     sink = None
@@ -461,12 +482,7 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         collected = ListSink()
         sink = collected if sink is None else TeeSink(sink, collected)
     try:
-        try:
-            system = System(scenario, seed=seed, trace=sink, verifier=verifier)
-        except ConfigError as e:
-            raise ScenarioProblems([f"{scenario.name}: {p}: {r}" for p, r in e.problems]) from None
-        except ApiError as e:
-            raise UserError(f"{scenario.name}: the scenario cannot start: {e}") from None
+        system = build_system(scenario, seed=seed, trace=sink, verifier=verifier, driver=driver)
         progress = _progress(con or _console(), as_json)
         try:
             result = system.run(until, on_progress=progress)
@@ -525,13 +541,18 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
               help="Write one row per present with PresentMon's columns (CSV).")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Write a report folder: summary.md, summary.json and PNG plots.")
+@click.option("--driver", "driver", default=None, metavar="MODULE:CLASS",
+              help="The driver to run ('package.module:Class' or 'path/file.py:Class') instead of the scenario's.")
 def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record, trace_path, presentmon,
-            report_dir) -> None:
-    """Run a scenario file and print its summary (exit status 3 if it ends in a bug check)."""
+            report_dir, driver) -> None:
+    """Run a scenario file and print its summary (exit status 3 if it ends in a bug check; a
+    driver that does not load or that Windows would not start: 2)."""
     sc = _load(scenario)
     limit = _duration(until, "--until")
+    cls = load_driver(driver) if driver else None
     status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,
-                     crash_record=crash_record, trace=trace_path, presentmon=presentmon, report=report_dir)
+                     crash_record=crash_record, trace=trace_path, presentmon=presentmon, report=report_dir,
+                     driver=cls)
     raise SystemExit(status)
 
 
@@ -628,27 +649,105 @@ def trace_cmd(events_file: str, output: str) -> None:
     click.echo(f"{output}: {n} trace events from {len(events)} log events")
 
 
+# ---------------------------------------------------------------------------------------- verify
+def load_driver(spec: str):
+    """The driver class ``spec`` names, or a :class:`UserError` saying why it cannot be loaded."""
+    from .loader import LoadError, load_class
+
+    try:
+        return load_class(spec, "driver")
+    except LoadError as e:
+        raise UserError(str(e)) from None
+
+
+def parse_settings(pairs, option: str = "--set") -> dict:
+    """``KEY=VALUE`` pairs as a settings table: a dotted key makes nested tables
+    (``engines.Copy.ring_size=4096``), a value is read as TOML (``true``, ``4096``, ``"64KiB"``) or,
+    when it is not TOML, taken as a string (``win7``)."""
+    import tomllib
+
+    out: dict = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{option} {pair!r}: expected KEY=VALUE")
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text
+        parts = key.strip().split(".")
+        table = out
+        for part in parts[:-1]:
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                raise UserError(f"{option} {pair!r}: {part} is not a table")
+        table[parts[-1]] = value
+    return out
+
+
+@main.command("verify")
+@click.argument("driver")
+@click.option("--only", "only", multiple=True, metavar="AREA",
+              help="Run only this area (or AREA/CASE); repeatable. See the table for the areas.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--junit", "junit", type=click.Path(dir_okay=False), default=None,
+              help="Also write the verdict as JUnit XML (one test case per scenario).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="A driver setting (its [driver] table), e.g. --set ddi_version=wddm2_7; repeatable.")
+def verify_cmd(driver: str, only, as_json: bool, junit, sets) -> None:
+    """Run the conformance suite against DRIVER ('package.module:Class' or 'path/file.py:Class').
+
+    The cases that apply to what the driver declares run with the verifier in strict mode; the
+    table says per case which contract rules it exercised and the verdict, and each failure says
+    which rule broke, the bug check Windows would raise, where, and the decoded crash record.
+    Exit status 0 only when every case that applies passes (1 otherwise, 2 for bad input)."""
+    from .verify import select, verify
+    from .verify.output import junit_xml, print_report, report_json
+
+    from .dxgkrnl.errors import AdapterStartError
+    from .system import ConfigError
+
+    cls = load_driver(driver)
+    settings = parse_settings(sets)
+    try:
+        select(only)
+    except ValueError as e:
+        raise UserError(f"--only: {e}") from None
+    if junit:
+        _check_writable(junit)
+    con = _console()
+    try:
+        report = verify(cls, only=only, name=driver, settings=settings)
+    except ConfigError as e:
+        raise ScenarioProblems([f"{driver}: {p}: {r}" for p, r in e.problems]) from None
+    except AdapterStartError as e:
+        raise ScenarioProblems([f"{driver}: the adapter does not start: {p}" for p in e.problems]) from None
+    if junit:
+        with open(junit, "wb") as f:
+            f.write(junit_xml(report))
+    if as_json:
+        click.echo(json.dumps(report_json(report), indent=2))
+    else:
+        print_report(con, report)
+    raise SystemExit(0 if report.passed else 1)
+
+
 # ---------------------------------------------------------------------------------------- demo
 def compare_scenarios(scenario, label: str) -> tuple[dict, dict, list[str]]:
     """Run ``scenario`` under the software scheduler and under hardware scheduling (see
     :mod:`wddmsim.compare`): the two summaries and what was translated."""
     from .compare import checked, variants
-    from .dxgkrnl import ApiError
     from .scenario import ScenarioError
-    from .system import ConfigError, System
 
     software, hardware, notes = variants(scenario)
     out = []
     for mode, sc in (("software", software), ("hardware", hardware)):
         where = f"{label} ({mode} run)"
         try:
-            system = System(checked(sc, where), verifier="strict")
+            run_sc = checked(sc, where)
         except ScenarioError as e:
             raise ScenarioProblems([str(e)]) from None
-        except ConfigError as e:
-            raise ScenarioProblems([f"{where}: {p}: {r}" for p, r in e.problems]) from None
-        except ApiError as e:
-            raise UserError(f"{where}: the scenario cannot start: {e}") from None
+        system = build_system(run_sc, verifier="strict")
         result = system.run()
         if result.bugcheck is not None:
             raise UserError(f"{where}: the run stopped with bug check {result.bugcheck.bugcheck}")
@@ -703,3 +802,9 @@ def demo_cmd(events) -> None:
     from .demo import run_demo
 
     raise SystemExit(run_demo(_console(), events))
+
+
+# ---------------------------------------------------------------------------------------- rules
+from .rulescmd import rules_cmd  # noqa: E402  (the command lives in its own module)
+
+main.add_command(rules_cmd)

@@ -7,8 +7,10 @@ seed; only what one scheduler cannot express is translated, and every translatio
   waits (a WAIT command would stall the engine and livelock the quantum scheduler); the contexts'
   hardware-scheduling settings (band, quantum, grace periods, suspends, extra queues,
   DisableGpuTimeout) do not exist there and are dropped.
-- The hardware run uses the scenario's DDI version if it is WDDM 2.5 or later, else wddm2_7;
-  a workload hardware scheduling cannot run (memory_pressure, non-blt presents) is an error.
+- The hardware run keeps the reference driver's DDI version if it is WDDM 2.5 or later, else it
+  sets wddm2_7 (another driver is run as the scenario names it, and must support hardware
+  scheduling itself); a workload hardware scheduling cannot run (memory_pressure, non-blt
+  presents) is an error.
 
 Like :mod:`wddmsim.system`, this is assembly code: it knows every part.
 """
@@ -46,11 +48,15 @@ def variants(scenario) -> tuple[object, object, list[str]]:
         processes.append(p.model_copy(update={"context": contexts}))
     software = scenario.model_copy(update={"adapter": sw_adapter, "process": processes})
     # The hardware run.
-    version = ad.ddi_version if ddi_version(ad.ddi_version).value >= ddi_version("wddm2_5").value else "wddm2_7"
-    if version != ad.ddi_version:
-        notes.append(f"hardware run: ddi_version {version} (hardware scheduling needs wddm2_5 or later)")
-    hw_adapter = ad.model_copy(update={"scheduling": "hardware", "ddi_version": version, "gpu_va": None})
-    hardware = scenario.model_copy(update={"adapter": hw_adapter})
+    hw_adapter = ad.model_copy(update={"scheduling": "hardware", "gpu_va": None})
+    driver = scenario.driver
+    if driver.class_ is None:  # the reference driver: a version with hardware scheduling
+        current = driver.settings.get("ddi_version", "wddm2_0")
+        version = current if ddi_version(current).value >= ddi_version("wddm2_5").value else "wddm2_7"
+        if version != current:
+            notes.append(f"hardware run: driver.ddi_version {version} (hardware scheduling needs wddm2_5 or later)")
+        driver = driver.model_copy(update={"ddi_version": version})
+    hardware = scenario.model_copy(update={"adapter": hw_adapter, "driver": driver})
     return software, hardware, notes
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from .ddi.interface import DeviceInfo
 from .dxgkrnl import D3DKMT, Adapter, ApiError, BugCheckStop, CpuCost, make_policy
+from .dxgkrnl.errors import AdapterStartError
 from .dxgkrnl.tdr import TdrConfig
 from .dxgkrnl.crash import CrashRecord
 from .ddi.ntstatus import NTSTATUS
@@ -18,7 +20,10 @@ from .gpu.device import APERTURE_BASE, GPU, SPURIOUS_BIT, EngineSpec
 from .kmd import ReferenceDriver
 from .sim import DEVICE, Simulator
 from .trace.sinks import EVENTS_FORMAT, EVENTS_VERSION
+from .loader import LoadError, load_class
+from .umd import ReferenceUmd, UmdAdapterInfo
 from .workloads import start_workload
+from .workloads.runtime import Runtime
 
 
 def _bands(b) -> dict:
@@ -27,6 +32,40 @@ def _bands(b) -> dict:
         return {"idle": times.idle, "normal": times.normal, "focus": times.focus, "realtime": times.realtime}
     return {"grace": per(b.grace), "quantum": per(b.quantum), "process_grace": per(b.process_grace),
             "normal_share": b.normal_share}
+
+
+def _driver_class(spec):
+    """The driver class ``spec`` names (a class, a name, or None for the reference driver)."""
+    if spec is None:
+        return ReferenceDriver
+    if isinstance(spec, str):
+        try:
+            return load_class(spec, "driver")
+        except LoadError as e:
+            raise ConfigError([("driver.class", str(e))]) from None
+    return spec
+
+
+def validated_settings(driver_cls, table: dict) -> dict:
+    """The driver's settings table, validated by its ``Settings`` model when it has one."""
+    model = getattr(driver_cls, "Settings", None)
+    if model is None or not hasattr(model, "model_validate"):
+        return dict(table)
+    from pydantic import ValidationError
+
+    from .scenario.schema import field_path
+
+    try:
+        return model.model_validate(table).model_dump()
+    except ValidationError as e:
+        raise ConfigError([("driver." + field_path(err["loc"]) if err["loc"] else "driver",
+                            err["msg"].removeprefix("Value error, ")) for err in e.errors()]) from None
+
+
+def _traceback(e: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
 
 
 class ConfigError(Exception):
@@ -48,15 +87,24 @@ class RunResult:
 
 
 class System:
-    """One adapter with its GPU, driver, OS and workloads, built from a scenario model."""
+    """One adapter with its GPU, driver, OS and workloads, built from a scenario model.
+
+    ``driver``: the driver's class, or its name (``"package.module:Class"``, ``"file.py:Class"``);
+    default the scenario's ``[driver]`` class, else the reference driver. ``settings``: the driver's
+    settings, over the scenario's ``[driver]`` table. A settings table the driver's ``Settings``
+    model refuses is a :class:`ConfigError` (``driver.<key>``); a driver Windows would not start is an
+    :class:`~wddmsim.dxgkrnl.errors.AdapterStartError`."""
 
     def __init__(self, scenario, *, seed: int | None = None, trace=None, verifier: str = "strict",
-                 driver_factory=None, engine_mode: str = "timed"):
+                 driver=None, settings: dict | None = None, engine_mode: str = "timed"):
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
         self.trace = trace
         self.sim = sim = Simulator(self.seed)
         ad = scenario.adapter
+        driver_cls = _driver_class(driver if driver is not None else scenario.driver.class_)
+        table = {**scenario.driver.settings, **(settings or {})}
+        self.driver_settings = validated_settings(driver_cls, table)
         if trace is not None:
             trace.emit(0, "LogStart", {"format": EVENTS_FORMAT, "version": EVENTS_VERSION,
                                        "scenario": scenario.name, "seed": self.seed})
@@ -70,17 +118,13 @@ class System:
         for e in self.gpu.engines:
             e.set_mode(engine_mode)
         self.gpu.trace = trace
-        ring_sizes = {i: n.ring_size for i, n in enumerate(ad.nodes) if n.ring_size}
-        make_driver = driver_factory or ReferenceDriver
-        self.driver = make_driver(
-            self.gpu, ddi_version_name=ad.ddi_version, multi_engine_aware=ad.multi_engine_aware,
-            ring_size=ad.ring_size, ring_sizes=ring_sizes, dma_buffer_size=ad.dma_buffer_size,
-            preemption_aware=ad.preemption_aware, per_engine_reset=ad.per_engine_reset,
-            max_queued_flips=ad.max_queued_flips, cancel_aware=ad.cancel_aware, no64bit_atomics=ad.no64bit_atomics,
-            **({"hw_scheduling": True, "fence_release": [n.ring_buffer_fence_release for n in ad.nodes],
-                "max_in_flight": [n.max_in_flight_hw_queue_buffers for n in ad.nodes]}
-               if ad.scheduling == "hardware" else {}),
-        )
+        # DriverEntry and AddDevice: the driver gets its device (registers, memory) and settings.
+        info = DeviceInfo(gpu=self.gpu.mmio, memory=self.gpu.memory, settings=self.driver_settings)
+        try:
+            self.driver = driver_cls(info)
+        except Exception as e:  # noqa: BLE001 - the user's constructor failed: the driver does not load
+            raise AdapterStartError([f"the driver's constructor raised {type(e).__name__}: {e}\n"
+                                     + _traceback(e)]) from None
         c = ad.cpu_cost
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
         depths = [n.hw_queue_depth or ad.hw_queue_depth for n in ad.nodes]
@@ -93,12 +137,38 @@ class System:
                                budgets={i + 1: sg.budget for i, sg in enumerate(ad.segments) if sg.budget},
                                scheduling=ad.scheduling, bands=_bands(ad.bands), gpu_va=bool(ad.gpu_va))
         self.gpu.irq.connect(self.adapter.interrupt)
+        # Ground truth for the verifier (rule 43): the GPU's interrupt status register.
+        irq = self.gpu.irq
+        self.adapter.dxgk.interrupt_status = lambda: irq.status
         self.adapter.start()
-        # The verifier's ground truth for NullRendering (rule 14): which DMA buffers the GPU fetched.
-        self.gpu.on_fetch = self.adapter.vidsch.dma_fetched
+        # The verifier's ground truth (dxgkrnl/groundtruth.py): what the GPU really fetched and ran.
+        self.gpu.bus = self.adapter.vidsch.truth
+        if self.gpu.bus is not None:
+            self.gpu.bus.engines = self.gpu.engines
         self.kmt = D3DKMT(self.adapter)
-        self._build_processes()
-        self._inject_faults()
+        # The driver pair's user-mode half, which learns what its kernel-mode half tells it.
+        umd_name = getattr(driver_cls, "UserModeDriverName", None)
+        try:
+            umd_cls = load_class(umd_name, "user-mode driver") if umd_name else ReferenceUmd
+        except LoadError as e:
+            raise AdapterStartError([str(e)]) from None
+        self.umd = umd_cls(UmdAdapterInfo(self.adapter.umd_private_data, self.driver_settings))
+        self.runtime = Runtime(self.kmt, self.umd)
+        #: a bug check raised while the scenario's objects were created (a DDI answer the OS stops
+        #: on, e.g. DxgkDdiCreateContext breaking rule 76): :meth:`run` ends at once with it
+        self._early_stop: BugCheckStop | None = None
+        self.contexts: list = []
+        self.processes: list = []
+        self.fences: dict = {}
+        try:
+            truth = self.gpu.bus
+            if truth is not None and self.adapter.preemption_aware:
+                caps = self.adapter.caps
+                truth.preemption_caps(caps.GraphicsPreemptionGranularity, caps.ComputePreemptionGranularity)
+            self._build_processes()
+            self._inject_faults()
+        except BugCheckStop as stop:
+            self._early_stop = stop
 
     def _build_processes(self) -> None:
         sc = self.scenario
@@ -111,7 +181,7 @@ class System:
                 if idx is not None and idx >= count:
                     problems.append((f"process[{pi}].context[{ci}].node",
                                      f"node {c.node!r} is not scheduled: the driver is not multiple-engine aware "
-                                     f"(adapter.multi_engine_aware = false), so the OS uses node "
+                                     f"(it does not report MultiEngineAware), so the OS uses node "
                                      f"{sc.adapter.nodes[0].name!r} only"))
         if problems:
             raise ConfigError(problems)
@@ -149,7 +219,7 @@ class System:
                 self.kmt.OpenSynchronizationObject(fence, ctx.device)
             self.fences[spec.name] = fence
         for ctx, c, rng in starts:
-            start_workload(self.kmt, ctx, c.workload, rng, self.fences)
+            start_workload(self.runtime, ctx, c.workload, rng, self.fences)
             if c.destroy_at is not None:
                 self.sim.at(c.destroy_at, self.kmt.DestroyContext, ctx)
 
@@ -241,7 +311,7 @@ class System:
             # armed on the buffer's virtual address.
             for (handle, seq), (ctx, f) in by_packet.items():
                 if f.kind == "page_fault" and not f.fatal:
-                    w2.faulty[(handle, seq)] = True
+                    self.runtime.faulty[(handle, seq)] = True
 
             def arm_va(ctx, seq, va) -> None:
                 hit = by_packet.get((ctx.handle, seq))
@@ -271,16 +341,7 @@ class System:
 
     def _failing_ddi(self, name: str, call: int, status: int) -> None:
         """Make the ``call``-th call of the driver's entry point ``name`` return ``status``."""
-        real = getattr(self.driver, name)
-        calls = [0]
-
-        def failing(*args):
-            calls[0] += 1
-            if calls[0] == call:
-                return status
-            return real(*args)
-
-        setattr(self.driver, name, failing)
+        self.adapter.ddi.fail_call(name, call, status)
 
     # -- running ------------------------------------------------------------------------------------
     def run(self, until: int | None = None, on_progress=None) -> RunResult:
@@ -292,6 +353,8 @@ class System:
         t0 = time.perf_counter()
         crash = None
         try:
+            if self._early_stop is not None:
+                raise self._early_stop
             if on_progress is None:
                 self.sim.run(until=limit)
             else:

@@ -1050,6 +1050,24 @@ typedef struct _DXGKARG_QUERYDEPENDENTENGINEGROUP {
     ULONGLONG DependentNodeOrdinalMask;
 } DXGKARG_QUERYDEPENDENTENGINEGROUP;
 #define DDI_HAS_DXGKARG_QUERYDEPENDENTENGINEGROUP 1
+
+typedef struct _DXGK_ENGINESTATUS {
+    union {
+        struct {
+            UINT Responsive : 1;
+            UINT Reserved   : 31;
+        };
+        UINT Value;
+    };
+} DXGK_ENGINESTATUS;
+#define DDI_HAS_DXGK_ENGINESTATUS 1
+
+typedef struct _DXGKARG_QUERYENGINESTATUS {
+    UINT              NodeOrdinal;
+    UINT              EngineOrdinal;
+    DXGK_ENGINESTATUS EngineStatus;
+} DXGKARG_QUERYENGINESTATUS;
+#define DDI_HAS_DXGKARG_QUERYENGINESTATUS 1
 #endif
 
 typedef struct _DXGKARG_QUERYCURRENTFENCE {

@@ -17,7 +17,10 @@ class BugCheckCode(enum.IntEnum):
     """Stop codes of the graphics kernel (and Driver Verifier's, which the model's strict
     verifier uses for contract violations that have no stop code of their own)."""
 
+    KMODE_EXCEPTION_NOT_HANDLED = 0x1E
     DRIVER_VERIFIER_DETECTED_VIOLATION = 0xC4
+    HARDWARE_INTERRUPT_STORM = 0xF2
+    DPC_WATCHDOG_VIOLATION = 0x133
     VIDEO_TDR_FAILURE = 0x116
     VIDEO_TDR_TIMEOUT_DETECTED = 0x117
     VIDEO_SCHEDULER_INTERNAL_ERROR = 0x119
@@ -104,6 +107,21 @@ class BugCheck:
 def describe(bc: BugCheck) -> list[str]:
     """One line per parameter explaining it, as the bug check reference would."""
     lines = [str(bc)]
+    if bc.code == BugCheckCode.KMODE_EXCEPTION_NOT_HANDLED:
+        lines.append(f"Arg1 0x{bc.p1:X}: the exception code (the model's: the NTSTATUS that stands for the Python "
+                     f"exception the driver raised)")
+        lines.append("Arg2 0x0: the address where the exception occurred (the crash record holds the traceback)")
+        return lines
+    if bc.code == BugCheckCode.HARDWARE_INTERRUPT_STORM:
+        lines.append(f"Arg1 0x{bc.p1:X}: the address of the ISR connected to the storming line (the model has none)")
+        lines.append(f"Arg2 0x{bc.p2:X}: the ISR's context value (the miniport's adapter handle)")
+        lines.append(f"Arg3 0x{bc.p3:X}: the address of the interrupt object (the model has none)")
+        lines.append(f"Arg4 0x{bc.p4:X}: 1 when the ISR is not chained (the model's line has one ISR)")
+        return lines
+    if bc.code == BugCheckCode.DPC_WATCHDOG_VIOLATION:
+        lines.append(f"Arg1 0x{bc.p1:X}: 1, the processor spent too long at DISPATCH_LEVEL or above in a row")
+        lines.append(f"Arg2 0x{bc.p2:X}: the model's limit: DPCs at one instant of virtual time")
+        return lines
     if bc.code == BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR:
         try:
             p1 = VidSchError(bc.p1)

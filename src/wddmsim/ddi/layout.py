@@ -100,7 +100,9 @@ def _build(rec: Record | Group, arch: str, version: DdiVersion, name: str) -> ty
         else:
             fields.append((item.name, ctype(item.type, arch, version)))
     base = ctypes.Structure if rec.kind == "struct" else ctypes.Union
-    ns = {"_anonymous_": anonymous, "_fields_": fields}
+    # No __dict__: writing a member the structure does not have is an AttributeError, as a
+    # compiler would refuse it, not a silent new attribute.
+    ns = {"_anonymous_": anonymous, "_fields_": fields, "__slots__": ()}
     cls = type(name, (base,), ns)
     if isinstance(rec, Record):
         cls.record = rec

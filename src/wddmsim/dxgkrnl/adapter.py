@@ -1,20 +1,15 @@
-"""The OS's side of one display adapter: it starts the driver, owns the objects and VidSch, and
-implements the callbacks the driver calls (``DxgkCbNotifyInterrupt``, ``DxgkCbQueueDpc``,
-``DxgkCbNotifyDpc``, ``DxgkCbSynchronizeExecution``).
+"""The OS's side of one display adapter: it starts the driver, owns the objects (processes,
+devices, contexts, allocations) and VidSch, builds the DMA buffers' arguments (DxgkDdiRender,
+DxgkDdiPresent) and cancels and destroys.
 
-The adapter talks to the driver only through its ``DxgkDdi*`` entry points and never imports the
-driver or the GPU model: the assembly code (``wddmsim.system``) hands it a driver object and the
-system memory both share, and connects the GPU's interrupt line to :meth:`Adapter.interrupt`.
-
-Interrupts and DPCs: the line is taken at device IRQL; :meth:`interrupt` calls
-``DxgkDdiInterruptRoutine``. ``DxgkCbQueueDpc`` schedules the DPC at DISPATCH_LEVEL ``isr`` ns later
-(the ISR's modelled CPU time); only one DPC is pending at a time (a second request returns FALSE).
-The DPC calls ``DxgkDdiDpcRoutine``, whose ``DxgkCbNotifyDpc`` retires packets.
+The adapter talks to the driver only through the gateway (:mod:`.gateway`, every ``DxgkDdi*``
+call) and the interface it hands the driver in ``DxgkDdiStartDevice`` (:mod:`.callbacks`, the
+``DxgkCb*`` callbacks and the ISR and DPC dispatch). It never imports the driver or the GPU model:
+the assembly code (``wddmsim.system``) hands it a driver object and the system memory both share,
+and connects the GPU's interrupt line to :meth:`Adapter.interrupt`.
 
 CPU costs (:class:`CpuCost`) are model parameters in ns: the time a DDI call or an ISR/DPC takes,
 during which the calling thread is busy.
-
-Spec: DESIGN.md sections 2, 3, 5; ddi-facts.md sections 1, 3, 4.1, 12, 13 (rules 38-41).
 """
 
 from __future__ import annotations
@@ -22,16 +17,19 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from ..ddi import codec, layout
+from .specialpool import SpecialPool
+from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.enums import DXGK_INTERRUPT_TYPE
-from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS
+from ..ddi.enums import DXGK_QUERYADAPTERINFOTYPE
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version, from_value
-from ..sim import DEVICE, DISPATCH
 from .crash import BugCheckStop, CrashRecord
+from .errors import AdapterStartError, ApiError
+from .callbacks import DxgkInterface
+from .caps import AdapterCaps, missing_entry_points, refusals
+from .gateway import DdiGateway
 from .objects import Allocation, Context, Device, HandleTable, Packet, Process
 from .pool import KernelPool
 from .verifier import Verifier
@@ -40,16 +38,9 @@ from .present import FLAG_FLIP, FLAG_FLIP_NO_WAIT, FLAG_REDIRECTED_PRESENT
 from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
-_DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
-_DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
-_DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
-_CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
-_MONITORED_FENCE_SIGNALED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED)
-_SUSPEND_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_SUSPEND_CONTEXT_COMPLETED)
-_HWQUEUE_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED)
-_INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
                      5: "SCENE_ASSEMBLY", 6: "COPY", 7: "OVERLAY", 8: "CRYPTO", 9: "VIDEO_CODEC"}
+_ENGINE_OTHER, _ENGINE_3D = 0, 1
 
 
 #: DXGKARG_RENDER's members in declaration order; the OS fills every one before each call.
@@ -91,14 +82,6 @@ class CpuCost:
     isr: int = 1_000
     dpc: int = 2_000
     present: int = 5_000
-
-
-class ApiError(Exception):
-    """A D3DKMT-style call failed; ``status`` is the NTSTATUS the application sees."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(f"{status_name(status)}: {message}")
-        self.status = status
 
 
 class Adapter:
@@ -144,87 +127,140 @@ class Adapter:
         self.arch = arch
         self.costs = costs or CpuCost()
         self.pool = KernelPool()
+        #: guarded kernel pages (Driver Verifier's special pool): see dxgkrnl/specialpool.py
+        self.special_pool = SpecialPool(memory)
         self.handles = HandleTable()
-        self.DeviceHandle = 0xD0  # the OS's adapter handle, passed back in callbacks
         self.hAdapter = 0
         self.processes: list[Process] = []
         self.devices: list[Device] = []
         self.contexts: list[Context] = []
         self.allocations: list[Allocation] = []
-        self.dpc_pending = False
-        self.in_isr = False
-        self.interrupts = 0
-        self.dpcs = 0
-        self.callbacks = 0
-        self.unhandled_interrupts = 0  # interrupt types this part of the model does not act on
-        self.vsyncs = 0  # CRTC_VSYNC interrupts reported
         self._policy = policy
         self._depth = hw_queue_depth
         self._verifier_mode = verifier
         self.vidsch: VidSch | None = None
         self.interrupt_address = 0
+        #: the OS's one door into the driver (every DxgkDdi* call)
+        self.ddi = DdiGateway(sim, driver, arch=arch, trace=trace)
+        #: what the driver is handed in DxgkDdiStartDevice: the callbacks, the ISR and DPC dispatch
+        self.dxgk = DxgkInterface(self)
+        self.ddi.returned = self.dxgk.returned
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
-        """DxgkDdiStartDevice, then the adapter queries: caps, segments, node metadata."""
+        """The adapter's start, as Windows does it: the driver's declared interface version and
+        entry points (``DxgkInitialize``), ``DxgkDdiStartDevice``, then the adapter queries:
+        ``DXGK_DRIVERCAPS``, the segments, the user-mode half's private data, each node's
+        metadata. What Windows refuses (a missing entry point, a capability combination, an OS
+        choice the driver does not support, node metadata that breaks rules 80 and 81: Microsoft's
+        DXGK_ENGINE_TYPE page, "the driver must expose only one 3-D engine per adapter", and
+        DXGK_NODEMETADATA's, FriendlyName only for DXGK_ENGINE_TYPE_OTHER) is an
+        :class:`AdapterStartError` listing every reason; no work has run yet."""
         drv = self.driver
-        self.hAdapter = getattr(drv, "hAdapter", 0)
-        status = drv.DxgkDdiStartDevice(self)
-        if status != SUCCESS:
-            raise ApiError(status, "DxgkDdiStartDevice failed; the adapter does not start")
-        caps = drv.DxgkDdiQueryAdapterInfo(self.hAdapter, QUERY_DRIVERCAPS)
-        self.caps = caps
-        self.version = from_value(caps.WDDMVersion)
-        self.multi_engine_aware = caps.MultiEngineAware
-        # Rule 63 and section 5.1: preemption needs MultiEngineAware; without it the OS never
-        # calls DxgkDdiPreemptCommand (the Windows 7 policy).
-        self.preemption_aware = caps.PreemptionAware and caps.MultiEngineAware
-        # Rule 20 and section 3.1: the node count is ignored unless MultiEngineAware.
-        count = caps.NbAsymetricProcessingNodes if self.multi_engine_aware else 1
-        if not 1 <= count <= 64:
-            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"driver reports {count} nodes; 1..64 allowed")
+        ddi = self.ddi
+        value = getattr(drv, "DXGKDDI_INTERFACE_VERSION", None)
+        if not isinstance(value, int):
+            raise AdapterStartError(["the driver declares no DXGKDDI_INTERFACE_VERSION (an int, e.g. 0x5023 for "
+                                     "WDDM 2.0): DxgkInitialize needs it"])
+        try:
+            version = from_value(value)
+        except KeyError as e:
+            raise AdapterStartError([str(e.args[0])]) from None
+        self.version = version
+        missing = missing_entry_points(drv, version)
+        if missing:
+            raise AdapterStartError(missing)
         self.verifier = Verifier(self.sim, self._verifier_mode, self.arch, self.version, self.trace)
-        self.segments = drv.DxgkDdiQueryAdapterInfo(self.hAdapter, QUERY_SEGMENTS)
-        meta_cls = layout.ctype(RECORDS["DXGK_NODEMETADATA"], self.arch, self.version)
+        ddi.start(version, self.verifier)
+        self.hAdapter = ddi.hAdapter = getattr(drv, "hAdapter", 0)
+        ddi.call("DxgkDdiStartDevice", self.dxgk, log=False, fail="DxgkDdiStartDevice failed; the adapter does not start")
+        self.caps = caps = AdapterCaps.read(self._query("DXGKQAITYPE_DRIVERCAPS", ddi.new("DXGK_DRIVERCAPS")), version)
+        problems = refusals(caps)
+        self.multi_engine_aware = caps.MultiEngineAware
+        # Section 5.1: without MultiEngineAware the OS never calls DxgkDdiPreemptCommand.
+        self.preemption_aware = caps.PreemptionAware and caps.MultiEngineAware
+        count = caps.node_count
+        hardware = self.scheduling == "hardware"
+        if self.gpu_va and not caps.VirtualAddressingSupported:
+            problems.append("the OS was asked for GPU virtual addressing (adapter.gpu_va or hardware scheduling), but "
+                            "the driver does not report DXGK_VIDMMCAPS.VirtualAddressingSupported")
+        problems += missing_entry_points(drv, version, {
+            "MultiEngineAware": caps.MultiEngineAware, "PreemptionAware": self.preemption_aware,
+            "CancelCommandAware": caps.CancelCommandAware and caps.MultiEngineAware,
+            "SupportPerEngineTDR": caps.SupportPerEngineTDR,
+            "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware})
+        if problems:
+            raise AdapterStartError(problems)
+        self.segments, self.paging_buffer_size, self.paging_private_size = self._query_segments()
+        self.umd_private_data = self._query_umd_private()
+        meta_cls = ddi.cls("DXGK_NODEMETADATA")
         self.node_types: list[int] = []
         self.node_names: list[str] = []
         node_flags = []
+        # DxgkDdiGetNodeMetadata exists from WDDM 1.3: an older driver's nodes are not described;
+        # the OS knows node 0 as the 3D engine and the rest by ordinal only.
+        judged = version.value >= ddi_version("wddm1_3").value
         for ordinal in range(count):
             meta = meta_cls()
-            st = drv.DxgkDdiGetNodeMetadata(self.hAdapter, ordinal, meta)
-            if st != SUCCESS:
-                raise ApiError(st, f"DxgkDdiGetNodeMetadata failed for node {ordinal}")
+            if not judged:
+                meta.EngineType = _ENGINE_3D if ordinal == 0 else _ENGINE_OTHER
+            else:
+                status = ddi.call("DxgkDdiGetNodeMetadata", self.hAdapter, ordinal, meta, log=False)
+                if status != SUCCESS:
+                    # Rule 81: it succeeds for every ordinal below the node count (STATUS_INVALID_PARAMETER
+                    # is for an ordinal outside the adapter, which the OS never asks).
+                    problems.append(f"DxgkDdiGetNodeMetadata returned {status_name(status)} for node {ordinal}, "
+                                    f"one of the {count} nodes the driver reports: it succeeds for every "
+                                    f"NodeOrdinal below the node count (rule 81)")
+                    continue
             self.node_types.append(int(meta.EngineType))
             node_flags.append(getattr(meta, "Flags", None))
             wide = "".join(chr(c) for c in meta.FriendlyName).split("\0", 1)[0]
+            if judged and wide and meta.EngineType != 0:
+                problems.append(f"DXGK_NODEMETADATA.FriendlyName of node {ordinal} is {wide!r} but EngineType is "
+                                f"{ENGINE_TYPE_NAMES.get(int(meta.EngineType), int(meta.EngineType))}: the name is "
+                                f"given only for DXGK_ENGINE_TYPE_OTHER, else it is empty (rule 80)")
             friendly = wide if meta.EngineType == 0 and wide else ENGINE_TYPE_NAMES.get(int(meta.EngineType), "OTHER")
             self.node_names.append(f"{friendly}_{sum(1 for n in self.node_names if n.startswith(friendly + '_'))}")
+        three_d = [i for i, t in enumerate(self.node_types) if t == 1]
+        if judged and len(three_d) != 1 and len(self.node_types) == count:
+            problems.append(f"DXGK_NODEMETADATA.EngineType is DXGK_ENGINE_TYPE_3D on {len(three_d)} nodes "
+                            f"({', '.join(map(str, three_d)) or 'none'}): a driver exposes exactly one 3-D engine per "
+                            f"adapter (rule 80)")
+        if problems:
+            raise AdapterStartError(problems)
+        #: each node's DXGK_NODEMETADATA_FLAGS (None before WDDM 2.2)
+        self.node_flags = node_flags
+        if hardware:
+            need = ddi_version(MIN_VERSION_HARDWARE)
+            unsupported = [i for i, f in enumerate(node_flags) if f is None or not f.ContextSchedulingSupported]
+            if version.value < need.value or unsupported:
+                raise AdapterStartError([
+                    "the OS was asked for hardware scheduling (adapter.scheduling = \"hardware\"), but the driver "
+                    + (f"is {version.name}; hardware scheduling needs {need.name} or later"
+                       if version.value < need.value else
+                       f"does not report DXGK_NODEMETADATA_FLAGS.ContextSchedulingSupported for node(s) "
+                       f"{', '.join(str(i) for i in unsupported)}")])
         depths = self._depth if isinstance(self._depth, list) else [self._depth] * count
         self.vidsch = VidSch(self, self._policy, depths[:count])
         self.interrupt_address = self.pool.alloc(4096)
         if self.gpu_va:
             from .wddm2 import Wddm2
-            hardware = self.scheduling == "hardware"
-            need = ddi_version(MIN_VERSION_HARDWARE if hardware else MIN_VERSION_GPU_VA)
-            if self.version.value < need.value:
-                what = "hardware scheduling" if hardware else "GPU virtual addressing"
-                raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
-                               f"{what} needs a {need.name} or later driver; this one is {self.version.name}")
             self.wddm2 = Wddm2(self, hardware=hardware, bands=self._bands)
             self.wddm2.start(node_flags)
-        render_cls = layout.ctype(RECORDS["DXGKARG_RENDER"], self.arch, self.version)
+        render_cls = ddi.cls("DXGKARG_RENDER")
         self._render_args = render_cls()
         self._render_fill = layout.filler(render_cls, _RENDER_MEMBERS)
-        self._present_args = layout.ctype(RECORDS["DXGKARG_PRESENT"], self.arch, self.version)()
+        self._present_args = ddi.new("DXGKARG_PRESENT")
         # Flags.VirtualMachineData exists from WDDM 2.2: an older driver's flags have no such bit.
         self._vm_flag = self.version.value >= ddi_version("wddm2_2").value
         self._cancel_args = None
         if caps.CancelCommandAware and caps.MultiEngineAware:
-            cancel_cls = layout.ctype(RECORDS["DXGKARG_CANCELCOMMAND"], self.arch, self.version)
+            cancel_cls = ddi.cls("DXGKARG_CANCELCOMMAND")
             self._cancel_args = cancel_cls()
             self._cancel_fill = layout.filler(cancel_cls, _CANCEL_MEMBERS)
-        self._alist_cls = layout.ctype(RECORDS["DXGK_ALLOCATIONLIST"], self.arch, self.version)
-        self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], self.arch, self.version)
+        self._alist_cls = ddi.cls("DXGK_ALLOCATIONLIST")
+        self._plist_cls = ddi.cls("D3DDDI_PATCHLOCATIONLIST")
         self._plist_size = ctypes.sizeof(self._plist_cls)
         self._alist_size = ctypes.sizeof(self._alist_cls)
         if self.trace is not None:
@@ -238,180 +274,98 @@ class Adapter:
                              for i, s in enumerate(self.segments)],
             })
 
+    def _query(self, kind: str, out, inp=None):
+        """DxgkDdiQueryAdapterInfo of ``kind``: ``out`` (a structure) is copied into kernel memory
+        as the output buffer, ``inp`` (if any) as the input; returns the output structure as the
+        driver left it. A failure does not start the adapter."""
+        ddi = self.ddi
+        a = ddi.new("DXGKARG_QUERYADAPTERINFO")
+        a.Type = int(DXGK_QUERYADAPTERINFOTYPE[kind])
+        for buf, member in ((inp, "Input"), (out, "Output")):
+            if buf is not None:
+                size = ctypes.sizeof(buf)
+                addr = self.pool.alloc(size)
+                self.memory.write(addr, bytes(buf))
+                setattr(a, f"p{member}Data", addr)
+                setattr(a, f"{member}DataSize", size)
+        ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, a, log=False,
+                 fail=f"DxgkDdiQueryAdapterInfo({kind}) failed; the adapter does not start")
+        return type(out).from_buffer_copy(self.memory.read(a.pOutputData, ctypes.sizeof(out)))
+
+    def _query_segments(self):
+        """The segment descriptors (DXGKQAITYPE_QUERYSEGMENT: first the count, then the array)
+        and the paging buffers' sizes the driver asks for."""
+        ddi = self.ddi
+        size = ctypes.sizeof(ddi.cls("DXGK_SEGMENTDESCRIPTOR"))
+        n = self._query("DXGKQAITYPE_QUERYSEGMENT", ddi.new("DXGK_QUERYSEGMENTOUT"),
+                        ddi.new("DXGK_QUERYSEGMENTIN")).NbSegment
+        if not 1 <= n <= 64:
+            raise AdapterStartError([f"DXGK_QUERYSEGMENTOUT.NbSegment = {n}: the driver must describe 1..64 segments"])
+        array = self.pool.alloc(n * size)
+        self.memory.write(array, bytes(n * size))
+        ask = ddi.new("DXGK_QUERYSEGMENTOUT")
+        ask.NbSegment = n
+        ask.pSegmentDescriptor = array
+        out = self._query("DXGKQAITYPE_QUERYSEGMENT", ask, ddi.new("DXGK_QUERYSEGMENTIN"))
+        raw = self.memory.read(array, n * size)
+        segments = [ddi.cls("DXGK_SEGMENTDESCRIPTOR").from_buffer_copy(raw, i * size) for i in range(n)]
+        return segments, out.PagingBufferSize or 64 * 1024, out.PagingBufferPrivateDataSize
+
+    def _query_umd_private(self) -> bytes:
+        """DXGKQAITYPE_UMDRIVERPRIVATE: what the driver tells its user-mode half (empty when it has
+        nothing to say: any failing status)."""
+        size = 256
+        out = self.pool.alloc(size)
+        self.memory.write(out, bytes(size))
+        a = self.ddi.new("DXGKARG_QUERYADAPTERINFO")
+        a.Type = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_UMDRIVERPRIVATE)
+        a.pOutputData = out
+        a.OutputDataSize = size
+        status = self.ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, a, log=False)
+        return bytes(self.memory.read(out, size)).rstrip(b"\0") if status == SUCCESS else b""
+
     # -- trace helpers ------------------------------------------------------------------------------
     def args_of(self, obj) -> dict:
-        """Every member of a DDI structure by its DDI name (flags as {"Value": n, "<Bit>": 0|1})."""
-        flat = codec.values(obj.record, bytes(obj), self.arch, self.version)
-        out: dict = {}
-        for path, value in flat.items():
-            head, _, rest = path.partition(".")
-            if not rest:
-                if head in out and isinstance(out[head], dict):
-                    continue
-                out[head] = value
-                continue
-            if rest.rsplit(".", 1)[-1] == "Reserved":
-                continue
-            sub = out.get(head)
-            if not isinstance(sub, dict):
-                sub = out[head] = {} if not isinstance(sub, int) else {"Value": sub}
-                if head in flat and "Value" not in sub:
-                    sub["Value"] = flat[head]
-            if rest == "QuadPart":
-                out[head] = value
-                continue
-            sub[rest] = value
-        return out
+        """Every member of a DDI structure by its DDI name (see :meth:`DdiGateway.args_of`)."""
+        return self.ddi.args_of(obj)
 
-    # -- kernel services the driver uses ------------------------------------------------------------
-    def MmAllocateContiguousMemory(self, NumberOfBytes: int) -> int:
-        return self.pool.alloc(NumberOfBytes)
+    # -- interrupts ---------------------------------------------------------------------------------
+    @property
+    def interrupts(self) -> int:
+        """Interrupts delivered to the driver's ISR."""
+        return self.dxgk.interrupts
 
-    # -- callbacks ------------------------------------------------------------------------------------
-    def _callback_violation(self, rule: int, name: str, message: str) -> None:
-        v = R.Violation(rule, name, message, None)
-        self.verifier.handle([v], None, None, 0)
+    @property
+    def dpcs(self) -> int:
+        """DPCs run."""
+        return self.dxgk.dpcs
 
-    def DxgkCbNotifyInterrupt(self, hAdapter: int, pNotifyInterruptData) -> None:
-        """An interrupt event from the driver's ISR (device IRQL only, rule 38)."""
-        self.callbacks += 1
-        if self.sim.irql != DEVICE:
-            self._callback_violation(38, "NotifyInterruptAtDirql",
-                                     "DxgkCbNotifyInterrupt was called outside the ISR and SynchronizeExecution")
-        data = pNotifyInterruptData
-        itype = data.InterruptType
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "Callback", {
-                "name": "DxgkCbNotifyInterrupt", "irql": "DIRQL",
-                "args": self._interrupt_args(data),
-            })
-        if itype == _DMA_COMPLETED:
-            self.vidsch.dma_completed(data)
-        elif itype == _DMA_PREEMPTED:
-            self.vidsch.dma_preempted(data)
-        elif itype == _DMA_PAGE_FAULTED:
-            self.vidsch.tdr.page_fault(data)
-        elif itype == _MONITORED_FENCE_SIGNALED and self.wddm2 is not None:
-            hw = self.wddm2.hwsch
-            if hw is not None:
-                hw.tdr.check_interrupt(data, data.MonitoredFenceSignaled.NodeOrdinal)
-            # The DPC reads the fences (and, hardware-scheduled, the progress fences).
-        elif itype == _SUSPEND_COMPLETED and self.wddm2 is not None and self.wddm2.hwsch is not None:
-            hw = self.wddm2.hwsch
-            ctx = hw.context(data.SuspendContextCompleted.hContext)
-            if ctx is not None:
-                hw.tdr.check_interrupt(data, ctx.node)
-            hw.suspend_completed(data)
-        elif itype == _HWQUEUE_PAGE_FAULTED and self.wddm2 is not None and self.wddm2.hwsch is not None:
-            hw = self.wddm2.hwsch
-            hw.tdr.check_interrupt(data, data.HwQueuePageFaulted.NodeOrdinal)
-            hw.tdr.page_faulted(data)
-        elif itype == _CRTC_VSYNC:
-            if self.verifier.mode != "off":
-                self.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data,
-                                    R.Facts(version=self.version, physical_adapter_count=1), self.interrupt_address)
-            v = data.CrtcVsync
-            self.vsyncs += 1
-            if self.trace is not None:
-                self.trace.emit(self.sim.now, "VSync", {"source": v.VidPnTargetId,
-                                                       "address": v.PhysicalAddress.QuadPart})
-            self.vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now)
-        else:
-            # Other interrupt types arrive with the later parts of the model; the verifier still
-            # judges them, so a malformed one is not lost.
-            if self.verifier.mode != "off":
-                self.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=self.version), self.interrupt_address)
-            self.unhandled_interrupts += 1
+    @property
+    def vsyncs(self) -> int:
+        """CRTC_VSYNC events reported."""
+        return self.dxgk.vsyncs
 
-    def _interrupt_args(self, data) -> dict:
-        itype = int(data.InterruptType)
-        args = {"InterruptType": _INTERRUPT_NAMES.get(itype, itype)}
-        if itype == _DMA_COMPLETED:
-            dc = data.DmaCompleted
-            args["DmaCompleted"] = {"SubmissionFenceId": dc.SubmissionFenceId, "NodeOrdinal": dc.NodeOrdinal,
-                                    "EngineOrdinal": dc.EngineOrdinal}
-        elif itype == _CRTC_VSYNC:
-            cv = data.CrtcVsync
-            args["CrtcVsync"] = {"VidPnTargetId": cv.VidPnTargetId, "PhysicalAddress": cv.PhysicalAddress.QuadPart,
-                                 "PhysicalAdapterMask": cv.PhysicalAdapterMask}
-        elif itype == _DMA_PREEMPTED:
-            dp = data.DmaPreempted
-            args["DmaPreempted"] = {"PreemptionFenceId": dp.PreemptionFenceId,
-                                    "LastCompletedFenceId": dp.LastCompletedFenceId,
-                                    "NodeOrdinal": dp.NodeOrdinal, "EngineOrdinal": dp.EngineOrdinal}
-        else:
-            full = codec.decode(data.record, bytes(data), self.arch, self.version)
-            for f in full:
-                if f.depth == 1 and "." in f.path:
-                    arm, member = f.path.split(".", 1)
-                    args.setdefault(arm, {})[member] = f.value
-        args["Flags"] = data.Flags.Value
-        return args
+    def rules_exercised(self) -> set[int]:
+        """Every contract rule this adapter's run judged at least once (``wddmsim verify``)."""
+        truth = self.vidsch.truth
+        return (self.verifier.exercised() | self.ddi.rules_exercised() | self.dxgk.rules_exercised()
+                | (truth.judged if truth is not None else set()))
+
+    def interrupt(self, message_number: int) -> bool:
+        """The GPU's line fired (see :meth:`DxgkInterface.interrupt`)."""
+        return self.dxgk.interrupt(message_number)
 
     def invalid_interrupt(self, data, message: str) -> None:
+        """The driver reported an interrupt whose NodeOrdinal names no node (rule 20,
+        NodeOrdinalInRange): the fence it carries cannot belong to any node's fence sequence, so
+        the scheduler stops as for an invalid fence id, bug check 0x119/0x1 (the bug check page
+        documents no code of its own for a bad node), in every verifier mode."""
         bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID)
         raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc, message=message, struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA",
-            arch=self.arch, ddi_version=self.version.name, address=self.interrupt_address, data=bytes(data),
+            time=self.sim.now, bugcheck=bc, message=f"rule 20 (NodeOrdinalInRange): {message}",
+            struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA", arch=self.arch, ddi_version=self.version.name,
+            address=self.interrupt_address, data=bytes(data), rule=20, rule_name="NodeOrdinalInRange",
         ))
-
-    def DxgkCbQueueDpc(self, hAdapter: int) -> bool:
-        """Queue the driver's DPC; FALSE (and nothing changes) while one is pending (rule 40)."""
-        self.callbacks += 1
-        if self.dpc_pending:
-            return False
-        self.dpc_pending = True
-        self.sim.after(self.costs.isr, self._dpc, irql=DISPATCH)
-        return True
-
-    def DxgkCbNotifyDpc(self, hAdapter: int) -> None:
-        """From the DPC: retire what the ISR reported."""
-        self.callbacks += 1
-        if self.in_isr:
-            self._callback_violation(41, "IsrCallbacks", "DxgkCbNotifyDpc was called from the ISR")
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
-        w2 = self.wddm2
-        if w2 is not None and w2.hwsch is not None:
-            w2.hwsch.retire()  # progress fences, then every fence with waiters
-            return
-        self.vidsch.retire()
-        if w2 is not None:
-            w2.fences.scan()  # fences the GPU may have written, with waiters on them (section 9.1)
-
-    def DxgkCbInvalidateHwContext(self, pInvalidateHwContext) -> None:
-        """From DxgkDdiResetHwEngine: the reset hit this hardware context; its device goes to error."""
-        self.callbacks += 1
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbInvalidateHwContext", "irql": "PASSIVE_LEVEL",
-                                                       "args": self.args_of(pInvalidateHwContext)})
-        self.wddm2.hwsch.tdr.invalidate(pInvalidateHwContext.hHwContext)
-
-    def DxgkCbSynchronizeExecution(self, hAdapter, SynchronizeRoutine, Context, MessageNumber):
-        """Run ``SynchronizeRoutine(Context)`` at device IRQL, as if inside the ISR."""
-        sim = self.sim
-        saved = sim.irql
-        sim.irql = DEVICE
-        try:
-            ret = SynchronizeRoutine(Context)
-        finally:
-            sim.irql = saved
-        return SUCCESS, ret
-
-    # -- interrupt and DPC dispatch -------------------------------------------------------------------
-    def interrupt(self, message_number: int) -> bool:
-        """The GPU's line fired: call the driver's ISR at device IRQL."""
-        self.interrupts += 1
-        self.in_isr = True
-        try:
-            return self.driver.DxgkDdiInterruptRoutine(self.hAdapter, message_number)
-        finally:
-            self.in_isr = False
-
-    def _dpc(self) -> None:
-        self.dpc_pending = False
-        self.dpcs += 1
-        self.driver.DxgkDdiDpcRoutine(self.hAdapter)
 
     # -- objects ----------------------------------------------------------------------------------------
     def create_process(self, name: str, priority_class: str = "normal") -> Process:
@@ -427,10 +381,7 @@ class Adapter:
         if not process.hKmdProcess:
             args = layout.ctype(RECORDS["DXGKARG_CREATEPROCESS"], self.arch, self.version)()
             args.hDxgkProcess = process.handle
-            status = self.driver.DxgkDdiCreateProcess(self.hAdapter, args)
-            self._trace_ddi("DxgkDdiCreateProcess", args, status)
-            if status != SUCCESS:
-                raise ApiError(status, "DxgkDdiCreateProcess failed")
+            self.ddi.call("DxgkDdiCreateProcess", self.hAdapter, args, fail="DxgkDdiCreateProcess failed")
             process.hKmdProcess = args.hKmdProcess
             self.wddm2.gpuva.space(process).handle = args.hKmdProcess
         return process.hKmdProcess
@@ -447,8 +398,7 @@ class Adapter:
         if not self.multi_engine_aware:
             info_addr = self.pool.alloc(4096)
             args.pInfo = info_addr
-        status = self.driver.DxgkDdiCreateDevice(self.hAdapter, args)
-        self._trace_ddi("DxgkDdiCreateDevice", args, status)
+        status = self.ddi.call("DxgkDdiCreateDevice", self.hAdapter, args)
         if status != SUCCESS:
             self.handles.remove(dev.handle)
             raise ApiError(status, "DxgkDdiCreateDevice failed")
@@ -483,8 +433,9 @@ class Adapter:
             args = layout.ctype(RECORDS["DXGKARG_CREATECONTEXT"], self.arch, self.version)()
             args.NodeOrdinal = node
             args.EngineAffinity = 1
-            status = self.driver.DxgkDdiCreateContext(device.hDriver, args)
-            self._trace_ddi("DxgkDdiCreateContext", args, status)
+            # Judged after the call: a failure other than the two the contract allows breaks rule 76.
+            status = self.ddi.call("DxgkDdiCreateContext", device.hDriver, args, judge="after",
+                                   facts=R.Facts(version=self.version))
             if status != SUCCESS:
                 self.handles.remove(ctx.handle)
                 raise ApiError(status, "DxgkDdiCreateContext failed")
@@ -533,11 +484,6 @@ class Adapter:
         device.allocations.append(alloc)
         self.allocations.append(alloc)
         return alloc
-
-    def _trace_ddi(self, name: str, args, status: int, irql: str = "PASSIVE_LEVEL") -> None:
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "DdiCall", {"name": name, "irql": irql, "args": self.args_of(args),
-                                                       "status": status_name(status)})
 
     # -- building packets ---------------------------------------------------------------------------------
     def _packet_buffers(self, ctx: Context, extra: int):
@@ -617,9 +563,7 @@ class Adapter:
         a = self._render_args
         self._render_fill(a, cmd_addr, n, dma, info.DmaBufferSize, priv, info.DmaBufferPrivateDataSize, alist,
                           len(allocations), plist_in, len(patches), plist, info.PatchLocationListSize, 0, 0, dma)
-        status = self.driver.DxgkDdiRender(ctx.hDdi, a)
-        if self.trace is not None:
-            self._trace_ddi("DxgkDdiRender", a, status)
+        status = self.ddi.call("DxgkDdiRender", ctx.hDdi, a)
         if status != SUCCESS:
             self.pool.free(block, total)
             raise ApiError(status, "DxgkDdiRender rejected the command buffer")
@@ -705,6 +649,17 @@ class Adapter:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
         if mode not in ("blt", "flip", "flip_no_wait"):
             raise ValueError(f"present mode must be blt, flip or flip_no_wait, got {mode!r}")
+        # The OS sends only the flips the driver declared in DXGK_FLIPCAPS (rules 87, 88). Without
+        # FlipOnVSyncWithNoWait "the graphics pipeline must wait until the next vertical sync"
+        # (Microsoft's DXGK_FLIPCAPS page): the present becomes a waiting flip. Without FlipInterval
+        # only IMMEDIATE and ONE are supported: an interval of 2..4 fails the call, as a runtime
+        # refuses a presentation interval the device's caps do not list.
+        flip_caps = self.caps.FlipCaps
+        if mode == "flip_no_wait" and not flip_caps.get("FlipOnVSyncWithNoWait"):
+            mode = "flip"
+        if mode != "blt" and flip_interval >= 2 and not flip_caps.get("FlipInterval"):
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           f"flip interval {flip_interval}: the driver does not report DXGK_FLIPCAPS.FlipInterval")
         if not 0 <= vidpn_source < len(self.vidsch.presents.sources):
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
         flip = mode != "blt"
@@ -722,7 +677,6 @@ class Adapter:
         a.pDmaBufferPrivateData = priv
         a.DmaBufferPrivateDataSize = info.DmaBufferPrivateDataSize
         a.pAllocationList = alist
-        a.AllocationListSize = 3
         a.pPatchLocationListOut = plist
         a.PatchLocationListOutSize = info.PatchLocationListSize
         a.MultipassOffset = 0
@@ -741,9 +695,7 @@ class Adapter:
             a.Flags.Blt = 1
         a.DmaBufferSegmentId = 0
         a.DmaBufferPhysicalAddress.QuadPart = dma
-        status = self.driver.DxgkDdiPresent(ctx.hDdi, a)
-        if self.trace is not None:
-            self._trace_ddi("DxgkDdiPresent", a, status)
+        status = self.ddi.call("DxgkDdiPresent", ctx.hDdi, a)
         if status != SUCCESS:
             self.pool.free(block, total)
             raise ApiError(status, "DxgkDdiPresent failed")
@@ -796,31 +748,26 @@ class Adapter:
         self.pool.free(block, total)
 
     # -- cancelling and destroying ----------------------------------------------------------------------------
-    def cancel_packet(self, p: Packet) -> None:
-        """A packet leaves its software queue without ever reaching the hardware: the driver hears
-        of it through DxgkDdiCancelCommand if it is CancelCommandAware (section 2.10), then it goes."""
+    def cancel_packet(self, p: Packet, reached_hardware: bool = False) -> None:
+        """A packet leaves its software queue and will never run: one that never reached the
+        hardware queue is announced to a CancelCommandAware driver through DxgkDdiCancelCommand
+        (section 2.10, rule 67), one a preemption or a reset took back from it
+        (``reached_hardware``) is not; then it goes."""
         ctx = p.context
         ctx.cancelled += 1
         if p.pinned:
             self.vidsch.vidmm.dropped(p)
         if p.present_t >= 0:
             self.vidsch.presents.forget(p)
-        if self._cancel_args is not None:
+        if self._cancel_args is not None and not reached_hardware:
             a = self._cancel_args
             self._cancel_fill(a, ctx.hDdi, p.dma, p.dma_size, p.start_off, p.end_off, p.priv, p.priv_size, 0,
                               p.priv_size, p.alist, p.alist_n, p.plist, p.plist_n, 0, p.plist_n)
-            if self.verifier.mode != "off":
-                self.verifier.check("DXGKARG_CANCELCOMMAND", a, R.Facts(version=self.version), self.interrupt_address)
-            status = self.driver.DxgkDdiCancelCommand(self.hAdapter, a)
-            self._trace_ddi("DxgkDdiCancelCommand", a, status)
-            if status != SUCCESS:
-                bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.FAILED_CANCEL_COMMAND,
-                              status & 0xFFFFFFFF, self.interrupt_address, p.seq)
-                raise BugCheckStop(CrashRecord(
-                    time=self.sim.now, bugcheck=bc, message=f"DxgkDdiCancelCommand returned {status_name(status)}",
-                    struct="DXGKARG_CANCELCOMMAND", arch=self.arch, ddi_version=self.version.name,
-                    address=self.interrupt_address, data=bytes(a),
-                ))
+            address = self.interrupt_address
+            self.ddi.call("DxgkDdiCancelCommand", self.hAdapter, a, facts=R.Facts(version=self.version),
+                          judge="after", address=address, bugcheck=lambda status: BugCheck(
+                              BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.FAILED_CANCEL_COMMAND,
+                              status & 0xFFFFFFFF, address, p.seq))
         self.free_packet(p)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "QueuePacketStop", {
@@ -872,10 +819,7 @@ class Adapter:
         if ctx.hDriver == 0 or not self.multi_engine_aware:
             self.handles.remove(ctx.handle)
             return
-        status = self.driver.DxgkDdiDestroyContext(ctx.hDriver)
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "DdiCall", {"name": "DxgkDdiDestroyContext", "irql": "PASSIVE_LEVEL",
-                                                     "args": {"hContext": ctx.hDriver}, "status": status_name(status)})
+        self.ddi.call("DxgkDdiDestroyContext", ctx.hDriver, log_args={"hContext": ctx.hDriver})
         ctx.hDriver = 0
         self.handles.remove(ctx.handle)
 

@@ -9,7 +9,9 @@ debugger shows a structure from a crash dump.
 Crash record file format (JSON, ``"format": "wddmsim-crash-record"``, ``"version": 1``): ``time``
 (ns), ``bugcheck`` (``code``, ``name``, ``p1``..``p4``), ``rule`` (number and name, or null),
 ``message``, ``struct`` (structure name), ``arch``, ``ddi_version``, ``address`` (the address the
-structure had in the model, the bug check's parameter 3 where it is one), ``bytes`` (hex).
+structure had in the model, the bug check's parameter 3 where it is one), ``bytes`` (hex), and where
+they apply ``ddi`` (the entry point that was called when it happened) and ``traceback`` (a driver
+fault: the driver's own traceback).
 
 Spec: DESIGN.md section 5; ddi-facts.md section 11.
 """
@@ -38,6 +40,10 @@ class CrashRecord:
     data: bytes = b""
     rule: int | None = None
     rule_name: str | None = None
+    #: the DxgkDdi* entry point the stop is about, where there is one
+    ddi: str | None = None
+    #: a driver fault (bug check 0x1E): the traceback of the exception the driver raised
+    traceback: str | None = None
 
     def to_json(self) -> dict:
         bc = self.bugcheck
@@ -60,6 +66,8 @@ class CrashRecord:
             "ddi_version": self.ddi_version,
             "address": self.address,
             "bytes": self.data.hex(),
+            **({"ddi": self.ddi} if self.ddi else {}),
+            **({"traceback": self.traceback} if self.traceback else {}),
         }
 
     def write(self, path) -> None:

@@ -308,7 +308,7 @@ class FenceTable:
     # -- errors ---------------------------------------------------------------------------------
     def _fail(self, status: int, message: str):
         # Imported here: the adapter module may import this one.
-        from .adapter import ApiError
+        from .errors import ApiError
 
         self.stats["rejected"] += 1
         raise ApiError(status, message)

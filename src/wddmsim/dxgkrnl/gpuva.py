@@ -27,7 +27,7 @@ import ctypes
 from ..ddi import layout
 from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from ..ddi.enums import DXGK_PAGETABLEUPDATEMODE
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..sim import PASSIVE
 
@@ -102,8 +102,7 @@ class GpuVa:
         a.Address.SegmentId = 0  # system memory: the offset is the physical address
         a.Address.SegmentOffset = root
         a.NumEntries = 1 << self.index_bits
-        ad.driver.DxgkDdiSetRootPageTable(ad.hAdapter, a)
-        ad._trace_ddi("DxgkDdiSetRootPageTable", a, SUCCESS)
+        ad.ddi.call("DxgkDdiSetRootPageTable", ad.hAdapter, a)
 
     def _shift(self, level: int) -> int:
         return 12 + level * self.index_bits
@@ -301,20 +300,13 @@ class GpuVa:
         self.submit_paging(block, size, cursor - block, priv, done)
 
     def _build(self, a) -> None:
-        ad = self.adapter
-        status = ad.driver.DxgkDdiBuildPagingBuffer(ad.hAdapter, a)
-        ad._trace_ddi("DxgkDdiBuildPagingBuffer", a, status)
+        vidmm = self.adapter.vidsch.vidmm
+        status = vidmm.build(a)  # rule 69 on success
         if status != SUCCESS:
-            # A page-table update the driver will not build is a critical failure (section 6.1).
-            from .crash import BugCheckStop, CrashRecord
-            from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-            raise BugCheckStop(CrashRecord(
-                time=ad.sim.now,
-                bugcheck=BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID),
-                message=f"DxgkDdiBuildPagingBuffer returned {status_name(status)} for a page-table operation "
-                        f"({a.Operation}); VidMm cannot keep GPU virtual addresses current",
-                struct="DXGKARG_BUILDPAGINGBUFFER", arch=ad.arch, ddi_version=ad.version.name, address=0,
-                data=bytes(a)))
+            # A page-table update the driver will not build is a critical failure (section 6.1):
+            # 0x119/0x5, rule 68 or 75.
+            vidmm.failed(a, status, "VidMm cannot keep the process's GPU virtual addresses current without it "
+                                    "(a 64 KiB paging buffer holds every page-table operation it asks for)")
 
     def summary(self) -> dict:
         return {"address_spaces": len(self.spaces), "page_tables": self.page_tables,

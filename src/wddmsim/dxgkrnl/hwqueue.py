@@ -47,10 +47,10 @@ from collections import deque
 from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..sim import DISPATCH, PASSIVE
-from .adapter import ApiError
+from .errors import ApiError
 from .crash import BugCheckStop, CrashRecord
 from .fences import U64_MAX
 from .hwtdr import HwTdr
@@ -65,9 +65,6 @@ BANDS = ("idle", "normal", "focus", "realtime")
 #: D3DKMT_SCHEDULINGPRIORITYCLASS of a process -> its contexts' default band.
 CLASS_BAND = {"idle": "idle", "below_normal": "normal", "normal": "normal", "above_normal": "normal",
               "high": "focus", "realtime": "realtime"}
-#: Where the guarded private-data pages live (a range of kernel address space of their own).
-SPECIAL_POOL_BASE = 0x30_0000_0000
-SPECIAL_POOL_PAGES = 256
 PAGE = 4096
 #: DXGK_KERNEL_SUBMISSION_TYPE_PRESENTBLT
 KERNEL_SUBMISSION_PRESENTBLT = 2
@@ -105,9 +102,10 @@ class Entry:
     """One item of a queue: a buffer (``kind`` "buffer"), a GPU wait or a queued signal."""
 
     __slots__ = ("kind", "progress_id", "va", "size", "private", "seq", "queued", "submitted", "fence",
-                 "value", "present")
+                 "value", "present", "ran_at")
 
     def __init__(self, kind: str):
+        self.ran_at = None  # when an engine finished its buffer (dxgkrnl/groundtruth.py); None: untracked
         self.kind = kind
         self.progress_id = 0
         self.va = 0
@@ -163,9 +161,6 @@ class HwSch:
         self._by_driver_handle: dict[int, object] = {}  # driver context handle -> hardware context
         self._last_suspend: dict[int, int] = {}  # context handle -> last contextSuspendFence issued
         self._live_private: dict[int, tuple] = {}  # special-pool page -> the submission it was handed with
-        self._sp_free = deque(SPECIAL_POOL_BASE + i * PAGE for i in range(SPECIAL_POOL_PAGES))
-        self._sp_quarantine: deque = deque()
-        ad.memory.guard(SPECIAL_POOL_BASE, SPECIAL_POOL_BASE + SPECIAL_POOL_PAGES * PAGE, self._freed_read)
         self._submit_cls = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMANDTOHWQUEUE"], ad.arch, ad.version)
         self._args = self._submit_cls()
         self._submit_address = ad.pool.alloc(PAGE)  # where the arguments live (bug check P3)
@@ -186,16 +181,8 @@ class HwSch:
             a.processQuantumForBand[i] = b.get("quantum", {}).get(name, 2_000_000) // 100
             a.processGracePeriodForBand[i] = b.get("process_grace", {}).get(name, 0) // 100
         a.targetNormalBandPercentage = b.get("normal_share", 10)
-        self._check("DXGKARG_SETUPPRIORITYBANDS", a, R.Facts(version=ad.version))
-        status = ad.driver.DxgkDdiSetupPriorityBands(ad.hAdapter, a)
-        ad._trace_ddi("DxgkDdiSetupPriorityBands", a, status)
-        if status != SUCCESS:
-            raise ApiError(status, "DxgkDdiSetupPriorityBands failed")
-
-    def _check(self, name: str, obj, facts) -> None:
-        v = self.adapter.verifier
-        if v.mode != "off":
-            v.check(name, obj, facts, self._submit_address)
+        ad.ddi.call("DxgkDdiSetupPriorityBands", ad.hAdapter, a, facts=R.Facts(version=ad.version),
+                    address=self._submit_address, fail="DxgkDdiSetupPriorityBands failed")
 
     # -- contexts and queues --------------------------------------------------------------------------
     def create_context(self, ctx, *, band: str | None = None, realtime_level: int = 0, quantum: int | None = None,
@@ -207,8 +194,7 @@ class HwSch:
         a.hHwContext = ctx.handle
         a.NodeOrdinal = ctx.node
         a.EngineAffinity = 1
-        status = ad.driver.DxgkDdiCreateHwContext(ctx.device.hDriver, a)
-        ad._trace_ddi("DxgkDdiCreateHwContext", a, status)
+        status = ad.ddi.call("DxgkDdiCreateHwContext", ctx.device.hDriver, a)
         if status != SUCCESS:
             raise ApiError(status, "DxgkDdiCreateHwContext failed")
         ctx.hDriver = ctx.hDdi = a.hHwContext
@@ -239,12 +225,9 @@ class HwSch:
         a.gracePeriodSamePriority = s["grace_same"] // 100
         a.gracePeriodLowerPriority = s["grace_lower"] // 100
         privileged = ctx.system or ctx.device.process.priority_class in ("high", "realtime")
-        self._check("DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES", a,
-                    R.Facts(version=ad.version, has_inc_base_priority=privileged))
-        status = ad.driver.DxgkDdiSetContextSchedulingProperties(ad.hAdapter, a)
-        ad._trace_ddi("DxgkDdiSetContextSchedulingProperties", a, status)
-        if status != SUCCESS:
-            raise ApiError(status, "DxgkDdiSetContextSchedulingProperties failed")
+        ad.ddi.call("DxgkDdiSetContextSchedulingProperties", ad.hAdapter, a,
+                    facts=R.Facts(version=ad.version, has_inc_base_priority=privileged), address=self._submit_address,
+                    fail="DxgkDdiSetContextSchedulingProperties failed")
 
     def set_priority(self, ctx, band: str) -> None:
         """D3DKMTSetContextSchedulingPriority: a new band for ``ctx``, effective at the GPU's next
@@ -267,9 +250,8 @@ class HwSch:
         a.hHwQueueProgressFence = q.progress.handle
         a.HwQueueProgressFenceCPUVirtualAddress = q.progress.cpu_va
         a.HwQueueProgressFenceGPUVirtualAddress = q.progress.gpu_va.get(ctx.device.process, 0)
-        self._check("DXGKARG_CREATEHWQUEUE", a, R.Facts(version=ad.version))
-        status = ad.driver.DxgkDdiCreateHwQueue(ctx.hDriver, a)
-        ad._trace_ddi("DxgkDdiCreateHwQueue", a, status)
+        status = ad.ddi.call("DxgkDdiCreateHwQueue", ctx.hDriver, a, facts=R.Facts(version=ad.version),
+                             address=self._submit_address)
         if status != SUCCESS:
             ad.handles.remove(q.handle)
             raise ApiError(status, "DxgkDdiCreateHwQueue failed")
@@ -425,11 +407,6 @@ class HwSch:
         else:
             feed(q)
 
-    def _special_page(self) -> int:
-        if not self._sp_free:
-            self._sp_free.append(self._sp_quarantine.popleft())
-        return self._sp_free.popleft()
-
     def _submit(self, node: HwNode, q: HwQueue, e: Entry) -> None:
         """DxgkDdiSubmitCommandToHwQueue for one buffer."""
         ad = self.adapter
@@ -441,7 +418,7 @@ class HwSch:
         a.DmaBufferSize = e.size
         page = 0
         if e.private:
-            page = self._special_page()
+            page = ad.special_pool.take(self._freed_read)
             mem.open_pages(page, PAGE)
             mem.write(page, e.private)
         a.pDmaBufferPrivateData = page
@@ -450,20 +427,25 @@ class HwSch:
         a.Flags.Present = 1 if e.present is not None else 0
         a.HwQueueProgressFenceGpuVa = q.progress.gpu_va.get(q.context.device.process, 0)
         a.HwQueueProgressFenceCpuVa = q.progress.cpu_va
+        facts = None
         if ad.verifier.mode != "off":
-            self._check("DXGKARG_SUBMITCOMMANDTOHWQUEUE", a, R.Facts(
+            facts = R.Facts(
                 version=ad.version, last_progress_fence_id=q.handed, queue_busy=False,
                 buffer_origin="present" if e.present is not None else "umd", max_in_flight=node.max_in_flight,
-                in_flight=node.in_flight, scheduling_properties_set=True))
-        status = ad.driver.DxgkDdiSubmitCommandToHwQueue(ad.hAdapter, a)
-        if self.trace is not None:
-            ad._trace_ddi("DxgkDdiSubmitCommandToHwQueue", a, status, irql="DISPATCH_LEVEL")
+                in_flight=node.in_flight, scheduling_properties_set=True)
+        truth = ad.vidsch.truth
+        if truth is not None:
+            truth.queued(q, e)  # before the call: the driver's doorbell may start the engine inside it
+        status = ad.ddi.call("DxgkDdiSubmitCommandToHwQueue", ad.hAdapter, a, facts=facts,
+                             address=self._submit_address,
+                             bugcheck=(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
+                                       VidSchError.DRIVER_FAILED_SUBMIT_COMMAND, self._submit_address,
+                                       e.progress_id & 0xFFFFFFFF))
         if page:
             # The private data is freed when the call returns (WDDM 2.4+): poison and guard it.
             mem.write(page, b"\xcc" * len(e.private))
-            mem.close_pages(page, PAGE)
             self._live_private[page] = (bytes(a), e.progress_id)
-            self._sp_quarantine.append(page)
+            ad.special_pool.give_back(page)
         if status != SUCCESS:
             self._failed_submit(q, e, status)
             return
@@ -495,30 +477,17 @@ class HwSch:
         a.MonitoredFenceValue = value
         a.MonitoredFenceCpuVa = q.progress.cpu_va
         a.hHwQueue = q.hDriver
-        self._check("DXGKARG_SIGNALMONITOREDFENCE", a, R.Facts(version=ad.version))
-        status = ad.driver.DxgkDdiSignalMonitoredFence(q.context.hDriver, a)
-        ad._trace_ddi("DxgkDdiSignalMonitoredFence", a, status)
+        status = ad.ddi.call("DxgkDdiSignalMonitoredFence", q.context.hDriver, a, facts=R.Facts(version=ad.version),
+                             address=self._submit_address)
         if status != SUCCESS:
             raise ApiError(status, "DxgkDdiSignalMonitoredFence failed")
         return a.pDmaBuffer - dma
 
     def _failed_submit(self, q: HwQueue, e: Entry, status: int) -> None:
         """STATUS_INVALID_PARAMETER puts the device in error (decision: as for
-        DxgkDdiSubmitCommandVirtual); any other failure is bug check 0x119/0x2."""
-        ctx = q.context
-        if status == INVALID_PARAMETER:
-            self._drop(q, e, "Cancelled")
-            self.device_error(ctx.device, "DxgkDdiSubmitCommandToHwQueue returned STATUS_INVALID_PARAMETER")
-            return
-        ad = self.adapter
-        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                      status & 0xFFFFFFFF, self._submit_address, e.progress_id & 0xFFFFFFFF)
-        raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc,
-            message=f"DxgkDdiSubmitCommandToHwQueue returned {status_name(status)}; only STATUS_SUCCESS or "
-                    f"STATUS_INVALID_PARAMETER is allowed",
-            struct="DXGKARG_SUBMITCOMMANDTOHWQUEUE", arch=ad.arch, ddi_version=ad.version.name,
-            address=self._submit_address, data=bytes(self._args)))
+        DxgkDdiSubmitCommandVirtual); the gateway stops on any other failure (0x119/0x2)."""
+        self._drop(q, e, "Cancelled")
+        self.device_error(q.context.device, "DxgkDdiSubmitCommandToHwQueue returned STATUS_INVALID_PARAMETER")
 
     def _freed_read(self, addr: int, size: int) -> None:
         """The driver read private data after DxgkDdiSubmitCommandToHwQueue returned (rule 95)."""
@@ -567,8 +536,7 @@ class HwSch:
         a.DmaBufferGpuVirtualAddress = self.gpuva.address_of(proc, dma)
         a.NumSrcAllocations = 1
         a.NumDstAllocations = 1
-        status = ad.driver.DxgkDdiPresentToHwQueue(q.hDriver, a)
-        ad._trace_ddi("DxgkDdiPresentToHwQueue", a, status)
+        status = ad.ddi.call("DxgkDdiPresentToHwQueue", q.hDriver, a)
         if status != SUCCESS:
             ad.pool.free(block, PRESENT_DMA_SIZE + PAGE)
             raise ApiError(status, "DxgkDdiPresentToHwQueue failed")
@@ -599,6 +567,7 @@ class HwSch:
         now = self.sim.now
         fed = []
         self.fences.scan([q.progress for node in self.nodes for q in node.queues if q.in_flight])
+        truth = self.adapter.vidsch.truth
         for node in self.nodes:
             for q in node.queues:
                 if not q.in_flight:
@@ -606,6 +575,8 @@ class HwSch:
                 value = q.progress.value
                 done = False
                 while q.in_flight and q.in_flight[0].progress_id <= value:
+                    if truth is not None:
+                        truth.progress_reached(q, q.in_flight[0], value)
                     e = q.in_flight.popleft()
                     node.in_flight -= 1
                     self._complete(q, e, now, "Completed")
@@ -691,10 +662,8 @@ class HwSch:
         self._last_suspend[ctx.handle] = fence
         ctx.suspended = True
         self.suspends += 1
-        status = ad.driver.DxgkDdiSuspendContext(ad.hAdapter, a)
-        ad._trace_ddi("DxgkDdiSuspendContext", a, status)
-        self._check("DXGKARG_SUSPENDCONTEXT", a, R.Facts(version=ad.version, last_suspend_fence=last,
-                                                         status=status, already_suspended=already))
+        status = ad.ddi.call("DxgkDdiSuspendContext", ad.hAdapter, a, address=self._submit_address, judge="after",
+                             facts=R.Facts(version=ad.version, last_suspend_fence=last, already_suspended=already))
         if status == SUCCESS:
             ev.succeed(fence)
         elif status == PENDING:
@@ -734,10 +703,7 @@ class HwSch:
         ad = self.adapter
         a = layout.ctype(RECORDS["DXGKARG_RESUMECONTEXT"], ad.arch, ad.version)()
         a.hContext = ctx.hDriver
-        status = ad.driver.DxgkDdiResumeContext(ad.hAdapter, a)
-        ad._trace_ddi("DxgkDdiResumeContext", a, status)
-        if status != SUCCESS:
-            raise ApiError(status, "DxgkDdiResumeContext failed")
+        ad.ddi.call("DxgkDdiResumeContext", ad.hAdapter, a, fail="DxgkDdiResumeContext failed")
         ctx.suspended = False
         self.resumes += 1
         for q in ctx.hwqueues:
@@ -770,17 +736,11 @@ class HwSch:
         ad = self.adapter
         node = self.nodes[ctx.node]
         for q in ctx.hwqueues:
-            status = ad.driver.DxgkDdiDestroyHwQueue(q.hDriver)
-            if self.trace is not None:
-                self.trace.emit(self.sim.now, "DdiCall", {"name": "DxgkDdiDestroyHwQueue", "irql": "PASSIVE_LEVEL",
-                                                         "args": {"hHwQueue": q.hDriver}, "status": status_name(status)})
+            ad.ddi.call("DxgkDdiDestroyHwQueue", q.hDriver, log_args={"hHwQueue": q.hDriver})
             node.queues.remove(q)
             self.queues.remove(q)
             ad.handles.remove(q.handle)
-        status = ad.driver.DxgkDdiDestroyHwContext(ctx.hDriver)
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "DdiCall", {"name": "DxgkDdiDestroyHwContext", "irql": "PASSIVE_LEVEL",
-                                                     "args": {"hHwContext": ctx.hDriver}, "status": status_name(status)})
+        ad.ddi.call("DxgkDdiDestroyHwContext", ctx.hDriver, log_args={"hHwContext": ctx.hDriver})
         self._by_driver_handle.pop(ctx.hDriver, None)
 
     # -- devices in error ----------------------------------------------------------------------------------

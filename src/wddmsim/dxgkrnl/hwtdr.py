@@ -29,8 +29,10 @@ counted against ``TdrLimitCount`` (0x116 beyond it) with a 0x117 live dump, then
 the driver goes to error, ``DxgkDdiRestartFromTimeout``. Either call failing is bug check 0x116.
 
 Page faults (section 4.4, rule 54): ``HWQUEUE_PAGE_FAULTED`` names the queue by its handle when
-``FENCE_INVALID`` is clear; that queue's device goes to error at PASSIVE_LEVEL and the engine is
-reset as the flags ask (``ENGINE_RESET_REQUIRED``, or ``ADAPTER_RESET_REQUIRED`` for the full reset).
+``FENCE_INVALID`` is clear (a handle that names no queue of the node, or an arm the flags select that
+holds no hardware context or process, breaks rule 54: 0xC4, the verifier's report); that queue's
+device goes to error at PASSIVE_LEVEL and the engine is reset as the flags ask
+(``ENGINE_RESET_REQUIRED``, or ``ADAPTER_RESET_REQUIRED`` for the full reset).
 Inconsistent flags (rule 51) and ``FATAL_HARDWARE_ERROR`` (rule 53) stop the model in every verifier
 mode, as under the software scheduler. A fault is not a timeout: no live dump, not counted.
 
@@ -55,6 +57,8 @@ FENCE_INVALID = 0x2
 ADAPTER_RESET_REQUIRED = 0x4
 ENGINE_RESET_REQUIRED = 0x8
 FATAL_HARDWARE_ERROR = 0x10
+HW_CONTEXT_VALID = 0x40
+PROCESS_HANDLE_VALID = 0x80
 
 
 class HwTdr:
@@ -162,8 +166,7 @@ class HwTdr:
         a.NodeOrdinal = node.ordinal
         a.EngineOrdinal = 0
         try:
-            status = ad.driver.DxgkDdiResetHwEngine(ad.hAdapter, a)
-            ad._trace_ddi("DxgkDdiResetHwEngine", a, status)
+            status = ad.ddi.call("DxgkDdiResetHwEngine", ad.hAdapter, a)
             hit = self._invalidated
         finally:
             self._invalidated = None
@@ -178,8 +181,7 @@ class HwTdr:
         r = layout.ctype(RECORDS["DXGKARG_RESUMEHWENGINE"], ad.arch, ad.version)()
         r.NodeOrdinal = node.ordinal
         r.EngineOrdinal = 0
-        status = ad.driver.DxgkDdiResumeHwEngine(ad.hAdapter, r)
-        ad._trace_ddi("DxgkDdiResumeHwEngine", r, status)
+        status = ad.ddi.call("DxgkDdiResumeHwEngine", ad.hAdapter, r)
         if status != SUCCESS:
             self.adapter_reset(node, timeout)
             return
@@ -202,21 +204,19 @@ class HwTdr:
 
     def adapter_reset(self, node, timeout: bool) -> None:
         """The full GPU reset an engine reset escalates to (section 10.2 applied to hardware queues)."""
-        ad = self.adapter
         hw = self.hwsch
         sw = self._sw
-        drv = ad.driver
         if timeout:
             sw.adapter_timeout(promoted=True)
         for n in hw.nodes:
             n.resetting = True
         try:
-            sw.must_succeed("DxgkDdiResetFromTimeout", drv.DxgkDdiResetFromTimeout)
+            sw.must_succeed("DxgkDdiResetFromTimeout")
             # The GPU lost every queue's work: the devices that had buffers with the driver are lost.
             lost = list(dict.fromkeys(q.context.device for n in hw.nodes for q in n.queues if q.in_flight))
             for dev in lost:
                 hw.device_error(dev, "adapter reset")
-            sw.must_succeed("DxgkDdiRestartFromTimeout", drv.DxgkDdiRestartFromTimeout)
+            sw.must_succeed("DxgkDdiRestartFromTimeout")
         finally:
             for n in hw.nodes:
                 n.resetting = False
@@ -259,6 +259,12 @@ class HwTdr:
                 rule_name=stop.name))
         if found:
             verifier.handle(found, NOTIFY, data, ad.interrupt_address)
+        if not 0 <= pf.NodeOrdinal < len(hw.nodes):
+            ad.invalid_interrupt(data, f"HwQueuePageFaulted.NodeOrdinal {pf.NodeOrdinal} names no node")
+        wrong = self._wrong_handle(pf, flags)
+        verifier.judged_rules.add(54)
+        if wrong is not None and verifier.mode != "off":
+            verifier.handle([R.Violation(54, "HwQueueFaultHandleArm", wrong)], NOTIFY, data, ad.interrupt_address)
         self.page_faults += 1
         q = None if flags & FENCE_INVALID else ad.handles.get(pf.FaultedHwQueue)
         if q is not None and q not in hw.queues:
@@ -267,6 +273,35 @@ class HwTdr:
         self._emit("PageFault", {"node": pf.NodeOrdinal, "fence": pf.FaultedFenceId, "flags": flags,
                                  "address": pf.FaultedVirtualAddress, "hwqueue": q.handle if q is not None else 0})
         self.sim.soon(self._after_fault, (node, q, flags), PASSIVE)
+
+    def _wrong_handle(self, pf, flags: int) -> str | None:
+        """Rule 54: the handle union of HWQUEUE_PAGE_FAULTED is read per the flags (Microsoft's
+        DXGKARGCB_NOTIFY_INTERRUPT_DATA page): FaultedHwQueue when FENCE_INVALID is clear,
+        FaultedHwContext with FENCE_INVALID and HW_CONTEXT_VALID, FaultedProcessHandle with
+        FENCE_INVALID and PROCESS_HANDLE_VALID. What the arm holds must be such an object the OS
+        handed the driver (a queue on the node the interrupt names); None when it is."""
+        from .objects import Process
+
+        handles = self.adapter.handles
+        if not flags & FENCE_INVALID:
+            q = handles.get(pf.FaultedHwQueue)
+            if q in self.hwsch.queues and q.context.node == pf.NodeOrdinal:
+                return None
+            return (f"HwQueuePageFaulted.FaultedHwQueue is 0x{pf.FaultedHwQueue:X} but must be the handle of a "
+                    f"hardware queue on node {pf.NodeOrdinal} (PageFaultFlags 0x{flags:X}: FENCE_INVALID is clear, so "
+                    f"the union names the faulting queue and FaultedFenceId is its progress fence)")
+        if flags & HW_CONTEXT_VALID:
+            ctx = handles.get(pf.FaultedHwContext)
+            if getattr(ctx, "hw", False):
+                return None
+            return (f"HwQueuePageFaulted.FaultedHwContext is 0x{pf.FaultedHwContext:X} but must be the handle of a "
+                    f"hardware context (PageFaultFlags 0x{flags:X}: FENCE_INVALID with HW_CONTEXT_VALID)")
+        if flags & PROCESS_HANDLE_VALID:
+            if isinstance(handles.get(pf.FaultedProcessHandle), Process):
+                return None
+            return (f"HwQueuePageFaulted.FaultedProcessHandle is 0x{pf.FaultedProcessHandle:X} but must be the handle "
+                    f"of a process (PageFaultFlags 0x{flags:X}: FENCE_INVALID with PROCESS_HANDLE_VALID)")
+        return None
 
     def _after_fault(self, arg) -> None:
         node, q, flags = arg

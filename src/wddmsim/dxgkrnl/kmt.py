@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import deque
 
 from ..ddi.ntstatus import NTSTATUS
-from .adapter import Adapter, ApiError
+from .adapter import Adapter
+from .errors import ApiError
 from .objects import Allocation, Context, Device, Process
 
 
@@ -46,36 +47,62 @@ class D3DKMT:
         """Video memory of ``size`` bytes that prefers a ``segment`` kind ("memory" or "aperture")."""
         return self.adapter.create_allocation(device, size, segment)
 
-    def Render(self, context: Context, command: bytes, allocations=(), patches=(), null_rendering: bool = False,
-               signal=None, wait=None, queue=None, private: bytes | None = None, progress_id: int | None = None):
-        """Submit a command buffer (generator): returns the packet's number in its context.
-
-        ``null_rendering`` submits it with Flags.NullRendering: its fence completes, nothing runs.
-
-        On a GPU-VA adapter the user-mode driver writes the buffer into the process's virtual
-        space: ``wait`` = (fence, value) starts it with a GPU WAIT for that monitored-fence value,
-        ``signal`` = (fence, value) ends it with the GPU's write of the value. Under the software
-        scheduler it reaches the driver through ``DxgkDdiSubmitCommandVirtual`` (the thunk costs
-        the application nothing: no DxgkDdiRender); under hardware scheduling it goes to the
-        context's first hardware queue (or ``queue``) through ``DxgkDdiSubmitCommandToHwQueue`` in
-        the calling thread (``CpuCost.submit``), with ``progress_id`` as its
-        HwQueueProgressFenceId (default: one above the queue's last). ``private`` replaces the
-        driver's private data (to test a driver's validation)."""
+    def Render(self, context: Context, command: bytes, allocations=(), patches=(), null_rendering: bool = False):
+        """D3DKMTRender (generator): submit a command buffer the user-mode driver built, with its
+        allocation list and patch locations ``(allocation index, offset, allocation offset)``;
+        returns the packet's number in its context. The calling thread is busy ``CpuCost.render``
+        (DxgkDdiRender). ``null_rendering`` submits it with Flags.NullRendering: its fence
+        completes, nothing runs. Physical addressing only: a GPU-VA adapter takes
+        :meth:`SubmitCommand`."""
         ad = self.adapter
-        w2 = ad.wddm2
-        if w2 is not None:
-            cost = ad.costs.submit if w2.hwsch is not None else 0
-            if cost:
-                yield cost
-            return w2.render(context, command, allocations, patches, queue=queue, signal=signal, wait=wait,
-                             null_rendering=null_rendering, private=private, progress_id=progress_id).seq
-        if signal is not None or wait is not None:
+        if ad.wddm2 is not None:
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
-                           "GPU waits and signals in a command buffer need GPU virtual addressing")
+                           "this adapter uses GPU virtual addressing: submit with D3DKMTSubmitCommand")
         cost = ad.costs.render
         if cost:
             yield cost
         return ad.render(context, command, allocations, patches, null_rendering=null_rendering).seq
+
+    def SubmitCommand(self, context: Context, buffer: bytes, private: bytes = b"", *, queue=None,
+                      progress_id: int | None = None, null_rendering: bool = False):
+        """D3DKMTSubmitCommand / D3DKMTSubmitCommandToHwQueue (generator): submit a command buffer
+        the user-mode driver built for GPU virtual addressing, with its private data; returns its
+        number in the context. Under the software scheduler it reaches the driver through
+        DxgkDdiSubmitCommandVirtual (costing the application nothing: no DxgkDdiRender); under
+        hardware scheduling it goes to ``queue`` (default the context's first) through
+        DxgkDdiSubmitCommandToHwQueue in the calling thread (``CpuCost.submit``), as
+        HwQueueProgressFenceId ``progress_id`` (default one above the queue's last)."""
+        w2 = self._wddm2()
+        cost = self.adapter.costs.submit if w2.hwsch is not None else 0
+        if cost:
+            yield cost
+        return w2.submit_buffer(context, buffer, private, queue=queue, progress_id=progress_id,
+                                null_rendering=null_rendering).seq
+
+    def MonitoredFenceWait(self, context: Context, fence, value: int) -> tuple[int, int, int]:
+        """What a user-mode driver encodes for a GPU wait of ``context`` on ``fence`` reaching
+        ``value`` (checked: a live fence without NoWait): (GPU virtual address, value, width)."""
+        return self._wddm2().wait_value(context, fence, value)
+
+    def MonitoredFenceSignal(self, context: Context, fence, value: int) -> tuple[int, int, int]:
+        """What a user-mode driver encodes for the GPU's write of ``value`` to ``fence`` (checked:
+        a 64-bit value, no NoSignal): (GPU virtual address, value, width)."""
+        return self._wddm2().signal_value(context, fence, value)
+
+    def HwQueueProgress(self, context: Context, queue=None, progress_id: int | None = None):
+        """Hardware scheduling: ``(queue, progress id, the progress-fence write a buffer ends with or
+        None)`` for the next buffer of ``context`` (see :meth:`Wddm2.progress_value`)."""
+        w2 = self._wddm2()
+        if w2.hwsch is None:
+            return None, None, None
+        return w2.progress_value(context, queue, progress_id)
+
+    def _wddm2(self):
+        w2 = self.adapter.wddm2
+        if w2 is None:
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           "this needs a WDDM 2.x adapter with GPU virtual addressing")
+        return w2
 
     # -- monitored fences (D3DKMT*SynchronizationObject*) ----------------------------------------------
     def _fences(self):

@@ -185,7 +185,7 @@ class Packet:
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
         "submit_bytes", "preempted", "surface", "present_t", "displayed", "allocations", "deps",
-        "priv_start", "priv_end", "pinned", "moves", "va", "umd_priv", "rejected",
+        "priv_start", "priv_end", "pinned", "moves", "va", "umd_priv", "rejected", "ran_at",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -213,6 +213,9 @@ class Packet:
         self.vidpn_source = 0
         self.flip_interval = 0
         self.executed = False  # the GPU fetched this packet's DMA buffer (NullRendering checks)
+        # When an engine finished executing its submitted range (engine time; -1: not yet; None:
+        # nothing to run). Ground truth for the checks of dxgkrnl/groundtruth.py.
+        self.ran_at = None
         self.submit_bytes = b""  # its DXGKARG_SUBMITCOMMAND, kept for judging it at completion
         self.preempted = False  # taken back by a preemption at least once (resubmissions)
         self.surface = 0  # a flip's surface address

@@ -30,7 +30,7 @@ from itertools import islice
 
 from ..ddi import layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..ddi.rules import Violation
 from ..ddi.versions import ddi_version
@@ -171,32 +171,16 @@ class Preemptor:
         a.NodeOrdinal = nq.ordinal
         a.EngineOrdinal = 0
         a.Flags.Value = 0
-        if vs.verifier.mode != "off":
-            vs.verifier.check("DXGKARG_PREEMPTCOMMAND", a, nq.notify_facts, st.address)
         tr = vs.trace
         if tr is not None:
             tr.emit(sim.now, "PreemptRequest", {
                 "node": nq.ordinal, "fence": fence, "reason": st.reason, "running": running.handle,
                 "for": cand.handle if cand is not None else 0, "queued": len(nq.hw) - nq.stopped,
             })
-        saved = sim.irql
-        sim.irql = DISPATCH
-        try:
-            status = vs.driver.DxgkDdiPreemptCommand(vs.adapter.hAdapter, a)
-        finally:
-            sim.irql = saved
-        if tr is not None:
-            tr.emit(sim.now, "DdiCall", {"name": "DxgkDdiPreemptCommand", "irql": "DISPATCH_LEVEL",
-                                         "args": vs.adapter.args_of(a), "status": status_name(status)})
-        if status != SUCCESS:
-            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                          status & 0xFFFFFFFF, st.address, (nq.ordinal << 32) | fence)
-            raise BugCheckStop(CrashRecord(
-                time=sim.now, bugcheck=bc,
-                message=f"DxgkDdiPreemptCommand returned {status_name(status)}; it must return STATUS_SUCCESS",
-                struct="DXGKARG_PREEMPTCOMMAND", arch=vs.adapter.arch, ddi_version=vs.adapter.version.name,
-                address=st.address, data=bytes(a), rule=None, rule_name="",
-            ))
+        vs.ddi.call("DxgkDdiPreemptCommand", vs.adapter.hAdapter, a, facts=nq.notify_facts, judge="after",
+                    address=st.address,
+                    bugcheck=(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
+                              st.address, (nq.ordinal << 32) | fence))
         st.cand = cand
         vs.tdr.preempt_requested(nq)
         if cand is not None:
@@ -242,7 +226,8 @@ class Preemptor:
         if not st.fence or dp.PreemptionFenceId != st.fence:
             return  # an answer to no request (reported above): nothing to take back
         now = self.sim.now
-        vs.tdr.preempt_answered(nq)
+        if vs.truth is not None:
+            vs.truth.completing(nq, last, preempted=True)
         vs.complete_through(nq, last)
         hw = nq.hw
         taken = []
@@ -276,13 +261,22 @@ class Preemptor:
         if not st.answered:
             return False
         st.answered = False
+        # The scheduler learns of the answer here, in DxgkCbNotifyDpc: only now is the request's
+        # TdrDelay timer stopped (a driver whose DPC never notifies times out).
+        self.vs.tdr.preempt_answered(nq)
         policy = self.vs.policy
         now = self.sim.now
         for p in reversed(st.preempted):
             ctx = p.context
             if ctx.device.error or ctx.destroyed:
                 # Its device went to error (or it was destroyed) meanwhile: never submitted again.
-                self.vs.adapter.cancel_packet(p)
+                # It reached the hardware queue once, so the driver is not told through
+                # DxgkDdiCancelCommand, which is for packets that never did (rule 67; Microsoft's
+                # DxgkDdiCancelCommand page: "a DMA packet that was in the GPU scheduler's software
+                # queue but never reached the hardware queue because the device went into an error
+                # state" - the DXGKARG_CANCELCOMMAND page's "after a command is removed from the
+                # hardware queue" is read as that same removal from the OS's queues).
+                self.vs.adapter.cancel_packet(p, reached_hardware=True)
                 self.vs.retired_from(ctx)
                 continue
             ctx.queue.appendleft(p)

@@ -46,7 +46,7 @@ class SourceStats:
     """One VidPn source: what is waiting to be shown and what was shown."""
 
     __slots__ = ("index", "period_ns", "presents", "displayed", "dropped", "frame_times", "latency",
-                 "last_display", "pending_flips", "candidate", "blocked")
+                 "last_display", "pending_flips", "candidate", "blocked", "last_vsync_flip")
 
     def __init__(self, index: int, refresh_hz: float):
         self.index = index
@@ -60,6 +60,7 @@ class SourceStats:
         self.pending_flips: deque = deque()  # flip packets submitted, not yet displayed
         self.candidate = None  # (packet, vsync) of a blt/composed present waiting for its vsync
         self.blocked: list = []  # contexts whose next packet is a flip that does not fit
+        self.last_vsync_flip = -1  # when CRTC_VSYNC last reported a flip taking effect at a vsync
 
     def next_vsync(self, t: int) -> int:
         p = self.period_ns
@@ -125,16 +126,36 @@ class Presents:
         if dropped and packet.displayed < 0:
             self._drop(src, packet)
 
-    def vsync(self, source: int, address: int, t: int) -> None:
-        """CRTC_VSYNC: ``source`` scans out ``address`` from ``t``."""
+    def vsync(self, source: int, address: int, t: int, data=None) -> None:
+        """CRTC_VSYNC: ``source`` scans out ``address`` from ``t`` (``data``: the interrupt, for a
+        crash record). A flip with FlipInterval N that takes effect sooner than N refresh periods
+        after the previous flip that took effect at a vsync breaks its interval (rule 88; the OS
+        asked for it because the driver reports DXGK_FLIPCAPS.FlipInterval, or N is 1)."""
         if not 0 <= source < len(self.sources):
             return
         src = self.sources[source]
         self._settle(src, t)
         for p in src.pending_flips:
             if p.surface == address:
+                last = src.last_vsync_flip
+                src.last_vsync_flip = t
+                if p.flip_interval and last >= 0 and t - last < p.flip_interval * src.period_ns:
+                    self._early(src, p, t, last, data)
                 self._flips_shown_through(src, p, t)
                 break
+
+    def _early(self, src: SourceStats, p, t: int, last: int, data) -> None:
+        from ..ddi import rules as R
+
+        verifier = self.vs.verifier
+        if verifier.mode == "off":
+            return
+        verifier.handle([R.Violation(88, "FlipIntervalSupported", (
+            f"CRTC_VSYNC reports the flip of present {p.seq} (fence {p.fence}, FlipInterval {p.flip_interval}) on "
+            f"VidPn source {src.index} taking effect at {t} ns, {t - last} ns after the previous flip took effect: "
+            f"a flip with FlipInterval {p.flip_interval} takes effect no sooner than {p.flip_interval} refresh "
+            f"periods ({p.flip_interval * src.period_ns} ns) after the previous one"))],
+            "DXGKARGCB_NOTIFY_INTERRUPT_DATA" if data is not None else None, data, self.vs.adapter.interrupt_address)
 
     def _flips_shown_through(self, src: SourceStats, packet, t: int) -> None:
         while src.pending_flips:

@@ -1,7 +1,12 @@
 """Timeout detection and recovery (TDR) for the packet scheduler.
 
 Detection (ddi-facts.md 10.1): a packet that has run ``watchdog`` ns at the bottom of its node's
-hardware queue gets a preemption request (reason ``watchdog``; the choice of ``watchdog``, default
+hardware queue makes the OS ask the driver first whether it missed a completion interrupt:
+``DxgkDdiQueryCurrentFence`` (Microsoft's page: when interrupts have stopped and the OS waited too long
+for a fence, it calls the driver to find the fences it may have missed; the driver reports a newer
+completed fence with ``DxgkCbNotifyInterrupt`` before it returns, rule 55, and answers the node's last
+completed fence). What it reports completes and is retired at once; the answer is judged (rule 55,
+0xC4: no stop code of its own). If the packet is still running it gets a preemption request (reason ``watchdog``; the choice of ``watchdog``, default
 TdrDelay, is the model's, open question 14). Every preemption request, whatever its reason, must be
 answered with DMA_PREEMPTED within ``TdrDelay``: otherwise the node has timed out. A driver that is
 not preemption aware (the Windows 7 model) times out when a packet runs ``watchdog`` ns.
@@ -10,7 +15,8 @@ not preemption aware (the Windows 7 model) times out when a packet runs ``watchd
 recovers:
 
 - Per-engine reset first when the driver reports ``SupportPerEngineTDR`` (section 10.3): interrupts
-  from the node are ignored, ``DxgkDdiQueryDependentEngineGroup`` then ``DxgkDdiResetEngine``;
+  from the node are ignored, ``DxgkDdiQueryEngineStatus`` for a timeout (its answer is logged; the
+  node timed out whatever it says), ``DxgkDdiQueryDependentEngineGroup`` then ``DxgkDdiResetEngine``;
   ``LastAbortedFenceId`` outside [last completed, last submitted] is bug check 0x119/0xA. Packets
   before it are complete, the one with that fence is aborted and its device goes to error, the ones
   after it go back to their software queues and are submitted again with new fence ids. A failed
@@ -46,7 +52,8 @@ from dataclasses import dataclass
 
 from ..ddi import layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
+from ..ddi import rules as R
 from ..ddi.registry import RECORDS
 from ..ddi.rules import Violation
 from ..sim import DISPATCH, PASSIVE
@@ -101,9 +108,12 @@ class Tdr:
         self.paging_hit = False  # the engine reset in progress aborted a paging packet
         self._reset_cls = None
         self._group_cls = None
+        self._status_cls = None
         if adapter.version.value >= 0x300E:  # the WIN8 structures exist
             self._reset_cls = layout.ctype(RECORDS["DXGKARG_RESETENGINE"], adapter.arch, adapter.version)
             self._group_cls = layout.ctype(RECORDS["DXGKARG_QUERYDEPENDENTENGINEGROUP"], adapter.arch, adapter.version)
+            self._status_cls = layout.ctype(RECORDS["DXGKARG_QUERYENGINESTATUS"], adapter.arch, adapter.version)
+        self._fence_args = layout.ctype(RECORDS["DXGKARG_QUERYCURRENTFENCE"], adapter.arch, adapter.version)()
         self.address = adapter.pool.alloc(4096)  # where the recovery arguments live (bug check P3)
         for nq in vidsch.nodes:
             nq.tdr = NodeTdr()
@@ -117,20 +127,46 @@ class Tdr:
 
     def _watchdog(self, nq) -> None:
         nq.tdr.watch = None
-        if len(nq.hw) == nq.stopped or nq.tdr.resetting:
+        if not nq.hw or nq.tdr.resetting:
             return
-        packet = nq.hw[nq.stopped]
+        # The oldest packet the scheduler has not seen complete: one the ISR reported but no
+        # DxgkCbNotifyDpc processed counts as still running.
+        packet = nq.hw[0]
         due = packet.started + self.config.watchdog
         now = self.sim.now
         if now < due:
             nq.tdr.watch = self.sim.at(due, self._watchdog, nq, DISPATCH)
             return
+        if self._missed_fences(nq):
+            return  # the packet had completed; the next one's watchdog is armed when it starts
         pre = self.vs.preemptor
         if pre.enabled:
             if not nq.preemption.fence:
                 pre.request(nq, packet.context, None, "watchdog")
         else:
             self.timeout(nq, "no_preemption")
+
+    def _missed_fences(self, nq) -> bool:
+        """``DxgkDdiQueryCurrentFence`` on ``nq`` (see the module doc): True when the driver reported
+        completions it had missed, which are then retired here (the scheduler acts on what is
+        reported inside this entry point itself, not in a DPC)."""
+        ad = self.adapter
+        q = self._fence_args
+        q.CurrentFence = 0
+        q.NodeOrdinal = nq.ordinal
+        q.EngineOrdinal = 0
+        before = nq.last_completed
+        address = self.address + 0x100
+        status = ad.ddi.call("DxgkDdiQueryCurrentFence", ad.hAdapter, q, address=address)
+        if status == SUCCESS and ad.verifier.mode != "off":
+            # Judged against what the OS saw reported, the reports made during the call included.
+            facts = self._facts(nq)
+            facts.status = status
+            ad.verifier.check("DXGKARG_QUERYCURRENTFENCE", q, facts, address)
+        if nq.last_completed == before:
+            return False
+        self.vs.retire()
+        return True
 
     def preempt_requested(self, nq) -> None:
         """A preemption request went to the driver: it must be answered within TdrDelay."""
@@ -156,7 +192,10 @@ class Tdr:
         """``nq`` did not answer in time: recover as the TDR level and the driver's caps allow."""
         sim = self.sim
         now = sim.now
-        running = nq.hw[nq.stopped] if len(nq.hw) > nq.stopped else None
+        # What the scheduler believes runs: the first packet not completed, else the oldest one no
+        # DPC has retired.
+        hw = nq.hw
+        running = hw[nq.stopped] if len(hw) > nq.stopped else (hw[0] if hw else None)
         self._emit("TdrDetected", {
             "node": nq.ordinal, "reason": reason, "fence": running.fence if running else 0,
             "context": running.context.handle if running else 0,
@@ -244,35 +283,63 @@ class Tdr:
         self.live_dumps.append((self.sim.now, int(code), p4))
         self._emit("LiveDump", {"code": int(code), "name": code.name, "p4": p4})
 
-    def _call(self, name: str, fn, args=None):
-        """A recovery DDI at PASSIVE_LEVEL, traced."""
-        status = fn(self.adapter.hAdapter, args) if args is not None else fn(self.adapter.hAdapter)
-        tr = self.vs.trace
-        if tr is not None:
-            tr.emit(self.sim.now, "DdiCall", {
-                "name": name, "irql": "PASSIVE_LEVEL",
-                "args": self.adapter.args_of(args) if args is not None else {}, "status": status_name(status),
-            })
-        return status
+    def _call(self, name: str, args=None, facts=None) -> int:
+        """A recovery entry point at PASSIVE_LEVEL, through the gateway: its status for the caller to
+        act on (a failure promotes the reset). With ``facts`` the verifier judges what the driver
+        answered in ``args`` after the call (rules 115 and 117)."""
+        if args is None:
+            return self.adapter.ddi.call(name, self.adapter.hAdapter)
+        return self.adapter.ddi.call(name, self.adapter.hAdapter, args, facts=facts, judge="after",
+                                     address=self.address)
+
+    def _facts(self, nq) -> R.Facts:
+        """What the OS knows around a recovery call on ``nq``: its fences, the node count."""
+        ad = self.adapter
+        return R.Facts(version=ad.version, multi_engine_aware=ad.multi_engine_aware, node_count=len(self.vs.nodes),
+                       last_completed_fence=nq.last_completed, last_submitted_fence=nq.last_submitted)
 
     def _engine_reset(self, nq, running, timeout: bool = True) -> bool:
         """Per-engine reset (10.3). False when it has to be promoted to an adapter reset.
         ``timeout``: a TDR (live dump, counted) rather than a page fault."""
-        drv = self.vs.driver
         if timeout:
             self.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
         nq.tdr.resetting = True
         try:
             if running is None:
                 return True  # it finished between the timeout and now
+            if timeout:
+                # Microsoft's "TDR changes in Windows 8": the scheduler asks the driver whether the
+                # node makes progress; it timed out, so the reset goes ahead whatever the answer
+                # (logged). A page fault needs no asking: the driver reported the engine stopped.
+                status = self._status_cls()
+                status.NodeOrdinal = nq.ordinal
+                if self._call("DxgkDdiQueryEngineStatus", status) != SUCCESS:
+                    return False
             group = self._group_cls()
             group.NodeOrdinal = nq.ordinal
-            if self._call("DxgkDdiQueryDependentEngineGroup", drv.DxgkDdiQueryDependentEngineGroup, group) != SUCCESS:
+            # The mask must include the node (rule 117, 0x119/0x8): judged after the call.
+            if self._call("DxgkDdiQueryDependentEngineGroup", group, self._facts(nq)) != SUCCESS:
                 return False
+            if not group.DependentNodeOrdinalMask >> nq.ordinal & 1:  # verifier modes report and off
+                bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.INVALID_NODE_MASK, nq.ordinal,
+                              group.DependentNodeOrdinalMask, 0)
+                raise BugCheckStop(CrashRecord(
+                    time=self.sim.now, bugcheck=bc,
+                    message=(f"DxgkDdiQueryDependentEngineGroup answered DependentNodeOrdinalMask "
+                             f"0x{group.DependentNodeOrdinalMask:X} without node {nq.ordinal}, the node being reset"),
+                    struct="DXGKARG_QUERYDEPENDENTENGINEGROUP", arch=self.adapter.arch,
+                    ddi_version=self.adapter.version.name, address=self.address, data=bytes(group), rule=117,
+                    rule_name="DependentEngineGroupIncludesNode", ddi="DxgkDdiQueryDependentEngineGroup",
+                ))
             args = self._reset_cls()
             args.NodeOrdinal = nq.ordinal
-            if self._call("DxgkDdiResetEngine", drv.DxgkDdiResetEngine, args) != SUCCESS:
+            # LastAbortedFenceId in [last completed, last submitted] (rule 115, 0x119/0xA): the
+            # registered rule judges it after the call; Windows stops in every verifier mode, so
+            # where the verifier only records (modes report and off) the stop is made here.
+            if self._call("DxgkDdiResetEngine", args, self._facts(nq)) != SUCCESS:
                 return False
+            if self.vs.truth is not None:
+                self.vs.truth.engine_reset(nq)
             aborted = args.LastAbortedFenceId
             if not nq.last_completed <= aborted <= nq.last_submitted:
                 bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE,
@@ -282,7 +349,8 @@ class Tdr:
                     message=(f"DxgkDdiResetEngine reported LastAbortedFenceId {aborted} outside [last completed "
                              f"{nq.last_completed}, last submitted {nq.last_submitted}] on node {nq.ordinal}"),
                     struct="DXGKARG_RESETENGINE", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
-                    address=self.address, data=bytes(args),
+                    address=self.address, data=bytes(args), rule=115, rule_name="LastAbortedFenceInRange",
+                    ddi="DxgkDdiResetEngine",
                 ))
             self.paging_hit = False
             guilty = self._recover_node(nq, aborted, running)
@@ -342,7 +410,6 @@ class Tdr:
     def _adapter_reset(self, nq, running, promoted: bool, timeout: bool = True) -> None:
         """Adapter-wide reset (10.2); ``timeout``: a TDR (live dump, counted) rather than a fault."""
         vs = self.vs
-        drv = vs.driver
         now = self.sim.now
         if timeout:
             self.adapter_timeout(promoted)
@@ -350,7 +417,9 @@ class Tdr:
         for q in vs.nodes:
             q.tdr.resetting = True
         try:
-            self.must_succeed("DxgkDdiResetFromTimeout", drv.DxgkDdiResetFromTimeout)
+            self.must_succeed("DxgkDdiResetFromTimeout")
+            if vs.truth is not None:
+                vs.truth.adapter_reset()
             for q in vs.nodes:
                 hw = q.hw
                 busy = len(hw) > q.stopped
@@ -369,7 +438,7 @@ class Tdr:
                 if busy and q.busy_since >= 0:
                     q.busy_ns += now - q.busy_since
                 self._clear_preemption(q)
-            self.must_succeed("DxgkDdiRestartFromTimeout", drv.DxgkDdiRestartFromTimeout)
+            self.must_succeed("DxgkDdiRestartFromTimeout")
             self.adapter_resets += 1
             self._emit("AdapterReset", {"node": nq.ordinal, "promoted": int(promoted),
                                         "device": guilty.handle if guilty else 0})
@@ -394,15 +463,10 @@ class Tdr:
             ))
         self.live_dump(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 9 if promoted else 0)
 
-    def must_succeed(self, name: str, fn) -> None:
-        """A recovery DDI that may not fail: any other status is bug check 0x116."""
-        status = self._call(name, fn)
-        if status != SUCCESS:
-            bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, status & 0xFFFFFFFF, 0)
-            raise BugCheckStop(CrashRecord(
-                time=self.sim.now, bugcheck=bc, message=f"{name} returned {status_name(status)}; recovery failed",
-                struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
-            ))
+    def must_succeed(self, name: str) -> None:
+        """A recovery entry point that may not fail: any other status is bug check 0x116."""
+        self.adapter.ddi.call(name, self.adapter.hAdapter, bugcheck=lambda status: BugCheck(
+            BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, status & 0xFFFFFFFF, 0))
 
     # -- packets --------------------------------------------------------------------------------------------
     def _stop(self, p, nq, status: str) -> None:

@@ -32,7 +32,8 @@ MODES = ("strict", "report", "off")
 class Verifier:
     """Runs the rules on a structure and acts on what they find."""
 
-    __slots__ = ("mode", "violations", "sim", "trace", "arch", "version", "screened", "checked", "_screens")
+    __slots__ = ("mode", "violations", "sim", "trace", "arch", "version", "screened", "checked", "_screens",
+                 "judged_structs", "judged_rules")
 
     def __init__(self, sim, mode: str = "strict", arch: str = "x64", version=None, trace=None):
         if mode not in MODES:
@@ -46,6 +47,10 @@ class Verifier:
         self.screened = 0
         self.checked = 0
         self._screens: dict = {}
+        #: structures the rules were run on at least once, and rules judged outside a structure's
+        #: rules (callbacks, statuses, ground truth): what a run exercised (``wddmsim verify``)
+        self.judged_structs: set[str] = set()
+        self.judged_rules: set[int] = set()
 
     def find(self, struct_name: str, obj, facts: R.Facts) -> list[R.Violation]:
         """What the rules find in ``obj`` (nothing in mode ``off``), without acting on it."""
@@ -55,11 +60,19 @@ class Verifier:
         screen = self._screens.get(key, False)
         if screen is False:
             screen = self._screens[key] = screen_for(struct_name, type(obj))
+            self.judged_structs.add(struct_name)
         if screen is not None and screen(obj, facts):
             self.screened += 1
             return []
         self.checked += 1
         return R.check(struct_name, obj, facts)
+
+    def exercised(self) -> set[int]:
+        """Every rule this run judged at least once."""
+        out = set(self.judged_rules)
+        for name in self.judged_structs:
+            out.update(r.number for r in R.rules_for(name))
+        return out
 
     def check(self, struct_name: str, obj, facts: R.Facts, address: int = 0) -> list[R.Violation]:
         """Judge ``obj``; in strict mode raise :class:`BugCheckStop` on the first broken rule."""

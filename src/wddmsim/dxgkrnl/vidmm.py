@@ -12,9 +12,10 @@
   ``DmaBufferPrivateDataSubmissionStartOffset`` is not 0 after the first, as the seed allows for
   paging). The packet waits until the last of them retires; its allocation list is then rewritten
   with the new segment addresses and ``DxgkDdiPatch`` patches it.
-- The null-context switch (ddi-facts.md 5.4): evicting an allocation whose device has a context
-  running on a node first sends that node a zero-length submission with ``Flags.ContextSwitch``
-  (and ``Paging`` when the running packet is a paging one); the eviction waits for it.
+- The null-context switch: evicting an allocation whose device has a context running on a node
+  first sends that node a zero-length submission with ``Flags.ContextSwitch`` (and ``Paging`` when
+  the running packet is a paging one); the eviction waits for it. The flag exists from Windows 8:
+  for an older driver the eviction waits for the running packet to retire instead.
 
 Paging submissions come from a system context per node whose priority is above every process, so
 they run first. Allocations that are not resident and cannot be made so (everything else in use)
@@ -25,6 +26,16 @@ the packet is submitted, so two packets cannot keep evicting each other's alloca
   into an aperture segment (MAP_APERTURE_SEGMENT), evicting it unmaps them onto a dummy page
   (UNMAP_APERTURE_SEGMENT). Nothing is copied.
 - A segment's ``budget`` caps what VidMm places in it.
+
+What the driver answers is judged (section 6.1): on STATUS_SUCCESS ``pDmaBuffer`` has moved forward
+by exactly the bytes the driver wrote and stays inside the ``DmaSize`` it was given, and
+``pDmaBufferPrivateData`` inside ``DmaBufferPrivateDataSize`` (rule 69, 0xC4: Windows has no stop
+for it). "Exactly" is ground truth, beyond what Windows sees: before the call VidMm fills the
+first :data:`POISON_WINDOW` bytes of the free space with a pattern; a byte of it changed past the
+new ``pDmaBuffer`` is a command the driver wrote and did not count. A paging operation the driver
+will not build is a critical failure: bug check 0x119/0x5 (DRIVER_FAULTED_SYSTEM_COMMAND, the bug
+check page's "the driver failed a system or paging command"), whose crash record names rule 68 for
+a status outside the three the contract allows and rule 75 for one of them VidMm cannot act on.
 
 Not modelled yet: purging video memory on an adapter reset, and the WDDM 2.x GPU virtual address
 operations.
@@ -39,16 +50,19 @@ from ..ddi import layout
 from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
+from ..ddi.versions import ddi_version
 from .objects import Context, Device, Packet, Process
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 INSUFFICIENT = int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+BUILD = "DXGKARG_BUILDPAGINGBUFFER"
+#: Bytes past the write position VidMm fills before each DxgkDdiBuildPagingBuffer (rule 69), and
+#: with what: longer than any one paging command of the model's GPU.
+POISON_WINDOW = 512
+_POISON = bytes.fromhex("DEC0ADDE") * (POISON_WINDOW // 4)
 FLAG_PAGING = 0x1
 FLAG_CONTEXT_SWITCH = 0x40
 PAGE = 4096
-PAGING_BUFFER_SIZE = 64 * 1024
-PAGING_PRIVATE_SIZE = 4096
-ENGINE_TYPE_COPY = 6
 
 
 class SegmentHeap:
@@ -104,8 +118,13 @@ class VidMm:
             size = min(seg.Size, budgets.get(i + 1, seg.Size))
             self.heaps[i + 1] = SegmentHeap(i + 1, seg.BaseAddress.QuadPart, size, kind)
         self.dummy_page = adapter.pool.alloc(PAGE)  # where unmapped aperture pages point
-        types = adapter.node_types
-        self.paging_node = next((i for i, t in enumerate(types) if t == ENGINE_TYPE_COPY), 0)
+        # Where paging buffers run: the node the driver names (DXGK_VIDMMCAPS.PagingNode), which
+        # only a multiple-engine-aware driver has more than one of.
+        paging = adapter.caps.PagingNode if adapter.multi_engine_aware else 0
+        self.paging_node = paging if 0 <= paging < len(adapter.node_types) else 0
+        #: the paging buffers' sizes the driver asked for (DXGK_QUERYSEGMENTOUT)
+        self.buffer_size = adapter.paging_buffer_size
+        self.private_size = adapter.paging_private_size
         cls = layout.ctype(RECORDS["DXGKARG_BUILDPAGINGBUFFER"], adapter.arch, adapter.version)
         self._args = cls()
         self._system_device = None
@@ -227,6 +246,13 @@ class VidMm:
                 heap.used += size
                 return
 
+    @property
+    def _null_switch(self) -> bool:
+        """Whether the driver's interface has the null-context switch (Flags.ContextSwitch,
+        Windows 8 and later: DXGK_SUBMITCOMMANDFLAGS,
+        https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/ns-d3dkmddi-_dxgk_submitcommandflags)."""
+        return self.adapter.version.value >= ddi_version("win8").value
+
     def _evict(self, victim, switches: dict) -> list:
         """Plan moving ``victim`` out: a null-context switch first where its device runs."""
         heap = self.heaps[victim.segment_id]
@@ -236,7 +262,9 @@ class VidMm:
             if len(nq.hw) > nq.stopped and nq.ordinal not in switches:
                 running = nq.hw[nq.stopped]
                 if running.context.device is victim.device:
-                    switches[nq.ordinal] = bool(running.flags & FLAG_PAGING)
+                    # Flags.ContextSwitch exists from Windows 8; before it the eviction waits for
+                    # the running packet itself to retire.
+                    switches[nq.ordinal] = bool(running.flags & FLAG_PAGING) if self._null_switch else running
         if victim.backing == 0:
             victim.backing = self.adapter.pool.alloc(victim.size)
         heap.release(off, victim.size)
@@ -278,6 +306,9 @@ class VidMm:
         vs = self.adapter.vidsch
         first_deps = []
         for node, paging in sorted(switches.items()):
+            if not isinstance(paging, bool):
+                first_deps.append(paging)  # a driver before Windows 8: wait for the running packet
+                continue
             cs = self._packet(node, "context_switch", FLAG_CONTEXT_SWITCH | (FLAG_PAGING if paging else 0))
             self.context_switches += 1
             first_deps.append(cs)
@@ -293,22 +324,22 @@ class VidMm:
                     buf = self._new_buffer()
                 shared, cursor, pcursor = buf
                 self._fill_args(a, kind, alloc, heap, off, old, cursor, pcursor, shared[0])
-                status = self.adapter.driver.DxgkDdiBuildPagingBuffer(self.adapter.hAdapter, a)
-                self.adapter._trace_ddi("DxgkDdiBuildPagingBuffer", a, status)
+                status = self.build(a)
                 if status == SUCCESS:
                     break
                 if status == INSUFFICIENT and attempt == 0 and cursor != shared[0]:
                     buf = None  # the buffer is full: what it holds goes as it is, the rest in a new one
                     continue
-                self._failed(a, status, attempt)
+                self.failed(a, status, "an operation that fits no empty paging buffer, or an allocation the "
+                                       "driver calls busy although VidMm said it is idle (AllocationIsIdle)")
             p = self._packet(self.paging_node, "paging", FLAG_PAGING)
             block = shared[0]
             p.dma = block
-            p.dma_size = PAGING_BUFFER_SIZE
+            p.dma_size = self.buffer_size
             p.start_off = cursor - block
             p.end_off = a.pDmaBuffer - block
-            p.priv = block + PAGING_BUFFER_SIZE
-            p.priv_size = PAGING_PRIVATE_SIZE
+            p.priv = block + self.buffer_size
+            p.priv_size = self.private_size
             p.priv_start = pcursor - p.priv
             p.priv_end = a.pDmaBufferPrivateData - p.priv
             p.buffers = shared
@@ -351,37 +382,87 @@ class VidMm:
         self.adapter.vidsch.enqueue(p)
 
     def _new_buffer(self):
-        block = self.adapter.pool.alloc(PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE)
-        return ([block, PAGING_BUFFER_SIZE + PAGING_PRIVATE_SIZE, 0], block, block + PAGING_BUFFER_SIZE)
+        total = self.buffer_size + self.private_size
+        block = self.adapter.pool.alloc(total)
+        return ([block, total, 0], block, block + self.buffer_size)
 
-    def _failed(self, a, status: int, attempt: int) -> None:
-        """A paging operation the driver would not build: a critical failure (section 6.1).
-        A status outside rule 68 is the verifier's (0xC4, P1 = 68) in every mode; an operation
-        that fits no empty paging buffer, or an allocation the driver calls busy although VidMm
-        said it is idle, stops the same way."""
+    def build(self, a) -> int:
+        """DxgkDdiBuildPagingBuffer on ``a`` (filled by the caller) and, on STATUS_SUCCESS, the
+        judgement of how far the driver moved its pointers (rule 69, see the module doc). Returns
+        the status for the caller to act on."""
+        ad = self.adapter
+        mem = ad.memory
+        cursor, size = a.pDmaBuffer, a.DmaSize
+        pcursor, psize = a.pDmaBufferPrivateData, a.DmaBufferPrivateDataSize
+        window = min(size, POISON_WINDOW)
+        if window:
+            mem.write(cursor, _POISON[:window])
+        status = ad.ddi.call("DxgkDdiBuildPagingBuffer", ad.hAdapter, a)
+        if status != SUCCESS or ad.verifier.mode == "off":
+            return status
+        ad.verifier.judged_rules.add(69)
+        end, pend = a.pDmaBuffer, a.pDmaBufferPrivateData
+        found = []
+        if not cursor <= end <= cursor + size:
+            found.append(f"pDmaBuffer moved from 0x{cursor:X} to 0x{end:X} but must stay within the {size} bytes "
+                         f"of DmaSize (0x{cursor:X}..0x{cursor + size:X})")
+        elif end < cursor + window:
+            rest = mem.read(end, cursor + window - end)
+            if rest != _POISON[end - cursor:window]:
+                written = next(i for i, (x, y) in enumerate(zip(rest, _POISON[end - cursor:window])) if x != y)
+                found.append(f"pDmaBuffer was advanced to 0x{end:X} ({end - cursor} bytes) but the driver wrote the "
+                             f"paging buffer at 0x{end + written:X}, past it: pDmaBuffer must move forward by exactly "
+                             f"the bytes written (ground truth)")
+        if not pcursor <= pend <= pcursor + psize:
+            found.append(f"pDmaBufferPrivateData moved from 0x{pcursor:X} to 0x{pend:X} but must stay within the "
+                         f"{psize} bytes of DmaBufferPrivateDataSize")
+        if found:
+            from ..ddi import rules as R
+            from ..ddi.bugcheck import BugCheck, BugCheckCode
+            from .crash import BugCheckStop, CrashRecord
+
+            violations = [R.Violation(69, "PagingBufferAdvanceExact", m) for m in found]
+            ad.verifier.handle(violations, BUILD, a, ad.interrupt_address)
+            if not cursor <= end <= cursor + size or not pcursor <= pend <= pcursor + psize:
+                # Modes report and off: a range past the buffer cannot be submitted; the model stops
+                # as strict mode does rather than hand the GPU memory that is not the buffer's.
+                raise BugCheckStop(CrashRecord(
+                    time=self.sim.now, bugcheck=BugCheck(BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 69,
+                                                         ad.interrupt_address, 0, 0),
+                    message=str(violations[0]), struct=BUILD, arch=ad.arch, ddi_version=ad.version.name,
+                    address=ad.interrupt_address, data=bytes(a), rule=69, rule_name="PagingBufferAdvanceExact",
+                    ddi="DxgkDdiBuildPagingBuffer"))
+        return status
+
+    def failed(self, a, status: int, why: str) -> None:
+        """A paging operation the driver would not build: a critical failure, bug check 0x119/0x5
+        in every verifier mode (see the module doc). ``why``: why VidMm cannot act on an allowed
+        status (rule 75)."""
         ad = self.adapter
         from ..ddi import rules as R
-        from ..ddi.bugcheck import BugCheck, BugCheckCode
+        from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
         from .crash import BugCheckStop, CrashRecord
 
-        found = ad.verifier.find("DXGKARG_BUILDPAGINGBUFFER", a, R.Facts(version=ad.version, status=status))
-        if found:
-            ad.verifier.handle(found, "DXGKARG_BUILDPAGINGBUFFER", a, ad.interrupt_address)
-        message = (str(found[0]) if found else
-                   f"DxgkDdiBuildPagingBuffer returned {status_name(status)} for an operation VidMm cannot "
-                   f"retry (empty paging buffer, or an allocation it guarantees idle)")
-        bc = BugCheck(BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 68, ad.interrupt_address, status & 0xFFFFFFFF, 0)
+        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAULTED_SYSTEM_COMMAND,
+                      status & 0xFFFFFFFF, ad.interrupt_address, int(a.Operation))
+        found = [v for v in ad.verifier.find(BUILD, a, R.Facts(version=ad.version, status=status)) if v.rule == 68]
+        stop = found[0] if found else R.Violation(
+            75, "FailedSystemCommandBugChecks",
+            f"DxgkDdiBuildPagingBuffer returned {status_name(status)} for operation {int(a.Operation)}, which VidMm "
+            f"cannot act on: {why}", bc)
+        if ad.verifier.mode != "off":
+            ad.verifier.handle([stop], BUILD, a, ad.interrupt_address, bugcheck=bc)
         raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc, message=message, struct="DXGKARG_BUILDPAGINGBUFFER", arch=ad.arch,
-            ddi_version=ad.version.name, address=ad.interrupt_address, data=bytes(a), rule=68,
-            rule_name="BuildPagingBufferStatus",
+            time=self.sim.now, bugcheck=bc, message=str(stop), struct=BUILD, arch=ad.arch,
+            ddi_version=ad.version.name, address=ad.interrupt_address, data=bytes(a), rule=stop.rule,
+            rule_name=stop.name, ddi="DxgkDdiBuildPagingBuffer",
         ))
 
     def _fill_args(self, a, kind, alloc, heap, off, old, cursor, pcursor, block) -> None:
         a.pDmaBuffer = cursor
-        a.DmaSize = PAGING_BUFFER_SIZE - (cursor - block)
+        a.DmaSize = self.buffer_size - (cursor - block)
         a.pDmaBufferPrivateData = pcursor
-        a.DmaBufferPrivateDataSize = PAGING_PRIVATE_SIZE - (pcursor - block - PAGING_BUFFER_SIZE)
+        a.DmaBufferPrivateDataSize = self.private_size - (pcursor - block - self.buffer_size)
         a.MultipassOffset = 0
         a.hSystemContext = 0
         if kind in ("map", "unmap"):

@@ -30,16 +30,17 @@ Spec: seeds 000-004; ddi-facts.md sections 1, 2.1-2.7, 4.1, 11, 13 (rules 1-22, 
 
 from __future__ import annotations
 
+import ctypes
 from collections import deque
-from dataclasses import replace
 
 from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
-from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..sim import DISPATCH, PASSIVE
 from .crash import BugCheckStop, CrashRecord
+from .groundtruth import GroundTruth
 from .preemption import Preemptor
 from .present import FLIP_FLAGS, PRESENT_FLAGS, Presents
 from .tdr import Tdr
@@ -47,6 +48,8 @@ from .vidmm import VidMm
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 INVALID_PARAMETER = int(NTSTATUS.STATUS_INVALID_PARAMETER)
+_VIDSCH = BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR
+_FAILED_SUBMIT = VidSchError.DRIVER_FAILED_SUBMIT_COMMAND
 
 #: DXGK_SUBMITCOMMANDFLAGS bits the scheduler sets.
 FLAG_PAGING = 0x1
@@ -112,6 +115,7 @@ class VidSch:
         self.sim = adapter.sim
         self.policy = policy
         self.driver = adapter.driver
+        self.ddi = adapter.ddi
         self.trace = adapter.trace
         self.verifier = adapter.verifier
         self.costs = adapter.costs
@@ -139,6 +143,7 @@ class VidSch:
                 dma_buffer_segment_set=0,
                 status=SUCCESS,
                 previously_preempted=False,
+                flip_interval_supported=bool(adapter.caps.FlipCaps.get("FlipInterval")),  # rule 88
             )
             nq.notify_facts = R.Facts(version=version, multi_engine_aware=self.mea, node_count=len(hw_queue_depths))
             self.nodes.append(nq)
@@ -148,8 +153,14 @@ class VidSch:
         self.resubmissions = 0  # submissions of packets taken back by a preemption
         self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
         self._submit_cls = submit_cls
+        self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, version)
+        self._plist_size = ctypes.sizeof(self._plist_cls)
         self._retire_pending = False
-        self._null_buffers: dict = {}  # DMA buffer address -> NullRendering packet in flight
+        #: where pDmaBufferPrivateData points when a submission has none: a special-pool page no
+        #: one may read (rule 21)
+        self.empty_private = adapter.special_pool.take(self._empty_private_read)
+        #: what the GPU really ran, held against the driver's reports (None: verifier off)
+        self.truth = GroundTruth(self, self.verifier) if self.verifier.mode != "off" else None
         self.presents = Presents(self, adapter.display_refresh, adapter.caps.MaxQueuedFlipOnVSync)
         self.vidmm = VidMm(adapter)
         self.preemptor = Preemptor(self)
@@ -280,7 +291,6 @@ class VidSch:
 
     # -- 3. patch and submit --------------------------------------------------------------------
     def _submit(self, nq: NodeQueue, packet) -> None:
-        sim = self.sim
         ctx = packet.context
         if packet.fence and packet.flags & FLAG_PAGING:
             fence = packet.fence  # a preempted (or reset) paging packet keeps its fence id
@@ -304,28 +314,21 @@ class VidSch:
         a = nq.submit_args
         # A paging buffer serves several submissions: each has its own private-data range.
         priv_end = packet.priv_size if packet.priv_end < 0 else packet.priv_end
+        if packet.priv_size:
+            priv = packet.priv
+        else:
+            priv = self.empty_private
+            self.verifier.judged_rules.add(21)
         if nq.submit_long:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
+                           priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
                            0, 0, nq.ordinal)
         else:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           packet.priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
-                           0)
-        self._judge_submission(nq, packet, "DXGKARG_SUBMITCOMMAND", a, packet.dma)
-        sim.irql = DISPATCH  # KeRaiseIrql: DxgkDdiSubmitCommand is called at DISPATCH_LEVEL
-        try:
-            status = self.driver.DxgkDdiSubmitCommand(self.adapter.hAdapter, a)
-        finally:
-            sim.irql = PASSIVE
-        tr = self.trace
-        if tr is not None:
-            tr.emit(sim.now, "DdiCall", {
-                "name": "DxgkDdiSubmitCommand", "irql": "DISPATCH_LEVEL",
-                "args": self.adapter.args_of(a), "status": status_name(status),
-            })
-        if status != SUCCESS:
-            self._failed_submit(nq, packet, a, status)
+                           priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags, 0)
+        self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, a, address=nq.submit_address,
+                      facts=self._submission_facts(nq, packet, a, packet.dma), judge="after",
+                      bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | packet.fence))
         self._submitted(nq, packet, fence, flags)
 
     def _submitted(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
@@ -363,20 +366,36 @@ class VidSch:
         elif self.preemptor.enabled and packet.context is not hw[nq.stopped].context:
             self.preemptor.consider(nq)  # it waits behind another context's packet
 
-    def _judge_submission(self, nq: NodeQueue, packet, name: str, args, address: int) -> None:
-        """The OS's own side of the contract, before the call: the rules on ``args``. A
-        NullRendering packet keeps the structure as submitted: rule 14 is judged on it when its
-        fence comes back (``address``: where its buffer is, for the bus observer)."""
+    def _empty_private_read(self, addr: int, size: int) -> None:
+        """Rule 21: the driver read the private data of a submission that has none (its
+        ``pDmaBufferPrivateData`` is this special-pool page; DXGKARG_SUBMITCOMMAND,
+        https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/ns-d3dkmddi-_dxgkarg_submitcommand)."""
+        verifier = self.verifier
+        if verifier.mode == "off":
+            return
+        verifier.judged_rules.add(21)
+        during = self.ddi.active or "no entry point"
+        verifier.handle([R.Violation(21, "NoPrivateDataValidationWhenEmpty",
+                                     f"the driver read {size} bytes at pDmaBufferPrivateData ({addr:#x}) in {during}, "
+                                     f"but DmaBufferPrivateDataSize is 0: there is no private data to read", None)],
+                        "", None, 0)
+
+    def _submission_facts(self, nq: NodeQueue, packet, args, address: int) -> R.Facts:
+        """The verifier's facts for a submission of ``packet`` (judged by the gateway after the
+        call, with the status it returned: rules 1 and 23). A NullRendering packet keeps the
+        structure as submitted: rule 14 is judged on it when its fence comes back (``address``:
+        where its buffer is, for the bus observer)."""
         facts = nq.facts
         facts.status = SUCCESS
         facts.previously_preempted = packet.preempted
         if packet.preempted:
             self.resubmissions += 1
-        if self.verifier.mode != "off":
-            self.verifier.check(name, args, facts, nq.submit_address)
         if packet.flags & FLAG_NULL_RENDERING:
             packet.submit_bytes = bytes(args)
-            self._null_buffers[address] = packet
+        if self.truth is not None:
+            # Before the call: the driver's doorbell may start the engine inside it.
+            self.truth.submitted(packet)
+        return facts
 
     def _submit_virtual(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
         """DxgkDdiSubmitCommandVirtual (GPU virtual addressing, section 2.4), at PASSIVE_LEVEL.
@@ -393,7 +412,7 @@ class VidSch:
         a.hContext = ctx.hDdi
         a.DmaBufferVirtualAddress = packet.va
         a.DmaBufferSize = packet.dma_size
-        a.pDmaBufferPrivateData = packet.priv
+        a.pDmaBufferPrivateData = packet.priv if packet.priv_size else self.empty_private
         a.DmaBufferPrivateDataSize = packet.priv_size
         a.DmaBufferUmdPrivateDataSize = packet.umd_priv
         a.SubmissionFenceId = fence
@@ -402,32 +421,13 @@ class VidSch:
         a.Flags.Value = flags
         a.EngineOrdinal = 0
         a.NodeOrdinal = nq.ordinal
-        self._judge_submission(nq, packet, "DXGKARG_SUBMITCOMMANDVIRTUAL", a, packet.va)
-        status = self.driver.DxgkDdiSubmitCommandVirtual(ad.hAdapter, a)
+        status = self.ddi.call("DxgkDdiSubmitCommandVirtual", ad.hAdapter, a, address=nq.submit_address,
+                               facts=self._submission_facts(nq, packet, a, packet.va), judge="after",
+                               bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | fence))
         self.virtual_submissions += 1
-        if self.trace is not None:
-            ad._trace_ddi("DxgkDdiSubmitCommandVirtual", a, status)
-        if status == SUCCESS:
-            return
         if status == INVALID_PARAMETER:
             packet.rejected = True
             self.tdr.device_error(ctx.device, "DxgkDdiSubmitCommandVirtual returned STATUS_INVALID_PARAMETER")
-            return
-        facts = nq.facts
-        facts.status = status
-        verifier = self.verifier
-        found = verifier.find("DXGKARG_SUBMITCOMMANDVIRTUAL", a, facts)
-        internal = (nq.ordinal << 32) | fence
-        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                      status & 0xFFFFFFFF, nq.submit_address, internal)
-        verifier.handle(found, "DXGKARG_SUBMITCOMMANDVIRTUAL", a, nq.submit_address, bugcheck=bc)
-        raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc,
-            message=f"DxgkDdiSubmitCommandVirtual returned {status_name(status)}; it may return only "
-                    f"STATUS_SUCCESS or STATUS_INVALID_PARAMETER (rule 23)",
-            struct="DXGKARG_SUBMITCOMMANDVIRTUAL", arch=ad.arch, ddi_version=ad.version.name,
-            address=nq.submit_address, data=bytes(a), rule=23, rule_name="SubmitCommandVirtualStatus",
-        ))
 
     def _patch(self, nq: NodeQueue, packet) -> None:
         p = nq.patch_args
@@ -452,38 +452,18 @@ class VidSch:
         p.SubmissionFenceId = packet.fence
         p.Flags.Value = packet.flags & 0xF
         p.EngineOrdinal = 0
+        address = nq.submit_address + 0x400
         facts = nq.facts
-        status = self.driver.DxgkDdiPatch(self.adapter.hAdapter, p)
-        facts.status = status
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "DdiCall", {
-                "name": "DxgkDdiPatch", "irql": "PASSIVE_LEVEL", "args": self.adapter.args_of(p),
-                "status": status_name(status),
-            })
         if self.verifier.mode != "off":
-            self.verifier.check("DXGKARG_PATCH", p, facts, nq.submit_address + 0x400)
-        if status != SUCCESS:
-            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_PATCH_COMMAND,
-                          nq.submit_address + 0x400, packet.fence, nq.ordinal)
-            raise BugCheckStop(CrashRecord(
-                time=self.sim.now, bugcheck=bc,
-                message=f"DxgkDdiPatch returned {status_name(status)}; it must succeed (rule 25)",
-                struct="DXGKARG_PATCH", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
-                address=nq.submit_address + 0x400, data=bytes(p), rule=25, rule_name="PatchSucceeds",
-            ))
-
-    def _failed_submit(self, nq: NodeQueue, packet, args, status: int) -> None:
-        """Rule 1: DxgkDdiSubmitCommand may not fail. Bug check 0x119 (0x2, status, args, internal)."""
-        # Parameter 4, the scheduler's internal datum: this node's ordinal and the fence id.
-        internal = (nq.ordinal << 32) | packet.fence
-        bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                      status & 0xFFFFFFFF, nq.submit_address, internal)
-        raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc,
-            message=f"DxgkDdiSubmitCommand returned {status_name(status)}; it must return STATUS_SUCCESS (rule 1)",
-            struct="DXGKARG_SUBMITCOMMAND", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
-            address=nq.submit_address, data=bytes(args), rule=1, rule_name="SubmitCommandSucceeds",
-        ))
+            # Rule 30 reads the patch-location list the driver built in DxgkDdiRender/DxgkDdiPresent.
+            facts.patch_locations = (self._plist_cls * packet.plist_n).from_buffer_copy(
+                self.adapter.memory.read(packet.plist, packet.plist_n * self._plist_size))
+        try:
+            self.ddi.call("DxgkDdiPatch", self.adapter.hAdapter, p, facts=facts, judge="after", address=address,
+                          bugcheck=lambda status: BugCheck(_VIDSCH, VidSchError.DRIVER_FAILED_PATCH_COMMAND, address,
+                                                           packet.fence, nq.ordinal))
+        finally:
+            facts.patch_locations = None
 
     def _start(self, nq: NodeQueue, packet) -> None:
         now = self.sim.now
@@ -542,6 +522,8 @@ class VidSch:
             ))
         if found:
             self.verifier.handle(found, "DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, self.adapter.interrupt_address)
+        if self.truth is not None:
+            self.truth.completing(nq, fence, preempted=False)
         self.complete_through(nq, fence)
 
     def complete_through(self, nq: NodeQueue, fence: int) -> None:
@@ -559,8 +541,8 @@ class VidSch:
             if p.fence > fence:
                 break
             p.done = now
-            if p.flags & FLAG_NULL_RENDERING:
-                self._judge_null_rendering(nq, p)
+            if p.flags & FLAG_NULL_RENDERING and self.truth is not None:
+                self.truth.null_rendering_done(nq, p)
             if p.flags & PRESENT_FLAGS:
                 self.presents.completed(p, now)
             if tr is not None:
@@ -577,6 +559,8 @@ class VidSch:
 
     def off_hardware(self, p) -> None:
         """``p`` was taken off the hardware without completing (preempted, reset, aborted)."""
+        if self.truth is not None:
+            self.truth.left(p)
         if p.allocations:
             self.vidmm.retired(p)
 
@@ -597,29 +581,6 @@ class VidSch:
         """``DXGK_INTERRUPT_DMA_PREEMPTED`` (see :mod:`wddmsim.dxgkrnl.preemption`)."""
         self.preemptor.dma_preempted(data)
 
-    def _judge_null_rendering(self, nq: NodeQueue, packet) -> None:
-        """Rule 14 on a completed NullRendering packet: its fence came back (it is completing) and
-        the GPU must not have fetched its DMA buffer."""
-        del self._null_buffers[packet.va or packet.dma]
-        if self.verifier.mode == "off":
-            return
-        facts = replace(nq.facts, fence_signaled=True, work_executed=packet.executed)
-        if packet.va:
-            args = type(nq.virtual_args).from_buffer_copy(packet.submit_bytes)
-            self.verifier.check("DXGKARG_SUBMITCOMMANDVIRTUAL", args, facts, nq.submit_address)
-        else:
-            args = self._submit_cls.from_buffer_copy(packet.submit_bytes)
-            self.verifier.check("DXGKARG_SUBMITCOMMAND", args, facts, nq.submit_address)
-
-    def dma_fetched(self, engine: int, address: int, size: int) -> None:
-        """Bus observer (ground truth from the hardware model, for the verifier): an engine began
-        executing the buffer at ``address``. Marks an in-flight NullRendering packet it belongs to."""
-        if not self._null_buffers:
-            return
-        for start, p in self._null_buffers.items():
-            if start <= address < start + p.dma_size:
-                p.executed = True
-
     # -- 5. retirement in the DPC ----------------------------------------------------------------
     def retire(self) -> None:
         """``DxgkCbNotifyDpc``: retire completed packets on every node, wake waiters and workers."""
@@ -636,6 +597,8 @@ class VidSch:
             for _ in range(nq.stopped):
                 p = hw.popleft()
                 p.retired = now
+                if self.truth is not None:
+                    self.truth.left(p)
                 ctx = p.context
                 ctx.completed += 1
                 ctx.gpu_packets += 1

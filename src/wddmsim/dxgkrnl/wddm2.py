@@ -1,19 +1,18 @@
 """The WDDM 2.x half of an adapter: monitored fences, GPU virtual addresses and (under hardware
-scheduling) hardware queues wired together, and the user-mode driver's part of a submission in
-that world.
+scheduling) hardware queues wired together, and the kernel's side of a user-mode driver's
+submission in that world.
 
 With GPU virtual addressing a command buffer is not rendered by the kernel: the user-mode driver
-writes it into memory of its own process, mapped at a GPU virtual address, with allocation
-addresses already in place (no patching), and submits the address. This module plays that part for
-the workloads (:meth:`Wddm2.render`): it keeps a command area per context (4 MiB of the process's
-virtual space, handed out as a ring of 64-byte slots), writes the commands, writes the addresses of
-the allocations at the patch offsets, writes the driver's private-data record, puts a GPU WAIT at
-the head of the buffer or a monitored-fence write at its end when asked, and, on a hardware queue
-of a node whose progress fences are written by the buffer itself (``RingBufferFenceRelease`` = 0),
-ends the buffer with the progress-fence write (a FENCE with interrupt to the fence's GPU virtual
-address).
+(:mod:`wddmsim.umd`) builds it with allocation addresses already in place (no patching), and
+the runtime submits it with its private data. The kernel's part here: the fences' GPU virtual
+addresses and the checks on waits, signals and progress fence ids the runtime asks for before the
+user-mode driver encodes them (:meth:`Wddm2.wait_value`, :meth:`Wddm2.signal_value`,
+:meth:`Wddm2.progress_value`), and the submission itself (:meth:`Wddm2.submit_buffer`), which puts
+the bytes in a command area per context (4 MiB of the process's virtual space, handed out as a ring
+of 64-byte slots) and queues them. The kernel never encodes a GPU command or a driver's private
+data.
 
-Two ways to run, chosen by the scenario (``adapter.gpu_va``, ``adapter.scheduling``):
+Two ways to run, chosen by the scenario and the driver's capabilities:
 
 - *software scheduling with GPU virtual addresses* (WDDM 2.0 GpuMmu): the packet enters VidSch like
   any other and reaches the driver through ``DxgkDdiSubmitCommandVirtual``; GPU waits hold the
@@ -29,35 +28,25 @@ resident while they exist (the D3D12 runtime makes its resources resident at cre
 eviction works on allocation lists, which GPU-VA submissions do not have). A device whose
 allocations do not fit gets STATUS_NO_MEMORY at creation.
 
-Spec: ddi-facts.md sections 2.4, 9.1-9.4, 14.2.
+Microsoft's pages: d3dkmddi/nc-d3dkmddi-dxgkddi_submitcommandvirtual,
+d3dkmddi/nc-d3dkmddi-dxgkddi_submitcommandtohwqueue, display/gpu-virtual-memory-in-wddm-2-0.
 """
 
 from __future__ import annotations
 
-import struct
 from collections import deque
 
 from ..ddi import layout
 from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
-from .adapter import ApiError
-from .fences import U32_MAX, FenceTable
+from .errors import ApiError
+from .fences import FenceTable
 from .gpuva import VA_START, GpuVa
 from .objects import Context, Device, Process
 
 PAGE = 4096
 COMMAND_AREA = 4 << 20
 SLOT = 64
-#: The reference driver's private data record (magic "RWMD", context, bytes, count).
-PRIVATE_MAGIC = 0x444D_5752
-_PRIVATE = struct.Struct("<IIII")
-#: FENCE packet with interrupt: header (opcode 4, flags 1, 5 dwords), u64 address, u64 value.
-_FENCE = struct.Struct("<IQQ")
-_FENCE_HEADER = 0x04 | 0x01 << 8 | 5 << 16
-#: WAIT packet, "greater or equal" on a 64-bit value: header (opcode 5, flags 0, 5 dwords), address, value.
-_WAIT = struct.Struct("<IQQ")
-_WAIT_HEADER = 0x05 | 5 << 16
-_WAIT_32BIT = 0x04  # WAIT flag: compare the u32 at the address
 #: A GPU virtual address no space maps (everything below VA_START is unmapped): a buffer told to
 #: fault writes here (fault injection: a real translation fault).
 UNMAPPED_VA = 0x1000
@@ -134,9 +123,6 @@ class Wddm2:
             self.hwsch.release = self.release
         self._areas: dict[int, CommandArea] = {}
         self._paging_queue = None
-        #: Fault injection (set by the assembly code): (context handle, packet number) -> True for
-        #: a buffer whose first command writes to UNMAPPED_VA.
-        self.faulty: dict[tuple[int, int], bool] = {}
         #: Instrumentation (assembly code): ``on_buffer(context, seq, va)`` after a buffer is written.
         self.on_buffer = None
 
@@ -170,8 +156,7 @@ class Wddm2:
         ad = self.adapter
         args = layout.ctype(RECORDS["DXGKARG_CREATEDEVICE"], ad.arch, ad.version)()
         args.hDevice = dev.handle
-        status = ad.driver.DxgkDdiCreateDevice(ad.hAdapter, args)
-        ad._trace_ddi("DxgkDdiCreateDevice", args, status)
+        status = ad.ddi.call("DxgkDdiCreateDevice", ad.hAdapter, args)
         if status != 0:
             raise ApiError(status, "DxgkDdiCreateDevice failed for the system device")
         return args.hDevice
@@ -226,69 +211,62 @@ class Wddm2:
             va = fence.gpu_va[process]
         return va
 
-    @staticmethod
-    def _gpu_value(fence, value: int) -> int:
-        """What the GPU writes for ``value``: a 32-bit fence (No64BitAtomics) gets its low 32 bits."""
-        return value & U32_MAX if fence.bits == 32 else value
-
-    # -- the user-mode driver's submission ---------------------------------------------------------------
-    def render(self, ctx, command: bytes, allocations=(), patches=(), *, queue=None, signal=None, wait=None,
-               null_rendering: bool = False, private: bytes | None = None, progress_id: int | None = None):
-        """The user-mode driver's submission of ``command`` on ``ctx``: returns the hardware-queue
-        entry (hardware scheduling; ``queue`` defaults to the context's first) or the packet.
-
-        ``wait`` = (fence, value): the buffer starts with a GPU WAIT for the value (the engine
-        stalls; only this queue or context is held). ``signal`` = (fence, value): the buffer ends
-        with the GPU's write of the value. ``private``: the private data to submit instead of the
-        driver's well-formed record (tests of malformed submissions). ``progress_id``: the
-        HwQueueProgressFenceId (default: one above the queue's last)."""
-        ad = self.adapter
+    # -- the runtime's submission of a user-mode driver's buffer ----------------------------------------
+    def _live(self, ctx) -> None:
         if ctx.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
         if ctx.destroyed:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_HANDLE), "the context was destroyed")
-        proc = ctx.device.process
-        buf = bytearray()
-        if self.faulty and self.faulty.pop((ctx.handle, ctx.seq + 1), False):
-            buf += _FENCE.pack(_FENCE_HEADER & ~0xFF00, UNMAPPED_VA, 0)  # a write nothing maps
-        if wait is not None:
-            fence, value = wait
-            self.fences.check_wait(fence, value)
-            if fence.bits == 32:  # No64BitAtomics: the GPU compares the 32-bit value
-                buf += _WAIT.pack(_WAIT_HEADER | _WAIT_32BIT << 8, self.fence_address(fence, proc), value & U32_MAX)
-            else:
-                buf += _WAIT.pack(_WAIT_HEADER, self.fence_address(fence, proc), value)
-        start = len(buf)
-        buf += command
-        for index, offset, alloc_offset in patches:
-            a = allocations[index]
-            struct.pack_into("<Q", buf, start + offset, a.va + alloc_offset)
-        if signal is not None:
-            fence, value = signal
-            self.fences.check_value(value, "signal value")  # a 64-bit fence never wraps
-            if "NoSignal" in fence.flags:
-                raise ApiError(int(NTSTATUS.STATUS_ACCESS_DENIED), f"monitored fence 0x{fence.handle:x} has NoSignal")
-            self.fences.register_signaler(fence, ctx.device)
-            buf += _FENCE.pack(_FENCE_HEADER, self.fence_address(fence, proc), self._gpu_value(fence, value))
-        q = None
-        if self.hwsch is not None:
-            q = queue or ctx.hwqueues[0]
-            v = q.last_id + 1 if progress_id is None else progress_id
-            self.hwsch.check_progress_id(q, v)
-            if not self.hwsch.nodes[ctx.node].fence_release:
-                buf += _FENCE.pack(_FENCE_HEADER, q.progress.gpu_va[proc], self._gpu_value(q.progress, v))
+
+    def wait_value(self, ctx, fence, value: int) -> tuple[int, int, int]:
+        """A GPU wait of ``ctx`` on ``fence`` reaching ``value``, checked: (the fence's GPU virtual
+        address in the context's process, the value, the width the GPU compares)."""
+        self._live(ctx)
+        self.fences.check_wait(fence, value)
+        return self.fence_address(fence, ctx.device.process), value, fence.bits
+
+    def signal_value(self, ctx, fence, value: int) -> tuple[int, int, int]:
+        """A GPU write of ``value`` to ``fence`` by ``ctx``'s buffer, checked and recorded (a TDR of
+        the device then moves the fence to its maximum, rule 101): (address, value, width)."""
+        self._live(ctx)
+        self.fences.check_value(value, "signal value")  # a 64-bit fence never wraps
+        if "NoSignal" in fence.flags:
+            raise ApiError(int(NTSTATUS.STATUS_ACCESS_DENIED), f"monitored fence 0x{fence.handle:x} has NoSignal")
+        self.fences.register_signaler(fence, ctx.device)
+        return self.fence_address(fence, ctx.device.process), value, fence.bits
+
+    def progress_value(self, ctx, queue=None, progress_id: int | None = None):
+        """Hardware scheduling: the queue a buffer of ``ctx`` goes to (default its first), its
+        HwQueueProgressFenceId (default one above the queue's last) and, when the node leaves the
+        progress fence to the buffer (RingBufferFenceRelease = 0), the write the buffer ends with:
+        ``(queue, id, (address, id, width) or None)``."""
+        self._live(ctx)
+        q = queue or ctx.hwqueues[0]
+        v = q.last_id + 1 if progress_id is None else progress_id
+        self.hwsch.check_progress_id(q, v)
+        write = None
+        if not self.hwsch.nodes[ctx.node].fence_release:
+            write = (q.progress.gpu_va[ctx.device.process], v, q.progress.bits)
+        return q, v, write
+
+    def submit_buffer(self, ctx, data: bytes, private: bytes = b"", *, queue=None, progress_id: int | None = None,
+                      null_rendering: bool = False):
+        """D3DKMTSubmitCommand (software scheduler) or D3DKMTSubmitCommandToHwQueue (hardware
+        scheduling) of a command buffer the user-mode driver built: the bytes go into the context's
+        command area in its process's GPU virtual space and the buffer is queued. Returns the
+        hardware-queue entry or the packet."""
+        ad = self.adapter
+        self._live(ctx)
         area = self._areas[ctx.handle]
-        off = area.alloc(len(buf))
+        off = area.alloc(len(data))
         if off is None:
             raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY),
-                           f"{ctx.full_name}: {len(buf)} more bytes of command buffers do not fit beside the "
+                           f"{ctx.full_name}: {len(data)} more bytes of command buffers do not fit beside the "
                            f"{area.in_use} still in flight in its {COMMAND_AREA}-byte command area")
         va = area.va + off
-        ad.memory.write(area.base + off, bytes(buf))
-        if private is None:
-            private = _PRIVATE.pack(PRIVATE_MAGIC, ctx.hDriver & 0xFFFFFFFF, len(buf), len(command))
+        ad.memory.write(area.base + off, data)
         if self.on_buffer is not None:
             self.on_buffer(ctx, ctx.seq + 1, va)
-        if q is not None:
-            return self.hwsch.submit(q, va, len(buf), private, progress_id=v)
-        return ad.render_virtual(ctx, va, len(buf), private, null_rendering=null_rendering)
+        if self.hwsch is not None:
+            return self.hwsch.submit(queue or ctx.hwqueues[0], va, len(data), private, progress_id=progress_id)
+        return ad.render_virtual(ctx, va, len(data), private, null_rendering=null_rendering)

@@ -94,10 +94,15 @@ class GPU:
         #: The MMU: page-table walks and the TLB for engines running in a virtual address space.
         self.mmu = GpuMmu(self)
         self.irq = InterruptController(sim)
-        #: Bus observer: ``on_fetch(engine_index, address, size)`` runs when an engine starts
-        #: executing an indirect buffer (a logic analyser on the bus; the model's checkers use it
-        #: as ground truth, a real OS never sees it). None: nobody watches.
-        self.on_fetch = None
+        #: Bus observer (a logic analyser on the bus; the model's checkers use it as ground truth,
+        #: a real OS never sees it), or None: nobody watches. ``bus.fetched(engine_index, address,
+        #: size, t, nested, space)`` runs when an engine starts executing an indirect buffer
+        #: (``nested``: called from another buffer, not from the ring); ``bus.finished(engine_index,
+        #: end, t, space)`` when it has executed a buffer called from the ring up to its end address
+        #: ``end``. ``space`` is the engine's address space (its root table; 0: physical addresses);
+        #: ``t`` is the engine's local time, which may run ahead of the clock (see the module doc of
+        #: :mod:`wddmsim.gpu.engine`).
+        self.bus = None
         #: Event sink for what the hardware itself can tell (``Doorbell``); None: nothing.
         self.trace = None
         self.engines = [

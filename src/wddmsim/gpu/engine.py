@@ -97,7 +97,7 @@ class Engine:
     __slots__ = (
         "gpu", "sim", "mem", "index", "name", "kind", "command_cost", "bandwidth",
         "ring_base", "ring_size", "rptr", "wptr", "mode", "state", "busy_ns", "packets",
-        "fault", "_t", "_buf", "_pc", "_end", "_stack", "_pending", "_steps", "_watch",
+        "fault", "_t", "_buf", "_pc", "_end", "_top_end", "_stack", "_pending", "_steps", "_watch",
         "_irq_bit", "interrupts", "granularity", "preempt_interval", "preempt_state", "preemptions",
         "_preempt", "_ahead", "_buf_addr", "_timer", "_boundary", "_preempt_bit", "_hang_buffers",
         "_hung_since", "resets", "_fault_buffers", "fault_address", "fault_fatal", "fault_latch",
@@ -133,6 +133,7 @@ class Engine:
         self._buf = None  # bytes of the DMA buffer being executed, or None at ring level
         self._pc = 0
         self._end = 0
+        self._top_end = 0  # where the buffer called from the ring ends (its address + size)
         self._stack: list = []
         self._pending = None  # a decoded visible command waiting for its instant
         self._steps = 0
@@ -313,6 +314,9 @@ class Engine:
                             self._buf, self._pc, self._end = self._stack.pop()
                         else:
                             self._buf = None
+                            bus = self.gpu.bus
+                            if bus is not None:
+                                bus.finished(self.index, self._top_end, t, self.address_space)
                         continue
                     if self._preempt and not self._stack and self.granularity in ("primitive", "interval"):
                         self._stop(t, (self._buf_addr, self._pc, self._end, 0))
@@ -337,9 +341,11 @@ class Engine:
                 if op == C.NOP:
                     continue
                 if op == C.INDIRECT:
-                    observer = self.gpu.on_fetch
-                    if observer is not None:
-                        observer(self.index, cmd.addr, cmd.size)
+                    bus = self.gpu.bus
+                    if bus is not None:
+                        bus.fetched(self.index, cmd.addr, cmd.size, t, bool(self._buf is not None), self.address_space)
+                    if self._buf is None:
+                        self._top_end = cmd.addr + cmd.size
                     if self._fault_buffers and cmd.addr in self._fault_buffers:
                         address, fatal = self._fault_buffers.pop(cmd.addr)
                         self._t = t
@@ -750,6 +756,7 @@ class Engine:
                     self._fault_now(exc)
                     return True
                 self._buf_addr, self._pc, self._end = addr, pc, end
+                self._top_end = addr + end
             if owed:
                 self._pending = _Owed(owed, addr, pc, end)
         if ctx.wait is not None:

@@ -113,6 +113,8 @@ class EngineInfo(NamedTuple):
     preemption: str
     #: for "interval": every how many ns of WORK it can stop
     preemption_interval: int
+    #: the engine's name in the GPU's documentation (the scenario's node name)
+    name: str = ""
 
 
 class SegmentInfo(NamedTuple):
@@ -141,7 +143,7 @@ class Mmio:
         self._engines = tuple(gpu.engines)
         self._irq = gpu.irq
         self._displays = tuple(gpu.displays)
-        self._engine_info = tuple(EngineInfo(e.kind, e.granularity, e.preempt_interval) for e in self._engines)
+        self._engine_info = tuple(EngineInfo(e.kind, e.granularity, e.preempt_interval, e.name) for e in self._engines)
         self._segments = tuple(SegmentInfo(s.base, s.size, s.aperture, s.cpu_visible, s.cpu_base)
                                for s in gpu.segments)
 
@@ -155,8 +157,8 @@ class Mmio:
         return len(self._engines)
 
     def engine_info(self, engine: int) -> EngineInfo:
-        """Read engine ``engine``'s capability registers: its kind, preemption granularity and
-        preemption interval (:class:`EngineInfo`). Fixed at power on; always valid."""
+        """Read engine ``engine``'s capability registers: its kind, preemption granularity,
+        preemption interval and name (:class:`EngineInfo`). Fixed at power on; always valid."""
         return self._engine_info[engine]
 
     @property

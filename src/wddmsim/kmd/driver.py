@@ -53,8 +53,9 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   display's pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
   ``FlipOnVSyncWithNoWait`` and ``FlipInterval``). When a flip latches at a vsync the ISR reports
   ``DXGK_INTERRUPT_CRTC_VSYNC`` with the source's target id and the address now scanned out.
-- Recovery (section 10): ``DxgkDdiQueryDependentEngineGroup`` answers the node alone (no engine
-  depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
+- Recovery (section 10): ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
+  preemption request unanswered or faulted; ``DxgkDdiQueryDependentEngineGroup`` answers the node
+  alone (no engine depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
   the fence of the submission it aborted mid-execution (the last completed one when none was
   running) as ``LastAbortedFenceId``; ``DxgkDdiResetFromTimeout`` resets every engine and sets each
   node's fence slot to its last submitted fence; ``DxgkDdiRestartFromTimeout`` has nothing to do.
@@ -69,18 +70,25 @@ from __future__ import annotations
 
 import ctypes
 import struct
+from bisect import bisect_right
 from collections import deque
 
 from ..ddi import layout
-from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION, DXGK_INTERRUPT_TYPE, DXGK_PAGETABLEUPDATEMODE
-from ..ddi.interface import QUERY_DRIVERCAPS, QUERY_SEGMENTS, DriverCaps, DxgkrnlInterface
+from ..ddi.enums import (
+    DXGK_BUILDPAGINGBUFFER_OPERATION,
+    DXGK_INTERRUPT_TYPE,
+    DXGK_PAGETABLEUPDATEMODE,
+    DXGK_QUERYADAPTERINFOTYPE,
+)
+from ..ddi.interface import DeviceInfo, DxgkrnlInterface
 from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
-from ..ddi.versions import ddi_version
+from ..ddi.versions import ddi_version, wddm_version_of
 from ..gpu import commands as C
 from ..gpu import mmio
 from ..gpu.mmio import FAULT_BIT, PAGE_SIZE, PREEMPT_SHIFT, UNKNOWN_BIT, VSYNC_SHIFT
 from .hwsch import WddmV2Ddi
+from .settings import Settings
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
@@ -92,6 +100,13 @@ _OP_FILL = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_FILL)
 _OP_DISCARD = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_DISCARD_CONTENT)
 _OP_MAP_APERTURE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_MAP_APERTURE_SEGMENT)
 _OP_UNMAP_APERTURE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT)
+_QAI_DRIVERCAPS = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
+_QAI_QUERYSEGMENT = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT)
+_QAI_UMDRIVERPRIVATE = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_UMDRIVERPRIVATE)
+#: Paging buffers the driver asks VidMm for (DXGK_QUERYSEGMENTOUT): 64 KiB of commands and 4 KiB
+#: of private data each, in contiguous system memory.
+PAGING_BUFFER_SIZE = 64 * 1024
+PAGING_PRIVATE_SIZE = 4096
 _FENCE_INVALID = 0x2
 _ADAPTER_RESET_REQUIRED = 0x4
 _ENGINE_RESET_REQUIRED = 0x8
@@ -184,62 +199,57 @@ class _Node:
 class ReferenceDriver(WddmV2Ddi):
     """The project's display miniport driver for the GPU model.
 
+    Constructed with one :class:`~wddmsim.ddi.interface.DeviceInfo`: the GPU's register interface
+    (``info.gpu``, a :class:`wddmsim.gpu.mmio.Mmio`, kept as ``self.hw``), system memory
+    (``info.memory``, kept as ``self.mem``) and its settings (``info.settings``, the scenario's
+    ``[driver]`` table, validated by :class:`~wddmsim.kmd.settings.Settings`). It reaches the GPU
+    through nothing else.
+
     ``multi_engine_aware`` selects which kind of driver the seeds describe: True reports
     ``DXGK_VIDSCHCAPS.MultiEngineAware`` and works with contexts (the OS passes ``hContext``);
     False exposes one node and works with devices (the OS passes ``hDevice``).
-
-    ``gpu``: the adapter's hardware, of which the driver takes only its register interface
-    (``gpu.mmio``, a :class:`wddmsim.gpu.mmio.Mmio`, kept as ``self.hw``) and reaches the GPU
-    through nothing else: registers, and system memory (``self.hw.memory``, kept as ``self.mem``).
     """
 
     HANDLE_BASE = 0x1000
+    #: The user-mode half of this driver (the registry's UserModeDriverName).
+    UserModeDriverName = "wddmsim.umd:ReferenceUmd"
+    #: What a scenario's ``[driver]`` table may say to it.
+    Settings = Settings
 
-    def __init__(
-        self,
-        gpu,
-        *,
-        ddi_version_name: str = "wddm2_0",
-        multi_engine_aware: bool = True,
-        ring_size: int = 65536,
-        ring_sizes: dict[int, int] | None = None,
-        dma_buffer_size: int = 65536,
-        arch: str = "x64",
-        preemption_aware: bool | None = None,
-        per_engine_reset: bool | None = None,
-        max_queued_flips: int = 1,
-        cancel_aware: bool | None = None,
-        hw_scheduling: bool = False,
-        fence_release: list[bool] | None = None,
-        max_in_flight: list[int] | None = None,
-        keep_private_data: bool = False,
-        no64bit_atomics: bool = False,
-    ):
+    def __init__(self, info: DeviceInfo):
+        s = Settings.model_validate(dict(info.settings or {}))
+        self.settings = s
         # The register interface is all the driver keeps of the hardware (docs/gpu-programming.md).
-        self.hw: mmio.Mmio = gpu.mmio
-        self.mem = self.hw.memory
-        self.version = ddi_version(ddi_version_name)
-        self.arch = arch
+        self.hw: mmio.Mmio = info.gpu
+        self.mem = info.memory
+        self.version = ddi_version(s.ddi_version)
+        #: DriverEntry's DRIVER_INITIALIZATION_DATA.Version: what the OS lays its structures out for
+        self.DXGKDDI_INTERFACE_VERSION = self.version.value
+        self.arch = arch = "x64"
+        multi_engine_aware = s.multi_engine_aware
         self.multi_engine_aware = multi_engine_aware
+        win8 = multi_engine_aware and self.version.value >= ddi_version("win8").value
         # PreemptionAware needs MultiEngineAware and the Windows 8 preemption model (WDDM 1.2).
-        if preemption_aware is None:
-            preemption_aware = multi_engine_aware and self.version.value >= ddi_version("win8").value
-        self.preemption_aware = preemption_aware
-        if per_engine_reset is None:
-            per_engine_reset = multi_engine_aware and self.version.value >= ddi_version("win8").value
-        self.per_engine_reset = per_engine_reset
-        self.max_queued_flips = max_queued_flips
-        if cancel_aware is None:
-            cancel_aware = multi_engine_aware and self.version.value >= ddi_version("win8").value
-        self.cancel_aware = cancel_aware
+        self.preemption_aware = win8 if s.preemption_aware is None else s.preemption_aware
+        self.per_engine_reset = win8 if s.per_engine_reset is None else s.per_engine_reset
+        self.cancel_aware = win8 if s.cancel_aware is None else s.cancel_aware
+        wddm2 = self.version.value >= ddi_version("wddm2_0").value
+        self.virtual_addressing = wddm2 if s.virtual_addressing is None else s.virtual_addressing
+        hws = self.version.value >= ddi_version("wddm2_5").value and multi_engine_aware
+        self.hardware_scheduling_supported = hws if s.hardware_scheduling is None else s.hardware_scheduling
         self.cancelled = 0  # packets the OS cancelled through DxgkDdiCancelCommand
         self.paging_operations = 0  # operations written by DxgkDdiBuildPagingBuffer
-        # (address space root, DMA buffer address) -> (next offset, WORK owed): where a preempted
-        # buffer resumes. Physical buffers have root 0; two processes may use one virtual address.
-        self._resume: dict[tuple[int, int], tuple[int, int]] = {}
-        self.ring_size = ring_size
-        self.ring_sizes = ring_sizes or {}
-        self.dma_buffer_size = dma_buffer_size
+        # (context handle, address space root, DMA buffer address) -> (next offset, WORK owed):
+        # where a preempted buffer resumes when the OS submits it again. Physical buffers have root
+        # 0; two processes may use one virtual address. A preempted packet whose device then goes to
+        # error is never submitted again and the OS does not say so (DxgkDdiCancelCommand is only
+        # for packets that never reached the hardware queue): the context in the key keeps a later
+        # buffer at the same address from resuming there, and DxgkDdiDestroyContext forgets them.
+        self._resume: dict[tuple[int, int, int], tuple[int, int]] = {}
+        names = [self.hw.engine_info(i).name for i in range(self.hw.engine_count)]
+        engines = [s.engines.get(name) for name in names]
+        self.ring_sizes = [e.ring_size if e is not None and e.ring_size else s.ring_size for e in engines]
+        self.dma_buffer_size = s.dma_buffer_size
         self.hAdapter = 0xA0
         self.dxgk: DxgkrnlInterface | None = None
         self.nodes: list[_Node] = []
@@ -254,18 +264,19 @@ class ReferenceDriver(WddmV2Ddi):
         self._can_report_faults = hasattr(self._interrupt_cls, "DmaPageFaulted")
         self._submit_has_node = hasattr(layout.ctype(RECORDS["DXGKARG_SUBMITCOMMAND"], arch, self.version),
                                         "NodeOrdinal")
+        #: where paging buffers run (DXGK_VIDMMCAPS.PagingNode): the first copy engine, else node 0
+        kinds = [self.hw.engine_info(i).kind for i in range(self.hw.engine_count)]
+        self.paging_node = kinds.index("copy") if multi_engine_aware and "copy" in kinds else 0
         self.reads_of_private_data = 0
         self.faults_seen = 0  # engine fault causes seen by the ISR
         self.unknown_causes = 0  # interrupts whose causes no engine owns (dismissed)
-        # WDDM 2.x (kmd/hwsch.py): GPU virtual addressing and hardware scheduling.
-        self.hw_scheduling = hw_scheduling
-        n = self.hw.engine_count
-        self.fence_release = list(fence_release or [False] * n)  # RingBufferFenceRelease per node
-        self.max_in_flight = list(max_in_flight or [0] * n)  # MaxInFlightHwQueueBuffers per node
-        self.keep_private_data = keep_private_data  # a broken driver for tests (rule 95)
+        # WDDM 2.x (kmd/hwsch.py): GPU virtual addressing and hardware scheduling. The OS turns
+        # hardware scheduling on by calling DxgkDdiSetupPriorityBands.
+        self.hw_scheduling = False
+        self.fence_release = [bool(e and e.ring_buffer_fence_release) for e in engines]  # RingBufferFenceRelease
+        self.max_in_flight = [e.max_in_flight_hw_queue_buffers if e else 0 for e in engines]  # MaxInFlightHwQueueBuffers
         # DXGK_VIDSCHCAPS.No64BitAtomics (WDDM 2.0): the GPU writes monitored fences 32 bits at a time
-        self.no64bit_atomics = no64bit_atomics
-        self._kept_private: list[int] = []
+        self.no64bit_atomics = s.no64bit_atomics
         self.roots: dict[int, int] = {}  # context handle -> root page table
         self._ring_roots: dict[int, int] = {}  # node -> address space the ring last ran
         self.processes: dict[int, int] = {}  # driver process handle -> Dxgkrnl's process handle
@@ -280,10 +291,10 @@ class ReferenceDriver(WddmV2Ddi):
         self._OP_UPDATE_PAGE_TABLE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_UPDATE_PAGE_TABLE)
         self._OP_FLUSH_TLB = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_FLUSH_TLB)
         self._GPU_PHYSICAL = int(DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL)
-        if "DXGK_PTE" in RECORDS and self.version.value >= ddi_version("wddm2_0").value:
+        if wddm2:
             self._pte_cls = layout.ctype(RECORDS["DXGK_PTE"], arch, self.version)
             self._pte_size = ctypes.sizeof(self._pte_cls)
-        if hw_scheduling:
+        if self.hardware_scheduling_supported:
             self._suspend_shift = mmio.SUSPEND_SHIFT
             self._invalidate_args = layout.ctype(RECORDS["DXGKARGCB_INVALIDATEHWCONTEXT"], arch, self.version)()
 
@@ -303,48 +314,95 @@ class ReferenceDriver(WddmV2Ddi):
             return ctx.node if ctx is not None else -1
         return 0 if handle in self.devices else -1
 
+    def _struct(self, name: str):
+        """A zeroed DDI structure of this driver's version."""
+        return layout.ctype(RECORDS[name], self.arch, self.version)()
+
     # -- adapter ------------------------------------------------------------------------------------
     def DxgkDdiStartDevice(self, DxgkInterface: DxgkrnlInterface) -> int:
         """Keep the callback interface; give each node's engine a ring and a fence slot."""
         self.dxgk = DxgkInterface
         fences = DxgkInterface.MmAllocateContiguousMemory(PAGE_SIZE)
         for ordinal in range(self.node_count):
-            size = self.ring_sizes.get(ordinal, self.ring_size)
+            size = self.ring_sizes[ordinal]
             ring = DxgkInterface.MmAllocateContiguousMemory(size)
-            if not self.hw_scheduling:
-                self.hw.program_ring(ordinal, ring, size)  # hardware scheduling: the GPU's scheduler owns it
+            self.hw.program_ring(ordinal, ring, size)  # under hardware scheduling the GPU's scheduler takes it over
             node = _Node(ordinal, ring, size, fences + 8 * ordinal)
             node.interrupt_data = self._interrupt_cls()
             self.nodes.append(node)
         return SUCCESS
 
-    def DxgkDdiQueryAdapterInfo(self, hAdapter: int, Type: str):
-        """``DXGK_DRIVERCAPS`` (the members the model reads) or the segment descriptors."""
-        if Type == QUERY_DRIVERCAPS:
-            hw = self.hw
-            infos = [hw.engine_info(i) for i in range(hw.engine_count)]
+    def DxgkDdiQueryAdapterInfo(self, hAdapter: int, pQueryAdapterInfo) -> int:
+        """``DXGK_DRIVERCAPS``, the segments (``DXGK_QUERYSEGMENTOUT``) or the user-mode half's
+        private data, written where ``pOutputData`` points."""
+        a = pQueryAdapterInfo
+        kind = a.Type
+        if kind == _QAI_DRIVERCAPS:
+            out = self._caps()
+        elif kind == _QAI_QUERYSEGMENT:
+            return self._query_segments(a)
+        elif kind == _QAI_UMDRIVERPRIVATE:
+            out = struct.pack("<I", PRIVATE_MAGIC)  # the user-mode half learns its record's magic
+        else:
+            return int(NTSTATUS.STATUS_NOT_SUPPORTED)
+        data = bytes(out)
+        if a.OutputDataSize < len(data):
+            return int(NTSTATUS.STATUS_BUFFER_TOO_SMALL)
+        self.mem.write(a.pOutputData, data)
+        return SUCCESS
 
-            def coarsest(kinds):
-                grans = [e.preemption for e in infos if (e.kind in ("compute",)) == kinds]
-                return GRANULARITY_CAPS[min(grans, key=_COARSEST.index)] if grans else 0
+    def _caps(self):
+        """What this driver declares (DXGK_DRIVERCAPS)."""
+        hw = self.hw
+        infos = [hw.engine_info(i) for i in range(hw.engine_count)]
 
-            return DriverCaps(
-                WDDMVersion=self.version.value,
-                SchedulingCaps=(1 if self.multi_engine_aware else 0) | (4 if self.preemption_aware else 0)
-                | (0x10 if self.cancel_aware else 0) | (0x20 if self.no64bit_atomics else 0),
-                NbAsymetricProcessingNodes=hw.engine_count,
-                InterruptMessageNumber=0,
-                MaxQueuedFlipOnVSync=self.max_queued_flips,
-                FlipCaps={"FlipOnVSyncWithNoWait": 1, "FlipInterval": 1},
-                # The coarsest granularity of the engines that run that kind of work (section 5.3).
-                GraphicsPreemptionGranularity=coarsest(False) if self.preemption_aware else 0,
-                ComputePreemptionGranularity=coarsest(True) if self.preemption_aware else 0,
-                SupportPerEngineTDR=self.per_engine_reset,
-            )
-        if Type == QUERY_SEGMENTS:
+        def coarsest(compute):
+            grans = [e.preemption for e in infos if (e.kind == "compute") == compute]
+            return GRANULARITY_CAPS[min(grans, key=_COARSEST.index)] if grans else 0
+
+        c = self._struct("DXGK_DRIVERCAPS")
+        c.HighestAcceptableAddress.QuadPart = (1 << 40) - 1  # system memory below LOCAL_BASE
+        c.MaxAllocationListSlotId = 64
+        c.InterruptMessageNumber = 0
+        c.MaxQueuedFlipOnVSync = hw.flip_queue_depth(0) if hw.display_count else 1
+        c.FlipCaps.FlipOnVSyncWithNoWait = 1
+        c.FlipCaps.FlipInterval = 1
+        sc = c.SchedulingCaps
+        sc.MultiEngineAware = 1 if self.multi_engine_aware else 0
+        if hasattr(sc, "PreemptionAware"):
+            sc.PreemptionAware = 1 if self.preemption_aware else 0
+            sc.CancelCommandAware = 1 if self.cancel_aware else 0
+        if hasattr(sc, "No64BitAtomics"):
+            sc.No64BitAtomics = 1 if self.no64bit_atomics else 0
+        mm = c.MemoryManagementCaps
+        if hasattr(mm, "VirtualAddressingSupported"):
+            mm.VirtualAddressingSupported = 1 if self.virtual_addressing else 0
+            mm.GpuMmuSupported = 1 if self.virtual_addressing else 0
+        mm.PagingNode = self.paging_node
+        c.GpuEngineTopology.NbAsymetricProcessingNodes = hw.engine_count
+        if hasattr(c, "WDDMVersion"):
+            c.WDDMVersion = int(wddm_version_of(self.version))
+        if hasattr(c, "PreemptionCaps"):
+            # The coarsest granularity of the engines that run that kind of work.
+            c.PreemptionCaps.GraphicsPreemptionGranularity = coarsest(False) if self.preemption_aware else 0
+            c.PreemptionCaps.ComputePreemptionGranularity = coarsest(True) if self.preemption_aware else 0
+            c.SupportPerEngineTDR = 1 if self.per_engine_reset else 0
+        return c
+
+    def _query_segments(self, a) -> int:
+        """DXGK_QUERYSEGMENTOUT: the count when pSegmentDescriptor is NULL, else the descriptors and
+        the paging buffers' sizes."""
+        out_cls = layout.ctype(RECORDS["DXGK_QUERYSEGMENTOUT"], self.arch, self.version)
+        if a.OutputDataSize < ctypes.sizeof(out_cls):
+            return int(NTSTATUS.STATUS_BUFFER_TOO_SMALL)
+        out = out_cls.from_buffer_copy(self.mem.read(a.pOutputData, ctypes.sizeof(out_cls)))
+        segments = self.hw.segments
+        if out.pSegmentDescriptor:
+            if out.NbSegment < len(segments):
+                return int(NTSTATUS.STATUS_BUFFER_TOO_SMALL)
             cls = layout.ctype(RECORDS["DXGK_SEGMENTDESCRIPTOR"], self.arch, self.version)
-            out = []
-            for seg in self.hw.segments:
+            blob = bytearray()
+            for seg in segments:
                 d = cls()
                 d.BaseAddress.QuadPart = seg.base
                 d.CpuTranslatedAddress.QuadPart = seg.cpu_base
@@ -352,24 +410,30 @@ class ReferenceDriver(WddmV2Ddi):
                 d.CommitLimit = seg.size
                 d.Flags.Aperture = 1 if seg.aperture else 0
                 d.Flags.CpuVisible = 1 if seg.cpu_visible else 0
-                out.append(d)
-            return out
-        raise ValueError(f"query type {Type!r} is not implemented")
+                blob += bytes(d)
+            self.mem.write(out.pSegmentDescriptor, bytes(blob))
+            out.PagingBufferSegmentId = 0  # contiguous system memory
+            out.PagingBufferSize = PAGING_BUFFER_SIZE
+            out.PagingBufferPrivateDataSize = PAGING_PRIVATE_SIZE
+        out.NbSegment = len(segments)
+        self.mem.write(a.pOutputData, bytes(out))
+        return SUCCESS
 
     def DxgkDdiGetNodeMetadata(self, hAdapter: int, NodeOrdinalAndAdapterIndex: int, pGetNodeMetadata) -> int:
-        """Each node's ``DXGK_ENGINE_TYPE`` (and friendly name when it is OTHER)."""
+        """Each node's ``DXGK_ENGINE_TYPE`` (and friendly name when it is OTHER) and, from WDDM 2.2,
+        its scheduling flags."""
         ordinal = NodeOrdinalAndAdapterIndex & 0xFFFF
         if not 0 <= ordinal < self.hw.engine_count:
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         kind = self.hw.engine_info(ordinal).kind
         etype, friendly = ENGINE_TYPES.get(kind, (0, kind.title()))
         pGetNodeMetadata.EngineType = etype
-        if self.hw_scheduling and hasattr(pGetNodeMetadata, "Flags"):
+        if self.hardware_scheduling_supported and hasattr(pGetNodeMetadata, "Flags"):
             pGetNodeMetadata.Flags.ContextSchedulingSupported = 1
             pGetNodeMetadata.Flags.RingBufferFenceRelease = 1 if self.fence_release[ordinal] else 0
             pGetNodeMetadata.Flags.MaxInFlightHwQueueBuffers = self.max_in_flight[ordinal]
         if hasattr(pGetNodeMetadata, "GpuMmuSupported"):
-            pGetNodeMetadata.GpuMmuSupported = 1
+            pGetNodeMetadata.GpuMmuSupported = 1 if self.virtual_addressing else 0
         name = pGetNodeMetadata.FriendlyName  # WCHAR[32], zero-terminated
         for i in range(len(name)):
             name[i] = ord(friendly[i]) if i < len(friendly) else 0
@@ -412,6 +476,9 @@ class ReferenceDriver(WddmV2Ddi):
         if ctx is None:
             return int(NTSTATUS.STATUS_INVALID_HANDLE)
         ctx.device.contexts.remove(hContext)
+        if self._resume:
+            for key in [k for k in self._resume if k[0] == hContext]:
+                del self._resume[key]
         return SUCCESS
 
     def DxgkDdiCancelCommand(self, hAdapter: int, pCancelCommand) -> int:
@@ -437,14 +504,15 @@ class ReferenceDriver(WddmV2Ddi):
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
         mem = self.mem
         data = mem.read(pRender.pCommand, n)
-        count = 0
+        starts = []  # each command's offset in the command buffer (split points, rule 30)
         try:
             for cmd in C.iter_commands(data):
                 if cmd.opcode not in USER_OPCODES:
                     return int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
-                count += 1
+                starts.append(cmd.offset)
         except C.CommandError:
             return int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
+        count = len(starts)
         dma = pRender.pDmaBuffer
         dma_start = pRender.DmaBufferPhysicalAddress.QuadPart
         mem.write(dma, data)
@@ -458,18 +526,23 @@ class ReferenceDriver(WddmV2Ddi):
             asize = ctypes.sizeof(self._alist)
             base_off = dma - dma_start if dma_start else 0
             raw = mem.read(pRender.pPatchLocationListIn, nin * psize)
-            out = bytearray()
+            out = []
             for i in range(nin):
                 pl = self._plist.from_buffer_copy(raw, i * psize)
                 if pl.AllocationIndex >= pRender.AllocationListSize or pl.PatchOffset + 8 > n:
                     return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+                # The split point of an allocation is the start of the command that uses it: the
+                # buffer can run up to there without it (Microsoft's "Splitting a DMA buffer").
+                pl.SplitOffset = base_off + starts[bisect_right(starts, pl.PatchOffset) - 1]
                 pl.PatchOffset += base_off
-                out += bytes(pl)
+                out.append(pl)
                 al = self._alist.from_buffer_copy(mem.read(pRender.pAllocationList + pl.AllocationIndex * asize, asize))
                 if al.SegmentId:
                     # Pre-patch: the OS may skip DxgkDdiPatch for this buffer (section 2.8).
                     mem.write_u64(dma + pl.PatchOffset - base_off, al.PhysicalAddress.QuadPart + pl.AllocationOffset)
-            mem.write(pRender.pPatchLocationListOut, bytes(out))
+            # In the order the stream uses the allocations (rule 30), whatever the input order.
+            out.sort(key=lambda pl: pl.SplitOffset)
+            mem.write(pRender.pPatchLocationListOut, b"".join(bytes(pl) for pl in out))
             pRender.pPatchLocationListOut += nin * psize
         if pRender.pDmaBufferPrivateData and pRender.DmaBufferPrivateDataSize >= _PRIVATE.size:
             mem.write(pRender.pDmaBufferPrivateData, _PRIVATE.pack(PRIVATE_MAGIC, hContext & 0xFFFFFFFF, n, count))
@@ -568,6 +641,7 @@ class ReferenceDriver(WddmV2Ddi):
             pl = self._plist()
             pl.AllocationIndex = index
             pl.PatchOffset = base_off + offset
+            pl.SplitOffset = base_off  # the one command of the present uses both allocations
             out += bytes(pl)
             al = self._alist.from_buffer_copy(mem.read(pPresent.pAllocationList + index * asize, asize))
             if al.SegmentId:
@@ -631,8 +705,10 @@ class ReferenceDriver(WddmV2Ddi):
             ordinal = 0
         elif self._submit_has_node:
             ordinal = a.NodeOrdinal
-        else:
+        elif a.hContext:
             ordinal = self._node_of(a.hContext)
+        else:
+            ordinal = self.paging_node  # a paging submission without a context (before Windows 8)
         if not 0 <= ordinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         node = self.nodes[ordinal]
@@ -652,7 +728,8 @@ class ReferenceDriver(WddmV2Ddi):
         packet = self._switch_root(node, 0)
         fence = C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
         if length and not a.Flags.NullRendering:
-            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferPhysicalAddress.QuadPart + start, length)
+            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferPhysicalAddress.QuadPart + start, length,
+                                        owner=a.hContext)
         packet += fence
         if not self._ring_write(node, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
@@ -661,12 +738,13 @@ class ReferenceDriver(WddmV2Ddi):
         self.hw.doorbell(node.ordinal, node.wptr)
         return SUCCESS
 
-    def _buffer_call(self, node: _Node, fence: int, address: int, length: int, root: int = 0) -> bytes:
+    def _buffer_call(self, node: _Node, fence: int, address: int, length: int, root: int = 0,
+                     owner: int = 0) -> bytes:
         """The ring commands that run the buffer at ``address`` (physical, or virtual in the address
-        space ``root``, which the ring must be in): an INDIRECT to all of it, or for a buffer a
-        preemption stopped, the WORK it still owed and an INDIRECT to the commands not yet run.
-        Recorded as in flight."""
-        saved = self._resume.pop((root, address), None) if self._resume else None
+        space ``root``, which the ring must be in) for the context ``owner``: an INDIRECT to all of
+        it, or for a buffer a preemption stopped, the WORK it still owed and an INDIRECT to the
+        commands not yet run. Recorded as in flight."""
+        saved = self._resume.pop((owner, root, address), None) if self._resume else None
         if saved is None:
             offset = owed = 0
             packet = C.indirect(address, length)
@@ -674,7 +752,7 @@ class ReferenceDriver(WddmV2Ddi):
             offset, owed = saved
             packet = (C.work(owed) if owed else b"") + \
                 (C.indirect(address + offset, length - offset) if offset < length else b"")
-        node.inflight.append((fence, address, offset, owed, root))
+        node.inflight.append((fence, address, offset, owed, root, owner))
         return packet
 
     def _switch_root(self, node: _Node, root: int) -> bytes:
@@ -739,9 +817,6 @@ class ReferenceDriver(WddmV2Ddi):
                 self.faults_seen += 1
             if status & UNKNOWN_BIT:
                 self.unknown_causes += 1
-            if self._kept_private:
-                # The broken variant reads what it kept: the OS freed it when the call returned.
-                self.mem.read_u32(self._kept_private.pop())
             self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
             return True
         for node in self.nodes:
@@ -786,8 +861,10 @@ class ReferenceDriver(WddmV2Ddi):
         done = self._completed(node)
         st = self.hw.status(ordinal)
         if (st == mmio.IDLE or st == mmio.PREEMPTED) and done == node.last_submitted == node.last_reported:
-            # Everything submitted finished and was reported: the hardware is not asked (5.2).
+            # Everything submitted finished and was reported: the hardware is not asked; the
+            # preemption is reported from here, and the DPC lets the scheduler act on it.
             self.dxgk.DxgkCbSynchronizeExecution(self.dxgk.DeviceHandle, self._report_preempted, node, 0)
+            self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
         else:
             self.hw.preempt(ordinal)
         return SUCCESS
@@ -850,19 +927,20 @@ class ReferenceDriver(WddmV2Ddi):
         pf.FaultedVirtualAddress = fault.address
         pf.NodeOrdinal = node.ordinal
         pf.EngineOrdinal = 0
-        pf.FaultErrorCode.Value = 0  # general error code PAGE_FAULT
+        pf.FaultErrorCode.IsDeviceSpecificCode = 0
+        pf.FaultErrorCode.GeneralErrorCode = 0  # DXGK_GENERAL_ERROR_PAGE_FAULT
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
 
     def _keep_unfinished(self, node: _Node, saved) -> None:
         """The ring is about to be emptied: remember what the unfinished submissions still owe, so
         that the OS's resubmissions of them do only that. ``saved``: the engine's stop point inside
         the first one, or None."""
-        for i, (_fence, address, offset, owed, root) in enumerate(node.inflight):
+        for i, (_fence, address, offset, owed, root, owner) in enumerate(node.inflight):
             if i == 0 and saved is not None:
                 buf, pc, _end, left = saved
-                self._resume[(root, address)] = (offset if buf is None else buf - address + pc, left)
+                self._resume[(owner, root, address)] = (offset if buf is None else buf - address + pc, left)
             elif offset or owed:
-                self._resume[(root, address)] = (offset, owed)
+                self._resume[(owner, root, address)] = (offset, owed)
         node.inflight.clear()
 
     # -- recovery -----------------------------------------------------------------------------------------
@@ -872,6 +950,18 @@ class ReferenceDriver(WddmV2Ddi):
         if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         a.DependentNodeOrdinalMask = 1 << a.NodeOrdinal
+        return SUCCESS
+
+    def DxgkDdiQueryEngineStatus(self, hAdapter: int, pQueryEngineStatus) -> int:
+        """Responsive unless the node's engine has left a preemption request unanswered or stopped on
+        a fault (the register interface shows no finer progress than that)."""
+        a = pQueryEngineStatus
+        if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
+            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
+        node = self.nodes[a.NodeOrdinal]
+        st = self.hw.status(node.ordinal)
+        a.EngineStatus.Value = 0
+        a.EngineStatus.Responsive = 0 if st == mmio.FAULTED or (node.preempt_fence and st != mmio.PREEMPTED) else 1
         return SUCCESS
 
     def DxgkDdiResetEngine(self, hAdapter: int, pResetEngine) -> int:

@@ -151,7 +151,8 @@ class WddmV2Ddi:
         if a.DmaBufferSize and not a.Flags.NullRendering:
             root = self.roots.get(a.hContext, 0)
             packet += self._switch_root(node, root)
-            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferVirtualAddress, a.DmaBufferSize, root)
+            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferVirtualAddress, a.DmaBufferSize, root,
+                                        owner=a.hContext)
         # The fence slot is kernel memory: written with physical addressing.
         packet += self._switch_root(node, 0) + C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
         if not self._ring_write(node, packet):
@@ -233,6 +234,9 @@ class WddmV2Ddi:
         quantum = [a.processQuantumForBand[i] * 100 for i in range(4)]
         pgrace = [a.processGracePeriodForBand[i] * 100 for i in range(4)]
         self.bands = (grace, quantum, pgrace, a.targetNormalBandPercentage)
+        # The OS runs this adapter with hardware scheduling: from now on the GPU's scheduler owns
+        # the engines' rings (the ones DxgkDdiStartDevice programmed are never rung).
+        self.hw_scheduling = True
         for i in range(self.hw.engine_count):
             self.hw.sched_bands(i, grace, quantum, pgrace, a.targetNormalBandPercentage)
         return SUCCESS
@@ -259,9 +263,6 @@ class WddmV2Ddi:
             self.reads_of_private_data += 1
             if self.mem.read_u32(a.pDmaBufferPrivateData) != self.PRIVATE_MAGIC:
                 return INVALID
-            if self.keep_private_data:
-                # A deliberately broken driver for tests: it keeps the pointer for its DPC.
-                self._kept_private.append(a.pDmaBufferPrivateData)
         node = q.context.node
         packet = C.indirect(a.DmaBufferVirtualAddress, a.DmaBufferSize)
         if self.fence_release[node]:
@@ -421,6 +422,7 @@ class WddmV2Ddi:
         pf.FaultedPipelineStage = 0
         pf.FaultedBindTableEntry = 0
         pf.PageFaultFlags = flags
-        pf.PageTableLevel = fault.level
-        pf.FaultErrorCode.Value = 0
+        pf.PageTableLevel = fault.level or 0  # None: not a page-table fault (a fatal hardware error)
+        pf.FaultErrorCode.IsDeviceSpecificCode = 0
+        pf.FaultErrorCode.GeneralErrorCode = 0  # DXGK_GENERAL_ERROR_PAGE_FAULT
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)

@@ -7,7 +7,7 @@ simulator consumes, and :mod:`.loader` turns a file into a validated :class:`Sce
 
 from .loader import ScenarioError, load_scenario, parse_scenario, scenario_from_dict
 from .schema import Scenario
-from .units import format_duration, parse_duration, parse_size
+from ..units import format_duration, parse_duration, parse_size
 
 __all__ = [
     "Scenario",

@@ -44,9 +44,10 @@ class ScenarioError(Exception):
 def load_scenario(path: str | Path) -> Scenario:
     """Read, parse and validate the scenario file at ``path``.
 
-    An empty ``name`` becomes the file's stem (``games/shooter.toml`` -> ``shooter``). Raises
-    :class:`ScenarioError` when the file cannot be read, is not valid TOML, or describes an invalid
-    scenario.
+    An empty ``name`` becomes the file's stem (``games/shooter.toml`` -> ``shooter``). A driver named
+    by a relative file path (``driver = "drivers/mine.py:MyDriver"``) is found next to the scenario
+    file. Raises :class:`ScenarioError` when the file cannot be read, is not valid TOML, or
+    describes an invalid scenario.
     """
     source = str(path)
     try:
@@ -58,7 +59,13 @@ def load_scenario(path: str | Path) -> Scenario:
     except UnicodeDecodeError as exc:
         reason = f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
         raise ScenarioError(source, [f"{source}: cannot read: {reason}"]) from None
-    return parse_scenario(text, source)
+    scenario = parse_scenario(text, source)
+    spec = scenario.driver.class_
+    if spec and ":" in spec:
+        where, _, name = spec.rpartition(":")
+        if (where.endswith(".py") or "/" in where) and not Path(where).is_absolute():
+            scenario.driver.class_ = f"{(Path(path).parent / where).resolve()}:{name}"
+    return scenario
 
 
 def parse_scenario(text: str, source: str = "<string>") -> Scenario:

@@ -8,7 +8,7 @@ the TOML keys, one for one, and the simulator reads these models directly.
 Three layers of checking happen here:
 
 * per field: types (strict, so ``"5"`` is not an integer), ranges, enumerations, and the unit
-  syntax of durations and sizes (:mod:`wddmsim.scenario.units`), which arrive as ``int``
+  syntax of durations and sizes (:mod:`wddmsim.units`), which arrive as ``int``
   nanoseconds and bytes;
 * per adapter: names that must be unique and the node and segment kinds an adapter must have;
 * per scenario, once every field is valid: contexts naming nodes that exist and names that must
@@ -22,7 +22,7 @@ locations; :mod:`wddmsim.scenario.loader` unpacks them into one message each.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Literal, Union, get_args
+from typing import Any, Annotated, Literal, Union, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -30,7 +30,7 @@ from pydantic_core import PydanticCustomError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.ddi.versions import VERSIONS
 
-from .units import format_size, parse_duration, parse_size
+from ..units import format_size, parse_duration, parse_size
 
 __all__ = [
     "CONFLICT_ERROR",
@@ -134,12 +134,6 @@ class ScenarioModel(BaseModel):
 # --------------------------------------------------------------------------------------- adapter
 
 
-def _check_ring_size(value: int | None) -> int | None:
-    if value is not None and (value < _PAGE or value & (value - 1)):
-        raise ValueError(f"must be a power of two and at least 4096 bytes, got {value}")
-    return value
-
-
 class CpuCost(ScenarioModel):
     """CPU time the kernel-mode side spends in each driver callback, charged to the simulated
     CPU whenever the callback runs. Every cost may be zero."""
@@ -152,6 +146,14 @@ class CpuCost(ScenarioModel):
     present: Duration = _ns("5us")  #: queuing a present (flip or blit)
 
 
+def _moved(key: str, where: str = ""):
+    """A former adapter key, now the driver's: any value is an error saying where it goes."""
+    def refuse(value):
+        raise ValueError(f"the driver's setting now, not the adapter's: write it in the [driver] table as "
+                         f"{where}{key} (the OS learns it from the driver's DXGK_DRIVERCAPS and node metadata)")
+    return Annotated[Any, BeforeValidator(refuse), Field(default=None, exclude=True)]
+
+
 class Node(ScenarioModel):
     """One GPU engine the scheduler sees as a node with its own hardware queue."""
 
@@ -159,8 +161,6 @@ class Node(ScenarioModel):
     engine: EngineKind
     #: packets the hardware queue holds; None takes the adapter's ``hw_queue_depth``
     hw_queue_depth: int | None = Field(default=None, ge=1, le=64)
-    #: bytes of the node's command ring; None takes the adapter's ``ring_size``
-    ring_size: Size | None = None
     #: bytes per nanosecond the engine moves in fill and copy commands
     copy_bandwidth: float = Field(default=16.0, gt=0, allow_inf_nan=False)
     #: time the engine spends fetching and decoding one command packet
@@ -170,17 +170,10 @@ class Node(ScenarioModel):
     #: "interval" (stops a WORK command at the next multiple of preemption_interval)
     preemption: Literal["none", "dma_buffer", "primitive", "interval"] = "dma_buffer"
     preemption_interval: Duration = Field(default=_ns("100us"), gt=0)
-    #: hardware scheduling: DXGK_NODEMETADATA_FLAGS.RingBufferFenceRelease (false: a buffer's own
-    #: last instruction writes its progress fence; true: the driver writes it once the engine has
-    #: left the buffer)
-    ring_buffer_fence_release: bool = False
-    #: hardware scheduling: DXGK_NODEMETADATA_FLAGS.MaxInFlightHwQueueBuffers (0: no limit)
-    max_in_flight_hw_queue_buffers: int = Field(default=0, ge=0, le=0xFFFF)
-
-    @field_validator("ring_size")
-    @classmethod
-    def _ring_shape(cls, value: int | None) -> int | None:
-        return _check_ring_size(value)
+    # Moved to the driver's settings ([driver.engines.<name>]):
+    ring_size: _moved("ring_size", "engines.<node name>.")
+    ring_buffer_fence_release: _moved("ring_buffer_fence_release", "engines.<node name>.")
+    max_in_flight_hw_queue_buffers: _moved("max_in_flight_hw_queue_buffers", "engines.<node name>.")
 
 
 class Segment(ScenarioModel):
@@ -249,27 +242,19 @@ class Bands(ScenarioModel):
 
 
 class Adapter(ScenarioModel):
-    """The display adapter and its miniport driver."""
+    """The display adapter: the GPU (its nodes, segments and displays) and the OS's settings for it
+    (scheduling, GPU virtual addressing, VidSch's queue depth, modelled CPU costs). The driver's own
+    settings are in the scenario's ``[driver]`` table: the OS learns the driver's capabilities from
+    the driver, at adapter start."""
 
-    ddi_version: str = "wddm2_0"
-    multi_engine_aware: bool = True
+    #: packets each node's hardware queue holds (VidSch)
     hw_queue_depth: int = Field(default=2, ge=1, le=64)
-    ring_size: Size = 65536
-    dma_buffer_size: Size = 65536
     cpu_cost: CpuCost = Field(default_factory=CpuCost)
-    #: DXGK_VIDSCHCAPS.PreemptionAware; unset: true for a multiple-engine-aware driver of WDDM 1.2
-    #: (win8) or later, the Windows 8 preemption model
-    preemption_aware: bool | None = None
-    #: DXGK_DRIVERCAPS.SupportPerEngineTDR; unset: true for a multiple-engine-aware driver of WDDM 1.2
-    #: or later
-    per_engine_reset: bool | None = None
-    #: DXGK_VIDSCHCAPS.CancelCommandAware; unset: true for a multiple-engine-aware driver of WDDM 1.2
-    #: or later (DXGKARG_CANCELCOMMAND exists from the Windows 8 headers)
-    cancel_aware: bool | None = None
     #: the VidPn sources: one display per entry, its refresh rate in Hz
     displays: list[Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]] = Field(
         default_factory=lambda: [60.0], min_length=1, max_length=16)
-    #: DXGK_DRIVERCAPS.MaxQueuedFlipOnVSync: flips that may wait for a vsync at once per source
+    #: the display controller's pending-flip registers per source (what a driver reports as
+    #: DXGK_DRIVERCAPS.MaxQueuedFlipOnVSync)
     max_queued_flips: int = Field(default=1, ge=1, le=16)
     #: every submission sets Flags.NullRendering: an infinitely fast GPU, leaving the submission
     #: path's own cost
@@ -278,39 +263,25 @@ class Adapter(ScenarioModel):
     segments: list[Segment] = Field(default_factory=_default_segments)
     #: "software": the OS's scheduler picks packets (DxgkDdiSubmitCommand, or
     #: DxgkDdiSubmitCommandVirtual with gpu_va); "hardware": WDDM 2.x hardware scheduling with GPU
-    #: virtual addresses, hardware queues and monitored fences (DxgkDdiSubmitCommandToHwQueue;
-    #: needs ddi_version wddm2_5 or later)
+    #: virtual addresses, hardware queues and monitored fences (DxgkDdiSubmitCommandToHwQueue; the
+    #: driver must report ContextSchedulingSupported on every node, WDDM 2.5 or later)
     scheduling: Literal["software", "hardware"] = "software"
     #: GPU virtual addressing (WDDM 2.0 GpuMmu): per-process page tables, command buffers at GPU
-    #: virtual addresses submitted through DxgkDdiSubmitCommandVirtual, monitored fences. Unset:
-    #: on with hardware scheduling (which needs it), off otherwise
+    #: virtual addresses submitted through DxgkDdiSubmitCommandVirtual, monitored fences (the
+    #: driver must report VirtualAddressingSupported). Unset: on with hardware scheduling (which
+    #: needs it), off otherwise
     gpu_va: bool | None = None
-    #: DXGK_VIDSCHCAPS.No64BitAtomics: the GPU updates monitored fences 32 bits at a time; the OS
-    #: extends the values to 64 bits and keeps outstanding values within UINT_MAX/2 (GPU VA only)
-    no64bit_atomics: bool = False
     #: hardware scheduling: the priority bands' grace periods and quanta
     bands: Bands = Field(default_factory=Bands)
-
-    @field_validator("ddi_version")
-    @classmethod
-    def _known_version(cls, value: str) -> str:
-        if value not in DDI_VERSION_NAMES:
-            raise ValueError(
-                f"unknown DDI version {value!r}; expected one of: {', '.join(DDI_VERSION_NAMES)}"
-            )
-        return value
-
-    @field_validator("ring_size")
-    @classmethod
-    def _ring_shape(cls, value: int | None) -> int | None:
-        return _check_ring_size(value)
-
-    @field_validator("dma_buffer_size")
-    @classmethod
-    def _dma_pages(cls, value: int) -> int:
-        if value < _PAGE or value % _PAGE:
-            raise ValueError(f"must be a multiple of 4096 bytes and at least 4096, got {value}")
-        return value
+    # Moved to the driver's settings ([driver]):
+    ddi_version: _moved("ddi_version")
+    multi_engine_aware: _moved("multi_engine_aware")
+    ring_size: _moved("ring_size")
+    dma_buffer_size: _moved("dma_buffer_size")
+    preemption_aware: _moved("preemption_aware")
+    per_engine_reset: _moved("per_engine_reset")
+    cancel_aware: _moved("cancel_aware")
+    no64bit_atomics: _moved("no64bit_atomics")
 
     @model_validator(mode="after")
     def _consistent(self) -> Adapter:
@@ -338,27 +309,9 @@ class Adapter(ScenarioModel):
             problems.append(
                 (("nodes",), "an adapter needs exactly one node with engine '3d', found none")
             )
-        from ..ddi.versions import ddi_version
-        version = ddi_version(self.ddi_version).value
-        if self.scheduling == "hardware":
-            if version < ddi_version("wddm2_5").value:
-                problems.append((("scheduling",), f"hardware scheduling needs ddi_version wddm2_5 or later "
-                                                  f"(DxgkDdiSignalMonitoredFence, DxgkDdiPresentToHwQueue, "
-                                                  f"RingBufferFenceRelease), got {self.ddi_version!r}"))
-            if not self.multi_engine_aware:
-                problems.append((("scheduling",), "hardware scheduling needs a multiple-engine-aware driver"))
-            if self.gpu_va is False:
-                problems.append((("gpu_va",), "hardware scheduling always uses GPU virtual addresses; "
-                                              "remove gpu_va = false or use scheduling = \"software\""))
-        elif self.no64bit_atomics and not self.gpu_va:
-            problems.append((("no64bit_atomics",), "No64BitAtomics is about monitored fences, which need GPU "
-                                                   "virtual addressing (gpu_va = true or hardware scheduling)"))
-        elif self.gpu_va:
-            if version < ddi_version("wddm2_0").value:
-                problems.append((("gpu_va",), f"GPU virtual addressing needs ddi_version wddm2_0 or later "
-                                              f"(DxgkDdiSubmitCommandVirtual), got {self.ddi_version!r}"))
-            if not self.multi_engine_aware:
-                problems.append((("gpu_va",), "GPU virtual addressing needs a multiple-engine-aware driver"))
+        if self.scheduling == "hardware" and self.gpu_va is False:
+            problems.append((("gpu_va",), "hardware scheduling always uses GPU virtual addresses; "
+                                          "remove gpu_va = false or use scheduling = \"software\""))
         first_segment: dict[str, int] = {}
         for i, segment in enumerate(self.segments):
             if segment.name in first_segment:
@@ -794,6 +747,28 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
     return problems
 
 
+class Driver(BaseModel):
+    """The ``[driver]`` table: which driver drives the adapter (``class``: ``"package.module:Class"``
+    or ``"path/to/file.py:Class"``; default the reference driver) and its settings, every other key,
+    which the driver's own ``Settings`` model validates when the run is built. ``driver =
+    "mypkg.mod:MyDriver"`` (a string) names the class with no settings."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    class_: str | None = Field(default=None, alias="class", min_length=1)
+
+    @property
+    def settings(self) -> dict:
+        """Every key but ``class``: the driver's settings table."""
+        return dict(self.model_extra or {})
+
+
+def _driver_table(value):
+    if isinstance(value, str):
+        return {"class": value}
+    return value
+
+
 class Scenario(ScenarioModel):
     """A whole scenario file."""
 
@@ -805,6 +780,8 @@ class Scenario(ScenarioModel):
     #: virtual time to simulate
     duration: Duration = Field(default=_ns("1s"), gt=0)
     adapter: Adapter = Field(default_factory=Adapter)
+    #: the driver and its settings (the reference driver with its defaults when absent)
+    driver: Annotated[Driver, BeforeValidator(_driver_table)] = Field(default_factory=Driver)
     scheduler: Scheduler = Field(default_factory=Scheduler)
     tdr: Tdr = Field(default_factory=Tdr)
     fault: list[Fault] = Field(default_factory=list)

@@ -29,8 +29,8 @@ Spec: DESIGN.md section 6; anchors.md part (b).
 from __future__ import annotations
 
 from ..ddi.ntstatus import NTSTATUS, status_name
-from ..dxgkrnl.adapter import ApiError
-from ..gpu import commands as C
+from ..dxgkrnl.errors import ApiError
+from ..umd import Copy, Fill, Target, Work
 
 DEVICE_REMOVED = int(NTSTATUS.STATUS_DEVICE_REMOVED)
 
@@ -39,25 +39,19 @@ SURFACE_H = 128
 SURFACE_BYTES = SURFACE_W * SURFACE_H * 4
 
 
-def work_buffer(ns: int) -> bytes:
-    """A command buffer of one WORK packet."""
-    return C.work(max(0, int(ns)))
-
-
 def _jittered(rng, work: int, jitter: float) -> int:
     if not jitter:
         return work
     return max(0, round(work * (1.0 + rng.uniform(-jitter, jitter))))
 
 
-def _present(kmt, ctx, w, surfaces, frame):
+def _present(rt, ctx, w, surfaces, frame):
     """The frame's present, as ``w.present_mode`` says (generator; returns the packet's seq)."""
+    kmt = rt.kmt
     back, primary, second = surfaces
     mode = w.present_mode
     if mode == "composed":
-        cmd = C.copy(0, 0, SURFACE_BYTES)
-        seq = yield from kmt.PresentComposed(ctx, cmd, (back, primary), ((0, C.COPY_SRC, 0), (1, C.COPY_DST, 0)),
-                                             w.vidpn_source)
+        seq = yield from rt.present_composed(ctx, back, primary, SURFACE_BYTES, w.vidpn_source)
         return seq
     if mode == "blt":
         seq = yield from kmt.Present(ctx, back, primary, SURFACE_W, SURFACE_H, "blt", 1, w.vidpn_source)
@@ -68,7 +62,8 @@ def _present(kmt, ctx, w, surfaces, frame):
     return seq
 
 
-def frame_loop(kmt, ctx, w, rng, surfaces):
+def frame_loop(rt, ctx, w, rng, surfaces):
+    kmt = rt.kmt
     sim = kmt.sim
     period = round(1e9 / w.fps)
     if w.start:
@@ -83,9 +78,9 @@ def frame_loop(kmt, ctx, w, rng, surfaces):
             yield kmt.WaitForPacket(ctx, last_of_frame[behind - 1])
         seq = 0
         for _ in range(w.packets_per_frame):
-            seq = yield from kmt.Render(ctx, work_buffer(_jittered(rng, w.work, w.jitter)))
+            seq = yield from rt.submit(ctx, (Work(_jittered(rng, w.work, w.jitter)),))
         if w.present:
-            seq = yield from _present(kmt, ctx, w, surfaces, frame)
+            seq = yield from _present(rt, ctx, w, surfaces, frame)
         last_of_frame.append(seq)
         next_slot += period
         if next_slot > sim.now:
@@ -95,32 +90,31 @@ def frame_loop(kmt, ctx, w, rng, surfaces):
             next_slot = sim.now
 
 
-def compute_batch(kmt, ctx, w, rng):
+def compute_batch(rt, ctx, w, rng):
     if w.start:
         yield w.start
     n = 0
-    buf = work_buffer(w.work)
+    ops = (Work(w.work),)
     while w.count is None or n < w.count:
         n += 1
         seq = 0
         for _ in range(w.batch):
-            seq = yield from kmt.Render(ctx, buf)
+            seq = yield from rt.submit(ctx, ops)
         if w.sync:
-            yield kmt.WaitForPacket(ctx, seq)
+            yield rt.kmt.WaitForPacket(ctx, seq)
         if w.interval:
             yield w.interval
 
 
-def copy_stream(kmt, ctx, w, rng, allocations):
+def copy_stream(rt, ctx, w, rng, allocations):
     src, dst = allocations
     if w.start:
         yield w.start
-    cmd = C.copy(0, 0, w.size)
-    patches = ((0, C.COPY_SRC, 0), (1, C.COPY_DST, 0))
+    ops = (Copy(Target(src), Target(dst), w.size),)
     n = 0
     while w.count is None or n < w.count:
         n += 1
-        yield from kmt.Render(ctx, cmd, (src, dst), patches)
+        yield from rt.submit(ctx, ops)
         yield w.interval
 
 
@@ -129,7 +123,7 @@ def pattern_of(index: int) -> int:
     return 0xA5000000 | (index * 0x10101) & 0xFFFFFF
 
 
-def memory_pressure(kmt, ctx, w, rng, allocations):
+def memory_pressure(rt, ctx, w, rng, allocations):
     if w.start:
         yield w.start
     n = 0
@@ -138,49 +132,47 @@ def memory_pressure(kmt, ctx, w, rng, allocations):
         n += 1
         picked = [(turn + k) % w.allocations for k in range(w.touch)]
         turn = (turn + w.touch) % w.allocations
-        cmd = b"".join(C.fill(0, w.size, pattern_of(i)) for i in picked) + work_buffer(w.work)
-        fill_len = len(C.fill(0, 4, 0))
-        patches = tuple((k, k * fill_len + C.FILL_DST, 0) for k in range(w.touch))
-        yield from kmt.Render(ctx, cmd, tuple(allocations[i] for i in picked), patches)
+        ops = tuple(Fill(Target(allocations[i]), w.size, pattern_of(i)) for i in picked) + (Work(w.work),)
+        yield from rt.submit(ctx, ops)
         if w.interval:
             yield w.interval
 
 
-def bursty(kmt, ctx, w, rng):
+def bursty(rt, ctx, w, rng):
     if w.start:
         yield w.start
     n = 0
-    buf = work_buffer(w.work)
+    ops = (Work(w.work),)
     while w.count is None or n < w.count:
         n += 1
         for _ in range(w.burst):
-            yield from kmt.Render(ctx, buf)
+            yield from rt.submit(ctx, ops)
         yield max(1, round(rng.expovariate(1.0 / w.mean_gap)))
 
 
-def script(kmt, ctx, w, rng):
-    sim = kmt.sim
+def script(rt, ctx, w, rng):
+    sim = rt.sim
     base = sim.now + w.start
     for p in sorted(w.packets, key=lambda p: p.at):
         t = base + p.at
         if t > sim.now:
             yield t - sim.now
         for _ in range(p.repeat):
-            yield from kmt.Render(ctx, work_buffer(p.work), null_rendering=p.null_rendering)
+            yield from rt.submit(ctx, (Work(p.work),), null_rendering=p.null_rendering)
 
 
-def chain(kmt, ctx, w, rng, fence):
+def chain(rt, ctx, w, rng, fence):
     if w.start:
         yield w.start
-    buf = work_buffer(w.work)
+    ops = (Work(w.work),)
     base = fence.initial
     for j in range(w.count):
         k = base + w.position + j * w.members
         if w.wait == "os":
-            kmt.WaitForSynchronizationObjectFromGpu(ctx, fence, k)
-            yield from kmt.Render(ctx, buf, signal=(fence, k + 1))
+            rt.kmt.WaitForSynchronizationObjectFromGpu(ctx, fence, k)
+            yield from rt.submit(ctx, ops, signal=(fence, k + 1))
         else:
-            yield from kmt.Render(ctx, buf, wait=(fence, k), signal=(fence, k + 1))
+            yield from rt.submit(ctx, ops, wait=(fence, k), signal=(fence, k + 1))
 
 
 def _until_removed(sim, ctx, gen):
@@ -196,32 +188,35 @@ def _until_removed(sim, ctx, gen):
         return None
 
 
-def start_workload(kmt, ctx, w, rng, fences=None):
-    """Start the process for workload ``w`` (a scenario workload model) on ``ctx``; ``fences``:
-    the scenario's monitored fences by name."""
+def start_workload(rt, ctx, w, rng, fences=None):
+    """Start the process for workload ``w`` (a scenario workload model) on ``ctx`` through the
+    runtime ``rt`` (:class:`~wddmsim.workloads.runtime.Runtime`); ``fences``: the scenario's
+    monitored fences by name."""
+    kmt = rt.kmt
     sim = kmt.sim
     kind = w.kind
     if kind == "frame_loop":
         dev = ctx.device
         surfaces = [kmt.CreateAllocation(dev, SURFACE_BYTES), kmt.CreateAllocation(dev, SURFACE_BYTES)]
         surfaces.append(kmt.CreateAllocation(dev, SURFACE_BYTES) if w.present_mode.startswith("flip") else None)
-        gen = frame_loop(kmt, ctx, w, rng, surfaces)
+        gen = frame_loop(rt, ctx, w, rng, surfaces)
     elif kind == "compute_batch":
-        gen = compute_batch(kmt, ctx, w, rng)
+        gen = compute_batch(rt, ctx, w, rng)
     elif kind == "copy_stream":
         dev = ctx.device
         allocs = (kmt.CreateAllocation(dev, w.size), kmt.CreateAllocation(dev, w.size))
-        gen = copy_stream(kmt, ctx, w, rng, allocs)
+        ctx.workload_allocations = allocs
+        gen = copy_stream(rt, ctx, w, rng, allocs)
     elif kind == "memory_pressure":
         allocs = [kmt.CreateAllocation(ctx.device, w.size, w.segment) for _ in range(w.allocations)]
         ctx.workload_allocations = allocs
-        gen = memory_pressure(kmt, ctx, w, rng, allocs)
+        gen = memory_pressure(rt, ctx, w, rng, allocs)
     elif kind == "bursty":
-        gen = bursty(kmt, ctx, w, rng)
+        gen = bursty(rt, ctx, w, rng)
     elif kind == "script":
-        gen = script(kmt, ctx, w, rng)
+        gen = script(rt, ctx, w, rng)
     elif kind == "chain":
-        gen = chain(kmt, ctx, w, rng, fences[w.fence])
+        gen = chain(rt, ctx, w, rng, fences[w.fence])
     else:
         raise ValueError(f"unknown workload kind {kind!r}")
     return sim.process(_until_removed(sim, ctx, gen))

@@ -6,15 +6,15 @@ carries what the caller knows around the structure (unknown facts leave their ru
 ``RULES`` maps each rule number to its :class:`Rule`; ``rules_for`` lists a structure's rules.
 
 Modules: :mod:`.core` (machinery), :mod:`.submit`, :mod:`.patch`, :mod:`.preempt`,
-:mod:`.interrupt`, :mod:`.hwqueue`, :mod:`.hwsched`, :mod:`.caps`, :mod:`.paging` (one per area; each names
-its spec sections).
+:mod:`.interrupt`, :mod:`.hwqueue`, :mod:`.hwsched`, :mod:`.caps`, :mod:`.paging`, :mod:`.answers` (one per area;
+each names its spec sections).
 
 Spec: ddi-facts.md section 13 and the sections each rule cites.
 """
 
 from __future__ import annotations
 
-from . import caps, hwqueue, hwsched, interrupt, paging, patch, preempt, submit  # noqa: F401  (registers the rules)
+from . import answers, caps, hwqueue, hwsched, interrupt, paging, patch, preempt, submit  # noqa: F401  (registers the rules)
 from .core import RULES, Facts, Rule, Violation, check, rule, rules_for
 
 __all__ = ["RULES", "Facts", "Rule", "Violation", "check", "rule", "rules_for"]

@@ -209,6 +209,8 @@ def rule(number: int, name: str, section: str, structs: tuple[str, ...] = ()):
             return out
 
         run.__name__ = fn.__name__
+        run.__qualname__ = fn.__qualname__
+        run.__module__ = fn.__module__
         run.__doc__ = fn.__doc__
         RULES[number] = Rule(number, name, section, tuple(structs), _summary(fn.__doc__), run)
         _by_struct.clear()

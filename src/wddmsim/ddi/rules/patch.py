@@ -104,9 +104,15 @@ def patch_range_in_list(obj, facts: Facts):
 
 @rule(30, "SplitOffsetsIncreasing", "2.9", structs=(PATCH,))
 def split_offsets_increasing(obj, facts: Facts):
-    """SplitOffset values in the processed part of a patch-location list are strictly increasing.
+    """SplitOffset values in the processed part of a patch-location list increase along the list:
+    allocations appear in the order the DMA stream uses them; the elements of one split point share
+    its value.
 
-    Judged over ``facts.patch_locations[PatchLocationListSubmissionStart:+Length]``."""
+    Judged over ``facts.patch_locations[PatchLocationListSubmissionStart:+Length]``. Microsoft's
+    "Splitting a DMA buffer" calls the elements "strictly increasing (that is, allocations must
+    appear in the order in which they are used in the stream)" and, two paragraphs on, speaks of
+    "each patch-location list element that shares the same SplitOffset value with other elements"
+    (the allocations a split point reprograms): a value may repeat, never go down."""
     locs = facts.patch_locations
     if not locs:
         return None
@@ -115,10 +121,10 @@ def split_offsets_increasing(obj, facts: Facts):
     prev = None
     for i in range(start, min(end, len(locs))):
         split = locs[i].SplitOffset
-        if prev is not None and split <= prev:
+        if prev is not None and split < prev:
             return [
-                f"pPatchLocationList[{i}].SplitOffset is {split} but must be > pPatchLocationList[{i - 1}]"
-                f".SplitOffset ({prev}): SplitOffset values must strictly increase"
+                f"pPatchLocationList[{i}].SplitOffset is {split} but must be >= pPatchLocationList[{i - 1}]"
+                f".SplitOffset ({prev}): allocations appear in the order the DMA buffer uses them"
             ]
         prev = split
     return None

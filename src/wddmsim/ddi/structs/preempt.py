@@ -1,11 +1,14 @@
 """Preemption and recovery requests: ``DXGKARG_PREEMPTCOMMAND`` and its flags,
-``DXGKARG_RESETENGINE``, ``DXGKARG_QUERYDEPENDENTENGINEGROUP`` and ``DXGKARG_QUERYCURRENTFENCE``.
+``DXGKARG_RESETENGINE``, ``DXGKARG_QUERYDEPENDENTENGINEGROUP``, ``DXGKARG_QUERYENGINESTATUS`` with
+``DXGK_ENGINESTATUS``, and ``DXGKARG_QUERYCURRENTFENCE``.
 
-Spec: ddi-facts.md sections 4.5, 5.2, 10.3. ``DXGKARG_RESETENGINE`` and
-``DXGKARG_QUERYDEPENDENTENGINEGROUP`` exist from Windows 8 (per-engine TDR).
+Spec: ddi-facts.md sections 4.5, 5.2, 10.3. ``DXGKARG_RESETENGINE``,
+``DXGKARG_QUERYDEPENDENTENGINEGROUP`` and ``DXGKARG_QUERYENGINESTATUS`` exist from Windows 8
+(per-engine TDR: Microsoft's "TDR changes in Windows 8" lists the three entry points a driver that
+reports ``SupportPerEngineTDR`` implements).
 """
 
-from ..schema import UINT, ULONGLONG, flags, m, struct
+from ..schema import UINT, ULONGLONG, Bit, flags, m, struct
 
 DXGK_PREEMPTCOMMANDFLAGS = flags(
     "DXGK_PREEMPTCOMMANDFLAGS",
@@ -42,6 +45,24 @@ DXGKARG_QUERYDEPENDENTENGINEGROUP = struct(
     since="win8",
     doc="Asks which engines depend on one about to be reset (called before every DxgkDdiResetEngine).",
     source="[D:d3dkmddi/nc-d3dkmddi-dxgkddi_querydependentenginegroup]",
+)
+
+DXGK_ENGINESTATUS = flags(
+    "DXGK_ENGINESTATUS",
+    Bit("Responsive", doc="1: the node is making progress; 0: it does not respond to the query."),
+    since="win8",
+    doc="The progress of one node, answered by DxgkDdiQueryEngineStatus.",
+    source="[D:d3dkmddi/ns-d3dkmddi-_dxgk_enginestatus]",
+)
+
+DXGKARG_QUERYENGINESTATUS = struct(
+    "DXGKARG_QUERYENGINESTATUS",
+    m("NodeOrdinal", UINT),
+    m("EngineOrdinal", UINT),
+    m("EngineStatus", DXGK_ENGINESTATUS, doc="Out: the node's progress."),
+    since="win8",
+    doc="Asks the driver whether a node is making progress (per-engine TDR).",
+    source="[D:d3dkmddi/ns-d3dkmddi-_dxgkarg_queryenginestatus]",
 )
 
 DXGKARG_QUERYCURRENTFENCE = struct(

@@ -1,5 +1,5 @@
-"""Reading and writing the two quantities a scenario file is full of: spans of virtual time and
-sizes in bytes.
+"""Reading and writing the two quantities scenario files and driver settings are full of: spans of
+virtual time and sizes in bytes (it imports nothing of the project, so any part may use it).
 
 The simulator counts time in whole nanoseconds and memory in whole bytes, so both parsers return
 plain ``int``. A scenario author may write either the bare integer (already in ns or bytes) or a

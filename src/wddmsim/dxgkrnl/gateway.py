@@ -1,0 +1,307 @@
+"""The OS's one door into the driver: every ``DxgkDdi*`` call goes through :class:`DdiGateway`.
+
+One call, in order:
+
+1. the IRQL of the entry point's contract (:data:`wddmsim.ddi.interface.CONTRACTS`) is raised for
+   the call and restored after it (the model runs one entry point at a time, so the scheduler's
+   level-1 class, at most one thread inside SubmitCommand, Patch, BuildPagingBuffer,
+   PreemptCommand, QueryDependentEngineGroup and ResetEngine, holds by construction);
+2. the verifier judges the argument structure the OS built, when the caller gives the facts and
+   asks for it ``before`` the call;
+3. the driver's method runs. An exception it raises is a driver fault: the model stops as Windows
+   stops on an unhandled kernel-mode exception, bug check 0x1E KMODE_EXCEPTION_NOT_HANDLED, and the
+   crash record names the entry point and carries the driver's own traceback (a bug check raised by
+   the OS inside the call, from a callback the driver made, passes through unchanged);
+4. the ``DdiCall`` event goes to the log (name, IRQL, every member of the structure, status);
+5. with the caller's facts and ``judge="after"``, the verifier judges the structure as the driver
+   left it, with the status it returned (``Facts.status``): the registered rules about an entry
+   point's status (rules 1, 23, 25, 58, 67, 68, 115, 117, 76 ...) are the ones that stop the model,
+   with the bug check the caller names for a status outside the contract (its parameters 3 and 4
+   are the caller's: the structure's address, scheduler data);
+6. the status is held to the contract: a status the contract allows is returned to the caller,
+   which acts on it (STATUS_INVALID_PARAMETER from DxgkDdiSubmitCommandVirtual puts the device in
+   error, STATUS_PENDING from DxgkDdiSuspendContext waits for the interrupt...). Any other status
+   becomes what Windows makes of it: the bug check the caller names (0x119 with its parameter 1,
+   0x116 ...), or the failure of the application's call (:class:`~wddmsim.dxgkrnl.errors.ApiError`),
+   or, for the recovery entry points, a status the caller acts on (an engine reset promoted to an
+   adapter reset). Windows stops whatever the verifier's mode, so in modes ``report`` and ``off``
+   this step stops where step 5 only recorded; the crash record names the entry point's status rule
+   (:data:`STATUS_RULES`).
+
+The gateway also counts calls per entry point and knows which one is running (``active``), which
+the callbacks use to judge where they are called from.
+
+Microsoft's pages: dispmprt/nc-dispmprt-dxgkddi_interrupt_routine and the other entry points'
+reference pages (see each contract); "Threading and synchronization model of display miniport
+driver" (windows-hardware/drivers/display/threading-and-synchronization-model-of-display-miniport-driver).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import traceback
+from collections import Counter
+
+from ..ddi import codec, layout
+from ..ddi.bugcheck import BugCheck, BugCheckCode
+from ..ddi.interface import CONTRACTS
+from ..ddi.ntstatus import NTSTATUS, status_name
+from ..ddi.registry import RECORDS
+from ..ddi.rules import RULES
+from ..sim import DEVICE, DISPATCH, PASSIVE
+from .crash import BugCheckStop, CrashRecord
+from .errors import ApiError
+
+SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
+_IRQL = {"PASSIVE_LEVEL": PASSIVE, "DISPATCH_LEVEL": DISPATCH, "DIRQL": DEVICE}
+
+#: The rule each entry point's status belongs to, where a status outside the contract stops the
+#: model (the crash record names it). Where the rule is registered (:data:`wddmsim.ddi.rules.RULES`)
+#: its name comes from there; the two recovery entry points have no argument structure to judge.
+_STATUS_RULE_NUMBERS = {
+    "DxgkDdiSubmitCommand": 1,
+    "DxgkDdiSubmitCommandVirtual": 23,
+    "DxgkDdiPatch": 25,
+    "DxgkDdiPreemptCommand": 58,
+    "DxgkDdiCancelCommand": 67,
+    "DxgkDdiBuildPagingBuffer": 68,
+    "DxgkDdiCreateContext": 76,
+    "DxgkDdiResetFromTimeout": 108,
+    "DxgkDdiRestartFromTimeout": 108,
+}
+_UNREGISTERED = {108: "ResetFromTimeoutSucceeds"}
+STATUS_RULES = {name: (n, RULES[n].name if n in RULES else _UNREGISTERED[n])
+                for name, n in _STATUS_RULE_NUMBERS.items()}
+
+#: NTSTATUS values that stand for a Python exception in a driver fault's parameter 1.
+_EXCEPTION_CODES = (
+    (ZeroDivisionError, 0xC0000094),  # STATUS_INTEGER_DIVIDE_BY_ZERO
+    (RecursionError, 0xC00000FD),  # STATUS_STACK_OVERFLOW
+    (AssertionError, 0xC0000420),  # STATUS_ASSERTION_FAILURE
+    ((AttributeError, IndexError, KeyError, TypeError, ctypes.ArgumentError), 0xC0000005),  # ACCESS_VIOLATION
+)
+STATUS_UNHANDLED_EXCEPTION = 0xC0000144
+
+
+def exception_code(exc: BaseException) -> int:
+    """The NTSTATUS a driver fault's bug check carries for ``exc``."""
+    for kinds, code in _EXCEPTION_CODES:
+        if isinstance(exc, kinds):
+            return code
+    return STATUS_UNHANDLED_EXCEPTION
+
+
+def _allowed(names: tuple[str, ...]) -> frozenset[int] | None:
+    """The NTSTATUS values a contract's ``returns`` allow; None when it allows any error."""
+    if "error statuses" in names:
+        return None
+    return frozenset(int(NTSTATUS[n]) for n in names if n.startswith("STATUS_"))
+
+
+class DdiGateway:
+    """The OS's calls into one driver (see the module doc).
+
+    ``version`` and ``verifier`` are set once the driver's interface version is known
+    (:meth:`start`); before that the structures are laid out at the adapter's default and nothing
+    is judged."""
+
+    def __init__(self, sim, driver, *, arch: str = "x64", trace=None):
+        self.sim = sim
+        self.driver = driver
+        self.arch = arch
+        self.trace = trace
+        self.version = None
+        self.verifier = None
+        self.hAdapter = 0
+        #: the entry point running now (None between calls)
+        self.active: str | None = None
+        #: calls made, per entry point
+        self.calls: Counter = Counter()
+        self._classes: dict[str, type] = {}
+        self._failing: dict[str, list] = {}
+        #: called with the entry point's name after each call returns (the callbacks' checks)
+        self.returned = None
+
+    def rules_exercised(self) -> set[int]:
+        """The status rules of the entry points called at least once."""
+        return {STATUS_RULES[name][0] for name in self.calls if name in STATUS_RULES}
+
+    def start(self, version, verifier) -> None:
+        """The driver's interface version is known: lay structures out for it, judge them."""
+        self.version = version
+        self.verifier = verifier
+        self._classes.clear()
+
+    # -- structures ------------------------------------------------------------------------------
+    def cls(self, struct: str) -> type:
+        """The ctypes class of ``struct`` for this driver's architecture and interface version."""
+        c = self._classes.get(struct)
+        if c is None:
+            c = self._classes[struct] = layout.ctype(RECORDS[struct], self.arch, self.version)
+        return c
+
+    def new(self, struct: str):
+        """A zeroed ``struct`` for a call."""
+        return self.cls(struct)()
+
+    def args_of(self, obj) -> dict:
+        """Every member of a DDI structure by its DDI name (flags as {"Value": n, "<Bit>": 0|1})."""
+        flat = codec.values(obj.record, bytes(obj), self.arch, self.version)
+        out: dict = {}
+        for path, value in flat.items():
+            head, _, rest = path.partition(".")
+            if not rest:
+                if head in out and isinstance(out[head], dict):
+                    continue
+                out[head] = value
+                continue
+            if rest.rsplit(".", 1)[-1] == "Reserved":
+                continue
+            sub = out.get(head)
+            if not isinstance(sub, dict):
+                sub = out[head] = {} if not isinstance(sub, int) else {"Value": sub}
+                if head in flat and "Value" not in sub:
+                    sub["Value"] = flat[head]
+            if rest == "QuadPart":
+                out[head] = value
+                continue
+            sub[rest] = value
+        return out
+
+    # -- fault injection -----------------------------------------------------------------------------
+    def fail_call(self, name: str, call: int, status: int) -> None:
+        """Make the ``call``-th call of entry point ``name`` answer ``status`` without running the
+        driver (the scenario's ``ddi_error`` fault)."""
+        self._failing.setdefault(name, []).append([call, status])
+
+    def _injected(self, name: str):
+        plan = self._failing.get(name)
+        if plan:
+            n = self.calls[name]
+            for item in plan:
+                if item[0] == n:
+                    return item[1]
+        return None
+
+    # -- the call ------------------------------------------------------------------------------------
+    def call(self, name: str, *params, args=None, facts=None, address: int = 0, log_args: dict | None = None,
+             bugcheck=None, fail: str | None = None, judge: str = "before", log: bool = True):
+        """Call entry point ``name`` with ``params`` (see the module doc) and return its status (or
+        its BOOLEAN, or None for a VOID entry point).
+
+        ``args``: the argument structure to judge and log (default: the last parameter, when it
+        is a structure). ``facts``: the verifier's facts; with them the structure is judged
+        ``judge`` = "before" the call (an input the OS built) or "after" it (with the status in
+        ``facts.status``). ``address``: where the structure lives (a bug check's parameter).
+        ``log_args``: what to log instead of the decoded structure; ``log`` False: no event. A status the contract does not
+        allow becomes the bug check ``bugcheck(status)`` returns (or, for a tuple ``(code, p1, p3, p4)``,
+        that bug check with the status as parameter 2; the crash record is built here),
+        else an :class:`ApiError` with ``fail`` as its message when ``fail`` is given, else it is
+        returned."""
+        contract = CONTRACTS[name]
+        sim = self.sim
+        if args is None and params and isinstance(params[-1], (ctypes.Structure, ctypes.Union)):
+            args = params[-1]
+        self.calls[name] += 1
+        verifier = self.verifier
+        if facts is not None and judge == "before" and verifier is not None and verifier.mode != "off":
+            verifier.check(contract.struct, args, facts, address)
+        saved_irql = sim.irql
+        saved_active = self.active
+        sim.irql = _IRQL[contract.irql]
+        self.active = name
+        try:
+            injected = self._injected(name) if self._failing else None
+            if injected is not None:
+                status = injected
+            else:
+                status = getattr(self.driver, name)(*params)
+        except BugCheckStop:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every exception of the driver's is a driver fault
+            self._driver_fault(name, args, address, exc)
+        finally:
+            sim.irql = saved_irql
+            self.active = saved_active
+        if self.returned is not None:
+            self.returned(name)
+        if log and self.trace is not None:
+            self.log(name, args, status, log_args)
+        if facts is not None and judge == "after" and verifier is not None and verifier.mode != "off":
+            self._judge_after(name, contract, args, facts, address, status, bugcheck)
+        if status == SUCCESS or contract.returns[0] in ("BOOLEAN", "VOID") or type(status) is not int:
+            return status
+        allowed = _allowed(contract.returns)
+        if allowed is not None and status in allowed:
+            return status
+        if bugcheck is not None:
+            self.stop(name, args, address, self._bugcheck(bugcheck, status), status)
+        if fail is not None:
+            raise ApiError(status, fail)
+        return status
+
+    @staticmethod
+    def _bugcheck(bugcheck, status: int) -> BugCheck:
+        """The caller's bug check for ``status``: a tuple ``(code, p1, p3, p4)`` (the status is
+        parameter 2) or a function of the status."""
+        if type(bugcheck) is tuple:
+            return BugCheck(bugcheck[0], bugcheck[1], status & 0xFFFFFFFF, bugcheck[2], bugcheck[3])
+        return bugcheck(status)
+
+    def _judge_after(self, name: str, contract, args, facts, address: int, status, bugcheck) -> None:
+        """Step 5 of the module doc: the structure as the driver left it, with its status. The
+        status the facts carried before is put back (the caller's facts outlive the call)."""
+        verifier = self.verifier
+        before = facts.status
+        facts.status = status
+        try:
+            found = verifier.find(contract.struct, args, facts)
+        finally:
+            facts.status = before
+        if not found:
+            return
+        bc = None
+        rule = STATUS_RULES.get(name)
+        if bugcheck is not None and rule is not None and found[0].rule == rule[0] and type(status) is int:
+            bc = self._bugcheck(bugcheck, status)
+        verifier.handle(found, contract.struct, args, address, bugcheck=bc)
+
+    def log(self, name: str, args, status, log_args: dict | None = None) -> None:
+        """The ``DdiCall`` event of a call that returned ``status``."""
+        contract = CONTRACTS[name]
+        if log_args is None:
+            log_args = self.args_of(args) if args is not None else {}
+        if contract.returns == ("VOID",):
+            status = SUCCESS
+        self.trace.emit(self.sim.now, "DdiCall", {"name": name, "irql": contract.irql, "args": log_args,
+                                                  "status": status_name(status)})
+
+    # -- stops -------------------------------------------------------------------------------------------
+    def stop(self, name: str, args, address: int, bc: BugCheck, status: int, *, rule: int | None = None,
+             rule_name: str | None = None, message: str | None = None) -> None:
+        """Stop with ``bc`` because entry point ``name`` answered ``status``."""
+        contract = CONTRACTS[name]
+        if rule is None and name in STATUS_RULES:
+            rule, rule_name = STATUS_RULES[name]
+        if message is None:
+            allowed = " or ".join(contract.returns)
+            message = f"{name} returned {status_name(status)}; it must return {allowed}" + \
+                (f" (rule {rule})" if rule is not None else "")
+        raise BugCheckStop(CrashRecord(
+            time=self.sim.now, bugcheck=bc, message=message, struct=contract.struct or "", arch=self.arch,
+            ddi_version=self.version.name if self.version is not None else "", address=address,
+            data=bytes(args) if args is not None else b"", rule=rule, rule_name=rule_name, ddi=name))
+
+    def _driver_fault(self, name: str, args, address: int, exc: Exception) -> None:
+        """An exception escaped the driver's entry point: bug check 0x1E with the driver's traceback."""
+        tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip this frame
+        text = "".join(traceback.format_exception(type(exc), exc, tb))
+        bc = BugCheck(BugCheckCode.KMODE_EXCEPTION_NOT_HANDLED, exception_code(exc), 0, 0, 0)
+        contract = CONTRACTS[name]
+        raise BugCheckStop(CrashRecord(
+            time=self.sim.now, bugcheck=bc,
+            message=f"driver fault: {name} raised {type(exc).__name__}: {exc}",
+            struct=contract.struct or "", arch=self.arch,
+            ddi_version=self.version.name if self.version is not None else "", address=address,
+            data=bytes(args) if isinstance(args, (ctypes.Structure, ctypes.Union)) else b"",
+            ddi=name, traceback=text)) from None

@@ -1,0 +1,288 @@
+"""Ground truth: what the GPU model really fetched and ran, held against what the driver reported.
+
+Windows knows a GPU only through its driver: a fence the driver reports in
+``DXGK_INTERRUPT_DMA_COMPLETED`` is complete, a ``LastCompletedFenceId`` in
+``DXGK_INTERRUPT_DMA_PREEMPTED`` names work that finished, and nothing tells the OS whether the
+engine ever read the DMA buffer it was given (see "Submitting a command buffer",
+https://learn.microsoft.com/windows-hardware/drivers/display/submitting-a-command-buffer, and
+DXGKARGCB_NOTIFY_INTERRUPT_DATA,
+https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/ns-d3dkmddi-_dxgkargcb_notify_interrupt_data).
+The model can see more. The GPU's bus observer (:attr:`wddmsim.gpu.device.GPU.bus`) tells this
+module each time an engine starts executing an indirect buffer and each time it has executed a
+buffer called from its ring to the end; the checks below hold the driver's reports against that:
+
+- rule 37, LastCompletedAdvancesOnlyOnCompletion: a packet a DMA_COMPLETED report completes (the
+  report is cumulative: every packet of the node up to its fence) must have been executed to the
+  end of its submitted range by some engine at or before the report. This catches a driver whose
+  DxgkDdiSubmitCommand returns success without putting the buffer on its ring (the next fence
+  retires it), one that reports a fence before the buffer ahead of it has run, and a completion
+  reported on the wrong node;
+- rule 36, PreemptLastCompletedValid: the same for the packets DMA_PREEMPTED's
+  LastCompletedFenceId declares complete (work a preemption stopped in the middle of, or never
+  started, reported as done and so lost);
+- rule 14, NullRenderingFenceOnly: the GPU fetched no byte of a NullRendering packet's DMA buffer
+  (judged by the registered rule when the packet's fence comes back);
+- rule 5, DmaSubmissionRangeInBuffer: every fetch from a ring that touches the DMA buffer of a
+  packet in flight lies inside the submitted range of some packet in flight (a driver that runs
+  bytes of a DMA buffer outside ``DmaBufferSubmissionStartOffset..EndOffset``);
+- rule 65, PreemptionGranularityCoarsest: the granularities a PreemptionAware driver reports in
+  D3DKMDT_PREEMPTION_CAPS are, for graphics and for compute, the coarsest of the engines that run
+  that kind of work, as the GPU model's engines really stop
+  (https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmdt/ns-d3dkmdt-_d3dkmdt_preemption_caps;
+  the engines' granularities by their caps values: docs/gpu-programming.md);
+- rule 96, ProgressFenceReleaseTiming: under hardware scheduling, a queue's progress fence reaching
+  V completes every submission with an id up to V; each must have had its buffer run to the end
+  by an engine by the time the OS reads the value (whether the value is written by the buffer's
+  last instruction or after retirement; DxgkDdiSubmitCommandToHwQueue,
+  https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/nc-d3dkmddi-dxgkddi_submitcommandtohwqueue);
+- rule 114, ResetEngineLeavesQueueEmpty: when DxgkDdiResetEngine returns success, the engine that
+  ran the node's packets is idle with nothing on its ring (DxgkDdiResetEngine,
+  https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/nc-d3dkmddi-dxgkddi_resetengine);
+- rule 110, NoGpuMemoryAccessAfterReset: when DxgkDdiResetFromTimeout returns success, every engine
+  is idle with nothing on its ring: from then until DxgkDdiRestartFromTimeout the GPU must not
+  touch memory (https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/nc-d3dkmddi-dxgkddi_resetfromtimeout),
+  and an engine still running or with commands queued would. (The OS calls the two at one virtual
+  instant, so the model judges the state the reset left rather than accesses in between.)
+
+A broken check is the verifier's: in strict mode bug check 0xC4 DRIVER_VERIFIER_DETECTED_VIOLATION
+with the rule's number, the message starting "ground truth:" (Windows could not have raised it; the
+report names these checks apart).
+
+Time: the observer reports the engine's local time, which may run ahead of the clock (an engine
+computes when later commands will land); a buffer "finished" at a time still to come has not
+finished yet, so a report is judged against the finish time, not merely its existence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..ddi import rules as R
+from .present import FLAG_NULL_RENDERING
+
+#: The rules this module judges, for the report's "exercised" list.
+RULES = (5, 14, 36, 37, 65, 96, 110, 114)
+#: How a ground-truth violation's message begins (reports name these checks apart).
+MARK = "ground truth:"
+
+_NEVER = -1
+
+#: An engine granularity of the GPU model as D3DKMDT_{GRAPHICS,COMPUTE}_PREEMPTION_GRANULARITY
+#: (docs/gpu-programming.md), coarsest first.
+_GRANULARITY = {"none": 0, "dma_buffer": 100, "primitive": 200, "interval": 300}
+
+
+class GroundTruth:
+    """The bus observer of one adapter's GPU and the checks that use it (see the module doc)."""
+
+    __slots__ = ("vidsch", "verifier", "_by_end", "_buffers", "_null", "judged", "fetches", "engines",
+                 "_engine_of", "_queued")
+
+    def __init__(self, vidsch, verifier):
+        self.vidsch = vidsch
+        self.verifier = verifier
+        #: (address space, end address of a packet's submitted range) -> the packet (the latest
+        #: submitted there; space 0: physical addresses, else the root table of its process)
+        self._by_end: dict[tuple[int, int], object] = {}
+        #: start address of a packet's DMA buffer -> the packets in flight in it (a paging buffer
+        #: serves several submissions, each with its own range)
+        self._buffers: dict[int, list] = {}
+        #: start address of a NullRendering packet's DMA buffer -> the packet in flight
+        self._null: dict[int, object] = {}
+        #: whether a check has been judged at least once (rules exercised)
+        self.judged: set[int] = set()
+        self.fetches = 0
+        #: the GPU's engines (``idle``, ``state``, ``ring_used``), set by whoever connects the bus
+        self.engines = ()
+        #: node ordinal -> the engine last seen finishing one of its packets
+        self._engine_of: dict[int, int] = {}
+        #: (address space, end address of a hardware-queue buffer) -> its queue entry
+        self._queued: dict[tuple[int, int], object] = {}
+
+    # -- what the OS tells it ----------------------------------------------------------------------
+    @staticmethod
+    def span(p) -> tuple[int, int, int, int]:
+        """(buffer start, buffer end, submitted start, submitted end) of packet ``p``'s DMA buffer:
+        physical (``dma`` and the submission offsets) or GPU virtual (``va``, all of it)."""
+        if p.va:
+            return p.va, p.va + p.dma_size, p.va, p.va + p.dma_size
+        return p.dma, p.dma + p.dma_size, p.dma + p.start_off, p.dma + p.end_off
+
+    def _space(self, ctx, virtual: bool) -> int:
+        """The address space a buffer of ``ctx`` runs in: its process's root table, or 0."""
+        if not virtual or ctx.system:
+            return 0
+        return self.vidsch.adapter.wddm2.gpuva.space(ctx.device.process).root
+
+    def submitted(self, p) -> None:
+        """The driver is given packet ``p`` (it enters its node's hardware queue on success)."""
+        base, _, lo, hi = self.span(p)
+        if p.flags & FLAG_NULL_RENDERING:
+            p.executed = False
+            self._null[base] = p
+            return
+        if hi <= lo or p.rejected:
+            return
+        if p.ran_at is None:
+            # A resubmission keeps what the engine did: a buffer a preemption stopped after its
+            # last command, owing only WORK time, is not fetched again (its finish time, projected
+            # when it ran, is at or before the resubmitted WORK can end).
+            p.ran_at = _NEVER
+        self._by_end[(self._space(p.context, bool(p.va)), hi)] = p
+        if p.va:
+            return  # the range check (rule 5) is made on physical DMA buffers
+        live = self._buffers.setdefault(base, [])
+        if p not in live:
+            live.append(p)
+
+    def left(self, p) -> None:
+        """Packet ``p`` left the hardware queue: retired, aborted, or taken back by a preemption or
+        a reset (a resubmission registers it again)."""
+        base = p.va or p.dma
+        live = self._buffers.get(base)
+        if live is not None and p in live:
+            live.remove(p)
+            if not live:
+                del self._buffers[base]
+        key = (self._space(p.context, bool(p.va)), self.span(p)[3])
+        if self._by_end.get(key) is p:
+            del self._by_end[key]
+
+    # -- what the bus shows ------------------------------------------------------------------------
+    def fetched(self, engine: int, address: int, size: int, t: int, nested: bool, space: int = 0) -> None:
+        """An engine began executing the indirect buffer at ``address``."""
+        self.fetches += 1
+        if self._null:
+            for start, p in self._null.items():
+                if start <= address < start + p.dma_size:
+                    p.executed = True
+        if nested or space or not self._buffers:
+            return
+        end = address + size
+        touched = False
+        for start, live in self._buffers.items():
+            for p in live:
+                b_lo, b_hi, lo, hi = self.span(p)
+                if address < b_hi and end > b_lo:
+                    touched = True
+                    if lo <= address and end <= hi:
+                        return
+        if touched:
+            self.judged.add(5)
+            self._violation(5, "DmaSubmissionRangeInBuffer",
+                            f"{MARK} engine {engine} fetched [{address:#x}, {end:#x}), outside the submitted "
+                            f"range of every DMA buffer in flight there")
+
+    def finished(self, engine: int, end: int, t: int, space: int = 0) -> None:
+        """An engine executed the buffer called from its ring up to ``end`` (in address space
+        ``space``)."""
+        p = self._by_end.get((space, end))
+        if p is not None:
+            p.ran_at = t
+            self._engine_of[p.context.node] = engine
+        if self._queued:
+            e = self._queued.get((space, end))
+            if e is not None:
+                e.ran_at = t
+
+    # -- what the driver reports -------------------------------------------------------------------
+    def completing(self, nq, fence: int, preempted: bool) -> None:
+        """The driver reports every packet of ``nq`` up to ``fence`` complete (DMA_COMPLETED, or
+        DMA_PREEMPTED's LastCompletedFenceId when ``preempted``): each must have run by now."""
+        now = self.vidsch.sim.now
+        rule, name = (36, "PreemptLastCompletedValid") if preempted else (37, "LastCompletedAdvancesOnlyOnCompletion")
+        hw = nq.hw
+        for i in range(nq.stopped, len(hw)):
+            p = hw[i]
+            if p.fence > fence:
+                break
+            ran = p.ran_at
+            if ran is None or p.rejected:
+                continue  # nothing to run (an empty range, NullRendering, refused)
+            self.judged.add(rule)
+            if ran == _NEVER or ran > now:
+                how = "never ran it" if ran == _NEVER else f"is still running it (it ends at {ran} ns)"
+                report = "DMA_PREEMPTED.LastCompletedFenceId" if preempted else "DMA_COMPLETED"
+                self._violation(rule, name,
+                                f"{MARK} {report} {fence} on node {nq.ordinal} completes fence {p.fence} "
+                                f"({p.kind} packet of context {p.context.handle}), but the GPU {how}")
+                return
+
+    def queued(self, q, e) -> None:
+        """A buffer entry of hardware queue ``q`` goes to DxgkDdiSubmitCommandToHwQueue."""
+        if e.size:
+            e.ran_at = _NEVER
+            self._queued[(self._space(q.context, True), e.va + e.size)] = e
+
+    def progress_reached(self, q, e, value: int) -> None:
+        """Rule 96: queue ``q``'s progress fence reads ``value``, which completes entry ``e``."""
+        ran = e.ran_at
+        if ran is None:
+            return
+        self.judged.add(96)
+        key = (self._space(q.context, True), e.va + e.size)
+        if self._queued.get(key) is e:
+            del self._queued[key]
+        now = self.vidsch.sim.now
+        if ran == _NEVER or ran > now:
+            how = "never ran it" if ran == _NEVER else f"is still running it (it ends at {ran} ns)"
+            self._violation(96, "ProgressFenceReleaseTiming",
+                            f"{MARK} the progress fence of hardware queue {q.handle} reads {value}, which completes "
+                            f"submission {e.progress_id}, but the GPU {how}")
+
+    def null_rendering_done(self, nq, p) -> None:
+        """Rule 14 on a NullRendering packet whose fence came back (it is completing)."""
+        del self._null[p.va or p.dma]
+        vs = self.vidsch
+        if self.verifier.mode == "off":
+            return
+        self.judged.add(14)
+        facts = replace(nq.facts, fence_signaled=True, work_executed=p.executed)
+        if p.va:
+            name, args = "DXGKARG_SUBMITCOMMANDVIRTUAL", type(nq.virtual_args).from_buffer_copy(p.submit_bytes)
+        else:
+            name, args = "DXGKARG_SUBMITCOMMAND", vs._submit_cls.from_buffer_copy(p.submit_bytes)
+        found = self.verifier.find(name, args, facts)
+        if found:
+            found = [replace(v, message=f"{MARK} {v.message}") if v.rule == 14 else v for v in found]
+            self.verifier.handle(found, name, args, nq.submit_address)
+
+    def engine_reset(self, nq) -> None:
+        """Rule 114: DxgkDdiResetEngine returned success for ``nq``."""
+        e = self._engine_of.get(nq.ordinal)
+        if e is not None and e < len(self.engines):
+            self._stopped((e,), 114, "ResetEngineLeavesQueueEmpty", f"DxgkDdiResetEngine on node {nq.ordinal}")
+
+    def preemption_caps(self, graphics: int, compute: int) -> None:
+        """Rule 65: a PreemptionAware driver reported these D3DKMDT_PREEMPTION_CAPS granularities."""
+        self.judged.add(65)
+        for is_compute, reported, what in ((False, graphics, "Graphics"), (True, compute, "Compute")):
+            stops = [e.granularity for e in self.engines if (e.kind == "compute") == is_compute]
+            if not stops:
+                continue
+            coarsest = min(stops, key=lambda g: _GRANULARITY[g])
+            if reported != _GRANULARITY[coarsest]:
+                self._violation(65, "PreemptionGranularityCoarsest",
+                                f"{MARK} D3DKMDT_PREEMPTION_CAPS.{what}PreemptionGranularity is {reported}, but the "
+                                f"coarsest {'compute' if is_compute else 'graphics'} engine stops at {coarsest!r} "
+                                f"granularity ({_GRANULARITY[coarsest]})")
+                return
+
+    def adapter_reset(self) -> None:
+        """Rule 110: DxgkDdiResetFromTimeout returned success."""
+        self._stopped(range(len(self.engines)), 110, "NoGpuMemoryAccessAfterReset", "DxgkDdiResetFromTimeout")
+
+    def _stopped(self, engines, rule: int, name: str, call: str) -> None:
+        self.judged.add(rule)
+        for e in engines:
+            eng = self.engines[e]
+            if not eng.idle or eng.ring_used:
+                self._violation(rule, name, f"{MARK} {call} returned success but engine {e} is {eng.state} with "
+                                            f"{eng.ring_used} bytes of commands on its ring")
+                return
+
+    def _violation(self, rule: int, name: str, message: str) -> None:
+        if self.verifier.mode == "off":
+            return
+        self.verifier.judged_rules.add(rule)
+        self.verifier.handle([R.Violation(rule, name, message, None)], "", None, 0)

@@ -1,0 +1,101 @@
+"""The reference driver's settings: what a scenario's ``[driver]`` table may say to it.
+
+Windows drivers read their settings from their registry key; the model hands a driver the
+scenario's ``[driver]`` table instead (``DeviceInfo.settings``). These are the reference driver's
+keys; another driver defines its own (a pydantic model as its class attribute ``Settings``, which
+the loader validates the table with, so a mistake is reported as ``driver.<key>: <reason>``).
+
+What they choose is what the driver then *declares* to the OS through ``DxgkDdiQueryAdapterInfo``
+(``DXGK_DRIVERCAPS``), ``DxgkDdiGetNodeMetadata`` and its ``DXGK_CONTEXTINFO``: the OS reads the
+capabilities there, never here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+from ..ddi.versions import VERSION_NAMES, ddi_version
+from ..units import parse_size
+
+PAGE = 4096
+
+Size = Annotated[int, BeforeValidator(parse_size)]
+
+
+def _ring(value: int) -> int:
+    if value < PAGE or value & (value - 1):
+        raise ValueError(f"must be a power of two and at least 4096 bytes, got {value}")
+    return value
+
+
+class EngineSettings(BaseModel):
+    """Settings of one engine (the table's key is the engine's name, as the GPU reports it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: bytes of this engine's ring (default: the driver's ``ring_size``)
+    ring_size: Size | None = None
+    #: hardware scheduling: the driver releases a hardware queue's progress fence with a ring
+    #: FENCE after the buffer (DXGK_NODEMETADATA_FLAGS.RingBufferFenceRelease) instead of leaving
+    #: the write to the buffer's last instruction
+    ring_buffer_fence_release: bool = False
+    #: hardware scheduling: command buffers the OS may hand the driver at once on this node
+    #: (DXGK_NODEMETADATA_FLAGS.MaxInFlightHwQueueBuffers; 0 = no limit)
+    max_in_flight_hw_queue_buffers: int = Field(default=0, ge=0, le=0xFFFF)
+
+    @field_validator("ring_size")
+    @classmethod
+    def _ring_shape(cls, value):
+        return None if value is None else _ring(value)
+
+
+class Settings(BaseModel):
+    """The reference driver's settings (see the module doc)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: the DXGKDDI_INTERFACE_VERSION the driver is built for (``win7``, ``wddm2_0``, ``wddm2_7``...)
+    ddi_version: str = "wddm2_0"
+    #: DXGK_VIDSCHCAPS.MultiEngineAware: contexts and one node per engine; False: devices, one node
+    multi_engine_aware: bool = True
+    #: DXGK_VIDSCHCAPS.PreemptionAware; unset: true for a multiple-engine-aware driver of WDDM 1.2
+    #: (win8) or later, the Windows 8 preemption model
+    preemption_aware: bool | None = None
+    #: DXGK_DRIVERCAPS.SupportPerEngineTDR; unset: as preemption_aware
+    per_engine_reset: bool | None = None
+    #: DXGK_VIDSCHCAPS.CancelCommandAware; unset: as preemption_aware
+    cancel_aware: bool | None = None
+    #: DXGK_VIDSCHCAPS.No64BitAtomics: the GPU's monitored fences are written 32 bits at a time
+    no64bit_atomics: bool = False
+    #: DXGK_VIDMMCAPS.VirtualAddressingSupported; unset: true from WDDM 2.0 on
+    virtual_addressing: bool | None = None
+    #: DXGK_NODEMETADATA_FLAGS.ContextSchedulingSupported on every node; unset: true from WDDM 2.5
+    #: on (the hardware-queue DDIs the model uses arrive with it)
+    hardware_scheduling: bool | None = None
+    #: bytes of each engine's ring
+    ring_size: Size = 65536
+    #: DXGK_CONTEXTINFO.DmaBufferSize of every context
+    dma_buffer_size: Size = 65536
+    #: per-engine settings by engine name
+    engines: dict[str, EngineSettings] = Field(default_factory=dict)
+
+    @field_validator("ddi_version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        if value not in VERSION_NAMES:
+            raise ValueError(f"unknown DDI version {value!r}; expected one of: {', '.join(VERSION_NAMES)}")
+        return ddi_version(value).name
+
+    @field_validator("ring_size")
+    @classmethod
+    def _ring_shape(cls, value: int) -> int:
+        return _ring(value)
+
+    @field_validator("dma_buffer_size")
+    @classmethod
+    def _dma_pages(cls, value: int) -> int:
+        if value < PAGE or value % PAGE:
+            raise ValueError(f"must be a multiple of 4096 bytes and at least 4096, got {value}")
+        return value

@@ -1,0 +1,204 @@
+"""Running the conformance suite against a driver and judging each case.
+
+:func:`verify` reads what the driver declares (a probe: the adapter is started with the driver and
+its settings, and the OS's view of its capabilities is kept), runs every case that applies with
+the verifier in strict mode, and returns a :class:`Report`. A case passes when the run ends without
+a bug check and its expectations hold. For a failure the report keeps what a driver engineer needs
+to find the bug: the rule broken (its number, name and words), the bug check Windows would raise,
+the event where it happened (the DDI call or callback just before the stop), the crash record
+decoded member by member, and the driver's traceback for a driver fault.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..ddi import codec
+from ..ddi.bugcheck import describe
+from ..ddi.versions import ddi_version
+from ..dxgkrnl.groundtruth import MARK as GROUND_TRUTH_MARK
+from ..trace import ListSink
+from .suite import AREAS, CASES, Case, Declared, Outcome
+
+#: Events kept around a failure: the crossings a driver engineer looks at first.
+CROSSINGS = ("DdiCall", "Callback")
+
+
+@dataclass
+class Failure:
+    """Why a case failed."""
+
+    messages: list[str] = field(default_factory=list)
+    rule: int | None = None
+    rule_name: str | None = None
+    rule_words: str | None = None
+    bugcheck: dict | None = None
+    event: dict | None = None
+    crash: dict | None = None
+    traceback: str | None = None
+    #: a ground-truth check (what the GPU model really ran, which Windows cannot see) found it
+    ground_truth: bool = False
+
+
+@dataclass
+class CaseResult:
+    """One case's verdict: ``"pass"``, ``"fail"`` or ``"skip"`` (not applicable; ``reason`` says
+    why), the rules it exercised and how long it took."""
+
+    case: Case
+    verdict: str
+    reason: str = ""
+    rules: list[int] = field(default_factory=list)
+    failure: Failure | None = None
+    wall_s: float = 0.0
+
+    @property
+    def area(self) -> str:
+        return self.case.area
+
+    @property
+    def name(self) -> str:
+        return self.case.name
+
+
+@dataclass
+class Report:
+    """The suite's verdict on one driver."""
+
+    driver: str
+    declared: Declared
+    results: list[CaseResult]
+    wall_s: float
+
+    @property
+    def passed(self) -> bool:
+        return all(r.verdict != "fail" for r in self.results) and any(r.verdict == "pass" for r in self.results)
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for r in self.results if r.verdict == verdict)
+
+    @property
+    def rules(self) -> list[int]:
+        """Every rule some case exercised."""
+        return sorted({n for r in self.results for n in r.rules})
+
+
+def _rule_words(number: int | None) -> str | None:
+    if number is None:
+        return None
+    from ..ddi.rules.catalog import catalog
+
+    if not 1 <= number <= len(catalog()):
+        return None
+    return catalog()[number - 1].words or None
+
+
+def declared(system) -> Declared:
+    """What the driver declared, from the OS's view of it after adapter start: its interface
+    version, its DXGK_DRIVERCAPS and its nodes' metadata."""
+    ad = system.adapter
+    caps = ad.caps
+    version = ad.version
+    flip = caps.FlipCaps
+    hws = version.value >= ddi_version("wddm2_5").value and bool(ad.node_flags) and all(
+        f is not None and f.ContextSchedulingSupported for f in ad.node_flags)
+    return Declared(
+        version=version.name, version_value=version.value, nodes=len(ad.vidsch.nodes),
+        multi_engine_aware=bool(ad.multi_engine_aware), preemption_aware=bool(ad.preemption_aware),
+        per_engine_reset=caps.SupportPerEngineTDR, cancel_aware=caps.CancelCommandAware and caps.MultiEngineAware,
+        virtual_addressing=caps.VirtualAddressingSupported and version.value >= ddi_version("wddm2_0").value,
+        hardware_scheduling=hws and caps.VirtualAddressingSupported,
+        flip_interval=bool(flip.get("FlipInterval")), flip_no_wait=bool(flip.get("FlipOnVSyncWithNoWait")),
+        page_faults=version.value >= ddi_version("wddm2_0").value,
+    )
+
+
+def _build(scenario: dict, driver_cls, settings, trace=None):
+    from ..scenario import scenario_from_dict
+    from ..system import System
+
+    return System(scenario_from_dict(scenario, f"<verify {scenario['name']}>"), trace=trace,
+                  driver=driver_cls, settings=settings, verifier="strict")
+
+
+def probe(driver_cls, settings=None) -> Declared:
+    """Start an adapter with the driver on the suite's GPU and read what it declares."""
+    from .suite import process, context, scenario, script
+
+    system = _build(scenario("probe", [process("probe", context("c", script(("1s", "0ns"))))]), driver_cls, settings)
+    return declared(system)
+
+
+def run_case(case: Case, driver_cls, d: Declared, settings=None) -> CaseResult:
+    """Run one case with the driver (see the module doc)."""
+    t0 = time.perf_counter()
+    reason = d.lacks(case.needs)
+    if reason is not None:
+        return CaseResult(case, "skip", reason)
+    trace = ListSink()
+    system = _build(case.scenario(d), driver_cls, settings, trace)
+    if case.prepare is not None:
+        case.prepare(system)
+    result = system.run()
+    out = Outcome(system, result, trace.events)
+    rules = sorted(system.adapter.rules_exercised())
+    failure = None
+    if result.bugcheck is not None:
+        failure = failure_of(result.bugcheck, trace.events)
+    else:
+        found = case.expect(out)
+        if found:
+            failure = Failure(messages=found)
+    verdict = "fail" if failure is not None else "pass"
+    return CaseResult(case, verdict, failure.messages[0] if failure else "", rules, failure,
+                      time.perf_counter() - t0)
+
+
+def failure_of(record, events: list[dict]) -> Failure:
+    """A failure from a crash record: the stop, the rule, the crossing just before, the record."""
+    bc = record.bugcheck
+    event = next((e for e in reversed(events) if e["event"] in CROSSINGS), None)
+    crash = record.to_json()
+    if record.struct and record.data:
+        try:
+            from ..ddi.registry import RECORDS
+
+            rec = RECORDS[record.struct]
+            crash["decoded"] = {f.path: f.text for f in codec.decode(rec, record.data, record.arch, record.ddi_version)}
+        except Exception:  # noqa: BLE001 - a record the decoder cannot read is shown raw
+            crash["decoded"] = None
+    return Failure(
+        messages=[record.message], rule=record.rule, rule_name=record.rule_name, rule_words=_rule_words(record.rule),
+        bugcheck={"code": int(bc.code), "name": bc.name, "p1": bc.p1, "p2": bc.p2, "p3": bc.p3, "p4": bc.p4,
+                  "explained": describe(bc)},
+        event=event, crash=crash, traceback=record.traceback, ground_truth=GROUND_TRUTH_MARK in record.message)
+
+
+def select(only: tuple[str, ...] | list[str] | None) -> list[Case]:
+    """The cases of the areas (or ``area/name`` ids) in ``only`` (all when empty)."""
+    if not only:
+        return list(CASES)
+    wanted = set(only)
+    unknown = [w for w in wanted if w not in AREAS and w not in {c.id for c in CASES}]
+    if unknown:
+        raise ValueError(f"no area or case called {', '.join(sorted(unknown))}; areas: {', '.join(AREAS)}")
+    return [c for c in CASES if c.area in wanted or c.id in wanted]
+
+
+def verify(driver_cls, *, settings=None, only=None, name: str | None = None,
+           on_case: Callable[[CaseResult], None] | None = None) -> Report:
+    """Run the suite (or the areas in ``only``) against ``driver_cls``; ``on_case`` is called after
+    each case (a progress display)."""
+    t0 = time.perf_counter()
+    cases = select(only)
+    d = probe(driver_cls, settings)
+    results = []
+    for case in cases:
+        r = run_case(case, driver_cls, d, settings)
+        results.append(r)
+        if on_case is not None:
+            on_case(r)
+    return Report(name or f"{driver_cls.__module__}:{driver_cls.__qualname__}", d, results,
+                  time.perf_counter() - t0)

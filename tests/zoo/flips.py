@@ -1,0 +1,72 @@
+"""Drivers the flip cases catch: vsync reports and flip intervals."""
+
+from __future__ import annotations
+
+from wddmsim.ddi.enums import DXGK_INTERRUPT_TYPE as T
+from wddmsim.gpu.mmio import VSYNC_SHIFT
+from wddmsim.kmd import ReferenceDriver
+
+from . import C4, EditsInterrupts, breaks
+
+_CRTC_VSYNC = int(T.DXGK_INTERRUPT_CRTC_VSYNC)
+
+
+@breaks(45, "flips", stop=(C4, 45))
+class VsyncWithoutAddress(EditsInterrupts):
+    """Reports CRTC_VSYNC with PhysicalAddress 0 (it leaves the address to the DPC): the address the
+    source scans out is always given."""
+
+    def edit(self, data):
+        if data.InterruptType == _CRTC_VSYNC:
+            data.CrtcVsync.PhysicalAddress.QuadPart = 0
+
+
+@breaks(46, "flips", stop=(C4, 46))
+class MaskWithoutItsFlag(EditsInterrupts):
+    """Reports CRTC_VSYNC with PhysicalAdapterMask 1 but without Flags.ValidPhysicalAdapterMask: a
+    mask it supplies comes with the flag."""
+
+    def edit(self, data):
+        if data.InterruptType == _CRTC_VSYNC:
+            data.CrtcVsync.PhysicalAdapterMask = 1
+
+
+@breaks(42, "flips", stop=(C4, 42))
+class ReportsVsyncsLate(ReferenceDriver):
+    """Its ISR dismisses a vsync cause at once but reports the CRTC_VSYNC first thing in its next pass,
+    before that pass's completed fences: in one ISR pass DMA events come before CRTC_VSYNC ones."""
+
+    def DxgkDdiInterruptRoutine(self, MiniportDeviceContext, MessageNumber):
+        hw = self.hw
+        status = hw.irq_status()
+        vsyncs = status >> VSYNC_SHIFT
+        late = getattr(self, "late", 0)
+        if vsyncs:
+            hw.irq_ack(vsyncs << VSYNC_SHIFT)
+            self.late = late | vsyncs
+            if status == vsyncs << VSYNC_SHIFT:
+                return True  # nothing reported in this pass: no DPC owed
+        if not late:
+            return super().DxgkDdiInterruptRoutine(MiniportDeviceContext, MessageNumber)
+        self.late = getattr(self, "late", 0) & ~late
+        for source in range(hw.display_count):
+            if late >> source & 1:
+                self._report_vsync(source)
+        if not super().DxgkDdiInterruptRoutine(MiniportDeviceContext, MessageNumber):
+            self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
+        return True
+
+
+@breaks(88, "flips", stop=(C4, 88))
+class FlipsAtTheNextVsync(ReferenceDriver):
+    """Declares DXGK_FLIPCAPS.FlipInterval but programs every flip for the next vsync: a flip asked
+    with FlipInterval 2 takes effect one refresh after the previous one."""
+
+    def DxgkDdiPresent(self, hContext, pPresent):
+        asked = pPresent.FlipInterval
+        if asked > 1:
+            pPresent.FlipInterval = 1
+        try:
+            return super().DxgkDdiPresent(hContext, pPresent)
+        finally:
+            pPresent.FlipInterval = asked
