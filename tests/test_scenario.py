@@ -106,7 +106,7 @@ def test_parse_duration_forms(text, ns):
         ("-2ms", "a duration cannot be negative, got '-2ms'"),
         (-1, "a duration cannot be negative, got -1"),
         ("250", "expected a duration such as '2ms' or '250us', got '250' "
-                "(a duration written as a string needs a unit: ns, us, ms or s)"),
+                "(a duration written as a string needs a unit: ns, us, µs, ms or s)"),
         ("3h", "expected a duration such as '2ms' or '250us', got '3h' "
                "(unknown unit 'h'; use ns, us, µs, ms or s)"),
         ("2MS", "expected a duration such as '2ms' or '250us', got '2MS' "

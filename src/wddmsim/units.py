@@ -62,6 +62,43 @@ def _split(text: str) -> tuple[Decimal, str] | None:
     return Decimal(match["number"]), match["unit"]
 
 
+def _parse_quantity(value: object, *, hint: str, noun: str, base: str, units: dict[str, int],
+                    bare_unit: str | None, unit_list: str) -> int:
+    """The one parser behind :func:`parse_duration` and :func:`parse_size`: ``noun`` names the
+    quantity ("duration", "size"), ``base`` its unit in words ("nanoseconds", "bytes"), and
+    ``bare_unit`` the unit a string without one is read in (``None``: a string needs a unit)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{hint}, got {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"a {noun} cannot be negative, got {value}")
+        return value
+    if isinstance(value, float):
+        raise ValueError(
+            f"{hint}, got the bare number {value!r} "
+            f"(a bare number must be a whole number of {base}; write a unit for fractions)"
+        )
+    if not isinstance(value, str):
+        raise ValueError(f"{hint}, got {value!r}")
+    parts = _split(value)
+    if parts is None:
+        if value.strip().startswith("-"):
+            raise ValueError(f"a {noun} cannot be negative, got {value!r}")
+        raise ValueError(f"{hint}, got {value!r}")
+    number, unit = parts
+    if unit == "":
+        if bare_unit is None:
+            raise ValueError(
+                f"{hint}, got {value!r} (a {noun} written as a string needs a unit: {unit_list})")
+        unit = bare_unit
+    if unit not in units:
+        raise ValueError(f"{hint}, got {value!r} (unknown unit {unit!r}; use {unit_list})")
+    amount = number * units[unit]
+    if amount != amount.to_integral_value():
+        raise ValueError(f"{value!r} is not a whole number of {base}")
+    return int(amount)
+
+
 def parse_duration(value: object) -> int:
     """A span of virtual time in whole nanoseconds.
 
@@ -70,38 +107,8 @@ def parse_duration(value: object) -> int:
     ``"2ms"``, ``"3s"``. A string must carry a unit. Raises :class:`ValueError` otherwise, and when
     the amount is not a whole number of nanoseconds (``"1.5ns"``).
     """
-    if isinstance(value, bool):
-        raise ValueError(f"{_DURATION_HINT}, got {value!r}")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"a duration cannot be negative, got {value}")
-        return value
-    if isinstance(value, float):
-        raise ValueError(
-            f"{_DURATION_HINT}, got the bare number {value!r} "
-            "(a bare number must be a whole number of nanoseconds; write a unit for fractions)"
-        )
-    if not isinstance(value, str):
-        raise ValueError(f"{_DURATION_HINT}, got {value!r}")
-    parts = _split(value)
-    if parts is None:
-        if value.strip().startswith("-"):
-            raise ValueError(f"a duration cannot be negative, got {value!r}")
-        raise ValueError(f"{_DURATION_HINT}, got {value!r}")
-    number, unit = parts
-    if unit == "":
-        raise ValueError(
-            f"{_DURATION_HINT}, got {value!r} (a duration written as a string needs a unit: "
-            "ns, us, ms or s)"
-        )
-    if unit not in DURATION_UNITS:
-        raise ValueError(
-            f"{_DURATION_HINT}, got {value!r} (unknown unit {unit!r}; use ns, us, µs, ms or s)"
-        )
-    nanoseconds = number * DURATION_UNITS[unit]
-    if nanoseconds != nanoseconds.to_integral_value():
-        raise ValueError(f"{value!r} is not a whole number of nanoseconds")
-    return int(nanoseconds)
+    return _parse_quantity(value, hint=_DURATION_HINT, noun="duration", base="nanoseconds",
+                           units=DURATION_UNITS, bare_unit=None, unit_list="ns, us, µs, ms or s")
 
 
 def parse_size(value: object) -> int:
@@ -112,36 +119,8 @@ def parse_size(value: object) -> int:
     ``MB``, ``GB``, ``TB`` (powers of 1000), optionally separated by spaces. Raises
     :class:`ValueError` otherwise, and when the amount is not a whole number of bytes.
     """
-    if isinstance(value, bool):
-        raise ValueError(f"{_SIZE_HINT}, got {value!r}")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"a size cannot be negative, got {value}")
-        return value
-    if isinstance(value, float):
-        raise ValueError(
-            f"{_SIZE_HINT}, got the bare number {value!r} "
-            "(a bare number must be a whole number of bytes; write a unit for fractions)"
-        )
-    if not isinstance(value, str):
-        raise ValueError(f"{_SIZE_HINT}, got {value!r}")
-    parts = _split(value)
-    if parts is None:
-        if value.strip().startswith("-"):
-            raise ValueError(f"a size cannot be negative, got {value!r}")
-        raise ValueError(f"{_SIZE_HINT}, got {value!r}")
-    number, unit = parts
-    if unit == "":
-        unit = "B"
-    if unit not in SIZE_UNITS:
-        raise ValueError(
-            f"{_SIZE_HINT}, got {value!r} (unknown unit {unit!r}; "
-            "use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)"
-        )
-    size = number * SIZE_UNITS[unit]
-    if size != size.to_integral_value():
-        raise ValueError(f"{value!r} is not a whole number of bytes")
-    return int(size)
+    return _parse_quantity(value, hint=_SIZE_HINT, noun="size", base="bytes", units=SIZE_UNITS,
+                           bare_unit="B", unit_list="B, KiB, MiB, GiB, TiB, KB, MB, GB or TB")
 
 
 def _shortest(amount: int, units: list[tuple[str, int]]) -> str:
