@@ -1,0 +1,39 @@
+"""Reference scenario 19: ping-pong.
+
+Two contexts alternate 1000 packets of 1 ms, each waiting for the other's previous packet through
+a shared monitored fence. The makespan is 1000 ms plus one fence-signal -> wait-unblock -> submit
+latency per hand-over (999 of them between the first packet's start and the last one's end): the
+GPU's fence write raises an interrupt (ISR), the DPC sees the value and releases the waiting
+context, and the OS submits its packet (DxgkDdiSubmitCommandVirtual).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reference.refsys import MS
+from wddm2util import COSTS, ZERO, adapter, chain_processes, run, scenario, stops
+
+PACKETS = 1000
+
+
+def ping_pong(cost):
+    sc = scenario(adapter("va", cost), chain_processes(2, PACKETS // 2), duration="2s", fence=[{"name": "f"}])
+    system, result, events = run(sc)
+    assert result.bugcheck is None and result.summary["violations"] == []
+    return system, result, events
+
+
+@pytest.mark.parametrize("cost", [ZERO, COSTS], ids=["zero_cost", "default_cost"])
+def test_makespan_is_the_work_plus_one_wake_latency_per_hand_over(cost):
+    system, result, events = ping_pong(cost)
+    done = stops(events, system)
+    a, b = (c.handle for c in system.contexts)
+    assert [e["context"] for e in done] == [a, b] * (PACKETS // 2)
+    gpu = [e for e in events if e["event"] in ("DmaPacketStart", "DmaPacketStop") and e["kind"] == "render"]
+    latency = cost["isr"] + cost["dpc"] + cost["submit"]
+    starts = [e["t"] for e in gpu if e["event"] == "DmaPacketStart"]
+    stops_gpu = [e["t"] for e in gpu if e["event"] == "DmaPacketStop"]
+    # Each hand-over: the previous packet's end (its fence write) to the next one's start.
+    assert [s - e for e, s in zip(stops_gpu, starts[1:])] == [latency] * (PACKETS - 1)
+    assert stops_gpu[-1] - starts[0] == PACKETS * MS + (PACKETS - 1) * latency
