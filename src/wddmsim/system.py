@@ -256,7 +256,10 @@ class System:
         w2 = self.adapter.wddm2
         if w2 is None:
             return None
-        out = {"gpu_va": w2.gpuva.summary(), "fences": dict(w2.fences.stats)}
+        wake = w2.fences.wake_latency
+        out = {"gpu_va": w2.gpuva.summary(), "fences": dict(w2.fences.stats),
+               "fence_wake_latency": {"count": wake.count, "total_ns": wake.total, "min_ns": wake.min,
+                                      "mean_ns": wake.mean, "max_ns": wake.max}}
         hw = w2.hwsch
         if hw is not None:
             out["hwsch"] = hw.summary()

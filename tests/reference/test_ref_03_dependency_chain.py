@@ -41,3 +41,7 @@ def test_strict_order_no_deadlock_makespan_is_work_plus_wake_ups(cost):
     starts = [e["t"] for e in gpu if e["event"] == "DmaPacketStart"]
     assert [b - a for a, b in zip(starts, starts[1:])] == [MS + wake] * (PACKETS - 1)
     assert gpu[-1]["t"] - starts[0] == PACKETS * MS + (PACKETS - 1) * wake
+    # The model reports the wake-ups it charged; their sum closes the makespan.
+    reported = result.summary["wddm2"]["fence_wake_latency"]
+    assert (reported["count"], reported["min_ns"], reported["max_ns"]) == (PACKETS - 1, wake, wake)
+    assert gpu[-1]["t"] - starts[0] == sum(PACKETS * [MS]) + reported["total_ns"]

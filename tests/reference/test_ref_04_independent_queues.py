@@ -69,3 +69,6 @@ def test_a_context_blocked_on_a_fence_does_not_stop_the_others_on_its_engine():
     assert all(c.completed == c.submitted for c in system.contexts)
     waits = [(e["event"], e["t"]) for e in events if e["event"] in ("FenceWait", "FenceWaitDone") and e["fence"] == fence.handle]
     assert waits == [("FenceWait", 0), ("FenceWaitDone", SIGNAL_AT)]
+    # One wake-up, from the CPU's signal to the submission: no interrupt, no cost here.
+    assert r.summary["wddm2"]["fence_wake_latency"] == {"count": 1, "total_ns": 0, "min_ns": 0, "mean_ns": 0.0,
+                                                        "max_ns": 0}

@@ -75,6 +75,8 @@ class DxgkInterface:
         #: ground truth (wired by the assembly code): the GPU's interrupt status register, or None
         self.interrupt_status = None
         self.interrupts = 0
+        #: when the latest interrupt reached the ISR (the instant the GPU raised it)
+        self.isr_at = 0
         self.dpcs = 0
         self.callbacks = 0
         self.vsyncs = 0  # CRTC_VSYNC interrupts reported
@@ -280,6 +282,7 @@ class DxgkInterface:
         """The GPU's line fired: call the driver's ISR at DIRQL and judge the pass."""
         sim = self.sim
         self.interrupts += 1
+        self.isr_at = sim.now
         if sim.now != self._storm_t:
             self._storm_t = sim.now
             self._storm = 0

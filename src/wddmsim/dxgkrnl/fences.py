@@ -72,6 +72,7 @@ from typing import Any, Callable, Iterable
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..sim import DISPATCH
 from .objects import HandleTable
+from .stats import LatencyStats
 
 __all__ = [
     "DESTROYED_STATUS",
@@ -295,6 +296,8 @@ class FenceTable:
         self.sim = sim
         self.memory = memory
         self._allocate = allocate
+        #: software scheduler: fence signal -> wait released -> the held context's next submission
+        self.wake_latency = LatencyStats()
         self.trace = trace
         self.no64bit_atomics = no64bit_atomics
         self.map_gpu = map_gpu

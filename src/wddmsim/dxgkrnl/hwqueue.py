@@ -155,6 +155,9 @@ class HwSch:
         self.completions = 0
         self.presents = 0
         self.deferred_submissions = 0  # buffers the OS submitted itself after holding them behind a wait
+        #: queues released from an OS-held wait, not yet submitted again: when the signal came (the
+        #: interrupt that reported the GPU's write, or the CPU's signal), for the wake-up latency
+        self._woken: dict = {}
         self.suspends = 0
         self.resumes = 0
         self._suspend_waits: dict[int, list] = {}  # driver context handle -> [(fence, event, context)]
@@ -390,6 +393,7 @@ class HwSch:
         q.wait_token = None
         if q.pending and q.pending[0].kind == "wait":
             q.pending.popleft()
+        self._woken[q] = self.adapter.dxgk.isr_at if self.sim.irql == DISPATCH else self.sim.now
         self._feed_deferred(q, False)
 
     def _feed_deferred(self, q: HwQueue, turn: bool) -> None:
@@ -450,6 +454,10 @@ class HwSch:
             self._failed_submit(q, e, status)
             return
         e.submitted = self.sim.now
+        if self._woken:
+            signalled = self._woken.pop(q, None)
+            if signalled is not None:
+                self.fences.wake_latency.add(self.sim.now - signalled)
         if not node.in_flight:
             node.progress_t = self.sim.now  # the node becomes busy
         node.in_flight += 1

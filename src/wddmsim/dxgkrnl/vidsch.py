@@ -152,6 +152,9 @@ class VidSch:
         self.null_rendering_packets = 0
         self.resubmissions = 0  # submissions of packets taken back by a preemption
         self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
+        #: contexts released from a GPU wait, not yet submitted again: when the signal came (the
+        #: interrupt that reported the GPU's write, or the CPU's signal), for the wake-up latency
+        self._woken: dict = {}
         self._submit_cls = submit_cls
         self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, version)
         self._plist_size = ctypes.sizeof(self._plist_cls)
@@ -267,10 +270,13 @@ class VidSch:
         return True
 
     def _gate_released(self, ctx) -> None:
-        """The fence reached a GPU wait's value: the context may go on."""
+        """The fence reached a GPU wait's value: the context may go on. The wake-up latency runs
+        from the signal (a GPU write is seen in the DPC of the interrupt that reported it) to the
+        context's next submission."""
         gates = ctx.gates
         if gates and gates[0][3] is not None and gates[0][3].done:
             gates.popleft()
+        self._woken[ctx] = self.adapter.dxgk.isr_at if self.sim.irql == DISPATCH else self.sim.now
         self._resume(ctx)
 
     def _resume(self, ctx) -> None:
@@ -340,6 +346,10 @@ class VidSch:
             ctx.null_packets += 1
             self.null_rendering_packets += 1
         packet.submitted = sim.now
+        if self._woken:
+            signalled = self._woken.pop(ctx, None)
+            if signalled is not None:
+                self.adapter.wddm2.fences.wake_latency.add(sim.now - signalled)
         if flags & FLIP_FLAGS:
             self.presents.submitted(packet)
             if tr is not None:
