@@ -409,19 +409,20 @@ class System:
                 "latency_p50_ns": lat.percentile(50),
                 "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
             })
-        submitted, retired = vs.packets_submitted, vs.packets_retired
+        submitted, retired, makespan = vs.packets_submitted, vs.packets_retired, vs.last_retired_ns
         w2 = self.adapter.wddm2
         hw = w2 is not None and w2.hwsch is not None
         if hw:
             # Hardware scheduling: DxgkDdiSubmitCommandToHwQueue calls and progress-fence completions.
             submitted, retired = w2.hwsch.submissions, w2.hwsch.completions
+            makespan = max(makespan, w2.hwsch.last_completion_ns)
             for n in nodes:
                 n["busy_pct"] = n["gpu_busy_pct"]
                 n["packets"] = sum(q.submitted for q in w2.hwsch.nodes[n["node"]].queues)
         return {
             "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
             "wall_s": round(wall_s, 3), "events": sim.events_run,
-            "packets_submitted": submitted, "packets_retired": retired,
+            "packets_submitted": submitted, "packets_retired": retired, "makespan_ns": makespan,
             "null_rendering_packets": vs.null_rendering_packets, "resubmissions": vs.resubmissions,
             "preemption_aware": bool(self.adapter.preemption_aware),
             "tdr": {"engine_resets": vs.tdr.engine_resets + (w2.hwsch.tdr.engine_resets if hw else 0),

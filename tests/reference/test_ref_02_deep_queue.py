@@ -21,7 +21,9 @@ COST = dict(ZERO_COST, render=2_000, submit=10_000, isr=1_000, dpc=3_000)
 
 def run(cost, depth):
     system, trace = build([{"name": "app", "workload": script((0, MS, N))}], cost=cost, depth=depth)
-    system.run()
+    r = system.run()
+    # The summary's makespan is the last retirement (the run itself stops at its 10 s duration).
+    assert r.summary["makespan_ns"] == trace.of("QueuePacketStop")[-1]["t"]
     return system, trace
 
 

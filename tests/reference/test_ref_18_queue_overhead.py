@@ -5,7 +5,8 @@ same context; from the moment the blocker leaves, the ideal is 1000 ms of GPU wo
 measured from the log is compared with that ideal. With a per-submission cost c (the CPU time of
 DxgkDdiSubmitCommand) and a hardware queue of two or more packets, the OS submits the next packet
 while the GPU runs the current one: the overhead is pipelined away and the makespan is exactly the
-ideal. With a queue of one packet each submission waits for the previous completion, and the
+ideal. The run summary reports the makespan (``makespan_ns``, the instant the last packet was
+retired). With a queue of one packet each submission waits for the previous completion, and the
 overhead is exactly 1000 x c (ISR and DPC cost zero here).
 """
 
@@ -28,6 +29,8 @@ def run(depth):
     # Each packet is its GPU work: the ideal is the 1000 ms the engine was busy after the blocker.
     assert system.gpu.engines[0].busy_ns == BLOCKER + N * MS
     assert r.summary["packets_retired"] == N + 1
+    # The summary reports the makespan (the last retirement), not only when the run stopped.
+    assert (r.summary["makespan_ns"], r.summary["virtual_time_ns"]) == (last, 3_000 * MS)
     return blocker_done, last - blocker_done
 
 

@@ -153,6 +153,7 @@ class HwSch:
         self.bands = bands or {}
         self.submissions = 0
         self.completions = 0
+        self.last_completion_ns = 0  # when the last buffer completed (the run's makespan)
         self.presents = 0
         self.deferred_submissions = 0  # buffers the OS submitted itself after holding them behind a wait
         #: queues released from an OS-held wait, not yet submitted again: when the signal came (the
@@ -619,6 +620,7 @@ class HwSch:
             ctx.latencies.add(now - e.queued)
             q.completed += 1
             self.completions += 1
+            self.last_completion_ns = now
             if p is not None:
                 self.adapter.vidsch.presents.completed(p, now)
         else:

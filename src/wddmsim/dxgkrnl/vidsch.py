@@ -149,6 +149,7 @@ class VidSch:
             self.nodes.append(nq)
         self.packets_submitted = 0
         self.packets_retired = 0
+        self.last_retired_ns = 0  # when the last packet was retired (the run's makespan)
         self.null_rendering_packets = 0
         self.resubmissions = 0  # submissions of packets taken back by a preemption
         self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
@@ -629,6 +630,7 @@ class VidSch:
                 if ctx.destroyed:
                     self.retired_from(ctx)
             nq.stopped = 0
+            self.last_retired_ns = now
             if self.policy.has_ready(nq.ordinal):
                 self._wake_worker(nq, wake_delay)
 
