@@ -114,7 +114,7 @@ def test_interrupt_bit_layout():
     assert M.FAULT_BIT == FAULT_BIT == 1 << 62 and M.UNKNOWN_BIT == SPURIOUS_BIT == 1 << 63
     assert M.fence_bit(0) == 1 and M.fence_bit(3) == 8
     assert M.preempt_bit(1) == 1 << 65 and M.vsync_bit(1) == 1 << 97 and M.suspend_bit(2) == 1 << 130
-    assert M.PAGE_SIZE == 4096 and M.GRANULARITIES == ("none", "dma_buffer", "primitive", "interval")
+    assert M.PAGE_SIZE == 4096 and M.GRANULARITIES == ("none", "dma_buffer", "primitive", "interval", "instruction")
 
 
 def test_status_read_and_write_one_to_clear_ack():

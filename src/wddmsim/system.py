@@ -110,8 +110,8 @@ class System:
                                        "scenario": scenario.name, "seed": self.seed})
         self.gpu = GPU(
             sim,
-            [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth, n.preemption, n.preemption_interval)
-             for n in ad.nodes],
+            [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth, n.preemption, n.preemption_interval,
+                        n.preemption_save) for n in ad.nodes],
             [(s.name, s.kind, s.size, s.cpu_visible) for s in ad.segments],
             display_refresh_hz=list(ad.displays), max_queued_flips=ad.max_queued_flips,
         )

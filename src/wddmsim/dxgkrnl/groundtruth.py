@@ -69,7 +69,7 @@ _NEVER = -1
 
 #: An engine granularity of the GPU model as D3DKMDT_{GRAPHICS,COMPUTE}_PREEMPTION_GRANULARITY
 #: (docs/gpu-programming.md), coarsest first.
-_GRANULARITY = {"none": 0, "dma_buffer": 100, "primitive": 200, "interval": 300}
+_GRANULARITY = {"none": 0, "dma_buffer": 100, "primitive": 200, "interval": 300, "instruction": 500}
 
 
 class GroundTruth:

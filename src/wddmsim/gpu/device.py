@@ -76,6 +76,8 @@ class EngineSpec:
     #: every how many ns of WORK it can stop
     preemption: str = "dma_buffer"
     preemption_interval: int = 100_000
+    #: ns the engine spends saving the state of a buffer it stopped mid-way (context save)
+    preemption_save: int = 0
 
 
 class GPU:
@@ -106,7 +108,8 @@ class GPU:
         #: Event sink for what the hardware itself can tell (``Doorbell``); None: nothing.
         self.trace = None
         self.engines = [
-            Engine(self, i, e.name, e.kind, e.command_cost, e.bandwidth, e.preemption, e.preemption_interval)
+            Engine(self, i, e.name, e.kind, e.command_cost, e.bandwidth, e.preemption, e.preemption_interval,
+                   e.preemption_save)
             for i, e in enumerate(engines)
         ]
         if len(self.engines) > 62:

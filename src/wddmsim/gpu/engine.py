@@ -25,7 +25,10 @@ Preemption (:meth:`Engine.request_preempt`): the engine stops at its ``granulari
 its preemption cause. ``dma_buffer``: the running DMA buffer finishes (with the ring's fence after
 it) and nothing queued behind it starts. ``primitive``: the running command finishes and the buffer
 stops before its next command. ``interval``: a WORK command stops at the next multiple of
-``preempt_interval`` ns of its own work. ``none``: everything on the ring runs first. What was left
+``preempt_interval`` ns of its own work. ``instruction``: a WORK command stops where it is (the
+finest, D3DKMDT ``SHADER_BOUNDARY``). ``none``: everything on the ring runs first. A stop inside a
+buffer first spends ``preempt_save`` ns saving its state (busy time; the cause is raised after it),
+so the preemption latency is the way to the stop point plus that save. What was left
 of an interrupted buffer is in :attr:`Engine.preempt_state` (buffer address, offset of the next
 command, buffer end, ns of WORK still owed; the address is None when the engine stopped in a WORK on
 the ring itself) for the driver to resume from; the ring is stopped (``stopped``, the status
@@ -71,7 +74,9 @@ from . import commands as C
 
 #: An engine's preemption cause is bit ``PREEMPT_CAUSE_SHIFT + index`` of the interrupt status.
 PREEMPT_CAUSE_SHIFT = 64
-GRANULARITIES = ("none", "dma_buffer", "primitive", "interval")
+GRANULARITIES = ("none", "dma_buffer", "primitive", "interval", "instruction")
+#: granularities that stop inside a DMA buffer, leaving saved progress
+MID_BUFFER = ("primitive", "interval", "instruction")
 
 IDLE = "idle"
 RUNNING = "running"
@@ -98,7 +103,7 @@ class Engine:
         "gpu", "sim", "mem", "index", "name", "kind", "command_cost", "bandwidth",
         "ring_base", "ring_size", "rptr", "wptr", "mode", "state", "busy_ns", "packets",
         "fault", "_t", "_buf", "_pc", "_end", "_top_end", "_stack", "_pending", "_steps", "_watch",
-        "_irq_bit", "interrupts", "granularity", "preempt_interval", "preempt_state", "preemptions",
+        "_irq_bit", "interrupts", "granularity", "preempt_interval", "preempt_save", "preempt_state", "preemptions",
         "_preempt", "_ahead", "_buf_addr", "_timer", "_boundary", "_preempt_bit", "_hang_buffers",
         "_hung_since", "resets", "_fault_buffers", "fault_address", "fault_fatal", "fault_latch",
         "listener", "stopped",
@@ -106,11 +111,13 @@ class Engine:
     )
 
     def __init__(self, gpu, index: int, name: str, kind: str, command_cost: int = 100, bandwidth: float = 16.0,
-                 granularity: str = "dma_buffer", preempt_interval: int = 100_000):
+                 granularity: str = "dma_buffer", preempt_interval: int = 100_000, preempt_save: int = 0):
         if granularity not in GRANULARITIES:
             raise ValueError(f"preemption granularity must be one of {', '.join(GRANULARITIES)}, got {granularity!r}")
         if preempt_interval <= 0:
             raise ValueError("preemption interval must be positive")
+        if preempt_save < 0:
+            raise ValueError("preemption save time must not be negative")
         self.gpu = gpu
         self.sim: Simulator = gpu.sim
         self.mem = gpu.memory
@@ -142,6 +149,7 @@ class Engine:
         self._preempt_bit = 1 << (PREEMPT_CAUSE_SHIFT + index)
         self.granularity = granularity
         self.preempt_interval = preempt_interval
+        self.preempt_save = preempt_save  # ns to save the state of a buffer stopped mid-way
         self.preempt_state: tuple[int, int, int, int] | None = None
         self.preemptions = 0  # preemption requests answered
         self._preempt = False  # a preemption request is pending
@@ -318,8 +326,8 @@ class Engine:
                             if bus is not None:
                                 bus.finished(self.index, self._top_end, t, self.address_space)
                         continue
-                    if self._preempt and not self._stack and self.granularity in ("primitive", "interval"):
-                        self._stop(t, (self._buf_addr, self._pc, self._end, 0))
+                    if self._preempt and not self._stack and self.granularity in MID_BUFFER:
+                        self._stop_saving(t, (self._buf_addr, self._pc, self._end, 0))
                         return
                     cmd = C.decode(self._buf, self._pc, self._end)
                     self._pc += cmd.length
@@ -605,9 +613,9 @@ class Engine:
             saved = None
             if self._buf is not None and not self._stack:
                 saved = (self._buf_addr, self._pc - self._pending.length, self._end, 0)
-            self._stop(now, saved)
+            self._stop_saving(now, saved)
             return
-        if self.granularity not in ("primitive", "interval") or self._stack:
+        if self.granularity not in MID_BUFFER or self._stack:
             return  # the loop stops at the next submission boundary (or when the ring is empty)
         # Running ahead: find the WORK command executing at ``now`` (or the next one to start).
         for start, end, addr, before, after, buf_end, rptr in self._ahead:
@@ -617,6 +625,8 @@ class Engine:
                 stop, saved = start, (addr, before, buf_end, end - start if before == after else 0)
             elif self.granularity == "primitive":
                 stop, saved = end, (addr, after, buf_end, 0)
+            elif self.granularity == "instruction":
+                stop, saved = now, (addr, after, buf_end, end - now)
             else:
                 step = self.preempt_interval
                 stop = min(start + -(-(now - start) // step) * step, end)
@@ -631,13 +641,17 @@ class Engine:
             self._pending = None
             if self.listener is not None:
                 self.rptr = rptr  # ring packets fetched past the stop point are fetched again
-            if stop > now:
-                self._timer = self.sim.at(stop, self._stop_at, (stop, saved), irql=DEVICE)
-                self.state = RUNNING
-            else:
-                self._stop(stop, saved)
+            self._stop_saving(stop, saved)
             return
         # No WORK ahead: the buffer is ending; stop at the boundary after its fence.
+
+    def _stop_saving(self, t: int, saved) -> None:
+        """Stop at local time ``t``; with progress to keep (``saved``), first spend
+        ``preempt_save`` ns saving it (busy time), so the preemption is reported that much later."""
+        if saved is not None and self.preempt_save:
+            t += self.preempt_save
+            self.busy_ns += self.preempt_save
+        self._stop(t, saved)
 
     def _stop_at(self, arg) -> None:
         stop, saved = arg

@@ -109,7 +109,7 @@ class EngineInfo(NamedTuple):
 
     #: "3d", "compute", "copy", "video_decode", "video_encode", "video_processing" or "other"
     kind: str
-    #: where a preemption request stops it: "none", "dma_buffer", "primitive" or "interval"
+    #: where a preemption request stops it: "none", "dma_buffer", "primitive", "interval" or "instruction"
     preemption: str
     #: for "interval": every how many ns of WORK it can stop
     preemption_interval: int

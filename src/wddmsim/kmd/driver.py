@@ -116,8 +116,8 @@ PRIMITIVE_API_SEQUENCE_NUMBER_UNKNOWN = 0xFFFF_FFFF_FFFF_FFFF
 BIND_TABLE_ENTRY_UNKNOWN = 0xFFFF_FFFF
 
 #: D3DKMDT_GRAPHICS/COMPUTE_PREEMPTION_GRANULARITY for each engine granularity of the GPU model.
-GRANULARITY_CAPS = {"none": 0, "dma_buffer": 100, "primitive": 200, "interval": 300}
-_COARSEST = ("none", "dma_buffer", "primitive", "interval")
+GRANULARITY_CAPS = {"none": 0, "dma_buffer": 100, "primitive": 200, "interval": 300, "instruction": 500}
+_COARSEST = ("none", "dma_buffer", "primitive", "interval", "instruction")
 
 #: DXGK_ENGINE_TYPE for each engine kind of the GPU model (compute engines report OTHER with the
 #: friendly name "Compute", as Windows' compute nodes do).

@@ -167,9 +167,13 @@ class Node(ScenarioModel):
     command_cost: Duration = _ns("100ns")
     #: where a preemption request stops the engine: "none" (runs everything queued), "dma_buffer"
     #: (finishes the running DMA buffer), "primitive" (finishes the running command) or
-    #: "interval" (stops a WORK command at the next multiple of preemption_interval)
-    preemption: Literal["none", "dma_buffer", "primitive", "interval"] = "dma_buffer"
+    #: "interval" (stops a WORK command at the next multiple of preemption_interval) or
+    #: "instruction" (stops a WORK command where it is)
+    preemption: Literal["none", "dma_buffer", "primitive", "interval", "instruction"] = "dma_buffer"
     preemption_interval: Duration = Field(default=_ns("100us"), gt=0)
+    #: time the engine spends saving the state of a buffer it stopped mid-way (busy time, before
+    #: the preemption is reported)
+    preemption_save: Duration = Field(default=0, ge=0)
     # Moved to the driver's settings ([driver.engines.<name>]):
     ring_size: _moved("ring_size", "engines.<node name>.")
     ring_buffer_fence_release: _moved("ring_buffer_fence_release", "engines.<node name>.")
