@@ -28,6 +28,11 @@ def in_flight_at_the_driver(trace) -> list[int]:
     return seen
 
 
+def system_ctx(system, hcontext: int) -> int:
+    """The OS handle of the context whose driver handle is ``hcontext``."""
+    return next(c.handle for c in system.contexts if c.hDriver == hcontext)
+
+
 @pytest.mark.parametrize("depth", [1, 2])
 def test_ring_of_depth_packets_high_priority_first_when_a_slot_frees(depth):
     low = {"name": "low", "process_priority": "below_normal", "workload": script((0, MS, 6))}
@@ -50,8 +55,3 @@ def test_ring_of_depth_packets_high_priority_first_when_a_slot_frees(depth):
     # Nothing deadlocks: all 7 complete, back to back, 7 ms.
     assert [c.completed for c in system.contexts] == [6, 1]
     assert trace.of("QueuePacketStop")[-1]["t"] == 7 * MS
-
-
-def system_ctx(system, hcontext: int) -> int:
-    """The OS handle of the context whose driver handle is ``hcontext``."""
-    return next(c.handle for c in system.contexts if c.hDriver == hcontext)
