@@ -164,3 +164,12 @@ def test_jain_index_of_unequal_shares():
     f = result.summary["fairness"]
     assert f == [{"node": "3D_0", "priority_class": "normal", "priority": 0, "contexts": ["a/c", "b/c"],
                   "gpu_ns": [2 * MS, 6 * MS], "jain": 0.8}]
+
+
+def test_a_window_below_one_is_refused_with_its_field_named():
+    from wddmsim.scenario import ScenarioError, scenario_from_dict
+
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict({"name": "w", "process": [{"name": "p", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "compute_batch", "work": "1ms", "window": 0}}]}]}, "w.toml")
+    assert "w.toml: process[0].context[0].workload.window: " in str(err.value)
