@@ -385,13 +385,23 @@ def _print_software(con: Console, summary: dict) -> None:
                       _ms(n["preempt_latency_p50_ns"]) if count else "-",
                       _ms(n["preempt_latency_max_ns"]) if count else "-")
     con.print(nodes)
+    handed = [n for n in summary["nodes"] if n.get("handoffs")]
+    if handed:
+        con.print("[bold]Hand-offs[/bold] (a context stops, a waiting other one starts): " + "; ".join(
+            f"{n['name']} {n['handoffs']}, min {_ms(n['handoff_min_ns'])} mean {_ms(n['handoff_mean_ns'])} "
+            f"max {_ms(n['handoff_max_ns'])}" for n in handed))
     ctxs = Table(title="Contexts (latency: queued to retired)", title_justify="left")
-    for col in ("context", "node", "submitted", "retired", "p50", "p99", "max"):
+    for col in ("context", "node", "submitted", "retired", "min", "mean", "p50", "p99", "max", "GPU time",
+                "worst wait"):
         ctxs.add_column(col, justify="left" if col in ("context", "node") else "right")
     for c in summary["contexts"]:
-        ctxs.add_row(c["context"], c["node"], str(c["submitted"]), str(c["completed"]), _ms(c["latency_p50_ns"]),
-                     _ms(c["latency_p99_ns"]), _ms(c["latency_max_ns"]))
+        ctxs.add_row(c["context"], c["node"], str(c["submitted"]), str(c["completed"]), _ms(c.get("latency_min_ns")),
+                     _ms(c.get("latency_mean_ns")), _ms(c["latency_p50_ns"]), _ms(c["latency_p99_ns"]),
+                     _ms(c["latency_max_ns"]), _ms(c.get("gpu_ns")), _ms(c.get("worst_wait_ns")))
     con.print(ctxs)
+    for f in summary.get("fairness", []):
+        con.print(f"[bold]Fairness[/bold] {f['node']}, {f['priority_class']} priority {f['priority']}: Jain's index "
+                  f"{f['jain']:.4f} over {len(f['contexts'])} contending contexts' GPU time")
 
 
 def _print_outcomes(con: Console, summary: dict) -> None:

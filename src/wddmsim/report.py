@@ -103,6 +103,8 @@ def summarize(events: list[dict]) -> dict:
     for ctx, name in names.items():
         v = lat.get(ctx, [])
         ctx_rows.append({"context": name, "queued": counts[ctx][0], "retired": counts[ctx][1],
+                         "latency_min_ns": min(v) if v else None,
+                         "latency_mean_ns": sum(v) // len(v) if v else None,
                          "latency_p50_ns": _pct(v, 50), "latency_p99_ns": _pct(v, 99),
                          "latency_max_ns": max(v) if v else None})
     src_rows = []
@@ -174,9 +176,10 @@ def markdown(s: dict) -> str:
     out = [f"# {s['scenario']} (seed {s['seed']})", "", f"Virtual time: {_ms(s['virtual_time_ns'])}.", "",
            "## Nodes", "", "| node | packets | busy % |", "|---|---|---|"]
     out += [f"| {n['name']} | {n['packets']} | {n['busy_pct']:.1f} |" for n in s["nodes"]]
-    out += ["", "## Contexts (latency: queued to retired)", "", "| context | queued | retired | p50 | p99 | max |",
-            "|---|---|---|---|---|---|"]
-    out += [f"| {c['context']} | {c['queued']} | {c['retired']} | {_ms(c['latency_p50_ns'])} | "
+    out += ["", "## Contexts (latency: queued to retired)", "",
+            "| context | queued | retired | min | mean | p50 | p99 | max |", "|---|---|---|---|---|---|---|---|"]
+    out += [f"| {c['context']} | {c['queued']} | {c['retired']} | {_ms(c['latency_min_ns'])} | "
+            f"{_ms(c['latency_mean_ns'])} | {_ms(c['latency_p50_ns'])} | "
             f"{_ms(c['latency_p99_ns'])} | {_ms(c['latency_max_ns'])} |" for c in s["contexts"]]
     if s["displays"]:
         out += ["", "## Displays", "", "| source | presents | displayed | dropped | frame p50 | frame p99 |",

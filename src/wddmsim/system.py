@@ -397,6 +397,8 @@ class System:
                 "preemptions": nq.preemption.count,
                 "preempt_latency_p50_ns": nq.preemption.latencies.percentile(50),
                 "preempt_latency_max_ns": nq.preemption.latencies.max,
+                "handoffs": nq.handoffs.count, "handoff_min_ns": nq.handoffs.min,
+                "handoff_mean_ns": _mean(nq.handoffs), "handoff_max_ns": nq.handoffs.max,
             })
         contexts = []
         for ctx in self.contexts:
@@ -406,8 +408,10 @@ class System:
                 "completed": ctx.completed, "null_rendering": ctx.null_packets, "preempted": ctx.preempted,
                 "aborted": ctx.aborted, "cancelled": ctx.cancelled, "device_error": bool(ctx.device.error),
                 "api_error": ctx.api_error, "destroyed": ctx.destroyed,
-                "latency_p50_ns": lat.percentile(50),
+                "latency_min_ns": lat.min, "latency_mean_ns": _mean(lat), "latency_p50_ns": lat.percentile(50),
                 "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
+                "gpu_ns": None if ctx.hw else ctx.gpu_ns,
+                "worst_wait_ns": None if ctx.hw else vs.worst_wait(ctx),
             })
         submitted, retired, makespan = vs.packets_submitted, vs.packets_retired, vs.last_retired_ns
         w2 = self.adapter.wddm2
@@ -430,7 +434,8 @@ class System:
                     "live_dumps": [{"t": t, "code": c, "p4": p4} for t, c, p4 in vs.tdr.live_dumps]},
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "gpu_faults": len(self.gpu.faults),
-            "nodes": nodes, "contexts": contexts, "displays": vs.presents.summary(elapsed),
+            "nodes": nodes, "contexts": contexts, "fairness": [] if hw else self._fairness(),
+            "displays": vs.presents.summary(elapsed),
             "memory": vs.vidmm.summary(),
             "scheduling": self.scenario.adapter.scheduling,
             "cpu": self._cpu_cost(),
@@ -439,6 +444,34 @@ class System:
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}
                            for t, v in self.adapter.verifier.violations],
         }
+
+
+    def _fairness(self) -> list[dict]:
+        """Jain's fairness index of GPU time, per node and effective priority, over the contexts of
+        that priority that contended for the node (the node was handed from one to another while
+        it waited) - (sum x)^2 / (n * sum x^2): 1 when they had equal shares, 1/n when one had all."""
+        vs = self.adapter.vidsch
+        groups: dict = {}
+        for ctx in self.contexts:
+            if ctx.contended and not ctx.hw:
+                groups.setdefault((ctx.node, ctx.effective_priority), []).append(ctx)
+        out = []
+        for (node, prio), ctxs in sorted(groups.items(), key=lambda kv: (kv[0][0], -kv[0][1])):
+            if len(ctxs) < 2:
+                continue
+            xs = [c.gpu_ns for c in ctxs]
+            total, squares = sum(xs), sum(x * x for x in xs)
+            out.append({
+                "node": vs.nodes[node].name, "priority_class": ctxs[0].device.process.priority_class,
+                "priority": ctxs[0].priority, "contexts": [c.full_name for c in ctxs], "gpu_ns": xs,
+                "jain": round(total * total / (len(xs) * squares), 6) if squares else 1.0,
+            })
+        return out
+
+
+def _mean(stats) -> int | None:
+    """The mean of a :class:`LatencyStats`, rounded down to a whole ns (None when empty)."""
+    return stats.total // stats.count if stats.count else None
 
 
 __all__ = ["ApiError", "ConfigError", "RunResult", "System"]

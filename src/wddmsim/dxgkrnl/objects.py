@@ -84,6 +84,7 @@ class Context:
         "last_dispatch", "seq", "hDdi", "null_packets", "preempted", "aborted", "cancelled",
         "removed_at", "api_error", "destroyed", "system", "workload_allocations",
         "hw", "hwqueues", "band", "sched", "suspended", "gates", "virtual_packets",
+        "wait_since", "worst_wait", "gpu_ns", "contended",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -126,6 +127,13 @@ class Context:
         # ``value`` (rule 103). None until the context's first wait.
         self.gates = None
         self.virtual_packets = 0  # packets its user-mode driver built at GPU virtual addresses
+        # Scheduling quality under the software scheduler (dxgkrnl/vidsch.py): since when it has had
+        # work it could run without running (-1: not waiting), its longest such wait, its GPU time,
+        # and whether the node was ever handed from it to another context or to it from another.
+        self.wait_since = -1
+        self.worst_wait = 0
+        self.gpu_ns = 0
+        self.contended = False
 
     @property
     def in_flight(self) -> int:

@@ -8,11 +8,20 @@ chooses between contexts.
 - :class:`StrictPriority`: the highest effective priority (process class, then context priority)
   wins; equal priorities take turns packet by packet. A low-priority context starves while a
   higher one has work; that is the point of the policy.
-- :class:`PriorityQuantum`: Windows-like. Equal priorities take turns by *quantum*: the context
-  holding the node keeps it while it has work, for up to ``quantum`` ns of virtual time, then the
-  next ready context of that priority gets its turn. Higher priorities still win, but a ready
-  context that has waited ``starvation`` ns (default 10 quanta) is boosted above everyone for one
-  pick, so nothing starves forever.
+- :class:`PriorityQuantum`: Windows-like. Equal priorities take turns by *quantum*, round robin:
+  the context holding the node keeps it while it has work, for up to ``quantum`` ns of virtual
+  time, then it goes to the back of its priority's ready list and the next ready context of that
+  priority gets its turn, so with n ready contexts of one priority none waits more than about
+  (n - 1) quanta plus one packet. Higher priorities still win, but a ready context that has
+  waited ``starvation`` ns (default 10 quanta) without running is boosted above everyone for one
+  pick, and the boost buys it real GPU time: once it runs, nothing preempts it for one quantum
+  (or until its turn ends), so nothing starves forever.
+
+Windows' CPU scheduler, which the GPU scheduler's priority classes mirror, behaves the same way:
+"Scheduling Priorities" (https://learn.microsoft.com/windows/win32/procthread/scheduling-priorities)
+assigns time slices round-robin to the threads of the highest priority, and "Priority Boosts"
+(https://learn.microsoft.com/windows/win32/procthread/priority-boosts) gives a starved thread a
+boost that lets it run.
 
 The documentation leaves the legacy scheduler's policy open (ddi-facts.md open question 14); the
 quantum, the turn taking and the starvation boost here are the model's decisions, recorded in
@@ -89,6 +98,14 @@ class Policy:
     def preempting(self, running, cand) -> None:
         """The scheduler asked to preempt ``running`` so that ``cand`` runs next."""
 
+    def shielded(self, node: int, running, run_since: int, now: int) -> int | None:
+        """The instant until which ``running`` (on ``node`` since ``run_since``) may not be
+        preempted, or None."""
+        return None
+
+    def started(self, node: int, ctx) -> None:
+        """A packet of ``ctx`` began to run on ``node``."""
+
 
 class StrictPriority(Policy):
     """Highest priority first; round robin packet by packet within a priority."""
@@ -117,17 +134,45 @@ class PriorityQuantum(Policy):
         self.quantum = quantum
         self.starvation = starvation if starvation is not None else 10 * quantum
         self.boosts = 0
+        #: per node: the context the last starvation boost was for, and whether it has run since
+        self._boosted: dict[int, list] = {}
 
     def preempting(self, running, cand) -> None:
         """A preemption for ``cand`` ends ``running``'s turn (``running`` None: the preempted work is
-        back in the queues): ``cand`` is first in line at its level."""
-        q = self._levels.get(cand.node, {}).get(cand.effective_priority)
+        back in the queues): ``cand`` is first in line at its level. When the two share a priority
+        the turn ended by quantum, and ``running`` goes to the back of the line (round robin), so
+        every ready context of the priority gets its turn before ``running`` comes again."""
+        levels = self._levels.get(cand.node, {})
+        if running is not None:
+            running.turn_start = -1
+            if running.effective_priority == cand.effective_priority:
+                mine = levels.get(running.effective_priority)
+                if mine is not None and running in mine:
+                    mine.remove(running)
+                    mine.append(running)
+        q = levels.get(cand.effective_priority)
         if q is not None and cand in q:
             q.remove(cand)
             q.appendleft(cand)
             cand.turn_start = -1
-        if running is not None:
-            running.turn_start = -1
+
+    def shielded(self, node: int, running, run_since: int, now: int) -> int | None:
+        """A boosted context, once running, keeps the node for one quantum."""
+        b = self._boosted.get(node)
+        if b is None or b[0] is not running:
+            return None
+        end = run_since + self.quantum
+        return end if now < end else None
+
+    def started(self, node: int, ctx) -> None:
+        """The boost ends when another context runs after the boosted one did."""
+        b = self._boosted.get(node)
+        if b is None:
+            return
+        if b[0] is ctx:
+            b[1] = True
+        elif b[1]:
+            del self._boosted[node]
 
     def pick(self, node: int, now: int):
         levels = self._levels.get(node)
@@ -141,13 +186,17 @@ class PriorityQuantum(Policy):
                 if prio == top:
                     continue
                 for c in q:
-                    waited = now - max(c.ready_since, c.last_dispatch)
+                    # How long it has waited without running (a boosted packet preempted before it
+                    # ran does not count as running: its wait goes on).
+                    since = c.wait_since if c.wait_since >= 0 else c.ready_since
+                    waited = now - max(since, c.last_dispatch)
                     if waited >= self.starvation and (starving is None or waited > starving[0]):
                         starving = (waited, c)
             if starving is not None:
                 self.boosts += 1
                 ctx = starving[1]
                 ctx.last_dispatch = now
+                self._boosted[node] = [ctx, False]
                 return ctx
         q = levels[top]
         ctx = q[0]

@@ -88,6 +88,7 @@ class Preemptor:
         if ctx is not st.run_ctx:
             st.run_ctx = ctx
             st.run_since = self.sim.now
+            self.vs.policy.started(nq.ordinal, ctx)
         self.vs.tdr.packet_started(nq)
         if self.enabled and (self.vs.policy.has_ready(nq.ordinal) or len(nq.hw) - nq.stopped > 1):
             self._arm(nq)
@@ -113,6 +114,9 @@ class Preemptor:
         quantum is used up). ``(context, None)``, or ``(None, when to look again or None)``."""
         policy = self.vs.policy
         now = self.sim.now
+        shield = policy.shielded(nq.ordinal, running, run_since, now)
+        if shield is not None:
+            return None, shield  # a starvation boost bought ``running`` this much GPU time
         cand, when = policy.preempt_candidate(nq.ordinal, running, run_since, now)
         if cand is not None:
             return cand, None
@@ -236,11 +240,15 @@ class Preemptor:
         taken.reverse()
         if taken:
             nq.busy_ns += now - nq.busy_since
+            vs.stopped_running(nq, taken[0].context, now)
         tr = vs.trace
         for p in taken:
             vs.off_hardware(p)
             p.preempted = True
-            p.context.preempted += 1
+            c = p.context
+            c.preempted += 1
+            if c.wait_since < 0:
+                c.wait_since = now  # it has work again and does not run
             if tr is not None:
                 tr.emit(now, "DmaPacketStop", {
                     "context": p.context.handle, "node": ordinal, "fence": p.fence, "kind": p.kind,
@@ -280,6 +288,7 @@ class Preemptor:
                 self.vs.retired_from(ctx)
                 continue
             ctx.queue.appendleft(p)
+            ctx.last_dispatch = -1  # what was dispatched did not finish: the wait goes on
             if not p.flags & FLAG_PAGING:
                 p.fence = 0  # render packets get a new fence; paging ones keep theirs (5.1)
             if p.preempted:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ctypes
 from collections import deque
+from itertools import islice
 
 from ..ddi import layout
 from ..ddi import rules as R
@@ -43,6 +44,7 @@ from .crash import BugCheckStop, CrashRecord
 from .groundtruth import GroundTruth
 from .preemption import Preemptor
 from .present import FLIP_FLAGS, PRESENT_FLAGS, Presents
+from .stats import LatencyStats
 from .tdr import Tdr
 from .vidmm import VidMm
 
@@ -77,6 +79,7 @@ class NodeQueue:
         "last_completed", "worker_busy", "dispatch_timer", "submit_args", "patch_args", "facts",
         "notify_facts", "packets", "busy_ns", "busy_since", "engine_type", "submit_address",
         "max_depth_seen", "submit_fill", "submit_long", "preemption", "tdr", "virtual_args",
+        "last_stop", "last_stop_ctx", "handoffs",
     )
 
     def __init__(self, ordinal: int, name: str, depth: int):
@@ -105,6 +108,9 @@ class NodeQueue:
         self.preemption = None  # preemption.NodePreemption
         self.tdr = None  # tdr.NodeTdr
         self.virtual_args = None  # DXGKARG_SUBMITCOMMANDVIRTUAL (made at the first virtual submission)
+        self.last_stop = 0  # when the last context to run stopped running, and which it was
+        self.last_stop_ctx = None
+        self.handoffs = LatencyStats()  # a context stops, a waiting other one starts: the gap
 
 
 class VidSch:
@@ -187,6 +193,7 @@ class VidSch:
             ctx.ready = True
             self.policy.ready(ctx, now)
             nq = self.nodes[ctx.node]
+            self._waiting(nq, ctx, now)
             self._wake_worker(nq)
             if self.preemptor.enabled:
                 self.preemptor.consider(nq)
@@ -218,16 +225,19 @@ class VidSch:
                 # A GPU wait before this packet is not satisfied yet (rule 103).
                 ctx.ready = False
                 policy.idle(ctx)
+                self._blocked(nq, ctx)
                 continue
             if head.va and not self._space_ready(ctx):
                 # The process's page tables are being written: its buffers wait (GPU VA).
                 ctx.ready = False
                 policy.idle(ctx)
+                self._blocked(nq, ctx)
                 continue
             if head.flags & FLIP_FLAGS and not self.presents.can_submit(head):
                 # The source's flip queue is full: the context waits for a vsync to free a slot.
                 ctx.ready = False
                 policy.idle(ctx)
+                self._blocked(nq, ctx)
                 self.presents.block(ctx, head)
                 continue
             if (head.allocations or head.deps) and not self.vidmm.ready(head):
@@ -235,6 +245,7 @@ class VidSch:
                 # null-context switch: hold the context.
                 ctx.ready = False
                 policy.idle(ctx)
+                self._blocked(nq, ctx)
                 self.vidmm.block(ctx)
                 continue
             packet = ctx.queue.popleft()
@@ -248,6 +259,51 @@ class VidSch:
                 sim.after(cost, self._submit_later, packet, PASSIVE)
                 return
             self._submit(nq, packet)
+
+    # -- waits, GPU time and hand-offs (the summary's scheduling figures) ------------------------
+    def _waiting(self, nq: NodeQueue, ctx, now: int) -> None:
+        """``ctx`` has work it could run: unless it runs now, its wait starts."""
+        if ctx.wait_since < 0 and not (nq.stopped < len(nq.hw) and nq.hw[nq.stopped].context is ctx):
+            ctx.wait_since = now
+
+    def _blocked(self, nq: NodeQueue, ctx) -> None:
+        """``ctx`` is held back by something other than the GPU (a GPU wait, paging, a full flip
+        queue): unless a packet of it waits on the hardware queue, its wait ends here."""
+        if ctx.wait_since >= 0 and not any(p.context is ctx for p in islice(nq.hw, nq.stopped, None)):
+            w = self.sim.now - ctx.wait_since
+            if w > ctx.worst_wait:
+                ctx.worst_wait = w
+            ctx.wait_since = -1
+
+    def stopped_running(self, nq: NodeQueue, ctx, now: int) -> None:
+        """``ctx``'s run on ``nq`` (since ``nq.busy_since``) ended now (completed or preempted)."""
+        ctx.gpu_ns += now - nq.busy_since
+        nq.last_stop = now
+        nq.last_stop_ctx = ctx
+
+    def _runs(self, nq: NodeQueue, ctx, now: int) -> None:
+        """A packet of ``ctx`` starts on ``nq``: its wait, if any, ends; if another context ran
+        before it while it waited, the gap between the two is a hand-off."""
+        since = ctx.wait_since
+        if since < 0:
+            return
+        w = now - since
+        if w > ctx.worst_wait:
+            ctx.worst_wait = w
+        ctx.wait_since = -1
+        prev = nq.last_stop_ctx
+        if prev is not None and prev is not ctx and since <= nq.last_stop:
+            nq.handoffs.add(now - nq.last_stop)
+            prev.contended = ctx.contended = True
+
+    def worst_wait(self, ctx) -> int:
+        """``ctx``'s longest wait so far, the one still going on included."""
+        w = ctx.worst_wait
+        if ctx.wait_since >= 0 and not ctx.destroyed and not ctx.device.error:
+            nq = self.nodes[ctx.node]
+            if ctx.ready or any(p.context is ctx for p in islice(nq.hw, nq.stopped, None)):
+                w = max(w, self.sim.now - ctx.wait_since)
+        return w
 
     def _gates_open(self, ctx, head) -> bool:
         """True if no unsatisfied GPU wait of ``ctx`` stands before ``head``; else the first such
@@ -480,6 +536,8 @@ class VidSch:
         now = self.sim.now
         packet.started = now
         nq.busy_since = now
+        if packet.context.wait_since >= 0:
+            self._runs(nq, packet.context, now)
         if self.trace is not None:
             self.trace.emit(now, "DmaPacketStart", {
                 "context": packet.context.handle, "node": nq.ordinal, "fence": packet.fence,
@@ -564,7 +622,14 @@ class VidSch:
             i += 1
         if i > nq.stopped:
             nq.busy_ns += now - nq.busy_since
+            ran = hw[nq.stopped].context
+            self.stopped_running(nq, ran, now)
             nq.stopped = i
+            if i < n and hw[i].context is ran:
+                self._start(nq, hw[i])  # the same context goes on
+                return
+            if ran.wait_since < 0 and (ran.ready or any(p.context is ran for p in islice(hw, i, None))):
+                ran.wait_since = now  # it has more work, and another context (or no one) runs
             if i < n:
                 self._start(nq, hw[i])
 
@@ -586,6 +651,7 @@ class VidSch:
         if ctx.queue and not ctx.ready and not ctx.device.error:
             ctx.ready = True
             self.policy.ready(ctx, self.sim.now)
+            self._waiting(self.nodes[ctx.node], ctx, self.sim.now)
             self._wake_worker(self.nodes[ctx.node], delay)
 
     def dma_preempted(self, data) -> None:

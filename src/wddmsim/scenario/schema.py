@@ -398,6 +398,9 @@ class ComputeBatch(_Workload):
     #: wait for the batch's last packet before the interval (false: submit the next batch after
     #: the interval whatever the GPU did, a deep asynchronous queue)
     sync: bool = True
+    #: at most this many of its packets in flight: before each submission, wait for the packet
+    #: ``window`` back to retire (a sliding window, drm_sched's interleaved submitters); None: no limit
+    window: int | None = Field(default=None, ge=1)
 
 
 class CopyStream(_Workload):

@@ -7,6 +7,8 @@
   that starts late starts at once; missed frame slots are skipped, not bunched.
 - ``compute_batch``: submits ``batch`` packets of ``work``, waits for the last to retire (unless
   ``sync`` is false), idles ``interval``, and repeats: a client of drm_sched's scheduling tests.
+  With ``window``, no more than that many of its packets are in flight: each submission first
+  waits for the packet ``window`` back (drm_sched's interleaved submitters).
 - ``copy_stream``: every ``interval``, one COPY of ``size`` bytes between two allocations (the bytes
   really move; the copy's duration is the engine's bandwidth model).
 - ``memory_pressure``: more allocations than video memory holds; each packet fills some of them
@@ -95,10 +97,14 @@ def compute_batch(rt, ctx, w, rng):
         yield w.start
     n = 0
     ops = (Work(w.work),)
+    window = w.window
+    seq = 0
     while w.count is None or n < w.count:
         n += 1
-        seq = 0
         for _ in range(w.batch):
+            if window is not None and seq >= window:
+                # A sliding window: the packet ``window`` back must retire before the next goes.
+                yield rt.kmt.WaitForPacket(ctx, seq - window + 1)
             seq = yield from rt.submit(ctx, ops)
         if w.sync:
             yield rt.kmt.WaitForPacket(ctx, seq)
