@@ -2,7 +2,7 @@
 ``IDXGIDevice1::SetMaximumFrameLatency``): at most ``max_frame_latency`` frames are queued, so with
 a maximum of 3 the fourth present is the first that blocks, until the oldest queued frame leaves
 the queue; and it blocks inside the present call, where PresentMon's MsInPresentAPI sees it.
-Exact virtual times, zero CPU costs."""
+Exact virtual times, zero CPU costs. Also ``fps_changes``, the frame loop's later target rates."""
 
 from __future__ import annotations
 
@@ -77,3 +77,46 @@ def test_without_a_present_the_frame_ends_with_the_same_wait():
     # Frames 1-3 queue at 0, 1, 2 ms; frame 4 queues at 3 ms and then waits for frame 1 to retire
     # (10 ms) before its frame ends; frame 5 starts then.
     assert starts == [0, 1 * MS, 2 * MS, 3 * MS, 10 * MS]
+
+
+# -- fps_changes: a frame loop whose target rate changes ---------------------------------------------------------
+def test_fps_changes_space_the_frame_slots_anew():
+    sc = scenario_from_dict({
+        "name": "rates", "duration": "200ms",
+        "adapter": {"cpu_cost": ZERO, "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
+        "process": [{"name": "game", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "frame_loop", "fps": 100, "work": "1ms", "count": 8, "start": "5ms",
+            "fps_changes": [{"at": "30ms", "fps": 50}, {"at": "70ms", "fps": 200}]}}]}],
+    }, "<test>")
+    trace = ListSink()
+    System(sc, trace=trace).run()
+    # Slots at 5, 15, 25, 35 ms (100 fps until 5 + 30 ms), then 55, 75 ms (50 fps until 5 + 70 ms),
+    # then every 5 ms: the gap after a slot is that of the rate in effect at the slot.
+    assert [e["cpu_start"] for e in trace.of("Present")] == [t * MS for t in (5, 15, 25, 35, 55, 75, 80, 85)]
+
+
+def test_fps_changes_must_be_in_order():
+    import pytest
+
+    from wddmsim.scenario import ScenarioError, parse_scenario
+
+    text = """
+name = "bad"
+duration = "1s"
+[[process]]
+name = "g"
+[[process.context]]
+name = "c"
+node = "3D"
+workload = { kind = "frame_loop", fps = 100, work = "1ms", fps_changes = [{ at = "100ms", fps = 50 }, { at = "50ms", fps = 30 }, { at = "200ms", fps = 0 }] }
+"""
+    with pytest.raises(ScenarioError) as e:
+        parse_scenario(text, "s.toml")
+    assert e.value.problems == [
+        "s.toml: process[0].context[0].workload.fps_changes[2].fps: must be greater than 0, got 0",
+    ]
+    with pytest.raises(ScenarioError) as e:
+        parse_scenario(text.replace(', { at = "200ms", fps = 0 }', ""), "s.toml")
+    assert e.value.problems == [
+        "s.toml: process[0].context[0].workload.fps_changes: [1].at must be later than [0].at (100ms), got 50ms",
+    ]

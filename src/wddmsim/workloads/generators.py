@@ -8,6 +8,8 @@
   so with a maximum of 3 the fourth present is the first that can block, and the time it waits is
   part of the call (PresentMon's MsInPresentAPI). Without ``present`` the same wait ends the frame.
   A frame that starts late starts at once; missed frame slots are skipped, not bunched.
+  ``fps_changes`` change the target rate: the gap after a frame slot is that of the rate in
+  effect at the slot.
 - ``compute_batch``: submits ``batch`` packets of ``work``, waits for the last to retire (unless
   ``sync`` is false), idles ``interval``, and repeats: a client of drm_sched's scheduling tests.
 - ``copy_stream``: every ``interval``, one COPY of ``size`` bytes between two allocations (the bytes
@@ -74,10 +76,13 @@ def frame_loop(rt, ctx, w, rng, surfaces):
     period = round(1e9 / w.fps)
     if w.start:
         yield w.start
+    changes = [(sim.now + c.at, round(1e9 / c.fps)) for c in w.fps_changes]
     frame = 0
     last_of_frame: list[int] = []
     next_slot = sim.now
     while w.count is None or frame < w.count:
+        while changes and changes[0][0] <= next_slot:
+            period = changes.pop(0)[1]
         frame += 1
         seq = 0
         for _ in range(w.packets_per_frame):
