@@ -130,18 +130,24 @@ def test_readme_examples_run(tmp_path):
 
 
 # -- wddmsim run / demo / decode @record (the submission path) ------------------------------------
-import glob as _glob  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-EXAMPLES = sorted(_glob.glob(str(Path(__file__).parent.parent / "examples" / "*.toml")))
+from example_files import EXAMPLES, expected_bugcheck  # noqa: E402
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: Path(p).stem)
 def test_every_example_runs(path, tmp_path):
     events = tmp_path / "events.jsonl"
-    r = CliRunner().invoke(main, ["run", path, "--json", "--events", str(events)])
-    assert r.exit_code == 0, r.output
+    crash = tmp_path / "crash.json"
+    r = CliRunner().invoke(main, ["run", path, "--json", "--events", str(events), "--crash-record", str(crash)])
+    code = expected_bugcheck(path)
+    # An example that ends in a bug check exits with status 3 and writes its crash record.
+    assert r.exit_code == (0 if code is None else 3), r.output
     summary = json.loads(r.output)
+    if code is None:
+        assert "bugcheck" not in summary and not crash.exists()
+    else:
+        assert summary["bugcheck"]["code"] == code and crash.exists()
     assert summary["packets_retired"] > 0 and not summary["violations"]
     lines = events.read_text().splitlines()
     first = json.loads(lines[0])

@@ -168,12 +168,13 @@ class D3DKMT:
         self.adapter.wddm2.hwsch.resume(context)
 
     def Present(self, context: Context, source: Allocation, destination: Allocation, width: int, height: int,
-                mode: str = "blt", sync_interval: int = 1, vidpn_source: int = 0):
+                mode: str = "blt", sync_interval: int = 1, vidpn_source: int = 0, call_start: int | None = None):
         """Present ``source`` (generator): a ``width`` x ``height`` blt to ``destination``, or a flip
         (``mode`` "flip" / "flip_no_wait") with ``sync_interval`` as the FlipInterval. Under hardware
         scheduling only blts exist: DxgkDdiPresentToHwQueue builds them for the context's first
-        hardware queue."""
-        start = self.sim.now
+        hardware queue. ``call_start``: when the application's present call began, when that is
+        earlier than this thunk (a runtime that blocked first for its frame queue; default now)."""
+        start = self.sim.now if call_start is None else call_start
         cost = self.adapter.costs.present
         if cost:
             yield cost
@@ -186,10 +187,12 @@ class D3DKMT:
         return self.adapter.present(context, source, destination, width, height, mode, sync_interval,
                                     vidpn_source, call_start=start).seq
 
-    def PresentComposed(self, context: Context, command: bytes, allocations, patches, vidpn_source: int = 0):
+    def PresentComposed(self, context: Context, command: bytes, allocations, patches, vidpn_source: int = 0,
+                        call_start: int | None = None):
         """A windowed present (generator): render ``command`` (a copy into the composition
-        surface) with Flags.RedirectedPresent; the compositor shows it at the next vsync."""
-        start = self.sim.now
+        surface) with Flags.RedirectedPresent; the compositor shows it at the next vsync.
+        ``call_start`` as for :meth:`Present`."""
+        start = self.sim.now if call_start is None else call_start
         cost = self.adapter.costs.present
         if cost:
             yield cost

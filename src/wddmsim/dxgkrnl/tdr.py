@@ -383,13 +383,17 @@ class Tdr:
         hw = nq.hw
         now = self.sim.now
         guilty = None
-        i = nq.stopped
+        first = i = nq.stopped
         while i < len(hw) and hw[i].fence < aborted:
+            if i > first and self.vs.trace is not None:
+                self.vs.emit_start(nq, hw[i], now)  # it ran unseen behind the bottom packet
             self._stop(hw[i], nq, "Completed")
             i += 1
         nq.stopped = i
         if i < len(hw) and hw[i].fence == aborted:
             p = hw[i]
+            if i > first and self.vs.trace is not None:
+                self.vs.emit_start(nq, p, now)  # the hung packet reached the bottom unseen
             del hw[i]
             guilty = p.context.device
             if p.moves is not None:

@@ -15,7 +15,8 @@ A packet's trip (ddi-facts.md section 14.1):
    internal datum). The packet enters the hardware queue (``DmaPacketStart`` when it is at the
    bottom, i.e. the GPU is taken to be running it).
 4. COMPLETED_ISR: the driver's ISR reports ``DMA_COMPLETED`` with fence F; every packet of the node
-   with a fence up to F is complete (cumulative; ``DmaPacketStop``), the next one starts.
+   with a fence up to F is complete (cumulative; ``DmaPacketStop``, preceded by a ``DmaPacketStart``
+   at the same instant for a packet that ran unseen behind the bottom one), the next one starts.
 5. RETIRED: in the DPC (``DxgkCbNotifyDpc``) completed packets leave the hardware queue, their
    buffers are freed, CPU waiters wake (``QueuePacketStop``), and the worker looks for more work.
 
@@ -539,10 +540,7 @@ class VidSch:
         if packet.context.wait_since >= 0:
             self._runs(nq, packet.context, now)
         if self.trace is not None:
-            self.trace.emit(now, "DmaPacketStart", {
-                "context": packet.context.handle, "node": nq.ordinal, "fence": packet.fence,
-                "kind": packet.kind, "seq": packet.seq, "resubmission": int(packet.preempted),
-            })
+            self.emit_start(nq, packet, now)
         if packet.rejected:
             # Refused by DxgkDdiSubmitCommandVirtual: the GPU never runs it; every packet before it
             # is done, so the OS counts its fence complete now (rule 24) and retires it.
@@ -552,6 +550,13 @@ class VidSch:
                 self.sim.soon(self._retire_rejected, irql=DISPATCH)
             return
         self.preemptor.started(nq, packet)
+
+    def emit_start(self, nq: NodeQueue, packet, now: int) -> None:
+        """``DmaPacketStart`` of ``packet`` at ``now`` (the trace is on)."""
+        self.trace.emit(now, "DmaPacketStart", {
+            "context": packet.context.handle, "node": nq.ordinal, "fence": packet.fence,
+            "kind": packet.kind, "seq": packet.seq, "resubmission": int(packet.preempted),
+        })
 
     def _retire_rejected(self) -> None:
         self._retire_pending = False
@@ -597,10 +602,12 @@ class VidSch:
 
     def complete_through(self, nq: NodeQueue, fence: int) -> None:
         """Every packet of ``nq`` with a fence up to ``fence`` is complete (cumulative); the next
-        one, if any, starts."""
+        one, if any, starts. A packet behind the bottom one that the same interrupt completes
+        reached the bottom and ran unseen: it gets its ``DmaPacketStart`` now, just before its
+        ``DmaPacketStop``, so every packet that ran has both, in order."""
         nq.last_completed = fence
         hw = nq.hw
-        i = nq.stopped
+        first = i = nq.stopped
         n = len(hw)
         now = self.sim.now
         tr = self.trace
@@ -609,6 +616,10 @@ class VidSch:
             p = hw[i]
             if p.fence > fence:
                 break
+            if i > first:
+                p.started = now
+                if tr is not None:
+                    self.emit_start(nq, p, now)
             p.done = now
             if p.flags & FLAG_NULL_RENDERING and self.truth is not None:
                 self.truth.null_rendering_done(nq, p)

@@ -30,7 +30,7 @@ from pydantic_core import PydanticCustomError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.ddi.versions import VERSIONS
 
-from ..units import format_size, parse_duration, parse_size
+from ..units import format_duration, format_size, parse_duration, parse_size
 
 __all__ = [
     "CONFLICT_ERROR",
@@ -362,6 +362,14 @@ class _Workload(ScenarioModel):
     count: int | None = Field(default=None, ge=1)
 
 
+class FpsChange(ScenarioModel):
+    """A change of a frame loop's target rate (a game leaving its menu, a frame limiter)."""
+
+    #: from when, measured from the workload's ``start``: frame slots from then on are 1/fps apart
+    at: Duration
+    fps: float = Field(gt=0, le=1000, allow_inf_nan=False)
+
+
 class FrameLoop(_Workload):
     """A game or renderer: frames at a target rate, each a few packets, usually ending in a
     present. ``count`` is a number of frames."""
@@ -383,8 +391,19 @@ class FrameLoop(_Workload):
     sync_interval: int = Field(default=1, ge=0, le=4)
     #: the VidPn source (index into adapter.displays) the frames go to
     vidpn_source: int = Field(default=0, ge=0)
-    #: frames the application may queue ahead of the GPU before its CPU side waits
+    #: frames that may be queued (presented, not yet retired) before the present blocks
     max_frame_latency: int = Field(default=3, ge=1, le=16)
+    #: later target rates, in increasing ``at`` order
+    fps_changes: list[FpsChange] = Field(default_factory=list, max_length=64)
+
+    @field_validator("fps_changes")
+    @classmethod
+    def _in_order(cls, value: list[FpsChange]) -> list[FpsChange]:
+        for i in range(1, len(value)):
+            if value[i].at <= value[i - 1].at:
+                raise ValueError(f"[{i}].at must be later than [{i - 1}].at "
+                                 f"({format_duration(value[i - 1].at)}), got {format_duration(value[i].at)}")
+        return value
 
 
 class ComputeBatch(_Workload):

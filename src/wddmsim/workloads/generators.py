@@ -2,9 +2,14 @@
 
 - ``frame_loop``: a game's render thread. Every ``1/fps`` it renders ``packets_per_frame`` packets
   of ``work`` GPU time (varied by ``jitter``) and, with ``present``, presents the frame (a blt of a
-  128x128 back buffer to the primary). It never runs more than ``max_frame_latency`` frames ahead
-  of the GPU: before starting frame N it waits for frame N - max_frame_latency to retire. A frame
-  that starts late starts at once; missed frame slots are skipped, not bunched.
+  128x128 back buffer to the primary). At most ``max_frame_latency`` frames are queued: as DXGI's
+  ``IDXGIDevice1::SetMaximumFrameLatency`` says, the present of frame N blocks, inside the present
+  call, until frame N - max_frame_latency has left the queue (its last packet, the present, retired),
+  so with a maximum of 3 the fourth present is the first that can block, and the time it waits is
+  part of the call (PresentMon's MsInPresentAPI). Without ``present`` the same wait ends the frame.
+  A frame that starts late starts at once; missed frame slots are skipped, not bunched.
+  ``fps_changes`` change the target rate: the gap after a frame slot is that of the rate in
+  effect at the slot.
 - ``compute_batch``: submits ``batch`` packets of ``work``, waits for the last to retire (unless
   ``sync`` is false), idles ``interval``, and repeats: a client of drm_sched's scheduling tests.
   With ``window``, no more than that many of its packets are in flight: each submission first
@@ -47,20 +52,23 @@ def _jittered(rng, work: int, jitter: float) -> int:
     return max(0, round(work * (1.0 + rng.uniform(-jitter, jitter))))
 
 
-def _present(rt, ctx, w, surfaces, frame):
-    """The frame's present, as ``w.present_mode`` says (generator; returns the packet's seq)."""
+def _present(rt, ctx, w, surfaces, frame, start):
+    """The frame's present, as ``w.present_mode`` says, for a present call that began at ``start``
+    (generator; returns the packet's seq)."""
     kmt = rt.kmt
     back, primary, second = surfaces
     mode = w.present_mode
     if mode == "composed":
-        seq = yield from rt.present_composed(ctx, back, primary, SURFACE_BYTES, w.vidpn_source)
+        seq = yield from rt.present_composed(ctx, back, primary, SURFACE_BYTES, w.vidpn_source, call_start=start)
         return seq
     if mode == "blt":
-        seq = yield from kmt.Present(ctx, back, primary, SURFACE_W, SURFACE_H, "blt", 1, w.vidpn_source)
+        seq = yield from kmt.Present(ctx, back, primary, SURFACE_W, SURFACE_H, "blt", 1, w.vidpn_source,
+                                     call_start=start)
         return seq
     # Flips alternate between two back buffers (a swap chain of two).
     buf = back if frame % 2 else second
-    seq = yield from kmt.Present(ctx, buf, None, SURFACE_W, SURFACE_H, mode, w.sync_interval, w.vidpn_source)
+    seq = yield from kmt.Present(ctx, buf, None, SURFACE_W, SURFACE_H, mode, w.sync_interval, w.vidpn_source,
+                                 call_start=start)
     return seq
 
 
@@ -70,19 +78,25 @@ def frame_loop(rt, ctx, w, rng, surfaces):
     period = round(1e9 / w.fps)
     if w.start:
         yield w.start
+    changes = [(sim.now + c.at, round(1e9 / c.fps)) for c in w.fps_changes]
     frame = 0
     last_of_frame: list[int] = []
     next_slot = sim.now
     while w.count is None or frame < w.count:
+        while changes and changes[0][0] <= next_slot:
+            period = changes.pop(0)[1]
         frame += 1
-        behind = frame - 1 - w.max_frame_latency
-        if behind >= 1:
-            yield kmt.WaitForPacket(ctx, last_of_frame[behind - 1])
         seq = 0
         for _ in range(w.packets_per_frame):
             seq = yield from rt.submit(ctx, (Work(_jittered(rng, w.work, w.jitter)),))
+        # The present call begins; it blocks while max_frame_latency frames are queued, until the
+        # oldest of them (frame N - max_frame_latency) leaves the queue.
+        start = sim.now
+        oldest = frame - w.max_frame_latency
+        if oldest >= 1:
+            yield kmt.WaitForPacket(ctx, last_of_frame[oldest - 1])
         if w.present:
-            seq = yield from _present(rt, ctx, w, surfaces, frame)
+            seq = yield from _present(rt, ctx, w, surfaces, frame, start)
         last_of_frame.append(seq)
         next_slot += period
         if next_slot > sim.now:

@@ -68,8 +68,11 @@ class Runtime:
         return (yield from kmt.SubmitCommand(ctx, cb.commands, cb.private if private is None else private,
                                              queue=q, progress_id=pid, null_rendering=null_rendering))
 
-    def present_composed(self, ctx, source, surface, size: int, vidpn_source: int = 0):
+    def present_composed(self, ctx, source, surface, size: int, vidpn_source: int = 0,
+                         call_start: int | None = None):
         """A windowed present (generator): a copy of ``size`` bytes of ``source`` into the
-        compositor's ``surface``, which shows it at the next vsync."""
+        compositor's ``surface``, which shows it at the next vsync. ``call_start``: when the
+        application's present call began, if earlier than now (it waited for its frame queue)."""
         cb = self.umd.build(BufferRequest((Copy(Target(source), Target(surface), size),), context=ctx.handle))
-        return (yield from self.kmt.PresentComposed(ctx, cb.commands, cb.allocations, cb.patches, vidpn_source))
+        return (yield from self.kmt.PresentComposed(ctx, cb.commands, cb.allocations, cb.patches, vidpn_source,
+                                                    call_start=call_start))
