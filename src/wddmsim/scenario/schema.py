@@ -33,6 +33,7 @@ from wddmsim.ddi.versions import VERSIONS
 from ..units import format_size, parse_duration, parse_size
 
 __all__ = [
+    "CALL_APIS",
     "CONFLICT_ERROR",
     "DDI_VERSION_NAMES",
     "ENGINES",
@@ -40,6 +41,7 @@ __all__ = [
     "WORKLOAD_KINDS",
     "Adapter",
     "Bursty",
+    "Call",
     "ComputeBatch",
     "Context",
     "CopyStream",
@@ -273,6 +275,10 @@ class Adapter(ScenarioModel):
     gpu_va: bool | None = None
     #: hardware scheduling: the priority bands' grace periods and quanta
     bands: Bands = Field(default_factory=Bands)
+    #: "timed": each engine runs its work in its modelled time; "stepped": an engine runs nothing
+    #: until a StepEngine call (``[[call]]``) lets it through the next submissions, each at once
+    #: (the manual-advance GPU of scheduler tests)
+    engine_mode: Literal["timed", "stepped"] = "timed"
     # Moved to the driver's settings ([driver]):
     ddi_version: _moved("ddi_version")
     multi_engine_aware: _moved("multi_engine_aware")
@@ -570,6 +576,103 @@ class FenceSpec(ScenarioModel):
     initial: int = Field(default=0, ge=0, le=(1 << 64) - 1)
 
 
+#: The D3DKMT calls a ``[[call]]`` table may make, and the one call that is the test bench's.
+CALL_APIS = (
+    "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
+    "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "StepEngine",
+)
+CallApi = Literal[
+    "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
+    "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "StepEngine",
+]
+_ContextPriority = Annotated[int, Field(ge=-7, le=7)]
+_FenceValue = Annotated[int, Field(ge=0, le=(1 << 64) - 1)]
+#: D3DDDI_MAX_OBJECT_SIGNALED and D3DDDI_MAX_OBJECT_WAITED_ON
+MAX_CALL_OBJECTS = 32
+
+
+class Call(ScenarioModel):
+    """A call a process makes through the D3DKMT API while the run goes on, at ``at`` and, with
+    ``every``, again every ``every`` (or a time drawn evenly between ``every`` and ``every_max``
+    from the run's seed) up to ``count`` calls (unset: one call, or until the run ends with
+    ``every``).
+
+    - ``SetContextSchedulingPriority``: ``process``, ``context``, ``priority`` (-7..7, or a list
+      the calls take in turn);
+    - ``SetProcessSchedulingPriorityClass``: ``process``, ``priority_class`` (a class name, or a
+      list the calls take in turn);
+    - ``SignalSynchronizationObjectFromCpu``: ``process`` signals ``fence`` (a name or up to 32
+      names) to ``value`` (one per fence); each repeat adds ``step`` to every value;
+    - ``WaitForSynchronizationObjectFromCpu``: a thread of ``process`` waits until ``fence``
+      reaches ``value`` (every fence, or with ``wait_any`` one of them), at most ``timeout``;
+      each repeat adds ``step``;
+    - ``StepEngine``: not a D3DKMT call but the test bench's hand on a GPU in stepped mode
+      (``adapter.engine_mode = "stepped"``): ``node``'s engine runs through ``steps`` more
+      submissions.
+    """
+
+    api: CallApi
+    at: Duration = 0
+    process: str | None = Field(default=None, min_length=1)
+    context: str | None = Field(default=None, min_length=1)
+    priority: _ContextPriority | list[_ContextPriority] | None = None
+    priority_class: ProcessPriority | list[ProcessPriority] | None = None
+    fence: str | list[str] | None = None
+    value: _FenceValue | list[_FenceValue] | None = None
+    step: int = Field(default=1, ge=0)
+    timeout: Duration | None = None
+    wait_any: bool = False
+    node: str | None = None
+    steps: int = Field(default=1, ge=1)
+    every: Duration | None = Field(default=None, gt=0)
+    every_max: Duration | None = None
+    count: int | None = Field(default=None, ge=1)
+
+    def fences(self) -> list[str]:
+        return [] if self.fence is None else [self.fence] if isinstance(self.fence, str) else list(self.fence)
+
+    def values(self) -> list[int]:
+        return [] if self.value is None else [self.value] if isinstance(self.value, int) else list(self.value)
+
+    @model_validator(mode="after")
+    def _fields_of_api(self) -> Call:
+        api = self.api
+        uses = {
+            "SetContextSchedulingPriority": {"process", "context", "priority"},
+            "SetProcessSchedulingPriorityClass": {"process", "priority_class"},
+            "SignalSynchronizationObjectFromCpu": {"process", "fence", "value", "step"},
+            "WaitForSynchronizationObjectFromCpu": {"process", "fence", "value", "step", "timeout", "wait_any"},
+            "StepEngine": {"node", "steps"},
+        }[api]
+        defaults = {"step": 1, "wait_any": False, "steps": 1}
+        for key in ("process", "context", "priority", "priority_class", "fence", "value", "step", "timeout",
+                    "wait_any", "node", "steps"):
+            have = getattr(self, key)
+            if key not in uses and have is not None and have != defaults.get(key):
+                raise ValueError(f"{key} is not a field of a {api} call")
+        missing = [k for k in sorted(uses - {"step", "timeout", "wait_any", "steps"}) if getattr(self, k) is None]
+        if missing:
+            raise ValueError(f"a {api} call needs {', '.join(missing)}")
+        if isinstance(self.priority, list) and not self.priority or \
+                isinstance(self.priority_class, list) and not self.priority_class:
+            raise ValueError("a list of priorities needs at least one entry")
+        if self.fence is not None:
+            names, values = self.fences(), self.values()
+            if not 1 <= len(names) <= MAX_CALL_OBJECTS:
+                raise ValueError(f"fence names 1 to {MAX_CALL_OBJECTS} objects (D3DDDI_MAX_OBJECT_SIGNALED, "
+                                 f"D3DDDI_MAX_OBJECT_WAITED_ON), got {len(names)}")
+            if len(values) != len(names):
+                raise ValueError(f"value needs one entry per fence: {len(names)} fence(s), {len(values)} value(s)")
+        if self.every_max is not None:
+            if self.every is None:
+                raise ValueError("every_max needs every (the shortest gap)")
+            if self.every_max < self.every:
+                raise ValueError(f"every_max ({self.every_max} ns) is below every ({self.every} ns)")
+        if self.count is not None and self.count > 1 and self.every is None:
+            raise ValueError("count above 1 needs every (the gap between calls)")
+        return self
+
+
 class Tdr(ScenarioModel):
     """Timeout detection and recovery: the GraphicsDrivers registry values the model honours."""
 
@@ -737,6 +840,27 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                 problems.append((where, f"the chain on fence {name!r} has members = {size}: it needs exactly one "
                                         f"context at each position 0..{size - 1}, found positions {positions}"))
     contexts = {(pr.name, c.name) for pr in scenario.process for c in pr.context}
+    process_names = [pr.name for pr in scenario.process]
+    for i, call in enumerate(scenario.call):
+        where = ("call", i)
+        if call.process is not None and call.process not in process_names:
+            problems.append((where + ("process",), f"no process named {call.process!r}; the processes are "
+                                                   f"{_quoted(process_names)}"))
+        elif call.context is not None and (call.process, call.context) not in contexts:
+            problems.append((where + ("context",), f"no context {call.context!r} in process {call.process!r}"))
+        for name in call.fences():
+            if name not in fence_names:
+                problems.append((where + ("fence",), f"no fence named {name!r}; declare it in a [[fence]] table"))
+        if call.node is not None and call.node not in node_names:
+            problems.append((where + ("node",), f"no node named {call.node!r}; the adapter's nodes are "
+                                                f"{_quoted(node_names)}"))
+        if call.api == "StepEngine" and ad.engine_mode != "stepped":
+            problems.append((where + ("api",), "StepEngine steps a GPU in stepped mode: set adapter.engine_mode = "
+                                               "\"stepped\""))
+        if call.api.startswith("Set") and hardware:
+            problems.append((where + ("api",), f"{call.api} under hardware scheduling reaches the driver through "
+                                               "DxgkDdiSetContextSchedulingProperties, which the model does not "
+                                               "implement; use the software scheduler"))
     for f, fault in enumerate(scenario.fault):
         if fault.node is not None and fault.node not in node_names:
             problems.append((("fault", f, "node"),
@@ -788,6 +912,8 @@ class Scenario(ScenarioModel):
     #: monitored fences shared by the processes (chain workloads name them)
     fence: list[FenceSpec] = Field(default_factory=list)
     process: list[Process] = Field(min_length=1)
+    #: D3DKMT calls the processes make while the run goes on
+    call: list[Call] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
