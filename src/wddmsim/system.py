@@ -214,7 +214,8 @@ class System:
         self.fences = {}
         by_name = {p.name: proc for p, proc in zip(sc.process, self.processes)}
         for spec in sc.fence:
-            users = [ctx.device for ctx, c, _ in starts if getattr(c.workload, "fence", None) == spec.name]
+            users = [ctx.device for ctx, c, _ in starts if getattr(c.workload, "fence", None) == spec.name
+                     or c.workload.kind == "script" and any(spec.name in p.fences() for p in c.workload.packets)]
             callers = [by_name[call.process].devices[0] for call in sc.call if spec.name in call.fences()]
             if not users and not callers:
                 continue

@@ -465,6 +465,19 @@ class ScriptPacket(ScenarioModel):
     repeat: int = Field(default=1, ge=1)
     #: submit with Flags.NullRendering: the fence completes, the GPU executes none of it
     null_rendering: bool = False
+    #: the packet waits until the monitored fence ``wait_fence`` (a [[fence]] name) reaches
+    #: ``wait_value`` (GPU virtual addressing): ``wait_by`` "os" holds it in the OS
+    #: (D3DKMTWaitForSynchronizationObjectFromGpu), "gpu" puts a WAIT command at its head
+    #: (hardware scheduling only)
+    wait_fence: str | None = Field(default=None, min_length=1)
+    wait_value: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+    wait_by: Literal["os", "gpu"] = "os"
+    #: the packet's buffer ends with the GPU's write of ``signal_value`` to ``signal_fence``
+    signal_fence: str | None = Field(default=None, min_length=1)
+    signal_value: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+
+    def fences(self) -> list[str]:
+        return [f for f in (self.wait_fence, self.signal_fence) if f is not None]
 
 
 class Script(_Workload):
@@ -579,11 +592,13 @@ class FenceSpec(ScenarioModel):
 #: The D3DKMT calls a ``[[call]]`` table may make, and the one call that is the test bench's.
 CALL_APIS = (
     "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
-    "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "StepEngine",
+    "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "DestroySynchronizationObject",
+    "StepEngine",
 )
 CallApi = Literal[
     "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
-    "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "StepEngine",
+    "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "DestroySynchronizationObject",
+    "StepEngine",
 ]
 _ContextPriority = Annotated[int, Field(ge=-7, le=7)]
 _FenceValue = Annotated[int, Field(ge=0, le=(1 << 64) - 1)]
@@ -606,6 +621,8 @@ class Call(ScenarioModel):
     - ``WaitForSynchronizationObjectFromCpu``: a thread of ``process`` waits until ``fence``
       reaches ``value`` (every fence, or with ``wait_any`` one of them), at most ``timeout``;
       each repeat adds ``step``;
+    - ``DestroySynchronizationObject``: ``process`` destroys ``fence`` (one name); its pending waiters
+      return STATUS_INVALID_HANDLE;
     - ``StepEngine``: not a D3DKMT call but the test bench's hand on a GPU in stepped mode
       (``adapter.engine_mode = "stepped"``): ``node``'s engine runs through ``steps`` more
       submissions.
@@ -642,6 +659,7 @@ class Call(ScenarioModel):
             "SetProcessSchedulingPriorityClass": {"process", "priority_class"},
             "SignalSynchronizationObjectFromCpu": {"process", "fence", "value", "step"},
             "WaitForSynchronizationObjectFromCpu": {"process", "fence", "value", "step", "timeout", "wait_any"},
+            "DestroySynchronizationObject": {"process", "fence"},
             "StepEngine": {"node", "steps"},
         }[api]
         defaults = {"step": 1, "wait_any": False, "steps": 1}
@@ -656,7 +674,10 @@ class Call(ScenarioModel):
         if isinstance(self.priority, list) and not self.priority or \
                 isinstance(self.priority_class, list) and not self.priority_class:
             raise ValueError("a list of priorities needs at least one entry")
-        if self.fence is not None:
+        if api == "DestroySynchronizationObject":
+            if not isinstance(self.fence, str):
+                raise ValueError("a DestroySynchronizationObject call names one fence")
+        elif self.fence is not None:
             names, values = self.fences(), self.values()
             if not 1 <= len(names) <= MAX_CALL_OBJECTS:
                 raise ValueError(f"fence names 1 to {MAX_CALL_OBJECTS} objects (D3DDDI_MAX_OBJECT_SIGNALED, "
@@ -809,6 +830,17 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                             "grace_lower are hardware-scheduling settings; the adapter uses the "
                                             "software scheduler (adapter.scheduling)"))
             w = context.workload
+            if w.kind == "script":
+                for k, packet in enumerate(w.packets):
+                    at = where + ("workload", "packets", k)
+                    for key in ("wait_fence", "signal_fence"):
+                        name = getattr(packet, key)
+                        if name is not None and name not in fence_names:
+                            problems.append((at + (key,), f"no fence named {name!r}; declare it in a [[fence]] table"))
+                    if packet.wait_fence is not None and packet.wait_by == "gpu" and not hardware:
+                        problems.append((at + ("wait_by",), "under the software scheduler GPU waits are the OS's "
+                                                            "(wait_by = \"os\"): a WAIT command would stall the node's "
+                                                            "engine with the buffer that satisfies it queued behind"))
             if w.kind == "chain":
                 if w.wait == "gpu" and not hardware:
                     problems.append((where + ("workload", "wait"),

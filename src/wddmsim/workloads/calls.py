@@ -12,6 +12,7 @@ exactly), up to ``count`` calls. The calls are the thunks an application has
   on the scenario's monitored fences, each repeat adding ``step`` to the values (pages
   "D3DKMT_SIGNALSYNCHRONIZATIONOBJECTFROMCPU" and "D3DKMT_WAITFORSYNCHRONIZATIONOBJECTFROMCPU");
   a wait is a thread of its own, so a repeat does not wait for the previous wait;
+- ``D3DKMTDestroySynchronizationObject``: the fence's pending waiters return STATUS_INVALID_HANDLE;
 
 and ``StepEngine``, which is no D3DKMT call but the test bench's hand on a GPU in stepped mode:
 the node's engine runs through the next submissions.
@@ -73,6 +74,8 @@ class ScenarioCalls:
             elif api == "SetProcessSchedulingPriorityClass":
                 p = call.priority_class
                 kmt.SetProcessSchedulingPriorityClass(process, p[k % len(p)] if isinstance(p, list) else p)
+            elif api == "DestroySynchronizationObject":
+                kmt.DestroySynchronizationObject(self.system.fences[call.fence])
             elif api == "StepEngine":
                 self.system.gpu.engines[self.nodes[call.node]].step(call.steps)
             else:
