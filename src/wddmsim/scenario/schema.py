@@ -600,8 +600,54 @@ CallApi = Literal[
     "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "DestroySynchronizationObject",
     "StepEngine",
 ]
-_ContextPriority = Annotated[int, Field(ge=-7, le=7)]
-_FenceValue = Annotated[int, Field(ge=0, le=(1 << 64) - 1)]
+def _one_or_list(check):
+    """A value written once or as a list of such values, held as a list; ``check(value)`` returns a
+    reason when one entry is bad."""
+    def validate(value):
+        many = isinstance(value, list)
+        items = value if many else [value]
+        if many and not items:
+            raise ValueError("needs at least one entry")
+        for i, item in enumerate(items):
+            reason = check(item)
+            if reason:
+                raise ValueError(f"entry {i}: {reason}" if many else reason)
+        return items
+    return validate
+
+
+def _priority(value) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"expected an integer -7..7, got {value!r}"
+    if not -7 <= value <= 7:
+        return f"must be -7..7, got {value}"
+    return None
+
+
+def _class(value) -> str | None:
+    if value not in PROCESS_PRIORITIES:
+        return f"must be one of {_quoted(PROCESS_PRIORITIES)}, got {value!r}"
+    return None
+
+
+def _fence_value(value) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"expected an integer, got {value!r}"
+    if not 0 <= value <= (1 << 64) - 1:
+        return f"must be 0 .. 2**64-1, got {value}"
+    return None
+
+
+def _fence_name(value) -> str | None:
+    if not isinstance(value, str) or not value:
+        return f"expected a fence name, got {value!r}"
+    return None
+
+
+_Priorities = Annotated[list[int], BeforeValidator(_one_or_list(_priority))]
+_Classes = Annotated[list[str], BeforeValidator(_one_or_list(_class))]
+_FenceValues = Annotated[list[int], BeforeValidator(_one_or_list(_fence_value))]
+_FenceNames = Annotated[list[str], BeforeValidator(_one_or_list(_fence_name))]
 #: D3DDDI_MAX_OBJECT_SIGNALED and D3DDDI_MAX_OBJECT_WAITED_ON
 MAX_CALL_OBJECTS = 32
 
@@ -632,10 +678,10 @@ class Call(ScenarioModel):
     at: Duration = 0
     process: str | None = Field(default=None, min_length=1)
     context: str | None = Field(default=None, min_length=1)
-    priority: _ContextPriority | list[_ContextPriority] | None = None
-    priority_class: ProcessPriority | list[ProcessPriority] | None = None
-    fence: str | list[str] | None = None
-    value: _FenceValue | list[_FenceValue] | None = None
+    priority: _Priorities | None = None
+    priority_class: _Classes | None = None
+    fence: _FenceNames | None = None
+    value: _FenceValues | None = None
     step: int = Field(default=1, ge=0)
     timeout: Duration | None = None
     wait_any: bool = False
@@ -646,10 +692,10 @@ class Call(ScenarioModel):
     count: int | None = Field(default=None, ge=1)
 
     def fences(self) -> list[str]:
-        return [] if self.fence is None else [self.fence] if isinstance(self.fence, str) else list(self.fence)
+        return list(self.fence or ())
 
     def values(self) -> list[int]:
-        return [] if self.value is None else [self.value] if isinstance(self.value, int) else list(self.value)
+        return list(self.value or ())
 
     @model_validator(mode="after")
     def _fields_of_api(self) -> Call:
@@ -671,11 +717,8 @@ class Call(ScenarioModel):
         missing = [k for k in sorted(uses - {"step", "timeout", "wait_any", "steps"}) if getattr(self, k) is None]
         if missing:
             raise ValueError(f"a {api} call needs {', '.join(missing)}")
-        if isinstance(self.priority, list) and not self.priority or \
-                isinstance(self.priority_class, list) and not self.priority_class:
-            raise ValueError("a list of priorities needs at least one entry")
         if api == "DestroySynchronizationObject":
-            if not isinstance(self.fence, str):
+            if len(self.fence) != 1:
                 raise ValueError("a DestroySynchronizationObject call names one fence")
         elif self.fence is not None:
             names, values = self.fences(), self.values()

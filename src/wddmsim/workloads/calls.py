@@ -70,12 +70,12 @@ class ScenarioCalls:
             if api == "SetContextSchedulingPriority":
                 ctx = self.contexts[f"{call.process}/{call.context}"]
                 p = call.priority
-                kmt.SetContextSchedulingPriority(ctx, p[k % len(p)] if isinstance(p, list) else p)
+                kmt.SetContextSchedulingPriority(ctx, p[k % len(p)])
             elif api == "SetProcessSchedulingPriorityClass":
                 p = call.priority_class
-                kmt.SetProcessSchedulingPriorityClass(process, p[k % len(p)] if isinstance(p, list) else p)
+                kmt.SetProcessSchedulingPriorityClass(process, p[k % len(p)])
             elif api == "DestroySynchronizationObject":
-                kmt.DestroySynchronizationObject(self.system.fences[call.fence])
+                kmt.DestroySynchronizationObject(self.system.fences[call.fence[0]])
             elif api == "StepEngine":
                 self.system.gpu.engines[self.nodes[call.node]].step(call.steps)
             else:
