@@ -663,7 +663,8 @@ class Call(ScenarioModel):
     - ``SetProcessSchedulingPriorityClass``: ``process``, ``priority_class`` (a class name, or a
       list the calls take in turn);
     - ``SignalSynchronizationObjectFromCpu``: ``process`` signals ``fence`` (a name or up to 32
-      names) to ``value`` (one per fence); each repeat adds ``step`` to every value;
+      names) to ``value`` (one per fence); each repeat adds ``step`` to every value; ``rewind``
+      sets AllowFenceRewind;
     - ``WaitForSynchronizationObjectFromCpu``: a thread of ``process`` waits until ``fence``
       reaches ``value`` (every fence, or with ``wait_any`` one of them), at most ``timeout``;
       each repeat adds ``step``;
@@ -683,6 +684,9 @@ class Call(ScenarioModel):
     fence: _FenceNames | None = None
     value: _FenceValues | None = None
     step: int = Field(default=1, ge=0)
+    #: SignalSynchronizationObjectFromCpu: D3DDDICB_SIGNALFLAGS.AllowFenceRewind (a value below the
+    #: fence's current one moves it back instead of being refused)
+    rewind: bool = False
     timeout: Duration | None = None
     wait_any: bool = False
     node: str | None = None
@@ -703,18 +707,19 @@ class Call(ScenarioModel):
         uses = {
             "SetContextSchedulingPriority": {"process", "context", "priority"},
             "SetProcessSchedulingPriorityClass": {"process", "priority_class"},
-            "SignalSynchronizationObjectFromCpu": {"process", "fence", "value", "step"},
+            "SignalSynchronizationObjectFromCpu": {"process", "fence", "value", "step", "rewind"},
             "WaitForSynchronizationObjectFromCpu": {"process", "fence", "value", "step", "timeout", "wait_any"},
             "DestroySynchronizationObject": {"process", "fence"},
             "StepEngine": {"node", "steps"},
         }[api]
-        defaults = {"step": 1, "wait_any": False, "steps": 1}
-        for key in ("process", "context", "priority", "priority_class", "fence", "value", "step", "timeout",
-                    "wait_any", "node", "steps"):
+        defaults = {"step": 1, "wait_any": False, "steps": 1, "rewind": False}
+        for key in ("process", "context", "priority", "priority_class", "fence", "value", "step", "rewind",
+                    "timeout", "wait_any", "node", "steps"):
             have = getattr(self, key)
             if key not in uses and have is not None and have != defaults.get(key):
                 raise ValueError(f"{key} is not a field of a {api} call")
-        missing = [k for k in sorted(uses - {"step", "timeout", "wait_any", "steps"}) if getattr(self, k) is None]
+        missing = [k for k in sorted(uses - {"step", "rewind", "timeout", "wait_any", "steps"})
+                   if getattr(self, k) is None]
         if missing:
             raise ValueError(f"a {api} call needs {', '.join(missing)}")
         if api == "DestroySynchronizationObject":

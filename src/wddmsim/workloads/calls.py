@@ -82,7 +82,7 @@ class ScenarioCalls:
                 fences = [self.system.fences[name] for name in call.fences()]
                 values = [v + k * call.step for v in call.values()]
                 if api == "SignalSynchronizationObjectFromCpu":
-                    kmt.SignalSynchronizationObjectFromCpu(fences, values)
+                    kmt.SignalSynchronizationObjectFromCpu(fences, values, rewind=call.rewind)
                 else:
                     event = kmt.WaitForSynchronizationObjectFromCpu(fences, values, timeout=call.timeout,
                                                                     wait_any=call.wait_any)
