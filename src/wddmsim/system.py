@@ -226,6 +226,7 @@ class System:
                 if dev not in fence.devices:
                     self.kmt.OpenSynchronizationObject(fence, dev)
             self.fences[spec.name] = fence
+        self.runtime.on_context = self.contexts.append
         self.calls = ScenarioCalls(self, by_name)
         for ctx, c, rng in starts:
             start_workload(self.runtime, ctx, c.workload, rng, self.fences)

@@ -593,12 +593,12 @@ class FenceSpec(ScenarioModel):
 CALL_APIS = (
     "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
     "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "DestroySynchronizationObject",
-    "StepEngine",
+    "MoveWork", "StepEngine",
 )
 CallApi = Literal[
     "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
     "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "DestroySynchronizationObject",
-    "StepEngine",
+    "MoveWork", "StepEngine",
 ]
 def _one_or_list(check):
     """A value written once or as a list of such values, held as a list; ``check(value)`` returns a
@@ -648,6 +648,19 @@ _Priorities = Annotated[list[int], BeforeValidator(_one_or_list(_priority))]
 _Classes = Annotated[list[str], BeforeValidator(_one_or_list(_class))]
 _FenceValues = Annotated[list[int], BeforeValidator(_one_or_list(_fence_value))]
 _FenceNames = Annotated[list[str], BeforeValidator(_one_or_list(_fence_name))]
+
+
+def _node_name(value) -> str | None:
+    if not isinstance(value, str) or not value:
+        return f"expected a node name, got {value!r}"
+    return None
+
+
+_NodeNames = Annotated[list[str], BeforeValidator(_one_or_list(_node_name))]
+
+#: Workload kinds whose work a MoveWork call can move (they submit plain packets and wait for
+#: their own packets only).
+MOVABLE_WORKLOADS = ("compute_batch", "bursty", "script")
 #: D3DDDI_MAX_OBJECT_SIGNALED and D3DDDI_MAX_OBJECT_WAITED_ON
 MAX_CALL_OBJECTS = 32
 
@@ -670,6 +683,10 @@ class Call(ScenarioModel):
       each repeat adds ``step``;
     - ``DestroySynchronizationObject``: ``process`` destroys ``fence`` (one name); its pending waiters
       return STATUS_INVALID_HANDLE;
+    - ``MoveWork``: ``process`` moves the work of ``context`` to ``node`` (a name, or a list the
+      calls take in turn). A context stays on the node it was created on, so this is what an
+      application does: D3DKMTCreateContext on that node the first time, and its next packets go
+      there once the previous context retired its last one;
     - ``StepEngine``: not a D3DKMT call but the test bench's hand on a GPU in stepped mode
       (``adapter.engine_mode = "stepped"``): ``node``'s engine runs through ``steps`` more
       submissions.
@@ -689,7 +706,7 @@ class Call(ScenarioModel):
     rewind: bool = False
     timeout: Duration | None = None
     wait_any: bool = False
-    node: str | None = None
+    node: _NodeNames | None = None
     steps: int = Field(default=1, ge=1)
     every: Duration | None = Field(default=None, gt=0)
     every_max: Duration | None = None
@@ -710,6 +727,7 @@ class Call(ScenarioModel):
             "SignalSynchronizationObjectFromCpu": {"process", "fence", "value", "step", "rewind"},
             "WaitForSynchronizationObjectFromCpu": {"process", "fence", "value", "step", "timeout", "wait_any"},
             "DestroySynchronizationObject": {"process", "fence"},
+            "MoveWork": {"process", "context", "node"},
             "StepEngine": {"node", "steps"},
         }[api]
         defaults = {"step": 1, "wait_any": False, "steps": 1, "rewind": False}
@@ -722,6 +740,8 @@ class Call(ScenarioModel):
                    if getattr(self, k) is None]
         if missing:
             raise ValueError(f"a {api} call needs {', '.join(missing)}")
+        if api == "StepEngine" and len(self.node) != 1:
+            raise ValueError("a StepEngine call names one node")
         if api == "DestroySynchronizationObject":
             if len(self.fence) != 1:
                 raise ValueError("a DestroySynchronizationObject call names one fence")
@@ -931,9 +951,18 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
         for name in call.fences():
             if name not in fence_names:
                 problems.append((where + ("fence",), f"no fence named {name!r}; declare it in a [[fence]] table"))
-        if call.node is not None and call.node not in node_names:
-            problems.append((where + ("node",), f"no node named {call.node!r}; the adapter's nodes are "
-                                                f"{_quoted(node_names)}"))
+        for name in call.node or ():
+            if name not in node_names:
+                problems.append((where + ("node",), f"no node named {name!r}; the adapter's nodes are "
+                                                    f"{_quoted(node_names)}"))
+        if call.api == "MoveWork" and call.context is not None and (call.process, call.context) in contexts:
+            kind = next(c.workload.kind for pr in scenario.process if pr.name == call.process
+                        for c in pr.context if c.name == call.context)
+            if kind not in MOVABLE_WORKLOADS:
+                problems.append((where + ("context",), f"a {kind} workload cannot be moved; MoveWork moves "
+                                                       f"{', '.join(MOVABLE_WORKLOADS)} workloads"))
+            if hardware:
+                problems.append((where + ("api",), "MoveWork is modelled under the software scheduler only"))
         if call.api == "StepEngine" and ad.engine_mode != "stepped":
             problems.append((where + ("api",), "StepEngine steps a GPU in stepped mode: set adapter.engine_mode = "
                                                "\"stepped\""))

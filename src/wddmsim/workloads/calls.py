@@ -14,7 +14,10 @@ exactly), up to ``count`` calls. The calls are the thunks an application has
   a wait is a thread of its own, so a repeat does not wait for the previous wait;
 - ``D3DKMTDestroySynchronizationObject``: the fence's pending waiters return STATUS_INVALID_HANDLE;
 
-and ``StepEngine``, which is no D3DKMT call but the test bench's hand on a GPU in stepped mode:
+``MoveWork``, the application's way of moving work to another node (a context is bound to its node
+for life, DXGKARG_CREATECONTEXT.NodeOrdinal): D3DKMTCreateContext there the first time, then its
+next packets go there once the previous context retired its last one
+(:meth:`~wddmsim.workloads.runtime.Runtime.move`); and ``StepEngine``, which is no D3DKMT call but the test bench's hand on a GPU in stepped mode:
 the node's engine runs through the next submissions.
 
 A call that fails returns its NTSTATUS to the application, as the thunk would: the run goes on. Every
@@ -76,8 +79,11 @@ class ScenarioCalls:
                 kmt.SetProcessSchedulingPriorityClass(process, p[k % len(p)])
             elif api == "DestroySynchronizationObject":
                 kmt.DestroySynchronizationObject(self.system.fences[call.fence[0]])
+            elif api == "MoveWork":
+                name = call.node[k % len(call.node)]
+                self.system.runtime.move(self.contexts[f"{call.process}/{call.context}"], self.nodes[name], name)
             elif api == "StepEngine":
-                self.system.gpu.engines[self.nodes[call.node]].step(call.steps)
+                self.system.gpu.engines[self.nodes[call.node[0]]].step(call.steps)
             else:
                 fences = [self.system.fences[name] for name in call.fences()]
                 values = [v + k * call.step for v in call.values()]

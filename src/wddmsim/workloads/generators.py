@@ -77,7 +77,7 @@ def frame_loop(rt, ctx, w, rng, surfaces):
         frame += 1
         behind = frame - 1 - w.max_frame_latency
         if behind >= 1:
-            yield kmt.WaitForPacket(ctx, last_of_frame[behind - 1])
+            yield rt.wait(ctx, last_of_frame[behind - 1])
         seq = 0
         for _ in range(w.packets_per_frame):
             seq = yield from rt.submit(ctx, (Work(_jittered(rng, w.work, w.jitter)),))
@@ -103,7 +103,7 @@ def compute_batch(rt, ctx, w, rng):
         for _ in range(w.batch):
             seq = yield from rt.submit(ctx, ops)
         if w.sync:
-            yield rt.kmt.WaitForPacket(ctx, seq)
+            yield rt.wait(ctx, seq)
         if w.interval:
             yield w.interval
 
