@@ -67,6 +67,10 @@ def problems(extra: str, base: str = BASE) -> list[str]:
     ('[[call]]\napi = "StepEngine"\nnode = "3D"\n',
      'bad.toml: call[0].api: StepEngine steps a GPU in stepped mode: set adapter.engine_mode = "stepped"'),
     ('[[call]]\napi = "Reboot"\n', "bad.toml: call[0].api: must be one of"),
+    ('[[call]]\napi = "MoveWork"\nprocess = "app"\ncontext = "a"\nnode = ["3D", "Video"]\n',
+     "bad.toml: call[0].node: no node named 'Video'; the adapter's nodes are '3D'"),
+    ('[[call]]\napi = "MoveWork"\nprocess = "app"\ncontext = "a"\nnode = []\n',
+     "bad.toml: call[0].node: needs at least one entry"),
     ('[[call]]\napi = "SignalSynchronizationObjectFromCpu"\nprocess = "app"\nfence = "f"\nvalue = 1\n',
      "bad.toml: call[0].fence: no fence named 'f'; declare it in a [[fence]] table"),
 ])
@@ -93,6 +97,14 @@ def test_priority_calls_are_refused_under_hardware_scheduling():
     assert got == ["bad.toml: call[0].api: SetContextSchedulingPriority under hardware scheduling reaches the driver "
                    "through DxgkDdiSetContextSchedulingProperties, which the model does not implement; use the "
                    "software scheduler"]
+
+
+def test_move_work_is_refused_for_a_frame_loop():
+    base = BASE.replace('workload = { kind = "compute_batch", batch = 20, count = 1, work = "100us", sync = false }',
+                        'workload = { kind = "frame_loop", fps = 60, work = "1ms" }', 1)
+    got = problems('[[call]]\napi = "MoveWork"\nprocess = "app"\ncontext = "a"\nnode = "3D"\n', base)
+    assert got == ["bad.toml: call[0].context: a frame_loop workload cannot be moved; MoveWork moves compute_batch, "
+                   "bursty, script workloads"]
 
 
 def test_the_priority_thunks_check_their_arguments():
