@@ -142,6 +142,9 @@ class System:
         irq = self.gpu.irq
         self.adapter.dxgk.interrupt_status = lambda: irq.status
         self.adapter.start()
+        for i, (n, _) in enumerate(zip(ad.nodes, self.adapter.vidsch.nodes)):
+            if n.first_fence_id != 1:
+                self.adapter.vidsch.first_fence(i, n.first_fence_id)
         # The verifier's ground truth (dxgkrnl/groundtruth.py): what the GPU really fetched and ran.
         self.gpu.bus = self.adapter.vidsch.truth
         if self.gpu.bus is not None:

@@ -172,6 +172,9 @@ class Node(ScenarioModel):
     #: "interval" (stops a WORK command at the next multiple of preemption_interval)
     preemption: Literal["none", "dma_buffer", "primitive", "interval"] = "dma_buffer"
     preemption_interval: Duration = Field(default=_ns("100us"), gt=0)
+    #: VidSch's first SubmissionFenceId on this node (a 32-bit id, which wraps to 0 after
+    #: 2**32 - 1): start near the top to run across the wrap
+    first_fence_id: int = Field(default=1, ge=1, le=(1 << 32) - 1)
     # Moved to the driver's settings ([driver.engines.<name>]):
     ring_size: _moved("ring_size", "engines.<node name>.")
     ring_buffer_fence_release: _moved("ring_buffer_fence_release", "engines.<node name>.")
