@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ddi.fenceid import from_ddi
+from ..ddi.fenceid import U32, from_ddi
 from ..ddi import layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.ntstatus import NTSTATUS
@@ -238,7 +238,7 @@ class Tdr:
                              f"DmaPageFaulted.FaultedFenceId {fence} is not a pending fence "
                              f"({nq.last_completed} < fence <= {nq.last_submitted})",
                              BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
-                                      VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID, fence))
+                                      VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID, pf.FaultedFenceId))
             found = found + [stop]
         if stop is not None:
             # These stop the system in every verifier mode (section 11).
@@ -345,7 +345,7 @@ class Tdr:
             aborted = from_ddi(args.LastAbortedFenceId, nq.last_completed)  # a 32-bit id, past any wrap
             if not nq.last_completed <= aborted <= nq.last_submitted:
                 bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE,
-                              aborted, nq.last_completed, (nq.ordinal << 32) | nq.last_submitted)
+                              args.LastAbortedFenceId, nq.last_completed & U32, (nq.ordinal << 32) | nq.last_submitted & U32)
                 raise BugCheckStop(CrashRecord(
                     time=self.sim.now, bugcheck=bc,
                     message=(f"DxgkDdiResetEngine reported LastAbortedFenceId {aborted} outside [last completed "
