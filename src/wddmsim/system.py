@@ -24,6 +24,7 @@ from .loader import LoadError, load_class
 from .umd import ReferenceUmd, UmdAdapterInfo
 from .workloads import start_workload
 from .workloads.runtime import Runtime
+from .workloads.calls import ScenarioCalls
 
 
 def _bands(b) -> dict:
@@ -96,7 +97,7 @@ class System:
     :class:`~wddmsim.dxgkrnl.errors.AdapterStartError`."""
 
     def __init__(self, scenario, *, seed: int | None = None, trace=None, verifier: str = "strict",
-                 driver=None, settings: dict | None = None, engine_mode: str = "timed"):
+                 driver=None, settings: dict | None = None, engine_mode: str | None = None):
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
         self.trace = trace
@@ -116,7 +117,7 @@ class System:
             display_refresh_hz=list(ad.displays), max_queued_flips=ad.max_queued_flips,
         )
         for e in self.gpu.engines:
-            e.set_mode(engine_mode)
+            e.set_mode(engine_mode or ad.engine_mode)
         self.gpu.trace = trace
         # DriverEntry and AddDevice: the driver gets its device (registers, memory) and settings.
         info = DeviceInfo(gpu=self.gpu.mmio, memory=self.gpu.memory, settings=self.driver_settings)
@@ -141,6 +142,9 @@ class System:
         irq = self.gpu.irq
         self.adapter.dxgk.interrupt_status = lambda: irq.status
         self.adapter.start()
+        for i, (n, _) in enumerate(zip(ad.nodes, self.adapter.vidsch.nodes)):
+            if n.first_fence_id != 1:
+                self.adapter.vidsch.first_fence(i, n.first_fence_id)
         # The verifier's ground truth (dxgkrnl/groundtruth.py): what the GPU really fetched and ran.
         self.gpu.bus = self.adapter.vidsch.truth
         if self.gpu.bus is not None:
@@ -208,16 +212,25 @@ class System:
                     self.sim.at(c.suspend_at, self._suspend, (ctx, c.suspend_for))
                 self.contexts.append(ctx)
                 starts.append((ctx, c, self.sim.stream(f"workload.{p.name}.{c.name}")))
-        # The shared monitored fences, owned by the first context that names one, opened by the rest.
+        # The shared monitored fences, owned by the first context that names one, opened by the rest
+        # (the first device of a process that names it in a [[call]] counts as such a user).
         self.fences = {}
+        by_name = {p.name: proc for p, proc in zip(sc.process, self.processes)}
         for spec in sc.fence:
-            users = [ctx for ctx, c, _ in starts if getattr(c.workload, "fence", None) == spec.name]
-            if not users:
+            users = [ctx.device for ctx, c, _ in starts if getattr(c.workload, "fence", None) == spec.name
+                     or c.workload.kind == "script" and any(spec.name in p.fences() for p in c.workload.packets)]
+            callers = [by_name[call.process].devices[0] for call in sc.call if spec.name in call.fences()]
+            if not users and not callers:
                 continue
-            fence = self.kmt.CreateSynchronizationObject(users[0].device, spec.initial, ("Shared",))
-            for ctx in users[1:]:
-                self.kmt.OpenSynchronizationObject(fence, ctx.device)
+            fence = self.kmt.CreateSynchronizationObject((users or callers)[0], spec.initial, ("Shared",))
+            for dev in users[1:]:
+                self.kmt.OpenSynchronizationObject(fence, dev)
+            for dev in callers:
+                if dev not in fence.devices:
+                    self.kmt.OpenSynchronizationObject(fence, dev)
             self.fences[spec.name] = fence
+        self.runtime.on_context = self.contexts.append
+        self.calls = ScenarioCalls(self, by_name)
         for ctx, c, rng in starts:
             start_workload(self.runtime, ctx, c.workload, rng, self.fences)
             if c.destroy_at is not None:

@@ -30,7 +30,7 @@ from .errors import AdapterStartError, ApiError
 from .callbacks import DxgkInterface
 from .caps import AdapterCaps, missing_entry_points, refusals
 from .gateway import DdiGateway
-from .objects import Allocation, Context, Device, HandleTable, Packet, Process
+from .objects import PRIORITY_CLASSES, Allocation, Context, Device, HandleTable, Packet, Process
 from .pool import KernelPool
 from .verifier import Verifier
 from .tdr import TdrConfig
@@ -791,6 +791,56 @@ class Adapter:
         for _target, event in ctx.waiters:
             event.succeed(ctx.completed)
         ctx.waiters = []
+
+    # -- scheduling priority while running ----------------------------------------------------------
+    def _hardware_priority_unsupported(self, what: str) -> None:
+        if self.wddm2 is not None and self.wddm2.hwsch is not None:
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           f"{what} under hardware scheduling reaches the driver through "
+                           "DxgkDdiSetContextSchedulingProperties, which this model does not implement")
+
+    def _reprioritized(self, contexts) -> None:
+        """The scheduler looks again at the nodes of ``contexts`` whose priority changed: a raised
+        priority may preempt the running context, a ready one may be picked sooner."""
+        vs = self.vidsch
+        for ordinal in sorted({c.node for c in contexts if c.ready}):
+            nq = vs.nodes[ordinal]
+            vs._wake_worker(nq)
+            if vs.preemptor.enabled:
+                vs.preemptor.consider(nq)
+
+    def set_context_priority(self, ctx: Context, priority: int) -> None:
+        """D3DKMTSetContextSchedulingPriority: the context's priority within its process, -7..7
+        (STATUS_INVALID_PARAMETER outside it, or for a destroyed context). Packets already queued
+        keep their order; from now on the scheduler ranks the context by the new priority."""
+        if ctx.destroyed:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "the context was destroyed")
+        if not isinstance(priority, int) or not -7 <= priority <= 7:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"context priority {priority!r} outside -7..7")
+        self._hardware_priority_unsupported("D3DKMTSetContextSchedulingPriority")
+        old = ctx.priority
+        self.vidsch.policy.reprioritize([ctx], lambda: setattr(ctx, "priority", priority))
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "ContextPriority", {"context": ctx.handle, "priority": priority,
+                                                              "previous": old})
+        self._reprioritized([ctx])
+
+    def set_process_priority_class(self, process: Process, priority_class: str) -> None:
+        """D3DKMTSetProcessSchedulingPriorityClass: the process's D3DKMT_SCHEDULINGPRIORITYCLASS
+        (STATUS_INVALID_PARAMETER for an unknown class); every context of the process is ranked by
+        it from now on."""
+        if priority_class not in PRIORITY_CLASSES:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER),
+                           f"priority class {priority_class!r}; the classes are {', '.join(PRIORITY_CLASSES)}")
+        self._hardware_priority_unsupported("D3DKMTSetProcessSchedulingPriorityClass")
+        old = process.priority_class
+        contexts = [c for d in process.devices for c in d.contexts if not c.destroyed]
+        self.vidsch.policy.reprioritize(contexts, lambda: setattr(process, "priority_class", priority_class))
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "ProcessPriorityClass", {"process": process.pid,
+                                                                   "priority_class": priority_class,
+                                                                   "previous": old})
+        self._reprioritized(contexts)
 
     def destroy_context(self, ctx: Context) -> None:
         """D3DKMTDestroyContext: queued packets are cancelled at once; packets already on the

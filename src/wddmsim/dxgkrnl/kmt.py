@@ -43,6 +43,16 @@ class D3DKMT:
         """Destroy ``context``: queued packets are cancelled, submitted ones finish first."""
         self.adapter.destroy_context(context)
 
+    def SetContextSchedulingPriority(self, context: Context, priority: int) -> None:
+        """D3DKMTSetContextSchedulingPriority: the context's priority within its process, -7..7;
+        queued packets keep their order, the scheduler ranks the context anew."""
+        self.adapter.set_context_priority(context, priority)
+
+    def SetProcessSchedulingPriorityClass(self, process: Process, priority_class: str) -> None:
+        """D3DKMTSetProcessSchedulingPriorityClass: the process's D3DKMT_SCHEDULINGPRIORITYCLASS
+        ("idle" .. "realtime"), the base of every one of its contexts' priority."""
+        self.adapter.set_process_priority_class(process, priority_class)
+
     def CreateAllocation(self, device: Device, size: int, segment: str = "memory") -> Allocation:
         """Video memory of ``size`` bytes that prefers a ``segment`` kind ("memory" or "aperture")."""
         return self.adapter.create_allocation(device, size, segment)

@@ -106,6 +106,30 @@ class Policy:
     def started(self, node: int, ctx) -> None:
         """A packet of ``ctx`` began to run on ``node``."""
 
+    def reprioritize(self, contexts, change) -> None:
+        """``change()`` alters the effective priority of ``contexts``
+        (D3DKMTSetContextSchedulingPriority, D3DKMTSetProcessSchedulingPriorityClass). A ready
+        context leaves its old level and joins the back of its new one; its packets and their order
+        are untouched, and the time it has been ready (what the starvation boost counts) is kept."""
+        moved = []
+        for ctx in contexts:
+            levels = self._node(ctx.node)
+            old = ctx.effective_priority
+            q = levels.get(old)
+            if q is not None and ctx in q:
+                q.remove(ctx)
+                if not q:
+                    del levels[old]
+                moved.append(ctx)
+        change()
+        for ctx in moved:
+            levels = self._node(ctx.node)
+            new = levels.get(ctx.effective_priority)
+            if new is None:
+                new = levels[ctx.effective_priority] = deque()
+            new.append(ctx)
+            ctx.turn_start = -1
+
 
 class StrictPriority(Policy):
     """Highest priority first; round robin packet by packet within a priority."""

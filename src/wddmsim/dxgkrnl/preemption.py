@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from itertools import islice
 
+from ..ddi.fenceid import U32, from_ddi
 from ..ddi import layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.ntstatus import NTSTATUS
@@ -171,7 +172,7 @@ class Preemptor:
             reason = "priority" if cand.effective_priority > running.effective_priority else "quantum"
         st.reason = reason
         a = st.args
-        a.PreemptionFenceId = fence
+        a.PreemptionFenceId = fence & U32  # a UINT on the DDI (ddi/fenceid.py)
         a.NodeOrdinal = nq.ordinal
         a.EngineOrdinal = 0
         a.Flags.Value = 0
@@ -184,7 +185,7 @@ class Preemptor:
         vs.ddi.call("DxgkDdiPreemptCommand", vs.adapter.hAdapter, a, facts=nq.notify_facts, judge="after",
                     address=st.address,
                     bugcheck=(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                              st.address, (nq.ordinal << 32) | fence))
+                              st.address, (nq.ordinal << 32) | fence & U32))
         st.cand = cand
         vs.tdr.preempt_requested(nq)
         if cand is not None:
@@ -204,11 +205,11 @@ class Preemptor:
         if nq.tdr.resetting:
             return  # interrupts from a node being reset are ignored (10.3)
         st = nq.preemption
-        last = dp.LastCompletedFenceId
+        last = from_ddi(dp.LastCompletedFenceId, nq.last_completed)  # a 32-bit id, read past any wrap
         facts = nq.notify_facts
         facts.last_submitted_fence = nq.last_submitted
         facts.last_completed_fence = nq.last_completed
-        facts.outstanding_preemption_fences = frozenset((st.fence,)) if st.fence else frozenset()
+        facts.outstanding_preemption_fences = frozenset((st.fence & U32,)) if st.fence else frozenset()
         try:
             found = vs.verifier.find(NOTIFY, data, facts)
         finally:
@@ -218,7 +219,7 @@ class Preemptor:
                 found = [Violation(36, "PreemptLastCompletedValid",
                                    f"LastCompletedFenceId {last} outside [{nq.last_completed}, {nq.last_submitted}]", None)]
             bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID,
-                          last, nq.last_submitted, nq.last_completed)
+                          dp.LastCompletedFenceId, nq.last_submitted & U32, nq.last_completed & U32)
             vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address, bugcheck=bc)
             raise BugCheckStop(CrashRecord(
                 time=self.sim.now, bugcheck=bc, message=str(found[0]), struct=NOTIFY, arch=adapter.arch,
@@ -227,7 +228,7 @@ class Preemptor:
             ))
         if found:
             vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address)
-        if not st.fence or dp.PreemptionFenceId != st.fence:
+        if not st.fence or dp.PreemptionFenceId != st.fence & U32:
             return  # an answer to no request (reported above): nothing to take back
         now = self.sim.now
         if vs.truth is not None:

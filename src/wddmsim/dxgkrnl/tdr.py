@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ddi.fenceid import U32, from_ddi
 from ..ddi import layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.ntstatus import NTSTATUS
@@ -228,15 +229,16 @@ class Tdr:
         facts.last_submitted_fence = nq.last_submitted
         facts.last_completed_fence = nq.last_completed
         found = vs.verifier.find(NOTIFY, data, facts)
-        fence = pf.FaultedFenceId
         flags = pf.PageFaultFlags
+        # A 32-bit id, read past any wrap (ddi/fenceid.py); 0 with FENCE_INVALID.
+        fence = pf.FaultedFenceId if flags & _FENCE_INVALID else from_ddi(pf.FaultedFenceId, nq.last_completed)
         stop = next((v for v in found if v.bugcheck is not None), None)
         if stop is None and not flags & _FENCE_INVALID and not nq.last_completed < fence <= nq.last_submitted:
             stop = Violation(32, "CompletedFenceWasSubmitted",
                              f"DmaPageFaulted.FaultedFenceId {fence} is not a pending fence "
                              f"({nq.last_completed} < fence <= {nq.last_submitted})",
                              BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
-                                      VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID, fence))
+                                      VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID, pf.FaultedFenceId))
             found = found + [stop]
         if stop is not None:
             # These stop the system in every verifier mode (section 11).
@@ -340,10 +342,10 @@ class Tdr:
                 return False
             if self.vs.truth is not None:
                 self.vs.truth.engine_reset(nq)
-            aborted = args.LastAbortedFenceId
+            aborted = from_ddi(args.LastAbortedFenceId, nq.last_completed)  # a 32-bit id, past any wrap
             if not nq.last_completed <= aborted <= nq.last_submitted:
                 bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE,
-                              aborted, nq.last_completed, (nq.ordinal << 32) | nq.last_submitted)
+                              args.LastAbortedFenceId, nq.last_completed & U32, (nq.ordinal << 32) | nq.last_submitted & U32)
                 raise BugCheckStop(CrashRecord(
                     time=self.sim.now, bugcheck=bc,
                     message=(f"DxgkDdiResetEngine reported LastAbortedFenceId {aborted} outside [last completed "

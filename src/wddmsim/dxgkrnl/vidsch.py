@@ -37,6 +37,7 @@ from itertools import islice
 
 from ..ddi import layout
 from ..ddi import rules as R
+from ..ddi.fenceid import U32, from_ddi
 from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
@@ -347,6 +348,16 @@ class VidSch:
         context comes back when the paging buffer that writes them retires."""
         return self.adapter.wddm2.gpuva.when_ready(ctx.device.process, lambda c=ctx: self._resume(c))
 
+    def first_fence(self, ordinal: int, fence: int) -> None:
+        """Number node ``ordinal``'s submissions from ``fence`` on (before anything is submitted
+        there). The OS's sequence goes on past 2**32; the DDI carries its low 32 bits
+        (:mod:`wddmsim.ddi.fenceid`)."""
+        nq = self.nodes[ordinal]
+        if nq.last_submitted != nq.next_fence - 1 or nq.hw:
+            raise RuntimeError(f"node {ordinal} has submitted already")
+        nq.next_fence = fence
+        nq.last_submitted = nq.last_completed = fence - 1
+
     def _submit_later(self, packet) -> None:
         nq = self.nodes[packet.context.node]
         nq.worker_busy = False
@@ -385,14 +396,14 @@ class VidSch:
             self.verifier.judged_rules.add(21)
         if nq.submit_long:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags,
+                           priv, packet.priv_size, packet.priv_start, priv_end, fence & U32, vidpn, interval, flags,
                            0, 0, nq.ordinal)
         else:
             nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           priv, packet.priv_size, packet.priv_start, priv_end, fence, vidpn, interval, flags, 0)
+                           priv, packet.priv_size, packet.priv_start, priv_end, fence & U32, vidpn, interval, flags, 0)
         self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, a, address=nq.submit_address,
                       facts=self._submission_facts(nq, packet, a, packet.dma), judge="after",
-                      bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | packet.fence))
+                      bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | packet.fence & U32))
         self._submitted(nq, packet, fence, flags)
 
     def _submitted(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
@@ -483,7 +494,7 @@ class VidSch:
         a.pDmaBufferPrivateData = packet.priv if packet.priv_size else self.empty_private
         a.DmaBufferPrivateDataSize = packet.priv_size
         a.DmaBufferUmdPrivateDataSize = packet.umd_priv
-        a.SubmissionFenceId = fence
+        a.SubmissionFenceId = fence & U32
         a.VidPnSourceId = 0
         a.FlipInterval = 0
         a.Flags.Value = flags
@@ -491,7 +502,7 @@ class VidSch:
         a.NodeOrdinal = nq.ordinal
         status = self.ddi.call("DxgkDdiSubmitCommandVirtual", ad.hAdapter, a, address=nq.submit_address,
                                facts=self._submission_facts(nq, packet, a, packet.va), judge="after",
-                               bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | fence))
+                               bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | fence & U32))
         self.virtual_submissions += 1
         if status == INVALID_PARAMETER:
             packet.rejected = True
@@ -517,7 +528,7 @@ class VidSch:
         p.PatchLocationListSize = packet.plist_n
         p.PatchLocationListSubmissionStart = 0
         p.PatchLocationListSubmissionLength = packet.plist_n
-        p.SubmissionFenceId = packet.fence
+        p.SubmissionFenceId = packet.fence & U32
         p.Flags.Value = packet.flags & 0xF
         p.EngineOrdinal = 0
         address = nq.submit_address + 0x400
@@ -573,7 +584,7 @@ class VidSch:
         nq = self.nodes[ordinal]
         if nq.tdr.resetting:
             return  # interrupts from a node being reset are ignored (10.3)
-        fence = dc.SubmissionFenceId
+        fence = from_ddi(dc.SubmissionFenceId, nq.last_completed)  # a 32-bit id, read past any wrap
         facts = nq.notify_facts
         facts.last_submitted_fence = nq.last_submitted
         facts.last_completed_fence = nq.last_completed
@@ -584,7 +595,7 @@ class VidSch:
                 found = [R.Violation(32 if fence > nq.last_submitted else 33, "CompletedFence",
                                      f"fence {fence} outside [{nq.last_completed}, {nq.last_submitted}]", None)]
             bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID,
-                          fence, nq.last_submitted, nq.last_completed)
+                          dc.SubmissionFenceId, nq.last_submitted & U32, nq.last_completed & U32)
             # Strict mode stops inside handle(); the others record the violation, then stop here.
             self.verifier.handle(found, "DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, self.adapter.interrupt_address,
                                  bugcheck=bc)

@@ -74,6 +74,7 @@ from bisect import bisect_right
 from collections import deque
 
 from ..ddi import layout
+from ..ddi.fenceid import U32, after
 from ..ddi.enums import (
     DXGK_BUILDPAGINGBUFFER_OPERATION,
     DXGK_INTERRUPT_TYPE,
@@ -193,7 +194,7 @@ class _Node:
         #: WORK owed from an earlier preemption)
         self.inflight: deque = deque()
         self.refused: set[int] = set()  # SubmissionFenceIds refused with STATUS_INVALID_PARAMETER
-        self.refused_through = 0  # the completed fence those carried the node to
+        self.refused_through = None  # the completed fence those carried the node to
 
 
 class ReferenceDriver(WddmV2Ddi):
@@ -733,7 +734,7 @@ class ReferenceDriver(WddmV2Ddi):
         packet += fence
         if not self._ring_write(node, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
-        if a.SubmissionFenceId > node.last_submitted:
+        if not node.last_submitted or after(a.SubmissionFenceId, node.last_submitted):
             node.last_submitted = a.SubmissionFenceId
         self.hw.doorbell(node.ordinal, node.wptr)
         return SUCCESS
@@ -774,16 +775,20 @@ class ReferenceDriver(WddmV2Ddi):
         """The node's last completed fence: its fence slot, carried through the ids the driver
         refused with STATUS_INVALID_PARAMETER (the OS counts each complete once the fence before it
         is, section 2.4; fence ids of a node are consecutive)."""
-        value = self.mem.read_u64(node.fence_addr) & 0xFFFFFFFF
+        value = self.mem.read_u64(node.fence_addr) & U32
         refused = node.refused
         if refused:
-            value = max(value, node.refused_through)
-            while value + 1 in refused:
-                value += 1
+            if node.refused_through is not None and after(node.refused_through, value):
+                value = node.refused_through
+            while (value + 1) & U32 in refused:
+                value = (value + 1) & U32
                 refused.discard(value)
             node.refused_through = value  # the slot stays behind until a later fence passes it
-        elif node.refused_through > value:
-            value = node.refused_through
+        elif node.refused_through is not None:
+            if after(node.refused_through, value):
+                value = node.refused_through
+            else:
+                node.refused_through = None  # the slot has caught up
         return value
 
     def _report_completed(self, node: _Node) -> bool:
@@ -793,7 +798,7 @@ class ReferenceDriver(WddmV2Ddi):
             return False
         node.last_reported = value
         inflight = node.inflight
-        while inflight and inflight[0][0] <= value:
+        while inflight and not after(inflight[0][0], value):
             inflight.popleft()
         data = node.interrupt_data
         data.InterruptType = _DMA_COMPLETED
@@ -876,7 +881,7 @@ class ReferenceDriver(WddmV2Ddi):
         value = self._completed(node)
         node.last_reported = value
         inflight = node.inflight
-        while inflight and inflight[0][0] <= value:
+        while inflight and not after(inflight[0][0], value):
             inflight.popleft()
         self._keep_unfinished(node, hw.preempt_state(ordinal))
         st = hw.status(ordinal)
@@ -908,7 +913,7 @@ class ReferenceDriver(WddmV2Ddi):
         fault = self.hw.fault(node.ordinal)
         done = self._completed(node)
         inflight = node.inflight
-        while inflight and inflight[0][0] <= done:
+        while inflight and not after(inflight[0][0], done):
             inflight.popleft()
         flags = _ENGINE_RESET_REQUIRED if self.per_engine_reset else _ADAPTER_RESET_REQUIRED
         if not inflight:
@@ -972,7 +977,7 @@ class ReferenceDriver(WddmV2Ddi):
         node = self.nodes[a.NodeOrdinal]
         done = self._completed(node)
         inflight = node.inflight
-        while inflight and inflight[0][0] <= done:
+        while inflight and not after(inflight[0][0], done):
             inflight.popleft()
         aborted = inflight[0][0] if inflight else done
         self.hw.reset_engine(node.ordinal)

@@ -33,6 +33,7 @@ from wddmsim.ddi.versions import VERSIONS
 from ..units import format_duration, format_size, parse_duration, parse_size
 
 __all__ = [
+    "CALL_APIS",
     "CONFLICT_ERROR",
     "DDI_VERSION_NAMES",
     "ENGINES",
@@ -40,6 +41,7 @@ __all__ = [
     "WORKLOAD_KINDS",
     "Adapter",
     "Bursty",
+    "Call",
     "ComputeBatch",
     "Context",
     "CopyStream",
@@ -174,6 +176,9 @@ class Node(ScenarioModel):
     #: time the engine spends saving the state of a buffer it stopped mid-way (busy time, before
     #: the preemption is reported)
     preemption_save: Duration = Field(default=0, ge=0)
+    #: VidSch's first SubmissionFenceId on this node (a 32-bit id, which wraps to 0 after
+    #: 2**32 - 1): start near the top to run across the wrap
+    first_fence_id: int = Field(default=1, ge=1, le=(1 << 32) - 1)
     # Moved to the driver's settings ([driver.engines.<name>]):
     ring_size: _moved("ring_size", "engines.<node name>.")
     ring_buffer_fence_release: _moved("ring_buffer_fence_release", "engines.<node name>.")
@@ -277,6 +282,10 @@ class Adapter(ScenarioModel):
     gpu_va: bool | None = None
     #: hardware scheduling: the priority bands' grace periods and quanta
     bands: Bands = Field(default_factory=Bands)
+    #: "timed": each engine runs its work in its modelled time; "stepped": an engine runs nothing
+    #: until a StepEngine call (``[[call]]``) lets it through the next submissions, each at once
+    #: (the manual-advance GPU of scheduler tests)
+    engine_mode: Literal["timed", "stepped"] = "timed"
     # Moved to the driver's settings ([driver]):
     ddi_version: _moved("ddi_version")
     multi_engine_aware: _moved("multi_engine_aware")
@@ -485,6 +494,19 @@ class ScriptPacket(ScenarioModel):
     repeat: int = Field(default=1, ge=1)
     #: submit with Flags.NullRendering: the fence completes, the GPU executes none of it
     null_rendering: bool = False
+    #: the packet waits until the monitored fence ``wait_fence`` (a [[fence]] name) reaches
+    #: ``wait_value`` (GPU virtual addressing): ``wait_by`` "os" holds it in the OS
+    #: (D3DKMTWaitForSynchronizationObjectFromGpu), "gpu" puts a WAIT command at its head
+    #: (hardware scheduling only)
+    wait_fence: str | None = Field(default=None, min_length=1)
+    wait_value: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+    wait_by: Literal["os", "gpu"] = "os"
+    #: the packet's buffer ends with the GPU's write of ``signal_value`` to ``signal_fence``
+    signal_fence: str | None = Field(default=None, min_length=1)
+    signal_value: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+
+    def fences(self) -> list[str]:
+        return [f for f in (self.wait_fence, self.signal_fence) if f is not None]
 
 
 class Script(_Workload):
@@ -594,6 +616,179 @@ class FenceSpec(ScenarioModel):
     name: str = Field(min_length=1)
     #: InitialFenceValue
     initial: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+
+
+#: The D3DKMT calls a ``[[call]]`` table may make, and the one call that is the test bench's.
+CALL_APIS = (
+    "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
+    "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "DestroySynchronizationObject",
+    "MoveWork", "StepEngine",
+)
+CallApi = Literal[
+    "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
+    "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "DestroySynchronizationObject",
+    "MoveWork", "StepEngine",
+]
+def _one_or_list(check):
+    """A value written once or as a list of such values, held as a list; ``check(value)`` returns a
+    reason when one entry is bad."""
+    def validate(value):
+        many = isinstance(value, list)
+        items = value if many else [value]
+        if many and not items:
+            raise ValueError("needs at least one entry")
+        for i, item in enumerate(items):
+            reason = check(item)
+            if reason:
+                raise ValueError(f"entry {i}: {reason}" if many else reason)
+        return items
+    return validate
+
+
+def _priority(value) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"expected an integer -7..7, got {value!r}"
+    if not -7 <= value <= 7:
+        return f"must be -7..7, got {value}"
+    return None
+
+
+def _class(value) -> str | None:
+    if value not in PROCESS_PRIORITIES:
+        return f"must be one of {_quoted(PROCESS_PRIORITIES)}, got {value!r}"
+    return None
+
+
+def _fence_value(value) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"expected an integer, got {value!r}"
+    if not 0 <= value <= (1 << 64) - 1:
+        return f"must be 0 .. 2**64-1, got {value}"
+    return None
+
+
+def _fence_name(value) -> str | None:
+    if not isinstance(value, str) or not value:
+        return f"expected a fence name, got {value!r}"
+    return None
+
+
+_Priorities = Annotated[list[int], BeforeValidator(_one_or_list(_priority))]
+_Classes = Annotated[list[str], BeforeValidator(_one_or_list(_class))]
+_FenceValues = Annotated[list[int], BeforeValidator(_one_or_list(_fence_value))]
+_FenceNames = Annotated[list[str], BeforeValidator(_one_or_list(_fence_name))]
+
+
+def _node_name(value) -> str | None:
+    if not isinstance(value, str) or not value:
+        return f"expected a node name, got {value!r}"
+    return None
+
+
+_NodeNames = Annotated[list[str], BeforeValidator(_one_or_list(_node_name))]
+
+#: Workload kinds whose work a MoveWork call can move (they submit plain packets and wait for
+#: their own packets only).
+MOVABLE_WORKLOADS = ("compute_batch", "bursty", "script")
+#: D3DDDI_MAX_OBJECT_SIGNALED and D3DDDI_MAX_OBJECT_WAITED_ON
+MAX_CALL_OBJECTS = 32
+
+
+class Call(ScenarioModel):
+    """A call a process makes through the D3DKMT API while the run goes on, at ``at`` and, with
+    ``every``, again every ``every`` (or a time drawn evenly between ``every`` and ``every_max``
+    from the run's seed) up to ``count`` calls (unset: one call, or until the run ends with
+    ``every``).
+
+    - ``SetContextSchedulingPriority``: ``process``, ``context``, ``priority`` (-7..7, or a list
+      the calls take in turn);
+    - ``SetProcessSchedulingPriorityClass``: ``process``, ``priority_class`` (a class name, or a
+      list the calls take in turn);
+    - ``SignalSynchronizationObjectFromCpu``: ``process`` signals ``fence`` (a name or up to 32
+      names) to ``value`` (one per fence); each repeat adds ``step`` to every value; ``rewind``
+      sets AllowFenceRewind;
+    - ``WaitForSynchronizationObjectFromCpu``: a thread of ``process`` waits until ``fence``
+      reaches ``value`` (every fence, or with ``wait_any`` one of them), at most ``timeout``;
+      each repeat adds ``step``;
+    - ``DestroySynchronizationObject``: ``process`` destroys ``fence`` (one name); its pending waiters
+      return STATUS_INVALID_HANDLE;
+    - ``MoveWork``: ``process`` moves the work of ``context`` to ``node`` (a name, or a list the
+      calls take in turn). A context stays on the node it was created on, so this is what an
+      application does: D3DKMTCreateContext on that node the first time, and its next packets go
+      there once the previous context retired its last one;
+    - ``StepEngine``: not a D3DKMT call but the test bench's hand on a GPU in stepped mode
+      (``adapter.engine_mode = "stepped"``): ``node``'s engine runs through ``steps`` more
+      submissions.
+    """
+
+    api: CallApi
+    at: Duration = 0
+    process: str | None = Field(default=None, min_length=1)
+    context: str | None = Field(default=None, min_length=1)
+    priority: _Priorities | None = None
+    priority_class: _Classes | None = None
+    fence: _FenceNames | None = None
+    value: _FenceValues | None = None
+    step: int = Field(default=1, ge=0)
+    #: SignalSynchronizationObjectFromCpu: D3DDDICB_SIGNALFLAGS.AllowFenceRewind (a value below the
+    #: fence's current one moves it back instead of being refused)
+    rewind: bool = False
+    timeout: Duration | None = None
+    wait_any: bool = False
+    node: _NodeNames | None = None
+    steps: int = Field(default=1, ge=1)
+    every: Duration | None = Field(default=None, gt=0)
+    every_max: Duration | None = None
+    count: int | None = Field(default=None, ge=1)
+
+    def fences(self) -> list[str]:
+        return list(self.fence or ())
+
+    def values(self) -> list[int]:
+        return list(self.value or ())
+
+    @model_validator(mode="after")
+    def _fields_of_api(self) -> Call:
+        api = self.api
+        uses = {
+            "SetContextSchedulingPriority": {"process", "context", "priority"},
+            "SetProcessSchedulingPriorityClass": {"process", "priority_class"},
+            "SignalSynchronizationObjectFromCpu": {"process", "fence", "value", "step", "rewind"},
+            "WaitForSynchronizationObjectFromCpu": {"process", "fence", "value", "step", "timeout", "wait_any"},
+            "DestroySynchronizationObject": {"process", "fence"},
+            "MoveWork": {"process", "context", "node"},
+            "StepEngine": {"node", "steps"},
+        }[api]
+        defaults = {"step": 1, "wait_any": False, "steps": 1, "rewind": False}
+        for key in ("process", "context", "priority", "priority_class", "fence", "value", "step", "rewind",
+                    "timeout", "wait_any", "node", "steps"):
+            have = getattr(self, key)
+            if key not in uses and have is not None and have != defaults.get(key):
+                raise ValueError(f"{key} is not a field of a {api} call")
+        missing = [k for k in sorted(uses - {"step", "rewind", "timeout", "wait_any", "steps"})
+                   if getattr(self, k) is None]
+        if missing:
+            raise ValueError(f"a {api} call needs {', '.join(missing)}")
+        if api == "StepEngine" and len(self.node) != 1:
+            raise ValueError("a StepEngine call names one node")
+        if api == "DestroySynchronizationObject":
+            if len(self.fence) != 1:
+                raise ValueError("a DestroySynchronizationObject call names one fence")
+        elif self.fence is not None:
+            names, values = self.fences(), self.values()
+            if not 1 <= len(names) <= MAX_CALL_OBJECTS:
+                raise ValueError(f"fence names 1 to {MAX_CALL_OBJECTS} objects (D3DDDI_MAX_OBJECT_SIGNALED, "
+                                 f"D3DDDI_MAX_OBJECT_WAITED_ON), got {len(names)}")
+            if len(values) != len(names):
+                raise ValueError(f"value needs one entry per fence: {len(names)} fence(s), {len(values)} value(s)")
+        if self.every_max is not None:
+            if self.every is None:
+                raise ValueError("every_max needs every (the shortest gap)")
+            if self.every_max < self.every:
+                raise ValueError(f"every_max ({self.every_max} ns) is below every ({self.every} ns)")
+        if self.count is not None and self.count > 1 and self.every is None:
+            raise ValueError("count above 1 needs every (the gap between calls)")
+        return self
 
 
 class Tdr(ScenarioModel):
@@ -732,6 +927,17 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                             "grace_lower are hardware-scheduling settings; the adapter uses the "
                                             "software scheduler (adapter.scheduling)"))
             w = context.workload
+            if w.kind == "script":
+                for k, packet in enumerate(w.packets):
+                    at = where + ("workload", "packets", k)
+                    for key in ("wait_fence", "signal_fence"):
+                        name = getattr(packet, key)
+                        if name is not None and name not in fence_names:
+                            problems.append((at + (key,), f"no fence named {name!r}; declare it in a [[fence]] table"))
+                    if packet.wait_fence is not None and packet.wait_by == "gpu" and not hardware:
+                        problems.append((at + ("wait_by",), "under the software scheduler GPU waits are the OS's "
+                                                            "(wait_by = \"os\"): a WAIT command would stall the node's "
+                                                            "engine with the buffer that satisfies it queued behind"))
             if w.kind == "chain":
                 if w.wait == "gpu" and not hardware:
                     problems.append((where + ("workload", "wait"),
@@ -763,6 +969,36 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                 problems.append((where, f"the chain on fence {name!r} has members = {size}: it needs exactly one "
                                         f"context at each position 0..{size - 1}, found positions {positions}"))
     contexts = {(pr.name, c.name) for pr in scenario.process for c in pr.context}
+    process_names = [pr.name for pr in scenario.process]
+    for i, call in enumerate(scenario.call):
+        where = ("call", i)
+        if call.process is not None and call.process not in process_names:
+            problems.append((where + ("process",), f"no process named {call.process!r}; the processes are "
+                                                   f"{_quoted(process_names)}"))
+        elif call.context is not None and (call.process, call.context) not in contexts:
+            problems.append((where + ("context",), f"no context {call.context!r} in process {call.process!r}"))
+        for name in call.fences():
+            if name not in fence_names:
+                problems.append((where + ("fence",), f"no fence named {name!r}; declare it in a [[fence]] table"))
+        for name in call.node or ():
+            if name not in node_names:
+                problems.append((where + ("node",), f"no node named {name!r}; the adapter's nodes are "
+                                                    f"{_quoted(node_names)}"))
+        if call.api == "MoveWork" and call.context is not None and (call.process, call.context) in contexts:
+            kind = next(c.workload.kind for pr in scenario.process if pr.name == call.process
+                        for c in pr.context if c.name == call.context)
+            if kind not in MOVABLE_WORKLOADS:
+                problems.append((where + ("context",), f"a {kind} workload cannot be moved; MoveWork moves "
+                                                       f"{', '.join(MOVABLE_WORKLOADS)} workloads"))
+            if hardware:
+                problems.append((where + ("api",), "MoveWork is modelled under the software scheduler only"))
+        if call.api == "StepEngine" and ad.engine_mode != "stepped":
+            problems.append((where + ("api",), "StepEngine steps a GPU in stepped mode: set adapter.engine_mode = "
+                                               "\"stepped\""))
+        if call.api.startswith("Set") and hardware:
+            problems.append((where + ("api",), f"{call.api} under hardware scheduling reaches the driver through "
+                                               "DxgkDdiSetContextSchedulingProperties, which the model does not "
+                                               "implement; use the software scheduler"))
     for f, fault in enumerate(scenario.fault):
         if fault.node is not None and fault.node not in node_names:
             problems.append((("fault", f, "node"),
@@ -814,6 +1050,8 @@ class Scenario(ScenarioModel):
     #: monitored fences shared by the processes (chain workloads name them)
     fence: list[FenceSpec] = Field(default_factory=list)
     process: list[Process] = Field(min_length=1)
+    #: D3DKMT calls the processes make while the run goes on
+    call: list[Call] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:

@@ -20,7 +20,9 @@
   with their own pattern (``pattern_of``), so VidMm evicts and pages in.
 - ``bursty``: bursts of ``burst`` packets of ``work``, separated by exponential idle gaps of mean
   ``mean_gap`` (drawn from the context's own random stream).
-- ``script``: explicit packets at given times (tests and small examples).
+- ``script``: explicit packets at given times (tests and small examples); a packet may wait for a
+  monitored fence value (held by the OS, or a WAIT command under hardware scheduling) and end with
+  the GPU's write of one.
 - ``chain``: one member of a chain of packets passed along through a shared monitored fence (GPU
   virtual addressing): packet k waits for the fence to reach ``initial + k`` and its buffer ends
   with the GPU's write of ``initial + k + 1``; the packets are dealt round robin to the chain's
@@ -94,7 +96,7 @@ def frame_loop(rt, ctx, w, rng, surfaces):
         start = sim.now
         oldest = frame - w.max_frame_latency
         if oldest >= 1:
-            yield kmt.WaitForPacket(ctx, last_of_frame[oldest - 1])
+            yield rt.wait(ctx, last_of_frame[oldest - 1])
         if w.present:
             seq = yield from _present(rt, ctx, w, surfaces, frame, start)
         last_of_frame.append(seq)
@@ -118,10 +120,10 @@ def compute_batch(rt, ctx, w, rng):
         for _ in range(w.batch):
             if window is not None and seq >= window:
                 # A sliding window: the packet ``window`` back must retire before the next goes.
-                yield rt.kmt.WaitForPacket(ctx, seq - window + 1)
+                yield rt.wait(ctx, seq - window + 1)
             seq = yield from rt.submit(ctx, ops)
         if w.sync:
-            yield rt.kmt.WaitForPacket(ctx, seq)
+            yield rt.wait(ctx, seq)
         if w.interval:
             yield w.interval
 
@@ -170,15 +172,21 @@ def bursty(rt, ctx, w, rng):
         yield max(1, round(rng.expovariate(1.0 / w.mean_gap)))
 
 
-def script(rt, ctx, w, rng):
+def script(rt, ctx, w, rng, fences=None):
     sim = rt.sim
     base = sim.now + w.start
     for p in sorted(w.packets, key=lambda p: p.at):
         t = base + p.at
         if t > sim.now:
             yield t - sim.now
+        wait = (fences[p.wait_fence], p.wait_value) if p.wait_fence is not None else None
+        signal = (fences[p.signal_fence], p.signal_value) if p.signal_fence is not None else None
         for _ in range(p.repeat):
-            yield from rt.submit(ctx, (Work(p.work),), null_rendering=p.null_rendering)
+            if wait is not None and p.wait_by == "os":
+                rt.kmt.WaitForSynchronizationObjectFromGpu(ctx, *wait)
+                yield from rt.submit(ctx, (Work(p.work),), signal=signal, null_rendering=p.null_rendering)
+            else:
+                yield from rt.submit(ctx, (Work(p.work),), wait=wait, signal=signal, null_rendering=p.null_rendering)
 
 
 def chain(rt, ctx, w, rng, fence):
@@ -234,7 +242,7 @@ def start_workload(rt, ctx, w, rng, fences=None):
     elif kind == "bursty":
         gen = bursty(rt, ctx, w, rng)
     elif kind == "script":
-        gen = script(rt, ctx, w, rng)
+        gen = script(rt, ctx, w, rng, fences)
     elif kind == "chain":
         gen = chain(rt, ctx, w, rng, fences[w.fence])
     else:

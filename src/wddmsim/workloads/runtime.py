@@ -23,6 +23,21 @@ from ..dxgkrnl.wddm2 import UNMAPPED_VA
 from ..umd import BufferRequest, Copy, FenceValue, Target, Write
 
 
+class _Moves:
+    """Where the work of one scenario context goes now: its contexts by node (the first is the one
+    the scenario created), the one it submits to, the node asked for next, and which context and
+    packet number each of the workload's submissions became."""
+
+    __slots__ = ("by_node", "current", "next", "count", "where")
+
+    def __init__(self, ctx):
+        self.by_node = {ctx.node: ctx}
+        self.current = ctx
+        self.next = None
+        self.count = ctx.seq  # the submissions before the first move kept their own numbers
+        self.where: dict[int, tuple] = {}
+
+
 class Runtime:
     """The user-mode runtime of one adapter: a user-mode driver and the kernel's thunks."""
 
@@ -33,6 +48,53 @@ class Runtime:
         #: Fault injection (set by the assembly code): (context handle, packet number) -> True for
         #: a buffer whose first command writes to an unmapped GPU virtual address.
         self.faulty: dict[tuple[int, int], bool] = {}
+        #: Work moved between nodes (:meth:`move`): the scenario's context -> where its work goes.
+        self.moves: dict = {}
+        #: called with each context :meth:`move` creates (the assembly lists it in the summary)
+        self.on_context = None
+
+    # -- moving work between nodes -----------------------------------------------------------------------
+    def move(self, ctx, node: int, node_name: str = "") -> None:
+        """The application moves the work of ``ctx`` to ``node``. A context stays on the node it
+        was created on (DXGKARG_CREATECONTEXT.NodeOrdinal), so the application does what Windows
+        leaves to it: D3DKMTCreateContext on ``node`` in the same device the first time (kept for
+        later moves), and its next submission goes there once the previous context has retired
+        its last packet (the application waits for it from the CPU, so the order of its work is
+        kept and no packet is on two nodes)."""
+        st = self.moves.get(ctx)
+        if st is None:
+            st = self.moves[ctx] = _Moves(ctx)
+        target = st.by_node.get(node)
+        if target is None:
+            base = st.current if st.current.node == ctx.node else ctx
+            name = f"{ctx.name}@{node_name or node}"
+            target = st.by_node[node] = self.kmt.CreateContext(ctx.device, node, name, base.priority)
+            if self.on_context is not None:
+                self.on_context(target)
+        st.next = None if target is st.current else target
+
+    def _route(self, ctx):
+        """Generator: the context a submission of ``ctx``'s work goes to now, after the previous
+        one retired its last packet when the work just moved."""
+        st = self.moves[ctx]
+        nxt = st.next
+        if nxt is not None:
+            prev = st.current
+            if prev.seq:
+                yield self.kmt.WaitForPacket(prev, prev.seq)
+            st.current = nxt
+            if st.next is nxt:
+                st.next = None
+        return st.current
+
+    def wait(self, ctx, seq: int):
+        """An event to ``yield``: the workload's submission ``seq`` of ``ctx`` has retired
+        (wherever its work was moved)."""
+        st = self.moves.get(ctx) if self.moves else None
+        if st is None:
+            return self.kmt.WaitForPacket(ctx, seq)
+        real, real_seq = st.where.get(seq, (ctx, seq))
+        return self.kmt.WaitForPacket(real, real_seq)
 
     @property
     def virtual(self) -> bool:
@@ -47,6 +109,19 @@ class Runtime:
         writes it last (GPU virtual addressing only). ``queue``, ``progress_id``: the hardware queue
         and HwQueueProgressFenceId (hardware scheduling). ``private`` replaces the user-mode
         driver's private data (tests of a kernel-mode driver's validation)."""
+        if self.moves and ctx in self.moves:
+            st = self.moves[ctx]
+            real = yield from self._route(ctx)
+            seq = yield from self._submit(real, ops, wait=wait, signal=signal, queue=queue, private=private,
+                                          progress_id=progress_id, null_rendering=null_rendering)
+            st.count += 1
+            st.where[st.count] = (real, seq)
+            return st.count
+        return (yield from self._submit(ctx, ops, wait=wait, signal=signal, queue=queue, private=private,
+                                        progress_id=progress_id, null_rendering=null_rendering))
+
+    def _submit(self, ctx, ops, *, wait=None, signal=None, queue=None, private: bytes | None = None,
+                progress_id: int | None = None, null_rendering: bool = False):
         kmt = self.kmt
         if not self.virtual:
             if wait is not None or signal is not None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from ..bugcheck import VidSchError
 from ..ntstatus import NTSTATUS, status_name
-from .core import Facts, rule, u32, vidsch_bugcheck
+from .core import Facts, reported_fence, rule, u32, vidsch_bugcheck
 
 QUERYFENCE = "DXGKARG_QUERYCURRENTFENCE"
 CANCEL = "DXGKARG_CANCELCOMMAND"
@@ -56,7 +56,7 @@ def query_current_fence(obj, facts: Facts):
     done = facts.last_completed_fence
     if done is None:
         return None
-    fence = obj.CurrentFence
+    fence = reported_fence(obj.CurrentFence, facts)
     if fence == done:
         return None
     if fence > done:

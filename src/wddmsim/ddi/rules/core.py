@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+from ..fenceid import from_ddi
 from ..bugcheck import BugCheck, BugCheckCode, VidSchError
 from ..layout import members
 from ..versions import LATEST, DdiVersion, ddi_version
@@ -301,6 +302,14 @@ def layout_version(obj, version: DdiVersion) -> DdiVersion:
     """The older of ``version`` and the DDI version ``obj``'s ctypes class was built for."""
     built = getattr(type(obj), "ddi_version", version)
     return version if version.value <= built.value else built
+
+
+def reported_fence(raw: int, facts: "Facts") -> int:
+    """A 32-bit fence id the driver reported, as the node's fence sequence number: read past any
+    wrap relative to ``facts.last_completed_fence`` (:mod:`wddmsim.ddi.fenceid`); ``raw`` itself
+    when that is unknown."""
+    done = facts.last_completed_fence
+    return raw if done is None else from_ddi(raw, done)
 
 
 def u32(value: int) -> int:

@@ -12,7 +12,8 @@ Decisions:
 - Rule 32: a DMA_COMPLETED fence above ``last_submitted_fence`` was never submitted; with
   ``submitted_fences`` known, a fence above ``last_completed_fence`` that is not in the set is
   also invalid. Bug check 0x119/0x1 with P2..P4 = 0 (the reference documents only P1).
-- Rules 33/36 compare fence ids as plain numbers (no 32-bit wrap-around handling).
+- Rules 32/33/36 read a reported 32-bit fence id as the node's fence sequence number, past any
+  wrap of the 32-bit id (:mod:`wddmsim.ddi.fenceid`), before comparing it with the scheduler's.
 - Rule 46 applies to every vsync arm that carries PhysicalAdapterMask (CRTC_VSYNC and the three
   multi-plane-overlay vsyncs). A nonzero mask without Flags.ValidPhysicalAdapterMask is a violation
   without a bug check; a zero mask on a GPU with more than one physical adapter
@@ -26,7 +27,7 @@ from __future__ import annotations
 from ..bugcheck import VidSchError
 from ..enums import DXGK_INTERRUPT_TYPE as T
 from ..enums import DXGK_PAGE_FAULT_FLAGS as PF
-from .core import Facts, rule, vidsch_bugcheck
+from .core import Facts, reported_fence, rule, vidsch_bugcheck
 
 NOTIFY = "DXGKARGCB_NOTIFY_INTERRUPT_DATA"
 
@@ -57,18 +58,19 @@ def completed_fence_submitted(obj, facts: Facts):
     never submitted is invalid: bug check 0x119/0x1 (inferred meaning of 0x1)."""
     if obj.InterruptType != _COMPLETED:
         return None
-    fence = obj.DmaCompleted.SubmissionFenceId
+    raw = obj.DmaCompleted.SubmissionFenceId
+    fence = reported_fence(raw, facts)
     sent = facts.last_submitted_fence
     if sent is not None and fence > sent:
         why = f"the last fence submitted on node {obj.DmaCompleted.NodeOrdinal} is {sent}"
     else:
         known = facts.submitted_fences
         done = facts.last_completed_fence
-        if known is None or fence in known or (done is not None and fence <= done):
+        if known is None or fence in known or raw in known or (done is not None and fence <= done):
             return None
         why = f"it was never submitted on node {obj.DmaCompleted.NodeOrdinal}"
     return [(
-        f"DmaCompleted.SubmissionFenceId is {fence} but must be a fence handed to DxgkDdiSubmitCommand: {why}",
+        f"DmaCompleted.SubmissionFenceId is {raw} but must be a fence handed to DxgkDdiSubmitCommand: {why}",
         vidsch_bugcheck(VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID),
     )]
 
@@ -79,11 +81,11 @@ def completed_fence_monotonic(obj, facts: Facts):
     done = facts.last_completed_fence
     if done is None or obj.InterruptType != _COMPLETED:
         return None
-    fence = obj.DmaCompleted.SubmissionFenceId
-    if fence >= done:
+    raw = obj.DmaCompleted.SubmissionFenceId
+    if reported_fence(raw, facts) >= done:
         return None
     return [
-        f"DmaCompleted.SubmissionFenceId is {fence} but must be >= the last completed fence reported ({done})"
+        f"DmaCompleted.SubmissionFenceId is {raw} but must be >= the last completed fence reported ({done})"
     ]
 
 
@@ -112,16 +114,17 @@ def preempt_last_completed(obj, facts: Facts):
     submitted fence and no older than the previously reported completed fence (inferred)."""
     if obj.InterruptType != _PREEMPTED:
         return None
-    fence = obj.DmaPreempted.LastCompletedFenceId
+    raw = obj.DmaPreempted.LastCompletedFenceId
+    fence = reported_fence(raw, facts)
     done = facts.last_completed_fence
     sent = facts.last_submitted_fence
     if done is not None and fence < done:
         return [
-            f"DmaPreempted.LastCompletedFenceId is {fence} but must be >= the last completed fence reported ({done})"
+            f"DmaPreempted.LastCompletedFenceId is {raw} but must be >= the last completed fence reported ({done})"
         ]
     if sent is not None and fence > sent:
         return [
-            f"DmaPreempted.LastCompletedFenceId is {fence} but must be <= the last submitted fence ({sent}): "
+            f"DmaPreempted.LastCompletedFenceId is {raw} but must be <= the last submitted fence ({sent}): "
             f"a fence never submitted cannot have completed"
         ]
     return None

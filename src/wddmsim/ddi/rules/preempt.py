@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..bugcheck import VidSchError
 from ..ntstatus import NTSTATUS, status_name
-from .core import Facts, rule, u32, vidsch_bugcheck
+from .core import Facts, reported_fence, rule, u32, vidsch_bugcheck
 
 PREEMPT = "DXGKARG_PREEMPTCOMMAND"
 RESET = "DXGKARG_RESETENGINE"
@@ -51,7 +51,8 @@ def last_aborted_in_range(obj, facts: Facts):
     bug check 0x119 (0xA, LastAbortedFenceId, last completed fence)."""
     if facts.status is not None and u32(facts.status) != _SUCCESS:
         return None
-    aborted = obj.LastAbortedFenceId
+    raw = obj.LastAbortedFenceId
+    aborted = reported_fence(raw, facts)
     done = facts.last_completed_fence
     sent = facts.last_submitted_fence
     if done is not None and aborted < done:
@@ -61,6 +62,6 @@ def last_aborted_in_range(obj, facts: Facts):
     else:
         return None
     return [(
-        f"LastAbortedFenceId is {aborted} but {why}",
-        vidsch_bugcheck(VidSchError.REPORTED_INVALID_ABORTED_FENCE, aborted, done or 0),
+        f"LastAbortedFenceId is {raw} but {why}",
+        vidsch_bugcheck(VidSchError.REPORTED_INVALID_ABORTED_FENCE, raw, (done or 0) & 0xFFFFFFFF),
     )]

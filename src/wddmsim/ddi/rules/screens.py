@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..enums import DXGK_INTERRUPT_TYPE as T
-from .core import Facts, rules_for
+from .core import Facts, reported_fence, rules_for
 
 Screen = Callable[[object, Facts], bool]
 
@@ -137,7 +137,7 @@ def _notify(cls) -> Screen:
         if d.InterruptType != _COMPLETED or f.submitted_fences is not None:
             return False
         dc = d.DmaCompleted
-        fence = dc.SubmissionFenceId
+        fence = reported_fence(dc.SubmissionFenceId, f)
         sent = f.last_submitted_fence
         if sent is not None and fence > sent:  # rule 32
             return False
