@@ -288,3 +288,64 @@ def test_unmapped_aperture_pages_point_at_the_dummy_page():
     assert system.gpu.translate(base + 4 * 4096) == vm.dummy_page
     with pytest.raises(Exception, match="not mapped"):
         system.gpu.translate(base + 5 * 4096)  # never mapped at all
+
+
+# -- an adapter reset while paging is in flight ---------------------------------------------------------
+SLOW_COPY = [{"name": "3D", "engine": "3d", "command_cost": 0},
+             {"name": "Copy", "engine": "copy", "command_cost": 0, "copy_bandwidth": 0.016}]  # 64 KiB: 4.096 ms
+
+
+def reset_during_paging(processes, faults, nodes=TWO_NODES):
+    adapter = {"cpu_cost": ZERO, "nodes": nodes, "segments": SEGMENTS("128KiB")}
+    sc = scenario_from_dict({"name": "reset", "duration": "5s", "adapter": adapter, "fault": faults,
+                             "process": processes, "driver": {"per_engine_reset": False}}, "<reset>")
+    trace = ListSink()
+    return System(sc, trace=trace), trace
+
+
+def test_adapter_reset_gives_paging_packets_taken_back_new_fence_ids():
+    """A hang on the 3D node resets the whole adapter (no per-engine reset) while two paging
+    packets are on the copy node. The reset makes every fence id submitted so far complete, so the
+    two go back with the node's next ids, 4 and 5; kept ids
+    2 and 3 would be reported below the last completed one, 0x119/0x1 for a legal driver."""
+    hog = {"name": "hog", "context": [{"name": "c", "node": "3D", "workload": {
+        "kind": "memory_pressure", "allocations": 1, "size": "4KiB", "touch": 1, "work": "1ms", "count": 1}}]}
+    streamer = pressure("streamer", node="Copy", allocations=3, size="64KiB", touch=1, work="100us",
+                        interval="0ns", count=3, start="3993ms")
+    system, trace = reset_during_paging([hog, streamer], [{"kind": "hang", "process": "hog", "context": "c",
+                                                           "packet": 1}], nodes=SLOW_COPY)
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    t = 4_000_000_000  # the hog's packet started at 0: watchdog 2 s, then TdrDelay 2 s
+    paging = [(e["t"], e["args"]["SubmissionFenceId"]) for e in submissions(trace) if e["args"]["Flags"]["Paging"]]
+    # Out and in for the streamer's second packet at 3.997196 s; the reset takes both back.
+    assert paging[:4] == [(3_997_196_000, 2), (3_997_196_000, 3), (t, 4), (t, 5)]
+    stops = [(e["fence"], e["status"]) for e in trace.of("DmaPacketStop") if e["kind"] == "paging"]
+    assert stops[:4] == [(2, "Reset"), (3, "Reset"), (4, "Completed"), (5, "Completed")]
+    hog_ctx, streamer_ctx = system.contexts
+    assert [e["device"] for e in trace.of("DeviceError")] == [hog_ctx.device.handle]
+    assert streamer_ctx.completed == 3 and r.end == 5_000_000_000
+    for i, a in enumerate(streamer_ctx.workload_allocations):
+        where = a.address if a.resident else a.backing
+        assert system.gpu.memory.read(where, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4), i
+
+
+def test_a_hung_paging_transfer_puts_its_allocations_device_in_error_never_the_system_device():
+    """The copy engine hangs under the transfer that evicts a's first allocation (for a's third
+    packet). The adapter reset abandons that transfer and puts a's device in error; VidMm's own
+    device goes on, so b, whose first packet waited for paging across the reset, runs all four."""
+    a = pressure("a", allocations=3, size="64KiB", touch=1, work="1ms", interval="0ns", count=3)
+    b = pressure("b", allocations=1, size="64KiB", touch=1, work="1ms", interval="1ms", count=4, start="3ms")
+    system, trace = reset_during_paging([a, b], [{"kind": "hang", "node": "Copy", "at": 1_000_001}])
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    a_ctx, b_ctx = system.contexts
+    t = 4_002_008_192  # the transfer started at 2.008192 ms: watchdog 2 s, then TdrDelay 2 s
+    (reset,) = trace.of("AdapterReset")
+    assert (reset["t"], reset["node"], reset["device"]) == (t, 1, a_ctx.device.handle)
+    assert [(e["device"], e["reason"]) for e in trace.of("DeviceError")] == [(a_ctx.device.handle, "adapter reset")]
+    copy_stops = [(e["fence"], e["kind"], e["status"]) for e in trace.of("DmaPacketStop") if e["node"] == 1]
+    assert copy_stops[:3] == [(1, "paging", "Aborted"), (2, "paging", "Reset"), (4, "paging", "Completed")]
+    assert (a_ctx.completed, b_ctx.completed) == (2, 4)
+    b_done = [e["t"] for e in trace.of("QueuePacketStop") if e["context"] == b_ctx.handle]
+    assert b_done == [4_003_024_576, 4_004_028_672, 4_005_032_768, 4_006_036_864]
