@@ -349,3 +349,32 @@ def test_a_hung_paging_transfer_puts_its_allocations_device_in_error_never_the_s
     assert (a_ctx.completed, b_ctx.completed) == (2, 4)
     b_done = [e["t"] for e in trace.of("QueuePacketStop") if e["context"] == b_ctx.handle]
     assert b_done == [4_003_024_576, 4_004_028_672, 4_005_032_768, 4_006_036_864]
+
+
+@pytest.mark.parametrize("version", ["vista", "win7"])
+def test_paging_before_windows_8_has_no_node_ordinal_and_runs_on_the_paging_node(version):
+    """Before the Windows 8 headers DXGKARG_SUBMITCOMMAND has no NodeOrdinal, and a paging
+    submission has no context: the driver puts it on the ring of the node it named in
+    DXGK_DRIVERCAPS (PagingNode, the copy engine here), and the run is the one a WDDM 2.0 driver gets."""
+    sc = scenario_from_dict({"name": "paging", "duration": "50ms", "adapter": {"cpu_cost": ZERO, "segments": SEGMENTS("256KiB")},
+                             "process": [SIX]}, "<test>")
+    trace = ListSink()
+    system = System(sc, trace=trace, settings={"ddi_version": version})
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    assert r.summary["contexts"][0]["completed"] == 12
+    m = r.summary["memory"]
+    assert (m["paging_node"], m["paging_submissions"], m["evictions"]) == (2, 40, 20)
+    rings = []  # (paging?, NULL context?, the engine whose doorbell the driver rang inside the call)
+    doorbell = None
+    for e in trace.events:
+        if e["event"] == "Doorbell":
+            doorbell = e["engine"]
+        elif e["event"] == "DdiCall" and e["name"] == "DxgkDdiSubmitCommand":  # logged when it returns
+            assert "NodeOrdinal" not in e["args"]
+            rings.append((e["args"]["Flags"]["Paging"], e["args"]["hContext"] == 0, doorbell))
+            doorbell = None
+    assert rings.count((1, True, 2)) == 40 and rings.count((0, False, 0)) == 12 and len(rings) == 52
+    for i, a in enumerate(system.contexts[0].workload_allocations):
+        where = a.address if a.resident else a.backing
+        assert system.gpu.memory.read(where, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4), i
