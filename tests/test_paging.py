@@ -172,11 +172,12 @@ def test_packet_whose_allocations_cannot_all_be_resident_fails_at_render():
 
 
 @pytest.mark.rule(68, 75)
-@pytest.mark.parametrize("status, rule", [("STATUS_UNSUCCESSFUL", 68), ("STATUS_GRAPHICS_ALLOCATION_BUSY", 75)])
+@pytest.mark.parametrize("status, rule", [("STATUS_UNSUCCESSFUL", 68), ("STATUS_GRAPHICS_ALLOCATION_BUSY", 75),
+                                          ("STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER", 75)])
 def test_build_paging_buffer_critical_statuses(status, rule):
     """A paging operation the driver fails is bug check 0x119/0x5 DRIVER_FAULTED_SYSTEM_COMMAND: rule 68
     for a status outside the three allowed, rule 75 for ALLOCATION_BUSY on an allocation VidMm said
-    is idle (it cannot retry)."""
+    is idle (waiting cannot help), or INSUFFICIENT_DMA_BUFFER with no progress in an empty buffer."""
     faults = [{"kind": "ddi_error", "ddi": "DxgkDdiBuildPagingBuffer", "status": status}]
     system, trace = build([SIX], faults=faults)
     r = system.run()
@@ -375,6 +376,150 @@ def test_paging_before_windows_8_has_no_node_ordinal_and_runs_on_the_paging_node
             rings.append((e["args"]["Flags"]["Paging"], e["args"]["hContext"] == 0, doorbell))
             doorbell = None
     assert rings.count((1, True, 2)) == 40 and rings.count((0, False, 0)) == 12 and len(rings) == 52
+    for i, a in enumerate(system.contexts[0].workload_allocations):
+        where = a.address if a.resident else a.backing
+        assert system.gpu.memory.read(where, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4), i
+
+
+# -- the DxgkDdiBuildPagingBuffer protocol: AllocationIsIdle, ALLOCATION_BUSY, multipass ------------------
+THREE_NODES_SLOW_COPY = [{"name": "3D", "engine": "3d", "command_cost": 0},
+                         {"name": "Compute", "engine": "compute", "command_cost": 0},
+                         {"name": "Copy", "engine": "copy", "command_cost": 0, "copy_bandwidth": 0.016}]
+
+
+class RecordsPaging(ReferenceDriver):
+    """The reference driver, recording each DxgkDdiBuildPagingBuffer call: (time, operation, the
+    allocation, AllocationIsIdle of a transfer or discard, MultipassOffset in and out, status)."""
+
+    calls: list = []
+    sim = None  # the run's simulator, for the time of each call
+
+    def answer(self, a) -> int:
+        return super().DxgkDdiBuildPagingBuffer(0, a)
+
+    def DxgkDdiBuildPagingBuffer(self, hAdapter, a):
+        op = a.Operation
+        idle = (a.Transfer.Flags.AllocationIsIdle if op == OP.DXGK_OPERATION_TRANSFER
+                else a.DiscardContent.Flags.Value & 1 if op == OP.DXGK_OPERATION_DISCARD_CONTENT else None)
+        offset = a.MultipassOffset
+        status = self.answer(a)
+        self.calls.append((self.sim.now, op, a.Transfer.hAllocation, idle, offset, a.MultipassOffset,
+                           status & 0xFFFFFFFF))
+        return status
+
+
+class NeedsIdle(RecordsPaging):
+    """A legal driver that moves only idle allocations (it might copy with the CPU): a transfer of
+    an allocation VidMm does not say is idle is answered STATUS_GRAPHICS_ALLOCATION_BUSY."""
+
+    def answer(self, a) -> int:
+        if a.Operation == OP.DXGK_OPERATION_TRANSFER and not a.Transfer.Flags.AllocationIsIdle:
+            return int(NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY)
+        return super().answer(a)
+
+
+def evicted_then_wanted_back(driver):
+    """a (3D) uses its allocation X at 0 and again at 5 ms; b (compute) needs room at 1.604 ms and
+    evicts X, whose 4.096 ms transfer out on the slow copy engine is still queued or running when
+    a needs X back at 5 ms (b's first allocation B0 makes the room)."""
+    a = pressure("a", allocations=1, size="64KiB", touch=1, work="1ms", interval="4ms", count=2)
+    b = pressure("b", node="Compute", allocations=3, size="64KiB", touch=1, work="100us", interval="0ns", count=3,
+                 start="1500us")
+    sc = scenario_from_dict({"name": "idle", "duration": "50ms", "process": [a, b],
+                             "adapter": {"cpu_cost": ZERO, "nodes": THREE_NODES_SLOW_COPY, "segments": SEGMENTS("192KiB")}},
+                            "<idle>")
+    driver.calls = []
+    trace = ListSink()
+    system = System(sc, trace=trace, driver=driver)
+    driver.sim = system.sim
+    return system, trace
+
+
+TRANSFER, FILL, DISCARD = OP.DXGK_OPERATION_TRANSFER, OP.DXGK_OPERATION_FILL, OP.DXGK_OPERATION_DISCARD_CONTENT
+BUSY = int(NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY)
+
+
+@pytest.mark.rule(72)
+def test_allocation_is_idle_is_set_only_when_the_gpu_is_done_with_the_allocation():
+    system, trace = evicted_then_wanted_back(RecordsPaging)
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    x = system.contexts[0].workload_allocations[0].handle
+    b0, _b1, b2 = (al.handle for al in system.contexts[1].workload_allocations)
+    assert RecordsPaging.calls == [
+        (1_604_096, TRANSFER, x, 1, 0, 0, 0),  # out: a's packet retired, nothing moves X
+        (1_604_096, FILL, b2, None, 0, 0, 0),
+        (4_000_000, TRANSFER, b0, 1, 0, 0, 0),  # out B0 to make room for X
+        # X back in while its transfer out (1.604 to 5.700 ms) is still on the copy engine: not idle
+        (4_000_000, TRANSFER, x, 0, 0, 0, 0),
+    ]
+    assert [c.completed for c in system.contexts] == [2, 3]
+
+
+@pytest.mark.rule(72)
+def test_allocation_busy_makes_vidmm_wait_for_the_allocation_and_ask_again():
+    """STATUS_GRAPHICS_ALLOCATION_BUSY is a documented answer, not a failure: the paging worker
+    waits until the GPU is done with the allocation (X's transfer out retires at 5.700096 ms) and
+    asks again with AllocationIsIdle set; what it built before (B0 out) goes meanwhile."""
+    system, trace = evicted_then_wanted_back(NeedsIdle)
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    x = system.contexts[0].workload_allocations[0].handle
+    b0 = system.contexts[1].workload_allocations[0].handle
+    assert NeedsIdle.calls[2:] == [
+        (4_000_000, TRANSFER, b0, 1, 0, 0, 0),
+        (4_000_000, TRANSFER, x, 0, 0, 0, BUSY),
+        (5_700_096, TRANSFER, x, 1, 0, 0, 0),
+    ]
+    paging = [(e["t"], e["args"]["SubmissionFenceId"]) for e in submissions(trace) if e["args"]["Flags"]["Paging"]]
+    assert paging == [(1_604_096, 1), (1_604_096, 2), (5_700_096, 3), (9_796_096, 4)]
+    a_done = [e["t"] for e in trace.of("QueuePacketStop") if e["context"] == system.contexts[0].handle]
+    assert a_done == [1_004_096, 18_992_192]  # its second packet waited for X's way back in
+    assert system.adapter.vidsch.vidmm.busy_waits == 1 and [c.completed for c in system.contexts] == [2, 3]
+
+
+def multipass_run():
+    """Three 1 MiB allocations take turns in 2 MiB of VRAM; the driver asks for 4 KiB paging buffers
+    and writes a transfer as one 28-byte COPY per 4 KiB page: 256 COPYs (7168 bytes) per transfer,
+    at most 146 in a buffer."""
+    app = pressure("app", allocations=3, size="1MiB", touch=1, work="100us", interval="1ms", count=4)
+    sc = scenario_from_dict({"name": "multipass", "duration": "50ms", "process": [app],
+                             "adapter": {"cpu_cost": ZERO, "segments": SEGMENTS("2MiB")},
+                             "driver": {"paging_buffer_size": "4KiB", "paging_transfer_chunk": "4KiB"}}, "<multipass>")
+    RecordsPaging.calls = []
+    trace = ListSink()
+    system = System(sc, trace=trace, driver=RecordsPaging)
+    RecordsPaging.sim = system.sim
+    return system, trace
+
+
+@pytest.mark.rule(70, 74)
+def test_multipass_transfer_keeps_the_drivers_multipass_offset_between_buffers():
+    system, trace = multipass_run()
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    insufficient = int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+    first = 146 * 4096  # what the COPYs of a fresh 4 KiB buffer move
+    steps = [(t, op, offset_in, offset_out, status) for t, op, _h, _i, offset_in, offset_out, status in RecordsPaging.calls]
+    assert steps == [
+        # 2 ms: allocation 2's first use: out allocation 0 in two passes, then the fill
+        (2_000_000, TRANSFER, 0, first, insufficient), (2_000_000, TRANSFER, first, first, 0),
+        (2_000_000, FILL, 0, 0, 0),
+        # 3 ms: out allocation 1 in two passes; allocation 0 back in: 36 COPYs fit the 1016 bytes left,
+        # then 146 in a new buffer, then the last 74
+        (3_000_000, TRANSFER, 0, first, insufficient), (3_000_000, TRANSFER, first, first, 0),
+        (3_000_000, TRANSFER, 0, 36 * 4096, insufficient), (3_000_000, TRANSFER, 36 * 4096, 182 * 4096, insufficient),
+        (3_000_000, TRANSFER, 182 * 4096, 182 * 4096, 0),
+    ]
+    # Each part is its own paging submission: (start, end) of commands, and of private data.
+    parts = [(e["args"]["DmaBufferSubmissionStartOffset"], e["args"]["DmaBufferSubmissionEndOffset"],
+              e["args"]["DmaBufferPrivateDataSubmissionStartOffset"], e["args"]["DmaBufferPrivateDataSubmissionEndOffset"])
+             for e in submissions(trace) if e["args"]["Flags"]["Paging"]]
+    assert parts == [(0, 4088, 0, 16), (0, 3080, 0, 16), (3080, 3104, 16, 32),
+                     (0, 4088, 0, 16), (0, 3080, 0, 16), (3080, 4088, 16, 32), (0, 4088, 0, 16), (0, 2072, 0, 16)]
+    m = r.summary["memory"]
+    assert (m["paging_submissions"], m["evictions"], m["bytes_paged_out"], m["bytes_paged_in"]) == (8, 2, 2 << 20, 2 << 20)
+    assert system.adapter.vidsch.vidmm.multipass == 4 and system.driver.paging_passes == 4
     for i, a in enumerate(system.contexts[0].workload_allocations):
         where = a.address if a.resident else a.backing
         assert system.gpu.memory.read(where, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4), i

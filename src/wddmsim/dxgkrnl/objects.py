@@ -153,7 +153,7 @@ class Allocation:
     its content in system memory (``backing``) while evicted. VidMm moves it (:mod:`.vidmm`)."""
 
     __slots__ = ("handle", "device", "size", "segment_id", "address", "resident", "valid", "backing",
-                 "in_use", "last_use", "evictions", "pins", "preference", "va")
+                 "in_use", "last_use", "evictions", "pins", "preference", "va", "moving")
 
     def __init__(self, device: Device, size: int, segment_id: int = 0, address: int = 0):
         self.handle = 0
@@ -170,6 +170,7 @@ class Allocation:
         self.pins = 0  # packets it was made resident for that are not submitted yet
         self.preference = "memory"  # "memory" or "aperture" segment
         self.va = 0  # GPU virtual address in its process's space (0: not mapped)
+        self.moving = None  # the last paging packet VidMm queued to move it, until it retires
 
 
 class Packet:
