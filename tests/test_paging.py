@@ -12,7 +12,7 @@ from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
-from wddmsim.scenario import scenario_from_dict
+from wddmsim.scenario import ScenarioError, scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
 from wddmsim.workloads.generators import pattern_of
@@ -523,3 +523,22 @@ def test_multipass_transfer_keeps_the_drivers_multipass_offset_between_buffers()
     for i, a in enumerate(system.contexts[0].workload_allocations):
         where = a.address if a.resident else a.backing
         assert system.gpu.memory.read(where, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4), i
+
+
+# -- residency fields of a scenario: budget, offer, reclaim ----------------------------------------------
+@pytest.mark.parametrize("process, workload, message", [
+    ({"budget": [{"at": "1ms", "size": "100"}]}, {},
+     "process[0].budget[0].size: must be a multiple of 4096 bytes, 0 or more, got 100"),
+    ({"budget": [{"at": "-1ms", "size": "64KiB"}]}, {},
+     "process[0].budget[0].at: a duration cannot be negative, got '-1ms'"),
+    ({}, {"offer": [{"at": "1ms", "allocations": [6]}]},
+     "process[0].context[0].workload: offer[0].allocations: index 6 names no allocation (0..5)"),
+    ({}, {"reclaim": [{"at": "1ms", "allocations": []}]},
+     "process[0].context[0].workload.reclaim[0].allocations: needs at least 1 entry, got none"),
+])
+def test_residency_fields_say_what_is_wrong(process, workload, message):
+    app = dict(pressure("app", allocations=6, size="64KiB"), **process)
+    app["context"][0]["workload"].update(workload)
+    with pytest.raises(ScenarioError) as caught:
+        scenario_from_dict({"name": "r", "adapter": {"segments": SEGMENTS("256KiB")}, "process": [app]}, "<r>")
+    assert str(caught.value) == f"<r>: {message}"

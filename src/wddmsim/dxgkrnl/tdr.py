@@ -543,7 +543,7 @@ class Tdr:
         """Put ``device`` in error: cancel its queued packets, wake its waiters."""
         if device.error:
             return
-        device.error = True
+        device.error = reason  # truthy: in error, and why (D3DKMT.GetDeviceState)
         self.devices_in_error.append(device)
         vs = self.vs
         self._emit("DeviceError", {"device": device.handle, "process": device.process.pid, "reason": reason})

@@ -26,6 +26,13 @@ the packet is submitted, so two packets cannot keep evicting each other's alloca
   into an aperture segment (MAP_APERTURE_SEGMENT), evicting it unmaps them onto a dummy page
   (UNMAP_APERTURE_SEGMENT). Nothing is copied.
 - A segment's ``budget`` caps what VidMm places in it.
+- A process's video memory budget (the Budget of D3DKMTQueryVideoMemoryInfo, which the OS sets,
+  :meth:`VidMm.set_budget`) caps what it keeps resident in memory segments: lowering it evicts the
+  process's idle allocations at once, and paging for its packets evicts its own allocations to stay
+  within it. Each eviction is an ``EvictAllocation`` event (reason ``pressure`` or ``budget``).
+- Offer and reclaim (D3DKMTOfferAllocations, D3DKMTReclaimAllocations2): an offered allocation is
+  evicted first and its content dropped (DISCARD_CONTENT); reclaiming it then answers DISCARDED,
+  else OK.
 
 The protocol of DxgkDdiBuildPagingBuffer (Microsoft's DxgkDdiBuildPagingBuffer and
 DXGKARG_BUILDPAGINGBUFFER pages):
@@ -245,6 +252,10 @@ class VidMm:
         needed = {id(a) for a in packet.allocations if a is not None}
         ops = []
         switches = {}
+        process = packet.context.device.process
+        if process.budget is not None:
+            self._over_budget(process, sum(a.size for a in missing if a.preference == "memory"), needed, ops, switches)
+        budget = len(ops)  # the evictions so far are for the budget
         for alloc in missing:
             heap = self._heap_for(alloc)
             if heap is None:
@@ -259,7 +270,7 @@ class VidMm:
                 ops.extend(self._evict(victim, switches))
                 off = heap.alloc(alloc.size)
             ops.append(self._bring_in(alloc, heap, off))
-        packet.deps = self._submit_paging(ops, switches)
+        packet.deps = self._submit_paging(ops, switches, budget)
         # What was made resident for this packet stays until the packet is submitted.
         self._pin(packet, 1)
         return not packet.deps
@@ -272,14 +283,63 @@ class VidMm:
             if a is not None:
                 a.pins += delta
 
-    def _victim(self, heap: SegmentHeap, needed: set):
+    def _victim(self, heap: SegmentHeap, needed: set, process=None):
+        """The allocation to evict from ``heap`` (of ``process`` only, when given): idle, not pinned,
+        not ``needed``; offered ones first, then the least recently used."""
         best = None
         for a in self.adapter.allocations:
             if (a.resident and a.segment_id == heap.segment_id and not a.in_use and not a.pins
-                    and id(a) not in needed):
-                if best is None or a.last_use < best.last_use:
+                    and id(a) not in needed and (process is None or a.device.process is process)):
+                if best is None or (not a.offered, a.last_use) < (not best.offered, best.last_use):
                     best = a
         return best
+
+    def resident_bytes(self, process) -> int:
+        """Bytes of ``process``'s allocations resident in memory (not aperture) segments."""
+        heaps = self.heaps
+        return sum(a.size for a in self.adapter.allocations
+                   if a.resident and a.device.process is process and heaps[a.segment_id].kind == "memory")
+
+    def _over_budget(self, process, extra: int, needed: set, ops: list, switches: dict) -> None:
+        """Plan evictions of ``process``'s own idle allocations until ``extra`` more bytes fit its
+        budget (as far as it has allocations to evict)."""
+        over = self.resident_bytes(process) + extra - process.budget
+        for heap in self.heaps.values():
+            if heap.kind != "memory":
+                continue
+            while over > 0:
+                victim = self._victim(heap, needed, process)
+                if victim is None:
+                    break
+                over -= victim.size
+                ops.extend(self._evict(victim, switches))
+
+    def set_budget(self, process, budget: int) -> None:
+        """The OS sets ``process``'s video memory budget (the Budget of D3DKMTQueryVideoMemoryInfo):
+        VidMm evicts the process's idle allocations, offered ones first, until what it has resident
+        in local memory fits; what is in use then waits for its next paging. Later paging keeps it
+        within the budget."""
+        process.budget = budget
+        if self.adapter.trace is not None:
+            self.adapter.trace.emit(self.sim.now, "VideoMemoryBudget", {"process": process.pid, "budget": budget})
+        ops, switches = [], {}
+        self._over_budget(process, 0, set(), ops, switches)
+        if ops:
+            self._submit_paging(ops, switches, budget=len(ops))
+
+    def offer(self, allocations) -> None:
+        """D3DKMTOfferAllocations: VidMm may evict these without keeping their content."""
+        for a in allocations:
+            a.offered = True
+
+    def reclaim(self, allocations) -> list[str]:
+        """D3DKMTReclaimAllocations2: per allocation "OK" (its content is there) or "DISCARDED" (it
+        was evicted while offered: the content is gone, D3DDDI_RECLAIM_RESULT_DISCARDED)."""
+        out = []
+        for a in allocations:
+            out.append("DISCARDED" if a.discarded else "OK")
+            a.offered = a.discarded = False
+        return out
 
     def _undo(self, ops) -> None:
         """Nothing was submitted: put the moves planned so far back (evicted ones stay resident)."""
@@ -361,7 +421,7 @@ class VidMm:
             self._system_contexts[node] = ctx
         return ctx
 
-    def _submit_paging(self, ops, switches: dict) -> list:
+    def _submit_paging(self, ops, switches: dict, budget: int = 0) -> list:
         """Queue the context switches and one paging buffer for ``ops``; returns what the waiting
         packet must wait for."""
         vs = self.adapter.vidsch
@@ -376,6 +436,17 @@ class VidMm:
             vs.enqueue(cs)
         if not ops:
             return first_deps
+        trace = self.adapter.trace
+        for i, (kind, alloc, heap, off, old) in enumerate(ops):
+            if kind == "out" or kind == "unmap":
+                if kind == "out" and alloc.offered:
+                    alloc.valid = False  # offered: its content is dropped (DISCARD_CONTENT), not moved
+                    alloc.discarded = True
+                if trace is not None:
+                    trace.emit(self.sim.now, "EvictAllocation", {
+                        "allocation": alloc.handle, "device": alloc.device.handle, "process": alloc.device.process.pid,
+                        "size": alloc.size, "segment": heap.segment_id, "reason": "budget" if i < budget else "pressure",
+                        "content": "moved" if alloc.valid or kind == "unmap" else "discarded"})
         return self._build(ops, first_deps)
 
     def idle(self, alloc) -> bool:
