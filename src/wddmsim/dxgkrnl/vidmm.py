@@ -322,6 +322,8 @@ class VidMm:
         process.budget = budget
         if self.adapter.trace is not None:
             self.adapter.trace.emit(self.sim.now, "VideoMemoryBudget", {"process": process.pid, "budget": budget})
+        if self.suspended is not None:
+            return  # the paging worker waits on a busy allocation: the budget holds from its next paging
         ops, switches = [], {}
         self._over_budget(process, 0, set(), ops, switches)
         if ops:
