@@ -542,3 +542,45 @@ def test_residency_fields_say_what_is_wrong(process, workload, message):
     with pytest.raises(ScenarioError) as caught:
         scenario_from_dict({"name": "r", "adapter": {"segments": SEGMENTS("256KiB")}, "process": [app]}, "<r>")
     assert str(caught.value) == f"<r>: {message}"
+
+
+def test_a_packet_never_overtakes_the_paging_that_brings_its_allocation_in():
+    """Two contexts of one device, on the 3D and compute nodes. a's fourth packet needs X back (X was
+    evicted for Z): VidMm transfers Y out and X in where Y was, on the slow copy engine (8.296 to
+    16.488 ms). X now counts as resident, so b's copy of X at 9 ms needs no paging of its own, but it
+    must wait for X's transfer in: run at once, it copied Y's bytes, still in X's new place."""
+    from wddmsim.umd import Copy, Fill, Target
+
+    idle = {"kind": "script", "packets": [{"at": "1s", "work": 0}]}
+    app = {"name": "app", "context": [{"name": "a", "node": "3D", "workload": idle},
+                                      {"name": "b", "node": "Compute", "workload": idle}]}
+    sc = scenario_from_dict({"name": "overtake", "duration": "50ms", "process": [app], "adapter": {
+        "cpu_cost": ZERO, "nodes": THREE_NODES_SLOW_COPY, "segments": SEGMENTS("192KiB")}}, "<overtake>")
+    trace = ListSink()
+    system = System(sc, trace=trace)
+    kmt, rt = system.kmt, system.runtime
+    a, b = system.contexts
+    x, y, w, z = (kmt.CreateAllocation(a.device, 64 * KIB) for _ in range(4))  # z does not fit: evicted
+
+    def app_a():
+        yield from rt.submit(a, (Fill(Target(x), 64 * KIB, 0x11111111),))
+        yield from rt.submit(a, (Fill(Target(y), 64 * KIB, 0x22222222),))
+        yield 100_000
+        yield from rt.submit(a, (Fill(Target(z), 64 * KIB, 0x44444444),))  # evicts x
+        yield from rt.submit(a, (Fill(Target(x), 4, 0x11111111),))  # x back in, y out
+
+    def app_b():
+        yield from rt.submit(b, (Fill(Target(w), 64 * KIB, 0x33333333),))
+        yield 9_000_000
+        yield from rt.submit(b, (Copy(Target(x), Target(w), 64 * KIB),))
+
+    system.sim.process(app_a())
+    system.sim.process(app_b())
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    evicted = [(e["t"], e["allocation"]) for e in trace.of("EvictAllocation")]
+    assert evicted == [(100_000, x.handle), (8_292_000, y.handle)]
+    x_in = [e["t"] for e in trace.of("QueuePacketStop") if e["kind"] == "paging"][-1]
+    b_start = [e["t"] for e in trace.of("DmaPacketStart") if e["context"] == b.handle]
+    assert x_in == 16_488_096 and b_start == [0, 16_488_096]
+    assert system.gpu.memory.read(w.address, 64 * KIB) == bytes.fromhex("11111111") * (16 * KIB)
