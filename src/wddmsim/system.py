@@ -196,6 +196,8 @@ class System:
             proc = self.kmt.CreateProcess(p.name, p.priority)
             proc.virtual_machine = p.virtual_machine
             self.processes.append(proc)
+            for change in p.budget:
+                self.sim.at(change.at, self._set_budget, (proc, change.size))
             devices = {}
             for c in p.context:
                 dev = devices.get(c.device)
@@ -235,6 +237,10 @@ class System:
             start_workload(self.runtime, ctx, c.workload, rng, self.fences)
             if c.destroy_at is not None:
                 self.sim.at(c.destroy_at, self.kmt.DestroyContext, ctx)
+
+    def _set_budget(self, arg) -> None:
+        proc, size = arg
+        self.adapter.vidsch.vidmm.set_budget(proc, size)
 
     def _cpu_cost(self) -> dict:
         """Modelled CPU time of the submission path (the scenario's [adapter.cpu_cost]) and its

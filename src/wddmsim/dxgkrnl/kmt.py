@@ -57,6 +57,52 @@ class D3DKMT:
         """Video memory of ``size`` bytes that prefers a ``segment`` kind ("memory" or "aperture")."""
         return self.adapter.create_allocation(device, size, segment)
 
+    def OfferAllocations(self, device: Device, allocations) -> None:
+        """D3DKMTOfferAllocations: the application will not use these allocations until it
+        reclaims them, and does not need their content: VidMm evicts them first when it needs room
+        (or the process's budget drops) and then drops the content instead of moving it."""
+        self._own(device, allocations)
+        self.adapter.vidsch.vidmm.offer(allocations)
+        self._emit("OfferAllocations", {"device": device.handle, "allocations": [a.handle for a in allocations]})
+
+    def ReclaimAllocations(self, device: Device, allocations) -> list[str]:
+        """D3DKMTReclaimAllocations2: the application wants these offered allocations back. One
+        result each: "OK" (the content is there) or "DISCARDED" (evicted while offered, the content
+        is gone: D3DDDI_RECLAIM_RESULT_DISCARDED; the allocation is usable again, its content
+        undefined)."""
+        self._own(device, allocations)
+        results = self.adapter.vidsch.vidmm.reclaim(allocations)
+        self._emit("ReclaimAllocations", {"device": device.handle, "allocations": [a.handle for a in allocations],
+                                          "results": results})
+        return results
+
+    def GetDeviceState(self, device: Device) -> str:
+        """D3DKMTGetDeviceState with D3DKMT_DEVICESTATE_EXECUTION: the device's
+        D3DKMT_DEVICEEXECUTION_STATE without its prefix. ``ACTIVE`` until the device goes to error;
+        then ``ERROR_DMAPAGEFAULT`` when a page fault the driver reported put it there,
+        ``ERROR_DMAFAULT`` when the driver refused one of its DMA buffers, ``HUNG`` for a timeout's
+        reset or anything else that ended its work."""
+        reason = device.error
+        if not reason:
+            return "ACTIVE"
+        if reason == "page fault":
+            return "ERROR_DMAPAGEFAULT"
+        if "STATUS_INVALID_PARAMETER" in str(reason):
+            return "ERROR_DMAFAULT"
+        return "HUNG"
+
+    def _own(self, device: Device, allocations) -> None:
+        if device.error:
+            raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
+        for a in allocations:
+            if a.device is not device:
+                raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER),
+                               f"allocation 0x{a.handle:X} belongs to another device")
+
+    def _emit(self, name: str, fields: dict) -> None:
+        if self.adapter.trace is not None:
+            self.adapter.trace.emit(self.sim.now, name, fields)
+
     def Render(self, context: Context, command: bytes, allocations=(), patches=(), null_rendering: bool = False):
         """D3DKMTRender (generator): submit a command buffer the user-mode driver built, with its
         allocation list and patch locations ``(allocation index, offset, allocation offset)``;

@@ -44,7 +44,7 @@ class HandleTable:
 
 
 class Process:
-    __slots__ = ("handle", "name", "priority_class", "devices", "pid", "virtual_machine", "hKmdProcess")
+    __slots__ = ("handle", "name", "priority_class", "devices", "pid", "virtual_machine", "hKmdProcess", "budget")
 
     def __init__(self, name: str, priority_class: str, pid: int):
         if priority_class not in PRIORITY_CLASSES:
@@ -56,6 +56,7 @@ class Process:
         self.pid = pid
         self.virtual_machine = False  # a guest on a paravirtualized adapter (Flags.VirtualMachineData)
         self.hKmdProcess = 0  # the driver's process object (DxgkDdiCreateProcess, GPU-VA adapters)
+        self.budget = None  # bytes of local video memory the OS lets it keep resident (None: no cap)
 
 
 class Device:
@@ -68,7 +69,7 @@ class Device:
         self.contexts: list[Context] = []
         self.info = None  # DXGK_DEVICEINFO (driver that is not MultiEngineAware)
         self.allocations: list[Allocation] = []
-        self.error = False
+        self.error = False  # in error: the reason (a non-empty string)
 
 
 class Context:
@@ -161,7 +162,7 @@ class Allocation:
     its content in system memory (``backing``) while evicted. VidMm moves it (:mod:`.vidmm`)."""
 
     __slots__ = ("handle", "device", "size", "segment_id", "address", "resident", "valid", "backing",
-                 "in_use", "last_use", "evictions", "pins", "preference", "va")
+                 "in_use", "last_use", "evictions", "pins", "preference", "va", "moving", "offered", "discarded")
 
     def __init__(self, device: Device, size: int, segment_id: int = 0, address: int = 0):
         self.handle = 0
@@ -178,6 +179,9 @@ class Allocation:
         self.pins = 0  # packets it was made resident for that are not submitted yet
         self.preference = "memory"  # "memory" or "aperture" segment
         self.va = 0  # GPU virtual address in its process's space (0: not mapped)
+        self.moving = None  # the last paging packet VidMm queued to move it, until it retires
+        self.offered = False  # D3DKMTOfferAllocations: VidMm may drop its content rather than move it
+        self.discarded = False  # offered and evicted without its content, until reclaimed
 
 
 class Packet:

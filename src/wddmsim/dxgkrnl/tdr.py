@@ -27,7 +27,10 @@ recovers:
   ``TdrLimitTime`` (more than ``TdrLimitCount``) is bug check 0x116. ``DxgkDdiResetFromTimeout``, every
   node's last completed fence := its last submitted fence, the hung device's packets are aborted and
   the device goes to error, every other packet on a hardware queue goes back to its software queue;
-  ``DxgkDdiRestartFromTimeout``. Either call failing is bug check 0x116.
+  ``DxgkDdiRestartFromTimeout``. Either call failing is bug check 0x116. Paging packets taken back
+  get new fence ids (the old ones now count as complete). A hung paging transfer is abandoned and
+  the device whose allocation it moved goes to error: VidMm's system device never does
+  (:meth:`Tdr.owner`).
 
 Page faults (section 4.4, 14.1 FAULTED): ``DXGK_INTERRUPT_DMA_PAGE_FAULTED`` with FaultedFenceId F
 completes every packet before F; the reset the flags ask for follows at PASSIVE_LEVEL (engine reset,
@@ -66,6 +69,7 @@ NOTIFY = "DXGKARGCB_NOTIFY_INTERRUPT_DATA"
 _FENCE_INVALID = 0x2
 _ADAPTER_RESET_REQUIRED = 0x4
 _ENGINE_RESET_REQUIRED = 0x8
+FLAG_PAGING = 0x1  # DXGK_SUBMITCOMMANDFLAGS.Paging
 
 
 @dataclass
@@ -268,8 +272,8 @@ class Tdr:
         elif flags & (_ENGINE_RESET_REQUIRED | _FENCE_INVALID):
             if not (self.per_engine and self._engine_reset(nq, running, timeout=False)):
                 self._adapter_reset(nq, running, promoted=True, timeout=False)
-        elif running is not None and running.fence == fence:
-            self.device_error(running.context.device, "page fault")
+        elif running is not None and running.fence == fence and self.owner(running) is not None:
+            self.device_error(self.owner(running), "page fault")
 
     def count_timeout(self, times: list[int]) -> int:
         """Record a timeout now in ``times`` (``engine_timeouts`` or ``adapter_timeouts``); how many
@@ -397,15 +401,13 @@ class Tdr:
             if i > first and self.vs.trace is not None:
                 self.vs.emit_start(nq, p, now)  # the hung packet reached the bottom unseen
             del hw[i]
-            guilty = p.context.device
+            guilty = self.owner(p)
             if p.moves is not None:
-                # A paging packet: the device in error is the one that owns what it moved.
-                guilty = p.moves.device
                 self.paging_hit = True
             self._stop(p, nq, "Aborted")
             self._abort(p, nq)
         elif running is not None:
-            guilty = running.context.device  # finished just before the reset: in error anyway (10.3)
+            guilty = self.owner(running)  # finished just before the reset: in error anyway (10.3)
         self._take_back(nq)
         nq.last_completed = max(nq.last_completed, aborted)
         if nq.busy_since >= 0 and running is not None:
@@ -419,7 +421,9 @@ class Tdr:
         now = self.sim.now
         if timeout:
             self.adapter_timeout(promoted)
-        guilty = running.context.device if running is not None else None
+        guilty = self.owner(running) if running is not None else None
+        # A hung paging transfer is abandoned like the packets of the device it worked for.
+        hung = running if running is not None and running.moves is not None else None
         for q in vs.nodes:
             q.tdr.resetting = True
         try:
@@ -432,7 +436,7 @@ class Tdr:
                 keep = []
                 while len(hw) > q.stopped:
                     p = hw.pop()
-                    if guilty is not None and p.context.device is guilty:
+                    if p is hung or guilty is not None and p.context.device is guilty:
                         self._stop(p, q, "Aborted")
                         self._abort(p, q)
                     else:
@@ -441,6 +445,12 @@ class Tdr:
                     hw.append(p)
                 self._take_back(q)
                 q.last_completed = q.last_submitted
+                # Every fence id submitted so far now counts as complete: a paging packet that goes
+                # back to the hardware cannot keep its id (as after a preemption or an engine reset,
+                # rule 61) without reporting a fence below the last completed one (0x119/0x1).
+                for p in q.preemption.preempted:
+                    if p.flags & FLAG_PAGING:
+                        p.fence = 0
                 if busy and q.busy_since >= 0:
                     q.busy_ns += now - q.busy_since
                 self._clear_preemption(q)
@@ -523,11 +533,23 @@ class Tdr:
             st.timer = None
         self.preempt_answered(nq)
 
+    @staticmethod
+    def owner(p):
+        """The device a reset or a fault of packet ``p`` puts in error: a process's packet, its own
+        device; a paging transfer of VidMm, the device whose allocation it moves; VidMm's other
+        system packets (a null-context switch, a page-table update), none. The system device is
+        never put in error (Microsoft's "TDR changes in Windows 8": a reset that hits a paging
+        packet puts in error the devices that own the allocations it references): VidMm's work
+        goes on after the reset for every other device."""
+        if not p.context.system:
+            return p.context.device
+        return p.moves.device if p.moves is not None else None
+
     def device_error(self, device, reason: str) -> None:
         """Put ``device`` in error: cancel its queued packets, wake its waiters."""
         if device.error:
             return
-        device.error = True
+        device.error = reason  # truthy: in error, and why (D3DKMT.GetDeviceState)
         self.devices_in_error.append(device)
         vs = self.vs
         self._emit("DeviceError", {"device": device.handle, "process": device.process.pid, "reason": reason})

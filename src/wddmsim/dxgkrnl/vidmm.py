@@ -26,11 +26,37 @@ the packet is submitted, so two packets cannot keep evicting each other's alloca
   into an aperture segment (MAP_APERTURE_SEGMENT), evicting it unmaps them onto a dummy page
   (UNMAP_APERTURE_SEGMENT). Nothing is copied.
 - A segment's ``budget`` caps what VidMm places in it.
+- A process's video memory budget (the Budget of D3DKMTQueryVideoMemoryInfo, which the OS sets,
+  :meth:`VidMm.set_budget`) caps what it keeps resident in memory segments: lowering it evicts the
+  process's idle allocations at once, and paging for its packets evicts its own allocations to stay
+  within it. Each eviction is an ``EvictAllocation`` event (reason ``pressure`` or ``budget``).
+- Offer and reclaim (D3DKMTOfferAllocations, D3DKMTReclaimAllocations2): an offered allocation is
+  evicted first and its content dropped (DISCARD_CONTENT); reclaiming it then answers DISCARDED,
+  else OK.
+
+The protocol of DxgkDdiBuildPagingBuffer (Microsoft's DxgkDdiBuildPagingBuffer and
+DXGKARG_BUILDPAGINGBUFFER pages):
+
+- ``AllocationIsIdle`` (a transfer's DXGK_TRANSFERFLAGS, a discard's flags) is set only when the
+  GPU is done with the allocation: no submitted packet that references it and no paging packet
+  that moves it is unretired (:meth:`VidMm.idle`). An allocation evicted and wanted back before its
+  transfer out ran is moved back in without it.
+- ``STATUS_GRAPHICS_ALLOCATION_BUSY`` to an operation sent without ``AllocationIsIdle``: the paging
+  worker waits until the allocation is idle and asks again with the flag set; what it built before
+  goes meanwhile, and paging for other packets waits behind it (one worker). The answer to an
+  operation sent with the flag, or to a fill, cannot be acted on (below).
+- Multipass: ``MultipassOffset`` is 0 on the first call of an operation and never touched by VidMm
+  after. ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER`` submits what the driver wrote, if anything, as
+  a paging packet of its own (rule 74), and asks for the same operation again in a new buffer; no
+  progress in an empty buffer (nothing written, the offset unchanged) cannot be acted on.
+- A resident allocation a queued paging packet still moves in makes any packet that uses it wait
+  for that packet (``Allocation.moving``), whichever context asked for the move.
 
 What the driver answers is judged (section 6.1): on STATUS_SUCCESS ``pDmaBuffer`` has moved forward
 by exactly the bytes the driver wrote and stays inside the ``DmaSize`` it was given, and
 ``pDmaBufferPrivateData`` inside ``DmaBufferPrivateDataSize`` (rule 69, 0xC4: Windows has no stop
-for it). "Exactly" is ground truth, beyond what Windows sees: before the call VidMm fills the
+for it), and so after a partial buffer (INSUFFICIENT_DMA_BUFFER), which is submitted too. "Exactly" is
+ground truth, beyond what Windows sees: before the call VidMm fills the
 first :data:`POISON_WINDOW` bytes of the free space with a pattern; a byte of it changed past the
 new ``pDmaBuffer`` is a command the driver wrote and did not count. A paging operation the driver
 will not build is a critical failure: bug check 0x119/0x5 (DRIVER_FAULTED_SYSTEM_COMMAND, the bug
@@ -51,10 +77,12 @@ from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version
+from ..sim import PASSIVE
 from .objects import Context, Device, Packet, Process
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 INSUFFICIENT = int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+BUSY = int(NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY)
 BUILD = "DXGKARG_BUILDPAGINGBUFFER"
 #: Bytes past the write position VidMm fills before each DxgkDdiBuildPagingBuffer (rule 69), and
 #: with what: longer than any one paging command of the model's GPU.
@@ -105,6 +133,26 @@ class SegmentHeap:
             del free[i]
 
 
+class Suspended:
+    """The rest of a paging batch whose building stopped at a STATUS_GRAPHICS_ALLOCATION_BUSY
+    answer: ``ops`` from the busy one on, built when ``alloc`` is idle. The packet the batch is for
+    waits on it: ``retired`` is that of the batch's last paging packet once there is one."""
+
+    __slots__ = ("ops", "first_deps", "alloc", "multipass_offset", "last", "resuming")
+
+    def __init__(self, ops, first_deps, alloc, multipass_offset: int):
+        self.ops = ops
+        self.first_deps = first_deps
+        self.alloc = alloc
+        self.multipass_offset = multipass_offset  # as the driver left it: kept for the next call
+        self.last = None  # the last packet of the rest of the batch, once built
+        self.resuming = False
+
+    @property
+    def retired(self) -> int:
+        return self.last.retired if self.last is not None else -1
+
+
 class VidMm:
     """The memory manager of one adapter."""
 
@@ -132,6 +180,11 @@ class VidMm:
         self.waiting: dict[int, list] = {}  # id(paging packet) -> contexts waiting for it
         self.waiting_for_memory: list = []
         self._page_table_done: dict = {}  # page-table paging packet -> its done() callback
+        #: the batch VidMm's paging worker waits on (an allocation the driver called busy): all
+        #: later paging waits behind it
+        self.suspended: Suspended | None = None
+        self.busy_waits = 0  # STATUS_GRAPHICS_ALLOCATION_BUSY answers VidMm waited out
+        self.multipass = 0  # partial paging buffers (STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER after writing)
         self.evictions = 0
         self.bytes_in = 0
         self.bytes_out = 0
@@ -178,12 +231,31 @@ class VidMm:
                 packet.deps = None
             else:
                 return False
-        missing = [a for a in packet.allocations if a is not None and not a.resident]
+        missing = []
+        moving = None
+        for a in packet.allocations:
+            if a is not None:
+                if not a.resident:
+                    missing.append(a)
+                elif a.moving is not None:
+                    # Resident, but a paging packet queued for another packet still moves it in.
+                    if moving is None:
+                        moving = []
+                    moving.append(a.moving)
         if not missing:
+            if moving:
+                packet.deps = moving
+                return False
             return True
+        if self.suspended is not None:
+            return False  # the paging worker waits for an allocation to go idle: this waits behind it
         needed = {id(a) for a in packet.allocations if a is not None}
         ops = []
         switches = {}
+        process = packet.context.device.process
+        if process.budget is not None:
+            self._over_budget(process, sum(a.size for a in missing if a.preference == "memory"), needed, ops, switches)
+        budget = len(ops)  # the evictions so far are for the budget
         for alloc in missing:
             heap = self._heap_for(alloc)
             if heap is None:
@@ -198,7 +270,7 @@ class VidMm:
                 ops.extend(self._evict(victim, switches))
                 off = heap.alloc(alloc.size)
             ops.append(self._bring_in(alloc, heap, off))
-        packet.deps = self._submit_paging(ops, switches)
+        packet.deps = self._submit_paging(ops, switches, budget)
         # What was made resident for this packet stays until the packet is submitted.
         self._pin(packet, 1)
         return not packet.deps
@@ -211,14 +283,65 @@ class VidMm:
             if a is not None:
                 a.pins += delta
 
-    def _victim(self, heap: SegmentHeap, needed: set):
+    def _victim(self, heap: SegmentHeap, needed: set, process=None):
+        """The allocation to evict from ``heap`` (of ``process`` only, when given): idle, not pinned,
+        not ``needed``; offered ones first, then the least recently used."""
         best = None
         for a in self.adapter.allocations:
             if (a.resident and a.segment_id == heap.segment_id and not a.in_use and not a.pins
-                    and id(a) not in needed):
-                if best is None or a.last_use < best.last_use:
+                    and id(a) not in needed and (process is None or a.device.process is process)):
+                if best is None or (not a.offered, a.last_use) < (not best.offered, best.last_use):
                     best = a
         return best
+
+    def resident_bytes(self, process) -> int:
+        """Bytes of ``process``'s allocations resident in memory (not aperture) segments."""
+        heaps = self.heaps
+        return sum(a.size for a in self.adapter.allocations
+                   if a.resident and a.device.process is process and heaps[a.segment_id].kind == "memory")
+
+    def _over_budget(self, process, extra: int, needed: set, ops: list, switches: dict) -> None:
+        """Plan evictions of ``process``'s own idle allocations until ``extra`` more bytes fit its
+        budget (as far as it has allocations to evict)."""
+        over = self.resident_bytes(process) + extra - process.budget
+        for heap in self.heaps.values():
+            if heap.kind != "memory":
+                continue
+            while over > 0:
+                victim = self._victim(heap, needed, process)
+                if victim is None:
+                    break
+                over -= victim.size
+                ops.extend(self._evict(victim, switches))
+
+    def set_budget(self, process, budget: int) -> None:
+        """The OS sets ``process``'s video memory budget (the Budget of D3DKMTQueryVideoMemoryInfo):
+        VidMm evicts the process's idle allocations, offered ones first, until what it has resident
+        in local memory fits; what is in use then waits for its next paging. Later paging keeps it
+        within the budget."""
+        process.budget = budget
+        if self.adapter.trace is not None:
+            self.adapter.trace.emit(self.sim.now, "VideoMemoryBudget", {"process": process.pid, "budget": budget})
+        if self.suspended is not None:
+            return  # the paging worker waits on a busy allocation: the budget holds from its next paging
+        ops, switches = [], {}
+        self._over_budget(process, 0, set(), ops, switches)
+        if ops:
+            self._submit_paging(ops, switches, budget=len(ops))
+
+    def offer(self, allocations) -> None:
+        """D3DKMTOfferAllocations: VidMm may evict these without keeping their content."""
+        for a in allocations:
+            a.offered = True
+
+    def reclaim(self, allocations) -> list[str]:
+        """D3DKMTReclaimAllocations2: per allocation "OK" (its content is there) or "DISCARDED" (it
+        was evicted while offered: the content is gone, D3DDDI_RECLAIM_RESULT_DISCARDED)."""
+        out = []
+        for a in allocations:
+            out.append("DISCARDED" if a.discarded else "OK")
+            a.offered = a.discarded = False
+        return out
 
     def _undo(self, ops) -> None:
         """Nothing was submitted: put the moves planned so far back (evicted ones stay resident)."""
@@ -300,7 +423,7 @@ class VidMm:
             self._system_contexts[node] = ctx
         return ctx
 
-    def _submit_paging(self, ops, switches: dict) -> list:
+    def _submit_paging(self, ops, switches: dict, budget: int = 0) -> list:
         """Queue the context switches and one paging buffer for ``ops``; returns what the waiting
         packet must wait for."""
         vs = self.adapter.vidsch
@@ -315,40 +438,80 @@ class VidMm:
             vs.enqueue(cs)
         if not ops:
             return first_deps
+        trace = self.adapter.trace
+        for i, (kind, alloc, heap, off, old) in enumerate(ops):
+            if kind == "out" or kind == "unmap":
+                if kind == "out" and alloc.offered:
+                    alloc.valid = False  # offered: its content is dropped (DISCARD_CONTENT), not moved
+                    alloc.discarded = True
+                if trace is not None:
+                    trace.emit(self.sim.now, "EvictAllocation", {
+                        "allocation": alloc.handle, "device": alloc.device.handle, "process": alloc.device.process.pid,
+                        "size": alloc.size, "segment": heap.segment_id, "reason": "budget" if i < budget else "pressure",
+                        "content": "moved" if alloc.valid or kind == "unmap" else "discarded"})
+        return self._build(ops, first_deps)
+
+    def idle(self, alloc) -> bool:
+        """Whether the GPU is done with ``alloc``: no submitted packet that references it and no
+        paging packet that moves it is unretired (DXGK_TRANSFERFLAGS.AllocationIsIdle)."""
+        return not alloc.in_use and alloc.moving is None
+
+    def _build(self, ops, first_deps, multipass_offset: int = 0) -> list:
+        """Build ``ops`` into paging buffers and queue one paging packet per piece; returns what the
+        packet the batch is for waits on (its last paging packet, or the :class:`Suspended` rest).
+
+        Per operation, ``MultipassOffset`` is 0 on the first call and left as the driver set it on
+        every later one (Microsoft's DxgkDdiBuildPagingBuffer page). The driver's answers:
+
+        - STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER: what it wrote (if anything) goes as a paging
+          packet of its own, and the same operation is asked again in a new buffer. No progress in
+          an empty buffer (nothing written, MultipassOffset unchanged) is an operation VidMm cannot
+          get built: 0x119/0x5.
+        - STATUS_GRAPHICS_ALLOCATION_BUSY to a transfer or discard VidMm sent with AllocationIsIdle
+          clear: the packets built so far go, and the rest of the batch waits until the allocation
+          is idle, then the operation is asked again with AllocationIsIdle set. To one sent with it
+          set, or to another operation: 0x119/0x5.
+        """
         a = self._args
         packets = []
         buf = None
-        for kind, alloc, heap, off, old in ops:
-            for attempt in (0, 1):
+        for i, (kind, alloc, heap, off, old) in enumerate(ops):
+            idle = self.idle(alloc)
+            self._fill_args(a, kind, alloc, heap, off, old, idle)
+            if i == 0 and multipass_offset:
+                a.MultipassOffset = multipass_offset  # the same operation, asked again after a wait
+            while True:
                 if buf is None:
                     buf = self._new_buffer()
                 shared, cursor, pcursor = buf
-                self._fill_args(a, kind, alloc, heap, off, old, cursor, pcursor, shared[0])
+                self._place(a, shared[0], cursor, pcursor)
+                progress = a.MultipassOffset
                 status = self.build(a)
                 if status == SUCCESS:
+                    packets.append(self._piece(shared, cursor, pcursor, a, kind, alloc, first_deps))
+                    buf = (shared, a.pDmaBuffer, a.pDmaBufferPrivateData)
                     break
-                if status == INSUFFICIENT and attempt == 0 and cursor != shared[0]:
-                    buf = None  # the buffer is full: what it holds goes as it is, the rest in a new one
+                if status == INSUFFICIENT:
+                    if a.pDmaBuffer != cursor or a.pDmaBufferPrivateData != pcursor:
+                        # A partial buffer: submitted as it is; the operation goes on in a new one.
+                        packets.append(self._piece(shared, cursor, pcursor, a, kind, alloc, first_deps))
+                        self.multipass += 1
+                    elif cursor == shared[0] and a.MultipassOffset == progress:
+                        self.failed(a, status, "the driver made no progress in an empty paging buffer (nothing "
+                                               "written, MultipassOffset unchanged), so a new one cannot help")
+                    buf = None
                     continue
-                self.failed(a, status, "an operation that fits no empty paging buffer, or an allocation the "
-                                       "driver calls busy although VidMm said it is idle (AllocationIsIdle)")
-            p = self._packet(self.paging_node, "paging", FLAG_PAGING)
-            block = shared[0]
-            p.dma = block
-            p.dma_size = self.buffer_size
-            p.start_off = cursor - block
-            p.end_off = a.pDmaBuffer - block
-            p.priv = block + self.buffer_size
-            p.priv_size = self.private_size
-            p.priv_start = pcursor - p.priv
-            p.priv_end = a.pDmaBufferPrivateData - p.priv
-            p.buffers = shared
-            p.moves = alloc
-            shared[2] += 1
-            if kind in ("out", "unmap") and first_deps:
-                p.deps = list(first_deps)
-            buf = (shared, a.pDmaBuffer, a.pDmaBufferPrivateData)
-            packets.append(p)
+                if status == BUSY and not idle and (kind == "out" or kind == "in" and alloc.valid):
+                    # The driver needs the allocation idle (Microsoft's DxgkDdiBuildPagingBuffer
+                    # page): the worker waits for it, then asks again with AllocationIsIdle set.
+                    self._enqueue(packets)
+                    rest = Suspended(ops[i:], first_deps, alloc, a.MultipassOffset)
+                    self.suspended = rest
+                    self.busy_waits += 1
+                    self._wake()
+                    return [rest]
+                self.failed(a, status, "an allocation the driver calls busy although VidMm said it is idle "
+                                       "(AllocationIsIdle), or an operation without that flag")
             if kind == "out":
                 self.bytes_out += alloc.size if alloc.valid else 0
             elif kind == "in":
@@ -358,10 +521,41 @@ class VidMm:
                 self.mapped += alloc.size
             else:
                 self.unmapped += alloc.size
+        self._enqueue(packets)
+        return [packets[-1]]
+
+    def _piece(self, shared, cursor: int, pcursor: int, a, kind, alloc, first_deps) -> Packet:
+        """The paging packet of what the driver wrote from ``cursor`` (commands) and ``pcursor``
+        (private data) up to its pointers in ``a``."""
+        p = self._packet(self.paging_node, "paging", FLAG_PAGING)
+        block = shared[0]
+        p.dma = block
+        p.dma_size = self.buffer_size
+        p.start_off = cursor - block
+        p.end_off = a.pDmaBuffer - block
+        p.priv = block + self.buffer_size
+        p.priv_size = self.private_size
+        p.priv_start = pcursor - p.priv
+        p.priv_end = a.pDmaBufferPrivateData - p.priv
+        p.buffers = shared
+        p.moves = alloc
+        alloc.moving = p
+        shared[2] += 1
+        if kind in ("out", "unmap") and first_deps:
+            p.deps = list(first_deps)
+        return p
+
+    def _enqueue(self, packets) -> None:
+        vs = self.adapter.vidsch
         for p in packets:
             self.paging_submissions += 1
             vs.enqueue(p)
-        return [packets[-1]]
+
+    def _resume(self, rest: Suspended) -> None:
+        """The allocation the driver called busy is idle: build the rest of its batch."""
+        self.suspended = None
+        rest.last = self._build(rest.ops, rest.first_deps, rest.multipass_offset)[-1]
+        self._wake()
 
     def page_table_buffer(self, dma: int, size: int, length: int, priv: int, done) -> None:
         """Queue a paging buffer that writes page tables (GPU virtual addressing, built by
@@ -387,7 +581,8 @@ class VidMm:
         return ([block, total, 0], block, block + self.buffer_size)
 
     def build(self, a) -> int:
-        """DxgkDdiBuildPagingBuffer on ``a`` (filled by the caller) and, on STATUS_SUCCESS, the
+        """DxgkDdiBuildPagingBuffer on ``a`` (filled by the caller) and, on STATUS_SUCCESS or
+        STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER (whose partial buffer is submitted too), the
         judgement of how far the driver moved its pointers (rule 69, see the module doc). Returns
         the status for the caller to act on."""
         ad = self.adapter
@@ -398,8 +593,8 @@ class VidMm:
         if window:
             mem.write(cursor, _POISON[:window])
         status = ad.ddi.call("DxgkDdiBuildPagingBuffer", ad.hAdapter, a)
-        if status != SUCCESS or ad.verifier.mode == "off":
-            return status
+        if status != SUCCESS and status != INSUFFICIENT or ad.verifier.mode == "off":
+            return status  # (a partial buffer, INSUFFICIENT_DMA_BUFFER, is submitted too: judged)
         ad.verifier.judged_rules.add(69)
         end, pend = a.pDmaBuffer, a.pDmaBufferPrivateData
         found = []
@@ -458,11 +653,15 @@ class VidMm:
             rule_name=stop.name, ddi="DxgkDdiBuildPagingBuffer",
         ))
 
-    def _fill_args(self, a, kind, alloc, heap, off, old, cursor, pcursor, block) -> None:
+    def _place(self, a, block: int, cursor: int, pcursor: int) -> None:
+        """Where the driver writes: from ``cursor`` (and ``pcursor``) to the end of the buffer."""
         a.pDmaBuffer = cursor
         a.DmaSize = self.buffer_size - (cursor - block)
         a.pDmaBufferPrivateData = pcursor
         a.DmaBufferPrivateDataSize = self.private_size - (pcursor - block - self.buffer_size)
+
+    def _fill_args(self, a, kind, alloc, heap, off, old, idle: bool) -> None:
+        """The operation, at its first call: MultipassOffset 0, AllocationIsIdle as ``idle``."""
         a.MultipassOffset = 0
         a.hSystemContext = 0
         if kind in ("map", "unmap"):
@@ -495,12 +694,13 @@ class VidMm:
                 t.Source.SegmentAddress.QuadPart = old
                 t.Destination.SegmentId = 0
                 t.Destination.pMdl = alloc.backing
-                t.Flags.Value = 0x4 | 0x8 | 0x10  # AllocationIsIdle, TransferStart, TransferEnd
+                # AllocationIsIdle only when true; TransferStart and TransferEnd: one whole transfer
+                t.Flags.Value = (0x4 if idle else 0) | 0x8 | 0x10
             else:
                 a.Operation = int(OP.DXGK_OPERATION_DISCARD_CONTENT)
                 d = a.DiscardContent
                 d.hAllocation = alloc.handle
-                d.Flags.Value = 1
+                d.Flags.Value = 1 if idle else 0  # AllocationIsIdle
                 d.SegmentId = heap.segment_id
                 d.SegmentAddress.QuadPart = old
         elif alloc.valid:
@@ -513,7 +713,7 @@ class VidMm:
             t.Source.pMdl = alloc.backing
             t.Destination.SegmentId = heap.segment_id
             t.Destination.SegmentAddress.QuadPart = alloc.address
-            t.Flags.Value = 0x4 | 0x8 | 0x10
+            t.Flags.Value = (0x4 if idle else 0) | 0x8 | 0x10
         else:
             a.Operation = int(OP.DXGK_OPERATION_FILL)
             f = a.Fill
@@ -559,12 +759,19 @@ class VidMm:
         self._wake()
 
     def paging_retired(self, packet) -> None:
+        moved = packet.moves
+        if moved is not None and moved.moving is packet:
+            moved.moving = None
         done = self._page_table_done.pop(packet, None) if self._page_table_done else None
         if done is not None:
             done()
         self._wake()
 
     def _wake(self) -> None:
+        rest = self.suspended
+        if rest is not None and not rest.resuming and self.idle(rest.alloc):
+            rest.resuming = True
+            self.sim.soon(self._resume, rest, PASSIVE)  # DxgkDdiBuildPagingBuffer is PASSIVE_LEVEL
         waiting, self.waiting_for_memory = self.waiting_for_memory, []
         for ctx in waiting:
             self.adapter.vidsch.unblock(ctx)

@@ -47,7 +47,9 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   address of its first page, plus ``MdlOffset`` pages); FILL a FILL; DISCARD_CONTENT needs no
   command; MAP/UNMAP_APERTURE_SEGMENT program the GART directly (MMIO). Each operation also gets a
   16-byte private-data record. A buffer without room answers
-  ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``.
+  ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``. With ``paging_transfer_chunk`` a TRANSFER is one
+  COPY per chunk; when they do not all fit, the driver writes those that do, keeps the bytes done
+  in ``MultipassOffset`` and answers ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER`` (multipass).
 - Flips (section 7): ``DxgkDdiPresent`` with ``Flip`` or ``FlipWithNoWait`` puts a FLIP of the
   source surface with the present's ``FlipInterval`` into the DMA buffer (no-wait flips go to the
   display's pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
@@ -104,9 +106,8 @@ _OP_UNMAP_APERTURE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_UNMAP_A
 _QAI_DRIVERCAPS = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
 _QAI_QUERYSEGMENT = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT)
 _QAI_UMDRIVERPRIVATE = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_UMDRIVERPRIVATE)
-#: Paging buffers the driver asks VidMm for (DXGK_QUERYSEGMENTOUT): 64 KiB of commands and 4 KiB
-#: of private data each, in contiguous system memory.
-PAGING_BUFFER_SIZE = 64 * 1024
+#: Paging buffers the driver asks VidMm for (DXGK_QUERYSEGMENTOUT): ``paging_buffer_size`` bytes of
+#: commands (a setting, 64 KiB by default) and 4 KiB of private data each, in contiguous system memory.
 PAGING_PRIVATE_SIZE = 4096
 _FENCE_INVALID = 0x2
 _ADAPTER_RESET_REQUIRED = 0x4
@@ -140,6 +141,7 @@ PRIVATE_DATA_SIZE = 32
 #: The private data record of one paging operation: magic, operation, bytes of commands, size moved.
 PAGING_MAGIC = 0x504D_5752  # "RWMP"
 _PAGING_PRIVATE = struct.Struct("<IIII")
+_COPY_BYTES = len(C.copy(0, 0, 0))  # one COPY command
 
 #: Opcodes a user-mode command buffer may hold; the others are privileged.
 USER_OPCODES = frozenset({C.NOP, C.WORK, C.FILL, C.COPY, C.WAIT, C.TIMESTAMP})
@@ -240,6 +242,7 @@ class ReferenceDriver(WddmV2Ddi):
         self.hardware_scheduling_supported = hws if s.hardware_scheduling is None else s.hardware_scheduling
         self.cancelled = 0  # packets the OS cancelled through DxgkDdiCancelCommand
         self.paging_operations = 0  # operations written by DxgkDdiBuildPagingBuffer
+        self.paging_passes = 0  # partial transfers answered STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
         # (context handle, address space root, DMA buffer address) -> (next offset, WORK owed):
         # where a preempted buffer resumes when the OS submits it again. Physical buffers have root
         # 0; two processes may use one virtual address. A preempted packet whose device then goes to
@@ -414,7 +417,7 @@ class ReferenceDriver(WddmV2Ddi):
                 blob += bytes(d)
             self.mem.write(out.pSegmentDescriptor, bytes(blob))
             out.PagingBufferSegmentId = 0  # contiguous system memory
-            out.PagingBufferSize = PAGING_BUFFER_SIZE
+            out.PagingBufferSize = self.settings.paging_buffer_size
             out.PagingBufferPrivateDataSize = PAGING_PRIVATE_SIZE
         out.NbSegment = len(segments)
         self.mem.write(a.pOutputData, bytes(out))
@@ -559,13 +562,7 @@ class ReferenceDriver(WddmV2Ddi):
         cmds = b""
         moved = 0
         if op == _OP_TRANSFER:
-            t = a.Transfer
-            moved = t.TransferSize
-            mdl_offset = getattr(t, "MdlOffset", 0)  # a Windows 7 member
-            src = self._paging_address(t.Source, mdl_offset) + t.TransferOffset
-            dst = self._paging_address(t.Destination, mdl_offset) + t.TransferOffset
-            if moved:
-                cmds = C.copy(src, dst, moved)
+            return self._build_transfer(a)
         elif op == _OP_FILL:
             f = a.Fill
             moved = f.FillSize
@@ -595,6 +592,45 @@ class ReferenceDriver(WddmV2Ddi):
         a.DmaSize -= len(cmds)
         a.pDmaBufferPrivateData += _PAGING_PRIVATE.size
         a.DmaBufferPrivateDataSize -= _PAGING_PRIVATE.size
+        self.paging_operations += 1
+        return SUCCESS
+
+    def _build_transfer(self, a) -> int:
+        """A TRANSFER: COPYs of at most ``paging_transfer_chunk`` bytes (the whole transfer in one
+        without a chunk). When they do not all fit the room left in the paging buffer, as many as
+        fit are written and the bytes done so far kept in ``MultipassOffset``, answered with
+        STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER: VidMm submits that part and calls again with the
+        same operation in a new buffer (Microsoft's DxgkDdiBuildPagingBuffer page)."""
+        t = a.Transfer
+        size = t.TransferSize
+        mdl_offset = getattr(t, "MdlOffset", 0)  # a Windows 7 member
+        src = self._paging_address(t.Source, mdl_offset) + t.TransferOffset
+        dst = self._paging_address(t.Destination, mdl_offset) + t.TransferOffset
+        chunk = self.settings.paging_transfer_chunk or max(size, 1)
+        done = start = a.MultipassOffset
+        room = a.DmaSize // _COPY_BYTES if a.DmaBufferPrivateDataSize >= _PAGING_PRIVATE.size else 0
+        pieces = []
+        while done < size and len(pieces) < room:
+            n = min(chunk, size - done)
+            pieces.append(C.copy(src + done, dst + done, n))
+            done += n
+        if done < size and not pieces:
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+        if a.DmaBufferPrivateDataSize < _PAGING_PRIVATE.size:
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
+        cmds = b"".join(pieces)
+        if cmds:
+            self.mem.write(a.pDmaBuffer, cmds)
+        self.mem.write(a.pDmaBufferPrivateData,
+                       _PAGING_PRIVATE.pack(PAGING_MAGIC, _OP_TRANSFER, len(cmds), (done - start) & 0xFFFFFFFF))
+        a.pDmaBuffer += len(cmds)
+        a.DmaSize -= len(cmds)
+        a.pDmaBufferPrivateData += _PAGING_PRIVATE.size
+        a.DmaBufferPrivateDataSize -= _PAGING_PRIVATE.size
+        if done < size:
+            a.MultipassOffset = done
+            self.paging_passes += 1
+            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
         self.paging_operations += 1
         return SUCCESS
 

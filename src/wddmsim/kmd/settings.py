@@ -78,6 +78,13 @@ class Settings(BaseModel):
     ring_size: Size = 65536
     #: DXGK_CONTEXTINFO.DmaBufferSize of every context
     dma_buffer_size: Size = 65536
+    #: DXGK_QUERYSEGMENTOUT.PagingBufferSize: bytes of commands in each paging buffer VidMm hands
+    #: DxgkDdiBuildPagingBuffer
+    paging_buffer_size: Size = 65536
+    #: the most bytes one COPY of a paging transfer moves (0: a whole transfer in one COPY). A
+    #: transfer whose COPYs do not fit the room left in the paging buffer is written over several
+    #: calls, its progress kept in MultipassOffset
+    paging_transfer_chunk: Size = 0
     #: per-engine settings by engine name
     engines: dict[str, EngineSettings] = Field(default_factory=dict)
 
@@ -93,7 +100,14 @@ class Settings(BaseModel):
     def _ring_shape(cls, value: int) -> int:
         return _ring(value)
 
-    @field_validator("dma_buffer_size")
+    @field_validator("paging_transfer_chunk")
+    @classmethod
+    def _chunk_pages(cls, value: int) -> int:
+        if value % PAGE:
+            raise ValueError(f"must be 0 or a multiple of 4096 bytes, got {value}")
+        return value
+
+    @field_validator("dma_buffer_size", "paging_buffer_size")
     @classmethod
     def _dma_pages(cls, value: int) -> int:
         if value < PAGE or value % PAGE:

@@ -449,6 +449,14 @@ class CopyStream(_Workload):
         return value
 
 
+class AllocationCall(ScenarioModel):
+    """An application call on some of its workload's allocations at a time."""
+
+    at: Duration = Field(ge=0)
+    #: the allocations, by their index in the workload (0 is the first)
+    allocations: list[int] = Field(min_length=1)
+
+
 class MemoryPressure(_Workload):
     """An application whose allocations do not all fit in video memory: each packet fills
     ``touch`` of its ``allocations`` (taken in turn) with a pattern of their own, then does ``work``,
@@ -463,11 +471,22 @@ class MemoryPressure(_Workload):
     #: where the allocations prefer to live: "memory" (video memory, moved by TRANSFERs) or
     #: "aperture" (system memory the GPU reaches through the aperture, mapped and unmapped)
     segment: Literal["memory", "aperture"] = "memory"
+    #: D3DKMTOfferAllocations at these times: the offered allocations are not touched until
+    #: reclaimed, and VidMm may evict them without keeping their content
+    offer: list[AllocationCall] = Field(default_factory=list)
+    #: D3DKMTReclaimAllocations2 at these times (each result is in the ReclaimAllocations event)
+    reclaim: list[AllocationCall] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _touch_fits(self) -> MemoryPressure:
         if self.touch > self.allocations:
             raise ValueError(f"touch ({self.touch}) cannot exceed allocations ({self.allocations})")
+        for name in ("offer", "reclaim"):
+            for i, call in enumerate(getattr(self, name)):
+                bad = [x for x in call.allocations if not 0 <= x < self.allocations]
+                if bad:
+                    raise ValueError(f"{name}[{i}].allocations: index {bad[0]} names no allocation "
+                                     f"(0..{self.allocations - 1})")
         if self.size <= 0 or self.size % 4 or self.size > _MAX_COPY:
             raise ValueError(f"size must be a positive multiple of 4 bytes up to {format_size(_MAX_COPY)}")
         return self
@@ -598,11 +617,29 @@ class Context(ScenarioModel):
     suspend_for: Duration = _ns("1ms")
 
 
+class BudgetChange(ScenarioModel):
+    """The OS sets a process's video memory budget at a time."""
+
+    at: Duration = Field(ge=0)
+    #: bytes of local video memory the process may keep resident
+    size: Size
+
+    @field_validator("size")
+    @classmethod
+    def _pages(cls, value: int) -> int:
+        if value < 0 or value % _PAGE:
+            raise ValueError(f"must be a multiple of 4096 bytes, 0 or more, got {value}")
+        return value
+
+
 class Process(ScenarioModel):
     """A process with GPU contexts; its priority class is the base of their scheduling."""
 
     name: str = Field(min_length=1)
     priority: ProcessPriority = "normal"
+    #: the video memory budget the OS gives it from each time on (D3DKMTQueryVideoMemoryInfo's
+    #: Budget); VidMm evicts its allocations to stay within it
+    budget: list[BudgetChange] = Field(default_factory=list)
     #: the process runs in a virtual machine on a paravirtualized adapter: its submissions carry
     #: Flags.VirtualMachineData (drivers of WDDM 2.2 and later)
     virtual_machine: bool = False

@@ -145,6 +145,16 @@ def pattern_of(index: int) -> int:
     return 0xA5000000 | (index * 0x10101) & 0xFFFFFF
 
 
+def _allocation_call(arg) -> None:
+    """D3DKMTOfferAllocations or D3DKMTReclaimAllocations2 by the workload of ``ctx``; a device in
+    error fails it (STATUS_DEVICE_REMOVED), which the application ignores."""
+    call, ctx, allocations = arg
+    try:
+        call(ctx.device, allocations)
+    except ApiError:
+        pass
+
+
 def memory_pressure(rt, ctx, w, rng, allocations):
     if w.start:
         yield w.start
@@ -154,6 +164,8 @@ def memory_pressure(rt, ctx, w, rng, allocations):
         n += 1
         picked = [(turn + k) % w.allocations for k in range(w.touch)]
         turn = (turn + w.touch) % w.allocations
+        if w.offer:
+            picked = [i for i in picked if not allocations[i].offered]  # offered: not used until reclaimed
         ops = tuple(Fill(Target(allocations[i]), w.size, pattern_of(i)) for i in picked) + (Work(w.work),)
         yield from rt.submit(ctx, ops)
         if w.interval:
@@ -239,6 +251,10 @@ def start_workload(rt, ctx, w, rng, fences=None):
         allocs = [kmt.CreateAllocation(ctx.device, w.size, w.segment) for _ in range(w.allocations)]
         ctx.workload_allocations = allocs
         gen = memory_pressure(rt, ctx, w, rng, allocs)
+        for call in w.offer:
+            sim.at(call.at, _allocation_call, (kmt.OfferAllocations, ctx, [allocs[i] for i in call.allocations]))
+        for call in w.reclaim:
+            sim.at(call.at, _allocation_call, (kmt.ReclaimAllocations, ctx, [allocs[i] for i in call.allocations]))
     elif kind == "bursty":
         gen = bursty(rt, ctx, w, rng)
     elif kind == "script":

@@ -354,36 +354,39 @@ ENTRIES: dict[int, Entry] = {
     69: Entry(R, (_PAGING, _PAGING_ARGS), check=(MM + "build",), name="PagingBufferAdvanceExact", section="6.1",
               words="After DxgkDdiBuildPagingBuffer the driver's pDmaBuffer and pDmaBufferPrivateData have moved "
                     "exactly past what it wrote, within the space it was given."),
-    70: Entry(N, (_PAGING, _PAGING_ARGS), name="MultipassOffsetPreserved", section="6.1",
+    70: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_build", MM + "_fill_args"),
+              name="MultipassOffsetPreserved", section="6.1",
               words="MultipassOffset starts at 0 for a paging operation and the OS leaves the driver's value "
                     "alone between the calls that finish that operation.",
-              reason="multi-pass paging operations are not modelled: VidMm writes MultipassOffset = 0 on every "
-                     "call, the retry after STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER included "
-                     "(VidMm._fill_args), so a driver cannot carry progress between calls; comes with keeping "
-                     "the driver's value on the retry in dxgkrnl/vidmm.py"),
+              reason="VidMm writes MultipassOffset = 0 only on the first call of an operation (_fill_args) and "
+                     "asks again after STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER, or after waiting out "
+                     "STATUS_GRAPHICS_ALLOCATION_BUSY, with the value the driver left"),
     71: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_fill_args",),
               name="TransferSequenceConsistent", section="6.1",
               words="A paging transfer ends (TransferEnd) before the next one starts (TransferStart), and a "
                     "retried piece of a transfer keeps its TransferOffset.",
-              reason="VidMm issues every transfer in one call (TransferStart and TransferEnd together), so "
-                     "no transfer is pending when the next starts and no piece is retried"),
-    72: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_fill_args", MM + "_victim"),
+              reason="VidMm issues every transfer whole (TransferStart and TransferEnd together), so no "
+                     "transfer is pending when the next starts; the calls that finish a multipass transfer, "
+                     "or retry it after STATUS_GRAPHICS_ALLOCATION_BUSY, repeat it unchanged, TransferOffset "
+                     "included"),
+    72: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_fill_args", MM + "idle", MM + "_build"),
               name="AllocationIsIdleOnlyAfterBusy", section="6.1",
               words="AllocationIsIdle is set on a transfer or discard only when the GPU is guaranteed not to be "
                     "using the allocation, as on the retry after STATUS_GRAPHICS_ALLOCATION_BUSY.",
-              reason="VidMm only moves allocations no unretired packet uses, so it sets AllocationIsIdle on "
-                     "every transfer and discard and treats STATUS_GRAPHICS_ALLOCATION_BUSY as fatal (a "
-                     "documented model decision: the flag is always true when set)"),
+              reason="VidMm sets AllocationIsIdle only when no unretired packet, render or paging, references "
+                     "the allocation (VidMm.idle), and after STATUS_GRAPHICS_ALLOCATION_BUSY waits for that "
+                     "before asking again with the flag set"),
     73: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_fill_args",),
               name="FillTargetsMemorySegment", section="6.1",
               words="A paging FILL operation never targets an aperture segment.",
               reason="VidMm maps aperture allocations with MAP_APERTURE_SEGMENT and fills only memory-segment "
                      "allocations"),
-    74: Entry(C, (_PAGING, _SUBMIT_FLAGS), check=(MM + "_submit_paging",),
+    74: Entry(C, (_PAGING, _SUBMIT_FLAGS), check=(MM + "_build", MM + "_piece"),
               name="PartialPagingBufferSubmittedSeparately", section="6.1",
               words="Every paging buffer, each partial one of a long operation too, is submitted on its own with "
                     "Flags.Paging set.",
-              reason="VidMm turns each paging buffer it fills into its own paging packet"),
+              reason="VidMm turns what the driver wrote in each call, a partial buffer of a multipass operation "
+                     "included, into its own paging packet"),
     75: Entry(R, (_BUGCHECK_119,), check=(MM + "failed",), name="FailedSystemCommandBugChecks", section="11",
               words="A driver that fails a system or paging command stops Windows with bug check 0x119, "
                     "parameter 1 = 0x5."),
