@@ -310,3 +310,111 @@ def test_query_current_fence_answers_are_judged_rule_55():
     r = system.run()
     assert r.bugcheck.rule == 55 and r.end == 2 * S
     assert "a newer completed fence must be reported with DxgkCbNotifyInterrupt" in r.bugcheck.message
+
+
+# -- what a reset does to fences, resubmissions and dependent engines ----------------------------------------------
+@pytest.mark.rule(101)
+@pytest.mark.parametrize("flags, jumps", [((), True), (("NoSignalMaxValueOnTdr",), False)])
+def test_a_reset_under_the_software_scheduler_drives_the_devices_fences_to_the_maximum(flags, jumps):
+    """Rule 101 under the packet scheduler with GPU virtual addresses: the fence a hung device was
+    to signal jumps to 2**64-1 when the engine reset puts that device in error, so a CPU waiter
+    on it wakes with success at the reset; with NoSignalMaxValueOnTdr it keeps its value and the
+    waiter times out."""
+    from wddm2util import adapter, scenario
+    from wddmsim.umd import Work
+
+    idle = {"kind": "script", "packets": [{"at": "1000s", "work": 0}]}
+    sc = scenario(adapter("va"), [{"name": n, "context": [{"name": "c", "node": "3D", "workload": idle}]}
+                                  for n in ("a", "b")], duration="6s")
+    trace = ListSink()
+    system = System(sc, trace=trace)
+    kmt = system.kmt
+    a, b = system.contexts
+    fence = kmt.CreateSynchronizationObject(a.device, 0, ("Shared",) + flags)
+    kmt.OpenSynchronizationObject(fence, b.device)
+    w2 = system.adapter.wddm2
+    seen = {}
+
+    def work():
+        w2.on_buffer = lambda c, seq, va: system.gpu.engines[0].hang_on_buffer(va)
+        yield from system.runtime.submit(a, (Work(MS),), signal=(fence, 5))
+        w2.on_buffer = None
+        status = yield kmt.WaitForSynchronizationObjectFromCpu([fence], [5], timeout=5_500 * MS)
+        seen["status"], seen["t"] = status, system.sim.now
+
+    system.sim.process(work())
+    system.run()
+    (error,) = trace.of("DeviceError")
+    assert (error["device"], error["reason"]) == (a.device.handle, "engine reset")
+    if jumps:
+        assert w2.fences.read(fence) == (1 << 64) - 1
+        assert (seen["status"], seen["t"]) == (0, error["t"])
+    else:
+        assert w2.fences.read(fence) == 0
+        assert (seen["status"], seen["t"]) == (int(NTSTATUS.STATUS_TIMEOUT), 5_500 * MS)
+
+
+def test_an_adapter_reset_resubmits_the_innocent_packet_with_the_resubmission_flag():
+    """The innocent context's packet that was on the hardware queue when the adapter was reset is
+    submitted again at once, with Flags.Resubmission = 1 (DXGK_SUBMITCOMMANDFLAGS, WDDM 2.0) and a
+    new fence id, and completes 10 ms later; the hung one is aborted."""
+    system, trace = build([("bad", "3D", script((0, "10ms"))), ("good", "3D", script(("1ms", "10ms")))],
+                          faults=[{"kind": "hang", "process": "bad", "context": "c", "packet": 1}], per_engine=False)
+    r = system.run()
+    bad, good = system.contexts
+    (reset,) = trace.of("AdapterReset")
+    t = reset["t"]
+    subs = [(e["t"], e["args"]["hContext"], e["args"]["SubmissionFenceId"], e["args"]["Flags"]["Resubmission"])
+            for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"]
+    assert subs == [(0, bad.hDdi, 1, 0), (MS, good.hDdi, 2, 0), (t, good.hDdi, 4, 1)]
+    stops = [(e["t"], e["context"], e["fence"], e["status"]) for e in trace.of("DmaPacketStop")]
+    assert stops == [(t, bad.handle, 1, "Aborted"), (t, good.handle, 2, "Reset"), (t + 10 * MS, good.handle, 4, "Completed")]
+    assert ctx_summary(r, "good")["completed"] == 1 and not ctx_summary(r, "good")["device_error"]
+
+
+class DependentCopyEngine(ReferenceDriver):
+    """A GPU whose 3D engine cannot be reset without its copy engine (node 1): the mask for node 0
+    names both; the copy and video nodes are otherwise independent."""
+
+    def DxgkDdiQueryDependentEngineGroup(self, hAdapter, pQueryDependentEngineGroup):
+        status = super().DxgkDdiQueryDependentEngineGroup(hAdapter, pQueryDependentEngineGroup)
+        if pQueryDependentEngineGroup.NodeOrdinal == 0:
+            pQueryDependentEngineGroup.DependentNodeOrdinalMask = 0b011
+        return status
+
+
+@pytest.mark.rule(117)
+def test_every_engine_of_the_dependent_mask_is_reset_and_only_its_contexts_are_affected():
+    """DxgkDdiQueryDependentEngineGroup answers 0b011 for the hung 3D node: DxgkDdiResetEngine is
+    called for node 0 and then node 1, whose running packet is aborted (its device in error),
+    while the video node, outside the mask, runs on untouched."""
+    sc = scenario_of({
+        "name": "dep", "duration": "10s",
+        "adapter": {"cpu_cost": ZERO, "per_engine_reset": True, "ddi_version": "wddm2_0",
+                    "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0, "preemption": "interval"},
+                              {"name": "Copy", "engine": "copy", "command_cost": 0},
+                              {"name": "Video", "engine": "video_decode", "command_cost": 0}]},
+        "fault": [{"kind": "hang", "process": "bad", "context": "c", "packet": 1}],
+        "process": [{"name": name, "context": [{"name": "c", "node": node, "workload": w}]} for name, node, w in (
+            ("bad", "3D", script((0, "10ms"))), ("copier", "Copy", script(("3s", "3s"))),
+            ("video", "Video", script(("3s", "3s"))))],
+    }, "<test>")
+    trace = ListSink()
+    system = System(sc, trace=trace, driver=DependentCopyEngine)
+    r = system.run()
+    bad, copier, video = system.contexts
+    (tdr,) = trace.of("TdrDetected")
+    t = tdr["t"]
+    assert (t, tdr["node"]) == (4 * S, 0)
+    resets = [(e["t"], e["args"]["NodeOrdinal"], e["args"]["LastAbortedFenceId"]) for e in trace.of("DdiCall")
+              if e["name"] == "DxgkDdiResetEngine"]
+    assert resets == [(t, 0, 1), (t, 1, 1)]
+    events = [(e["node"], e["last_aborted_fence"], e["device"], e["group_of"]) for e in trace.of("EngineReset")]
+    assert events == [(0, 1, bad.device.handle, 0), (1, 1, copier.device.handle, 0)]
+    assert [(e["t"], e["device"], e["reason"]) for e in trace.of("DeviceError")] == [
+        (t, copier.device.handle, "dependent engine reset"), (t, bad.device.handle, "engine reset")]
+    # The video node is outside the mask: its 3 s packet completes at 6 s.
+    assert [(e["t"], e["status"]) for e in trace.of("QueuePacketStop") if e["context"] == video.handle] == [
+        (6 * S, "Completed")]
+    assert not ctx_summary(r, "video")["device_error"] and ctx_summary(r, "copier")["aborted"] == 1
+    assert r.summary["tdr"]["engine_resets"] == 1 and r.bugcheck is None

@@ -217,7 +217,7 @@ class Packet:
         # nothing to run). Ground truth for the checks of dxgkrnl/groundtruth.py.
         self.ran_at = None
         self.submit_bytes = b""  # its DXGKARG_SUBMITCOMMAND, kept for judging it at completion
-        self.preempted = False  # taken back by a preemption at least once (resubmissions)
+        self.preempted = False  # taken back by a preemption or a reset at least once (resubmissions)
         self.surface = 0  # a flip's surface address
         self.present_t = -1  # when the application presented (present packets)
         self.displayed = -1  # when a VidPn source first showed it

@@ -304,6 +304,7 @@ class Tdr:
         if timeout:
             self.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
         nq.tdr.resetting = True
+        held = [nq]  # nodes whose interrupts are ignored until the recovery ends
         try:
             if running is None:
                 return True  # it finished between the timeout and now
@@ -320,51 +321,60 @@ class Tdr:
             # The mask must include the node (rule 117, 0x119/0x8): judged after the call.
             if self._call("DxgkDdiQueryDependentEngineGroup", group, self._facts(nq)) != SUCCESS:
                 return False
-            if not group.DependentNodeOrdinalMask >> nq.ordinal & 1:  # verifier modes report and off
+            mask = group.DependentNodeOrdinalMask
+            if not mask >> nq.ordinal & 1:  # verifier modes report and off
                 bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.INVALID_NODE_MASK, nq.ordinal,
-                              group.DependentNodeOrdinalMask, 0)
+                              mask, 0)
                 raise BugCheckStop(CrashRecord(
                     time=self.sim.now, bugcheck=bc,
                     message=(f"DxgkDdiQueryDependentEngineGroup answered DependentNodeOrdinalMask "
-                             f"0x{group.DependentNodeOrdinalMask:X} without node {nq.ordinal}, the node being reset"),
+                             f"0x{mask:X} without node {nq.ordinal}, the node being reset"),
                     struct="DXGKARG_QUERYDEPENDENTENGINEGROUP", arch=self.adapter.arch,
                     ddi_version=self.adapter.version.name, address=self.address, data=bytes(group), rule=117,
                     rule_name="DependentEngineGroupIncludesNode", ddi="DxgkDdiQueryDependentEngineGroup",
                 ))
-            args = self._reset_cls()
-            args.NodeOrdinal = nq.ordinal
-            # LastAbortedFenceId in [last completed, last submitted] (rule 115, 0x119/0xA): the
-            # registered rule judges it after the call; Windows stops in every verifier mode, so
-            # where the verifier only records (modes report and off) the stop is made here.
-            if self._call("DxgkDdiResetEngine", args, self._facts(nq)) != SUCCESS:
+            aborted = self._reset_one(nq)
+            if aborted is None:
                 return False
-            if self.vs.truth is not None:
-                self.vs.truth.engine_reset(nq)
-            aborted = args.LastAbortedFenceId
-            if not nq.last_completed <= aborted <= nq.last_submitted:
-                bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE,
-                              aborted, nq.last_completed, (nq.ordinal << 32) | nq.last_submitted)
-                raise BugCheckStop(CrashRecord(
-                    time=self.sim.now, bugcheck=bc,
-                    message=(f"DxgkDdiResetEngine reported LastAbortedFenceId {aborted} outside [last completed "
-                             f"{nq.last_completed}, last submitted {nq.last_submitted}] on node {nq.ordinal}"),
-                    struct="DXGKARG_RESETENGINE", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
-                    address=self.address, data=bytes(args), rule=115, rule_name="LastAbortedFenceInRange",
-                    ddi="DxgkDdiResetEngine",
-                ))
+            # The other nodes of the mask (Microsoft's DXGKARG_QUERYDEPENDENTENGINEGROUP page: "all
+            # dependent nodes that will be affected by a reset operation") are reset too, one by
+            # one in ordinal order; a dependent node with nothing on its hardware queue loses
+            # nothing and is left alone. Their interrupts are ignored like the node's own.
+            dependents = []
+            for q in self.vs.nodes:
+                if q is nq or not mask >> q.ordinal & 1 or q.tdr.resetting or len(q.hw) <= q.stopped:
+                    continue
+                q.tdr.resetting = True
+                held.append(q)
+                q_running = q.hw[q.stopped]
+                q_aborted = self._reset_one(q)
+                if q_aborted is None:
+                    return False
+                dependents.append((q, q_aborted, q_running))
             self.paging_hit = False
             guilty = self._recover_node(nq, aborted, running)
             self.engine_resets += 1
             self._emit("EngineReset", {"node": nq.ordinal, "last_aborted_fence": aborted,
-                                       "device": guilty.handle if guilty else 0})
+                                       "device": guilty.handle if guilty else 0, "group_of": nq.ordinal})
+            hit = []  # devices whose packets a dependent reset aborted mid-execution
+            for q, q_aborted, q_running in dependents:
+                dev = self._recover_node(q, q_aborted, q_running, in_error_anyway=False)
+                self._emit("EngineReset", {"node": q.ordinal, "last_aborted_fence": q_aborted,
+                                           "device": dev.handle if dev else 0, "group_of": nq.ordinal})
+                if dev is not None:
+                    hit.append(dev)
             if self.paging_hit:
                 # The reset hit a paging packet: an adapter-wide reset follows (10.3 step 9), and
                 # the device whose allocation it was moving goes to error.
-                nq.tdr.resetting = False
+                for q in held:
+                    q.tdr.resetting = False
                 self._adapter_reset(nq, None, promoted=True, timeout=timeout)
-                if guilty is not None:
-                    self.device_error(guilty, "paging packet hit by an engine reset")
+                for dev in [guilty] + hit:
+                    if dev is not None:
+                        self.device_error(dev, "paging packet hit by an engine reset")
                 return True
+            for dev in hit:
+                self.device_error(dev, "dependent engine reset")
             if guilty is not None:
                 self.device_error(guilty, "engine reset" if timeout else "page fault")
                 proc = guilty.process
@@ -374,12 +384,40 @@ class Tdr:
                         self.device_error(dev, "process blocked from the GPU")
             return True
         finally:
-            nq.tdr.resetting = False
+            for q in held:
+                q.tdr.resetting = False
             self.vs.retire()
 
-    def _recover_node(self, nq, aborted: int, running):
+    def _reset_one(self, nq) -> int | None:
+        """``DxgkDdiResetEngine`` on ``nq``: its LastAbortedFenceId, None when the call failed."""
+        args = self._reset_cls()
+        args.NodeOrdinal = nq.ordinal
+        # LastAbortedFenceId in [last completed, last submitted] (rule 115, 0x119/0xA): the
+        # registered rule judges it after the call; Windows stops in every verifier mode, so
+        # where the verifier only records (modes report and off) the stop is made here.
+        if self._call("DxgkDdiResetEngine", args, self._facts(nq)) != SUCCESS:
+            return None
+        if self.vs.truth is not None:
+            self.vs.truth.engine_reset(nq)
+        aborted = args.LastAbortedFenceId
+        if not nq.last_completed <= aborted <= nq.last_submitted:
+            bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE,
+                          aborted, nq.last_completed, (nq.ordinal << 32) | nq.last_submitted)
+            raise BugCheckStop(CrashRecord(
+                time=self.sim.now, bugcheck=bc,
+                message=(f"DxgkDdiResetEngine reported LastAbortedFenceId {aborted} outside [last completed "
+                         f"{nq.last_completed}, last submitted {nq.last_submitted}] on node {nq.ordinal}"),
+                struct="DXGKARG_RESETENGINE", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
+                address=self.address, data=bytes(args), rule=115, rule_name="LastAbortedFenceInRange",
+                ddi="DxgkDdiResetEngine",
+            ))
+        return aborted
+
+    def _recover_node(self, nq, aborted: int, running, in_error_anyway: bool = True):
         """After an engine reset: complete before ``aborted``, abort it, take back the rest.
-        Returns the device in error."""
+        Returns the device to put in error. ``in_error_anyway``: the node timed out, so the device
+        of the packet that ran goes to error even if it finished just before the reset (10.3); a
+        dependent node reset along with it blames only a packet it aborted."""
         hw = nq.hw
         now = self.sim.now
         guilty = None
@@ -398,7 +436,7 @@ class Tdr:
                 self.paging_hit = True
             self._stop(p, nq, "Aborted")
             self._abort(p, nq)
-        elif running is not None:
+        elif running is not None and in_error_anyway:
             guilty = running.context.device  # finished just before the reset: in error anyway (10.3)
         self._take_back(nq)
         nq.last_completed = max(nq.last_completed, aborted)
@@ -495,7 +533,9 @@ class Tdr:
             })
 
     def _take_back(self, nq) -> None:
-        """Packets still on ``nq``'s hardware queue (not completed) go back to their software queues."""
+        """Packets still on ``nq``'s hardware queue (not completed) go back to their software queues.
+        They had reached the hardware, so each is submitted again as a resubmission (with
+        ``Flags.Resubmission = 1`` from WDDM 2.0, as after a preemption) and a new fence id."""
         hw = nq.hw
         taken = []
         while len(hw) > nq.stopped:
@@ -503,6 +543,7 @@ class Tdr:
         taken.reverse()
         for p in taken:
             self.vs.off_hardware(p)
+            p.preempted = True
             self._stop(p, nq, "Reset")
         st = nq.preemption
         st.preempted.extend(taken)
@@ -518,7 +559,8 @@ class Tdr:
         self.preempt_answered(nq)
 
     def device_error(self, device, reason: str) -> None:
-        """Put ``device`` in error: cancel its queued packets, wake its waiters."""
+        """Put ``device`` in error: cancel its queued packets, wake its waiters, and drive the
+        monitored fences it could signal to their maximum value (rule 101)."""
         if device.error:
             return
         device.error = True
@@ -527,6 +569,12 @@ class Tdr:
         self._emit("DeviceError", {"device": device.handle, "process": device.process.pid, "reason": reason})
         for ctx in device.contexts:
             vs.adapter.drop_queue(ctx)
+        w2 = vs.adapter.wddm2
+        if w2 is not None:
+            # Microsoft's D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS page: unless NoSignalMaxValueOnTdr, a
+            # monitored fence is signalled to its maximum when a device that can signal it is
+            # affected by the GPU reset, so nothing waits forever on a value that will not come.
+            w2.fences.signal_max_on_tdr({device})
 
     def _emit(self, name: str, fields: dict) -> None:
         if self.vs.trace is not None:

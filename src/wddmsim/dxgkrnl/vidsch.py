@@ -150,7 +150,7 @@ class VidSch:
         self.packets_submitted = 0
         self.packets_retired = 0
         self.null_rendering_packets = 0
-        self.resubmissions = 0  # submissions of packets taken back by a preemption
+        self.resubmissions = 0  # submissions of packets taken back by a preemption or a reset
         self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
         self._submit_cls = submit_cls
         self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, version)

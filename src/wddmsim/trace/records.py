@@ -39,7 +39,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "Dropped": ("source", "context", "seq", "fence"),
     "PageFault": ("node", "fence", "flags", "address", "hwqueue"),
     "TdrDetected": ("node", "reason", "fence", "context"),
-    "EngineReset": ("node", "last_aborted_fence", "device"),
+    "EngineReset": ("node", "last_aborted_fence", "device", "group_of"),
     "AdapterReset": ("node", "promoted", "device"),
     "LiveDump": ("code", "name", "p4"),
     "ContextDestroy": ("context", "in_flight"),
