@@ -230,10 +230,28 @@ def test_engine_timeouts_are_capped_one_lower_and_the_last_process_is_blocked():
 
 # -- TdrLevel ------------------------------------------------------------------------------------------------------
 def test_tdr_level_1_bug_checks_on_the_first_timeout():
+    """TdrLevelBugcheck: no recovery; the stop is 0x116 VIDEO_TDR_FAILURE, since 0x117 only names
+    the live dump of a recovered timeout and never stops the system (Microsoft's bug check pages)."""
     system, trace = build([("app", "3D", script((0, "10ms")))], tdr={"level": 1},
                           faults=[{"kind": "hang", "node": "3D", "at": MS}])
     r = system.run()
-    assert r.bugcheck.bugcheck.code == BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED and r.end == 4 * S
+    bc = r.bugcheck.bugcheck
+    assert (bc.code, bc.p4, r.end) == (BugCheckCode.VIDEO_TDR_FAILURE, 0, 4 * S)
+    assert [(e["t"], e["reason"]) for e in trace.of("TdrDetected")] == [(4 * S, "preemption_timeout")]
+    assert not trace.of("LiveDump") and not recovery_calls(trace)
+
+
+def test_tdr_level_1_bug_checks_with_0x116_under_hardware_scheduling_too():
+    from wddm2util import adapter, scenario
+
+    sc = scenario(adapter("hw"), [{"name": "a", "context": [{"name": "c", "node": "3D", "workload": script((0, "1ms"))}]}],
+                  duration="5s", tdr={"level": 1}, fault=[{"kind": "hang", "process": "a", "context": "c", "packet": 1}])
+    trace = ListSink()
+    r = System(sc, trace=trace).run()
+    (tdr,) = trace.of("TdrDetected")
+    bc = r.bugcheck.bugcheck
+    assert (bc.code, bc.p4, r.end) == (BugCheckCode.VIDEO_TDR_FAILURE, 0, tdr["t"])
+    assert tdr["reason"] == "no_progress" and not trace.of("LiveDump") and not trace.of("HwEngineReset")
 
 
 @pytest.mark.rule(113)

@@ -14,7 +14,8 @@ fences move. Decisions (open questions 13 and 15; docs/scheduling.md):
 - *unanswered suspend*: a ``DxgkDdiSuspendContext`` not acknowledged within ``TdrDelay`` is an
   engine timeout on the context's node (section 8.4).
 
-``TdrLevel`` 0 detects nothing and 1 stops with bug check 0x117, as under the software scheduler.
+``TdrLevel`` 0 detects nothing and 1 stops with bug check 0x116, as under the software scheduler
+(:meth:`wddmsim.dxgkrnl.tdr.Tdr.bugcheck_on_timeout` says why that code).
 
 Engine reset (section 10.4): a 0x141 live dump for a timeout; ``DxgkDdiResetHwEngine``, during which
 the driver calls ``DxgkCbInvalidateHwContext`` for every context the reset hit; their devices go to
@@ -132,11 +133,7 @@ class HwTdr:
         self._emit("TdrDetected", {"node": node.ordinal, "reason": reason, "fence": progress_id,
                                    "context": ctx.handle if ctx is not None else 0})
         if self.config.level == 1:
-            ad = self.adapter
-            bc = BugCheck(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 0, 0, 0, node.ordinal)
-            raise BugCheckStop(CrashRecord(
-                time=self.sim.now, bugcheck=bc, struct="", arch=ad.arch, ddi_version=ad.version.name, address=0,
-                data=b"", message=f"node {node.ordinal} timed out ({reason}) and TdrLevel is 1 (bug check on timeout)"))
+            self._sw.bugcheck_on_timeout(node.ordinal, str(node.ordinal), reason)
         self.reset_engine(node, reason, timeout=True)
 
     # -- engine reset ---------------------------------------------------------------------------------

@@ -11,8 +11,12 @@ TdrDelay, is the model's, open question 14). Every preemption request, whatever 
 answered with DMA_PREEMPTED within ``TdrDelay``: otherwise the node has timed out. A driver that is
 not preemption aware (the Windows 7 model) times out when a packet runs ``watchdog`` ns.
 
-``TdrLevel``: 0 detects nothing, 1 stops with bug check 0x117 at the first timeout, 3 (default)
-recovers:
+``TdrLevel``: 0 detects nothing, 1 (TdrLevelBugcheck, "bug check on detected timeout, no recovery" on
+Microsoft's "TDR registry keys" page) stops at the first timeout with bug check 0x116
+VIDEO_TDR_FAILURE, 3 (default) recovers. Not 0x117: Microsoft's page for bug check 0x117
+VIDEO_TDR_TIMEOUT_DETECTED says that code is never used for a real bug check (it names the live
+dump of a recovered timeout), and its page for 0x116 shows that stop raised from the timeout path
+when the system bug-checks on a timeout instead of recovering.
 
 - Per-engine reset first when the driver reports ``SupportPerEngineTDR`` (section 10.3): interrupts
   from the node are ignored, ``DxgkDdiQueryEngineStatus`` for a timeout (its answer is logged; the
@@ -190,8 +194,6 @@ class Tdr:
     # -- the timeout ----------------------------------------------------------------------------------------
     def timeout(self, nq, reason: str) -> None:
         """``nq`` did not answer in time: recover as the TDR level and the driver's caps allow."""
-        sim = self.sim
-        now = sim.now
         # What the scheduler believes runs: the first packet not completed, else the oldest one no
         # DPC has retired.
         hw = nq.hw
@@ -201,14 +203,20 @@ class Tdr:
             "context": running.context.handle if running else 0,
         })
         if self.config.level == 1:
-            bc = BugCheck(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 0, 0, 0, nq.ordinal)
-            raise BugCheckStop(CrashRecord(
-                time=now, bugcheck=bc, message=f"node {nq.name} timed out ({reason}) and TdrLevel is 1 (bug check on timeout)",
-                struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
-            ))
+            self.bugcheck_on_timeout(nq.ordinal, nq.name, reason)
         if self.per_engine and self._engine_reset(nq, running):
             return
         self._adapter_reset(nq, running, promoted=self.per_engine)
+
+    def bugcheck_on_timeout(self, ordinal: int, name: str, reason: str) -> None:
+        """TdrLevel 1 (TdrLevelBugcheck): no recovery, the system stops with 0x116 VIDEO_TDR_FAILURE
+        (P1 the recovery context, P3 no failed operation, P4 the node); see the module doc."""
+        bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, self.address, 0, 0, ordinal)
+        raise BugCheckStop(CrashRecord(
+            time=self.sim.now, bugcheck=bc,
+            message=f"node {name} timed out ({reason}) and TdrLevel is 1 (bug check on detected timeout, no recovery)",
+            struct="", arch=self.adapter.arch, ddi_version=self.adapter.version.name, address=0, data=b"",
+        ))
 
     # -- page faults ----------------------------------------------------------------------------------------
     def page_fault(self, data) -> None:

@@ -573,7 +573,7 @@ class FenceSpec(ScenarioModel):
 class Tdr(ScenarioModel):
     """Timeout detection and recovery: the GraphicsDrivers registry values the model honours."""
 
-    #: TdrLevel: 0 no detection, 1 bug check 0x117 on a timeout, 3 recover
+    #: TdrLevel: 0 no detection, 1 bug check 0x116 on a timeout (no recovery), 3 recover
     level: Literal[0, 1, 3] = 3
     #: TdrDelay: how long a preemption request may go unanswered
     delay: Duration = Field(default=_ns("2s"), gt=0)
