@@ -436,3 +436,42 @@ def test_every_engine_of_the_dependent_mask_is_reset_and_only_its_contexts_are_a
         (6 * S, "Completed")]
     assert not ctx_summary(r, "video")["device_error"] and ctx_summary(r, "copier")["aborted"] == 1
     assert r.summary["tdr"]["engine_resets"] == 1 and r.bugcheck is None
+
+
+class FaultNamesNoNode(ReferenceDriver):
+    """Reports its hardware-queue page fault with NodeOrdinal 7 on a two-node adapter."""
+
+    def _report_hwqueue_fault(self, node):
+        notify = self.dxgk.DxgkCbNotifyInterrupt
+
+        def bad_node(handle, data):
+            data.HwQueuePageFaulted.NodeOrdinal = 7
+            return notify(handle, data)
+
+        self.dxgk.DxgkCbNotifyInterrupt = bad_node
+        try:
+            super()._report_hwqueue_fault(node)
+        finally:
+            self.dxgk.DxgkCbNotifyInterrupt = notify
+
+
+@pytest.mark.parametrize("verifier", ["strict", "report", "off"])
+def test_a_hwqueue_page_fault_naming_no_node_is_bug_check_0x119_1_in_every_mode(verifier):
+    """HWQUEUE_PAGE_FAULTED whose NodeOrdinal names no node stops as every other interrupt with a
+    bad node does (rule 20: 0x119 with P1 = 1, the fence it carries belongs to no node's sequence),
+    never with an IndexError, whatever the verifier mode."""
+    from wddm2util import adapter, scenario
+
+    sc = scenario(adapter("hw"), [{"name": "a", "context": [{"name": "c", "node": "3D", "workload": {
+        "kind": "script", "packets": [{"at": 0, "work": "1ms", "repeat": 3}]}}]}], duration="20ms",
+        fault=[{"kind": "page_fault", "process": "a", "context": "c", "packet": 2}])
+    trace = ListSink()
+    system = System(sc, trace=trace, driver=FaultNamesNoNode, verifier=verifier)
+    r = system.run()
+    stop = r.bugcheck
+    assert (stop.bugcheck.code, stop.bugcheck.p1) == (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
+                                                      VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID)
+    assert (stop.rule, stop.message) == (20, "rule 20 (NodeOrdinalInRange): HwQueuePageFaulted.NodeOrdinal 7 names no node")
+    (cb,) = [e for e in trace.of("Callback") if e["name"] == "DxgkCbNotifyInterrupt"
+             and e["args"]["InterruptType"] == "DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED"]
+    assert r.end == cb["t"] and not trace.of("PageFault") and not trace.of("HwEngineReset")
