@@ -39,6 +39,13 @@ class D3DKMT:
         band, realtime_level, quantum, grace_same, grace_lower, queues = list of flag sets)."""
         return self.adapter.create_context(device, node, name, priority, hw)
 
+    def StopAdapter(self) -> None:
+        """Stop the adapter's GPU scheduler with whatever work is pending, as Windows does when the
+        adapter is stopped (no D3DKMT call of its own: the OS's Plug and Play path). Queued packets
+        are cancelled, the driver's are reset, every device goes to error
+        (:mod:`wddmsim.dxgkrnl.adapterstop`)."""
+        self.adapter.stopper.stop()
+
     def DestroyContext(self, context: Context) -> None:
         """Destroy ``context``: queued packets are cancelled, submitted ones finish first."""
         self.adapter.destroy_context(context)

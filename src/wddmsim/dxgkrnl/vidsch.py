@@ -152,6 +152,7 @@ class VidSch:
         self.null_rendering_packets = 0
         self.resubmissions = 0  # submissions of packets taken back by a preemption or a reset
         self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
+        self.stopped = False  # the adapter was stopped (dxgkrnl/adapterstop.py): nothing more is submitted
         self._submit_cls = submit_cls
         self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, version)
         self._plist_size = ctypes.sizeof(self._plist_cls)
@@ -179,6 +180,10 @@ class VidSch:
                 "context": ctx.handle, "process": ctx.device.process.pid, "node": ctx.node,
                 "seq": packet.seq, "kind": packet.kind, "queued": len(ctx.queue), "hwqueue": 0, "progress_id": 0,
             })
+        if self.stopped:
+            ctx.queue.pop()
+            self.adapter.cancel_packet(packet)  # the adapter was stopped: it never runs
+            return
         if not ctx.ready:
             ctx.ready = True
             self.policy.ready(ctx, now)
@@ -199,7 +204,7 @@ class VidSch:
     def _dispatch(self, nq: NodeQueue) -> None:
         """Fill free hardware-queue slots of ``nq`` with packets the policy picks."""
         nq.dispatch_timer = None
-        if nq.preemption.fence:
+        if nq.preemption.fence or self.stopped:
             return  # nothing more goes to the node until the driver answers the preemption
         policy = self.policy
         sim = self.sim

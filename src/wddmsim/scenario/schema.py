@@ -30,7 +30,7 @@ from pydantic_core import PydanticCustomError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.ddi.versions import VERSIONS
 
-from ..units import format_size, parse_duration, parse_size
+from ..units import format_duration, format_size, parse_duration, parse_size
 
 __all__ = [
     "CONFLICT_ERROR",
@@ -273,6 +273,10 @@ class Adapter(ScenarioModel):
     gpu_va: bool | None = None
     #: hardware scheduling: the priority bands' grace periods and quanta
     bands: Bands = Field(default_factory=Bands)
+    #: stop the adapter's GPU scheduler at this time, with whatever work is pending (the OS's
+    #: adapter stop, dxgkrnl/adapterstop.py): queued packets are cancelled, the driver's are reset,
+    #: every device goes to error. Software scheduler only
+    stop_at: Duration | None = None
     # Moved to the driver's settings ([driver]):
     ddi_version: _moved("ddi_version")
     multi_engine_aware: _moved("multi_engine_aware")
@@ -309,6 +313,9 @@ class Adapter(ScenarioModel):
             problems.append(
                 (("nodes",), "an adapter needs exactly one node with engine '3d', found none")
             )
+        if self.scheduling == "hardware" and self.stop_at is not None:
+            problems.append((("stop_at",), "an adapter stop is modelled under the software scheduler only; "
+                                           "remove stop_at or use scheduling = \"software\""))
         if self.scheduling == "hardware" and self.gpu_va is False:
             problems.append((("gpu_va",), "hardware scheduling always uses GPU virtual addresses; "
                                           "remove gpu_va = false or use scheduling = \"software\""))
@@ -647,6 +654,10 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
     """Every problem that needs more than one field to see, in file order, with locations from
     the top of the scenario. Empty when the scenario is consistent."""
     problems: list[tuple[Location, str]] = []
+    stop_at = scenario.adapter.stop_at
+    if stop_at is not None and stop_at >= scenario.duration:
+        problems.append((("adapter", "stop_at"), f"the adapter stop at {format_duration(stop_at)} is not before the end of "
+                                                 f"the run (duration {format_duration(scenario.duration)})"))
     node_names = [node.name for node in scenario.adapter.nodes]
     first_process: dict[str, int] = {}
     for p, process in enumerate(scenario.process):

@@ -40,6 +40,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "PageFault": ("node", "fence", "flags", "address", "hwqueue"),
     "TdrDetected": ("node", "reason", "fence", "context"),
     "EngineReset": ("node", "last_aborted_fence", "device", "group_of"),
+    "AdapterStop": ("pending", "on_hardware"),
     "AdapterReset": ("node", "promoted", "device"),
     "LiveDump": ("code", "name", "p4"),
     "ContextDestroy": ("context", "in_flight"),
