@@ -749,6 +749,7 @@ class HwSch:
         if device.error:
             return
         device.error = True
+        device.error_reason = reason
         now = self.sim.now
         if self.trace is not None:
             self.trace.emit(now, "DeviceError", {"device": device.handle, "process": device.process.pid,

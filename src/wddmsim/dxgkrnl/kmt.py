@@ -39,6 +39,21 @@ class D3DKMT:
         band, realtime_level, quantum, grace_same, grace_lower, queues = list of flag sets)."""
         return self.adapter.create_context(device, node, name, priority, hw)
 
+    #: D3DKMT_DEVICEEXECUTION_STATE for a device in error, by why it went there: the device whose
+    #: work timed out is hung; one a reset hit along with it is reset; a page fault, an adapter stop.
+    _EXECUTION_STATE = {"engine reset": "HUNG", "adapter reset": "HUNG", "page fault": "ERROR_DMAPAGEFAULT",
+                        "adapter stopped": "STOPPED"}
+
+    def GetDeviceState(self, device: Device) -> str:
+        """D3DKMTGetDeviceState with D3DKMT_DEVICESTATE_EXECUTION: the device's
+        D3DKMT_DEVICEEXECUTION_STATE without its prefix (Microsoft's enumeration page): ``ACTIVE``;
+        ``HUNG`` for the device whose work timed out; ``RESET`` for one a reset hit otherwise (a
+        dependent engine's reset, a paging transfer for it, its process blocked from the GPU);
+        ``ERROR_DMAPAGEFAULT`` after a GPU page fault; ``STOPPED`` after an adapter stop."""
+        if not device.error:
+            return "ACTIVE"
+        return self._EXECUTION_STATE.get(device.error_reason, "RESET")
+
     def StopAdapter(self) -> None:
         """Stop the adapter's GPU scheduler with whatever work is pending, as Windows does when the
         adapter is stopped (no D3DKMT call of its own: the OS's Plug and Play path). Queued packets

@@ -59,7 +59,7 @@ class Process:
 
 
 class Device:
-    __slots__ = ("handle", "process", "hDriver", "contexts", "info", "allocations", "error")
+    __slots__ = ("handle", "process", "hDriver", "contexts", "info", "allocations", "error", "error_reason")
 
     def __init__(self, process: Process):
         self.handle = 0
@@ -69,6 +69,7 @@ class Device:
         self.info = None  # DXGK_DEVICEINFO (driver that is not MultiEngineAware)
         self.allocations: list[Allocation] = []
         self.error = False
+        self.error_reason = ""  # why it went to error (the DeviceError event's reason)
 
 
 class Context:

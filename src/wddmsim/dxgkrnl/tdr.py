@@ -572,6 +572,7 @@ class Tdr:
         if device.error:
             return
         device.error = True
+        device.error_reason = reason
         self.devices_in_error.append(device)
         vs = self.vs
         self._emit("DeviceError", {"device": device.handle, "process": device.process.pid, "reason": reason})
