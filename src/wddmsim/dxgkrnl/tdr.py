@@ -23,8 +23,11 @@ when the system bug-checks on a timeout instead of recovering.
   node timed out whatever it says), ``DxgkDdiQueryDependentEngineGroup`` then ``DxgkDdiResetEngine``;
   ``LastAbortedFenceId`` outside [last completed, last submitted] is bug check 0x119/0xA. Packets
   before it are complete, the one with that fence is aborted and its device goes to error, the ones
-  after it go back to their software queues and are submitted again with new fence ids. A failed
-  DDI call promotes the timeout to an adapter reset. Each engine timeout is a 0x141 live dump; more
+  after it go back to their software queues and are submitted again with new fence ids. Every
+  other node of the driver's DependentNodeOrdinalMask that has work on its hardware queue is reset
+  with it (Microsoft's DXGKARG_QUERYDEPENDENTENGINEGROUP page: the nodes "affected by a reset
+  operation"), one by one in ordinal order, the same way; the 500 ms Windows first gives them to
+  finish preempting is not modelled. A failed DDI call promotes the timeout to an adapter reset. Each engine timeout is a 0x141 live dump; more
   than ``TdrLimitCount - 1`` of them within ``TdrLimitTime`` block the offending process from the GPU
   (0x142 live dump, its devices go to error).
 - Adapter reset otherwise (section 10.2): a 0x117 live dump; the 6th adapter timeout within
@@ -41,8 +44,14 @@ timeout. ``FENCE_INVALID`` with a fence id, or without a reset flag, is bug chec
 ``FATAL_HARDWARE_ERROR`` bug check 0x119/0xC (rules 51 and 53, in every verifier mode). A fault is
 not a timeout: it makes no live dump and does not count toward the TDR limits.
 
+A packet a reset takes back had reached the hardware: it is submitted again as a resubmission,
+``Flags.Resubmission = 1`` from WDDM 2.0 (Microsoft's DXGK_SUBMITCOMMANDFLAGS page), with a new
+fence id.
+
 A device in error cancels the packets still in its contexts' software queues, wakes their CPU
-waiters, and fails every later API call with STATUS_DEVICE_REMOVED.
+waiters, drives the monitored fences it could signal to their maximum value unless they were
+created with NoSignalMaxValueOnTdr (rule 101), and fails every later API call with
+STATUS_DEVICE_REMOVED.
 
 Not modelled: TdrDdiDelay (no driver thread blocks in this model), DxgkDdiCollectDbgInfo, and VidMm's
 eviction during the adapter reset (with the paging work).
