@@ -1,8 +1,8 @@
-"""Timeout detection and recovery (anchors.md part (b) scenarios 7-11; ddi-facts.md section 10):
-a hang is detected by an unanswered preemption request, recovered by an engine reset or an
-adapter reset, the guilty device goes to error while the others' packets are resubmitted and
-complete, a long but preemptible packet is not reset, and the TDR limits end in the documented
-bug checks. Asserted in virtual time and on the event log."""
+"""Timeout detection and recovery (Microsoft's "Timeout detection and recovery (TDR)" and "TDR
+changes in Windows 8" pages): a hang is detected by an unanswered preemption request, recovered by
+an engine reset or an adapter reset, the guilty device goes to error while the others' packets are
+resubmitted and complete, a long but preemptible packet is not reset, and the TDR limits end in the
+documented bug checks. Asserted in virtual time and on the event log."""
 
 from __future__ import annotations
 

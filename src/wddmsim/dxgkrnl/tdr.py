@@ -1,13 +1,13 @@
 """Timeout detection and recovery (TDR) for the packet scheduler.
 
-Detection (ddi-facts.md 10.1): a packet that has run ``watchdog`` ns at the bottom of its node's
+Detection (Microsoft's "Timeout detection and recovery (TDR)" and "TDR registry keys" pages): a packet that has run ``watchdog`` ns at the bottom of its node's
 hardware queue makes the OS ask the driver first whether it missed a completion interrupt:
 ``DxgkDdiQueryCurrentFence`` (Microsoft's page: when interrupts have stopped and the OS waited too long
 for a fence, it calls the driver to find the fences it may have missed; the driver reports a newer
 completed fence with ``DxgkCbNotifyInterrupt`` before it returns, rule 55, and answers the node's last
 completed fence). What it reports completes and is retired at once; the answer is judged (rule 55,
 0xC4: no stop code of its own). If the packet is still running it gets a preemption request (reason ``watchdog``; the choice of ``watchdog``, default
-TdrDelay, is the model's, open question 14). Every preemption request, whatever its reason, must be
+TdrDelay, is the model's: Windows does not document how long is "longer than allowed"). Every preemption request, whatever its reason, must be
 answered with DMA_PREEMPTED within ``TdrDelay``: otherwise the node has timed out. A driver that is
 not preemption aware (the Windows 7 model) times out when a packet runs ``watchdog`` ns.
 
@@ -18,7 +18,7 @@ VIDEO_TDR_TIMEOUT_DETECTED says that code is never used for a real bug check (it
 dump of a recovered timeout), and its page for 0x116 shows that stop raised from the timeout path
 when the system bug-checks on a timeout instead of recovering.
 
-- Per-engine reset first when the driver reports ``SupportPerEngineTDR`` (section 10.3): interrupts
+- Per-engine reset first when the driver reports ``SupportPerEngineTDR`` ("TDR changes in Windows 8"): interrupts
   from the node are ignored, ``DxgkDdiQueryEngineStatus`` for a timeout (its answer is logged; the
   node timed out whatever it says), ``DxgkDdiQueryDependentEngineGroup`` then ``DxgkDdiResetEngine``;
   ``LastAbortedFenceId`` outside [last completed, last submitted] is bug check 0x119/0xA. Packets
@@ -30,13 +30,15 @@ when the system bug-checks on a timeout instead of recovering.
   finish preempting is not modelled. A failed DDI call promotes the timeout to an adapter reset. Each engine timeout is a 0x141 live dump; more
   than ``TdrLimitCount - 1`` of them within ``TdrLimitTime`` block the offending process from the GPU
   (0x142 live dump, its devices go to error).
-- Adapter reset otherwise (section 10.2): a 0x117 live dump; the 6th adapter timeout within
+- Adapter reset otherwise ("Thread synchronization and TDR", the DxgkDdiResetFromTimeout and
+  DxgkDdiRestartFromTimeout pages): a 0x117 live dump; the 6th adapter timeout within
   ``TdrLimitTime`` (more than ``TdrLimitCount``) is bug check 0x116. ``DxgkDdiResetFromTimeout``, every
   node's last completed fence := its last submitted fence, the hung device's packets are aborted and
   the device goes to error, every other packet on a hardware queue goes back to its software queue;
   ``DxgkDdiRestartFromTimeout``. Either call failing is bug check 0x116.
 
-Page faults (section 4.4, 14.1 FAULTED): ``DXGK_INTERRUPT_DMA_PAGE_FAULTED`` with FaultedFenceId F
+Page faults (the DXGKARGCB_NOTIFY_INTERRUPT_DATA and DXGK_PAGE_FAULT_FLAGS pages):
+``DXGK_INTERRUPT_DMA_PAGE_FAULTED`` with FaultedFenceId F
 completes every packet before F; the reset the flags ask for follows at PASSIVE_LEVEL (engine reset,
 or adapter reset for ``ADAPTER_RESET_REQUIRED`` or an unknown fence), and the device owning F goes to
 error. With no reset flag only the device goes to error and the stopped engine is left to the
@@ -56,7 +58,9 @@ STATUS_DEVICE_REMOVED.
 Not modelled: TdrDdiDelay (no driver thread blocks in this model), DxgkDdiCollectDbgInfo, and VidMm's
 eviction during the adapter reset (with the paging work).
 
-Spec: ddi-facts.md sections 10.1-10.3, 10.5, 11 (0x119/0xA), 14.1 (TIMED_OUT), 14.4.
+Microsoft's pages: "Timeout detection and recovery (TDR)", "TDR registry keys", "TDR changes in
+Windows 8", "Thread synchronization and TDR", DxgkDdiResetEngine, DxgkDdiQueryDependentEngineGroup,
+DxgkDdiQueryEngineStatus, bug checks 0x116, 0x117, 0x119 (P1 0xA), 0x141 and 0x142.
 """
 
 from __future__ import annotations
@@ -256,7 +260,7 @@ class Tdr:
                                       VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID, fence))
             found = found + [stop]
         if stop is not None:
-            # These stop the system in every verifier mode (section 11).
+            # These stop the system in every verifier mode (bug check 0x119's page).
             bc = BugCheck(stop.bugcheck.code, stop.bugcheck.p1, stop.bugcheck.p2 or fence, adapter.interrupt_address,
                           nq.ordinal)
             vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address, bugcheck=bc)
@@ -316,7 +320,7 @@ class Tdr:
                        last_completed_fence=nq.last_completed, last_submitted_fence=nq.last_submitted)
 
     def _engine_reset(self, nq, running, timeout: bool = True) -> bool:
-        """Per-engine reset (10.3). False when it has to be promoted to an adapter reset.
+        """Per-engine reset ("TDR changes in Windows 8"). False when it has to be promoted to an adapter reset.
         ``timeout``: a TDR (live dump, counted) rather than a page fault."""
         if timeout:
             self.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
@@ -433,7 +437,8 @@ class Tdr:
     def _recover_node(self, nq, aborted: int, running, in_error_anyway: bool = True):
         """After an engine reset: complete before ``aborted``, abort it, take back the rest.
         Returns the device to put in error. ``in_error_anyway``: the node timed out, so the device
-        of the packet that ran goes to error even if it finished just before the reset (10.3); a
+        of the packet that ran goes to error even if it finished just before the reset ("TDR changes in
+        Windows 8"); a
         dependent node reset along with it blames only a packet it aborted."""
         hw = nq.hw
         now = self.sim.now
@@ -454,7 +459,7 @@ class Tdr:
             self._stop(p, nq, "Aborted")
             self._abort(p, nq)
         elif running is not None and in_error_anyway:
-            guilty = running.context.device  # finished just before the reset: in error anyway (10.3)
+            guilty = running.context.device  # finished just before the reset: in error anyway
         self._take_back(nq)
         nq.last_completed = max(nq.last_completed, aborted)
         if nq.busy_since >= 0 and running is not None:
@@ -463,7 +468,7 @@ class Tdr:
         return guilty
 
     def _adapter_reset(self, nq, running, promoted: bool, timeout: bool = True) -> None:
-        """Adapter-wide reset (10.2); ``timeout``: a TDR (live dump, counted) rather than a fault."""
+        """Adapter-wide reset (DxgkDdiResetFromTimeout); ``timeout``: a TDR (live dump, counted) rather than a fault."""
         vs = self.vs
         now = self.sim.now
         if timeout:
