@@ -401,16 +401,12 @@ class DependentCopyEngine(ReferenceDriver):
         return status
 
 
-@pytest.mark.rule(117)
-def test_every_engine_of_the_dependent_mask_is_reset_and_only_its_contexts_are_affected():
-    """DxgkDdiQueryDependentEngineGroup answers 0b011 for the hung 3D node: DxgkDdiResetEngine is
-    called for node 0 and then node 1, whose running packet is aborted (its device in error),
-    while the video node, outside the mask, runs on untouched."""
+def dependent_run(copy_preemption):
     sc = scenario_of({
         "name": "dep", "duration": "10s",
         "adapter": {"cpu_cost": ZERO, "per_engine_reset": True, "ddi_version": "wddm2_0",
                     "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0, "preemption": "interval"},
-                              {"name": "Copy", "engine": "copy", "command_cost": 0},
+                              {"name": "Copy", "engine": "copy", "command_cost": 0, "preemption": copy_preemption},
                               {"name": "Video", "engine": "video_decode", "command_cost": 0}]},
         "fault": [{"kind": "hang", "process": "bad", "context": "c", "packet": 1}],
         "process": [{"name": name, "context": [{"name": "c", "node": node, "workload": w}]} for name, node, w in (
@@ -420,22 +416,56 @@ def test_every_engine_of_the_dependent_mask_is_reset_and_only_its_contexts_are_a
     trace = ListSink()
     system = System(sc, trace=trace, driver=DependentCopyEngine)
     r = system.run()
+    return system, trace, r
+
+
+def resets_of(trace):
+    return [(e["t"], e["args"]["NodeOrdinal"], e["args"]["LastAbortedFenceId"]) for e in trace.of("DdiCall")
+            if e["name"] == "DxgkDdiResetEngine"]
+
+
+@pytest.mark.rule(117)
+def test_a_dependent_engine_that_cannot_be_preempted_is_reset_500_ms_later_with_the_node():
+    """DxgkDdiQueryDependentEngineGroup answers 0b011 for the hung 3D node. The copy node (node 1)
+    runs a 3 s buffer and stops only at buffer boundaries: the scheduler asks it to preempt, waits
+    500 ms ("TDR changes in Windows 8"), then resets node 0 and node 1, whose running packet is
+    aborted (its device in error); the video node, outside the mask, runs on untouched."""
+    system, trace, r = dependent_run("dma_buffer")
     bad, copier, video = system.contexts
     (tdr,) = trace.of("TdrDetected")
     t = tdr["t"]
     assert (t, tdr["node"]) == (4 * S, 0)
-    resets = [(e["t"], e["args"]["NodeOrdinal"], e["args"]["LastAbortedFenceId"]) for e in trace.of("DdiCall")
-              if e["name"] == "DxgkDdiResetEngine"]
-    assert resets == [(t, 0, 1), (t, 1, 1)]
-    events = [(e["node"], e["last_aborted_fence"], e["device"], e["group_of"]) for e in trace.of("EngineReset")]
-    assert events == [(0, 1, bad.device.handle, 0), (1, 1, copier.device.handle, 0)]
+    assert [(e["t"], e["node"], e["reason"]) for e in trace.of("PreemptRequest") if e["node"] < 2] == [
+        (2 * S, 0, "watchdog"), (t, 1, "dependent_reset")]
+    assert resets_of(trace) == [(t + 500 * MS, 0, 1), (t + 500 * MS, 1, 1)]
+    events = [(e["t"], e["node"], e["last_aborted_fence"], e["device"], e["group_of"]) for e in trace.of("EngineReset")]
+    assert events == [(t + 500 * MS, 0, 1, bad.device.handle, 0), (t + 500 * MS, 1, 1, copier.device.handle, 0)]
     assert [(e["t"], e["device"], e["reason"]) for e in trace.of("DeviceError")] == [
-        (t, copier.device.handle, "dependent engine reset"), (t, bad.device.handle, "engine reset")]
+        (t + 500 * MS, copier.device.handle, "dependent engine reset"), (t + 500 * MS, bad.device.handle, "engine reset")]
     # The video node is outside the mask: its 3 s packet completes at 6 s.
     assert [(e["t"], e["status"]) for e in trace.of("QueuePacketStop") if e["context"] == video.handle] == [
         (6 * S, "Completed")]
     assert not ctx_summary(r, "video")["device_error"] and ctx_summary(r, "copier")["aborted"] == 1
     assert r.summary["tdr"]["engine_resets"] == 1 and r.bugcheck is None
+
+
+@pytest.mark.rule(117)
+def test_a_dependent_engine_that_preempts_is_not_reset():
+    """The same, with a copy engine that stops mid-buffer: it answers the preemption at once, so
+    only node 0 is reset, at once; the copy packet is resubmitted after the reset and finishes, its
+    device untouched, its engine busy 3 s in all."""
+    system, trace, r = dependent_run("interval")
+    bad, copier, video = system.contexts
+    t = trace.of("TdrDetected")[0]["t"]
+    assert resets_of(trace) == [(t, 0, 1)]
+    assert [(e["node"], e["group_of"]) for e in trace.of("EngineReset")] == [(0, 0)]
+    assert [(e["t"], e["fence"], e["status"]) for e in trace.of("DmaPacketStop") if e["context"] == copier.handle] == [
+        (t, 1, "Preempted"), (6 * S, 3, "Completed")]
+    subs = [(e["t"], e["args"]["SubmissionFenceId"], e["args"]["Flags"]["Resubmission"]) for e in trace.of("DdiCall")
+            if e["name"] == "DxgkDdiSubmitCommand" and e["args"]["hContext"] == copier.hDdi]
+    assert subs == [(3 * S, 1, 0), (t, 3, 1)]
+    assert [(e["device"], e["reason"]) for e in trace.of("DeviceError")] == [(bad.device.handle, "engine reset")]
+    assert system.gpu.engines[1].busy_ns == 3 * S and r.bugcheck is None
 
 
 class FaultNamesNoNode(ReferenceDriver):

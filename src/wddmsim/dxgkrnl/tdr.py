@@ -24,10 +24,12 @@ when the system bug-checks on a timeout instead of recovering.
   ``LastAbortedFenceId`` outside [last completed, last submitted] is bug check 0x119/0xA. Packets
   before it are complete, the one with that fence is aborted and its device goes to error, the ones
   after it go back to their software queues and are submitted again with new fence ids. Every
-  other node of the driver's DependentNodeOrdinalMask that has work on its hardware queue is reset
-  with it (Microsoft's DXGKARG_QUERYDEPENDENTENGINEGROUP page: the nodes "affected by a reset
-  operation"), one by one in ordinal order, the same way; the 500 ms Windows first gives them to
-  finish preempting is not modelled. A failed DDI call promotes the timeout to an adapter reset. Each engine timeout is a 0x141 live dump; more
+  other node of the driver's DependentNodeOrdinalMask that has work on its hardware queue
+  (Microsoft's DXGKARG_QUERYDEPENDENTENGINEGROUP page: the nodes "affected by a reset operation") is
+  first asked to preempt (reason ``dependent_reset``) and given no new work; the resets wait until
+  all have answered or 500 ms have passed ("TDR changes in Windows 8"), then the node and each
+  dependent node still holding work are reset, one by one in ordinal order, the same way. A failed
+  DDI call promotes the timeout to an adapter reset. Each engine timeout is a 0x141 live dump; more
   than ``TdrLimitCount - 1`` of them within ``TdrLimitTime`` block the offending process from the GPU
   (0x142 live dump, its devices go to error).
 - Adapter reset otherwise ("Thread synchronization and TDR", the DxgkDdiResetFromTimeout and
@@ -78,6 +80,9 @@ from .crash import BugCheckStop, CrashRecord
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 S = 1_000_000_000
+#: how long the scheduler lets the driver finish preempting the dependent engines before it resets
+#: those still busy ("TDR changes in Windows 8")
+DEPENDENT_PREEMPT_WAIT = 500_000_000
 NOTIFY = "DXGKARGCB_NOTIFY_INTERRUPT_DATA"
 _FENCE_INVALID = 0x2
 _ADAPTER_RESET_REQUIRED = 0x4
@@ -98,12 +103,14 @@ class TdrConfig:
 class NodeTdr:
     """One node's TDR timers and reset state."""
 
-    __slots__ = ("watch", "timer", "resetting")
+    __slots__ = ("watch", "timer", "resetting", "held_for", "group")
 
     def __init__(self):
         self.watch = None  # watchdog timer (one per node, re-armed lazily)
         self.timer = None  # TdrDelay timer of the outstanding preemption request
         self.resetting = False  # interrupts from the node are ignored
+        self.held_for = None  # the node whose reset waits for this dependent one to be preempted
+        self.group = None  # this node's reset waiting on its dependents: (running, timeout, mask, busy, timer)
 
 
 class Tdr:
@@ -199,6 +206,8 @@ class Tdr:
         if t.timer is not None:
             t.timer.cancel()
             t.timer = None
+        if t.held_for is not None:
+            self.dependent_answered(nq)
 
     def _expired(self, nq) -> None:
         nq.tdr.timer = None
@@ -320,12 +329,14 @@ class Tdr:
                        last_completed_fence=nq.last_completed, last_submitted_fence=nq.last_submitted)
 
     def _engine_reset(self, nq, running, timeout: bool = True) -> bool:
-        """Per-engine reset ("TDR changes in Windows 8"). False when it has to be promoted to an adapter reset.
-        ``timeout``: a TDR (live dump, counted) rather than a page fault."""
+        """Per-engine reset ("TDR changes in Windows 8"). False when it has to be promoted to an
+        adapter reset. ``timeout``: a TDR (live dump, counted) rather than a page fault. When other
+        busy nodes depend on ``nq`` (and the driver can preempt) the resets wait for them to be
+        preempted first (:meth:`_preempt_dependents`); True then means the recovery is under way."""
         if timeout:
             self.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
         nq.tdr.resetting = True
-        held = [nq]  # nodes whose interrupts are ignored until the recovery ends
+        deferred = False
         try:
             if running is None:
                 return True  # it finished between the timeout and now
@@ -354,17 +365,77 @@ class Tdr:
                     ddi_version=self.adapter.version.name, address=self.address, data=bytes(group), rule=117,
                     rule_name="DependentEngineGroupIncludesNode", ddi="DxgkDdiQueryDependentEngineGroup",
                 ))
+            busy = self._busy_dependents(nq, mask)
+            if busy and self.vs.preemptor.enabled:
+                deferred = True
+                self._preempt_dependents(nq, running, timeout, mask, busy)
+                return True
+        finally:
+            if not deferred:
+                nq.tdr.resetting = False
+                self.vs.retire()
+        return self._reset_group(nq, running, timeout, mask)
+
+    def _busy_dependents(self, nq, mask: int) -> list:
+        """The other nodes of ``mask`` (Microsoft's DXGKARG_QUERYDEPENDENTENGINEGROUP page: "all
+        dependent nodes that will be affected by a reset operation") with work on their hardware
+        queue, in ordinal order; one with nothing there loses nothing and is left alone."""
+        return [q for q in self.vs.nodes if q is not nq and mask >> q.ordinal & 1 and not q.tdr.resetting
+                and len(q.hw) > q.stopped]
+
+    def _preempt_dependents(self, nq, running, timeout: bool, mask: int, busy: list) -> None:
+        """"TDR changes in Windows 8": the scheduler gives the driver 500 ms to finish preempting the
+        dependent engines; only those not preempted by then are reset. Each busy dependent node gets
+        a preemption request (reason ``dependent_reset``) and takes no new work meanwhile; the
+        resets follow when all have answered, or 500 ms from now."""
+        pre = self.vs.preemptor
+        for q in busy:
+            q.tdr.held_for = nq
+            if not q.preemption.fence:
+                pre.request(q, q.hw[q.stopped].context, None, "dependent_reset")
+        timer = self.sim.after(DEPENDENT_PREEMPT_WAIT, self._dependents_waited, nq, PASSIVE)
+        nq.tdr.group = (running, timeout, mask, busy, timer)
+
+    def dependent_answered(self, q) -> None:
+        """The DPC saw ``q``'s answer to a preemption while the node it depends on waits to be reset:
+        once every dependent has answered, the resets need not wait any longer."""
+        nq = q.tdr.held_for
+        state = nq.tdr.group
+        if state is not None and all(d.preemption.fence == 0 for d in state[3]):
+            state[4].cancel()
+            self.sim.soon(self._dependents_waited, nq, PASSIVE)
+
+    def _dependents_waited(self, nq) -> None:
+        """The dependent engines were preempted (or the 500 ms ran out): reset ``nq`` and those of
+        them that still hold work; the preempted ones get their packets back."""
+        state = nq.tdr.group
+        if state is None:
+            return
+        nq.tdr.group = None
+        running, timeout, mask, busy, timer = state
+        timer.cancel()
+        for q in busy:
+            q.tdr.held_for = None
+        if running not in nq.hw:
+            # Another recovery (an adapter reset) took the packet meanwhile: nothing left to do.
+            nq.tdr.resetting = False
+            self.vs.retire()
+        elif not self._reset_group(nq, running, timeout, mask):
+            self._adapter_reset(nq, running, promoted=True, timeout=timeout)
+        for q in busy:
+            self.vs._wake_worker(q)
+
+    def _reset_group(self, nq, running, timeout: bool, mask: int) -> bool:
+        """``DxgkDdiResetEngine`` on ``nq``, then on each busy dependent node of ``mask`` one by one
+        in ordinal order, and the recovery of each. False when a call failed (promote)."""
+        nq.tdr.resetting = True
+        held = [nq]  # nodes whose interrupts are ignored until the recovery ends
+        try:
             aborted = self._reset_one(nq)
             if aborted is None:
                 return False
-            # The other nodes of the mask (Microsoft's DXGKARG_QUERYDEPENDENTENGINEGROUP page: "all
-            # dependent nodes that will be affected by a reset operation") are reset too, one by
-            # one in ordinal order; a dependent node with nothing on its hardware queue loses
-            # nothing and is left alone. Their interrupts are ignored like the node's own.
             dependents = []
-            for q in self.vs.nodes:
-                if q is nq or not mask >> q.ordinal & 1 or q.tdr.resetting or len(q.hw) <= q.stopped:
-                    continue
+            for q in self._busy_dependents(nq, mask):
                 q.tdr.resetting = True
                 held.append(q)
                 q_running = q.hw[q.stopped]
@@ -385,8 +456,8 @@ class Tdr:
                 if dev is not None:
                     hit.append(dev)
             if self.paging_hit:
-                # The reset hit a paging packet: an adapter-wide reset follows (10.3 step 9), and
-                # the device whose allocation it was moving goes to error.
+                # The reset hit a paging packet: an adapter-wide reset follows ("TDR changes in
+                # Windows 8"), and the device whose allocation it was moving goes to error.
                 for q in held:
                     q.tdr.resetting = False
                 self._adapter_reset(nq, None, promoted=True, timeout=timeout)
@@ -437,9 +508,9 @@ class Tdr:
     def _recover_node(self, nq, aborted: int, running, in_error_anyway: bool = True):
         """After an engine reset: complete before ``aborted``, abort it, take back the rest.
         Returns the device to put in error. ``in_error_anyway``: the node timed out, so the device
-        of the packet that ran goes to error even if it finished just before the reset ("TDR changes in
-        Windows 8"); a
-        dependent node reset along with it blames only a packet it aborted."""
+        of the packet that ran goes to error even if it finished just before the reset ("TDR
+        changes in Windows 8"); a dependent node reset along with it blames only a packet it
+        aborted."""
         hw = nq.hw
         now = self.sim.now
         guilty = None

@@ -204,8 +204,10 @@ class VidSch:
     def _dispatch(self, nq: NodeQueue) -> None:
         """Fill free hardware-queue slots of ``nq`` with packets the policy picks."""
         nq.dispatch_timer = None
-        if nq.preemption.fence or self.stopped:
-            return  # nothing more goes to the node until the driver answers the preemption
+        if nq.preemption.fence or self.stopped or nq.tdr.held_for is not None:
+            # Nothing more goes to the node until the driver answers the preemption, nor while the
+            # reset of an engine it depends on waits for it (dxgkrnl/tdr.py).
+            return
         policy = self.policy
         sim = self.sim
         submit_cost = self.costs.submit
