@@ -72,6 +72,10 @@ def _rare_runs():
     hw_hang = scenario_of({"name": "hwhang", "duration": "3s", "adapter": hw, "process": [app],
                                   "fault": hang2}, "<hwhang>")
     yield _run(hw_hang)
+    # The adapter stopped with work pending (AdapterStop).
+    stop = scenario_of({"name": "adapterstop", "duration": "50ms", "adapter": dict(base, stop_at="5ms"),
+                        "process": [app]}, "<adapterstop>")
+    yield _run(stop)
 
 
 @pytest.fixture(scope="module")

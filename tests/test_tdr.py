@@ -1,8 +1,8 @@
-"""Timeout detection and recovery (anchors.md part (b) scenarios 7-11; ddi-facts.md section 10):
-a hang is detected by an unanswered preemption request, recovered by an engine reset or an
-adapter reset, the guilty device goes to error while the others' packets are resubmitted and
-complete, a long but preemptible packet is not reset, and the TDR limits end in the documented
-bug checks. Asserted in virtual time and on the event log."""
+"""Timeout detection and recovery (Microsoft's "Timeout detection and recovery (TDR)" and "TDR
+changes in Windows 8" pages): a hang is detected by an unanswered preemption request, recovered by
+an engine reset or an adapter reset, the guilty device goes to error while the others' packets are
+resubmitted and complete, a long but preemptible packet is not reset, and the TDR limits end in the
+documented bug checks. Asserted in virtual time and on the event log."""
 
 from __future__ import annotations
 
@@ -230,10 +230,28 @@ def test_engine_timeouts_are_capped_one_lower_and_the_last_process_is_blocked():
 
 # -- TdrLevel ------------------------------------------------------------------------------------------------------
 def test_tdr_level_1_bug_checks_on_the_first_timeout():
+    """TdrLevelBugcheck: no recovery; the stop is 0x116 VIDEO_TDR_FAILURE, since 0x117 only names
+    the live dump of a recovered timeout and never stops the system (Microsoft's bug check pages)."""
     system, trace = build([("app", "3D", script((0, "10ms")))], tdr={"level": 1},
                           faults=[{"kind": "hang", "node": "3D", "at": MS}])
     r = system.run()
-    assert r.bugcheck.bugcheck.code == BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED and r.end == 4 * S
+    bc = r.bugcheck.bugcheck
+    assert (bc.code, bc.p4, r.end) == (BugCheckCode.VIDEO_TDR_FAILURE, 0, 4 * S)
+    assert [(e["t"], e["reason"]) for e in trace.of("TdrDetected")] == [(4 * S, "preemption_timeout")]
+    assert not trace.of("LiveDump") and not recovery_calls(trace)
+
+
+def test_tdr_level_1_bug_checks_with_0x116_under_hardware_scheduling_too():
+    from wddm2util import adapter, scenario
+
+    sc = scenario(adapter("hw"), [{"name": "a", "context": [{"name": "c", "node": "3D", "workload": script((0, "1ms"))}]}],
+                  duration="5s", tdr={"level": 1}, fault=[{"kind": "hang", "process": "a", "context": "c", "packet": 1}])
+    trace = ListSink()
+    r = System(sc, trace=trace).run()
+    (tdr,) = trace.of("TdrDetected")
+    bc = r.bugcheck.bugcheck
+    assert (bc.code, bc.p4, r.end) == (BugCheckCode.VIDEO_TDR_FAILURE, 0, tdr["t"])
+    assert tdr["reason"] == "no_progress" and not trace.of("LiveDump") and not trace.of("HwEngineReset")
 
 
 @pytest.mark.rule(113)
@@ -310,3 +328,180 @@ def test_query_current_fence_answers_are_judged_rule_55():
     r = system.run()
     assert r.bugcheck.rule == 55 and r.end == 2 * S
     assert "a newer completed fence must be reported with DxgkCbNotifyInterrupt" in r.bugcheck.message
+
+
+# -- what a reset does to fences, resubmissions and dependent engines ----------------------------------------------
+@pytest.mark.rule(101)
+@pytest.mark.parametrize("flags, jumps", [((), True), (("NoSignalMaxValueOnTdr",), False)])
+def test_a_reset_under_the_software_scheduler_drives_the_devices_fences_to_the_maximum(flags, jumps):
+    """Rule 101 under the packet scheduler with GPU virtual addresses: the fence a hung device was
+    to signal jumps to 2**64-1 when the engine reset puts that device in error, so a CPU waiter
+    on it wakes with success at the reset; with NoSignalMaxValueOnTdr it keeps its value and the
+    waiter times out."""
+    from wddm2util import adapter, scenario
+    from wddmsim.umd import Work
+
+    idle = {"kind": "script", "packets": [{"at": "1000s", "work": 0}]}
+    sc = scenario(adapter("va"), [{"name": n, "context": [{"name": "c", "node": "3D", "workload": idle}]}
+                                  for n in ("a", "b")], duration="6s")
+    trace = ListSink()
+    system = System(sc, trace=trace)
+    kmt = system.kmt
+    a, b = system.contexts
+    fence = kmt.CreateSynchronizationObject(a.device, 0, ("Shared",) + flags)
+    kmt.OpenSynchronizationObject(fence, b.device)
+    w2 = system.adapter.wddm2
+    seen = {}
+
+    def work():
+        w2.on_buffer = lambda c, seq, va: system.gpu.engines[0].hang_on_buffer(va)
+        yield from system.runtime.submit(a, (Work(MS),), signal=(fence, 5))
+        w2.on_buffer = None
+        status = yield kmt.WaitForSynchronizationObjectFromCpu([fence], [5], timeout=5_500 * MS)
+        seen["status"], seen["t"] = status, system.sim.now
+
+    system.sim.process(work())
+    system.run()
+    (error,) = trace.of("DeviceError")
+    assert (error["device"], error["reason"]) == (a.device.handle, "engine reset")
+    if jumps:
+        assert w2.fences.read(fence) == (1 << 64) - 1
+        assert (seen["status"], seen["t"]) == (0, error["t"])
+    else:
+        assert w2.fences.read(fence) == 0
+        assert (seen["status"], seen["t"]) == (int(NTSTATUS.STATUS_TIMEOUT), 5_500 * MS)
+
+
+def test_an_adapter_reset_resubmits_the_innocent_packet_with_the_resubmission_flag():
+    """The innocent context's packet that was on the hardware queue when the adapter was reset is
+    submitted again at once, with Flags.Resubmission = 1 (DXGK_SUBMITCOMMANDFLAGS, WDDM 2.0) and a
+    new fence id, and completes 10 ms later; the hung one is aborted."""
+    system, trace = build([("bad", "3D", script((0, "10ms"))), ("good", "3D", script(("1ms", "10ms")))],
+                          faults=[{"kind": "hang", "process": "bad", "context": "c", "packet": 1}], per_engine=False)
+    r = system.run()
+    bad, good = system.contexts
+    (reset,) = trace.of("AdapterReset")
+    t = reset["t"]
+    subs = [(e["t"], e["args"]["hContext"], e["args"]["SubmissionFenceId"], e["args"]["Flags"]["Resubmission"])
+            for e in trace.of("DdiCall") if e["name"] == "DxgkDdiSubmitCommand"]
+    assert subs == [(0, bad.hDdi, 1, 0), (MS, good.hDdi, 2, 0), (t, good.hDdi, 4, 1)]
+    stops = [(e["t"], e["context"], e["fence"], e["status"]) for e in trace.of("DmaPacketStop")]
+    assert stops == [(t, bad.handle, 1, "Aborted"), (t, good.handle, 2, "Reset"), (t + 10 * MS, good.handle, 4, "Completed")]
+    assert ctx_summary(r, "good")["completed"] == 1 and not ctx_summary(r, "good")["device_error"]
+
+
+class DependentCopyEngine(ReferenceDriver):
+    """A GPU whose 3D engine cannot be reset without its copy engine (node 1): the mask for node 0
+    names both; the copy and video nodes are otherwise independent."""
+
+    def DxgkDdiQueryDependentEngineGroup(self, hAdapter, pQueryDependentEngineGroup):
+        status = super().DxgkDdiQueryDependentEngineGroup(hAdapter, pQueryDependentEngineGroup)
+        if pQueryDependentEngineGroup.NodeOrdinal == 0:
+            pQueryDependentEngineGroup.DependentNodeOrdinalMask = 0b011
+        return status
+
+
+def dependent_run(copy_preemption):
+    sc = scenario_of({
+        "name": "dep", "duration": "10s",
+        "adapter": {"cpu_cost": ZERO, "per_engine_reset": True, "ddi_version": "wddm2_0",
+                    "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0, "preemption": "interval"},
+                              {"name": "Copy", "engine": "copy", "command_cost": 0, "preemption": copy_preemption},
+                              {"name": "Video", "engine": "video_decode", "command_cost": 0}]},
+        "fault": [{"kind": "hang", "process": "bad", "context": "c", "packet": 1}],
+        "process": [{"name": name, "context": [{"name": "c", "node": node, "workload": w}]} for name, node, w in (
+            ("bad", "3D", script((0, "10ms"))), ("copier", "Copy", script(("3s", "3s"))),
+            ("video", "Video", script(("3s", "3s"))))],
+    }, "<test>")
+    trace = ListSink()
+    system = System(sc, trace=trace, driver=DependentCopyEngine)
+    r = system.run()
+    return system, trace, r
+
+
+def resets_of(trace):
+    return [(e["t"], e["args"]["NodeOrdinal"], e["args"]["LastAbortedFenceId"]) for e in trace.of("DdiCall")
+            if e["name"] == "DxgkDdiResetEngine"]
+
+
+@pytest.mark.rule(117)
+def test_a_dependent_engine_that_cannot_be_preempted_is_reset_500_ms_later_with_the_node():
+    """DxgkDdiQueryDependentEngineGroup answers 0b011 for the hung 3D node. The copy node (node 1)
+    runs a 3 s buffer and stops only at buffer boundaries: the scheduler asks it to preempt, waits
+    500 ms ("TDR changes in Windows 8"), then resets node 0 and node 1, whose running packet is
+    aborted (its device in error); the video node, outside the mask, runs on untouched."""
+    system, trace, r = dependent_run("dma_buffer")
+    bad, copier, video = system.contexts
+    (tdr,) = trace.of("TdrDetected")
+    t = tdr["t"]
+    assert (t, tdr["node"]) == (4 * S, 0)
+    assert [(e["t"], e["node"], e["reason"]) for e in trace.of("PreemptRequest") if e["node"] < 2] == [
+        (2 * S, 0, "watchdog"), (t, 1, "dependent_reset")]
+    assert resets_of(trace) == [(t + 500 * MS, 0, 1), (t + 500 * MS, 1, 1)]
+    events = [(e["t"], e["node"], e["last_aborted_fence"], e["device"], e["group_of"]) for e in trace.of("EngineReset")]
+    assert events == [(t + 500 * MS, 0, 1, bad.device.handle, 0), (t + 500 * MS, 1, 1, copier.device.handle, 0)]
+    assert [(e["t"], e["device"], e["reason"]) for e in trace.of("DeviceError")] == [
+        (t + 500 * MS, copier.device.handle, "dependent engine reset"), (t + 500 * MS, bad.device.handle, "engine reset")]
+    # The video node is outside the mask: its 3 s packet completes at 6 s.
+    assert [(e["t"], e["status"]) for e in trace.of("QueuePacketStop") if e["context"] == video.handle] == [
+        (6 * S, "Completed")]
+    assert not ctx_summary(r, "video")["device_error"] and ctx_summary(r, "copier")["aborted"] == 1
+    assert r.summary["tdr"]["engine_resets"] == 1 and r.bugcheck is None
+
+
+@pytest.mark.rule(117)
+def test_a_dependent_engine_that_preempts_is_not_reset():
+    """The same, with a copy engine that stops mid-buffer: it answers the preemption at once, so
+    only node 0 is reset, at once; the copy packet is resubmitted after the reset and finishes, its
+    device untouched, its engine busy 3 s in all."""
+    system, trace, r = dependent_run("interval")
+    bad, copier, video = system.contexts
+    t = trace.of("TdrDetected")[0]["t"]
+    assert resets_of(trace) == [(t, 0, 1)]
+    assert [(e["node"], e["group_of"]) for e in trace.of("EngineReset")] == [(0, 0)]
+    assert [(e["t"], e["fence"], e["status"]) for e in trace.of("DmaPacketStop") if e["context"] == copier.handle] == [
+        (t, 1, "Preempted"), (6 * S, 3, "Completed")]
+    subs = [(e["t"], e["args"]["SubmissionFenceId"], e["args"]["Flags"]["Resubmission"]) for e in trace.of("DdiCall")
+            if e["name"] == "DxgkDdiSubmitCommand" and e["args"]["hContext"] == copier.hDdi]
+    assert subs == [(3 * S, 1, 0), (t, 3, 1)]
+    assert [(e["device"], e["reason"]) for e in trace.of("DeviceError")] == [(bad.device.handle, "engine reset")]
+    assert system.gpu.engines[1].busy_ns == 3 * S and r.bugcheck is None
+
+
+class FaultNamesNoNode(ReferenceDriver):
+    """Reports its hardware-queue page fault with NodeOrdinal 7 on a two-node adapter."""
+
+    def _report_hwqueue_fault(self, node):
+        notify = self.dxgk.DxgkCbNotifyInterrupt
+
+        def bad_node(handle, data):
+            data.HwQueuePageFaulted.NodeOrdinal = 7
+            return notify(handle, data)
+
+        self.dxgk.DxgkCbNotifyInterrupt = bad_node
+        try:
+            super()._report_hwqueue_fault(node)
+        finally:
+            self.dxgk.DxgkCbNotifyInterrupt = notify
+
+
+@pytest.mark.parametrize("verifier", ["strict", "report", "off"])
+def test_a_hwqueue_page_fault_naming_no_node_is_bug_check_0x119_1_in_every_mode(verifier):
+    """HWQUEUE_PAGE_FAULTED whose NodeOrdinal names no node stops as every other interrupt with a
+    bad node does (rule 20: 0x119 with P1 = 1, the fence it carries belongs to no node's sequence),
+    never with an IndexError, whatever the verifier mode."""
+    from wddm2util import adapter, scenario
+
+    sc = scenario(adapter("hw"), [{"name": "a", "context": [{"name": "c", "node": "3D", "workload": {
+        "kind": "script", "packets": [{"at": 0, "work": "1ms", "repeat": 3}]}}]}], duration="20ms",
+        fault=[{"kind": "page_fault", "process": "a", "context": "c", "packet": 2}])
+    trace = ListSink()
+    system = System(sc, trace=trace, driver=FaultNamesNoNode, verifier=verifier)
+    r = system.run()
+    stop = r.bugcheck
+    assert (stop.bugcheck.code, stop.bugcheck.p1) == (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
+                                                      VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID)
+    assert (stop.rule, stop.message) == (20, "rule 20 (NodeOrdinalInRange): HwQueuePageFaulted.NodeOrdinal 7 names no node")
+    (cb,) = [e for e in trace.of("Callback") if e["name"] == "DxgkCbNotifyInterrupt"
+             and e["args"]["InterruptType"] == "DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED"]
+    assert r.end == cb["t"] and not trace.of("PageFault") and not trace.of("HwEngineReset")

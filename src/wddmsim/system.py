@@ -237,6 +237,8 @@ class System:
             start_workload(self.runtime, ctx, c.workload, rng, self.fences)
             if c.destroy_at is not None:
                 self.sim.at(c.destroy_at, self.kmt.DestroyContext, ctx)
+        if self.scenario.adapter.stop_at is not None:
+            self.sim.at(self.scenario.adapter.stop_at, self.kmt.StopAdapter)
 
     def _set_budget(self, arg) -> None:
         proc, size = arg

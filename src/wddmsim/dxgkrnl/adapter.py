@@ -34,6 +34,7 @@ from .objects import PRIORITY_CLASSES, Allocation, Context, Device, HandleTable,
 from .pool import KernelPool
 from .verifier import Verifier
 from .tdr import TdrConfig
+from .adapterstop import AdapterStop
 from .present import FLAG_FLIP, FLAG_FLIP_NO_WAIT, FLAG_REDIRECTED_PRESENT
 from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 
@@ -243,6 +244,7 @@ class Adapter:
                        f"{', '.join(str(i) for i in unsupported)}")])
         depths = self._depth if isinstance(self._depth, list) else [self._depth] * count
         self.vidsch = VidSch(self, self._policy, depths[:count])
+        self.stopper = AdapterStop(self)
         self.interrupt_address = self.pool.alloc(4096)
         if self.gpu_va:
             from .wddm2 import Wddm2

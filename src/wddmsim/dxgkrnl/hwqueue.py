@@ -758,7 +758,8 @@ class HwSch:
         """Put ``device`` in error: its queues' work is dropped, its fences jump to the maximum."""
         if device.error:
             return
-        device.error = reason  # truthy: in error, and why (D3DKMT.GetDeviceState)
+        device.error = True
+        device.error_reason = reason
         now = self.sim.now
         if self.trace is not None:
             self.trace.emit(now, "DeviceError", {"device": device.handle, "process": device.process.pid,

@@ -12,11 +12,12 @@ fences move. Decisions (open questions 13 and 15; docs/scheduling.md):
   (rule 107): while such a queue has buffers with the driver the node is not judged, since the
   others may be waiting for it.
 - *unanswered suspend*: a ``DxgkDdiSuspendContext`` not acknowledged within ``TdrDelay`` is an
-  engine timeout on the context's node (section 8.4).
+  engine timeout on the context's node (the DxgkDdiSuspendContext page).
 
-``TdrLevel`` 0 detects nothing and 1 stops with bug check 0x117, as under the software scheduler.
+``TdrLevel`` 0 detects nothing and 1 stops with bug check 0x116, as under the software scheduler
+(:meth:`wddmsim.dxgkrnl.tdr.Tdr.bugcheck_on_timeout` says why that code).
 
-Engine reset (section 10.4): a 0x141 live dump for a timeout; ``DxgkDdiResetHwEngine``, during which
+Engine reset (the DxgkDdiResetHwEngine, DxgkDdiResumeHwEngine and DxgkCbInvalidateHwContext pages): a 0x141 live dump for a timeout; ``DxgkDdiResetHwEngine``, during which
 the driver calls ``DxgkCbInvalidateHwContext`` for every context the reset hit; their devices go to
 error; the node's interrupts are enabled again and ``DxgkDdiResumeHwEngine`` lets the GPU schedule
 the rest. An interrupt from the node between the two calls is bug check 0x119/0x10 (rule 57). More
@@ -28,7 +29,7 @@ counted against ``TdrLimitCount`` (0x116 beyond it) with a 0x117 live dump, then
 ``DxgkDdiResetFromTimeout`` (the GPU loses every queue's work), every device that had buffers with
 the driver goes to error, ``DxgkDdiRestartFromTimeout``. Either call failing is bug check 0x116.
 
-Page faults (section 4.4, rule 54): ``HWQUEUE_PAGE_FAULTED`` names the queue by its handle when
+Page faults (the DXGKARGCB_NOTIFY_INTERRUPT_DATA page, rule 54): ``HWQUEUE_PAGE_FAULTED`` names the queue by its handle when
 ``FENCE_INVALID`` is clear (a handle that names no queue of the node, or an arm the flags select that
 holds no hardware context or process, breaks rule 54: 0xC4, the verifier's report); that queue's
 device goes to error at PASSIVE_LEVEL and the engine is reset as the flags ask
@@ -36,8 +37,9 @@ device goes to error at PASSIVE_LEVEL and the engine is reset as the flags ask
 Inconsistent flags (rule 51) and ``FATAL_HARDWARE_ERROR`` (rule 53) stop the model in every verifier
 mode, as under the software scheduler. A fault is not a timeout: no live dump, not counted.
 
-Spec: ddi-facts.md sections 8.4, 9.2, 10.1, 10.4, 10.5, 11 (0x119/0x10), 14.2; rules 51, 53, 54, 57,
-107, 113, 121.
+Microsoft's pages: "Timeout detection and recovery (TDR)", DxgkDdiSuspendContext, DxgkDdiResetHwEngine,
+DxgkDdiResumeHwEngine, DxgkCbInvalidateHwContext, DXGKARGCB_NOTIFY_INTERRUPT_DATA, bug checks 0x116,
+0x117, 0x119 (P1 0x10), 0x141 and 0x142; rules 51, 53, 54, 57, 107, 113, 121.
 """
 
 from __future__ import annotations
@@ -132,11 +134,7 @@ class HwTdr:
         self._emit("TdrDetected", {"node": node.ordinal, "reason": reason, "fence": progress_id,
                                    "context": ctx.handle if ctx is not None else 0})
         if self.config.level == 1:
-            ad = self.adapter
-            bc = BugCheck(BugCheckCode.VIDEO_TDR_TIMEOUT_DETECTED, 0, 0, 0, node.ordinal)
-            raise BugCheckStop(CrashRecord(
-                time=self.sim.now, bugcheck=bc, struct="", arch=ad.arch, ddi_version=ad.version.name, address=0,
-                data=b"", message=f"node {node.ordinal} timed out ({reason}) and TdrLevel is 1 (bug check on timeout)"))
+            self._sw.bugcheck_on_timeout(node.ordinal, str(node.ordinal), reason)
         self.reset_engine(node, reason, timeout=True)
 
     # -- engine reset ---------------------------------------------------------------------------------
@@ -153,7 +151,7 @@ class HwTdr:
             self.hwsch.device_error(ctx.device, "context invalidated by the driver")
 
     def reset_engine(self, node, reason: str, timeout: bool) -> None:
-        """DxgkDdiResetHwEngine, the contexts it hit in error, DxgkDdiResumeHwEngine (section 10.4);
+        """DxgkDdiResetHwEngine, the contexts it hit in error, DxgkDdiResumeHwEngine (Microsoft's pages);
         ``timeout``: a TDR (live dump, counted) rather than a page fault."""
         ad = self.adapter
         hw = self.hwsch
@@ -203,7 +201,7 @@ class HwTdr:
             self.submitted(node)
 
     def adapter_reset(self, node, timeout: bool) -> None:
-        """The full GPU reset an engine reset escalates to (section 10.2 applied to hardware queues)."""
+        """The full GPU reset an engine reset escalates to (the adapter-wide reset applied to hardware queues)."""
         hw = self.hwsch
         sw = self._sw
         if timeout:

@@ -39,6 +39,32 @@ class D3DKMT:
         band, realtime_level, quantum, grace_same, grace_lower, queues = list of flag sets)."""
         return self.adapter.create_context(device, node, name, priority, hw)
 
+    #: D3DKMT_DEVICEEXECUTION_STATE for a device in error, by why it went there: the device whose
+    #: work timed out is hung; one a reset hit along with it is reset; a page fault, an adapter stop.
+    _EXECUTION_STATE = {"engine reset": "HUNG", "adapter reset": "HUNG", "page fault": "ERROR_DMAPAGEFAULT",
+                        "adapter stopped": "STOPPED"}
+
+    def GetDeviceState(self, device: Device) -> str:
+        """D3DKMTGetDeviceState with D3DKMT_DEVICESTATE_EXECUTION: the device's
+        D3DKMT_DEVICEEXECUTION_STATE without its prefix (Microsoft's enumeration page): ``ACTIVE``;
+        ``HUNG`` for the device whose work timed out; ``ERROR_DMAPAGEFAULT`` after a GPU page fault
+        the driver reported; ``ERROR_DMAFAULT`` when the driver refused one of its DMA buffers;
+        ``STOPPED`` after an adapter stop; ``RESET`` for one a reset hit otherwise (a dependent
+        engine's reset, a paging transfer for it, its process blocked from the GPU)."""
+        if not device.error:
+            return "ACTIVE"
+        reason = device.error_reason
+        if "STATUS_INVALID_PARAMETER" in reason:
+            return "ERROR_DMAFAULT"
+        return self._EXECUTION_STATE.get(reason, "RESET")
+
+    def StopAdapter(self) -> None:
+        """Stop the adapter's GPU scheduler with whatever work is pending, as Windows does when the
+        adapter is stopped (no D3DKMT call of its own: the OS's Plug and Play path). Queued packets
+        are cancelled, the driver's are reset, every device goes to error
+        (:mod:`wddmsim.dxgkrnl.adapterstop`)."""
+        self.adapter.stopper.stop()
+
     def DestroyContext(self, context: Context) -> None:
         """Destroy ``context``: queued packets are cancelled, submitted ones finish first."""
         self.adapter.destroy_context(context)
@@ -75,21 +101,6 @@ class D3DKMT:
         self._emit("ReclaimAllocations", {"device": device.handle, "allocations": [a.handle for a in allocations],
                                           "results": results})
         return results
-
-    def GetDeviceState(self, device: Device) -> str:
-        """D3DKMTGetDeviceState with D3DKMT_DEVICESTATE_EXECUTION: the device's
-        D3DKMT_DEVICEEXECUTION_STATE without its prefix. ``ACTIVE`` until the device goes to error;
-        then ``ERROR_DMAPAGEFAULT`` when a page fault the driver reported put it there,
-        ``ERROR_DMAFAULT`` when the driver refused one of its DMA buffers, ``HUNG`` for a timeout's
-        reset or anything else that ended its work."""
-        reason = device.error
-        if not reason:
-            return "ACTIVE"
-        if reason == "page fault":
-            return "ERROR_DMAPAGEFAULT"
-        if "STATUS_INVALID_PARAMETER" in str(reason):
-            return "ERROR_DMAFAULT"
-        return "HUNG"
 
     def _own(self, device: Device, allocations) -> None:
         if device.error:

@@ -60,7 +60,7 @@ class Process:
 
 
 class Device:
-    __slots__ = ("handle", "process", "hDriver", "contexts", "info", "allocations", "error")
+    __slots__ = ("handle", "process", "hDriver", "contexts", "info", "allocations", "error", "error_reason")
 
     def __init__(self, process: Process):
         self.handle = 0
@@ -69,7 +69,8 @@ class Device:
         self.contexts: list[Context] = []
         self.info = None  # DXGK_DEVICEINFO (driver that is not MultiEngineAware)
         self.allocations: list[Allocation] = []
-        self.error = False  # in error: the reason (a non-empty string)
+        self.error = False
+        self.error_reason = ""  # why it went to error (the DeviceError event's reason)
 
 
 class Context:
@@ -229,7 +230,7 @@ class Packet:
         # nothing to run). Ground truth for the checks of dxgkrnl/groundtruth.py.
         self.ran_at = None
         self.submit_bytes = b""  # its DXGKARG_SUBMITCOMMAND, kept for judging it at completion
-        self.preempted = False  # taken back by a preemption at least once (resubmissions)
+        self.preempted = False  # taken back by a preemption or a reset at least once (resubmissions)
         self.surface = 0  # a flip's surface address
         self.present_t = -1  # when the application presented (present packets)
         self.displayed = -1  # when a VidPn source first showed it

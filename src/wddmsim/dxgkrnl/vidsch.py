@@ -159,11 +159,12 @@ class VidSch:
         self.packets_retired = 0
         self.last_retired_ns = 0  # when the last packet was retired (the run's makespan)
         self.null_rendering_packets = 0
-        self.resubmissions = 0  # submissions of packets taken back by a preemption
+        self.resubmissions = 0  # submissions of packets taken back by a preemption or a reset
         self.virtual_submissions = 0  # DxgkDdiSubmitCommandVirtual calls
         #: contexts released from a GPU wait, not yet submitted again: when the signal came (the
         #: interrupt that reported the GPU's write, or the CPU's signal), for the wake-up latency
         self._woken: dict = {}
+        self.stopped = False  # the adapter was stopped (dxgkrnl/adapterstop.py): nothing more is submitted
         self._submit_cls = submit_cls
         self._plist_cls = layout.ctype(RECORDS["D3DDDI_PATCHLOCATIONLIST"], arch, version)
         self._plist_size = ctypes.sizeof(self._plist_cls)
@@ -191,6 +192,10 @@ class VidSch:
                 "context": ctx.handle, "process": ctx.device.process.pid, "node": ctx.node,
                 "seq": packet.seq, "kind": packet.kind, "queued": len(ctx.queue), "hwqueue": 0, "progress_id": 0,
             })
+        if self.stopped:
+            ctx.queue.pop()
+            self.adapter.cancel_packet(packet)  # the adapter was stopped: it never runs
+            return
         if not ctx.ready:
             ctx.ready = True
             self.policy.ready(ctx, now)
@@ -212,8 +217,10 @@ class VidSch:
     def _dispatch(self, nq: NodeQueue) -> None:
         """Fill free hardware-queue slots of ``nq`` with packets the policy picks."""
         nq.dispatch_timer = None
-        if nq.preemption.fence:
-            return  # nothing more goes to the node until the driver answers the preemption
+        if nq.preemption.fence or self.stopped or nq.tdr.held_for is not None:
+            # Nothing more goes to the node until the driver answers the preemption, nor while the
+            # reset of an engine it depends on waits for it (dxgkrnl/tdr.py).
+            return
         policy = self.policy
         sim = self.sim
         submit_cost = self.costs.submit

@@ -286,6 +286,10 @@ class Adapter(ScenarioModel):
     #: until a StepEngine call (``[[call]]``) lets it through the next submissions, each at once
     #: (the manual-advance GPU of scheduler tests)
     engine_mode: Literal["timed", "stepped"] = "timed"
+    #: stop the adapter's GPU scheduler at this time, with whatever work is pending (the OS's
+    #: adapter stop, dxgkrnl/adapterstop.py): queued packets are cancelled, the driver's are reset,
+    #: every device goes to error. Software scheduler only
+    stop_at: Duration | None = None
     # Moved to the driver's settings ([driver]):
     ddi_version: _moved("ddi_version")
     multi_engine_aware: _moved("multi_engine_aware")
@@ -322,6 +326,9 @@ class Adapter(ScenarioModel):
             problems.append(
                 (("nodes",), "an adapter needs exactly one node with engine '3d', found none")
             )
+        if self.scheduling == "hardware" and self.stop_at is not None:
+            problems.append((("stop_at",), "an adapter stop is modelled under the software scheduler only; "
+                                           "remove stop_at or use scheduling = \"software\""))
         if self.scheduling == "hardware" and self.gpu_va is False:
             problems.append((("gpu_va",), "hardware scheduling always uses GPU virtual addresses; "
                                           "remove gpu_va = false or use scheduling = \"software\""))
@@ -831,7 +838,7 @@ class Call(ScenarioModel):
 class Tdr(ScenarioModel):
     """Timeout detection and recovery: the GraphicsDrivers registry values the model honours."""
 
-    #: TdrLevel: 0 no detection, 1 bug check 0x117 on a timeout, 3 recover
+    #: TdrLevel: 0 no detection, 1 bug check 0x116 on a timeout (no recovery), 3 recover
     level: Literal[0, 1, 3] = 3
     #: TdrDelay: how long a preemption request may go unanswered
     delay: Duration = Field(default=_ns("2s"), gt=0)
@@ -905,6 +912,10 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
     """Every problem that needs more than one field to see, in file order, with locations from
     the top of the scenario. Empty when the scenario is consistent."""
     problems: list[tuple[Location, str]] = []
+    stop_at = scenario.adapter.stop_at
+    if stop_at is not None and stop_at >= scenario.duration:
+        problems.append((("adapter", "stop_at"), f"the adapter stop at {format_duration(stop_at)} is not before the end of "
+                                                 f"the run (duration {format_duration(scenario.duration)})"))
     node_names = [node.name for node in scenario.adapter.nodes]
     first_process: dict[str, int] = {}
     for p, process in enumerate(scenario.process):

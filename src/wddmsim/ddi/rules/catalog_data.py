@@ -485,13 +485,12 @@ ENTRIES: dict[int, Entry] = {
               reason="the fence table refuses wait and signal values outside the half range"),
     100: Entry(C, (_MONITORING, _SYNCINFO2), check=(_DX + "wddm2.Wddm2.fence_address",),
                reason=_self("the monitored fence addresses (8-byte fence slots)")),
-    101: Entry(C, (_MONITORING, _SYNCINFO2), check=(FT + "signal_max_on_tdr", HW + "device_error"),
+    101: Entry(C, (_MONITORING, _SYNCINFO2), check=(FT + "signal_max_on_tdr", HW + "device_error", TDR + "device_error"),
                name="MaxFenceOnTdr", section="9.1",
                words="When a reset takes down devices that could signal a monitored fence, the fence jumps to its "
                      "largest value unless it was created with NoSignalMaxValueOnTdr.",
-               reason="HwSch.device_error drives every fence the device could signal to its maximum; under "
-                      "software scheduling with GPU virtual addresses Tdr.device_error does not yet (a known gap "
-                      "of the OS model)"),
+               reason="HwSch.device_error (hardware scheduling) and Tdr.device_error (the software scheduler with "
+                      "GPU virtual addresses) drive every fence the device could signal to its maximum"),
     102: Entry(C, (_SYNCINFO2, _u("ddi/d3dukmdt/ne-d3dukmdt-_d3dddi_synchronizationobject_type")),
                check=(FT + "create",),
                name="SyncObjectFlagCombinations", section="9.1",

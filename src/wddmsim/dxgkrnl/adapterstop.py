@@ -1,0 +1,113 @@
+"""Stopping the adapter's GPU scheduler with work pending.
+
+When Windows stops a display adapter (Plug and Play stops or disables the device, or the driver is
+replaced) the GPU scheduler is stopped first: no packet may stay with the driver or in the OS's
+queues. The model does what Microsoft documents for each kind of pending packet:
+
+- a packet still in a context's software queue never reached the hardware queue: it is cancelled,
+  and a driver that reports ``DXGK_VIDSCHCAPS.CancelCommandAware`` is told through
+  ``DxgkDdiCancelCommand`` (Microsoft's DxgkDdiCancelCommand page: a packet that was in the
+  scheduler's software queue and never reached the hardware queue);
+- packets the driver has (on a hardware queue, not completed) are abandoned through the adapter
+  reset the driver already implements for recovery, ``DxgkDdiResetFromTimeout`` then
+  ``DxgkDdiRestartFromTimeout`` (Microsoft's pages: by the reset's return the GPU no longer touches
+  memory and the driver holds nothing; every node's last completed fence becomes its last
+  submitted one). Only when something is on a hardware queue; it is no timeout: no live dump, not
+  counted toward TdrLimitCount.
+
+So the driver sees exactly one cancel or one reset for each pending packet. Every pending packet's
+fence completes with status ``Cancelled`` (``QueuePacketStop``), every process's devices go to
+error (``DeviceError`` reason ``adapter stopped``): their CPU waiters wake, their monitored fences go
+to the maximum value (as for a device a reset affects, unless ``NoSignalMaxValueOnTdr``) and their
+later calls fail with ``STATUS_DEVICE_REMOVED``. The scheduler submits nothing after the stop;
+VidMm's own queued paging packets are cancelled with the rest. The model has no Plug and Play
+teardown (``DxgkDdiStopDevice``), so the run simply goes on with an idle GPU until its end.
+
+The stop is logged as ``AdapterStop`` (docs/events.md); the scenario field is ``[adapter] stop_at``
+(docs/scenarios.md). Software scheduler only: under hardware scheduling the scenario is refused.
+"""
+
+from __future__ import annotations
+
+
+class AdapterStop:
+    """The stop of one adapter's :class:`~wddmsim.dxgkrnl.vidsch.VidSch` (see the module doc)."""
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+        self.stopped_at: int | None = None
+
+    def stop(self) -> None:
+        """Stop the scheduler now (PASSIVE_LEVEL): cancel, reset, remove (see the module doc)."""
+        ad = self.adapter
+        if self.stopped_at is not None:
+            return
+        vs = ad.vidsch
+        tdr = vs.tdr
+        sim = ad.sim
+        now = sim.now
+        self.stopped_at = now
+        vs.stopped = True
+        system = list(vs.vidmm._system_contexts.values())
+        contexts = [c for c in ad.contexts if not c.destroyed] + system
+        pending = sum(len(c.queue) for c in contexts)
+        on_hw = sum(len(q.hw) - q.stopped + len(q.preemption.preempted) for q in vs.nodes)
+        if ad.trace is not None:
+            ad.trace.emit(now, "AdapterStop", {"pending": pending, "on_hardware": on_hw})
+        if any(len(q.hw) > q.stopped for q in vs.nodes):
+            self._reset(vs, tdr)
+        else:
+            self._cancel_taken_back(vs)
+        for ctx in system:
+            ad.drop_queue(ctx)
+        for proc in ad.processes:
+            for dev in proc.devices:
+                tdr.device_error(dev, "adapter stopped")
+
+    def _reset(self, vs, tdr) -> None:
+        """The driver abandons what it holds: DxgkDdiResetFromTimeout, every packet on a hardware
+        queue is cancelled, DxgkDdiRestartFromTimeout (either failing is bug check 0x116)."""
+        now = self.adapter.sim.now
+        for q in vs.nodes:
+            q.tdr.resetting = True
+        try:
+            tdr.must_succeed("DxgkDdiResetFromTimeout")
+            if vs.truth is not None:
+                vs.truth.adapter_reset()
+            for q in vs.nodes:
+                hw = q.hw
+                busy = len(hw) > q.stopped
+                taken = []
+                while len(hw) > q.stopped:
+                    taken.append(hw.pop())
+                taken.reverse()
+                for p in taken:
+                    vs.off_hardware(p)
+                    tdr._stop(p, q, "Reset")
+                    self._cancel(vs, p)
+                q.last_completed = q.last_submitted
+                if busy and q.busy_since >= 0:
+                    q.busy_ns += now - q.busy_since
+                tdr._clear_preemption(q)
+            self._cancel_taken_back(vs)
+            tdr.must_succeed("DxgkDdiRestartFromTimeout")
+        finally:
+            for q in vs.nodes:
+                q.tdr.resetting = False
+            vs.retire()
+
+    def _cancel_taken_back(self, vs) -> None:
+        """Packets a preemption took off the hardware whose DPC has not put them back yet: they had
+        reached the hardware, so they are cancelled without DxgkDdiCancelCommand."""
+        for q in vs.nodes:
+            st = q.preemption
+            for p in st.preempted:
+                self._cancel(vs, p)
+            st.preempted.clear()
+            st.answered = False
+            st.cand = None
+
+    def _cancel(self, vs, p) -> None:
+        """``p`` had reached the hardware: its fence completes as cancelled, the reset told the driver."""
+        self.adapter.cancel_packet(p, reached_hardware=True)
+        vs.retired_from(p.context)
