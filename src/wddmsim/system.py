@@ -110,7 +110,8 @@ class System:
                                        "scenario": scenario.name, "seed": self.seed})
         self.gpu = GPU(
             sim,
-            [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth, n.preemption, n.preemption_interval)
+            [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth, n.preemption, n.preemption_interval,
+                        n.hw_queue_slots)
              for n in ad.nodes],
             [(s.name, s.kind, s.size, s.cpu_visible) for s in ad.segments],
             display_refresh_hz=list(ad.displays), max_queued_flips=ad.max_queued_flips,
@@ -263,7 +264,9 @@ class System:
             # The GPU's own view (its context-management processor), per engine and per context.
             scheds = {i: self.gpu.hw_scheduler(i) for i in range(len(hw.nodes))}
             out["engines"] = [{"node": i, "name": self.adapter.node_names[i], "context_switches": scheds[i].switches,
-                               "queue_switches": scheds[i].queue_switches, "resets": hw.nodes[i].resets}
+                               "queue_switches": scheds[i].queue_switches, "resets": hw.nodes[i].resets,
+                               "hw_queue_slots": scheds[i].slots, "queue_maps": scheds[i].maps,
+                               "queue_unmaps": scheds[i].unmaps}
                               for i in range(len(hw.nodes))]
             out["contexts"] = [{"context": ctx.full_name, "band": ctx.band, "queues": len(ctx.hwqueues),
                                 "gpu_busy_ns": scheds[ctx.node].busy_ns(ctx.hDriver, elapsed=True) if ctx.hDriver else None,

@@ -76,6 +76,9 @@ class EngineSpec:
     #: every how many ns of WORK it can stop
     preemption: str = "dma_buffer"
     preemption_interval: int = 100_000
+    #: hardware queue slots of its hardware scheduler (docs/gpu.md, "Hardware queue slots"); None:
+    #: no limit, every queue stays mapped
+    hw_queue_slots: int | None = None
 
 
 class GPU:
@@ -109,6 +112,7 @@ class GPU:
             Engine(self, i, e.name, e.kind, e.command_cost, e.bandwidth, e.preemption, e.preemption_interval)
             for i, e in enumerate(engines)
         ]
+        self._slots = [e.hw_queue_slots for e in engines]
         if len(self.engines) > 62:
             raise ValueError("at most 62 engines (interrupt status bits)")
         self.segments: list[Segment] = []
@@ -173,7 +177,8 @@ class GPU:
         if hs is None:
             if not 0 <= engine_index < len(self.engines):
                 raise ValueError(f"no engine {engine_index}")
-            hs = self._hw_schedulers[engine_index] = HwScheduler(self, self.engines[engine_index])
+            hs = self._hw_schedulers[engine_index] = HwScheduler(self, self.engines[engine_index],
+                                                                 self._slots[engine_index])
         return hs
 
     def engine_faulted(self, engine: Engine, reason: str) -> None:

@@ -170,6 +170,9 @@ class Node(ScenarioModel):
     #: "interval" (stops a WORK command at the next multiple of preemption_interval)
     preemption: Literal["none", "dma_buffer", "primitive", "interval"] = "dma_buffer"
     preemption_interval: Duration = Field(default=_ns("100us"), gt=0)
+    #: hardware scheduling: how many hardware queues the engine's scheduler can hold mapped at once
+    #: (its slots); more queues than slots are mapped and unmapped as they go idle. Unset: no limit
+    hw_queue_slots: int | None = Field(default=None, ge=1, le=1024)
     # Moved to the driver's settings ([driver.engines.<name>]):
     ring_size: _moved("ring_size", "engines.<node name>.")
     ring_buffer_fence_release: _moved("ring_buffer_fence_release", "engines.<node name>.")
@@ -691,6 +694,12 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
     if scenario.fence and not gpu_va:
         problems.append((("fence",), "monitored fences need GPU virtual addressing (adapter.gpu_va = true or "
                                      "adapter.scheduling = \"hardware\")"))
+    if not hardware:
+        for n, node in enumerate(ad.nodes):
+            if node.hw_queue_slots is not None:
+                problems.append((("adapter", "nodes", n, "hw_queue_slots"),
+                                 "hw_queue_slots are the hardware scheduler's; the adapter uses the software "
+                                 "scheduler (adapter.scheduling)"))
     chains: dict[str, list[tuple[int, int, int]]] = {}
     for p, process in enumerate(scenario.process):
         for c, context in enumerate(process.context):
