@@ -252,6 +252,50 @@ class System:
             total += sum(ctx.submitted - ctx.virtual_packets for ctx in self.contexts) * c.render
         return {"total_ns": total, "submissions": app, "per_submission_ns": round(total / app, 1) if app else 0.0}
 
+    def _process_busy(self, elapsed: int) -> list[dict]:
+        """Per process, its GPU time two ways. ``gpu_busy_ns``: the GPU's own account (software
+        scheduler: engine time inside the process's DMA buffers, from the bus observer, None with
+        the verifier off; hardware scheduling: its contexts' time on the engines by the GPU's
+        scheduler). ``os_busy_ns``: the OS's view (software scheduler), the DmaPacketStart..
+        DmaPacketStop spans of its packets at the bottom of their node's hardware queue, as GPUView
+        draws them; None under hardware scheduling, which has no DmaPacket events. VidMm's own
+        work counts for the process "System" (pid 4)."""
+        vs = self.adapter.vidsch
+        w2 = self.adapter.wddm2
+        hw = w2 is not None and w2.hwsch is not None
+        procs: dict = {}
+
+        def row(proc) -> dict:
+            r = procs.get(proc)
+            if r is None:
+                r = procs[proc] = {"process": proc.name, "pid": proc.pid, "gpu_busy_ns": 0, "os_busy_ns": 0}
+            return r
+
+        for proc in self.processes:
+            row(proc)
+        if hw:
+            for ctx in self.contexts:
+                if ctx.hDriver:
+                    row(ctx.device.process)["gpu_busy_ns"] += \
+                        self.gpu.hw_scheduler(ctx.node).busy_ns(ctx.hDriver, elapsed=True)
+            for r in procs.values():
+                r["os_busy_ns"] = None
+            return list(procs.values())
+        for nq in vs.nodes:
+            # The packet at the bottom of a busy node: its span so far.
+            if len(nq.hw) > nq.stopped and nq.busy_since >= 0:
+                row(nq.hw[nq.stopped].context.device.process)["os_busy_ns"] += elapsed - nq.busy_since
+        for proc, ns in vs.os_busy.items():
+            row(proc)["os_busy_ns"] += ns
+        truth = vs.truth
+        if truth is None:
+            for r in procs.values():
+                r["gpu_busy_ns"] = None
+        else:
+            for proc, ns in truth.gpu_busy(elapsed).items():
+                row(proc)["gpu_busy_ns"] += ns
+        return list(procs.values())
+
     def _wddm2_summary(self) -> dict | None:
         """GPU virtual addresses, monitored fences and (hardware scheduling) hardware queues."""
         w2 = self.adapter.wddm2
@@ -429,7 +473,8 @@ class System:
                     "live_dumps": [{"t": t, "code": c, "p4": p4} for t, c, p4 in vs.tdr.live_dumps]},
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "gpu_faults": len(self.gpu.faults),
-            "nodes": nodes, "contexts": contexts, "displays": vs.presents.summary(elapsed),
+            "nodes": nodes, "contexts": contexts, "processes": self._process_busy(elapsed),
+            "displays": vs.presents.summary(elapsed),
             "memory": vs.vidmm.summary(),
             "scheduling": self.scenario.adapter.scheduling,
             "cpu": self._cpu_cost(),

@@ -235,7 +235,7 @@ class Preemptor:
             taken.append(hw.pop())
         taken.reverse()
         if taken:
-            nq.busy_ns += now - nq.busy_since
+            vs.charge(nq, taken[0], now)
         tr = vs.trace
         for p in taken:
             vs.off_hardware(p)

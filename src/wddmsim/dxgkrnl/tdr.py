@@ -403,7 +403,7 @@ class Tdr:
         self._take_back(nq)
         nq.last_completed = max(nq.last_completed, aborted)
         if nq.busy_since >= 0 and running is not None:
-            nq.busy_ns += now - nq.busy_since
+            self.vs.charge(nq, running, now)
         self._clear_preemption(nq)
         return guilty
 
@@ -423,6 +423,7 @@ class Tdr:
             for q in vs.nodes:
                 hw = q.hw
                 busy = len(hw) > q.stopped
+                bottom = hw[q.stopped] if busy else None
                 keep = []
                 while len(hw) > q.stopped:
                     p = hw.pop()
@@ -436,7 +437,7 @@ class Tdr:
                 self._take_back(q)
                 q.last_completed = q.last_submitted
                 if busy and q.busy_since >= 0:
-                    q.busy_ns += now - q.busy_since
+                    vs.charge(q, bottom, now)
                 self._clear_preemption(q)
             self.must_succeed("DxgkDdiRestartFromTimeout")
             self.adapter_resets += 1

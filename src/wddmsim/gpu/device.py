@@ -104,7 +104,13 @@ class GPU:
         #: end, t, space)`` when it has executed a buffer called from the ring up to its end address
         #: ``end``. ``space`` is the engine's address space (its root table; 0: physical addresses);
         #: ``t`` is the engine's local time, which may run ahead of the clock (see the module doc of
-        #: :mod:`wddmsim.gpu.engine`).
+        #: :mod:`wddmsim.gpu.engine`). ``bus.rewound(engine_index, t)``: the work the engine had run
+        #: ahead past ``t`` will not happen (a preemption stop inside it, a hang, a reset, a fault);
+        #: ``bus.stopped(engine_index, t)``: the engine stopped at ``t`` (a preemption stop, a reset, a
+        #: fault), leaving the buffer it was in, if any; ``bus.ring_fence(engine_index, value)``: an
+        #: interrupting FENCE on the ring wrote ``value`` now (a submission boundary). With
+        #: ``Engine.busy_ns`` read at each call an observer can tell exactly how much engine time
+        #: each buffer, and each stretch of ring between submissions, took.
         self.bus = None
         #: Event sink for what the hardware itself can tell (``Doorbell``); None: nothing.
         self.trace = None
