@@ -114,3 +114,14 @@ def test_gpu_time_per_process_in_the_middle_of_a_run_and_without_the_verifier():
     off = _preempted(verifier="off").run(until=5_010_000)
     assert [(p["gpu_busy_ns"], p["os_busy_ns"]) for p in off.summary["processes"]] == [(None, 5_000_200),
                                                                                          (None, 9_800)]
+
+
+def test_the_run_output_shows_gpu_time_per_process_both_ways(tmp_path):
+    example = str(Path(__file__).parent.parent / "examples" / "preemption.toml")
+    r = CliRunner().invoke(main, ["run", example])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if x.startswith("GPU time per process"))
+    assert line == ("GPU time per process (the GPU's account / the OS's view): game.exe 24.007 ms / 24.007 ms, "
+                    "background.exe 175.877 ms / 175.877 ms")
+    r = CliRunner().invoke(main, ["run", example, "--verifier", "off"])
+    assert "game.exe - / 24.007 ms" in r.output

@@ -392,6 +392,12 @@ def _print_software(con: Console, summary: dict) -> None:
         ctxs.add_row(c["context"], c["node"], str(c["submitted"]), str(c["completed"]), _ms(c["latency_p50_ns"]),
                      _ms(c["latency_p99_ns"]), _ms(c["latency_max_ns"]))
     con.print(ctxs)
+    procs = [p for p in summary.get("processes", ()) if p["gpu_busy_ns"] or p["os_busy_ns"]]
+    if procs:
+        # The GPU's own account beside the OS's view (DmaPacketStart..DmaPacketStop), per process.
+        con.print("[bold]GPU time per process[/bold] (the GPU's account / the OS's view): " + ", ".join(
+            f"{p['process']} {'-' if p['gpu_busy_ns'] is None else _ms(p['gpu_busy_ns'])} / {_ms(p['os_busy_ns'])}"
+            for p in procs))
 
 
 def _print_outcomes(con: Console, summary: dict) -> None:
