@@ -26,7 +26,8 @@ Objects
 Scheduling rules (all times are virtual ns; no clock, no randomness; ties by creation order)
 ----------------------------------------------------------------------------------------------
 1. A context is *runnable* when it is resumed and one of its queues has work (packets past the
-   read pointer or a saved stop point) and is not blocked on a WAIT.
+   read pointer or a saved stop point), is not blocked on a WAIT and holds a slot (see "Hardware
+   queue slots"; always, without a slot limit).
 2. Choice when the engine is free: the highest band wins (REALTIME > FOCUS > NORMAL > IDLE); in
    REALTIME the highest realtime level; in the band, a context loses to a context *of its own
    process* with a higher in-process priority; among the rest, the least recently run first
