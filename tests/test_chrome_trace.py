@@ -173,10 +173,16 @@ def test_hardware_example_trace_follows_the_format_and_holds_every_turn_and_buff
     assert len(running) == sum(1 for e in events if e["event"] == "HwContextState" and e["state"] == "running")
     contexts = {e["name"] for e in events if e["event"] == "ContextCreate"}
     assert {e["name"] for e in running} == contexts | {"VidMm (paging)"}  # every context ran, by name
-    # Every retired buffer on its hardware queue's rows, every progress fence signal on its row.
-    queue = [e for e in evs if e["ph"] == "X" and e["cat"] == "queue"]
+    # Every buffer on its hardware queue's rows (retired, or still queued when the log ends: to the
+    # end, status Pending), every progress fence signal on its row.
+    everything = [e for e in evs if e["ph"] == "X" and e["cat"] == "queue"]
+    queue = [e for e in everything if e["args"]["status"] != "Pending"]
     assert len(queue) == sum(1 for e in events if e["event"] == "QueuePacketStop")
-    assert all(e["args"]["hwqueue"] and " hw queue " in thread[e["tid"]] for e in queue)
+    stopped = {(e["context"], e["seq"]) for e in events if e["event"] == "QueuePacketStop"}
+    pending = {(e["context"], e["seq"]) for e in events if e["event"] == "QueuePacketStart"} - stopped
+    assert len(everything) - len(queue) == len(pending) > 0
+    assert all(e["ts"] + e["dur"] == events[-1]["t"] / 1000 for e in everything if e["args"]["status"] == "Pending")
+    assert all(e["args"]["hwqueue"] and " hw queue " in thread[e["tid"]] for e in everything)
     signals = [e for e in evs if e["ph"] == "X" and e["cat"] == "fence"]
     assert len(signals) == sum(1 for e in events if e["event"] == "FenceSignal")
     # No DMA packets under hardware scheduling; a flow per retired buffer.

@@ -25,10 +25,10 @@ SEM = 0x90000
 class Rig:
     """One engine under a HwScheduler, with rings at fixed places and buffers allocated upward."""
 
-    def __init__(self, granularity="interval", interval=100 * US, cost=0):
+    def __init__(self, granularity="interval", interval=100 * US, cost=0, slots=None):
         self.sim = Simulator()
         self.gpu = GPU(self.sim, [EngineSpec("3D", "3d", command_cost=cost, preemption=granularity,
-                                             preemption_interval=interval)],
+                                             preemption_interval=interval, hw_queue_slots=slots)],
                        [("VRAM", "memory", 1 << 20, False)])
         self.irqs = []
         irq = self.gpu.irq
@@ -546,3 +546,37 @@ def test_a_direct_engine_reset_is_seen_by_the_scheduler():
     hs.resume()
     rig.sim.run()
     assert hs.log[-2:] == [(5 * MS, 1, "running"), (6 * MS, 1, "idle")] and rig.fence(1) == 1
+
+
+# -- hardware queue slots (docs/gpu.md, "Hardware queue slots") ----------------------------------------
+def test_a_queue_blocked_on_a_wait_is_idle_and_gives_its_slot_away_and_gets_one_back_when_it_holds():
+    rig = Rig(slots=1)
+    trace = ListSink()
+    rig.gpu.trace = trace
+    rig.context(1, "A")
+    rig.context(2, "B")
+    # Queue 1 stalls on a WAIT at once; queue 2 wants the only slot.
+    rig.ring(1, C.wait(SEM, 1) + C.indirect(rig.buffer(C.work(MS)), 12) + C.fence(FENCES + 8, 1, interrupt=True))
+    rig.submit(2, C.work(MS))
+    # The WAIT holds at 500 us while queue 2 runs: queue 1 waits for the slot until queue 2 drains.
+    rig.at(500 * US, rig.gpu.memory.write_u64, SEM, 1)
+    rig.sim.run(until=10 * MS)
+    assert rig.hs.slot_log == [(0, 1, 0, "map"), (0, 1, 0, "unmap"), (0, 2, 0, "map"),
+                               (MS, 2, 0, "unmap"), (MS, 1, 0, "map")]
+    assert (rig.fence(1), rig.fence(2)) == (1, 1)
+    turns = [(e["t"], e["context"], e["state"]) for e in trace.events if e["event"] == "HwContextState"]
+    assert (0, 2, "running") in turns and (MS, 1, "running") in turns
+    unmaps = [e for e in trace.events if e["event"] == "HwQueueUnmap"]
+    # Queue 1 left its slot stalled at the WAIT: its ring holds the rest (the WAIT is done again).
+    assert [(e["queue"], e["rptr"] < e["wptr"]) for e in unmaps] == [(1, True), (2, False)]
+    assert rig.hs.mapped(1) == 0 and rig.hs.mapped(2) is None
+
+
+def test_without_slots_every_queue_is_mapped_for_good():
+    rig = Rig()
+    for cid in range(1, 4):
+        rig.context(cid, cid)
+        rig.submit(cid, C.work(MS))
+    rig.sim.run(until=10 * MS)
+    assert [rig.fence(q) for q in (1, 2, 3)] == [1, 1, 1]
+    assert rig.hs.slot_log == [] and rig.hs.mapped(3) == -1 and (rig.hs.maps, rig.hs.unmaps) == (0, 0)

@@ -77,3 +77,51 @@ def test_the_cli_report_names_the_ground_truth_check(monkeypatch):
     r = CliRunner().invoke(main, ["verify", "zoo.groundtruth:SubmitsWithoutRing", "--only", "submission"])
     assert r.exit_code == 1
     assert "A ground-truth check" in r.output and "Rule 37 (LastCompletedAdvancesOnlyOnCompletion)" in r.output
+
+
+# -- the GPU's own account of its time per process (summary "processes") ------------------------------
+def _preempted(verifier="strict"):
+    zero = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
+    data = {"name": "per_process", "duration": "50ms",
+            "adapter": {"cpu_cost": zero, "nodes": [{"name": "3D", "engine": "3d", "command_cost": "100ns",
+                                                     "preemption": "interval", "preemption_interval": "20us"}]},
+            "process": [
+                {"name": "bg", "context": [{"name": "c", "node": "3D", "workload": {
+                    "kind": "script", "packets": [{"at": "0ns", "work": "20ms"}]}}]},
+                {"name": "game", "priority": "high", "context": [{"name": "c", "node": "3D", "workload": {
+                    "kind": "script", "packets": [{"at": "5ms", "work": "1ms"}, {"at": "12345us", "work": "2ms"}]}}]}]}
+    return System(scenario_from_dict(data, "<per_process>"), verifier=verifier)
+
+
+def test_gpu_time_per_process_counts_owed_work_on_the_ring_for_the_preempted_process():
+    # bg's 20 ms WORK is preempted twice (at 5 ms and 12.345 ms, stopping on a 20 us step); the
+    # reference driver resumes it with the owed WORK on its ring, no INDIRECT: still bg's time.
+    # bg: INDIRECT + WORK costs (200) + 20 ms + the ring WORK's cost after each preemption (2 x 100)
+    # + its last fence (100); the game: INDIRECT + WORK + FENCE (300) + 1 ms, and again + 2 ms.
+    system = _preempted()
+    result = system.run()
+    busy = {p["process"]: (p["gpu_busy_ns"], p["os_busy_ns"]) for p in result.summary["processes"]}
+    assert busy == {"bg": (20_000_500, 20_000_500), "game": (3_000_600, 3_000_600)}
+    # Every ns the engine was busy is someone's.
+    assert sum(v[0] for v in busy.values()) == system.gpu.engines[0].busy_ns == 23_001_100
+
+
+def test_gpu_time_per_process_in_the_middle_of_a_run_and_without_the_verifier():
+    # At 5.01 ms: bg ran to its preemption stop at 5.0002 ms, the game's buffer since then.
+    result = _preempted().run(until=5_010_000)
+    busy = {p["process"]: p["gpu_busy_ns"] for p in result.summary["processes"]}
+    assert busy == {"bg": 5_000_200, "game": 9_800}
+    off = _preempted(verifier="off").run(until=5_010_000)
+    assert [(p["gpu_busy_ns"], p["os_busy_ns"]) for p in off.summary["processes"]] == [(None, 5_000_200),
+                                                                                         (None, 9_800)]
+
+
+def test_the_run_output_shows_gpu_time_per_process_both_ways(tmp_path):
+    example = str(Path(__file__).parent.parent / "examples" / "preemption.toml")
+    r = CliRunner().invoke(main, ["run", example])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if x.startswith("GPU time per process"))
+    assert line == ("GPU time per process (the GPU's account / the OS's view): game.exe 24.007 ms / 24.007 ms, "
+                    "background.exe 175.877 ms / 175.877 ms")
+    r = CliRunner().invoke(main, ["run", example, "--verifier", "off"])
+    assert "game.exe - / 24.007 ms" in r.output

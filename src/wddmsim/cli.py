@@ -402,6 +402,12 @@ def _print_software(con: Console, summary: dict) -> None:
     for f in summary.get("fairness", []):
         con.print(f"[bold]Fairness[/bold] {f['node']}, {f['priority_class']} priority {f['priority']}: Jain's index "
                   f"{f['jain']:.4f} over {len(f['contexts'])} contending contexts' GPU time")
+    procs = [p for p in summary.get("processes", ()) if p["gpu_busy_ns"] or p["os_busy_ns"]]
+    if procs:
+        # The GPU's own account beside the OS's view (DmaPacketStart..DmaPacketStop), per process.
+        con.print("[bold]GPU time per process[/bold] (the GPU's account / the OS's view): " + ", ".join(
+            f"{p['process']} {'-' if p['gpu_busy_ns'] is None else _ms(p['gpu_busy_ns'])} / {_ms(p['os_busy_ns'])}"
+            for p in procs))
 
 
 def _print_outcomes(con: Console, summary: dict) -> None:

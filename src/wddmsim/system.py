@@ -112,7 +112,8 @@ class System:
         self.gpu = GPU(
             sim,
             [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth, n.preemption, n.preemption_interval,
-                        n.preemption_save) for n in ad.nodes],
+                        n.preemption_save, n.hw_queue_slots)
+             for n in ad.nodes],
             [(s.name, s.kind, s.size, s.cpu_visible) for s in ad.segments],
             display_refresh_hz=list(ad.displays), max_queued_flips=ad.max_queued_flips,
         )
@@ -272,6 +273,50 @@ class System:
             total += sum(ctx.submitted - ctx.virtual_packets for ctx in self.contexts) * c.render
         return {"total_ns": total, "submissions": app, "per_submission_ns": round(total / app, 1) if app else 0.0}
 
+    def _process_busy(self, elapsed: int) -> list[dict]:
+        """Per process, its GPU time two ways. ``gpu_busy_ns``: the GPU's own account (software
+        scheduler: engine time inside the process's DMA buffers, from the bus observer, None with
+        the verifier off; hardware scheduling: its contexts' time on the engines by the GPU's
+        scheduler). ``os_busy_ns``: the OS's view (software scheduler), the DmaPacketStart..
+        DmaPacketStop spans of its packets at the bottom of their node's hardware queue, as GPUView
+        draws them; None under hardware scheduling, which has no DmaPacket events. VidMm's own
+        work counts for the process "System" (pid 4)."""
+        vs = self.adapter.vidsch
+        w2 = self.adapter.wddm2
+        hw = w2 is not None and w2.hwsch is not None
+        procs: dict = {}
+
+        def row(proc) -> dict:
+            r = procs.get(proc)
+            if r is None:
+                r = procs[proc] = {"process": proc.name, "pid": proc.pid, "gpu_busy_ns": 0, "os_busy_ns": 0}
+            return r
+
+        for proc in self.processes:
+            row(proc)
+        if hw:
+            for ctx in self.contexts:
+                if ctx.hDriver:
+                    row(ctx.device.process)["gpu_busy_ns"] += \
+                        self.gpu.hw_scheduler(ctx.node).busy_ns(ctx.hDriver, elapsed=True)
+            for r in procs.values():
+                r["os_busy_ns"] = None
+            return list(procs.values())
+        for nq in vs.nodes:
+            # The packet at the bottom of a busy node: its span so far.
+            if len(nq.hw) > nq.stopped and nq.busy_since >= 0:
+                row(nq.hw[nq.stopped].context.device.process)["os_busy_ns"] += elapsed - nq.busy_since
+        for proc, ns in vs.os_busy.items():
+            row(proc)["os_busy_ns"] += ns
+        truth = vs.truth
+        if truth is None:
+            for r in procs.values():
+                r["gpu_busy_ns"] = None
+        else:
+            for proc, ns in truth.gpu_busy(elapsed).items():
+                row(proc)["gpu_busy_ns"] += ns
+        return list(procs.values())
+
     def _wddm2_summary(self) -> dict | None:
         """GPU virtual addresses, monitored fences and (hardware scheduling) hardware queues."""
         w2 = self.adapter.wddm2
@@ -287,7 +332,9 @@ class System:
             # The GPU's own view (its context-management processor), per engine and per context.
             scheds = {i: self.gpu.hw_scheduler(i) for i in range(len(hw.nodes))}
             out["engines"] = [{"node": i, "name": self.adapter.node_names[i], "context_switches": scheds[i].switches,
-                               "queue_switches": scheds[i].queue_switches, "resets": hw.nodes[i].resets}
+                               "queue_switches": scheds[i].queue_switches, "resets": hw.nodes[i].resets,
+                               "hw_queue_slots": scheds[i].slots, "queue_maps": scheds[i].maps,
+                               "queue_unmaps": scheds[i].unmaps}
                               for i in range(len(hw.nodes))]
             out["contexts"] = [{"context": ctx.full_name, "band": ctx.band, "queues": len(ctx.hwqueues),
                                 "gpu_busy_ns": scheds[ctx.node].busy_ns(ctx.hDriver, elapsed=True) if ctx.hDriver else None,
@@ -456,6 +503,7 @@ class System:
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "gpu_faults": len(self.gpu.faults),
             "nodes": nodes, "contexts": contexts, "fairness": [] if hw else self._fairness(),
+            "processes": self._process_busy(elapsed),
             "displays": vs.presents.summary(elapsed),
             "memory": vs.vidmm.summary(),
             "scheduling": self.scenario.adapter.scheduling,

@@ -87,7 +87,7 @@ class AdapterStop:
                     self._cancel(vs, p)
                 q.last_completed = q.last_submitted
                 if busy and q.busy_since >= 0:
-                    q.busy_ns += now - q.busy_since
+                    vs.charge(q, taken[0], now)
                 tdr._clear_preemption(q)
             self._cancel_taken_back(vs)
             tdr.must_succeed("DxgkDdiRestartFromTimeout")

@@ -44,6 +44,23 @@ buffer called from its ring to the end; the checks below hold the driver's repor
   and an engine still running or with commands queued would. (The OS calls the two at one virtual
   instant, so the model judges the state the reset left rather than accesses in between.)
 
+Beside the checks, the bus gives the GPU's own account of its time per process (software scheduler,
+:meth:`GroundTruth.gpu_busy`), in engine busy time (``Engine.busy_ns``: command costs, WORK,
+transfers, a flip's wait for its vsync, time hung):
+
+- the time an engine spends in a packet's DMA buffer called from its ring, from the moment it
+  starts executing it until it leaves it (its end, a preemption stop, a reset or a fault), counts
+  for the packet's process;
+- the rest of the engine's time on its ring (the INDIRECT, the fence, an address-space switch, the
+  WORK a driver puts on the ring for what a preemption left owed) counts for the submission it
+  belongs to: the ring runs submissions in the order the driver was given them, and each ends in
+  an interrupting FENCE on the ring with its fence id, so the ring time up to a fence (or up to a
+  preemption stop, a reset or a fault) belongs to the oldest packet of the node not yet fenced.
+
+Windows has no such truth: its per-process GPU time (GPUView, Task Manager) is what the OS saw,
+the packet at the bottom of each node's hardware queue from DmaPacketStart to DmaPacketStop; the
+run summary shows both.
+
 A broken check is the verifier's: in strict mode bug check 0xC4 DRIVER_VERIFIER_DETECTED_VIOLATION
 with the rule's number, the message starting "ground truth:" (Windows could not have raised it; the
 report names these checks apart).
@@ -76,7 +93,7 @@ class GroundTruth:
     """The bus observer of one adapter's GPU and the checks that use it (see the module doc)."""
 
     __slots__ = ("vidsch", "verifier", "_by_end", "_buffers", "_null", "judged", "fetches", "engines",
-                 "_engine_of", "_queued")
+                 "_engine_of", "_queued", "_open", "_ahead", "busy", "_ring", "_mark", "_in_buffers")
 
     def __init__(self, vidsch, verifier):
         self.vidsch = vidsch
@@ -98,6 +115,19 @@ class GroundTruth:
         self._engine_of: dict[int, int] = {}
         #: (address space, end address of a hardware-queue buffer) -> its queue entry
         self._queued: dict[tuple[int, int], object] = {}
+        #: engine -> (process, engine busy_ns, local time) when it began the DMA buffer it is in
+        self._open: dict[int, tuple[object, int, int]] = {}
+        #: engine -> [(process, start, end)]: buffers credited when the engine reached their end at a
+        #: local time still to come (a rewind takes back what it will not run)
+        self._ahead: dict[int, list[tuple[object, int, int]]] = {}
+        #: process -> engine ns spent for it (:meth:`gpu_busy` adds what is in progress)
+        self.busy: dict[object, int] = {}
+        #: node ordinal -> its packets given to the driver and not yet fenced, in submission order
+        self._ring: dict[int, list] = {}
+        #: engine -> its busy_ns when its current ring segment began (the last fence or stop)
+        self._mark: dict[int, int] = {}
+        #: engine -> busy ns credited to DMA buffers since then
+        self._in_buffers: dict[int, int] = {}
 
     # -- what the OS tells it ----------------------------------------------------------------------
     @staticmethod
@@ -117,6 +147,9 @@ class GroundTruth:
     def submitted(self, p) -> None:
         """The driver is given packet ``p`` (it enters its node's hardware queue on success)."""
         base, _, lo, hi = self.span(p)
+        ring = self._ring.setdefault(p.context.node, [])
+        if p not in ring:
+            ring.append(p)
         if p.flags & FLAG_NULL_RENDERING:
             p.executed = False
             self._null[base] = p
@@ -138,6 +171,9 @@ class GroundTruth:
     def left(self, p) -> None:
         """Packet ``p`` left the hardware queue: retired, aborted, or taken back by a preemption or
         a reset (a resubmission registers it again)."""
+        ring = self._ring.get(p.context.node)
+        if ring and p in ring:
+            ring.remove(p)
         base = p.va or p.dma
         live = self._buffers.get(base)
         if live is not None and p in live:
@@ -152,6 +188,10 @@ class GroundTruth:
     def fetched(self, engine: int, address: int, size: int, t: int, nested: bool, space: int = 0) -> None:
         """An engine began executing the indirect buffer at ``address``."""
         self.fetches += 1
+        if not nested:
+            p = self._by_end.get((space, address + size))
+            if p is not None:
+                self._open[engine] = (p.context.device.process, self.engines[engine].busy_ns, t)
         if self._null:
             for start, p in self._null.items():
                 if start <= address < start + p.dma_size:
@@ -180,10 +220,108 @@ class GroundTruth:
         if p is not None:
             p.ran_at = t
             self._engine_of[p.context.node] = engine
+        if self._open:
+            self._close(engine, t)
         if self._queued:
             e = self._queued.get((space, end))
             if e is not None:
                 e.ran_at = t
+
+    def rewound(self, engine: int, t: int) -> None:
+        """The engine's work past local time ``t`` will not happen: take back what was credited for
+        it (the engine's ``busy_ns`` is already rewound, so a buffer still open needs nothing)."""
+        ahead = self._ahead.get(engine)
+        if not ahead:
+            return
+        keep = []
+        for process, start, end in ahead:
+            if end > t:
+                back = end - max(start, t)
+                self.busy[process] -= back
+                self._in_buffers[engine] = self._in_buffers.get(engine, 0) - back
+                if start < t:
+                    keep.append((process, start, t))
+            else:
+                keep.append((process, start, end))
+        self._ahead[engine] = keep
+
+    def stopped(self, engine: int, t: int) -> None:
+        """The engine stopped at ``t`` (a preemption stop, a reset, a fault): the buffer it was in,
+        if any, and its ring time so far count for the packet it was running, the oldest of its
+        node not yet fenced (the OS takes back or aborts the packets behind it)."""
+        if self._open:
+            self._close(engine, t)
+        ring = self._ring.get(self._node_of(engine))
+        self._segment(engine, ring[0] if ring else None)
+
+    def ring_fence(self, engine: int, value: int) -> None:
+        """An interrupting FENCE of the ring wrote ``value`` (now): the submissions of the node
+        with a fence id up to it are done on the GPU; the ring time since the last fence or stop
+        counts for the one it ends."""
+        ring = self._ring.get(self._node_of(engine))
+        last = None
+        value &= 0xFFFFFFFF
+        while ring and (value - ring[0].fence) & 0xFFFFFFFF < 0x80000000:
+            last = ring.pop(0)
+        self._segment(engine, last)
+
+    def _node_of(self, engine: int) -> int:
+        for node, e in self._engine_of.items():
+            if e == engine:
+                return node
+        return engine  # until seen otherwise: node n runs on engine n
+
+    def _segment(self, engine: int, p) -> None:
+        """Close the engine's ring segment, crediting its time outside DMA buffers to ``p``."""
+        busy = self.engines[engine].busy_ns
+        ring_ns = busy - self._mark.get(engine, 0) - self._in_buffers.get(engine, 0)
+        self._mark[engine] = busy
+        self._in_buffers[engine] = 0
+        if p is not None and ring_ns > 0:
+            proc = p.context.device.process
+            self.busy[proc] = self.busy.get(proc, 0) + ring_ns
+
+    def _close(self, engine: int, t: int) -> None:
+        opened = self._open.pop(engine, None)
+        if opened is None:
+            return
+        process, mark, _start = opened
+        ns = self.engines[engine].busy_ns - mark
+        self.busy[process] = self.busy.get(process, 0) + ns
+        self._in_buffers[engine] = self._in_buffers.get(engine, 0) + ns
+        now = self.vidsch.sim.now
+        ahead = self._ahead.get(engine)
+        if ahead:
+            ahead[:] = [x for x in ahead if x[2] > now]
+        if t > now:
+            self._ahead.setdefault(engine, []).append((process, _start, t))
+
+    def gpu_busy(self, now: int) -> dict:
+        """Process -> engine ns spent for it up to ``now``: what has been credited, less what
+        engines ran ahead past ``now``, plus what is in progress (the buffer an engine is in, and
+        the ring time of the submission it is running)."""
+        out = dict(self.busy)
+        for engine, eng in enumerate(self.engines):
+            done = eng.busy_ns - eng.ahead_ns  # the engine's busy time up to now
+            beyond = 0
+            for process, start, end in self._ahead.get(engine, ()):
+                if end > now:
+                    d = end - max(start, now)
+                    out[process] -= d
+                    beyond += d
+            buffers = self._in_buffers.get(engine, 0) - beyond
+            opened = self._open.get(engine)
+            if opened is not None:
+                process, mark, _start = opened
+                d = max(0, done - mark)  # (a buffer the engine reaches only after now: nothing yet)
+                out[process] = out.get(process, 0) + d
+                buffers += d
+            ring = self._ring.get(self._node_of(engine))
+            rest = done - self._mark.get(engine, 0) - buffers
+            if ring and rest > 0:
+                proc = ring[0].context.device.process
+                out[proc] = out.get(proc, 0) + rest
+        return out
 
     # -- what the driver reports -------------------------------------------------------------------
     def completing(self, nq, fence: int, preempted: bool) -> None:

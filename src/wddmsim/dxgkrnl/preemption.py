@@ -240,7 +240,7 @@ class Preemptor:
             taken.append(hw.pop())
         taken.reverse()
         if taken:
-            nq.busy_ns += now - nq.busy_since
+            vs.charge(nq, taken[0], now)
             vs.stopped_running(nq, taken[0].context, now)
         tr = vs.trace
         for p in taken:

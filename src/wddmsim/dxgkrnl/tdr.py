@@ -542,7 +542,7 @@ class Tdr:
         self._take_back(nq)
         nq.last_completed = max(nq.last_completed, aborted)
         if nq.busy_since >= 0 and running is not None:
-            nq.busy_ns += now - nq.busy_since
+            self.vs.charge(nq, running, now)
         self._clear_preemption(nq)
         return guilty
 
@@ -564,6 +564,7 @@ class Tdr:
             for q in vs.nodes:
                 hw = q.hw
                 busy = len(hw) > q.stopped
+                bottom = hw[q.stopped] if busy else None
                 keep = []
                 while len(hw) > q.stopped:
                     p = hw.pop()
@@ -583,7 +584,7 @@ class Tdr:
                     if p.flags & FLAG_PAGING:
                         p.fence = 0
                 if busy and q.busy_since >= 0:
-                    q.busy_ns += now - q.busy_since
+                    vs.charge(q, bottom, now)
                 self._clear_preemption(q)
             self.must_succeed("DxgkDdiRestartFromTimeout")
             self.adapter_resets += 1

@@ -173,6 +173,9 @@ class VidSch:
         #: one may read (rule 21)
         self.empty_private = adapter.special_pool.take(self._empty_private_read)
         #: what the GPU really ran, held against the driver's reports (None: verifier off)
+        #: process -> ns its packets spent at the bottom of a node's hardware queue, DmaPacketStart
+        #: to DmaPacketStop (the OS's view of its GPU time; :meth:`charge`)
+        self.os_busy: dict = {}
         self.truth = GroundTruth(self, self.verifier) if self.verifier.mode != "off" else None
         self.presents = Presents(self, adapter.display_refresh, adapter.caps.MaxQueuedFlipOnVSync)
         self.vidmm = VidMm(adapter)
@@ -650,8 +653,8 @@ class VidSch:
                 })
             i += 1
         if i > nq.stopped:
-            nq.busy_ns += now - nq.busy_since
             ran = hw[nq.stopped].context
+            self.charge(nq, hw[nq.stopped], now)
             self.stopped_running(nq, ran, now)
             nq.stopped = i
             if i < n and hw[i].context is ran:
@@ -661,6 +664,15 @@ class VidSch:
                 ran.wait_since = now  # it has more work, and another context (or no one) runs
             if i < n:
                 self._start(nq, hw[i])
+
+    def charge(self, nq: NodeQueue, bottom, now: int) -> None:
+        """The node was busy, as the OS sees it, from ``busy_since`` (the DmaPacketStart of
+        ``bottom``, the packet at the bottom of its hardware queue) to ``now`` (its DmaPacketStop):
+        count it for the node and for ``bottom``'s process (the per-process view GPUView draws)."""
+        d = now - nq.busy_since
+        nq.busy_ns += d
+        proc = bottom.context.device.process
+        self.os_busy[proc] = self.os_busy.get(proc, 0) + d
 
     def off_hardware(self, p) -> None:
         """``p`` was taken off the hardware without completing (preempted, reset, aborted)."""

@@ -78,6 +78,9 @@ class EngineSpec:
     preemption_interval: int = 100_000
     #: ns the engine spends saving the state of a buffer it stopped mid-way (context save)
     preemption_save: int = 0
+    #: hardware queue slots of its hardware scheduler (docs/gpu.md, "Hardware queue slots"); None:
+    #: no limit, every queue stays mapped
+    hw_queue_slots: int | None = None
 
 
 class GPU:
@@ -103,7 +106,13 @@ class GPU:
         #: end, t, space)`` when it has executed a buffer called from the ring up to its end address
         #: ``end``. ``space`` is the engine's address space (its root table; 0: physical addresses);
         #: ``t`` is the engine's local time, which may run ahead of the clock (see the module doc of
-        #: :mod:`wddmsim.gpu.engine`).
+        #: :mod:`wddmsim.gpu.engine`). ``bus.rewound(engine_index, t)``: the work the engine had run
+        #: ahead past ``t`` will not happen (a preemption stop inside it, a hang, a reset, a fault);
+        #: ``bus.stopped(engine_index, t)``: the engine stopped at ``t`` (a preemption stop, a reset, a
+        #: fault), leaving the buffer it was in, if any; ``bus.ring_fence(engine_index, value)``: an
+        #: interrupting FENCE on the ring wrote ``value`` now (a submission boundary). With
+        #: ``Engine.busy_ns`` read at each call an observer can tell exactly how much engine time
+        #: each buffer, and each stretch of ring between submissions, took.
         self.bus = None
         #: Event sink for what the hardware itself can tell (``Doorbell``); None: nothing.
         self.trace = None
@@ -112,6 +121,7 @@ class GPU:
                    e.preemption_save)
             for i, e in enumerate(engines)
         ]
+        self._slots = [e.hw_queue_slots for e in engines]
         if len(self.engines) > 62:
             raise ValueError("at most 62 engines (interrupt status bits)")
         self.segments: list[Segment] = []
@@ -176,7 +186,8 @@ class GPU:
         if hs is None:
             if not 0 <= engine_index < len(self.engines):
                 raise ValueError(f"no engine {engine_index}")
-            hs = self._hw_schedulers[engine_index] = HwScheduler(self, self.engines[engine_index])
+            hs = self._hw_schedulers[engine_index] = HwScheduler(self, self.engines[engine_index],
+                                                                 self._slots[engine_index])
         return hs
 
     def engine_faulted(self, engine: Engine, reason: str) -> None:

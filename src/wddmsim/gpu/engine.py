@@ -403,6 +403,9 @@ class Engine:
                 if cmd.flags & C.FENCE_INTERRUPT:
                     if self._buf is None:
                         self._boundary = True
+                        bus = self.gpu.bus
+                        if bus is not None:
+                            bus.ring_fence(self.index, cmd.value)
                     self.interrupts += 1
                     self.gpu.irq.assert_cause(self._irq_bit)
                     if stepped:
@@ -530,6 +533,9 @@ class Engine:
             self._timer = None
         if self.state == RUNNING and self._t > now:
             self.busy_ns -= self._t - now  # the run-ahead past now never happens
+            bus = self.gpu.bus
+            if bus is not None:
+                bus.rewound(self.index, now)
         if self._watch is not None:
             self._watch.cancel()
             self._watch = None
@@ -555,10 +561,15 @@ class Engine:
         """Engine reset: abandon whatever runs, empty the ring, clear a hang or a pending
         preemption. The time spent hung counts as busy (the engine was occupied)."""
         now = self.sim.now
+        bus = self.gpu.bus
         if self.state == HUNG:
             self.busy_ns += now - self._hung_since
         elif self.state in (RUNNING, WAITING) and self._t > now:
             self.busy_ns -= self._t - now
+            if bus is not None:
+                bus.rewound(self.index, now)
+        if bus is not None:
+            bus.stopped(self.index, now)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -638,6 +649,9 @@ class Engine:
                 self._timer.cancel()
                 self._timer = None
             self.busy_ns -= self._t - stop
+            bus = self.gpu.bus
+            if bus is not None:
+                bus.rewound(self.index, stop)
             self._pending = None
             if self.listener is not None:
                 self.rptr = rptr  # ring packets fetched past the stop point are fetched again
@@ -666,6 +680,8 @@ class Engine:
         self._timer = None
         self._preempt = False
         self._pending = None
+        if self.gpu.bus is not None:
+            self.gpu.bus.stopped(self.index, t)
         self._buf = None
         self._stack.clear()
         self._vdepth = 0
@@ -805,8 +821,13 @@ class Engine:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        bus = self.gpu.bus
         if self.state == RUNNING and self._t > self.sim.now:
             self.busy_ns -= self._t - self.sim.now
+            if bus is not None:
+                bus.rewound(self.index, self.sim.now)
+        if bus is not None:
+            bus.stopped(self.index, self.sim.now)
         self._pending = None
         self._ahead.clear()
         self.state = FAULTED

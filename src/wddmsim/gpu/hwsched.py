@@ -26,7 +26,8 @@ Objects
 Scheduling rules (all times are virtual ns; no clock, no randomness; ties by creation order)
 ----------------------------------------------------------------------------------------------
 1. A context is *runnable* when it is resumed and one of its queues has work (packets past the
-   read pointer or a saved stop point) and is not blocked on a WAIT.
+   read pointer or a saved stop point), is not blocked on a WAIT and holds a slot (see "Hardware
+   queue slots"; always, without a slot limit).
 2. Choice when the engine is free: the highest band wins (REALTIME > FOCUS > NORMAL > IDLE); in
    REALTIME the highest realtime level; in the band, a context loses to a context *of its own
    process* with a higher in-process priority; among the rest, the least recently run first
@@ -59,6 +60,19 @@ Scheduling rules (all times are virtual ns; no clock, no randomness; ties by cre
    an engine or the CPU, makes the comparison hold. The WAIT is performed again when it is loaded.
 6. Inside a context one queue runs at a time.
 
+Hardware queue slots
+--------------------
+``HwScheduler(gpu, engine, slots)`` with ``slots`` = n (``EngineSpec.hw_queue_slots``): the engine
+holds at most n queues *mapped* (its runlist); only a mapped queue's work counts in rule 1. A queue
+with work it could run (pending, not blocked, its context not suspended) and no slot waits for one;
+waiting queues get slots in the order they began to wait: a free slot first, else the slot of the
+mapped queue *idle* longest (not on the engine and nothing it could run; least recently mapped or
+loaded first). A queue that is not idle is never unmapped, so a queue is mapped and unmapped only
+while idle; a doorbell on an unmapped queue moves its saved write pointer and its packets run after
+it is mapped. Mapping takes no time. ``slot_log`` holds ``(t, qid, slot, "map"|"unmap")``; with
+``gpu.trace`` set each change is emitted as ``HwQueueMap`` / ``HwQueueUnmap``. ``slots`` None: no
+limit, every queue is mapped from its creation (and nothing is logged).
+
 Suspend, resume, reset
 ----------------------
 ``suspend_context(cid, fence)`` returns True if the context is already suspended. Otherwise the
@@ -83,7 +97,7 @@ which is not logged); when ``gpu.trace`` is set each change is also emitted as `
 
 Spec: ddi-facts.md 8.3 (bands and properties), 8.4 (suspend/resume, scheduling log), 10.4 (engine
 reset), 14.2 (hardware-queue submission); anchors.md scenarios 20, 21, 31, 32; docs/gpu.md
-("Hardware scheduling").
+("Hardware scheduling", "Hardware queue slots").
 """
 
 from __future__ import annotations
@@ -123,6 +137,8 @@ DEFAULT_GRACE = (0, 1_000_000, 500_000, 0)
 DEFAULT_QUANTUM = (2_000_000, 2_000_000, 2_000_000, 2_000_000)
 DEFAULT_PROCESS_GRACE = (500_000, 500_000, 500_000, 0)
 DEFAULT_NORMAL_SHARE_PCT = 10
+#: The slot of every queue of an engine without a slot limit.
+_NO_SLOTS = -1
 
 
 class HwSchedulerError(RuntimeError):
@@ -178,20 +194,24 @@ class _Context:
 
 
 class _Queue:
-    __slots__ = ("qid", "ctx", "snap", "blocked", "watch")
+    __slots__ = ("qid", "ctx", "snap", "blocked", "watch", "slot", "want", "used", "order")
 
-    def __init__(self, qid: int, ctx: _Context, snap: EngineContext):
+    def __init__(self, qid: int, ctx: _Context, snap: EngineContext, order: int):
         self.qid = qid
         self.ctx = ctx
         self.snap = snap  # the engine state of this ring while it is not loaded
         self.blocked: tuple[int, int, int] | None = None  # the WAIT it is saved at (addr, value, flags)
         self.watch = None
+        self.order = order  # creation order
+        self.slot: int | None = None  # the hardware slot it is mapped to (None: unmapped)
+        self.want = 0  # stamp of when it began waiting for a slot (0: not waiting)
+        self.used = 0  # stamp of when it was last mapped or loaded (least recently used leaves first)
 
 
 class HwScheduler:
     """The GPU-side scheduler of one engine (see the module doc for the rules)."""
 
-    def __init__(self, gpu, engine):
+    def __init__(self, gpu, engine, slots: int | None = None):
         if engine.listener is not None:
             raise HwSchedulerError(f"{engine.name} already has a scheduler")
         if engine.state != IDLE or engine.rptr != engine.wptr:
@@ -231,6 +251,13 @@ class HwScheduler:
         self._accruing = False
         self._spending = False
         self._suspend_bit = 1 << (SUSPEND_CAUSE_SHIFT + engine.index)
+        #: Hardware queue slots (None: every queue is mapped, however many there are).
+        self.slots = None if slots is None else _int("slots", slots, 1, 1024)
+        self._slot_of: list[_Queue | None] = [None] * (self.slots or 0)
+        #: (t, qid, slot, "map" or "unmap") for every change of the slots.
+        self.slot_log: list[tuple[int, int, int, str]] = []
+        self.maps = 0
+        self.unmaps = 0
         engine.listener = self
 
     # -- configuration ----------------------------------------------------------------------------
@@ -284,6 +311,8 @@ class HwScheduler:
             self._grant = False
         for q in c.queues:
             self._unblock(q)
+            if self.slots is not None and q.slot is not None:
+                self._unmap(q)
             del self._queues[q.qid]
         c.queues = []
         del self._contexts[cid]
@@ -297,7 +326,10 @@ class HwScheduler:
             raise ValueError(f"queue {qid} exists")
         if ring_size < 64 or ring_size & 3 or ring_base & 3:
             raise ValueError("ring base and size must be dword aligned, size >= 64")
-        q = _Queue(qid, c, EngineContext(ring_base, ring_size, address_space=c.address_space))
+        self._seq += 1
+        q = _Queue(qid, c, EngineContext(ring_base, ring_size, address_space=c.address_space), self._seq)
+        if self.slots is None:
+            q.slot = _NO_SLOTS  # mapped for good: this engine has no slot limit
         c.queues.append(q)
         self._queues[qid] = q
 
@@ -307,6 +339,8 @@ class HwScheduler:
         if q is self._loaded:
             raise HwSchedulerError(f"queue {qid} is on {self.engine.name}")
         self._unblock(q)
+        if self.slots is not None and q.slot is not None:
+            self._unmap(q)
         c = q.ctx
         i = c.queues.index(q)
         del c.queues[i]
@@ -508,7 +542,7 @@ class HwScheduler:
         if c.suspended:
             return False
         for q in c.queues:
-            if q is self._loaded or (q.blocked is None and q.snap.pending):
+            if q is self._loaded or (q.blocked is None and q.snap.pending and q.slot is not None):
                 return True
         return False
 
@@ -542,7 +576,7 @@ class HwScheduler:
         n = len(qs)
         for k in range(skip, skip + n):
             q = qs[(c.rr + k) % n]
-            if q.blocked is None and q.snap.pending:
+            if q.blocked is None and q.snap.pending and q.slot is not None:
                 return q
         return None
 
@@ -576,6 +610,8 @@ class HwScheduler:
             return
         now = self.sim.now
         self._account(now)
+        if self.slots is not None:
+            self._remap()
         cur = self._running
         if cur is not None and self._loaded is None:
             # Its ring left the engine: drained, stalled, or stopped by a preemption.
@@ -672,6 +708,73 @@ class HwScheduler:
             if self._credit < self.quantum[NORMAL_BAND]:
                 self._share_due = None
 
+    # -- hardware queue slots -------------------------------------------------------------------------
+    def _wants_slot(self, q: _Queue) -> bool:
+        """``q`` has work it could run now (a queue of a suspended context has none)."""
+        return q.blocked is None and q.snap.pending and not q.ctx.suspended
+
+    def _remap(self) -> None:
+        """Give slots to the queues that have work and none: a free slot first, else the slot of
+        the mapped queue idle longest (not on the engine, nothing it can run); the queues in the
+        order they began to wait. A queue that is not idle keeps its slot."""
+        wanting = []
+        for q in self._queues.values():
+            if q.slot is None:
+                if self._wants_slot(q):
+                    if not q.want:
+                        self._seq += 1
+                        q.want = self._seq
+                    wanting.append(q)
+                else:
+                    q.want = 0
+        if not wanting:
+            return
+        wanting.sort(key=operator.attrgetter("want"))
+        free = [i for i, x in enumerate(self._slot_of) if x is None]
+        idle = None
+        for q in wanting:
+            if free:
+                slot = free.pop(0)
+            else:
+                if idle is None:
+                    idle = sorted((x for x in self._slot_of if x is not self._loaded and not self._wants_slot(x)),
+                                  key=lambda x: (x.used, x.order))
+                if not idle:
+                    return
+                victim = idle.pop(0)
+                slot = victim.slot
+                self._unmap(victim)
+            self._map(q, slot)
+
+    def _map(self, q: _Queue, slot: int) -> None:
+        q.slot = slot
+        q.want = 0
+        self._seq += 1
+        q.used = self._seq
+        self._slot_of[slot] = q
+        self.maps += 1
+        self._slot_event(q, slot, "map")
+
+    def _unmap(self, q: _Queue) -> None:
+        slot = q.slot
+        q.slot = None
+        self._slot_of[slot] = None
+        self.unmaps += 1
+        self._slot_event(q, slot, "unmap")
+
+    def _slot_event(self, q: _Queue, slot: int, what: str) -> None:
+        now = self.sim.now
+        self.slot_log.append((now, q.qid, slot, what))
+        tr = self.gpu.trace
+        if tr is not None:
+            tr.emit(now, "HwQueueMap" if what == "map" else "HwQueueUnmap", {
+                "engine": self.index, "queue": q.qid, "context": q.ctx.cid, "slot": slot,
+                "rptr": q.snap.rptr, "wptr": q.snap.wptr})
+
+    def mapped(self, qid: int) -> int | None:
+        """The slot queue ``qid`` is mapped to (None: unmapped; -1: the engine has no slot limit)."""
+        return self._queue(qid).slot
+
     def _switch_in(self, c: _Context, grant: bool) -> None:
         now = self.sim.now
         q = self._next_queue(c, 0)
@@ -699,6 +802,8 @@ class HwScheduler:
     def _load(self, c: _Context, q: _Queue, queue_switch: bool = False) -> None:
         """Put the queue's ring on the engine (the engine may report back before this returns)."""
         c.rr = c.queues.index(q)
+        self._seq += 1
+        q.used = self._seq
         tr = self.gpu.trace
         if queue_switch and tr is not None:
             tr.emit(self.sim.now, "HwContextState", {

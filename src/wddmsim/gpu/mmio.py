@@ -115,6 +115,9 @@ class EngineInfo(NamedTuple):
     preemption_interval: int
     #: the engine's name in the GPU's documentation (the scenario's node name)
     name: str = ""
+    #: how many hardware queues its hardware scheduler holds mapped at once (0: no limit); the
+    #: scheduler maps and unmaps queues itself (docs/gpu.md, "Hardware queue slots")
+    hw_queue_slots: int = 0
 
 
 class SegmentInfo(NamedTuple):
@@ -143,7 +146,8 @@ class Mmio:
         self._engines = tuple(gpu.engines)
         self._irq = gpu.irq
         self._displays = tuple(gpu.displays)
-        self._engine_info = tuple(EngineInfo(e.kind, e.granularity, e.preempt_interval, e.name) for e in self._engines)
+        self._engine_info = tuple(EngineInfo(e.kind, e.granularity, e.preempt_interval, e.name, slots or 0)
+                                  for e, slots in zip(self._engines, gpu._slots))
         self._segments = tuple(SegmentInfo(s.base, s.size, s.aperture, s.cpu_visible, s.cpu_base)
                                for s in gpu.segments)
 
@@ -158,7 +162,8 @@ class Mmio:
 
     def engine_info(self, engine: int) -> EngineInfo:
         """Read engine ``engine``'s capability registers: its kind, preemption granularity,
-        preemption interval and name (:class:`EngineInfo`). Fixed at power on; always valid."""
+        preemption interval, name and hardware queue slots (:class:`EngineInfo`). Fixed at power on;
+        always valid."""
         return self._engine_info[engine]
 
     @property

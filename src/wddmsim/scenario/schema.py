@@ -179,6 +179,9 @@ class Node(ScenarioModel):
     #: VidSch's first SubmissionFenceId on this node (a 32-bit id, which wraps to 0 after
     #: 2**32 - 1): start near the top to run across the wrap
     first_fence_id: int = Field(default=1, ge=1, le=(1 << 32) - 1)
+    #: hardware scheduling: how many hardware queues the engine's scheduler can hold mapped at once
+    #: (its slots); more queues than slots are mapped and unmapped as they go idle. Unset: no limit
+    hw_queue_slots: int | None = Field(default=None, ge=1, le=1024)
     # Moved to the driver's settings ([driver.engines.<name>]):
     ring_size: _moved("ring_size", "engines.<node name>.")
     ring_buffer_fence_release: _moved("ring_buffer_fence_release", "engines.<node name>.")
@@ -960,6 +963,12 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
     if scenario.fence and not gpu_va:
         problems.append((("fence",), "monitored fences need GPU virtual addressing (adapter.gpu_va = true or "
                                      "adapter.scheduling = \"hardware\")"))
+    if not hardware:
+        for n, node in enumerate(ad.nodes):
+            if node.hw_queue_slots is not None:
+                problems.append((("adapter", "nodes", n, "hw_queue_slots"),
+                                 "hw_queue_slots are the hardware scheduler's; the adapter uses the software "
+                                 "scheduler (adapter.scheduling)"))
     chains: dict[str, list[tuple[int, int, int]]] = {}
     for p, process in enumerate(scenario.process):
         for c, context in enumerate(process.context):

@@ -3,14 +3,17 @@ open.
 
 Layout (one process, the adapter):
 
-- per node, a hardware-queue track group drawn as GPUView draws it: row 0 holds the packet the GPU
-  runs (``DmaPacketStart`` to ``DmaPacketStop``), the rows above hold the packets queued behind it
-  (``DmaPacketQueued`` to ``DmaPacketStart``), each in the lowest row free at the time;
-- per context, its CPU queue (``QueuePacketStart`` to ``QueuePacketStop``), stacked the same way;
+- per node (every node of the adapter, one that ran nothing included), a hardware-queue track group
+  drawn as GPUView draws it: row 0 holds the packet the GPU runs (``DmaPacketStart`` to
+  ``DmaPacketStop``), the rows above hold the packets queued behind it (``DmaPacketQueued`` to
+  ``DmaPacketStart``), each in the lowest row free at the time;
+- per context (every context created), its CPU queue (``QueuePacketStart`` to ``QueuePacketStop``,
+  or to the end of the log for a packet still queued then, status ``Pending``), stacked the same way;
 - per VidPn source, its flip queue (present call to ``Displayed``), stacked, with a vsync marker at
   each display change;
 - an interrupt track: one short slice per ``DxgkCbNotifyInterrupt``;
-- flow arrows from each queue packet to its DMA packet to the interrupt that completed it;
+- flow arrows from each queue packet to its DMA packet to the interrupt that ended it (DMA_COMPLETED,
+  or DMA_PREEMPTED for a packet taken back);
 - counters: each node's hardware queue depth, each engine's ring occupancy (bytes, at each
   doorbell) and each context's software queue length;
 - instant events for preemption requests, page faults, timeouts, resets, device errors, live dumps
@@ -97,6 +100,7 @@ def chrome_trace(events: Iterable[dict]) -> dict:
 
     # -- packets: pair the lifecycle events ---------------------------------------------------------
     queued: dict = {}  # (context, seq) -> QueuePacketStart t
+    queued_where: dict = {}  # (context, seq) -> (node, hardware queue) of its QueuePacketStart
     dma_queued: dict = {}  # (node, fence) -> (t, context, seq)
     running: dict = {}  # (node, fence) -> (t, context, seq, kind)
     cpu_slices, hw_slices, interrupts = [], [], []
@@ -108,6 +112,7 @@ def chrome_trace(events: Iterable[dict]) -> dict:
         t = e["t"]
         if ev == "QueuePacketStart":
             queued.setdefault((e["context"], e["seq"]), t)
+            queued_where.setdefault((e["context"], e["seq"]), (e["node"], e.get("hwqueue", 0)))
             length_counters.append((t, e["context"], e["queued"], e.get("hwqueue", 0)))
         elif ev == "DmaPacketQueued":
             dma_queued[(e["node"], e["fence"])] = (t, e["context"], e["seq"])
@@ -148,6 +153,11 @@ def chrome_trace(events: Iterable[dict]) -> dict:
             p = presents.pop((e["context"], e["seq"]), None)
             if p is not None:
                 flip_slices.append((e["source"], p[0], t, e["context"], e["seq"], "Dropped"))
+    # Packets still in their software queue when the log ends: their slice runs to the end.
+    end_t = events[-1]["t"] if events else 0
+    for (ctx, seq), start in queued.items():
+        node, hwq = queued_where[(ctx, seq)]
+        cpu_slices.append((ctx, start, max(start, end_t), seq, 0, "Pending", node, hwq))
 
     # -- tracks ---------------------------------------------------------------------------------------
     node_rows: dict[int, _Rows] = defaultdict(_Rows)
@@ -198,7 +208,8 @@ def chrome_trace(events: Iterable[dict]) -> dict:
         kind = args.get("InterruptType", "")
         out.append({"name": kind.replace("DXGK_INTERRUPT_", ""), "cat": "interrupt", "ph": "X", "pid": PID,
                     "tid": INTERRUPT_TID, "ts": ts, "dur": _TICK, "args": args})
-        dc = args.get("DmaCompleted")
+        # The interrupt that ends a DMA packet: DMA_COMPLETED, or DMA_PREEMPTED taking it back.
+        dc = args.get("DmaCompleted") or args.get("DmaPreempted")
         if dc is not None:
             interrupt_at.setdefault((dc["NodeOrdinal"], t), ts)
     # Flows: queue packet -> DMA packet -> the interrupt that completed it.
@@ -249,6 +260,13 @@ def chrome_trace(events: Iterable[dict]) -> dict:
             args = {k: v for k, v in e.items() if k not in ("t", "event")}
             out.append({"name": e["event"], "cat": "recovery", "ph": "i", "s": "g", "pid": PID, "tid": 0,
                         "ts": _us(e["t"]), "args": args})
+    if hw is None:
+        # A track for every engine (node) and every context, even one that ran or queued nothing,
+        # as GPUView lists every node: a viewer shows that the engine stayed idle.
+        for node, label in node_names.items():
+            names.setdefault(_NODE_BASE + 100 * node, f"{label} running")
+        for ctx, k in contexts.items():
+            names.setdefault(_CONTEXT_BASE + 100 * k, f"{ctx_names.get(ctx, ctx)} queue")
     # Names.
     out.append({"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": adapter}})
     for tid, name in sorted(names.items()):

@@ -54,6 +54,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "DeviceError": ("device", "process", "reason"),
     "HwQueueCreate": ("hwqueue", "context", "node", "progress_fence", "band", "flags", "hHwQueue", "hHwContext"),
     "HwContextState": ("engine", "context", "state", "queue"),
+    "HwQueueMap": ("engine", "queue", "context", "slot", "rptr", "wptr"),
+    "HwQueueUnmap": ("engine", "queue", "context", "slot", "rptr", "wptr"),
     "HwEngineReset": ("node", "reason", "contexts"),
     "FenceSignal": ("fence", "value", "source", "rewind"),
     "FenceWait": ("fence", "value", "waiter"),
