@@ -367,6 +367,9 @@ class ReferenceDriver(WddmV2Ddi):
         c.MaxQueuedFlipOnVSync = hw.flip_queue_depth(0) if hw.display_count else 1
         c.FlipCaps.FlipOnVSyncWithNoWait = 1
         c.FlipCaps.FlipInterval = 1
+        # A preemption-aware driver declares MMIO flips at the next vsync (rule 64: the Windows 8
+        # scheduler preempts while flips are pending).
+        c.FlipCaps.FlipOnVSyncMmIo = 1 if self.preemption_aware else 0
         sc = c.SchedulingCaps
         sc.MultiEngineAware = 1 if self.multi_engine_aware else 0
         if hasattr(sc, "PreemptionAware"):

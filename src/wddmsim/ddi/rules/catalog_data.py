@@ -330,12 +330,10 @@ ENTRIES: dict[int, Entry] = {
                     "Resubmission for WDDM 2.0 and later drivers.",
               reason="VidSch gives a requeued render packet a fresh fence id on its next submission"),
     63: Entry(R, (_VIDSCHCAPS, _MCDM), check=(_DX + "caps.refusals",)),
-    64: Entry(N, (_GPU_PREEMPTION,), name="PreemptionAwareNeedsMmioFlip", section="5.1",
+    64: Entry(R, (_GPU_PREEMPTION, _FLIPCAPS), check=(_DX + "caps.refusals",),
+              name="PreemptionAwareNeedsMmioFlip", section="5.1",
               words="A driver that declares itself preemption-aware also declares vsync flips through MMIO "
-                    "(FlipOnVSyncMmIo).",
-              reason="MMIO flips are not modelled: flips are DMA-buffer commands and DxgkDdiSetVidPnSourceAddress "
-                     "is never called, so the capability names a path the OS does not have; comes with MMIO "
-                     "flips (rule 84)"),
+                    "(FlipOnVSyncMmIo)."),
     65: Entry(G, (_u("ddi/d3dkmdt/ns-d3dkmdt-_d3dkmdt_preemption_caps"), _MCDM),
               check=(GT + "preemption_caps",),
               name="PreemptionGranularityCoarsest", section="5.3",
