@@ -48,6 +48,7 @@ class AdapterCaps:
     SupportPerEngineTDR: bool = False
     VirtualAddressingSupported: bool = False
     PagingNode: int = 0
+    VSyncPowerSaveAware: bool = False
 
     @classmethod
     def read(cls, raw, version: DdiVersion) -> "AdapterCaps":
@@ -71,6 +72,7 @@ class AdapterCaps:
             SupportPerEngineTDR=bool(getattr(raw, "SupportPerEngineTDR", 0)),
             VirtualAddressingSupported=bool(getattr(mm, "VirtualAddressingSupported", 0)),
             PagingNode=int(mm.PagingNode),
+            VSyncPowerSaveAware=bool(getattr(sc, "VSyncPowerSaveAware", 0)),
         )
 
     @property

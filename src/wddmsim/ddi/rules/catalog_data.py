@@ -269,15 +269,15 @@ ENTRIES: dict[int, Entry] = {
               name="VsyncReportedWhileEnabled", section="4.2",
               words="While the OS has the vsync interrupt enabled, the driver keeps reporting CRTC_VSYNC; it may "
                     "stop only while it is disabled.",
-              reason="DxgkDdiControlInterrupt is not modelled (not in wddmsim.ddi.interface.CONTRACTS): the OS "
-                     "never enables or disables the vsync interrupt, so there is no enabled state to judge "
-                     "against; comes with DxgkDdiControlInterrupt (rule 49)"),
+              reason="the OS turns the vsync interrupt on and off (wddmsim.dxgkrnl.vsync), but nothing yet "
+                     "compares the vsyncs the display raised while it was on with the CRTC_VSYNC reports; comes "
+                     "with a ground-truth check of the display's vsync causes"),
     49: Entry(N, (_k("nc-d3dkmddi-dxgkddi_controlinterrupt"), _u("display/saving-energy-with-vsync-control")),
               name="ControlInterruptOnlyVsync", section="4.6",
               words="DxgkDdiControlInterrupt answers STATUS_NOT_IMPLEMENTED for every interrupt type other "
                     "than CRTC_VSYNC.",
-              reason="DxgkDdiControlInterrupt is not modelled (not in wddmsim.ddi.interface.CONTRACTS); comes "
-                     "with the vsync-control DDI"),
+              reason="the OS calls DxgkDdiControlInterrupt only with DXGK_INTERRUPT_CRTC_VSYNC, as Windows "
+                     "does, so no run asks another type; comes with a wddmsim verify case that asks one"),
     50: Entry(N, (_BUGCHECK_119,), name="MpoPlaneInRange", section="11",
               words="Multiplane-overlay vsync reports name only planes below MaxOverlayPlanes; Windows stops "
                     "with bug check 0x119 otherwise.",
