@@ -137,3 +137,26 @@ def test_every_driver_implements_control_interrupt():
     with pytest.raises(AdapterStartError) as err:
         System(sc, driver=NoVsyncControl)
     assert err.value.problems == ["DxgkDdiControlInterrupt is missing: every driver implements it"]
+
+
+def test_under_hardware_scheduling_the_isr_reports_the_vsyncs_too():
+    sc = scenario_from_dict({
+        "name": "hw", "duration": "300ms", "driver": {"ddi_version": "wddm2_7"},
+        "adapter": {"cpu_cost": ZERO, "scheduling": "hardware",
+                    "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0},
+                              {"name": "Copy", "engine": "copy", "command_cost": 0}]},
+        "process": [{"name": "app", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "script", "packets": [{"at": 0, "work": "1ms"}]}}]}],
+    }, "<test>")
+    trace = ListSink()
+    s = System(sc, trace=trace)
+    woke = []
+
+    def waiter():
+        woke.append((yield s.kmt.WaitForVerticalBlankEvent(0)))
+
+    s.sim.process(waiter())
+    r = s.run()
+    assert r.bugcheck is None and woke == [V]
+    assert [e["t"] for e in trace.of("VSync")] == [k * V for k in range(1, 11)]
+    assert control_calls(trace) == [(0, 1, "STATUS_SUCCESS"), (10 * V, 0, "STATUS_SUCCESS")]
