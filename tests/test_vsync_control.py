@@ -6,6 +6,9 @@ with VSync control" pages). Exact virtual times on a 60 Hz grid (period 16 666 6
 
 from __future__ import annotations
 
+import pytest
+
+from wddmsim.ddi.bugcheck import BugCheckCode
 from wddmsim.scenario import scenario_from_dict
 from wddmsim.system import System
 from wddmsim.trace import ListSink
@@ -125,8 +128,6 @@ def test_control_interrupt_answers_not_implemented_for_other_types():
 
 
 def test_every_driver_implements_control_interrupt():
-    import pytest
-
     from wddmsim.dxgkrnl.errors import AdapterStartError
     from wddmsim.kmd import ReferenceDriver
 
@@ -160,3 +161,27 @@ def test_under_hardware_scheduling_the_isr_reports_the_vsyncs_too():
     assert r.bugcheck is None and woke == [V]
     assert [e["t"] for e in trace.of("VSync")] == [k * V for k in range(1, 11)]
     assert control_calls(trace) == [(0, 1, "STATUS_SUCCESS"), (10 * V, 0, "STATUS_SUCCESS")]
+
+
+@pytest.mark.rule(48)
+def test_a_driver_silent_while_the_interrupt_is_on_breaks_rule_48():
+    from zoo.flips import IgnoresVsyncControl
+
+    sc = system(one_flip())[0].scenario
+    trace = ListSink()
+    r = System(sc, trace=trace, driver=IgnoresVsyncControl).run()
+    # The flip latched at V is reported (a latch raises the cause without the periodic interrupt);
+    # then nothing: more than two periods after V, at 3V + 1 ns, the verifier stops.
+    bc = r.bugcheck
+    assert (bc.bugcheck.code, bc.bugcheck.p1, bc.rule, bc.rule_name) == (
+        BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 48, 48, "VsyncReportedWhileEnabled")
+    assert r.end == 3 * V + 1 and [e["t"] for e in trace.of("VSync")] == [V]
+    assert (f"no CRTC_VSYNC was reported for VidPn source 0 from {V} to {3 * V + 1} ns, more than 2 refresh "
+            f"periods ({2 * V} ns)") in bc.message
+
+
+def test_the_reference_driver_keeps_rule_48_and_the_run_counts_it_exercised():
+    s, _ = system(one_flip())
+    r = s.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    assert 48 in s.adapter.rules_exercised()

@@ -353,7 +353,8 @@ class Adapter:
         """Every contract rule this adapter's run judged at least once (``wddmsim verify``)."""
         truth = self.vidsch.truth
         return (self.verifier.exercised() | self.ddi.rules_exercised() | self.dxgk.rules_exercised()
-                | (truth.judged if truth is not None else set()))
+                | (truth.judged if truth is not None else set())
+                | ({48} if self.vsync is not None and self.vsync.watched else set()))
 
     def interrupt(self, message_number: int) -> bool:
         """The GPU's line fired (see :meth:`DxgkInterface.interrupt`)."""

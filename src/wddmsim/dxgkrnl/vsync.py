@@ -23,6 +23,13 @@ The policy the model follows (:class:`VsyncControl`):
 
 Off, nothing is scheduled: an idle display costs no events.
 
+Rule 48, VsyncReportedWhileEnabled: while the OS has the interrupt on, the driver reports CRTC_VSYNC
+at every vsync of every source. The OS knows each source's refresh period (the mode it set); a
+source with no report for more than :data:`LATE_PERIODS` periods while the interrupt was on (a
+report may come one period late, in a later ISR pass) breaks the rule. Windows has no stop of its
+own for it (its vertical-blank waiters simply hang): the verifier reports it (0xC4, parameter 1 =
+48). The watch costs one timer per :data:`LATE_PERIODS` periods while on, none while off.
+
 Microsoft's pages: d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt, d3dkmddi/ns-d3dkmddi-_dxgk_vidschcaps
 (VSyncPowerSaveAware), windows-hardware/drivers/display/saving-energy-with-vsync-control
 (https://learn.microsoft.com/).
@@ -38,6 +45,9 @@ from ..sim import PASSIVE
 #: default of Windows' VsyncIdleTimeout: 10 periods, 160 ms at 60 Hz).
 VSYNC_IDLE_TIMEOUT = 10
 
+#: Refresh periods a source may go without a CRTC_VSYNC report while the interrupt is on (rule 48).
+LATE_PERIODS = 2
+
 _CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
 
 
@@ -45,7 +55,7 @@ class VsyncControl:
     """The OS's vsync interrupt state for one adapter (see the module doc)."""
 
     __slots__ = ("adapter", "sim", "enabled", "power_save", "idle", "waiters", "enables", "disables",
-                 "_off_queued", "_on_queued")
+                 "_off_queued", "_on_queued", "periods", "last", "since", "watched", "_watch")
 
     def __init__(self, adapter, sources: int):
         self.adapter = adapter
@@ -62,6 +72,15 @@ class VsyncControl:
         self.disables = 0
         self._off_queued = False
         self._on_queued = False
+        #: each source's refresh period (ns), from the mode the OS set
+        self.periods = [round(1e9 / hz) for hz in adapter.display_refresh]
+        #: per source, the last CRTC_VSYNC report (or the turn-on) while on
+        self.last = [0] * sources
+        #: when the interrupt was last turned on
+        self.since = 0
+        #: rule 48 was judged (the interrupt was on for a while)
+        self.watched = False
+        self._watch = None
 
     # -- turning it on ----------------------------------------------------------------------------------
     def needed(self, reason: str) -> None:
@@ -98,6 +117,7 @@ class VsyncControl:
         turn-off when every source has been idle long enough."""
         if not 0 <= source < len(self.idle):
             return
+        self.last[source] = self.sim.now
         waiting = self.waiters[source]
         if waiting:
             self.waiters[source] = []
@@ -118,6 +138,33 @@ class VsyncControl:
         if self.enabled and min(self.idle) >= VSYNC_IDLE_TIMEOUT and not any(self.waiters):
             self._control(False, "idle")
 
+    # -- rule 48: reports keep coming while it is on ---------------------------------------------------------
+    def _arm(self) -> None:
+        due = min(last + LATE_PERIODS * period for last, period in zip(self.last, self.periods)) + 1
+        self._watch = self.sim.at(due, self._check, irql=PASSIVE)
+
+    def _check(self) -> None:
+        """At PASSIVE_LEVEL, after the instant's ISRs: a source silent for more than LATE_PERIODS
+        periods while on breaks rule 48; otherwise watch again from the latest reports."""
+        self._watch = None
+        if not self.enabled:
+            return
+        self.watched = True
+        now = self.sim.now
+        for source, (last, period) in enumerate(zip(self.last, self.periods)):
+            if now - last > LATE_PERIODS * period:
+                self.last[source] = now  # judged once per silence
+                verifier = self.adapter.verifier
+                if verifier.mode != "off":
+                    from ..ddi import rules as R
+
+                    verifier.handle([R.Violation(48, "VsyncReportedWhileEnabled", (
+                        f"the OS has had DXGK_INTERRUPT_CRTC_VSYNC enabled (DxgkDdiControlInterrupt) since "
+                        f"{self.since} ns, but no CRTC_VSYNC was reported for VidPn source {source} from {last} to "
+                        f"{now} ns, more than {LATE_PERIODS} refresh periods ({LATE_PERIODS * period} ns): while "
+                        f"the interrupt is enabled the driver reports every vsync"))], None, None, 0)
+        self._arm()
+
     # -- the call ----------------------------------------------------------------------------------------
     def _control(self, enable: bool, reason: str) -> None:
         ad = self.adapter
@@ -125,10 +172,17 @@ class VsyncControl:
                              log_args={"InterruptType": "DXGK_INTERRUPT_CRTC_VSYNC", "EnableInterrupt": int(enable)})
         # Whatever the status, the OS's state is what it asked for (the contract's decision).
         self.enabled = enable
+        now = self.sim.now
         if enable:
             self.enables += 1
+            self.since = now
+            self.last = [now] * len(self.last)
+            self._arm()
         else:
             self.disables += 1
+            if self._watch is not None:
+                self._watch.cancel()
+                self._watch = None
         if ad.trace is not None:
             ad.trace.emit(self.sim.now, "VSyncControl", {"enabled": int(enable), "reason": reason,
                                                         "status": status_name(status)})

@@ -265,13 +265,11 @@ ENTRIES: dict[int, Entry] = {
                     "bug check 0x119 if it does.",
               reason="render-only adapters are not modelled: every simulated adapter has a display "
                      "(scenario adapter.displays); comes with a render-only adapter kind"),
-    48: Entry(N, (_INTERRUPT_TYPE, _k("nc-d3dkmddi-dxgkddi_controlinterrupt")),
+    48: Entry(R, (_INTERRUPT_TYPE, _k("nc-d3dkmddi-dxgkddi_controlinterrupt")),
+              check=(_DX + "vsync.VsyncControl._check",),
               name="VsyncReportedWhileEnabled", section="4.2",
               words="While the OS has the vsync interrupt enabled, the driver keeps reporting CRTC_VSYNC; it may "
-                    "stop only while it is disabled.",
-              reason="the OS turns the vsync interrupt on and off (wddmsim.dxgkrnl.vsync), but nothing yet "
-                     "compares the vsyncs the display raised while it was on with the CRTC_VSYNC reports; comes "
-                     "with a ground-truth check of the display's vsync causes"),
+                    "stop only while it is disabled."),
     49: Entry(N, (_k("nc-d3dkmddi-dxgkddi_controlinterrupt"), _u("display/saving-energy-with-vsync-control")),
               name="ControlInterruptOnlyVsync", section="4.6",
               words="DxgkDdiControlInterrupt answers STATUS_NOT_IMPLEMENTED for every interrupt type other "
