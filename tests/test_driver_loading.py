@@ -172,6 +172,26 @@ def test_capability_combinations_windows_refuses_at_adapter_start(settings, prob
     assert refused(settings={"ddi_version": "win8", **settings}) == [problem]
 
 
+class NoMmioFlips(ReferenceDriver):
+    def _caps(self):
+        c = super()._caps()
+        c.FlipCaps.FlipOnVSyncMmIo = 0
+        return c
+
+
+@pytest.mark.rule(64)
+def test_a_preemption_aware_driver_without_mmio_flips_is_refused_at_adapter_start():
+    assert refused(driver=NoMmioFlips, settings={"ddi_version": "win8"}) == [
+        "DXGK_DRIVERCAPS.FlipCaps: PreemptionAware = 1 needs FlipOnVSyncMmIo = 1: the Windows 8 scheduler preempts "
+        "while flips are pending, so a preemption-aware driver flips through MMIO at the next vsync (rule 64)"]
+    # The Windows 7 model (PreemptionAware = 0) needs no MMIO flips; the reference driver declares
+    # them exactly when it is preemption-aware.
+    assert build(NoMmioFlips, settings={"ddi_version": "win8", "preemption_aware": False}).run().summary[
+        "packets_retired"] == 3
+    caps = build(settings={"ddi_version": "win8"}).adapter.caps
+    assert (caps.PreemptionAware, caps.FlipCaps["FlipOnVSyncMmIo"]) == (True, 1)
+
+
 def test_a_wddm_version_that_is_not_the_interface_versions_is_refused():
     class Boasts(ReferenceDriver):
         def _caps(self):

@@ -48,11 +48,22 @@ def test_flips_happen_only_at_vsync_and_frames_pace_at_50_fps():
     assert [lat for _, lat in shown[:6]] == [V, 2 * V - 20 * MS, 3 * V - 40 * MS, 4 * V - 60 * MS, 5 * V - 80 * MS,
                                              7 * V - 100 * MS]
     vs = [e for e in trace.of("Callback") if "CrtcVsync" in e.get("args", {})]
-    assert [e["t"] for e in vs] == [t for t, _ in shown]
-    # DxgKrnl-style events: one Flip per flip handed to the driver, one VSync per latch.
+    # The first flip (presented at 0) turns the vsync interrupt on: from then on every vsync is
+    # reported, a flip latched there or not (6V and 12V show nothing new), to the end of the run
+    # at 400 ms; 10 idle vsyncs after the last flip (14V) would turn it off at 24V, past the end.
+    assert [e["t"] for e in vs] == [k * V for k in range(1, 24)]
+    control = [(e["t"], e["args"]) for e in trace.of("DdiCall") if e["name"] == "DxgkDdiControlInterrupt"]
+    assert control == [(0, {"InterruptType": "DXGK_INTERRUPT_CRTC_VSYNC", "EnableInterrupt": 1})]
+    # DxgKrnl-style events: one Flip per flip handed to the driver, one VSync per vsync reported,
+    # with the address the source scans out then: the flip's at a latch, the previous one's between.
     flips = trace.of("Flip")
     assert len(flips) == 12 and {(f["interval"], f["no_wait"], f["source"]) for f in flips} == {(1, 0, 0)}
-    assert [(e["t"], e["address"]) for e in trace.of("VSync")] == [(t, f["surface"]) for (t, _), f in zip(shown, flips)]
+    latched = dict(zip((t for t, _ in shown), (f["surface"] for f in flips)))
+    scanned, expect = 0, []
+    for k in range(1, 24):
+        scanned = latched.get(k * V, scanned)
+        expect.append((k * V, scanned))
+    assert [(e["t"], e["address"]) for e in trace.of("VSync")] == expect
     assert all(e["irql"] == "DIRQL" and e["args"]["CrtcVsync"]["VidPnTargetId"] == 0 for e in vs)
     d = r.summary["displays"][0]
     assert (d["presents"], d["displayed"], d["dropped"]) == (12, 12, 0)

@@ -109,7 +109,7 @@ def test_the_driver_reaches_the_gpu_only_through_the_register_interface():
 
     assert verify(Guarded).count("pass") == 19 and bad == []
     assert seen == {"program_ring", "rptr", "doorbell", "irq_status", "irq_ack", "display_count", "scanout",
-                    "segments", "reset_engine"}
+                    "segments", "reset_engine", "vsync_interrupt"}
 
 
 # -- running scenarios -------------------------------------------------------------------------------
@@ -353,7 +353,7 @@ def found_in(snippet: str, source: str) -> bool:
 def test_every_snippet_the_tutorial_takes_from_minimal_py_is_in_it_verbatim():
     source = MINIMAL.read_text()
     snippets = marked_blocks("from examples/drivers/minimal.py")
-    assert len(snippets) == 15
+    assert len(snippets) == 16
     missing = [s.splitlines()[0] for s in snippets if not found_in(s, source)]
     assert missing == []
 

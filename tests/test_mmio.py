@@ -68,6 +68,7 @@ def test_every_public_member_is_documented_in_its_docstring_and_the_manual():
         "engine_count", "engine_info", "segments", "display_count", "flip_queue_depth", "memory",
         "irq_status", "irq_ack", "program_ring", "rptr", "doorbell", "reset_ring",
         "status", "preempt", "preempt_state", "reset_engine", "fault", "fault_ack", "map_aperture", "scanout",
+        "vsync_interrupt",
         "sched_bands", "sched_create_context", "sched_set_context", "sched_destroy_context",
         "sched_create_queue", "sched_destroy_queue", "sched_doorbell", "sched_rptr", "sched_suspend",
         "sched_resume", "sched_pop_suspend", "sched_reset", "sched_restart", "sched_running_queue",
@@ -292,14 +293,35 @@ def test_map_aperture_programs_the_gart():
 
 def test_scanout_follows_flips_and_a_vsync_latch_raises_the_vsync_bit():
     sim, gpu, hw = make()
-    assert hw.scanout(0) == hw.scanout(1) == 0
+    # At power-on every source shows the firmware's framebuffer at the start of local memory.
+    assert hw.scanout(0) == hw.scanout(1) == LOCAL_BASE
     hw.program_ring(0, RING, 4096)
     wptr = ring(hw, 0, C.flip(1, 0x440000, 0))  # immediate: no vsync, no interrupt
     sim.run()
-    assert hw.scanout(1) == 0x440000 and hw.scanout(0) == 0 and hw.irq_status() == 0
+    assert hw.scanout(1) == 0x440000 and hw.scanout(0) == LOCAL_BASE and hw.irq_status() == 0
     ring(hw, 0, C.flip(0, 0x550000, 1), at=wptr)
     sim.run()
     assert sim.now == 16_666_667 and hw.scanout(0) == 0x550000 and hw.irq_status() == M.vsync_bit(0)
+
+
+def test_the_vsync_interrupt_register_raises_the_cause_at_every_vsync_while_set():
+    sim, gpu, hw = make()
+    seen = []
+    gpu.irq.connect(lambda _msg: (seen.append((sim.now, hw.irq_status())), hw.irq_ack(hw.irq_status()), True)[-1])
+    sim.run(until=20_000_000)
+    assert seen == [] and sim.pending == 0  # cleared at power-on: nothing happens, nothing is scheduled
+    hw.vsync_interrupt(0, True)  # 60 Hz source: vsyncs at k x 16 666 667 ns
+    hw.vsync_interrupt(0, True)  # idempotent: still one tick per vsync
+    hw.vsync_interrupt(1, True)  # 30 Hz source: k x 33 333 333 ns
+    sim.run(until=70_000_000)
+    assert seen == [
+        (33_333_333, M.vsync_bit(1)), (33_333_334, M.vsync_bit(0)), (50_000_001, M.vsync_bit(0)),
+        (66_666_666, M.vsync_bit(1)), (66_666_668, M.vsync_bit(0))]
+    hw.vsync_interrupt(0, False)
+    hw.vsync_interrupt(1, False)
+    before = len(seen)
+    sim.run(until=500_000_000)
+    assert len(seen) == before and sim.pending == 0  # cleared: no cause and no timer left
 
 
 # -- the hardware scheduler's mailbox -----------------------------------------------------------------------------------

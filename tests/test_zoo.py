@@ -28,7 +28,7 @@ START = [b for b in ZOO if b.kind == "start"]
 
 #: Names of the rules checked outside the registered ones (callbacks, VidMm, hardware scheduling).
 UNREGISTERED = {38: "NotifyInterruptAtDirql", 39: ("IsrQueuesDpc", "DpcNotifiesDpc"), 41: "IsrCallbacks",
-                42: "DmaBeforeCrtc", 43: "IsrDismissesInterrupt", 54: "HwQueueFaultHandleArm",
+                42: "DmaBeforeCrtc", 43: "IsrDismissesInterrupt", 48: "VsyncReportedWhileEnabled", 54: "HwQueueFaultHandleArm",
                 56: "SuspendFenceIssued", 57: "NoInterruptBeforeResume", 69: "PagingBufferAdvanceExact",
                 75: "FailedSystemCommandBugChecks", 108: "ResetFromTimeoutSucceeds",
                 21: "NoPrivateDataValidationWhenEmpty", 37: "LastCompletedAdvancesOnlyOnCompletion",

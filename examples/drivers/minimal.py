@@ -36,6 +36,8 @@ https://learn.microsoft.com/windows-hardware/drivers/ddi/):
   DPC), ``dispmprt/nc-dispmprt-dxgkddi_dpc_routine`` (``d3dkmddi/nc-d3dkmddi-dxgkcb_notify_dpc``),
   ``d3dkmddi/nc-d3dkmddi-dxgkddi_querycurrentfence`` (a newer fence is reported first, inside
   ``dispmprt/nc-dispmprt-dxgkcb_synchronize_execution``);
+- vsync control: ``d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt`` (the OS turns the vsync interrupt
+  on and off; any other interrupt type is ``STATUS_NOT_IMPLEMENTED``);
 - paging: ``d3dkmddi/nc-d3dkmddi-dxgkddi_buildpagingbuffer`` (transfer, fill, discard, aperture
   map and unmap, the unmapped pages pointing at ``DummyPage``);
 - recovery: ``d3dkmddi/nc-d3dkmddi-dxgkddi_resetfromtimeout`` and
@@ -335,6 +337,15 @@ class MinimalDriver:
     def DxgkDdiDpcRoutine(self, MiniportDeviceContext: int) -> None:
         """The DPC the ISR queued: the scheduler processes what the ISR reported."""
         self.dxgk.DxgkCbNotifyDpc(self.dxgk.DeviceHandle)
+
+    def DxgkDdiControlInterrupt(self, hAdapter: int, InterruptType: int, EnableInterrupt: bool) -> int:
+        """The OS turns the vsync interrupt on (every vsync raises a cause the ISR reports) or off
+        (only a latched flip does). It asks for no other type; those are not implemented."""
+        if InterruptType != IRQ.DXGK_INTERRUPT_CRTC_VSYNC:
+            return int(NTSTATUS.STATUS_NOT_IMPLEMENTED)
+        for source in range(self.hw.display_count):
+            self.hw.vsync_interrupt(source, bool(EnableInterrupt))
+        return SUCCESS
 
     def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence) -> int:
         """The last completed fence; a newer one than reported is reported first, synchronised

@@ -39,22 +39,33 @@ class ReportsVsyncsLate(ReferenceDriver):
     def DxgkDdiInterruptRoutine(self, MiniportDeviceContext, MessageNumber):
         hw = self.hw
         status = hw.irq_status()
-        vsyncs = status >> VSYNC_SHIFT
+        if not status:
+            return False
+        vsyncs = (status >> VSYNC_SHIFT) & ((1 << hw.display_count) - 1)
         late = getattr(self, "late", 0)
+        self.late = vsyncs  # held for the next pass
         if vsyncs:
             hw.irq_ack(vsyncs << VSYNC_SHIFT)
-            self.late = late | vsyncs
-            if status == vsyncs << VSYNC_SHIFT:
-                return True  # nothing reported in this pass: no DPC owed
-        if not late:
-            return super().DxgkDdiInterruptRoutine(MiniportDeviceContext, MessageNumber)
-        self.late = getattr(self, "late", 0) & ~late
         for source in range(hw.display_count):
             if late >> source & 1:
                 self._report_vsync(source)
-        if not super().DxgkDdiInterruptRoutine(MiniportDeviceContext, MessageNumber):
+        if status & ~(vsyncs << VSYNC_SHIFT):
+            # The pass's other causes (completed fences) come after the late CRTC_VSYNC.
+            if not super().DxgkDdiInterruptRoutine(MiniportDeviceContext, MessageNumber):
+                self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
+        elif late:
             self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
         return True
+
+
+@breaks(48, "flips", stop=(C4, 48))
+class IgnoresVsyncControl(ReferenceDriver):
+    """Answers DxgkDdiControlInterrupt with STATUS_SUCCESS but never turns the display's vsync
+    interrupt on: it reports a vsync only when a flip latches, so an idle display stays silent while
+    the OS has the interrupt enabled."""
+
+    def DxgkDdiControlInterrupt(self, hAdapter, InterruptType, EnableInterrupt):
+        return 0
 
 
 @breaks(88, "flips", stop=(C4, 88))

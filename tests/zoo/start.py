@@ -20,6 +20,17 @@ class PreemptionWithoutMultiEngine(ReferenceDriver):
         return c
 
 
+@breaks(64, kind="start", refusal="PreemptionAware = 1 needs FlipOnVSyncMmIo = 1")
+class PreemptionWithoutMmioFlip(ReferenceDriver):
+    """Declares the Windows 8 preemption model but not MMIO flips (DXGK_FLIPCAPS.FlipOnVSyncMmIo):
+    the scheduler of that model preempts while flips are pending, so Windows refuses the driver."""
+
+    def _caps(self):
+        c = super()._caps()
+        c.FlipCaps.FlipOnVSyncMmIo = 0
+        return c
+
+
 @breaks(80, kind="start", refusal="a driver exposes exactly one 3-D engine per adapter (rule 80)")
 class TwoThreeDEngines(ReferenceDriver):
     """DxgkDdiGetNodeMetadata reports its copy engine as DXGK_ENGINE_TYPE_3D too: a driver exposes one

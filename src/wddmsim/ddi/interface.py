@@ -165,6 +165,14 @@ CONTRACTS: dict[str, DdiContract] = {c.name: c for c in (
        "dispmprt/nc-dispmprt-dxgkddi_dpc_routine",
        "The DPC the ISR queued: it calls DxgkCbNotifyDpc so that the scheduler processes what the ISR "
        "reported.", lifetime="", first="MiniportDeviceContext"),
+    _c("DxgkDdiControlInterrupt", PASSIVE_LEVEL, None, ("STATUS_SUCCESS", "STATUS_NOT_IMPLEMENTED"),
+       "STATUS_NOT_IMPLEMENTED is the answer for any InterruptType other than DXGK_INTERRUPT_CRTC_VSYNC, which "
+       "the OS never asks; other statuses are logged and the OS carries on with the state it asked for (the "
+       "driver may keep the interrupt on for its own needs).", "always",
+       "d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt",
+       "Enable (TRUE) or disable (FALSE) an interrupt type; the OS passes only DXGK_INTERRUPT_CRTC_VSYNC. "
+       "Enabled, the driver reports CRTC_VSYNC at every vertical retrace, with the address now scanned out.",
+       lifetime=""),
     _c("DxgkDdiQueryCurrentFence", PASSIVE_LEVEL, "DXGKARG_QUERYCURRENTFENCE", ("STATUS_SUCCESS",),
        "anything else breaks the contract.", "always", "d3dkmddi/nc-d3dkmddi-dxgkddi_querycurrentfence",
        "Answer the node's last completed fence; a newer completed fence than the last reported is "
@@ -409,6 +417,9 @@ class Miniport(Protocol):
 
     @_contract
     def DxgkDdiDpcRoutine(self, MiniportDeviceContext: int) -> None: ...
+
+    @_contract
+    def DxgkDdiControlInterrupt(self, hAdapter: int, InterruptType: int, EnableInterrupt: bool) -> int: ...
 
     @_contract
     def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence: Any) -> int: ...

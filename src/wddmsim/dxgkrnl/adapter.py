@@ -37,6 +37,7 @@ from .tdr import TdrConfig
 from .adapterstop import AdapterStop
 from .present import FLAG_FLIP, FLAG_FLIP_NO_WAIT, FLAG_REDIRECTED_PRESENT
 from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
+from .vsync import VsyncControl
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
@@ -140,6 +141,7 @@ class Adapter:
         self._depth = hw_queue_depth
         self._verifier_mode = verifier
         self.vidsch: VidSch | None = None
+        self.vsync: VsyncControl | None = None
         self.interrupt_address = 0
         #: the OS's one door into the driver (every DxgkDdi* call)
         self.ddi = DdiGateway(sim, driver, arch=arch, trace=trace)
@@ -245,6 +247,8 @@ class Adapter:
         depths = self._depth if isinstance(self._depth, list) else [self._depth] * count
         self.vidsch = VidSch(self, self._policy, depths[:count])
         self.stopper = AdapterStop(self)
+        #: the vsync interrupt's state and the vertical-blank waiters (DxgkDdiControlInterrupt)
+        self.vsync = VsyncControl(self, len(self.display_refresh))
         self.interrupt_address = self.pool.alloc(4096)
         if self.gpu_va:
             from .wddm2 import Wddm2
@@ -351,7 +355,8 @@ class Adapter:
         """Every contract rule this adapter's run judged at least once (``wddmsim verify``)."""
         truth = self.vidsch.truth
         return (self.verifier.exercised() | self.ddi.rules_exercised() | self.dxgk.rules_exercised()
-                | (truth.judged if truth is not None else set()))
+                | (truth.judged if truth is not None else set())
+                | ({48} if self.vsync is not None and self.vsync.watched else set()))
 
     def interrupt(self, message_number: int) -> bool:
         """The GPU's line fired (see :meth:`DxgkInterface.interrupt`)."""

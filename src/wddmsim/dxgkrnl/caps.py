@@ -5,13 +5,15 @@ A miniport declares its ``DXGKDDI_INTERFACE_VERSION`` and its entry points when 
 for fails the load); at adapter start it answers ``DxgkDdiQueryAdapterInfo(DXGKQAITYPE_DRIVERCAPS)``
 with a ``DXGK_DRIVERCAPS`` written into memory the OS gives it. :class:`AdapterCaps` is the OS's
 reading of those bytes. :func:`refusals` lists what Windows refuses at adapter start
-(``DXGK_VIDSCHCAPS`` combinations, rule 63; a ``WDDMVersion`` that is not the interface version's;
-a node count outside 1..64, rule 20), and :func:`missing_entry_points` what the version and the
+(``DXGK_VIDSCHCAPS`` combinations, rule 63; a preemption-aware driver without MMIO flips, rule 64;
+a ``WDDMVersion`` that is not the interface version's; a node count outside 1..64, rule 20), and :func:`missing_entry_points` what the version and the
 capabilities require that the driver lacks (rule 118 among them: ``SupportPerEngineTDR`` needs
 ``DxgkDdiQueryDependentEngineGroup`` and ``DxgkDdiResetEngine``).
 
 Microsoft's pages: d3dkmddi/ns-d3dkmddi-_dxgk_drivercaps, d3dkmddi/ns-d3dkmddi-_dxgk_vidschcaps,
-dispmprt/nf-dispmprt-dxgkinitialize (https://learn.microsoft.com/windows-hardware/drivers/ddi/).
+d3dkmddi/ns-d3dkmddi-_dxgk_flipcaps, dispmprt/nf-dispmprt-dxgkinitialize
+(https://learn.microsoft.com/windows-hardware/drivers/ddi/); "GPU preemption"
+(https://learn.microsoft.com/windows-hardware/drivers/display/gpu-preemption) for rule 64.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class AdapterCaps:
     SupportPerEngineTDR: bool = False
     VirtualAddressingSupported: bool = False
     PagingNode: int = 0
+    VSyncPowerSaveAware: bool = False
 
     @classmethod
     def read(cls, raw, version: DdiVersion) -> "AdapterCaps":
@@ -69,6 +72,7 @@ class AdapterCaps:
             SupportPerEngineTDR=bool(getattr(raw, "SupportPerEngineTDR", 0)),
             VirtualAddressingSupported=bool(getattr(mm, "VirtualAddressingSupported", 0)),
             PagingNode=int(mm.PagingNode),
+            VSyncPowerSaveAware=bool(getattr(sc, "VSyncPowerSaveAware", 0)),
         )
 
     @property
@@ -87,6 +91,13 @@ def refusals(caps: AdapterCaps) -> list[str]:
                    "MultiEngineAware = 1 (rule 63)")
     if caps.CancelCommandAware and not caps.MultiEngineAware:
         out.append("DXGK_DRIVERCAPS.SchedulingCaps: CancelCommandAware = 1 needs MultiEngineAware = 1 (rule 63)")
+    if caps.PreemptionAware and not caps.FlipCaps.get("FlipOnVSyncMmIo"):
+        # Microsoft's "GPU preemption" page: the Windows 8 scheduler preempts even while flips are
+        # pending, so a driver of that model must flip through MMIO at the next vsync and set
+        # DXGK_FLIPCAPS.FlipOnVSyncMmIo. Refused at start like the SchedulingCaps combinations.
+        out.append("DXGK_DRIVERCAPS.FlipCaps: PreemptionAware = 1 needs FlipOnVSyncMmIo = 1: the Windows 8 "
+                   "scheduler preempts while flips are pending, so a preemption-aware driver flips through "
+                   "MMIO at the next vsync (rule 64)")
     if caps.MultiEngineAware and not 1 <= caps.NbAsymetricProcessingNodes <= 64:
         out.append(f"DXGK_DRIVERCAPS.GpuEngineTopology.NbAsymetricProcessingNodes = "
                    f"{caps.NbAsymetricProcessingNodes}: 1..64 nodes (rule 20)")

@@ -269,3 +269,11 @@ class D3DKMT:
     def WaitForPacket(self, context: Context, seq: int):
         """An event to ``yield``: it triggers when the context has retired packet ``seq``."""
         return self.adapter.wait_event(context, seq)
+
+    def WaitForVerticalBlankEvent(self, vidpn_source: int = 0):
+        """D3DKMTWaitForVerticalBlankEvent: an event to ``yield``; it triggers (with the time) at
+        the source's next CRTC_VSYNC. The OS turns the vsync interrupt on for it if it is off
+        (see :mod:`wddmsim.dxgkrnl.vsync`)."""
+        if not 0 <= vidpn_source < len(self.adapter.display_refresh):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
+        return self.adapter.vsync.wait(vidpn_source)

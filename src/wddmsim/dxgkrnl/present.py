@@ -18,6 +18,17 @@ The flip queue: at most ``MaxQueuedFlipOnVSync`` flips of a source are submitted
 displayed; a context whose next packet is a flip waits (out of the ready set) until a vsync frees a
 slot.
 
+Which flip a CRTC_VSYNC shows: the address it reports is compared with the oldest flip of its
+source whose packet has completed (the flip was programmed: a no-wait flip is in the pending-flip
+registers, a waiting flip latched, reported in the same ISR pass before the vsync, rule 42); the
+display latches programmed flips in order, one per vsync. With the vsync interrupt on, a vsync at
+which no flip latched reports the address still scanned out, which shows nothing new; a flip not
+yet run, or queued behind another, to that same surface (a swap chain coming back to it) is not
+shown by it. Known limit: a no-wait flip to the very surface on screen (a no-op flip) counts as
+shown at the first vsync after it is programmed, even if its interval asks for a later one.
+A flip waiting for a vsync turns the vsync interrupt on (:mod:`wddmsim.dxgkrnl.vsync`), and every
+processed CRTC_VSYNC is counted there for the idle turn-off.
+
 Per source the model records, as PresentMon would: presents, frames displayed, frames dropped (a
 present replaced before any vsync showed it), the time between display changes and the latency
 from the present call to the display.
@@ -127,22 +138,40 @@ class Presents:
             self._drop(src, packet)
 
     def vsync(self, source: int, address: int, t: int, data=None) -> None:
+        """See :meth:`_vsync`; then the vsync control counts the report (idle unless a flip was
+        shown at it or a present still waits to be shown) and wakes the source's vertical-blank
+        waiters."""
+        shown = self._vsync(source, address, t, data)
+        control = self.vs.adapter.vsync
+        if control is not None:
+            sources = self.sources
+            control.reported(source, shown or any(s.pending_flips for s in sources) or any(
+                s.candidate is not None for s in sources))
+
+    def _vsync(self, source: int, address: int, t: int, data=None) -> bool:
         """CRTC_VSYNC: ``source`` scans out ``address`` from ``t`` (``data``: the interrupt, for a
         crash record). A flip with FlipInterval N that takes effect sooner than N refresh periods
         after the previous flip that took effect at a vsync breaks its interval (rule 88; the OS
-        asked for it because the driver reports DXGK_FLIPCAPS.FlipInterval, or N is 1)."""
+        asked for it because the driver reports DXGK_FLIPCAPS.FlipInterval, or N is 1). True when
+        a flip was shown at it."""
         if not 0 <= source < len(self.sources):
-            return
+            return False
         src = self.sources[source]
         self._settle(src, t)
         for p in src.pending_flips:
+            if p.done < 0:
+                continue  # not programmed yet: no vsync can show it
+            # The display latches programmed flips in order: only the oldest can be what this
+            # vsync shows; another address is the one still scanned out.
             if p.surface == address:
                 last = src.last_vsync_flip
                 src.last_vsync_flip = t
                 if p.flip_interval and last >= 0 and t - last < p.flip_interval * src.period_ns:
                     self._early(src, p, t, last, data)
                 self._flips_shown_through(src, p, t)
-                break
+                return True
+            break
+        return False
 
     def _early(self, src: SourceStats, p, t: int, last: int, data) -> None:
         from ..ddi import rules as R
@@ -198,8 +227,13 @@ class Presents:
                                              "seq": packet.seq, "fence": packet.fence})
 
     def presented(self, packet) -> None:
-        """A present entered the scheduler (the application's present call returned)."""
+        """A present entered the scheduler (the application's present call returned). A flip that
+        waits for a vsync needs the vsync interrupt."""
         self.sources[packet.vidpn_source].presents += 1
+        if packet.flags & FLIP_FLAGS and packet.flip_interval:
+            control = self.vs.adapter.vsync
+            if control is not None:
+                control.needed("flip")
 
     def summary(self, now: int) -> list[dict]:
         out = []

@@ -145,6 +145,10 @@ class GPU:
         self._aperture_end = aperture
         self.gart: dict[int, int] = {}  # aperture page number -> system page number
         self.displays = [DisplaySource(i, hz, self, max_queued_flips) for i, hz in enumerate(display_refresh_hz)]
+        for d in self.displays:
+            # At power-on every source scans out the firmware's framebuffer at the start of local
+            # memory, until the first flip: a vsync before it has an address to report.
+            d.scanout = LOCAL_BASE
         self.faults: list[tuple[int, str, str]] = []
         self._hw_schedulers: dict[int, HwScheduler] = {}
         #: The register interface (gpu/mmio.py): the only view of this GPU a driver is given.

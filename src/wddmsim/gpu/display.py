@@ -13,12 +13,23 @@ Every latch at a vsync raises the source's vsync interrupt cause (bit ``VSYNC_CA
 index``) so the driver can report ``DXGK_INTERRUPT_CRTC_VSYNC`` with the address now scanned out.
 Immediate flips raise nothing: they complete with the command.
 
-Spec: DESIGN.md section 4 (display controller); ddi-facts.md sections 2.5, 7.2-7.4, 14.3.
+The periodic vsync interrupt: while its enable register is set (:meth:`DisplaySource.set_vsync_interrupt`,
+which a driver writes when the OS calls ``DxgkDdiControlInterrupt`` for ``DXGK_INTERRUPT_CRTC_VSYNC``),
+the source raises the same cause at every vsync of its grid, whether or not a flip latched there:
+Microsoft's DxgkDdiControlInterrupt page asks for the interrupt "during every vertical retrace
+period" once enabled. Cleared, the source schedules nothing; a latch at a vsync still raises the
+cause (the flip-done event a flip's completion depends on). Disabling keeps the phase (the grid is
+fixed from time 0), as ``DXGK_VSYNC_DISABLE_KEEP_PHASE`` asks.
+
+Spec: DESIGN.md section 4 (display controller); Microsoft's pages
+d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt and d3dkmddi/ne-d3dkmddi-_dxgk_crtc_vsync_state.
 """
 
 from __future__ import annotations
 
 from collections import deque
+
+from ..sim import DEVICE
 
 #: A source's vsync interrupt cause is bit ``VSYNC_CAUSE_SHIFT + index`` of the interrupt status.
 VSYNC_CAUSE_SHIFT = 96
@@ -28,7 +39,8 @@ class DisplaySource:
     """One VidPn source: refresh rate, current scanout address, pending flips and counters."""
 
     __slots__ = ("index", "refresh_hz", "period_ns", "scanout", "flips", "last_flip_time", "last_vsync_latch",
-                 "pending", "max_pending", "gpu", "_timer", "vsyncs_reported")
+                 "pending", "max_pending", "gpu", "_timer", "vsyncs_reported", "vsync_interrupt", "_tick",
+                 "ticks")
 
     def __init__(self, index: int, refresh_hz: float = 60.0, gpu=None, max_pending: int = 1):
         if refresh_hz <= 0:
@@ -45,6 +57,11 @@ class DisplaySource:
         self.gpu = gpu
         self._timer = None
         self.vsyncs_reported = 0
+        #: the periodic vsync interrupt's enable register (cleared at reset)
+        self.vsync_interrupt = False
+        self._tick = None
+        #: vsyncs at which the periodic interrupt raised the cause
+        self.ticks = 0
 
     def next_vsync(self, t: int) -> int:
         """The first vsync at or after ``t``."""
@@ -69,6 +86,27 @@ class DisplaySource:
             self.last_vsync_latch = t
             if self.gpu is not None:
                 self.gpu.irq.assert_cause(1 << (VSYNC_CAUSE_SHIFT + self.index))
+
+    # -- the periodic vsync interrupt -----------------------------------------------------------------
+    def set_vsync_interrupt(self, enable: bool) -> None:
+        """Write the vsync interrupt enable register. Set: the cause is raised at every vsync from
+        the next one (strictly after now); cleared: no more periodic causes, and nothing scheduled."""
+        enable = bool(enable)
+        if enable == self.vsync_interrupt:
+            return
+        self.vsync_interrupt = enable
+        if enable:
+            sim = self.gpu.sim
+            self._tick = sim.at(self.next_vsync(sim.now + 1), self._vsync_tick, irql=DEVICE)
+        elif self._tick is not None:
+            self._tick.cancel()
+            self._tick = None
+
+    def _vsync_tick(self) -> None:
+        self.ticks += 1
+        self.gpu.irq.assert_cause(1 << (VSYNC_CAUSE_SHIFT + self.index))
+        sim = self.gpu.sim
+        self._tick = sim.at(sim.now + self.period_ns, self._vsync_tick, irql=DEVICE)
 
     # -- pending-flip registers (FLIP with FLIP_NO_WAIT) --------------------------------------------
     @property

@@ -21,7 +21,7 @@ The groups, in the order of docs/gpu-programming.md (the programming manual):
   :meth:`reset_engine`;
 - faults: :meth:`fault`, :meth:`fault_ack`;
 - the GART: :meth:`map_aperture`;
-- display: :meth:`scanout`;
+- display: :meth:`scanout`, :meth:`vsync_interrupt`;
 - the hardware scheduler's mailbox (WDDM 2.x hardware scheduling), one per engine: the
   ``sched_*`` methods.
 
@@ -60,7 +60,8 @@ __all__ = [
 FENCE_SHIFT = 0
 #: Bit ``PREEMPT_SHIFT + e``: engine *e* stopped for a preemption request (software scheduling).
 PREEMPT_SHIFT = PREEMPT_CAUSE_SHIFT  # 64
-#: Bit ``VSYNC_SHIFT + s``: display source *s* latched a flip at a vsync.
+#: Bit ``VSYNC_SHIFT + s``: display source *s* latched a flip at a vsync, or reached a vsync with its
+#: vsync interrupt enabled (:meth:`Mmio.vsync_interrupt`).
 VSYNC_SHIFT = VSYNC_CAUSE_SHIFT  # 96
 #: Bit ``SUSPEND_SHIFT + e``: engine *e*'s hardware scheduler completed a context suspend.
 SUSPEND_SHIFT = SUSPEND_CAUSE_SHIFT  # 128
@@ -81,7 +82,8 @@ def preempt_bit(engine: int) -> int:
 
 
 def vsync_bit(source: int) -> int:
-    """The status bit of display source ``source``'s vsync (a flip latched at a vsync)."""
+    """The status bit of display source ``source``'s vsync (a flip latched at a vsync, or any vsync
+    while the source's vsync interrupt is enabled)."""
     return 1 << (VSYNC_SHIFT + source)
 
 
@@ -286,8 +288,15 @@ class Mmio:
     # -- display ----------------------------------------------------------------------------------------
     def scanout(self, source: int) -> int:
         """Read display source ``source``'s scanout address register: the GPU physical address
-        of the surface it shows now (0 before the first flip)."""
+        of the surface it shows now (before the first flip, the firmware's framebuffer at the start
+        of local memory)."""
         return self._displays[source].scanout
+
+    def vsync_interrupt(self, source: int, enable: bool) -> None:
+        """Write display source ``source``'s vsync interrupt enable register. Set, the source
+        raises its vsync cause (:func:`vsync_bit`) at every vsync from the next one, a flip or not;
+        cleared (the state at power-on), only a flip latched at a vsync raises it. Idempotent."""
+        self._displays[source].set_vsync_interrupt(enable)
 
     # -- the hardware scheduler's mailbox (one per engine) -----------------------------------------------
     # The first command to an engine's scheduler starts it: from then on it owns the engine's ring

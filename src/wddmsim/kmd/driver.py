@@ -55,6 +55,12 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   display's pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
   ``FlipOnVSyncWithNoWait`` and ``FlipInterval``). When a flip latches at a vsync the ISR reports
   ``DXGK_INTERRUPT_CRTC_VSYNC`` with the source's target id and the address now scanned out.
+  ``DxgkDdiControlInterrupt(DXGK_INTERRUPT_CRTC_VSYNC, Enable)`` writes every source's vsync
+  interrupt enable register (the call names no source): enabled, each source raises its vsync cause
+  at every vsync and the ISR reports each one; any other interrupt type is
+  ``STATUS_NOT_IMPLEMENTED``. Preemption-aware, it declares ``FlipOnVSyncMmIo`` as Windows requires
+  (rule 64); the OS model builds every flip as a DMA-buffer command, so the MMIO flip path
+  (``DxgkDdiSetVidPnSourceAddress`` at device IRQL) is never asked of it.
 - Recovery (section 10): ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
   preemption request unanswered or faulted; ``DxgkDdiQueryDependentEngineGroup`` answers the node
   alone (no engine depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
@@ -281,6 +287,7 @@ class ReferenceDriver(WddmV2Ddi):
         self.max_in_flight = [e.max_in_flight_hw_queue_buffers if e else 0 for e in engines]  # MaxInFlightHwQueueBuffers
         # DXGK_VIDSCHCAPS.No64BitAtomics (WDDM 2.0): the GPU writes monitored fences 32 bits at a time
         self.no64bit_atomics = s.no64bit_atomics
+        self.vsync_power_save_aware = s.vsync_power_save_aware
         self.roots: dict[int, int] = {}  # context handle -> root page table
         self._ring_roots: dict[int, int] = {}  # node -> address space the ring last ran
         self.processes: dict[int, int] = {}  # driver process handle -> Dxgkrnl's process handle
@@ -371,8 +378,12 @@ class ReferenceDriver(WddmV2Ddi):
         c.MaxQueuedFlipOnVSync = hw.flip_queue_depth(0) if hw.display_count else 1
         c.FlipCaps.FlipOnVSyncWithNoWait = 1
         c.FlipCaps.FlipInterval = 1
+        # A preemption-aware driver declares MMIO flips at the next vsync (rule 64: the Windows 8
+        # scheduler preempts while flips are pending).
+        c.FlipCaps.FlipOnVSyncMmIo = 1 if self.preemption_aware else 0
         sc = c.SchedulingCaps
         sc.MultiEngineAware = 1 if self.multi_engine_aware else 0
+        sc.VSyncPowerSaveAware = 1 if self.vsync_power_save_aware else 0
         if hasattr(sc, "PreemptionAware"):
             sc.PreemptionAware = 1 if self.preemption_aware else 0
             sc.CancelCommandAware = 1 if self.cancel_aware else 0
@@ -858,6 +869,7 @@ class ReferenceDriver(WddmV2Ddi):
                 self.faults_seen += 1
             if status & UNKNOWN_BIT:
                 self.unknown_causes += 1
+            self._report_vsyncs(status)
             self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
             return True
         for node in self.nodes:
@@ -869,10 +881,7 @@ class ReferenceDriver(WddmV2Ddi):
             for node in self.nodes:
                 if status & (1 << (PREEMPT_SHIFT + node.ordinal)):
                     self._report_preempted(node)
-        if status >> VSYNC_SHIFT:
-            for source in range(hw.display_count):
-                if status & (1 << (VSYNC_SHIFT + source)):
-                    self._report_vsync(source)
+        self._report_vsyncs(status)
         if status & UNKNOWN_BIT:
             self.unknown_causes += 1
         if status & FAULT_BIT:
@@ -889,6 +898,15 @@ class ReferenceDriver(WddmV2Ddi):
     def DxgkDdiDpcRoutine(self, MiniportDeviceContext: int) -> None:
         """Tell the scheduler to process what the ISR reported."""
         self.dxgk.DxgkCbNotifyDpc(self.dxgk.DeviceHandle)
+
+    def DxgkDdiControlInterrupt(self, hAdapter: int, InterruptType: int, EnableInterrupt: bool) -> int:
+        """CRTC_VSYNC on or off on every source's vsync interrupt register; no other type."""
+        if InterruptType != _CRTC_VSYNC:
+            return int(NTSTATUS.STATUS_NOT_IMPLEMENTED)
+        hw = self.hw
+        for source in range(hw.display_count):
+            hw.vsync_interrupt(source, bool(EnableInterrupt))
+        return SUCCESS
 
     # -- preemption ----------------------------------------------------------------------------------------
     def DxgkDdiPreemptCommand(self, hAdapter: int, pPreemptCommand) -> int:
@@ -933,6 +951,13 @@ class ReferenceDriver(WddmV2Ddi):
         node.preempt_fence = 0
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
         return True
+
+    def _report_vsyncs(self, status: int) -> None:
+        """CRTC_VSYNC for every source whose vsync cause is in ``status`` (after the DMA events)."""
+        if status >> VSYNC_SHIFT:
+            for source in range(self.hw.display_count):
+                if status & (1 << (VSYNC_SHIFT + source)):
+                    self._report_vsync(source)
 
     def _report_vsync(self, source: int) -> None:
         """CRTC_VSYNC: the address the source scans out since this vsync (device IRQL)."""

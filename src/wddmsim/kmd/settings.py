@@ -69,6 +69,9 @@ class Settings(BaseModel):
     cancel_aware: bool | None = None
     #: DXGK_VIDSCHCAPS.No64BitAtomics: the GPU's monitored fences are written 32 bits at a time
     no64bit_atomics: bool = False
+    #: DXGK_VIDSCHCAPS.VSyncPowerSaveAware: the OS may turn the vsync interrupt off while the
+    #: display is idle (Vista SP1 and later OSes)
+    vsync_power_save_aware: bool = True
     #: DXGK_VIDMMCAPS.VirtualAddressingSupported; unset: true from WDDM 2.0 on
     virtual_addressing: bool | None = None
     #: DXGK_NODEMETADATA_FLAGS.ContextSchedulingSupported on every node; unset: true from WDDM 2.5

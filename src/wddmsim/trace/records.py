@@ -34,6 +34,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "Present": ("context", "process", "seq", "mode", "flip", "interval", "source", "width", "height", "cpu_start"),
     "Flip": ("context", "seq", "fence", "source", "interval", "no_wait", "surface"),
     "VSync": ("source", "address"),
+    "VSyncControl": ("enabled", "reason", "status"),
     "Doorbell": ("engine", "wptr", "rptr", "ring_used", "ring_size"),
     "Displayed": ("source", "context", "seq", "fence", "displayed", "latency"),
     "Dropped": ("source", "context", "seq", "fence"),

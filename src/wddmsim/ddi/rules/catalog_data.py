@@ -265,19 +265,17 @@ ENTRIES: dict[int, Entry] = {
                     "bug check 0x119 if it does.",
               reason="render-only adapters are not modelled: every simulated adapter has a display "
                      "(scenario adapter.displays); comes with a render-only adapter kind"),
-    48: Entry(N, (_INTERRUPT_TYPE, _k("nc-d3dkmddi-dxgkddi_controlinterrupt")),
+    48: Entry(R, (_INTERRUPT_TYPE, _k("nc-d3dkmddi-dxgkddi_controlinterrupt")),
+              check=(_DX + "vsync.VsyncControl._check",),
               name="VsyncReportedWhileEnabled", section="4.2",
               words="While the OS has the vsync interrupt enabled, the driver keeps reporting CRTC_VSYNC; it may "
-                    "stop only while it is disabled.",
-              reason="DxgkDdiControlInterrupt is not modelled (not in wddmsim.ddi.interface.CONTRACTS): the OS "
-                     "never enables or disables the vsync interrupt, so there is no enabled state to judge "
-                     "against; comes with DxgkDdiControlInterrupt (rule 49)"),
+                    "stop only while it is disabled."),
     49: Entry(N, (_k("nc-d3dkmddi-dxgkddi_controlinterrupt"), _u("display/saving-energy-with-vsync-control")),
               name="ControlInterruptOnlyVsync", section="4.6",
               words="DxgkDdiControlInterrupt answers STATUS_NOT_IMPLEMENTED for every interrupt type other "
                     "than CRTC_VSYNC.",
-              reason="DxgkDdiControlInterrupt is not modelled (not in wddmsim.ddi.interface.CONTRACTS); comes "
-                     "with the vsync-control DDI"),
+              reason="the OS calls DxgkDdiControlInterrupt only with DXGK_INTERRUPT_CRTC_VSYNC, as Windows "
+                     "does, so no run asks another type; comes with a wddmsim verify case that asks one"),
     50: Entry(N, (_BUGCHECK_119,), name="MpoPlaneInRange", section="11",
               words="Multiplane-overlay vsync reports name only planes below MaxOverlayPlanes; Windows stops "
                     "with bug check 0x119 otherwise.",
@@ -330,12 +328,10 @@ ENTRIES: dict[int, Entry] = {
                     "Resubmission for WDDM 2.0 and later drivers.",
               reason="VidSch gives a requeued render packet a fresh fence id on its next submission"),
     63: Entry(R, (_VIDSCHCAPS, _MCDM), check=(_DX + "caps.refusals",)),
-    64: Entry(N, (_GPU_PREEMPTION,), name="PreemptionAwareNeedsMmioFlip", section="5.1",
+    64: Entry(R, (_GPU_PREEMPTION, _FLIPCAPS), check=(_DX + "caps.refusals",),
+              name="PreemptionAwareNeedsMmioFlip", section="5.1",
               words="A driver that declares itself preemption-aware also declares vsync flips through MMIO "
-                    "(FlipOnVSyncMmIo).",
-              reason="MMIO flips are not modelled: flips are DMA-buffer commands and DxgkDdiSetVidPnSourceAddress "
-                     "is never called, so the capability names a path the OS does not have; comes with MMIO "
-                     "flips (rule 84)"),
+                    "(FlipOnVSyncMmIo)."),
     65: Entry(G, (_u("ddi/d3dkmdt/ns-d3dkmdt-_d3dkmdt_preemption_caps"), _MCDM),
               check=(GT + "preemption_caps",),
               name="PreemptionGranularityCoarsest", section="5.3",
