@@ -19,13 +19,13 @@ displayed; a context whose next packet is a flip waits (out of the ready set) un
 slot.
 
 Which flip a CRTC_VSYNC shows: the address it reports is compared with the oldest flip of its
-source whose packet has completed (the flip was programmed: a no-wait flip is in the pending-flip
-registers, a waiting flip latched, reported in the same ISR pass before the vsync, rule 42); the
-display latches programmed flips in order, one per vsync. With the vsync interrupt on, a vsync at
-which no flip latched reports the address still scanned out, which shows nothing new; a flip not
-yet run, or queued behind another, to that same surface (a swap chain coming back to it) is not
-shown by it. Known limit: a no-wait flip to the very surface on screen (a no-op flip) counts as
-shown at the first vsync after it is programmed, even if its interval asks for a later one.
+source whose packet has reached the engine (the bottom of its node's hardware queue: a no-wait flip
+is then programmed or about to be, a waiting flip sits in the engine until the vsync latches it,
+and the packet's completion is reported after that vsync's); the display latches flips in order,
+one per vsync. With the vsync interrupt on, a vsync at which no flip latched reports the address
+still scanned out, which shows nothing new; a flip not yet run, or queued behind another, to that
+same surface (a swap chain coming back to it) is not shown by it. Known limit: a no-wait flip to the very surface on screen (a no-op flip) counts as
+shown at the first vsync after it reaches the engine, even if its interval asks for a later one.
 A flip waiting for a vsync turns the vsync interrupt on (:mod:`wddmsim.dxgkrnl.vsync`), and every
 processed CRTC_VSYNC is counted there for the idle turn-off.
 
@@ -89,8 +89,11 @@ class Presents:
 
     # -- on the way in ----------------------------------------------------------------------------------------
     def can_submit(self, packet) -> bool:
-        """A flip fits while fewer than MaxQueuedFlipOnVSync of its source's flips are pending."""
-        return len(self.sources[packet.vidpn_source].pending_flips) < self.max_queued
+        """A flip fits while fewer than MaxQueuedFlipOnVSync of its source's other flips are
+        pending. A flip a preemption took back is still pending (it keeps its place in the source's
+        order), and its own slot must not keep it from going back to the GPU."""
+        pending = self.sources[packet.vidpn_source].pending_flips
+        return len(pending) - (packet in pending) < self.max_queued
 
     def block(self, ctx, packet) -> None:
         self.sources[packet.vidpn_source].blocked.append(ctx)
@@ -159,8 +162,11 @@ class Presents:
         src = self.sources[source]
         self._settle(src, t)
         for p in src.pending_flips:
-            if p.done < 0:
-                continue  # not programmed yet: no vsync can show it
+            if p.started < 0:
+                # Not at the engine yet: no vsync can show it. A waiting flip that is there may
+                # latch at this vsync, whose report can come before the packet's own completion
+                # (the fence after the flip command runs once the flip has latched).
+                continue
             # The display latches programmed flips in order: only the oldest can be what this
             # vsync shows; another address is the one still scanned out.
             if p.surface == address:
