@@ -1,5 +1,5 @@
-"""Cancelling packets (anchors.md part (b) scenario 5; ddi-facts.md 2.10, 14.1 CANCELLED): a
-context destroyed mid-flight has its queued packets cancelled (DxgkDdiCancelCommand for a
+"""Cancelling packets (reference scenario 5; Microsoft's DxgkDdiCancelCommand page): a context
+destroyed mid-flight has its queued packets cancelled (DxgkDdiCancelCommand for a
 CancelCommandAware driver), its submitted packets finish, DxgkDdiDestroyContext comes after the last
 one, no CPU waiter hangs and nothing leaks; a device in error after a TDR cancels the same way."""
 

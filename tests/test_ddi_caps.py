@@ -3,7 +3,8 @@ block DXGK_DRIVERCAPS with the records it embeds, and the segment queries. tests
 already holds every member of every one of them to the clang-14 tables at every version; these are
 the numbers a driver engineer checks by hand, written out, and the places where the model has to say
 the same thing as the tables.
-Spec: ddi-facts.md sections 3.1 and 3.4."""
+Sources: Microsoft's DXGK_GPUENGINETOPOLOGY, DXGK_NODEMETADATA and DXGK_ENGINE_TYPE pages, and its
+"TDR changes in Windows 8" page for what a node and an engine are."""
 
 from __future__ import annotations
 

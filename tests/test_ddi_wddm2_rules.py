@@ -1,7 +1,9 @@
 """The hardware-scheduling and monitored-fence contract rules (100, 104, 105, 122-126): a well-formed
 structure passes, each violation names the member, the value and what the rule requires, and rules
 whose members or DDIs do not exist at a version are not judged there. Rule 127 is documented as not
-checkable and is not registered. Spec: ddi-facts.md sections 8.3, 8.4, 9.1-9.4, 13."""
+checkable and is not registered. The rules are catalogued in docs/rules.md; the facts behind them
+are on Microsoft's pages for the priority-band, context-scheduling, hardware-queue and
+monitored-fence DDIs and its "Context monitoring" page."""
 
 from __future__ import annotations
 

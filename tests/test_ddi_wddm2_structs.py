@@ -2,7 +2,9 @@
 laid out at the documented bit positions and offsets, present exactly from their DDI version, and
 readable and writable by the codec. (The full compiler comparison at every version is
 tests/test_layouts.py; these are the facts a reader checks against the reference pages.)
-Spec: ddi-facts.md sections 6.2, 6.3, 8.3, 8.4, 9.1, 9.2, 9.4, 10.4."""
+Sources: Microsoft's DXGK_BUILDPAGINGBUFFER_OPERATION and DXGKARG_BUILDPAGINGBUFFER pages, its pages
+for the priority-band, context-scheduling, hardware-queue, monitored-fence and engine-reset DDIs, and
+its "Context monitoring" page."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""drm_sched's scheduling-quality sets under WDDM hardware scheduling (anchors.md scenarios 20 and
+"""drm_sched's scheduling-quality sets under WDDM hardware scheduling (reference scenarios 20 and
 21): the ten two-client cases of ``drm_sched_scheduler_two_clients_test`` and the many-clients
 cases, with drm's client loop (submit N jobs of U us, wait for the last if sync, sleep W us, for
 ceil(duration / period) cycles) as a ``compute_batch`` workload.
@@ -118,7 +118,7 @@ def test_two_clients(case, credits):
     if case.endswith("interactive"):
         interactive = c1
         if banded:
-            assert interactive.per_second() >= 90  # anchor 20
+            assert interactive.per_second() >= 90  # reference scenario 20
         elif case == "very_heavy_interactive":
             # The GPU already holds a 50 ms hog buffer when the interactive job comes: under the
             # cap the worst cycle waits for it.
@@ -137,8 +137,8 @@ def test_the_interactive_client_report():
 
 @pytest.mark.parametrize("clients", [2, 3, 7, 13, 31])
 def test_many_equal_clients_never_drift_more_than_one_cycle_apart(clients):
-    """Anchor 21: n equal clients, 4 x 1 ms sync (31 clients: 2 x 1 ms), for 1 s / n each, two
-    buffers in flight at most; drm's avg_max_min_delta(x100) stays at or below 100."""
+    """Reference scenario 21: n equal clients, 4 x 1 ms sync (31 clients: 2 x 1 ms), for 1 s / n
+    each, two buffers in flight at most; drm's avg_max_min_delta(x100) stays at or below 100."""
     job_cnt = 2 if clients == 31 else 4
     duration = 1_000_000 // clients
     procs, cycles = zip(*[client(f"c{i}", "normal", job_cnt, 1000, 0, True, duration) for i in range(clients)])

@@ -1,6 +1,7 @@
-"""Injected faults and how each ends (ddi-facts.md sections 4.4, 10, 11): GPU page faults reported
-with DXGK_INTERRUPT_DMA_PAGE_FAULTED and its flag rules, driver entry points returning errors, and
-an interrupt storm. Asserted in virtual time and on the event log."""
+"""Injected faults and how each ends (Microsoft's DXGKARGCB_NOTIFY_INTERRUPT_DATA and
+DXGK_PAGE_FAULT_FLAGS pages, its TDR pages and Bug Check 0x119 VIDEO_SCHEDULER_INTERNAL_ERROR): GPU
+page faults reported with DXGK_INTERRUPT_DMA_PAGE_FAULTED and its flag rules, driver entry points
+returning errors, and an interrupt storm. Asserted in virtual time and on the event log."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Monitored fences (dxgkrnl/fences.py): anchors 26, 28 and 29, rules 97-103, TDR max value, and a
-property test of monotonic values and exactly-once, on-time waiter release. Times are virtual ns."""
+"""Monitored fences (dxgkrnl/fences.py): reference scenarios 26, 28 and 29, rules 97-103, TDR max
+value, and a property test of monotonic values and exactly-once, on-time waiter release. Times are
+virtual ns."""
 
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ def raises(status, fn, *args, **kw):
     return info.value
 
 
-# -- anchor 26: CPU and GPU waits on one fence ----------------------------------------------------
+# -- reference scenario 26: CPU and GPU waits on one fence ----------------------------------------
 def test_cpu_and_queue_waiter_unblock_exactly_at_target_through_scan():
     sim, mem, table = make()
     f = table.create(P1, D1)
@@ -228,7 +229,7 @@ def test_destroyed_slot_is_reused():
     assert table.memory.read_u64(g.cpu_va) == 9
 
 
-# -- anchor 29: timeline semantics ----------------------------------------------------------------
+# -- reference scenario 29: timeline semantics ----------------------------------------------------
 def test_out_of_order_queued_signals_keep_the_value_monotonic():
     _, _, table = make()
     f = table.create(P1, D1)
@@ -343,7 +344,7 @@ def test_wait_any():
     assert table.pending_waits(f) == 0 and table.pending_waits(g) == 0
 
 
-# -- anchor 28: wrap ------------------------------------------------------------------------------
+# -- reference scenario 28: wrap ------------------------------------------------------------------
 def test_32bit_fence_across_the_wrap_driven_by_gpu_writes():
     sim, mem, table = make(no64=True)
     start = 2**32 - 20

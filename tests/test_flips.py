@@ -1,8 +1,9 @@
-"""Presents and flips on vsync (anchors.md part (b) scenario 24; ddi-facts.md 2.3, 2.5, 7, 14.3):
-flips only at vsync, FlipInterval honoured, a frame that misses its vsync shown one interval later,
-the flip queue limited by MaxQueuedFlipOnVSync, composed presents dropped when replaced before a
-vsync, and each submission flag (Present, Flip, FlipWithNoWait, RedirectedPresent) in the event log
-with VidPnSourceId and FlipInterval. Exact virtual times on a 60 Hz grid (period 16 666 667 ns)."""
+"""Presents and flips on vsync (reference scenario 24; Microsoft's DXGK_SUBMITCOMMANDFLAGS,
+D3DDDI_FLIPINTERVAL_TYPE and DXGK_FLIPCAPS pages): flips only at vsync, FlipInterval honoured, a
+frame that misses its vsync shown one interval later, the flip queue limited by
+MaxQueuedFlipOnVSync, composed presents dropped when replaced before a vsync, and each submission
+flag (Present, Flip, FlipWithNoWait, RedirectedPresent) in the event log with VidPnSourceId and
+FlipInterval. Exact virtual times on a 60 Hz grid (period 16 666 667 ns)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The context-management processor (gpu/hwsched.py): GPU-side scheduling of hardware contexts and
 queues by band, priority and quantum, the NORMAL share, WAIT stalls, suspend/resume and engine reset
-(ddi-facts.md 8.3, 8.4, 10.4, 14.2; anchors.md scenarios 20, 21, 31, 32). Every test checks exact
-virtual times."""
+(Microsoft's pages for the priority-band, context-scheduling, suspend/resume and engine-reset
+DDIs; reference scenarios 20, 21, 31, 32). Every test checks exact virtual times."""
 
 from __future__ import annotations
 

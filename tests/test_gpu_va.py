@@ -2,7 +2,7 @@
 with page tables VidMm writes through DxgkDdiBuildPagingBuffer, command buffers at GPU virtual
 addresses submitted through DxgkDdiSubmitCommandVirtual, its STATUS_INVALID_PARAMETER and failure
 rules (23, 24), page faults on unmapped addresses, and monitored-fence waits the OS holds per
-context (rule 103), with dependency chains and ping-pong (anchors.md scenarios 3 and 19)."""
+context (rule 103), with dependency chains and ping-pong (reference scenarios 3 and 19)."""
 
 from __future__ import annotations
 
@@ -246,9 +246,9 @@ def test_the_os_signals_after_the_packets_before_the_call():
 
 @pytest.mark.parametrize("cost", [ZERO, COSTS], ids=["zero_cost", "default_cost"])
 def test_cross_context_dependency_chain(cost):
-    """Anchor 3: 100 packets of 1 ms dealt round robin over 4 contexts, each waiting for the one
-    before it through a monitored fence: strict global order, no deadlock, and a makespan of the
-    work plus 99 wake-ups, each the ISR, the DPC and the submission of the next packet."""
+    """Reference scenario 3: 100 packets of 1 ms dealt round robin over 4 contexts, each waiting for
+    the one before it through a monitored fence: strict global order, no deadlock, and a makespan of
+    the work plus 99 wake-ups, each the ISR, the DPC and the submission of the next packet."""
     sc = scenario(adapter("va", cost), chain_processes(4, 25), fence=[{"name": "f"}])
     system, result, events = run(sc)
     assert result.bugcheck is None
@@ -264,8 +264,8 @@ def test_cross_context_dependency_chain(cost):
 
 
 def test_ping_pong_reports_its_wake_up_latency():
-    """Anchor 19: 2 contexts alternate 1000 x 1 ms with cross dependencies; makespan = 1000 ms +
-    999 x the fence-signal -> wait-unblock -> submit latency (ISR + DPC + submit)."""
+    """Reference scenario 19: 2 contexts alternate 1000 x 1 ms with cross dependencies; makespan =
+    1000 ms + 999 x the fence-signal -> wait-unblock -> submit latency (ISR + DPC + submit)."""
     sc = scenario(adapter("va", COSTS), chain_processes(2, 500), duration="2s", fence=[{"name": "f"}])
     system, result, events = run(sc)
     done = stops(events, system)

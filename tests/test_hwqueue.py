@@ -227,8 +227,8 @@ def test_a_gpu_wait_in_a_buffer_holds_only_its_queue():
 
 @pytest.mark.parametrize("wait, per_handoff", [("os", "isr+dpc+submit"), ("gpu", "none")])
 def test_ping_pong_under_hardware_scheduling(wait, per_handoff):
-    """Anchor 19 under hardware scheduling: an OS-held wait costs the ISR, the DPC and the OS's
-    submission of the waiting buffer per hand-off; a GPU wait costs nothing on the CPU."""
+    """Reference scenario 19 under hardware scheduling: an OS-held wait costs the ISR, the DPC and
+    the OS's submission of the waiting buffer per hand-off; a GPU wait costs nothing on the CPU."""
     sc = scenario(adapter("hw", COSTS), chain_processes(2, 100, wait=wait), duration="1s", fence=[{"name": "f"}])
     system, result, events = run(sc)
     done = stops(events, system)
@@ -423,9 +423,9 @@ def hung_signal(kmt, system, ctx, fence):
 
 
 def test_destroying_a_hardware_context_cancels_what_is_queued_and_lets_the_gpu_finish():
-    """D3DKMTDestroyContext under hardware scheduling (anchor 5): with one buffer in flight at a
-    time, the two still queued by the OS are cancelled; the one on the GPU finishes; then
-    DxgkDdiDestroyHwQueue and DxgkDdiDestroyHwContext, and the handles are gone."""
+    """D3DKMTDestroyContext under hardware scheduling (reference scenario 5): with one buffer in
+    flight at a time, the two still queued by the OS are cancelled; the one on the GPU finishes;
+    then DxgkDdiDestroyHwQueue and DxgkDdiDestroyHwContext, and the handles are gone."""
     ad = adapter("hw", node3d={"max_in_flight_hw_queue_buffers": 1})
     sc = scenario(ad, [script("app", (0, "1ms", 3), destroy_at="500us")], duration="10ms")
     system, result, events = run(sc)
@@ -443,7 +443,8 @@ def test_destroying_a_hardware_context_cancels_what_is_queued_and_lets_the_gpu_f
 
 @pytest.mark.parametrize("wait", ["os", "gpu"])
 def test_cross_context_dependency_chain_under_hardware_scheduling(wait):
-    """Anchor 3 under hardware scheduling: 100 x 1 ms over 4 contexts in strict global order."""
+    """Reference scenario 3 under hardware scheduling: 100 x 1 ms over 4 contexts in strict global
+    order."""
     sc = scenario(adapter("hw", COSTS), chain_processes(4, 25, wait=wait), duration="1s", fence=[{"name": "f"}])
     system, result, events = run(sc)
     done = stops(events, system)

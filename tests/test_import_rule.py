@@ -1,4 +1,4 @@
-"""DESIGN.md section 2: imports only go down. ``sim`` and ``ddi`` import nothing of the project;
+"""The package's layers: imports only go down. ``sim`` and ``ddi`` import nothing of the project;
 ``gpu`` imports ``sim``; ``kmd`` imports ``ddi``, ``gpu``, ``sim``; ``umd`` (the user-mode half of
 a driver) imports ``gpu`` (the command set); ``dxgkrnl`` imports ``ddi``, ``sim``, never a driver
 half or the GPU; ``workloads`` (the applications and their runtime) import the OS's API and

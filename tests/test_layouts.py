@@ -88,7 +88,8 @@ def test_a_moved_member_is_caught():
 
 
 def test_submitcommand_spot_check_from_the_seed():
-    """Seed 000: the Windows 7 and Windows 8 additions land at the end of the structure."""
+    """Microsoft's DXGKARG_SUBMITCOMMAND page: the Windows 7 and Windows 8 additions land at the end
+    of the structure."""
     x64 = layout.layout_table(DXGKARG_SUBMITCOMMAND, "x64", "latest")
     assert x64["size"] == 96
     assert {k: v["offset"] for k, v in x64["members"].items() if "." not in k} == {

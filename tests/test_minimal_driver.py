@@ -256,7 +256,7 @@ def test_paging_really_moves_the_bytes_and_maps_the_aperture():
 
 
 # -- what Windows refuses, and broken copies of the driver ---------------------------------------------------
-#: The tutorial's broken.py (section 12), written out by the tests that run it.
+#: The tutorial's broken.py (docs/driver.md, section 12), written out by the tests that run it.
 def broken_py() -> str:
     blocks = marked_blocks("broken.py")
     assert len(blocks) == 1

@@ -1,6 +1,6 @@
-"""Flags.NullRendering end to end (seed 002, ddi-facts.md 2.3, rule 14): the driver still inserts
-the packet and raises its fence, the GPU executes none of it, and what is left is the submission
-path's own cost. Asserted in virtual time and on the event log."""
+"""Flags.NullRendering end to end (Microsoft's DXGK_SUBMITCOMMANDFLAGS page; rule 14): the driver
+still inserts the packet and raises its fence, the GPU executes none of it, and what is left is the
+submission path's own cost. Asserted in virtual time and on the event log."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Paging and the null-context switch (ddi-facts.md sections 5.1, 5.4, 6; rules 4, 11, 12, 15, 61,
-68): allocations evicted and brought back through DxgkDdiBuildPagingBuffer and Flags.Paging
-submissions that share one paging buffer, their data surviving every round trip, the zero-length
-ContextSwitch submission before evicting a running device's allocation, paging packets keeping
-their fence ids when preempted, and the critical statuses of DxgkDdiBuildPagingBuffer."""
+"""Paging and the null-context switch (Microsoft's DxgkDdiBuildPagingBuffer, DXGK_SUBMITCOMMANDFLAGS
+and "GPU preemption" pages; rules 4, 11, 12, 15, 61, 68): allocations evicted and brought back
+through DxgkDdiBuildPagingBuffer and Flags.Paging submissions that share one paging buffer, their
+data surviving every round trip, the zero-length ContextSwitch submission before evicting a running
+device's allocation, paging packets keeping their fence ids when preempted, and the critical
+statuses of DxgkDdiBuildPagingBuffer."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Preemption and resubmission end to end (anchors.md part (b) scenarios 22 and 23; seeds 002/003,
-ddi-facts.md 5.1-5.3 and 14.1): DxgkDdiPreemptCommand with a new PreemptionFenceId, the engine
-stopping at its granularity with its progress saved, DMA_PREEMPTED with PreemptionFenceId and
-LastCompletedFenceId, preempted packets back to VidSch and resubmitted with new fence ids and
-Flags.Resubmission, the same total GPU work, and the preemption latency per granularity."""
+"""Preemption and resubmission end to end (reference scenarios 22 and 23; Microsoft's "GPU
+preemption" page and its DxgkDdiPreemptCommand, DXGK_SUBMITCOMMANDFLAGS and preemption-granularity
+pages): DxgkDdiPreemptCommand with a new PreemptionFenceId, the engine stopping at its granularity
+with its progress saved, DMA_PREEMPTED with PreemptionFenceId and LastCompletedFenceId, preempted
+packets back to VidSch and resubmitted with new fence ids and Flags.Resubmission, the same total GPU
+work, and the preemption latency per granularity."""
 
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def test_interval_granularity_stops_mid_packet_and_conserves_work():
 def test_dma_buffer_granularity_waits_for_the_running_buffer_and_drops_only_the_queued_one():
     system, trace = build("dma_buffer")
     r = system.run()
-    # Latency = the remainder of the running buffer (anchor 23): 10 - 3.05 = 6.95 ms.
+    # Latency = the remainder of the running buffer (reference scenario 23): 10 - 3.05 = 6.95 ms.
     assert preempted_reports(trace) == [(10 * MS, 3, 1)]
     assert packets(trace) == [
         (0, "DmaPacketStart", 1, None),

@@ -1,4 +1,4 @@
-"""The packet-scheduling path end to end (anchors.md part (b) scenarios 1, 2, 4, 12, 14, 17, 18),
+"""The packet-scheduling path end to end (reference scenarios 1, 2, 4, 12, 14, 17, 18),
 asserted exactly in virtual time and on the event log."""
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def ctx_summary(r, name):
     return next(c for c in r.summary["contexts"] if c["context"] == f"{name}/c")
 
 
-# -- scenario 7: a hang ends in an adapter reset -------------------------------------------------------------
+# -- reference scenario 7: a hang ends in an adapter reset ---------------------------------------------------
 @pytest.mark.rule(113, 119)
 def test_hang_is_detected_by_an_unanswered_preemption_and_reset():
     system, trace = build([("app", "3D", script((0, "10ms"), ("5s", "1ms")))],
@@ -81,7 +81,7 @@ def test_hang_is_detected_by_an_unanswered_preemption_and_reset():
     assert r.summary["tdr"]["adapter_resets"] == 1 and r.bugcheck is None
 
 
-# -- scenario 8: a long packet that does preempt is not reset ----------------------------------------------------
+# -- reference scenario 8: a long packet that does preempt is not reset ------------------------------------------
 def test_long_preemptible_packet_is_preempted_not_reset():
     system, trace = build([("app", "3D", script((0, "5s")))])
     r = system.run()
@@ -106,7 +106,7 @@ def test_long_packet_on_a_dma_buffer_engine_times_out():
     assert r.summary["tdr"]["engine_resets"] == 1 and ctx_summary(r, "app")["aborted"] == 1
 
 
-# -- scenarios 9 and 11: engine reset, guilty context, escalation ------------------------------------------------
+# -- reference scenarios 9 and 11: engine reset, guilty context, escalation --------------------------------------
 GUILTY = [
     ("bad", "3D", script((0, "10ms"), (0, "10ms"), ("5s", "10ms"))),
     ("good", "3D", {"kind": "compute_batch", "batch": 2, "work": "5ms", "count": 3}),
@@ -193,7 +193,7 @@ def test_failed_restart_is_bug_check_0x116():
     assert (bc.code, bc.p3) == (BugCheckCode.VIDEO_TDR_FAILURE, int(NTSTATUS.STATUS_UNSUCCESSFUL) & 0xFFFFFFFF)
 
 
-# -- scenario 10: TDR limits -------------------------------------------------------------------------------------
+# -- reference scenario 10: TDR limits ---------------------------------------------------------------------------
 def six_hangs():
     procs, faults = [], []
     for i in range(6):
