@@ -160,13 +160,12 @@ class Facts:
 
 @dataclass(frozen=True)
 class Rule:
-    """A registered rule: its section-13 ``number`` and CamelCase ``name``, the spec ``section``
-    it follows, the DDI ``structs`` it is judged on, a one-line ``summary`` (the first paragraph of
-    its docstring) and ``check(obj, facts) -> list[Violation]``."""
+    """A registered rule: its ``number`` in the rule catalogue and CamelCase ``name``, the DDI
+    ``structs`` it is judged on, a one-line ``summary`` (the first paragraph of its docstring) and
+    ``check(obj, facts) -> list[Violation]``."""
 
     number: int
     name: str
-    section: str
     structs: tuple[str, ...]
     summary: str
     check: Callable[[Any, Facts], list[Violation]]
@@ -185,8 +184,8 @@ def _summary(doc: str | None) -> str:
     return " ".join(line.strip() for line in para.splitlines())
 
 
-def rule(number: int, name: str, section: str, structs: tuple[str, ...] = ()):
-    """Register the decorated function as rule ``number`` of section 13, judged on every structure
+def rule(number: int, name: str, structs: tuple[str, ...] = ()):
+    """Register the decorated function as rule ``number`` of the catalogue, judged on every structure
     named in ``structs``. The function takes ``(obj, facts)`` and returns a list of findings (a
     message, or ``(message, BugCheck)``); the registered :attr:`Rule.check` turns them into
     :class:`Violation` objects."""
@@ -213,7 +212,7 @@ def rule(number: int, name: str, section: str, structs: tuple[str, ...] = ()):
         run.__qualname__ = fn.__qualname__
         run.__module__ = fn.__module__
         run.__doc__ = fn.__doc__
-        RULES[number] = Rule(number, name, section, tuple(structs), _summary(fn.__doc__), run)
+        RULES[number] = Rule(number, name, tuple(structs), _summary(fn.__doc__), run)
         _by_struct.clear()
         return fn
 

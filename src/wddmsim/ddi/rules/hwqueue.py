@@ -41,7 +41,7 @@ _FENCE_ADDRESSES = {
 }
 
 
-@rule(92, "ProgressFenceIncreases", "9.2, 9.3", structs=(HWQUEUE,))
+@rule(92, "ProgressFenceIncreases", structs=(HWQUEUE,))
 def progress_fence_increases(obj, facts: Facts):
     """HwQueueProgressFenceId strictly increases across submissions to one hardware queue.
 
@@ -55,7 +55,7 @@ def progress_fence_increases(obj, facts: Facts):
     ]
 
 
-@rule(93, "HwQueueSubmitNotReentrant", "9.3", structs=(HWQUEUE,))
+@rule(93, "HwQueueSubmitNotReentrant", structs=(HWQUEUE,))
 def hwqueue_not_reentrant(obj, facts: Facts):
     """No two threads are inside DxgkDdiSubmitCommandToHwQueue for the same hardware queue.
 
@@ -68,7 +68,7 @@ def hwqueue_not_reentrant(obj, facts: Facts):
     ]
 
 
-@rule(94, "HwQueueFlagsMatchOrigin", "9.3", structs=(HWQUEUE,))
+@rule(94, "HwQueueFlagsMatchOrigin", structs=(HWQUEUE,))
 def hwqueue_flags_origin(obj, facts: Facts):
     """Flags is 0 for UMD buffers and Flags.Present is 1 exactly for DdiPresentToHwQueue buffers.
 
@@ -88,7 +88,7 @@ def hwqueue_flags_origin(obj, facts: Facts):
     raise ValueError(f"facts.buffer_origin is {origin!r}; expected 'umd' or 'present'")
 
 
-@rule(95, "HwQueuePrivateDataNotRetained", "9.3", structs=(HWQUEUE,))
+@rule(95, "HwQueuePrivateDataNotRetained", structs=(HWQUEUE,))
 def private_data_not_retained(obj, facts: Facts):
     """pDmaBufferPrivateData of DxgkDdiSubmitCommandToHwQueue is not used after the call returns
     (WDDM 2.4 and later).
@@ -103,7 +103,7 @@ def private_data_not_retained(obj, facts: Facts):
     ]
 
 
-@rule(100, "MonitoredFenceAddressAligned", "9.1, 9.2, 9.3, 9.4", structs=(HWQUEUE, CREATEHWQUEUE, SIGNALFENCE, BUILD))
+@rule(100, "MonitoredFenceAddressAligned", structs=(HWQUEUE, CREATEHWQUEUE, SIGNALFENCE, BUILD))
 def fence_address_aligned(obj, facts: Facts):
     """Monitored fence addresses (CPU and GPU virtual) are 8-byte aligned: the progress fence VAs of
     DXGKARG_SUBMITCOMMANDTOHWQUEUE (WDDM 2.4 layout) and DXGKARG_CREATEHWQUEUE, MonitoredFenceGpuVa
@@ -129,7 +129,7 @@ def fence_address_aligned(obj, facts: Facts):
     return out
 
 
-@rule(105, "MaxInFlightHwQueueBuffers", "3.4", structs=(HWQUEUE,))
+@rule(105, "MaxInFlightHwQueueBuffers", structs=(HWQUEUE,))
 def max_in_flight(obj, facts: Facts):
     """At most MaxInFlightHwQueueBuffers command buffers are handed to the KMD at once when that
     field (DXGK_NODEMETADATA_FLAGS, WDDM 2.5) is nonzero.
@@ -145,7 +145,7 @@ def max_in_flight(obj, facts: Facts):
     ]
 
 
-@rule(125, "SchedulingPropertiesBeforeSubmit", "8.3, 14.2", structs=(HWQUEUE,))
+@rule(125, "SchedulingPropertiesBeforeSubmit", structs=(HWQUEUE,))
 def scheduling_properties_first(obj, facts: Facts):
     """DxgkDdiSetContextSchedulingProperties for a new context happens before its first submission
     (hardware scheduling, WDDM 2.4 and later).

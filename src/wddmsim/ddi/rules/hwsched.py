@@ -51,7 +51,7 @@ def _band_name(band: int) -> str:
         return f"band {band}"
 
 
-@rule(104, "SuspendFenceIncreases", "8.4", structs=(SUSPEND,))
+@rule(104, "SuspendFenceIncreases", structs=(SUSPEND,))
 def suspend_fence_increases(obj, facts: Facts):
     """contextSuspendFence values for one context strictly increase; DxgkDdiSuspendContext returns
     STATUS_SUCCESS if the context is already suspended and STATUS_PENDING otherwise.
@@ -77,7 +77,7 @@ def suspend_fence_increases(obj, facts: Facts):
     return out
 
 
-@rule(122, "RealtimeBandPriorityLevelRange", "8.3", structs=(SCHEDPROPS,))
+@rule(122, "RealtimeBandPriorityLevelRange", structs=(SCHEDPROPS,))
 def realtime_level_range(obj, facts: Facts):
     """realtimeBandPriorityLevel is in [0, 31] for a context in the REALTIME band (it is ignored for
     the other bands).
@@ -92,7 +92,7 @@ def realtime_level_range(obj, facts: Facts):
     return [f"realtimeBandPriorityLevel is {level} but must be {low}..{high} in the REALTIME band"]
 
 
-@rule(123, "InProcessPriorityRange", "8.3", structs=(SCHEDPROPS,))
+@rule(123, "InProcessPriorityRange", structs=(SCHEDPROPS,))
 def in_process_priority_range(obj, facts: Facts):
     """inProcessPriority is in [-7, +7] (default 0).
 
@@ -104,7 +104,7 @@ def in_process_priority_range(obj, facts: Facts):
     return [f"inProcessPriority is {priority} but must be {low}..+{high}"]
 
 
-@rule(124, "TargetNormalBandPercentageRange", "8.3", structs=(BANDS,))
+@rule(124, "TargetNormalBandPercentageRange", structs=(BANDS,))
 def target_normal_percentage_range(obj, facts: Facts):
     """targetNormalBandPercentage is in [0, 50].
 
@@ -115,7 +115,7 @@ def target_normal_percentage_range(obj, facts: Facts):
     return [f"targetNormalBandPercentage is {percentage} but must be 0..{MAX_TARGET_NORMAL_BAND_PERCENTAGE}"]
 
 
-@rule(126, "PrivilegedPriorityBand", "8.3", structs=(SCHEDPROPS,))
+@rule(126, "PrivilegedPriorityBand", structs=(SCHEDPROPS,))
 def privileged_band(obj, facts: Facts):
     """The FOCUS and REALTIME bands are only for callers holding SE_INC_BASE_PRIORITY_NAME.
 

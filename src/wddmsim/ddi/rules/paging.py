@@ -18,7 +18,7 @@ _ALLOWED = {
 }
 
 
-@rule(68, "BuildPagingBufferStatus", "6.1", structs=(BUILD,))
+@rule(68, "BuildPagingBufferStatus", structs=(BUILD,))
 def build_paging_status(obj, facts: Facts):
     """DxgkDdiBuildPagingBuffer returns only STATUS_SUCCESS, STATUS_GRAPHICS_ALLOCATION_BUSY or
     STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER.

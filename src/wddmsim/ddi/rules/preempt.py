@@ -22,7 +22,7 @@ RESET = "DXGKARG_RESETENGINE"
 _SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 
 
-@rule(58, "PreemptCommandSucceeds", "5.2", structs=(PREEMPT,))
+@rule(58, "PreemptCommandSucceeds", structs=(PREEMPT,))
 def preempt_succeeds(obj, facts: Facts):
     """DxgkDdiPreemptCommand returns STATUS_SUCCESS; otherwise bug check 0x119 (0x2, status).
 
@@ -36,7 +36,7 @@ def preempt_succeeds(obj, facts: Facts):
     )]
 
 
-@rule(59, "PreemptFlagsZero", "5.2", structs=(PREEMPT,))
+@rule(59, "PreemptFlagsZero", structs=(PREEMPT,))
 def preempt_flags_zero(obj, facts: Facts):
     """DXGK_PREEMPTCOMMANDFLAGS.Value is 0 (every bit is reserved)."""
     v = obj.Flags.Value
@@ -45,7 +45,7 @@ def preempt_flags_zero(obj, facts: Facts):
     return [f"Flags.Value is 0x{v:08X} but must be 0 (DXGK_PREEMPTCOMMANDFLAGS defines no bit)"]
 
 
-@rule(115, "LastAbortedFenceInRange", "10.3", structs=(RESET,))
+@rule(115, "LastAbortedFenceInRange", structs=(RESET,))
 def last_aborted_in_range(obj, facts: Facts):
     """After a successful ResetEngine, last completed <= LastAbortedFenceId <= last submitted; else
     bug check 0x119 (0xA, LastAbortedFenceId, last completed fence)."""
