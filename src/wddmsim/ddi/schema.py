@@ -7,7 +7,7 @@ version removed it), so one declaration describes every layout the header has pr
 :mod:`wddmsim.ddi.layout` turns a record into a ctypes class for one architecture and one DDI
 version; the layout tests compare those classes with tables printed by a real MSVC-mode compiler.
 
-Spec: DESIGN.md section 2 (structures cross the DDI as real ctypes structures with the MSVC layout).
+Structures cross the DDI as real ctypes structures with the MSVC layout.
 """
 
 from __future__ import annotations
