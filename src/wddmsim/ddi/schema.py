@@ -95,7 +95,8 @@ class Record:
 
     ``flags=True`` marks a flag union (bit members plus ``Value``); ``leaf=True`` a record that is
     shown as a single value when it is nested (``PHYSICAL_ADDRESS``). ``since`` is the DDI version
-    the whole structure appeared in; ``source`` cites the reference page it follows."""
+    the whole structure appeared in; ``source`` cites the reference page it follows: ``[D:folder/page]``
+    is https://learn.microsoft.com/windows-hardware/drivers/ddi/folder/page."""
 
     name: str
     kind: str  # "struct" | "union"

@@ -1,7 +1,8 @@
 """Building DMA buffers: ``DXGKARG_RENDER`` (a user-mode command buffer translated into a DMA
 buffer) and ``DXGKARG_PRESENT`` with ``DXGK_PRESENTFLAGS`` (a blt, color fill or flip).
 
-Spec: ddi-facts.md section 2.8. Version keys (header guards): ``DXGKARG_RENDER`` has no guarded
+Spec: Microsoft's DxgkDdiRender, DXGKARG_RENDER, DxgkDdiPresent and DXGKARG_PRESENT pages. Version
+keys (header guards): ``DXGKARG_RENDER`` has no guarded
 member. In ``DXGKARG_PRESENT`` the allocation-list pointer shares an anonymous union with
 ``pAllocationInfo`` from Windows 7 and ``pPresentMultiPlaneOverlayInfo`` from Windows 8 (before
 Windows 7 it stands alone, which is the same bytes); ``Reserved`` from WDDM 1.3;
