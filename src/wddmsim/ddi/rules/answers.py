@@ -20,7 +20,7 @@ Decisions:
   breaks the contract (a driver must support any number of contexts). Windows fails the
   application's call; the page names no stop code (0xC4).
 - Rule 117 is judged after a successful call only (``facts.status`` known and STATUS_SUCCESS): a
-  failed one makes the OS reset the adapter instead (section 10.3), with nothing to judge in the
+  failed one makes the OS reset the adapter instead ("TDR changes in Windows 8"), with nothing to judge in the
   mask.
 """
 

@@ -2,9 +2,10 @@
 ``DXGK_VIDSCHCAPS``, and flips as the flip capabilities permit (``DXGKARG_SETVIDPNSOURCEADDRESS``,
 flip intervals in submissions). Rules 19, 20, 63, 83, 85, 88.
 
-Spec: ddi-facts.md sections 2.5 (flip intervals and DXGK_FLIPCAPS.FlipInterval), 3.1 (nodes,
-engines, linked adapters), 4.2 (EngineOrdinal in interrupts), 7.1 (SetVidPnSourceAddress: context
-count and stereo flags), 7.2 (flip caps), 8.1 (DXGK_VIDSCHCAPS dependencies).
+Spec: Microsoft's pages for D3DDDI_FLIPINTERVAL_TYPE and DXGK_FLIPCAPS (flip intervals and flip
+caps), "TDR changes in Windows 8" and DXGK_GPUENGINETOPOLOGY (nodes, engines, linked adapters),
+DXGKARGCB_NOTIFY_INTERRUPT_DATA (EngineOrdinal in interrupts), DXGKARG_SETVIDPNSOURCEADDRESS
+(context count and stereo flags) and DXGK_VIDSCHCAPS (its dependencies).
 
 Decisions:
 - Rules 19 and 20 run on every structure that carries NodeOrdinal/EngineOrdinal; for an interrupt

@@ -31,7 +31,7 @@ __all__ = ["CatalogRule", "STATUSES", "TESTS_JSON", "catalog", "counts", "markdo
 
 #: The rule -> test node ids map ``tools/rule_tests.py`` writes.
 TESTS_JSON = Path(__file__).with_name("tests.json")
-#: How many rules section 13 has.
+#: How many rules the catalogue has.
 RULE_COUNT = 127
 
 

@@ -1,7 +1,7 @@
 """The machinery of the DDI contract rules: violations, the facts around a structure, the rule
 registry and :func:`check`.
 
-A rule is one numbered item of ddi-facts.md section 13 that can be judged from a single DDI
+A rule is one numbered item of the rule catalogue (``wddmsim rules``) that can be judged from a single DDI
 structure (a ctypes instance built by :mod:`wddmsim.ddi.codec`) plus a few facts the caller knows
 around it (the DDI's return status, the adapter's node count, the last fence reported, ...). Each
 rule is a plain function registered with :func:`rule`; its docstring becomes the rule's summary.
@@ -12,7 +12,8 @@ path where nothing is wrong. A rule function returns an empty list (or ``None``)
 is fine, and otherwise a list whose items are a message or a ``(message, BugCheck)`` pair;
 :func:`rule` wraps it so that :attr:`Rule.check` returns :class:`Violation` objects.
 
-Spec: ddi-facts.md section 13 (the rules), section 11 (bug check 0x119 parameters).
+Spec: the rule catalogue (docs/rules.md); Microsoft's "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR"
+page (its parameters).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ WDDM2_5: DdiVersion = ddi_version("wddm2_5")
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule: its section-13 ``rule`` number and ``name``, a ``message`` that names the
+    """One broken rule: its ``rule`` number and ``name``, a ``message`` that names the
     member, the value seen and what the rule requires, and the ``bugcheck`` Windows stops with for
     it (``None`` where Windows does not stop; parameters 3 and 4, addresses and internal data, are
     left 0 for the caller to fill)."""

@@ -2,15 +2,16 @@
 94, 95, 100, 105, 125), ``DXGKARG_CREATEHWQUEUE``, ``DXGKARG_SIGNALMONITOREDFENCE`` and the
 SignalMonitoredFence operation of ``DXGKARG_BUILDPAGINGBUFFER`` (rule 100).
 
-Spec: ddi-facts.md sections 9.1 (monitored fence values are 64 bits at 8-byte aligned addresses),
-9.2 (the progress fence increases with every submission), 9.3 (DxgkDdiSubmitCommandToHwQueue: no
-reentrancy per queue, Flags per buffer origin, private data freed on return), 9.4
-(DxgkDdiSignalMonitoredFence), 3.4 (MaxInFlightHwQueueBuffers), 8.3 (scheduling properties before
-the first submission). Rule 10 (reserved flag bits) also runs on the submission; it lives in
+Spec: Microsoft's "Context monitoring" page (monitored fence values are 64 bits at 8-byte aligned
+addresses), DxgkDdiCreateHwQueue (the progress fence increases with every submission),
+DxgkDdiSubmitCommandToHwQueue and DXGKARG_SUBMITCOMMANDTOHWQUEUE (no reentrancy per queue, Flags
+per buffer origin, private data freed on return), DxgkDdiSignalMonitoredFence,
+DXGK_NODEMETADATA_FLAGS (MaxInFlightHwQueueBuffers) and DxgkDdiSetContextSchedulingProperties
+(scheduling properties before the first submission). Rule 10 (reserved flag bits) also runs on the submission; it lives in
 :mod:`.submit`.
 
-Decisions: rule 94 also requires Flags.Present = 1 for a DdiPresentToHwQueue buffer (9.3 says such
-buffers carry it), and is not judged before WDDM 2.4, whose layout has no Flags. Rule 95 is judged
+Decisions: rule 94 also requires Flags.Present = 1 for a DdiPresentToHwQueue buffer (the
+DXGKARG_SUBMITCOMMANDTOHWQUEUE page says such buffers carry it), and is not judged before WDDM 2.4, whose layout has no Flags. Rule 95 is judged
 only from WDDM 2.4: before it the private data lived until the GPU completed the buffer. Rule 100
 judges every fence address a structure carries (a NULL address is aligned); with No64BitAtomics the
 value behind it is 32 bits, but 9.1 still places it 8-byte aligned, so 8 is required in every case.
@@ -29,7 +30,7 @@ CREATEHWQUEUE = "DXGKARG_CREATEHWQUEUE"
 SIGNALFENCE = "DXGKARG_SIGNALMONITOREDFENCE"
 BUILD = "DXGKARG_BUILDPAGINGBUFFER"
 
-#: Monitored fence values are 64-bit; their CPU and GPU addresses are 8-byte aligned (9.1).
+#: Monitored fence values are 64-bit; their CPU and GPU addresses are 8-byte aligned ("Context monitoring").
 FENCE_ALIGNMENT = 8
 _SIGNAL_MONITORED_FENCE = int(OP.DXGK_OPERATION_SIGNAL_MONITORED_FENCE)
 

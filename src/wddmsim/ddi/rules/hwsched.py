@@ -2,8 +2,9 @@
 104), ``DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES`` (rules 122, 123, 126) and
 ``DXGKARG_SETUPPRIORITYBANDS`` (rule 124).
 
-Spec: ddi-facts.md sections 8.3 (priority bands and context scheduling properties) and 8.4
-(DxgkDdiSuspendContext). Rules 100, 105 and 125, judged on hardware-queue structures, live in
+Spec: Microsoft's pages for DXGKARG_SETUPPRIORITYBANDS, DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES and
+DXGK_SCHEDULING_PRIORITY_BAND (priority bands and context scheduling properties) and
+DxgkDdiSuspendContext. Rules 100, 105 and 125, judged on hardware-queue structures, live in
 :mod:`.hwqueue`.
 
 Decisions:
@@ -38,7 +39,7 @@ _PENDING = u32(int(NTSTATUS.STATUS_PENDING))
 _REALTIME = int(BAND.DXGK_SCHEDULING_PRIORITY_BAND_REALTIME)
 _PRIVILEGED_BANDS = (int(BAND.DXGK_SCHEDULING_PRIORITY_BAND_FOCUS), _REALTIME)
 
-#: Documented ranges (ddi-facts 8.3).
+#: Documented ranges (DXGKARG_SETUPPRIORITYBANDS, DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES).
 REALTIME_LEVELS = (0, 31)
 IN_PROCESS_PRIORITIES = (-7, 7)
 MAX_TARGET_NORMAL_BAND_PERCENTAGE = 50

@@ -1,9 +1,12 @@
 """Rules on what a driver reports through DxgkCbNotifyInterrupt: ``DXGKARGCB_NOTIFY_INTERRUPT_DATA``
 (rules 32, 33, 35, 36, 44, 45, 46, 51, 53).
 
-Spec: ddi-facts.md sections 2.6 (fence ids, cumulative completion), 4.2 (interrupt types and their
-union arms), 4.3 (ValidPhysicalAdapterMask), 4.4 (page-fault flags), 4.5 (reported fences only move
-forward), 5.2 (preemption fences), 11 (0x119 parameters 0x1, 0x6, 0xC, 0xD).
+Spec: Microsoft's pages "Supplying fence identifiers" (fence ids, cumulative completion),
+DXGK_INTERRUPT_TYPE and DXGKARGCB_NOTIFY_INTERRUPT_DATA (interrupt types and their union arms),
+DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS (ValidPhysicalAdapterMask), DXGK_PAGE_FAULT_FLAGS (page-fault
+flags), DxgkDdiQueryCurrentFence (reported fences only move forward), DxgkDdiPreemptCommand
+(preemption fences) and "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR" (parameters 0x1, 0x6, 0xC,
+0xD).
 
 Only the union arm that ``InterruptType`` selects is read; an arm the structure's DDI version lacks
 is not judged. Fence facts are the scheduler's view of the node the interrupt names.

@@ -1,7 +1,7 @@
 """Rules on building paging buffers: ``DXGKARG_BUILDPAGINGBUFFER`` (rule 68).
 
-Spec: ddi-facts.md section 6.1 (DxgkDdiBuildPagingBuffer's three statuses; anything else is a
-critical failure).
+Spec: Microsoft's DxgkDdiBuildPagingBuffer page (its three statuses; anything else is a critical
+failure).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Rules on patching a DMA buffer: ``DXGKARG_PATCH``, ``DXGK_PATCHFLAGS`` and the patch-location
 list it walks (rules 22, 25, 26, 27, 29, 30, 31).
 
-Spec: ddi-facts.md sections 2.7 (DxgkDdiPatch, its members and flags, paging patches), 2.8 and
-2.10 (4 KB aligned DMA buffer starts), 2.9 (patch-location lists and SplitOffset), 6.1 (Patch must
-not resize a paging buffer).
+Spec: Microsoft's pages for DxgkDdiPatch, DXGKARG_PATCH and DXGK_PATCHFLAGS (members, flags,
+paging patches), DxgkDdiRender, DxgkDdiCancelCommand and DxgkDdiSignalMonitoredFence (4 KB aligned
+DMA buffer starts), D3DDDI_PATCHLOCATIONLIST and "Splitting a DMA buffer" (patch-location lists and
+SplitOffset), and DxgkDdiBuildPagingBuffer (Patch must not resize a paging buffer).
 
 Rule 28 (Patch may run more than once on the same DMA buffer after a preemption, so a model must
 allow re-patching) constrains the model's behaviour, not any one structure, and is not a check

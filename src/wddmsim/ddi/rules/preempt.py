@@ -1,8 +1,10 @@
 """Rules on preemption and per-engine reset requests: ``DXGKARG_PREEMPTCOMMAND`` and
 ``DXGKARG_RESETENGINE`` (rules 58, 59, 115).
 
-Spec: ddi-facts.md sections 5.2 (DxgkDdiPreemptCommand must succeed; its flags are all reserved),
-10.3 (DxgkDdiResetEngine and the LastAbortedFenceId range), 11 (0x119 parameters 0x2 and 0xA).
+Spec: Microsoft's pages for DxgkDdiPreemptCommand and DXGK_PREEMPTCOMMANDFLAGS (it must succeed;
+its flags are all reserved), "TDR changes in Windows 8" and DxgkDdiResetEngine (the
+LastAbortedFenceId range), and "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR" (parameters 0x2 and
+0xA).
 
 Decisions: rule 115 is judged only after a successful (or unreported) ResetEngine: a failed one
 falls back to an adapter-wide reset and its LastAbortedFenceId means nothing. Each bound is judged

@@ -1,13 +1,14 @@
 """Rules on submitting a DMA buffer: ``DXGKARG_SUBMITCOMMAND``, ``DXGKARG_SUBMITCOMMANDVIRTUAL``
 and ``DXGK_SUBMITCOMMANDFLAGS`` (rules 1, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 18, 23).
 
-Spec: ddi-facts.md sections 2.1 (DxgkDdiSubmitCommand must succeed), 2.2 (the members and their
-ranges), 2.3 (the flags and their version guards), 2.4 (DxgkDdiSubmitCommandVirtual's two allowed
-statuses), 2.5 (flip intervals), 3.3 (DmaBufferSegmentSet), 5.4 (the null-context switch).
+Spec: Microsoft's pages for DxgkDdiSubmitCommand (it must succeed), DXGKARG_SUBMITCOMMAND (the
+members and their ranges), DXGK_SUBMITCOMMANDFLAGS (the flags, and the null-context switch),
+DxgkDdiSubmitCommandVirtual (its two allowed statuses), D3DDDI_FLIPINTERVAL_TYPE (flip intervals)
+and DXGK_CONTEXTINFO (DmaBufferSegmentSet); the WDK header's version guards for the flags.
 
 Rules 5 and 6 also hold for ``DXGKARG_PATCH`` and ``DXGKARG_CANCELCOMMAND`` (same members, same
-values as at submit time, section 2.7), and rule 4 for ``DXGKARG_PATCH`` (2.7: the private-data
-start is 0 for non-paging). Decisions taken here:
+values as at submit time, as the DXGKARG_PATCH page says), and rule 4 for ``DXGKARG_PATCH`` (the
+private-data start is 0 for non-paging). Decisions taken here:
 
 - Rule 9 judges FlipInterval only with ``Flags.Flip`` and VidPnSourceId only with ``Flip`` or
   ``FlipWithNoWait``; otherwise the members are undefined and not judged. The interval must be
@@ -17,11 +18,11 @@ start is 0 for non-paging). Decisions taken here:
   driver's DDI version (``facts.version``), never a hand-written mask.
 - Rule 11 requires the submitted range to be empty (start == end); DmaBufferSize is not judged.
 - Rule 15 allows a NULL hDevice/hContext with ``Paging`` and also with ``ContextSwitch``: the
-  null-context switch is a scheduler-generated system submission for a node (5.4), and NodeOrdinal
+  null-context switch is a scheduler-generated system submission for a node, and NodeOrdinal
   names the node. With a NULL handle NodeOrdinal must then be < ``node_count`` when known (rule 20
   judges NodeOrdinal for every submission as well).
 - Rule 16 checks only the zero/non-zero agreement of DmaBufferSegmentId with the context's
-  DmaBufferSegmentSet; the spec does not fix which bit names which segment, so membership is not
+  DmaBufferSegmentSet; the documentation does not fix which bit names which segment, so membership is not
   judged.
 - Rule 23: a status other than SUCCESS or INVALID_PARAMETER from DxgkDdiSubmitCommandVirtual is
   reported with bug check 0x119/0x2 (DRIVER_FAILED_SUBMIT_COMMAND, P2 = the status), the code of a
