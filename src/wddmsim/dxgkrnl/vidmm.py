@@ -52,16 +52,16 @@ DXGKARG_BUILDPAGINGBUFFER pages):
 - A resident allocation a queued paging packet still moves in makes any packet that uses it wait
   for that packet (``Allocation.moving``), whichever context asked for the move.
 
-What the driver answers is judged (DxgkDdiBuildPagingBuffer's page): on STATUS_SUCCESS ``pDmaBuffer`` has moved forward
-by exactly the bytes the driver wrote and stays inside the ``DmaSize`` it was given, and
-``pDmaBufferPrivateData`` inside ``DmaBufferPrivateDataSize`` (rule 69, 0xC4: Windows has no stop
-for it), and so after a partial buffer (INSUFFICIENT_DMA_BUFFER), which is submitted too. "Exactly" is
-ground truth, beyond what Windows sees: before the call VidMm fills the
-first :data:`POISON_WINDOW` bytes of the free space with a pattern; a byte of it changed past the
-new ``pDmaBuffer`` is a command the driver wrote and did not count. A paging operation the driver
-will not build is a critical failure: bug check 0x119/0x5 (DRIVER_FAULTED_SYSTEM_COMMAND, the bug
-check page's "the driver failed a system or paging command"), whose crash record names rule 68 for
-a status outside the three the contract allows and rule 75 for one of them VidMm cannot act on.
+What the driver answers is judged (DxgkDdiBuildPagingBuffer's page): on STATUS_SUCCESS
+``pDmaBuffer`` has moved forward by exactly the bytes the driver wrote and stays inside the
+``DmaSize`` it was given, and ``pDmaBufferPrivateData`` inside ``DmaBufferPrivateDataSize`` (rule
+69, 0xC4: Windows has no stop for it), and so after a partial buffer (INSUFFICIENT_DMA_BUFFER),
+which is submitted too. "Exactly" is ground truth, beyond what Windows sees: before the call VidMm
+fills the first :data:`POISON_WINDOW` bytes of the free space with a pattern; a byte of it changed
+past the new ``pDmaBuffer`` is a command the driver wrote and did not count. A paging operation the
+driver will not build is a critical failure: bug check 0x119/0x5 (DRIVER_FAULTED_SYSTEM_COMMAND, the
+bug check page's "the driver failed a system or paging command"), whose crash record names rule 68
+for a status outside the three the contract allows and rule 75 for one of them VidMm cannot act on.
 
 Not modelled yet: purging video memory on an adapter reset, and the WDDM 2.x GPU virtual address
 operations.

@@ -11,9 +11,9 @@ A packet's trip:
 3. SUBMITTED: the packet gets the node's next fence id; ``DxgkDdiPatch`` runs at PASSIVE_LEVEL if
    the packet has patch locations; the worker raises to DISPATCH_LEVEL and calls
    ``DxgkDdiSubmitCommand`` with a ``DXGKARG_SUBMITCOMMAND`` whose every member is filled as
-   Microsoft's DXGKARG_SUBMITCOMMAND page says. A failure stops the model with bug check 0x119 (0x2, status, argument address,
-   internal datum). The packet enters the hardware queue (``DmaPacketStart`` when it is at the
-   bottom, i.e. the GPU is taken to be running it).
+   Microsoft's DXGKARG_SUBMITCOMMAND page says. A failure stops the model with bug check 0x119 (0x2,
+   status, argument address, internal datum). The packet enters the hardware queue
+   (``DmaPacketStart`` when it is at the bottom, i.e. the GPU is taken to be running it).
 4. COMPLETED_ISR: the driver's ISR reports ``DMA_COMPLETED`` with fence F; every packet of the node
    with a fence up to F is complete (cumulative; ``DmaPacketStop``, preceded by a ``DmaPacketStart``
    at the same instant for a packet that ran unseen behind the bottom one), the next one starts.

@@ -4,17 +4,18 @@ SignalMonitoredFence operation of ``DXGKARG_BUILDPAGINGBUFFER`` (rule 100).
 
 Spec: Microsoft's "Context monitoring" page (monitored fence values are 64 bits at 8-byte aligned
 addresses), DxgkDdiCreateHwQueue (the progress fence increases with every submission),
-DxgkDdiSubmitCommandToHwQueue and DXGKARG_SUBMITCOMMANDTOHWQUEUE (no reentrancy per queue, Flags
-per buffer origin, private data freed on return), DxgkDdiSignalMonitoredFence,
-DXGK_NODEMETADATA_FLAGS (MaxInFlightHwQueueBuffers) and DxgkDdiSetContextSchedulingProperties
-(scheduling properties before the first submission). Rule 10 (reserved flag bits) also runs on the submission; it lives in
+DxgkDdiSubmitCommandToHwQueue and DXGKARG_SUBMITCOMMANDTOHWQUEUE (no reentrancy per queue, Flags per
+buffer origin, private data freed on return), DxgkDdiSignalMonitoredFence, DXGK_NODEMETADATA_FLAGS
+(MaxInFlightHwQueueBuffers) and DxgkDdiSetContextSchedulingProperties (scheduling properties before
+the first submission). Rule 10 (reserved flag bits) also runs on the submission; it lives in
 :mod:`.submit`.
 
 Decisions: rule 94 also requires Flags.Present = 1 for a DdiPresentToHwQueue buffer (the
-DXGKARG_SUBMITCOMMANDTOHWQUEUE page says such buffers carry it), and is not judged before WDDM 2.4, whose layout has no Flags. Rule 95 is judged
-only from WDDM 2.4: before it the private data lived until the GPU completed the buffer. Rule 100
-judges every fence address a structure carries (a NULL address is aligned); with No64BitAtomics the
-value behind it is 32 bits, but 9.1 still places it 8-byte aligned, so 8 is required in every case.
+DXGKARG_SUBMITCOMMANDTOHWQUEUE page says such buffers carry it), and is not judged before WDDM 2.4,
+whose layout has no Flags. Rule 95 is judged only from WDDM 2.4: before it the private data lived
+until the GPU completed the buffer. Rule 100 judges every fence address a structure carries (a NULL
+address is aligned); with No64BitAtomics the value behind it is 32 bits, but the "Context
+monitoring" page still places it 8-byte aligned, so 8 is required in every case.
 On DXGKARG_BUILDPAGINGBUFFER it is judged only when Operation is SIGNAL_MONITORED_FENCE. Rule 105 is
 judged from WDDM 2.5, the version that introduced MaxInFlightHwQueueBuffers; rule 125 from WDDM
 2.4, the first with DxgkDdiSetContextSchedulingProperties.

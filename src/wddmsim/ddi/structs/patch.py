@@ -3,10 +3,10 @@ list (``DXGK_ALLOCATIONLIST``) and patch-location list (``D3DDDI_PATCHLOCATIONLI
 ``DXGKARG_CANCELCOMMAND``.
 
 Spec: Microsoft's DxgkDdiPatch, DXGKARG_PATCH, DXGK_PATCHFLAGS, D3DDDI_PATCHLOCATIONLIST and
-DxgkDdiCancelCommand pages and its "Splitting a DMA buffer" page. ``DXGKARG_CANCELCOMMAND`` exists from Windows 8
-(``CancelCommandAware``); its ``DmaBufferVirtualAddress`` and ``DmaBufferUmdPrivateDataSize`` are
-taken to be WDDM 2.0 additions, the version that introduced GPU virtual addresses and UMD private data
-sizes elsewhere in the submission structures.
+DxgkDdiCancelCommand pages and its "Splitting a DMA buffer" page. ``DXGKARG_CANCELCOMMAND`` exists
+from Windows 8 (``CancelCommandAware``); its ``DmaBufferVirtualAddress`` and
+``DmaBufferUmdPrivateDataSize`` are taken to be WDDM 2.0 additions, the version that introduced GPU
+virtual addresses and UMD private data sizes elsewhere in the submission structures.
 """
 
 from ..schema import D3DGPU_VIRTUAL_ADDRESS, HANDLE, PVOID, UINT, Bit, anon_struct, flags, m, struct, union

@@ -11,7 +11,8 @@ Windows 8 (the DXGKARG_SUBMITCOMMAND page).
 from ``{..., DmaBufferUmdPrivateDataSize}`` to ``{..., Flags, HwQueueProgressFenceGpuVa,
 HwQueueProgressFenceCpuVa}`` at WDDM 2.4: the WDDM 2.3 header (10.0.16299) still has the old form,
 and ``Flags.Present`` exists for buffers built by ``DxgkDdiPresentToHwQueue``, whose kernel thunk
-(``D3DKMT_SUBMITPRESENTBLTTOHWQUEUE``) is guarded by WDDM 2.4 (the documentation only says the layout differs from WDDM 2.0-2.3).
+(``D3DKMT_SUBMITPRESENTBLTTOHWQUEUE``) is guarded by WDDM 2.4 (the documentation only says the
+layout differs from WDDM 2.0-2.3).
 """
 
 from ..enums import FLIPINTERVAL
