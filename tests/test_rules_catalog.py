@@ -33,10 +33,10 @@ def test_construction_and_not_modelled_rules_say_why():
     assert [r.number for r in catalog() if r.status in ("construction", "not_modelled") and not r.reason.strip()] == []
 
 
-def test_every_rule_has_a_camelcase_name_words_a_section_and_microsoft_sources():
+def test_every_rule_has_a_camelcase_name_words_and_microsoft_sources():
     for r in catalog():
         assert r.name and r.name[0].isupper() and r.name.isalnum(), r.number
-        assert r.words.strip() and r.section.strip(), r.number
+        assert r.words.strip(), r.number
         assert r.source and all(u.startswith("https://learn.microsoft.com/") for u in r.source), r.number
 
 
@@ -45,9 +45,9 @@ def test_registered_rules_are_read_from_the_registry():
         reg = RULES.get(r.number)
         if reg is None:
             continue
-        assert (r.name, r.words, r.section) == (reg.name, reg.summary, reg.section)
+        assert (r.name, r.words) == (reg.name, reg.summary)
         e = ENTRIES[r.number]
-        assert (e.name, e.words, e.section) == (None, None, None), f"rule {r.number}: the registry names it"
+        assert (e.name, e.words) == (None, None), f"rule {r.number}: the registry names it"
 
 
 def test_unregistered_rules_do_not_reuse_a_registered_name():
@@ -113,7 +113,7 @@ def test_json_lists_every_field_of_the_selected_rules():
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert [d["number"] for d in data] == [14, 47]
-    assert set(data[0]) == {"number", "name", "words", "section", "source", "status", "check", "reason", "tests"}
+    assert set(data[0]) == {"number", "name", "words", "source", "status", "check", "reason", "tests"}
     assert (data[0]["name"], data[0]["status"]) == ("NullRenderingFenceOnly", "ground_truth")
     assert data[0]["check"][0] == "wddmsim.ddi.rules.submit.null_rendering"
     assert "tests/test_null_rendering.py::test_a_driver_that_runs_a_null_rendering_buffer_breaks_rule_14" in data[0]["tests"]

@@ -4,8 +4,6 @@
 what crosses the DDI for one submission. Bad input from a person (an unknown structure, bytes of the
 wrong length, text that is not hex, a missing file) gets one clear line on stderr and exit status 2,
 never a traceback.
-
-Spec: DESIGN.md section 6 (user-facing command line).
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ move), and a bursty client that also uses the 3D node. The demo prints the run's
 follows the game's first packet through the event log: rendered, queued, submitted with its
 ``DXGKARG_SUBMITCOMMAND``, started on the GPU, completed by the ISR's ``DMA_COMPLETED`` and retired
 in the DPC.
-
-Spec: DESIGN.md section 6 (``wddmsim demo`` runs the built-in default scenario).
 """
 
 from __future__ import annotations

@@ -19,8 +19,6 @@ the buffers with the driver (``DxgkDdiSubmitCommandToHwQueue`` returned success)
 (``QueuePacketStop``). Hardware engine resets (``HwEngineReset``) count among the incidents.
 
 Plots use matplotlib's Agg backend (no display needed).
-
-Spec: DESIGN.md section 6; the reporting issue.
 """
 
 from __future__ import annotations

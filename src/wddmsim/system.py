@@ -2,7 +2,8 @@
 part): the event kernel, the GPU, the reference driver, the OS adapter and its API, and the
 workloads; then run it and summarise.
 
-Spec: DESIGN.md sections 2 (import rule: only assembly knows all parts), 6 (summary).
+Only this module (and the CLI) imports every part; the parts know each other only through the
+interfaces they are handed.
 """
 
 from __future__ import annotations
@@ -449,7 +450,7 @@ class System:
         return result
 
     def summary(self, wall_s: float = 0.0) -> dict:
-        """The run's summary (DESIGN.md section 6): per node and per context."""
+        """The run's summary: per node and per context."""
         sim = self.sim
         elapsed = sim.now
         vs = self.adapter.vidsch

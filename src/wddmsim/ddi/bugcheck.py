@@ -4,7 +4,9 @@ A model that stops "the way Windows does" stops with one of these codes and four
 :func:`describe` explains each parameter the way the bug check reference does, so a crash record
 can be read without the documentation at hand.
 
-Spec: ddi-facts.md sections 10.5 and 11.
+Spec: Microsoft's bug check reference pages: "Bug Check 0x116: VIDEO_TDR_FAILURE", 0x117
+VIDEO_TDR_TIMEOUT_DETECTED, 0x141 VIDEO_ENGINE_TIMEOUT_DETECTED, 0x142 VIDEO_TDR_APPLICATION_BLOCKED
+and "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR".
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ _P1_MEANING = {
     VidSchError.FAILED_UPDATE_CURRENT_VALUE: "A native fence current-value update failed.",
 }
 
-# What parameters 2..4 hold, per parameter-1 code, where the reference pages say (ddi-facts 11).
+# What parameters 2..4 hold, per parameter-1 code, where the bug check 0x119 page says.
 _P234 = {
     VidSchError.DRIVER_FAILED_SUBMIT_COMMAND: ("NTSTATUS returned by the driver", "address of the DDI's argument structure", "internal scheduler data"),
     VidSchError.DRIVER_FAILED_PATCH_COMMAND: ("internal scheduler data", "internal scheduler data", "internal scheduler data"),

@@ -3,10 +3,9 @@
 :func:`decode` turns the bytes of a structure (from a crash record, a trace, or typed in) into one
 :class:`Field` per member, with flags spelled out by bit name and enumerations by name, the way a
 debugger's ``dt`` shows them. :func:`new`, :func:`from_bytes` and :func:`to_bytes` move between
-ctypes instances and bytes. The reading works from the member table of
-:mod:`wddmsim.ddi.layout`, so it shows exactly what the layout tests hold to the compiler.
-
-Spec: DESIGN.md sections 2 and 6 (``wddmsim decode``).
+ctypes instances and bytes. The reading works from the member table of :mod:`wddmsim.ddi.layout`, so
+it shows exactly what the layout tests hold to the compiler. ``wddmsim decode`` and ``wddmsim
+layout`` are built on it.
 """
 
 from __future__ import annotations

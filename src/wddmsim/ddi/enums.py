@@ -4,13 +4,11 @@ Each is a Python :class:`enum.IntEnum` (or :class:`enum.IntFlag` for bit sets) w
 names and values; :data:`ENUM_SINCE` records the DDI version that introduced each value where the
 header guards it, so a decoder can say "not defined at this DDI version".
 
-Spec: ddi-facts.md sections 2.5 (flip interval), 3.4 (engine types), 4.2 (interrupt types),
-4.4 (page-fault flags and error codes), 5.3 (preemption granularity), 6.2 (paging operations),
-8.3 (scheduling priority bands), 9.4 (kernel submission types); the GpuMmu page-table update modes
-and PTE page sizes follow [D:d3dkmddi/ne-d3dkmddi-_dxgk_pagetableupdatemode] and
-[D:d3dukmdt/ne-d3dukmdt-_dxgk_pte_page_size]; the adapter query types follow
-[D:d3dkmddi/ne-d3dkmddi-_dxgk_queryadapterinfotype]. ``DXGK_WDDMVERSION`` itself lives in
-:mod:`wddmsim.ddi.versions`; :data:`WDDMVERSION` is its member type.
+Spec: Microsoft's reference page of each enumeration (D3DDDI_FLIPINTERVAL_TYPE, DXGK_ENGINE_TYPE,
+DXGK_INTERRUPT_TYPE, DXGK_PAGE_FAULT_FLAGS, the preemption granularity enumerations,
+DXGK_BUILDPAGINGBUFFER_OPERATION, DXGK_SCHEDULING_PRIORITY_BAND, DXGK_KERNEL_SUBMISSION_TYPE,
+DXGK_PAGETABLEUPDATEMODE, DXGK_PTE_PAGE_SIZE and DXGK_QUERYADAPTERINFOTYPE) and the WDK headers.
+``DXGK_WDDMVERSION`` itself lives in :mod:`wddmsim.ddi.versions`; :data:`WDDMVERSION` is its member type.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from .versions import DXGK_WDDMVERSION
 
 
 class D3DDDI_FLIPINTERVAL_TYPE(enum.IntEnum):
-    """After how many vertical syncs a flip takes effect (ddi-facts 2.5)."""
+    """After how many vertical syncs a flip takes effect."""
 
     D3DDDI_FLIPINTERVAL_IMMEDIATE = 0
     D3DDDI_FLIPINTERVAL_ONE = 1
@@ -33,7 +31,7 @@ class D3DDDI_FLIPINTERVAL_TYPE(enum.IntEnum):
 
 
 class DXGK_INTERRUPT_TYPE(enum.IntEnum):
-    """What a ``DxgkCbNotifyInterrupt`` reports; selects the arm of the data union (ddi-facts 4.2)."""
+    """What a ``DxgkCbNotifyInterrupt`` reports; selects the arm of the data union."""
 
     DXGK_INTERRUPT_DMA_COMPLETED = 1
     DXGK_INTERRUPT_DMA_PREEMPTED = 2
@@ -57,7 +55,9 @@ class DXGK_INTERRUPT_TYPE(enum.IntEnum):
     DXGK_INTERRUPT_GPU_ENGINE_STATE_CHANGE = 20
 
 
-#: DDI version that introduced each interrupt type (header guards; ddi-facts 4.2 and open question 18).
+#: DDI version that introduced each interrupt type (header guards where the header has them; the enum
+#: page, the member page and the header disagree for some types: tools/msvc_layouts/DECISIONS.md says
+#: which was taken).
 #: The multiplane-overlay vsync arm sits in the header's Windows 8 group although MPO shipped with 8.1.
 INTERRUPT_TYPE_SINCE: dict[DXGK_INTERRUPT_TYPE, str] = {
     DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED: "vista",
@@ -84,7 +84,7 @@ INTERRUPT_TYPE_SINCE: dict[DXGK_INTERRUPT_TYPE, str] = {
 
 
 class DXGK_BUILDPAGINGBUFFER_OPERATION(enum.IntEnum):
-    """The memory operation a ``DxgkDdiBuildPagingBuffer`` call asks for (ddi-facts 6.2)."""
+    """The memory operation a ``DxgkDdiBuildPagingBuffer`` call asks for."""
 
     DXGK_OPERATION_TRANSFER = 0
     DXGK_OPERATION_FILL = 1
@@ -112,7 +112,7 @@ class DXGK_BUILDPAGINGBUFFER_OPERATION(enum.IntEnum):
 
 
 class DXGK_ENGINE_TYPE(enum.IntEnum):
-    """A node's engine type from ``DxgkDdiGetNodeMetadata`` (ddi-facts 3.4)."""
+    """A node's engine type from ``DxgkDdiGetNodeMetadata``."""
 
     DXGK_ENGINE_TYPE_OTHER = 0
     DXGK_ENGINE_TYPE_3D = 1
@@ -127,7 +127,7 @@ class DXGK_ENGINE_TYPE(enum.IntEnum):
 
 
 class DXGK_PAGE_FAULT_FLAGS(enum.IntFlag):
-    """Flags of a page-fault interrupt (ddi-facts 4.4)."""
+    """Flags of a page-fault interrupt."""
 
     DXGK_PAGE_FAULT_WRITE = 0x1
     DXGK_PAGE_FAULT_FENCE_INVALID = 0x2
@@ -160,7 +160,7 @@ class DXGK_RENDER_PIPELINE_STAGE(enum.IntEnum):
 
 
 class DXGK_ENGINE_STATE(enum.IntEnum):
-    """An engine's state in a ``GPU_ENGINE_STATE_CHANGE`` interrupt (ddi-facts 4.2)."""
+    """An engine's state in a ``GPU_ENGINE_STATE_CHANGE`` interrupt."""
 
     DXGK_ENGINE_STATE_ACTIVE = 0
     DXGK_ENGINE_STATE_TRANSITION_TO_F1 = 1
@@ -175,7 +175,7 @@ class DXGK_PRESENT_DISPLAY_ONLY_PROGRESS_ID(enum.IntEnum):
 
 
 class D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY(enum.IntEnum):
-    """Finest point at which an engine can stop graphics work (ddi-facts 5.3)."""
+    """Finest point at which an engine can stop graphics work."""
 
     D3DKMDT_GRAPHICS_PREEMPTION_NONE = 0
     D3DKMDT_GRAPHICS_PREEMPTION_DMA_BUFFER_BOUNDARY = 100
@@ -186,7 +186,7 @@ class D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY(enum.IntEnum):
 
 
 class D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY(enum.IntEnum):
-    """Finest point at which an engine can stop compute work (ddi-facts 5.3)."""
+    """Finest point at which an engine can stop compute work."""
 
     D3DKMDT_COMPUTE_PREEMPTION_NONE = 0
     D3DKMDT_COMPUTE_PREEMPTION_DMA_BUFFER_BOUNDARY = 100
@@ -212,7 +212,7 @@ class DXGK_PTE_PAGE_SIZE(enum.IntEnum):
 
 
 class DXGK_SCHEDULING_PRIORITY_BAND(enum.IntEnum):
-    """The band a hardware-scheduled context runs in (ddi-facts 8.3); ``COUNT`` sizes the per-band arrays."""
+    """The band a hardware-scheduled context runs in; ``COUNT`` sizes the per-band arrays."""
 
     DXGK_SCHEDULING_PRIORITY_BAND_IDLE = 0
     DXGK_SCHEDULING_PRIORITY_BAND_NORMAL = 1
@@ -222,7 +222,7 @@ class DXGK_SCHEDULING_PRIORITY_BAND(enum.IntEnum):
 
 
 class DXGK_KERNEL_SUBMISSION_TYPE(enum.IntEnum):
-    """Which kernel-built DMA buffer a ``DxgkDdiSignalMonitoredFence`` call appends to (ddi-facts 9.4)."""
+    """Which kernel-built DMA buffer a ``DxgkDdiSignalMonitoredFence`` call appends to."""
 
     DXGK_KERNEL_SUBMISSION_BUILD_PAGING_BUFFER = 0
     DXGK_KERNEL_SUBMISSION_RENDERGDI = 1

@@ -297,7 +297,7 @@ NEED_CAPS = ("MultiEngineAware", "PreemptionAware", "CancelCommandAware", "Suppo
              "PhysicalSubmission", "HardwareScheduling")
 
 
-#: The section-13 rule that names a capability's entry points, quoted in the reason. Rule 118:
+#: The rule that names a capability's entry points, quoted in the reason. Rule 118:
 #: Microsoft's "TDR changes in Windows 8" says a driver that sets SupportPerEngineTDR implements
 #: DxgkDdiQueryDependentEngineGroup, DxgkDdiQueryEngineStatus and DxgkDdiResetEngine.
 _CAP_RULES = {"SupportPerEngineTDR": " (rule 118)"}

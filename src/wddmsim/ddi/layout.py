@@ -13,7 +13,8 @@ neighbours of the same size, where GCC's rule (which ctypes follows on Linux) an
 layout tests hold every structure to the compiler's own tables, so a declaration that leaves that
 ground fails there.
 
-Spec: DESIGN.md section 2; ddi-facts.md section 2.
+Spec: the syntax blocks of Microsoft's d3dkmddi reference pages (for example
+"DXGKARG_SUBMITCOMMAND structure") and the WDK header d3dkmddi.h.
 """
 
 from __future__ import annotations

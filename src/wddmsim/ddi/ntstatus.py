@@ -1,8 +1,10 @@
 """NTSTATUS values used on the submission, paging, present and recovery paths.
 
-Spec: ddi-facts.md sections 2.1, 2.4, 2.8, 3.2, 4.6, 6.1, 7.1, 8.4 (every status those DDIs may
-return) and 9.1 (monitored-fence waits: STATUS_TIMEOUT, STATUS_CANCELLED). Values are the ones of
-Microsoft's ``ntstatus.h``.
+Spec: the return values on Microsoft's reference pages for DxgkDdiSubmitCommand,
+DxgkDdiSubmitCommandVirtual, DxgkDdiRender, DxgkDdiPresent, DxgkDdiCreateContext,
+DxgkDdiControlInterrupt, DxgkDdiBuildPagingBuffer, DxgkDdiSetVidPnSourceAddress and
+DxgkDdiSuspendContext, and the "Context monitoring" page (monitored-fence waits: STATUS_TIMEOUT,
+STATUS_CANCELLED). Values are the ones of Microsoft's ``ntstatus.h``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 
 ``wddmsim layout`` and ``wddmsim decode`` look names up here; :func:`lookup` suggests the nearest
 names for a typo.
-
-Spec: the issue list of structures for the DDI layer (seeds, ddi-facts.md sections 2-11).
 """
 
 from __future__ import annotations

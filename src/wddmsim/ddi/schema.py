@@ -7,7 +7,7 @@ version removed it), so one declaration describes every layout the header has pr
 :mod:`wddmsim.ddi.layout` turns a record into a ctypes class for one architecture and one DDI
 version; the layout tests compare those classes with tables printed by a real MSVC-mode compiler.
 
-Spec: DESIGN.md section 2 (structures cross the DDI as real ctypes structures with the MSVC layout).
+Structures cross the DDI as real ctypes structures with the MSVC layout.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ class Record:
 
     ``flags=True`` marks a flag union (bit members plus ``Value``); ``leaf=True`` a record that is
     shown as a single value when it is nested (``PHYSICAL_ADDRESS``). ``since`` is the DDI version
-    the whole structure appeared in; ``source`` cites the reference page it follows."""
+    the whole structure appeared in; ``source`` cites the reference page it follows: ``[D:folder/page]``
+    is https://learn.microsoft.com/windows-hardware/drivers/ddi/folder/page."""
 
     name: str
     kind: str  # "struct" | "union"

@@ -5,7 +5,7 @@ level it implements with ``DXGK_DRIVERCAPS.WDDMVersion`` (a ``DXGK_WDDMVERSION``
 in ``d3dkmddi.h`` are guarded by the interface version, so every structure in :mod:`wddmsim.ddi` is
 built for one of the versions named here.
 
-Spec: ddi-facts.md "WDDM versions"; values from Microsoft's published headers (d3dukmdt.h,
+Spec: Microsoft's DXGK_WDDMVERSION page; values from Microsoft's published headers (d3dukmdt.h,
 d3dkmddi.h).
 """
 

@@ -4,7 +4,8 @@ submission, completion), the callbacks drivers call, the verifier, bug checks an
 It reaches a driver only through the DDI (``wddmsim.ddi.interface``) and never imports the
 reference driver or the GPU model.
 
-Spec: DESIGN.md section 2; ddi-facts.md sections 1-4, 11-14.
+Spec: Microsoft's WDDM display-driver documentation (learn.microsoft.com/windows-hardware/drivers/display
+and the d3dkmddi reference pages); the rules are listed by ``wddmsim rules``.
 """
 
 from .adapter import Adapter, ApiError, CpuCost

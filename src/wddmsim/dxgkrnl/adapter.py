@@ -180,7 +180,7 @@ class Adapter:
         self.caps = caps = AdapterCaps.read(self._query("DXGKQAITYPE_DRIVERCAPS", ddi.new("DXGK_DRIVERCAPS")), version)
         problems = refusals(caps)
         self.multi_engine_aware = caps.MultiEngineAware
-        # Section 5.1: without MultiEngineAware the OS never calls DxgkDdiPreemptCommand.
+        # "GPU preemption": without MultiEngineAware the OS never calls DxgkDdiPreemptCommand.
         self.preemption_aware = caps.PreemptionAware and caps.MultiEngineAware
         count = caps.node_count
         hardware = self.scheduling == "hardware"
@@ -758,7 +758,7 @@ class Adapter:
     def cancel_packet(self, p: Packet, reached_hardware: bool = False) -> None:
         """A packet leaves its software queue and will never run: one that never reached the
         hardware queue is announced to a CancelCommandAware driver through DxgkDdiCancelCommand
-        (section 2.10, rule 67), one a preemption or a reset took back from it
+        (rule 67), one a preemption or a reset took back from it
         (``reached_hardware``) is not; then it goes."""
         ctx = p.context
         ctx.cancelled += 1

@@ -13,7 +13,7 @@ structure had in the model, the bug check's parameter 3 where it is one), ``byte
 they apply ``ddi`` (the entry point that was called when it happened) and ``traceback`` (a driver
 fault: the driver's own traceback).
 
-Spec: DESIGN.md section 5; ddi-facts.md section 11.
+Spec: Microsoft's "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR" page; docs/verify.md.
 """
 
 from __future__ import annotations

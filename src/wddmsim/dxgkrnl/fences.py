@@ -14,17 +14,18 @@ below 2**31 is progress, anything else is a stale or backward write. That is onl
 outstanding wait or signal is within UINT_MAX/2 of the last signalled value (rule 99), which this
 module enforces.
 
-What is modelled (ddi-facts.md):
+What is modelled (Microsoft's "Context monitoring" page and D3DDDI_SYNCHRONIZATIONOBJECTINFO2):
 
-- 9.1: creation with an initial value and flags, 8-byte aligned addresses (rule 100), CPU signal
+- creation with an initial value and flags, 8-byte aligned addresses (rule 100), CPU signal
   writes the value and releases satisfied waiters at once, CPU waits (blocking, with timeout, poll,
   wait-any), queue (GPU) waits, AllowFenceRewind, NoSignal / NoWait (STATUS_ACCESS_DENIED), NoGPUAccess
   (never mapped, always 64 bits), D3DDDI_MAX_OBJECT_SIGNALED / D3DDDI_MAX_OBJECT_WAITED_ON = 32.
-- 8.1: No64BitAtomics, the 32-bit value with the OS handling the wrap.
-- 13: rules 97 (only the kernel writes the value), 98 (values never decrease except through an
+- DXGK_VIDSCHCAPS.No64BitAtomics: the 32-bit value with the OS handling the wrap.
+- rules 97 (only the kernel writes the value), 98 (values never decrease except through an
   accepted rewind), 99 (32-bit distance), 100 (alignment), 101 (max value on TDR), 102 (flag
   combinations), 103 is the scheduler's: a queue wait here only reports when it is satisfied.
-- 14.2 "TDR effect on waiters": :meth:`FenceTable.signal_max_on_tdr`.
+- after a TDR, fences the affected devices could signal jump to the maximum value:
+  :meth:`FenceTable.signal_max_on_tdr`.
 
 Decisions where the documentation is silent:
 

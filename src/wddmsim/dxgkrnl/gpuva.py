@@ -16,8 +16,10 @@ OS owns, and the paging operations that write them.
   "GPU virtual address" in ``PageTableAddress`` is its physical address (the paging process's
   address space maps every page table at its own physical address: a decision of the model).
 
-Spec: ddi-facts.md sections 2.4 (virtual submission needs the right address space), 6.1-6.3
-(paging buffers); DESIGN.md section 4 (a GPU MMU with per-address-space page tables).
+Spec: Microsoft's reference pages for DxgkDdiSubmitCommandVirtual (virtual submission needs the
+right address space), DxgkDdiBuildPagingBuffer, DXGK_BUILDPAGINGBUFFER_OPERATION and
+DXGKARG_BUILDPAGINGBUFFER (paging buffers); docs/gpu.md (a GPU MMU with per-address-space page
+tables).
 """
 
 from __future__ import annotations
@@ -303,7 +305,7 @@ class GpuVa:
         vidmm = self.adapter.vidsch.vidmm
         status = vidmm.build(a)  # rule 69 on success
         if status != SUCCESS:
-            # A page-table update the driver will not build is a critical failure (section 6.1):
+            # A page-table update the driver will not build is a critical failure (DxgkDdiBuildPagingBuffer):
             # 0x119/0x5, rule 68 or 75.
             vidmm.failed(a, status, "VidMm cannot keep the process's GPU virtual addresses current without it "
                                     "(a 64 KiB paging buffer holds every page-table operation it asks for)")

@@ -2,8 +2,7 @@
 the OS's side of ``DxgkDdiSubmitCommandToHwQueue``.
 
 The GPU (its context-management processor, programmed by the driver) picks what runs; the OS
-only feeds queues and retires what the progress fences say is done. One submission's life
-(ddi-facts.md 14.2):
+only feeds queues and retires what the progress fences say is done. One submission's life:
 
 1. ENQUEUED_SW: the application submits a command buffer (already in its GPU virtual address space)
    with progress value V, strictly above every earlier V of the queue (rule 92). The OS holds it
@@ -37,7 +36,9 @@ Decisions where the documentation is silent (docs/scheduling.md has them all):
   (``Aborted``); its monitored fences, progress fences included, jump to their maximum (rule 101),
   which releases every waiter.
 
-Spec: ddi-facts.md sections 8.3, 8.4, 9.2, 9.3, 14.2; rules 56, 92-95, 100, 103-105, 122-126.
+Spec: Microsoft's reference pages for DxgkDdiSetupPriorityBands, DxgkDdiSetContextSchedulingProperties,
+DxgkDdiSuspendContext, DxgkDdiCreateHwQueue and DxgkDdiSubmitCommandToHwQueue; rules 56, 92-95, 100,
+103-105 and 122-126 (``wddmsim rules``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 ``DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED``.
 
 Detection. Under hardware scheduling the OS does not know which buffer runs, only which progress
-fences move. Decisions (open questions 13 and 15; docs/scheduling.md):
+fences move, and the documentation says neither who detects a hang (the OS or the GPU's scheduler)
+nor any preemption timeout apart from TdrDelay. Decisions (docs/scheduling.md):
 
 - *no progress*: a node whose hardware queues have buffers with the driver and none of them
   completed for ``TdrDelay`` (counted from the last completion on the node, or from when it became

@@ -7,7 +7,8 @@ Calls that cost CPU time are generator functions for :mod:`wddmsim.sim` processe
 ``CpuCost.present``) before the packet reaches the scheduler. A failing call raises
 :class:`~wddmsim.dxgkrnl.adapter.ApiError` with the NTSTATUS the application would see.
 
-Spec: ddi-facts.md section 1 (steps 1-3), DESIGN.md section 2.
+Spec: Microsoft's "Submitting a command buffer" page (the user-mode driver's buffer reaching the
+kernel through the runtime).
 """
 
 from __future__ import annotations

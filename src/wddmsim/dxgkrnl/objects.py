@@ -5,7 +5,8 @@ Each object has a kernel handle (a D3DKMT_HANDLE-style number from :class:`Handl
 the driver created a counterpart, the driver's handle for it (``hDriver``), which is what crosses
 the DDI.
 
-Spec: ddi-facts.md sections 1, 3.1-3.3, 14.1 (packet states).
+Spec: Microsoft's "Submitting a command buffer" page; the reference pages for DxgkDdiCreateDevice,
+DxgkDdiCreateContext and DXGK_CONTEXTINFO; the "TDR changes in Windows 8" page (nodes and engines).
 """
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ class Allocation:
 
 
 class Packet:
-    """A DMA buffer on its way through the scheduler (ddi-facts.md section 14.1).
+    """A DMA buffer on its way through the scheduler.
 
     Times are virtual ns: ``queued`` (entered the context's software queue), ``submitted``
     (DxgkDdiSubmitCommand returned), ``started`` (reached the bottom of the node's hardware queue),

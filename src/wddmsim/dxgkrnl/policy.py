@@ -23,11 +23,9 @@ assigns time slices round-robin to the threads of the highest priority, and "Pri
 (https://learn.microsoft.com/windows/win32/procthread/priority-boosts) gives a starved thread a
 boost that lets it run.
 
-The documentation leaves the legacy scheduler's policy open (ddi-facts.md open question 14); the
-quantum, the turn taking and the starvation boost here are the model's decisions, recorded in
-docs/scheduling.md.
-
-Spec: DESIGN.md section 6; ddi-facts.md section 15 question 14.
+The documentation leaves the legacy scheduler's policy open (quantum length, priority boost, how
+it picks the next context, when it decides to preempt); the quantum, the turn taking and the
+starvation boost here are the model's decisions, recorded in docs/scheduling.md.
 """
 
 from __future__ import annotations

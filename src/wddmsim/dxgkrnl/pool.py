@@ -5,7 +5,8 @@ memory the CPU and the GPU both reach. Freed blocks go back to a free list per s
 first, so a long run touches a bounded set of pages: memory grows with packets in flight, not with
 packets run.
 
-Spec: ddi-facts.md sections 3.3 (DMA buffers in contiguous system memory), DESIGN.md section 7.
+Spec: Microsoft's DXGK_CONTEXTINFO page (DMA buffers in contiguous system memory when the driver asks
+for no DMA segment).
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """Preemption and resubmission in the packet scheduler (the Windows 8 model, WDDM 1.2 and later).
 
-When it asks (ddi-facts.md 5.1, open question 14's policy decisions):
+When it asks (Microsoft's "GPU preemption" page; the documentation leaves the policy open, so these
+are the model's decisions):
 
 - a context of higher effective priority than the one running on a node becomes ready, or
 - under ``priority_quantum``, the running context has held the node for a whole quantum while
   another context of the same priority waits.
 
-How (sections 5.2, 14.1): VidSch takes the node's next fence id as ``PreemptionFenceId`` and calls
+How: VidSch takes the node's next fence id as ``PreemptionFenceId`` and calls
 ``DxgkDdiPreemptCommand`` at DISPATCH_LEVEL (a failure is bug check 0x119/0x2 like a failed
 submission). It submits nothing more to the node until the driver answers with
 ``DXGK_INTERRUPT_DMA_PREEMPTED`` (``PreemptionFenceId``, ``LastCompletedFenceId`` L): packets with a
@@ -21,7 +22,9 @@ Measured: the latency from the request to the DMA_PREEMPTED interrupt, per node.
 
 A request left unanswered for TdrDelay is a timeout (:mod:`wddmsim.dxgkrnl.tdr`).
 
-Spec: ddi-facts.md sections 5.1-5.3, 11 (0x119/0x2), 13 (rules 13, 35, 36), 14.1.
+Spec: Microsoft's "GPU preemption" page; the reference pages for DxgkDdiPreemptCommand,
+DXGKARG_PREEMPTCOMMAND and the preemption granularity enumerations; "Bug Check 0x119:
+VIDEO_SCHEDULER_INTERNAL_ERROR" (0x2); rules 13, 35 and 36 (``wddmsim rules``).
 """
 
 from __future__ import annotations
@@ -203,7 +206,7 @@ class Preemptor:
             return
         nq = vs.nodes[ordinal]
         if nq.tdr.resetting:
-            return  # interrupts from a node being reset are ignored (10.3)
+            return  # interrupts from a node being reset are ignored (per-engine reset)
         st = nq.preemption
         last = from_ddi(dp.LastCompletedFenceId, nq.last_completed)  # a 32-bit id, read past any wrap
         facts = nq.notify_facts
@@ -291,7 +294,7 @@ class Preemptor:
             ctx.queue.appendleft(p)
             ctx.last_dispatch = -1  # what was dispatched did not finish: the wait goes on
             if not p.flags & FLAG_PAGING:
-                p.fence = 0  # render packets get a new fence; paging ones keep theirs (5.1)
+                p.fence = 0  # render packets get a new fence; paging ones keep theirs ("GPU preemption")
             if p.preempted:
                 p.flags |= self.resubmission_flag
         # The context the preemption was for is ready first, then the others in queue order.

@@ -33,8 +33,9 @@ Per source the model records, as PresentMon would: presents, frames displayed, f
 present replaced before any vsync showed it), the time between display changes and the latency
 from the present call to the display.
 
-Spec: ddi-facts.md sections 2.3 (Present, RedirectedPresent, Flip, FlipWithNoWait), 2.5, 7.2-7.4,
-14.3; anchors.md part (b) scenario 24.
+Spec: Microsoft's reference pages for DXGK_SUBMITCOMMANDFLAGS (Present, RedirectedPresent, Flip,
+FlipWithNoWait), D3DDDI_FLIPINTERVAL_TYPE, DXGK_FLIPCAPS and DXGK_DRIVERCAPS; the "Hardware flip
+queue" and "GPUView flip queue" pages; reference scenario 24 (tests/reference/).
 """
 
 from __future__ import annotations

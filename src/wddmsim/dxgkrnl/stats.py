@@ -2,9 +2,8 @@
 
 A long run must not keep one number per packet, so latencies go into a histogram whose buckets
 keep four significant digits (a relative error of at most 0.05%): the count, sum, minimum and
-maximum are exact; percentiles are exact to four significant digits.
-
-Spec: DESIGN.md section 7 (memory grows with packets in flight, not with packets run).
+maximum are exact; percentiles are exact to four significant digits. Memory grows with packets in
+flight, not with packets run.
 """
 
 from __future__ import annotations

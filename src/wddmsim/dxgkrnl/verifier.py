@@ -16,7 +16,7 @@ Before the full check, a structure goes through its screen (:mod:`wddmsim.ddi.ru
 where it has one: a quick test that no rule can find anything. ``screened`` counts the crossings
 the screen cleared, ``checked`` those that got the full check.
 
-Spec: DESIGN.md section 5; ddi-facts.md section 13.
+Spec: the rules ``wddmsim rules`` lists (docs/rules.md); docs/verify.md.
 """
 
 from __future__ import annotations

@@ -52,22 +52,24 @@ DXGKARG_BUILDPAGINGBUFFER pages):
 - A resident allocation a queued paging packet still moves in makes any packet that uses it wait
   for that packet (``Allocation.moving``), whichever context asked for the move.
 
-What the driver answers is judged (section 6.1): on STATUS_SUCCESS ``pDmaBuffer`` has moved forward
-by exactly the bytes the driver wrote and stays inside the ``DmaSize`` it was given, and
-``pDmaBufferPrivateData`` inside ``DmaBufferPrivateDataSize`` (rule 69, 0xC4: Windows has no stop
-for it), and so after a partial buffer (INSUFFICIENT_DMA_BUFFER), which is submitted too. "Exactly" is
-ground truth, beyond what Windows sees: before the call VidMm fills the
-first :data:`POISON_WINDOW` bytes of the free space with a pattern; a byte of it changed past the
-new ``pDmaBuffer`` is a command the driver wrote and did not count. A paging operation the driver
-will not build is a critical failure: bug check 0x119/0x5 (DRIVER_FAULTED_SYSTEM_COMMAND, the bug
-check page's "the driver failed a system or paging command"), whose crash record names rule 68 for
-a status outside the three the contract allows and rule 75 for one of them VidMm cannot act on.
+What the driver answers is judged (DxgkDdiBuildPagingBuffer's page): on STATUS_SUCCESS
+``pDmaBuffer`` has moved forward by exactly the bytes the driver wrote and stays inside the
+``DmaSize`` it was given, and ``pDmaBufferPrivateData`` inside ``DmaBufferPrivateDataSize`` (rule
+69, 0xC4: Windows has no stop for it), and so after a partial buffer (INSUFFICIENT_DMA_BUFFER),
+which is submitted too. "Exactly" is ground truth, beyond what Windows sees: before the call VidMm
+fills the first :data:`POISON_WINDOW` bytes of the free space with a pattern; a byte of it changed
+past the new ``pDmaBuffer`` is a command the driver wrote and did not count. A paging operation the
+driver will not build is a critical failure: bug check 0x119/0x5 (DRIVER_FAULTED_SYSTEM_COMMAND, the
+bug check page's "the driver failed a system or paging command"), whose crash record names rule 68
+for a status outside the three the contract allows and rule 75 for one of them VidMm cannot act on.
 
 Not modelled yet: purging video memory on an adapter reset, and the WDDM 2.x GPU virtual address
 operations.
 
-Spec: ddi-facts.md sections 5.4, 6.1-6.4, 13 (rules 4, 11, 12, 15, 26, 27), 14.1 (QUEUED waits for
-residency).
+Spec: Microsoft's reference pages for DxgkDdiBuildPagingBuffer, DXGK_BUILDPAGINGBUFFER_OPERATION,
+DXGKARG_BUILDPAGINGBUFFER and DXGK_SUBMITCOMMANDFLAGS (the null-context switch); the "Device paging
+queues" page; rules 4, 11, 12, 15, 26 and 27 (``wddmsim rules``). A queued packet waits for the
+residency of what it uses.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 node, fence ids per node, submission through ``DxgkDdiSubmitCommand`` and completion from the
 driver's interrupt and DPC.
 
-A packet's trip (ddi-facts.md section 14.1):
+A packet's trip:
 
 1. QUEUED: the API rendered it; it waits in its context's software queue (``QueuePacketStart``).
 2. The node's worker thread (PASSIVE_LEVEL) sees a free hardware-queue slot, asks the policy which
@@ -10,10 +10,10 @@ A packet's trip (ddi-facts.md section 14.1):
    ``patch + submit`` ns of CPU time, after which:
 3. SUBMITTED: the packet gets the node's next fence id; ``DxgkDdiPatch`` runs at PASSIVE_LEVEL if
    the packet has patch locations; the worker raises to DISPATCH_LEVEL and calls
-   ``DxgkDdiSubmitCommand`` with a ``DXGKARG_SUBMITCOMMAND`` whose every member is filled as the
-   seeds say. A failure stops the model with bug check 0x119 (0x2, status, argument address,
-   internal datum). The packet enters the hardware queue (``DmaPacketStart`` when it is at the
-   bottom, i.e. the GPU is taken to be running it).
+   ``DxgkDdiSubmitCommand`` with a ``DXGKARG_SUBMITCOMMAND`` whose every member is filled as
+   Microsoft's DXGKARG_SUBMITCOMMAND page says. A failure stops the model with bug check 0x119 (0x2,
+   status, argument address, internal datum). The packet enters the hardware queue
+   (``DmaPacketStart`` when it is at the bottom, i.e. the GPU is taken to be running it).
 4. COMPLETED_ISR: the driver's ISR reports ``DMA_COMPLETED`` with fence F; every packet of the node
    with a fence up to F is complete (cumulative; ``DmaPacketStop``, preceded by a ``DmaPacketStart``
    at the same instant for a packet that ran unseen behind the bottom one), the next one starts.
@@ -23,10 +23,14 @@ A packet's trip (ddi-facts.md section 14.1):
 A driver that reports a fence never submitted on that node, or a fence older than the last one
 reported, stops the model with bug check 0x119/0x1 (rules 32 and 33).
 
-Fence ids are per node, start at 1 and increase by one per submission (open question 1, decided
-per node). They are 32-bit; this part of the model does not wrap them (4 billion packets a node).
+Fence ids are per node, start at 1 and increase by one per submission (the documentation does not
+say whether the sequence is per node, per engine or per adapter; the model decides per node). They
+are 32-bit; this part of the model does not wrap them (4 billion packets a node).
 
-Spec: seeds 000-004; ddi-facts.md sections 1, 2.1-2.7, 4.1, 11, 13 (rules 1-22, 32-34), 14.1.
+Spec: Microsoft's reference pages for DxgkDdiSubmitCommand, DXGKARG_SUBMITCOMMAND,
+DXGK_SUBMITCOMMANDFLAGS, DxgkDdiPatch, DxgkDdiInterruptRoutine and DxgkCbNotifyInterrupt; their
+"Submitting a command buffer" and "Supplying fence identifiers" pages; "Bug Check 0x119:
+VIDEO_SCHEDULER_INTERNAL_ERROR"; rules 1-22 and 32-34 (``wddmsim rules``).
 """
 
 from __future__ import annotations
@@ -392,7 +396,7 @@ class VidSch:
             self._submit_virtual(nq, packet, fence, flags)
             self._submitted(nq, packet, fence, flags)
             return
-        # Every member as the seeds say: the private-data range starts at 0 for a non-paging
+        # Every member as Microsoft's page says: the private-data range starts at 0 for a non-paging
         # packet; VidPnSourceId and FlipInterval mean something only with the flip flags.
         vidpn = packet.vidpn_source if flags & (FLAG_FLIP | FLAG_FLIP_NO_WAIT) else 0
         interval = packet.flip_interval if flags & FLAG_FLIP else 0
@@ -487,7 +491,7 @@ class VidSch:
         return facts
 
     def _submit_virtual(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
-        """DxgkDdiSubmitCommandVirtual (GPU virtual addressing, section 2.4), at PASSIVE_LEVEL.
+        """DxgkDdiSubmitCommandVirtual (GPU virtual addressing), at PASSIVE_LEVEL.
 
         STATUS_INVALID_PARAMETER (the driver found the DMA buffer or its private data malformed)
         puts the device in error; the packet still enters the hardware queue, and the OS counts
@@ -593,7 +597,7 @@ class VidSch:
             return
         nq = self.nodes[ordinal]
         if nq.tdr.resetting:
-            return  # interrupts from a node being reset are ignored (10.3)
+            return  # interrupts from a node being reset are ignored (per-engine reset)
         fence = from_ddi(dc.SubmissionFenceId, nq.last_completed)  # a 32-bit id, read past any wrap
         facts = nq.notify_facts
         facts.last_submitted_fence = nq.last_submitted

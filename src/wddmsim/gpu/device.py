@@ -17,8 +17,8 @@ A :class:`Segment` carries what ``DXGK_SEGMENTDESCRIPTOR`` describes (base addre
 is an aperture, whether the CPU sees it and at which CPU address); the driver turns it into the
 DDI structure.
 
-Spec: DESIGN.md section 4 (memory and segments); ddi-facts.md section 3.3 (aperture-only DMA
-buffer segments).
+Spec: docs/gpu.md (memory and segments); Microsoft's "Specifying segments for DMA buffers" page
+(aperture-only DMA buffer segments).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ period" once enabled. Cleared, the source schedules nothing; a latch at a vsync 
 cause (the flip-done event a flip's completion depends on). Disabling keeps the phase (the grid is
 fixed from time 0), as ``DXGK_VSYNC_DISABLE_KEEP_PHASE`` asks.
 
-Spec: DESIGN.md section 4 (display controller); Microsoft's pages
+Spec: docs/gpu.md (display controller); Microsoft's pages
 d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt and d3dkmddi/ne-d3dkmddi-_dxgk_crtc_vsync_state.
 """
 

@@ -61,7 +61,7 @@ ahead of the stop point, so they run after the resume.
 
 Engines know nothing of WDDM: they see memory, a doorbell and an interrupt bit.
 
-Spec: DESIGN.md section 4 (engines, command processor, two completion modes); docs/gpu.md.
+Spec: docs/gpu.md (engines, command processor, two completion modes).
 """
 
 from __future__ import annotations

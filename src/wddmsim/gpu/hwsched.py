@@ -81,7 +81,7 @@ engine state the pair ``(cid, fence)`` is appended to ``completed_suspends`` and
 bit ``SUSPEND_CAUSE_SHIFT + engine index`` (128 + index) is raised. ``resume_context`` makes it
 schedulable again. ``reset()`` is the engine reset of hardware scheduling: the engine stops now, the
 context that was on it loses its state and the work on its queues (read pointers jump to the write
-pointers); contexts preempted earlier keep their saved state, which lives in memory (ddi-facts 10.4:
+pointers); contexts preempted earlier keep their saved state, which lives in memory (DxgkDdiResetHwEngine:
 the driver invalidates the *running* contexts the reset hit); nothing is scheduled (and no suspend
 is acknowledged) until ``resume()``. ``reset(everything=True)``, the whole GPU's reset, loses every
 queue's work. ``Engine.reset()`` called directly is ``reset()``.
@@ -95,8 +95,10 @@ which is not logged); when ``gpu.trace`` is set each change is also emitted as `
 ``switches`` (contexts put on the engine), ``queue_switches``, and per context
 :meth:`preemptions` and :meth:`busy_ns`.
 
-Spec: ddi-facts.md 8.3 (bands and properties), 8.4 (suspend/resume, scheduling log), 10.4 (engine
-reset), 14.2 (hardware-queue submission); anchors.md scenarios 20, 21, 31, 32; docs/gpu.md
+Spec: Microsoft's pages for DXGK_SCHEDULING_PRIORITY_BAND and DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES
+(bands and properties), DxgkDdiSuspendContext and DXGK_SCHEDULING_LOG_CONTEXT_STATE (suspend and
+resume, scheduling log), DxgkDdiResetHwEngine (engine reset) and DxgkDdiSubmitCommandToHwQueue
+(hardware-queue submission); reference scenarios 20, 21, 31 and 32 (tests/reference/); docs/gpu.md
 ("Hardware scheduling", "Hardware queue slots").
 """
 

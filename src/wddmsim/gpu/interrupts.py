@@ -9,8 +9,8 @@ pending when it returns re-assert the line, as a level-triggered line would.
 
 The line is message number 0 (line-based, not MSI).
 
-Spec: ddi-facts.md section 4.1 (ISR contract: dismiss the interrupt, return TRUE only if the
-adapter interrupted).
+Spec: Microsoft's DxgkDdiInterruptRoutine page (the ISR dismisses the interrupt and returns TRUE only
+if the adapter interrupted).
 """
 
 from __future__ import annotations

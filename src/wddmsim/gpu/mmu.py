@@ -28,8 +28,7 @@ carries the virtual address, the level where the walk stopped, whether it was a 
 Like the rest of :mod:`wddmsim.gpu` it knows nothing of Windows: which tables exist and who writes
 them is the operating system's business (docs/gpu.md, "Virtual addressing").
 
-Spec: DESIGN.md section 4 (a GPU MMU with per-address-space page tables for the WDDM 2.0 virtual
-path); docs/gpu.md.
+Spec: docs/gpu.md (a GPU MMU with per-address-space page tables for the WDDM 2.0 virtual path).
 """
 
 from __future__ import annotations

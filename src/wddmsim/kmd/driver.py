@@ -1,6 +1,7 @@
 """``ReferenceDriver``: a display miniport for the GPU model.
 
-What it does at each entry point (ddi-facts.md section 1's flow, seen from the driver):
+What it does at each entry point (the flow of Microsoft's "Submitting a command buffer" page, seen
+from the driver):
 
 - ``DxgkDdiStartDevice``: takes the OS's callback interface, gives every engine a ring and a fence
   slot in contiguous system memory, and connects nothing itself (the OS owns the interrupt line and
@@ -37,12 +38,12 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   the engine's saved progress for the interrupted DMA buffer and empties the ring. When the OS
   submits that buffer again the ring gets the WORK still owed, then an INDIRECT from the command the
   engine stopped before: the resubmitted packet does exactly the work that was left.
-- Page faults (section 4.4, WDDM 2.0 and later): when an engine stops on a fault the ISR reports
+- Page faults (WDDM 2.0 and later): when an engine stops on a fault the ISR reports
   ``DXGK_INTERRUPT_DMA_PAGE_FAULTED`` with the fence of the submission that was executing (or 0 and
   ``FENCE_INVALID`` when none was), ``ENGINE_RESET_REQUIRED`` (``ADAPTER_RESET_REQUIRED`` without
   per-engine reset), ``FATAL_HARDWARE_ERROR`` when the hardware says so, the faulting address and
   a general ``PAGE_FAULT`` error code. Older drivers cannot report it; the OS's timeout finds them.
-- ``DxgkDdiBuildPagingBuffer`` (section 6): TRANSFER is a COPY between the two addresses (a segment
+- ``DxgkDdiBuildPagingBuffer``: TRANSFER is a COPY between the two addresses (a segment
   address, or for segment 0 the system memory the MDL describes: the model's MDL is the physical
   address of its first page, plus ``MdlOffset`` pages); FILL a FILL; DISCARD_CONTENT needs no
   command; MAP/UNMAP_APERTURE_SEGMENT program the GART directly (MMIO). Each operation also gets a
@@ -50,7 +51,7 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``. With ``paging_transfer_chunk`` a TRANSFER is one
   COPY per chunk; when they do not all fit, the driver writes those that do, keeps the bytes done
   in ``MultipassOffset`` and answers ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER`` (multipass).
-- Flips (section 7): ``DxgkDdiPresent`` with ``Flip`` or ``FlipWithNoWait`` puts a FLIP of the
+- Flips: ``DxgkDdiPresent`` with ``Flip`` or ``FlipWithNoWait`` puts a FLIP of the
   source surface with the present's ``FlipInterval`` into the DMA buffer (no-wait flips go to the
   display's pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
   ``FlipOnVSyncWithNoWait`` and ``FlipInterval``). When a flip latches at a vsync the ISR reports
@@ -61,7 +62,7 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
   ``STATUS_NOT_IMPLEMENTED``. Preemption-aware, it declares ``FlipOnVSyncMmIo`` as Windows requires
   (rule 64); the OS model builds every flip as a DMA-buffer command, so the MMIO flip path
   (``DxgkDdiSetVidPnSourceAddress`` at device IRQL) is never asked of it.
-- Recovery (section 10): ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
+- Recovery: ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
   preemption request unanswered or faulted; ``DxgkDdiQueryDependentEngineGroup`` answers the node
   alone (no engine depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
   the fence of the submission it aborted mid-execution (the last completed one when none was
@@ -71,7 +72,10 @@ What it does at each entry point (ddi-facts.md section 1's flow, seen from the d
 Handles: the driver's device and context handles are small numbers it chooses; ``hAdapter`` is the
 number the OS passes back in every call.
 
-Spec: seeds 000-004; ddi-facts.md sections 1, 2.1-2.8, 3.2-3.4, 4.1, 4.5, 12.
+Spec: Microsoft's reference pages for each entry point it implements (DxgkDdiSubmitCommand and
+DXGKARG_SUBMITCOMMAND, DxgkDdiRender, DxgkDdiPresent, DxgkDdiPatch, DxgkDdiCreateContext,
+DxgkDdiGetNodeMetadata, DxgkDdiInterruptRoutine, DxgkDdiDpcRoutine, DxgkDdiQueryCurrentFence, ...)
+and its "Threading and synchronization model of display miniport driver" page; docs/driver.md.
 """
 
 from __future__ import annotations
@@ -214,7 +218,7 @@ class ReferenceDriver(WddmV2Ddi):
     ``[driver]`` table, validated by :class:`~wddmsim.kmd.settings.Settings`). It reaches the GPU
     through nothing else.
 
-    ``multi_engine_aware`` selects which kind of driver the seeds describe: True reports
+    ``multi_engine_aware`` selects which kind of driver the DXGKARG_SUBMITCOMMAND page describes: True reports
     ``DXGK_VIDSCHCAPS.MultiEngineAware`` and works with contexts (the OS passes ``hContext``);
     False exposes one node and works with devices (the OS passes ``hDevice``).
     """
@@ -553,7 +557,7 @@ class ReferenceDriver(WddmV2Ddi):
                 out.append(pl)
                 al = self._alist.from_buffer_copy(mem.read(pRender.pAllocationList + pl.AllocationIndex * asize, asize))
                 if al.SegmentId:
-                    # Pre-patch: the OS may skip DxgkDdiPatch for this buffer (section 2.8).
+                    # Pre-patch: the OS may skip DxgkDdiPatch for this buffer (DxgkDdiRender's page).
                     mem.write_u64(dma + pl.PatchOffset - base_off, al.PhysicalAddress.QuadPart + pl.AllocationOffset)
             # In the order the stream uses the allocations (rule 30), whatever the input order.
             out.sort(key=lambda pl: pl.SplitOffset)
@@ -821,7 +825,7 @@ class ReferenceDriver(WddmV2Ddi):
     def _completed(self, node: _Node) -> int:
         """The node's last completed fence: its fence slot, carried through the ids the driver
         refused with STATUS_INVALID_PARAMETER (the OS counts each complete once the fence before it
-        is, section 2.4; fence ids of a node are consecutive)."""
+        is, as DxgkDdiSubmitCommandVirtual's page says; fence ids of a node are consecutive)."""
         value = self.mem.read_u64(node.fence_addr) & U32
         refused = node.refused
         if refused:

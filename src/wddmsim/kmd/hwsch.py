@@ -23,7 +23,9 @@
   finished suspend is ``SUSPEND_CONTEXT_COMPLETED``, an engine fault is ``HWQUEUE_PAGE_FAULTED``
   naming the queue that ran and its next progress fence id.
 
-Spec: ddi-facts.md sections 2.4, 6.2, 8.3, 8.4, 9.2, 9.3, 10.4, 14.2.
+Spec: Microsoft's reference pages for DxgkDdiSubmitCommandVirtual, DXGK_BUILDPAGINGBUFFER_OPERATION,
+DxgkDdiSetupPriorityBands, DxgkDdiSetContextSchedulingProperties, DxgkDdiSuspendContext,
+DxgkDdiCreateHwQueue, DxgkDdiSubmitCommandToHwQueue, DxgkDdiResetHwEngine and DxgkDdiResumeHwEngine.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 PENDING = int(NTSTATUS.STATUS_PENDING)
 INVALID = int(NTSTATUS.STATUS_INVALID_PARAMETER)
 HWQUEUE_RING_SIZE = 16 * 1024
-#: DXGK_PAGE_FAULT_FLAGS.DXGK_PAGE_FAULT_WRITE / FENCE_INVALID (ddi-facts.md 4.4)
+#: DXGK_PAGE_FAULT_FLAGS.DXGK_PAGE_FAULT_WRITE / FENCE_INVALID
 PAGE_FAULT_WRITE = 0x1
 PAGE_FAULT_FENCE_INVALID = 0x2
 PAGE_FAULT_ENGINE_RESET_REQUIRED = 0x8
@@ -143,7 +145,7 @@ class WddmV2Ddi:
             self.reads_of_private_data += 1
             if self.mem.read_u32(a.pDmaBufferPrivateData) != self.PRIVATE_MAGIC:
                 # Refused. The OS counts the fence complete after the buffers before it, and so
-                # does the driver's last completed fence (section 2.4; see _completed).
+                # does the driver's last completed fence (see _completed).
                 node.refused.add(a.SubmissionFenceId)
                 node.last_submitted = max(node.last_submitted, a.SubmissionFenceId)
                 return INVALID

@@ -2,7 +2,8 @@
 class, then by the order they were scheduled; cancellable timers; generator processes; seeded
 random streams named by purpose.
 
-Spec: DESIGN.md section 3 (time and determinism); ddi-facts.md section 12 (the IRQL classes).
+The IRQL classes are those of Microsoft's "Threading and synchronization model of display miniport
+driver" page and each DDI's reference page.
 This package imports nothing of the project.
 """
 

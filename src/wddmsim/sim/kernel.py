@@ -11,7 +11,7 @@ A heap entry is a small list ``[key, seq, callback, arg]`` where ``key = time * 
 list itself is the :class:`Timer` handle: cancelling clears its callback and the kernel skips it
 when it surfaces (lazy deletion keeps both scheduling and cancelling O(log n) / O(1)).
 
-Spec: DESIGN.md section 3; ddi-facts.md section 12.
+Spec: the IRQL at which Microsoft's reference page of each DDI says it is called.
 """
 
 from __future__ import annotations

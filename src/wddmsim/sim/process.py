@@ -10,8 +10,6 @@ happens:
 A process resumes at the IRQL class it was started with (PASSIVE_LEVEL for user threads), at the
 instant its wait ended, after what was already scheduled for that instant. An exception escaping a
 process propagates out of :meth:`Simulator.run`, so a broken flow is never lost.
-
-Spec: DESIGN.md section 3.
 """
 
 from __future__ import annotations

@@ -3,9 +3,7 @@
 Each purpose ("workload.game.jitter", "fault.hang", ...) gets its own ``random.Random`` whose seed
 is derived from the run's seed and the purpose's name with SHA-256, so adding a new stream, or
 drawing more numbers from one, never changes what another stream draws. Python's ``hash()`` is
-salted per process and is not used.
-
-Spec: DESIGN.md section 3 (every random choice from a seeded stream named after its purpose).
+salted per process and is not used. Every random choice of the model comes from such a stream.
 """
 
 from __future__ import annotations

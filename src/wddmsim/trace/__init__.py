@@ -1,7 +1,7 @@
 """Event records and where they go. The core parts are handed a sink object with one method,
 ``emit(t, event, fields)``, or None when tracing is off; nothing in the core imports this package.
 
-Spec: DESIGN.md sections 2 and 6 (event log); docs/events.md.
+Spec: docs/events.md.
 """
 
 from .records import EVENT_FIELDS, EventRecord, read_records, record, rows

@@ -35,7 +35,8 @@ says what runs (:mod:`.hwsched`):
 
 Times: the format counts microseconds; the model's nanoseconds become fractional microseconds.
 
-Spec: the Trace Event Format (phases X, i, C, M, s/t/f); anchors.md section 5 (GPUView, Perfetto).
+Spec: the Trace Event Format (phases X, i, C, M, s/t/f), which Perfetto's UI and chrome://tracing open;
+the tracks follow GPUView's hardware-queue and CPU-queue views.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ Intervals still open when the log ends are closed at its last event (``LogEnd``)
 ``ended`` set to ``""``. Contexts start idle, which the GPU does not log.
 
 Spec: docs/events.md (HwQueueCreate, HwContextState); gpu/hwsched.py's module doc (the scheduling
-rules and log); ddi-facts.md 8.4 (DXGK_SCHEDULING_LOG_CONTEXT_STATE); anchors.md section 5
-(PresentMon issue #265: GPU time from the scheduling log under hardware scheduling).
+rules and log); Microsoft's "DXGK_SCHEDULING_LOG_CONTEXT_STATE enumeration" page; PresentMon issue
+#265 (GameTechDev/PresentMon: GPU time from the scheduling log under hardware scheduling).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ engine (any of its hardware queues). Then
 - MsGPULatency, MsGPUTime and MsGPUWait follow from these as above (NA without a turn in the
   window).
 
-Spec: anchors.md section 5 (PresentMon's columns); docs/events.md.
+Spec: PresentMon's console-application README (GameTechDev/PresentMon: its CSV columns); docs/events.md.
 """
 
 from __future__ import annotations

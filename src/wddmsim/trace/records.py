@@ -8,7 +8,7 @@ Python keyword). :func:`rows` flattens events into dicts of scalars (nested memb
 keys, lists as JSON text) that ``pandas.DataFrame(rows(...))`` takes in one call; nothing here
 needs pandas.
 
-Spec: DESIGN.md section 6 (event log); docs/events.md.
+Spec: docs/events.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ in memory for tests.
 Every line is one JSON object ``{"t": <ns>, "event": <name>, ...fields}`` with keys in the order
 emitted. The first line is ``LogStart`` with ``format``, ``version``, the scenario name and seed.
 
-Spec: DESIGN.md section 6; docs/events.md.
+Spec: docs/events.md.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@
 All times are integer ns; ``start`` delays the first submission; ``count`` bounds frames, batches,
 copies or bursts (None: until the run ends).
 
-Spec: DESIGN.md section 6; anchors.md part (b).
+Spec: the reference scenarios (tests/reference/).
 """
 
 from __future__ import annotations

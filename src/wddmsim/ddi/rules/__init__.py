@@ -1,4 +1,4 @@
-"""The DDI contract rules of ddi-facts.md section 13 that can be judged from one DDI structure.
+"""The DDI contract rules that can be judged from one DDI structure.
 
 ``check(struct_name, obj, facts)`` runs every rule registered for a structure on a ctypes instance
 built by :mod:`wddmsim.ddi.codec` and returns the :class:`Violation` objects found; :class:`Facts`
@@ -7,9 +7,9 @@ carries what the caller knows around the structure (unknown facts leave their ru
 
 Modules: :mod:`.core` (machinery), :mod:`.submit`, :mod:`.patch`, :mod:`.preempt`,
 :mod:`.interrupt`, :mod:`.hwqueue`, :mod:`.hwsched`, :mod:`.caps`, :mod:`.paging`, :mod:`.answers` (one per area;
-each names its spec sections).
+each names the Microsoft pages its rules follow).
 
-Spec: ddi-facts.md section 13 and the sections each rule cites.
+Spec: the rule catalogue (``wddmsim rules``, docs/rules.md), which gives each rule's Microsoft sources.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Decisions:
   breaks the contract (a driver must support any number of contexts). Windows fails the
   application's call; the page names no stop code (0xC4).
 - Rule 117 is judged after a successful call only (``facts.status`` known and STATUS_SUCCESS): a
-  failed one makes the OS reset the adapter instead (section 10.3), with nothing to judge in the
+  failed one makes the OS reset the adapter instead ("TDR changes in Windows 8"), with nothing to judge in the
   mask.
 """
 
@@ -43,7 +43,7 @@ def _status_text(status: int) -> str:
     return f"0x{u32(status):08X} ({status_name(status)})"
 
 
-@rule(55, "QueryCurrentFenceReportsNewer", "4.5", structs=(QUERYFENCE,))
+@rule(55, "QueryCurrentFenceReportsNewer", structs=(QUERYFENCE,))
 def query_current_fence(obj, facts: Facts):
     """DxgkDdiQueryCurrentFence answers the node's last completed fence, and reports a newer
     hardware-completed fence with DxgkCbNotifyInterrupt (at device IRQL) before it returns: the
@@ -67,7 +67,7 @@ def query_current_fence(obj, facts: Facts):
             f"node {obj.NodeOrdinal} ({done})"]
 
 
-@rule(67, "CancelCommandSucceeds", "2.10, 11", structs=(CANCEL,))
+@rule(67, "CancelCommandSucceeds", structs=(CANCEL,))
 def cancel_succeeds(obj, facts: Facts):
     """DxgkDdiCancelCommand returns STATUS_SUCCESS; any other status is bug check 0x119 (0x9, status).
 
@@ -81,7 +81,7 @@ def cancel_succeeds(obj, facts: Facts):
     )]
 
 
-@rule(76, "CreateContextStatus", "3.2", structs=(CREATECONTEXT,))
+@rule(76, "CreateContextStatus", structs=(CREATECONTEXT,))
 def create_context_status(obj, facts: Facts):
     """DxgkDdiCreateContext fails only with STATUS_NO_MEMORY or STATUS_GRAPHICS_DRIVER_MISMATCH (a
     driver supports any number of contexts).
@@ -97,7 +97,7 @@ def create_context_status(obj, facts: Facts):
             f"STATUS_NO_MEMORY or STATUS_GRAPHICS_DRIVER_MISMATCH"]
 
 
-@rule(117, "DependentEngineGroupIncludesNode", "10.3, 11", structs=(DEPENDENT,))
+@rule(117, "DependentEngineGroupIncludesNode", structs=(DEPENDENT,))
 def dependent_group_includes_node(obj, facts: Facts):
     """DxgkDdiQueryDependentEngineGroup's DependentNodeOrdinalMask includes the queried node's own
     bit; a mask without it is bug check 0x119 (0x8, INVALID_NODE_MASK).

@@ -2,9 +2,10 @@
 ``DXGK_VIDSCHCAPS``, and flips as the flip capabilities permit (``DXGKARG_SETVIDPNSOURCEADDRESS``,
 flip intervals in submissions). Rules 19, 20, 63, 83, 85, 88.
 
-Spec: ddi-facts.md sections 2.5 (flip intervals and DXGK_FLIPCAPS.FlipInterval), 3.1 (nodes,
-engines, linked adapters), 4.2 (EngineOrdinal in interrupts), 7.1 (SetVidPnSourceAddress: context
-count and stereo flags), 7.2 (flip caps), 8.1 (DXGK_VIDSCHCAPS dependencies).
+Spec: Microsoft's pages for D3DDDI_FLIPINTERVAL_TYPE and DXGK_FLIPCAPS (flip intervals and flip
+caps), "TDR changes in Windows 8" and DXGK_GPUENGINETOPOLOGY (nodes, engines, linked adapters),
+DXGKARGCB_NOTIFY_INTERRUPT_DATA (EngineOrdinal in interrupts), DXGKARG_SETVIDPNSOURCEADDRESS
+(context count and stereo flags) and DXGK_VIDSCHCAPS (its dependencies).
 
 Decisions:
 - Rules 19 and 20 run on every structure that carries NodeOrdinal/EngineOrdinal; for an interrupt
@@ -48,7 +49,7 @@ def _holder(obj):
     return obj, ""
 
 
-@rule(19, "EngineOrdinalZeroUnlinked", "3.1, 4.2", structs=(SUBMIT, VIRTUAL, PATCH, PREEMPT, RESET, QUERYFENCE, NOTIFY))
+@rule(19, "EngineOrdinalZeroUnlinked", structs=(SUBMIT, VIRTUAL, PATCH, PREEMPT, RESET, QUERYFENCE, NOTIFY))
 def engine_ordinal_zero(obj, facts: Facts):
     """EngineOrdinal is 0 everywhere on a non-linked adapter (``linked_adapter_count`` == 1), and
     below the number of linked adapters otherwise."""
@@ -64,7 +65,7 @@ def engine_ordinal_zero(obj, facts: Facts):
     return [f"{prefix}EngineOrdinal is {engine} but must be < the {links} adapters in the link"]
 
 
-@rule(20, "NodeOrdinalInRange", "3.1", structs=(SUBMIT, VIRTUAL, PREEMPT, RESET, QUERYFENCE, NOTIFY))
+@rule(20, "NodeOrdinalInRange", structs=(SUBMIT, VIRTUAL, PREEMPT, RESET, QUERYFENCE, NOTIFY))
 def node_ordinal_in_range(obj, facts: Facts):
     """NodeOrdinal < GpuEngineTopology.NbAsymetricProcessingNodes <= 64.
 
@@ -84,7 +85,7 @@ def node_ordinal_in_range(obj, facts: Facts):
     return out
 
 
-@rule(63, "SchedulingCapsDependencies", "8.1", structs=(VIDSCHCAPS,))
+@rule(63, "SchedulingCapsDependencies", structs=(VIDSCHCAPS,))
 def scheduling_caps_dependencies(obj, facts: Facts):
     """PreemptionAware = 1 requires MultiEngineAware = 1; NoDmaPatching = 1 requires PreemptionAware = 1
     and MultiEngineAware = 1; CancelCommandAware = 1 requires MultiEngineAware = 1 (else adapter
@@ -104,7 +105,7 @@ def scheduling_caps_dependencies(obj, facts: Facts):
     return out
 
 
-@rule(83, "VidPnContextCount", "7.1", structs=(SETVIDPN,))
+@rule(83, "VidPnContextCount", structs=(SETVIDPN,))
 def vidpn_context_count(obj, facts: Facts):
     """SetVidPnSourceAddress: ContextCount is 0 for a ModeChange; for a flip it is 1 + the number of
     broadcast contexts."""
@@ -123,7 +124,7 @@ def vidpn_context_count(obj, facts: Facts):
     return [f"ContextCount is {count} but must be 1..{1 + D3DDDI_MAX_BROADCAST_CONTEXT} (1 + broadcast contexts) for a flip"]
 
 
-@rule(85, "StereoFlagsExclusive", "7.1", structs=(SETVIDPN,))
+@rule(85, "StereoFlagsExclusive", structs=(SETVIDPN,))
 def stereo_flags_exclusive(obj, facts: Facts):
     """FlipStereo and FlipStereoTemporaryMono are never both set; FlipStereoTemporaryMono and
     FlipStereoPreferRight are never both set."""
@@ -139,7 +140,7 @@ def stereo_flags_exclusive(obj, facts: Facts):
     return out
 
 
-@rule(88, "FlipIntervalSupported", "2.5, 7.2", structs=(SUBMIT, VIRTUAL))
+@rule(88, "FlipIntervalSupported", structs=(SUBMIT, VIRTUAL))
 def flip_interval_supported(obj, facts: Facts):
     """FlipInterval TWO..FOUR only if DXGK_FLIPCAPS.FlipInterval = 1; IMMEDIATE and ONE are always
     supported.

@@ -10,8 +10,8 @@ Each rule has one status:
 - ``not_modelled``: the feature the rule is about is absent from the model, or nothing can judge
   it yet; ``reason`` says which, and what would bring it.
 
-A rule registered in :data:`wddmsim.ddi.rules.RULES` takes its name, words and spec section from
-the registry, and its registered function joins ``check``; the other facts come from
+A rule registered in :data:`wddmsim.ddi.rules.RULES` takes its name and words from the
+registry, and its registered function joins ``check``; the other facts come from
 :mod:`.catalog_data`. ``tests`` are the pytest node ids marked ``@pytest.mark.rule(n)``, read from
 ``tests.json`` beside this module, which ``tools/rule_tests.py`` writes by collecting the suite.
 """
@@ -31,7 +31,7 @@ __all__ = ["CatalogRule", "STATUSES", "TESTS_JSON", "catalog", "counts", "markdo
 
 #: The rule -> test node ids map ``tools/rule_tests.py`` writes.
 TESTS_JSON = Path(__file__).with_name("tests.json")
-#: How many rules section 13 has.
+#: How many rules the catalogue has.
 RULE_COUNT = 127
 
 
@@ -42,7 +42,6 @@ class CatalogRule:
     number: int
     name: str
     words: str
-    section: str
     source: tuple[str, ...]
     status: str
     check: tuple[str, ...]
@@ -81,12 +80,12 @@ def catalog() -> tuple[CatalogRule, ...]:
         reg = RULES.get(number)
         check = e.check
         if reg is not None:
-            name, words, section = reg.name, reg.summary, reg.section
+            name, words = reg.name, reg.summary
             if e.status != "not_modelled":
                 check = (registered_check(number), *check)
         else:
-            name, words, section = e.name or "", e.words or "", e.section or ""
-        out.append(CatalogRule(number, name, words, section, e.sources, e.status, check, e.reason,
+            name, words = e.name or "", e.words or ""
+        out.append(CatalogRule(number, name, words, e.sources, e.status, check, e.reason,
                                tuple(tests.get(number, ()))))
     return tuple(out)
 

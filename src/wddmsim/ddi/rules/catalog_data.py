@@ -1,9 +1,9 @@
 """The data of the rule catalogue (:mod:`wddmsim.ddi.rules.catalog`): how the model accounts for
 each of the 127 checkable rules of the WDDM DDI contract.
 
-One :class:`Entry` per rule. For a rule registered in :data:`wddmsim.ddi.rules.RULES` the name,
-words and spec section are the registry's (left ``None`` here, so they cannot drift); the other
-rules carry them here. ``check`` names the code that enforces (runtime, ground_truth) or
+One :class:`Entry` per rule. For a rule registered in :data:`wddmsim.ddi.rules.RULES` the name and
+words are the registry's (left ``None`` here, so they cannot drift); the other rules carry them
+here. ``check`` names the code that enforces (runtime, ground_truth) or
 guarantees (construction) the rule, as dotted references that the catalogue's tests import; the
 registered rule function is added by the catalogue itself. ``reason`` says why a rule is a
 construction of the OS model, or what is missing from the model for a not_modelled one.
@@ -32,7 +32,6 @@ class Entry:
     check: tuple[str, ...] = ()
     reason: str = ""
     name: str | None = None
-    section: str | None = None
     words: str | None = None
 
 
@@ -126,13 +125,13 @@ ENTRIES: dict[int, Entry] = {
     # -- submission ---------------------------------------------------------------------------------
     1: Entry(R, (_SUBMIT_CMD, _BUGCHECK_119), check=(STATUS,)),
     2: Entry(C, (_SUBMIT_CMD, _PREEMPT), check=(GW_CALL, "wddmsim.ddi.interface.CONTRACTS"),
-             name="SubmitAndPreemptAtDispatch", section="2.1, 5.2",
+             name="SubmitAndPreemptAtDispatch",
              words="The OS enters DxgkDdiSubmitCommand at DISPATCH_LEVEL, and DxgkDdiPreemptCommand there too "
                    "unless the driver asked for low-IRQL preemption calls (LowIrqlPreemptCommand).",
              reason="the gateway raises every entry point to the IRQL of its contract for the call; the model "
                     "never sets LowIrqlPreemptCommand, so DxgkDdiPreemptCommand is always at DISPATCH_LEVEL"),
     3: Entry(C, (_SUBMIT_CMD, _THREADING), check=(GW_CALL,),
-             name="SchedulerLevelOneExclusive", section="2.1",
+             name="SchedulerLevelOneExclusive",
              words="The scheduler's level-one entry points (submit, patch, paging buffer, preempt, dependent "
                    "engine group, engine status, engine reset) never run on two threads at once.",
              reason="the simulation is single-threaded and the gateway enters one entry point at a time; "
@@ -146,12 +145,12 @@ ENTRIES: dict[int, Entry] = {
              reason=_self("the private-data ranges of DXGKARG_SUBMITCOMMAND, DXGKARG_PATCH and "
                           "DXGKARG_CANCELCOMMAND")),
     7: Entry(C, (_SUBMIT_ARGS, _PATCH_ARGS), check=(VS + "_submit", VS + "_patch"),
-             name="PatchSubmitOffsetsMatch", section="2.2, 2.7",
+             name="PatchSubmitOffsetsMatch",
              words="DxgkDdiPatch and DxgkDdiSubmitCommand for one packet are given the same DMA and "
                    "private-data submission offsets.",
              reason="VidSch fills both structures from the one packet it is about to submit"),
     8: Entry(C, (_FENCE_IDS, _PATCH_ARGS), check=(VS + "_submit", VS + "_patch"),
-             name="PatchSubmitFenceMatch", section="2.6",
+             name="PatchSubmitFenceMatch",
              words="DxgkDdiPatch and DxgkDdiSubmitCommand for one packet carry the same SubmissionFenceId.",
              reason="VidSch takes the node's next fence id once per submission and writes it into both "
                     "structures"),
@@ -173,7 +172,7 @@ ENTRIES: dict[int, Entry] = {
               reason=_self("DmaBufferSegmentId; contexts with a DmaBufferSegmentSet are refused at creation, so "
                            "it is always 0 with a system-memory buffer")),
     17: Entry(C, (_CONTEXTINFO,), check=(AD + "create_context",),
-              name="DmaBufferSegmentSetApertureOnly", section="3.3",
+              name="DmaBufferSegmentSetApertureOnly",
               words="A context's or device's DmaBufferSegmentSet may name aperture segments only; a memory "
                     "segment there makes the creation fail.",
               reason="Adapter.create_context fails every context whose driver reports a nonzero "
@@ -184,7 +183,7 @@ ENTRIES: dict[int, Entry] = {
     20: Entry(R, (_NODES, _TOPOLOGY), check=(_DX + "caps.refusals",)),
     21: Entry(R, (_SUBMIT_ARGS, _u("devtest/special-pool")),
               check=(VS + "_empty_private_read", _DX + "specialpool.SpecialPool"),
-              name="NoPrivateDataValidationWhenEmpty", section="2.2",
+              name="NoPrivateDataValidationWhenEmpty",
               words="When a submission's DmaBufferPrivateDataSize is 0 the driver neither reads nor validates "
                     "the private data it was given."),
     22: Entry(C, (_RENDER, _PATCH_ARGS), check=(AD + "render",),
@@ -193,7 +192,7 @@ ENTRIES: dict[int, Entry] = {
     23: Entry(R, (_k("nc-d3dkmddi-dxgkddi_submitcommandvirtual"),), check=(STATUS,)),
     24: Entry(C, (_k("nc-d3dkmddi-dxgkddi_submitcommandvirtual"),),
               check=(VS + "_submit_virtual", VS + "_retire_rejected", TDR + "device_error"),
-              name="InvalidParameterVirtualSubmission", section="2.4",
+              name="InvalidParameterVirtualSubmission",
               words="A virtual submission refused with STATUS_INVALID_PARAMETER puts its device in error (later "
                     "calls on it fail) and its fence counts as done once every earlier packet on the node is.",
               reason="VidSch marks the refused packet, puts the device in error and retires the packet's fence "
@@ -206,7 +205,7 @@ ENTRIES: dict[int, Entry] = {
     27: Entry(C, (_PATCH_ARGS,), check=(VS + "_patch",),
               reason="the OS never patches a paging buffer, so no paging DXGKARG_PATCH exists to break it"),
     28: Entry(C, (_PATCH,), check=(VS + "_patch", PRE + "requeue"),
-              name="RepatchAllowed", section="2.7",
+              name="RepatchAllowed",
               words="The OS may patch one DMA buffer again, for example when a preempted packet is submitted "
                     "once more.",
               reason="VidSch patches every packet with patch locations on each submission, resubmissions "
@@ -219,14 +218,14 @@ ENTRIES: dict[int, Entry] = {
     32: Entry(R, (_NOTIFY, _BUGCHECK_119), check=(VS + "dma_completed", TDR + "page_fault")),
     33: Entry(R, (_FENCE_IDS, _k("nc-d3dkmddi-dxgkddi_querycurrentfence")), check=(VS + "dma_completed",)),
     34: Entry(C, (_FENCE_IDS, _NOTIFY), check=(VS + "complete_through",),
-              name="CumulativeCompletion", section="2.6, 4.4",
+              name="CumulativeCompletion",
               words="A completed fence retires every packet submitted before it on the same node.",
               reason="VidSch retires the hardware queue from its bottom up to the reported fence"),
     35: Entry(R, (_PREEMPT_ARGS, _NOTIFY)),
     36: Entry(G, (_PREEMPT_ARGS, _NOTIFY), check=(PRE + "dma_preempted", GT + "completing"),
               reason="the range is checked at run time (0x119/0x1); that the fence really completed is judged "
                      "against the packets the GPU's engines ran to the end before the report"),
-    37: Entry(G, (_PREEMPT, _RESET_ENGINE), name="LastCompletedAdvancesOnlyOnCompletion", section="5.2, 10.2, 10.3",
+    37: Entry(G, (_PREEMPT, _RESET_ENGINE), name="LastCompletedAdvancesOnlyOnCompletion",
               words="The fence a driver reports as last completed moves forward only because work really "
                     "finished, an engine reset succeeded, or the whole adapter was reset.",
               check=(GT + "completing", GT + "finished"),
@@ -234,81 +233,81 @@ ENTRIES: dict[int, Entry] = {
                      "submitted range by an engine at or before the report (the resets move it in the OS "
                      "model itself)"),
     38: Entry(R, (_NOTIFY_CB, _ISR), check=(CB + "DxgkCbNotifyInterrupt",),
-              name="NotifyInterruptAtDirql", section="4.1",
+              name="NotifyInterruptAtDirql",
               words="A driver calls DxgkCbNotifyInterrupt only at device IRQL, from its ISR or from a routine "
                     "run by DxgkCbSynchronizeExecution."),
     39: Entry(R, (_ISR, _QUEUE_DPC), check=(CB + "interrupt", CB + "_dpc", CB + "returned"),
-              name="IsrQueuesDpc", section="4.1",
+              name="IsrQueuesDpc",
               words="An ISR that reported events queues a DPC before it returns, and that DPC calls "
                     "DxgkCbNotifyDpc so the scheduler can act on them."),
     40: Entry(C, (_QUEUE_DPC,), check=(CB + "DxgkCbQueueDpc",),
-              name="OneDpcPending", section="4.1",
+              name="OneDpcPending",
               words="An adapter has at most one DPC pending: queueing another while one waits returns FALSE "
                     "and does nothing.",
               reason="the OS's DxgkCbQueueDpc returns FALSE and schedules nothing while a DPC is pending"),
     41: Entry(R, (_ISR,), check=(CB + "_not_from_isr",),
-              name="IsrCallbacks", section="4.1",
+              name="IsrCallbacks",
               words="From its ISR a driver may call only DxgkCbQueueDpc and DxgkCbNotifyInterrupt."),
     42: Entry(R, (_ISR, _NOTIFY_CB), check=(CB + "DxgkCbNotifyInterrupt",),
-              name="DmaBeforeCrtc", section="4.1",
+              name="DmaBeforeCrtc",
               words="Within one ISR pass, DMA events are reported before CRTC (vsync) events."),
     43: Entry(G, (_ISR,), check=(CB + "_judge_dismissal",),
-              name="IsrDismissesInterrupt", section="4.1",
+              name="IsrDismissesInterrupt",
               words="A line-based ISR claims an interrupt (returns TRUE) only after dismissing it, and returns "
                     "FALSE, touching nothing, when its device did not interrupt.",
               reason="judged from the GPU model's interrupt status register before and after the ISR"),
     44: Entry(R, (_INTERRUPT_TYPE, _NOTIFY)),
     45: Entry(R, (_NOTIFY,)),
     46: Entry(R, (_NOTIFY, _BUGCHECK_119)),
-    47: Entry(N, (_BUGCHECK_119,), name="NoVsyncOnRenderOnlyAdapter", section="11",
+    47: Entry(N, (_BUGCHECK_119,), name="NoVsyncOnRenderOnlyAdapter",
               words="A render-only adapter never reports a display vsync interrupt; Windows stops with "
                     "bug check 0x119 if it does.",
               reason="render-only adapters are not modelled: every simulated adapter has a display "
                      "(scenario adapter.displays); comes with a render-only adapter kind"),
     48: Entry(R, (_INTERRUPT_TYPE, _k("nc-d3dkmddi-dxgkddi_controlinterrupt")),
               check=(_DX + "vsync.VsyncControl._check",),
-              name="VsyncReportedWhileEnabled", section="4.2",
+              name="VsyncReportedWhileEnabled",
               words="While the OS has the vsync interrupt enabled, the driver keeps reporting CRTC_VSYNC; it may "
                     "stop only while it is disabled."),
     49: Entry(N, (_k("nc-d3dkmddi-dxgkddi_controlinterrupt"), _u("display/saving-energy-with-vsync-control")),
-              name="ControlInterruptOnlyVsync", section="4.6",
+              name="ControlInterruptOnlyVsync",
               words="DxgkDdiControlInterrupt answers STATUS_NOT_IMPLEMENTED for every interrupt type other "
                     "than CRTC_VSYNC.",
               reason="the OS calls DxgkDdiControlInterrupt only with DXGK_INTERRUPT_CRTC_VSYNC, as Windows "
                      "does, so no run asks another type; comes with a wddmsim verify case that asks one"),
-    50: Entry(N, (_BUGCHECK_119,), name="MpoPlaneInRange", section="11",
+    50: Entry(N, (_BUGCHECK_119,), name="MpoPlaneInRange",
               words="Multiplane-overlay vsync reports name only planes below MaxOverlayPlanes; Windows stops "
                     "with bug check 0x119 otherwise.",
               reason="multiplane overlays are not modelled: the display model has one plane per source; comes "
                      "with MPO support in gpu/display.py"),
     51: Entry(R, (_NOTIFY, _FAULT_FLAGS)),
     52: Entry(C, (_NOTIFY, _FAULT_FLAGS), check=(TDR + "page_fault",),
-              name="FaultCompletesEarlierFences", section="4.4",
+              name="FaultCompletesEarlierFences",
               words="On a page fault whose fence is valid, the OS completes every packet before the faulting "
                     "one, and the driver's completed fence moves up to the faulting fence.",
               reason="Tdr.page_fault completes the node through FaultedFenceId - 1 and requires the faulting "
                      "fence to be pending (rule 32); a driver reporting an older fence later breaks rule 33"),
     53: Entry(R, (_NOTIFY, _FAULT_FLAGS)),
     54: Entry(C, (_NOTIFY, _FAULT_FLAGS), check=(_DX + "hwtdr.HwTdr.page_faulted",),
-              name="HwQueueFaultHandleArm", section="4.4",
+              name="HwQueueFaultHandleArm",
               words="Under hardware scheduling a page fault names the faulting hardware queue (and its progress "
                     "fence) rather than a node fence.",
               reason="the OS reads the FaultedHwQueue arm of DMA_PAGE_FAULTED under hardware scheduling and "
                      "the node arm otherwise"),
     55: Entry(R, (_k("nc-d3dkmddi-dxgkddi_querycurrentfence"), _MCDM), check=(TDR + "_missed_fences",)),
     56: Entry(R, (_SUSPEND, _BUGCHECK_119), check=(HW + "suspend_completed",),
-              name="SuspendFenceIssued", section="8.4, 11",
+              name="SuspendFenceIssued",
               words="A driver acknowledges only a context-suspend fence the OS actually handed to "
                     "DxgkDdiSuspendContext; any other is bug check 0x119."),
     57: Entry(R, (_k("nc-d3dkmddi-dxgkddi_resethwengine"), _k("nc-d3dkmddi-dxgkddi_resumehwengine")),
               check=(_DX + "hwtdr.HwTdr.check_interrupt",),
-              name="NoInterruptBeforeResume", section="10.4",
+              name="NoInterruptBeforeResume",
               words="Between resetting a hardware-scheduled engine and resuming it, the driver reports no "
                     "interrupt for that engine; doing so is bug check 0x119."),
     58: Entry(R, (_PREEMPT, _BUGCHECK_119), check=(STATUS,)),
     59: Entry(C, (_k("ns-d3dkmddi-_dxgk_preemptcommandflags"),), check=(PRE + "request",),
               reason=_self("DXGK_PREEMPTCOMMANDFLAGS, always 0")),
-    60: Entry(N, (_PREEMPT, _PREEMPT_ARGS), name="PreemptIdleReportsItself", section="5.2",
+    60: Entry(N, (_PREEMPT, _PREEMPT_ARGS), name="PreemptIdleReportsItself",
               words="When everything it was given has already completed and been reported, a driver answers "
                     "DxgkDdiPreemptCommand by reporting DMA_PREEMPTED itself instead of asking the hardware.",
               reason="The OS model never creates the situation: it asks for a preemption only while a packet "
@@ -317,48 +316,48 @@ ENTRIES: dict[int, Entry] = {
                      "OS that can decide to preempt between a completion and its report. The reference driver "
                      "follows the rule."),
     61: Entry(C, (_GPU_PREEMPTION, _TDR_WIN8), check=(PRE + "requeue",),
-              name="PagingResubmitFirstSameFence", section="5.1, 10.3",
+              name="PagingResubmitFirstSameFence",
               words="Paging packets taken off the hardware by a preemption or reset go back first on their "
                     "engine, in their old order and with their old fence ids.",
               reason="the preemption requeue keeps a paging packet's fence and VidMm's system context runs "
                      "before every process"),
     62: Entry(C, (_GPU_PREEMPTION, _SUBMIT_FLAGS), check=(PRE + "requeue", VS + "_submit"),
-              name="RenderResubmitNewFence", section="5.1, 2.3",
+              name="RenderResubmitNewFence",
               words="Other packets taken off the hardware are submitted again under new fence ids, flagged "
                     "Resubmission for WDDM 2.0 and later drivers.",
               reason="VidSch gives a requeued render packet a fresh fence id on its next submission"),
     63: Entry(R, (_VIDSCHCAPS, _MCDM), check=(_DX + "caps.refusals",)),
     64: Entry(R, (_GPU_PREEMPTION, _FLIPCAPS), check=(_DX + "caps.refusals",),
-              name="PreemptionAwareNeedsMmioFlip", section="5.1",
+              name="PreemptionAwareNeedsMmioFlip",
               words="A driver that declares itself preemption-aware also declares vsync flips through MMIO "
                     "(FlipOnVSyncMmIo)."),
     65: Entry(G, (_u("ddi/d3dkmdt/ns-d3dkmdt-_d3dkmdt_preemption_caps"), _MCDM),
               check=(GT + "preemption_caps",),
-              name="PreemptionGranularityCoarsest", section="5.3",
+              name="PreemptionGranularityCoarsest",
               words="The preemption granularity a driver reports for graphics and for compute is the coarsest "
                     "of the engines that run that kind of work.",
               reason="a PreemptionAware driver's D3DKMDT_PREEMPTION_CAPS is compared, when the system starts, "
                      "with the granularities the GPU model's engines really stop at (docs/gpu-programming.md)"),
     66: Entry(N, (_u("display/splitting-a-dma-buffer"), _GPU_PREEMPTION),
-              name="SplitPortionsMayInterleave", section="2.9, 5.1",
+              name="SplitPortionsMayInterleave",
               words="Under the Windows 8 preemption model another context may run between two portions of a "
                     "split DMA buffer; only the Windows 7 policy keeps them back to back.",
               reason="DMA-buffer splitting is not modelled: VidMm pages in all of a packet's allocations at "
                      "once, so there are no split portions; comes with splitting at SplitOffset"),
     67: Entry(R, (_k("nc-d3dkmddi-dxgkddi_cancelcommand"),), check=(STATUS,)),
     68: Entry(R, (_PAGING, _TDR_SYNC), check=(STATUS, MM + "failed")),
-    69: Entry(R, (_PAGING, _PAGING_ARGS), check=(MM + "build",), name="PagingBufferAdvanceExact", section="6.1",
+    69: Entry(R, (_PAGING, _PAGING_ARGS), check=(MM + "build",), name="PagingBufferAdvanceExact",
               words="After DxgkDdiBuildPagingBuffer the driver's pDmaBuffer and pDmaBufferPrivateData have moved "
                     "exactly past what it wrote, within the space it was given."),
     70: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_build", MM + "_fill_args"),
-              name="MultipassOffsetPreserved", section="6.1",
+              name="MultipassOffsetPreserved",
               words="MultipassOffset starts at 0 for a paging operation and the OS leaves the driver's value "
                     "alone between the calls that finish that operation.",
               reason="VidMm writes MultipassOffset = 0 only on the first call of an operation (_fill_args) and "
                      "asks again after STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER, or after waiting out "
                      "STATUS_GRAPHICS_ALLOCATION_BUSY, with the value the driver left"),
     71: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_fill_args",),
-              name="TransferSequenceConsistent", section="6.1",
+              name="TransferSequenceConsistent",
               words="A paging transfer ends (TransferEnd) before the next one starts (TransferStart), and a "
                     "retried piece of a transfer keeps its TransferOffset.",
               reason="VidMm issues every transfer whole (TransferStart and TransferEnd together), so no "
@@ -366,57 +365,57 @@ ENTRIES: dict[int, Entry] = {
                      "or retry it after STATUS_GRAPHICS_ALLOCATION_BUSY, repeat it unchanged, TransferOffset "
                      "included"),
     72: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_fill_args", MM + "idle", MM + "_build"),
-              name="AllocationIsIdleOnlyAfterBusy", section="6.1",
+              name="AllocationIsIdleOnlyAfterBusy",
               words="AllocationIsIdle is set on a transfer or discard only when the GPU is guaranteed not to be "
                     "using the allocation, as on the retry after STATUS_GRAPHICS_ALLOCATION_BUSY.",
               reason="VidMm sets AllocationIsIdle only when no unretired packet, render or paging, references "
                      "the allocation (VidMm.idle), and after STATUS_GRAPHICS_ALLOCATION_BUSY waits for that "
                      "before asking again with the flag set"),
     73: Entry(C, (_PAGING, _PAGING_ARGS), check=(MM + "_fill_args",),
-              name="FillTargetsMemorySegment", section="6.1",
+              name="FillTargetsMemorySegment",
               words="A paging FILL operation never targets an aperture segment.",
               reason="VidMm maps aperture allocations with MAP_APERTURE_SEGMENT and fills only memory-segment "
                      "allocations"),
     74: Entry(C, (_PAGING, _SUBMIT_FLAGS), check=(MM + "_build", MM + "_piece"),
-              name="PartialPagingBufferSubmittedSeparately", section="6.1",
+              name="PartialPagingBufferSubmittedSeparately",
               words="Every paging buffer, each partial one of a long operation too, is submitted on its own with "
                     "Flags.Paging set.",
               reason="VidMm turns what the driver wrote in each call, a partial buffer of a multipass operation "
                      "included, into its own paging packet"),
-    75: Entry(R, (_BUGCHECK_119,), check=(MM + "failed",), name="FailedSystemCommandBugChecks", section="11",
+    75: Entry(R, (_BUGCHECK_119,), check=(MM + "failed",), name="FailedSystemCommandBugChecks",
               words="A driver that fails a system or paging command stops Windows with bug check 0x119, "
                     "parameter 1 = 0x5."),
     76: Entry(R, (_CONTEXT, _CONTEXT_ARGS), check=(STATUS,)),
     77: Entry(C, (_CONTEXT_ARGS, _NODES), check=(AD + "create_context", HW + "create_context"),
-              name="EngineAffinitySingleBit", section="3.1",
+              name="EngineAffinitySingleBit",
               words="A new context's EngineAffinity has exactly one bit set, the one of its engine "
                     "(bit 0 on an adapter that is not linked).",
               reason="the model's adapters are never linked and the OS passes EngineAffinity = 1"),
     78: Entry(C, (_CONTEXT_ARGS, _k("ns-d3dkmddi-_dxgk_createcontextflags")), check=(MM + "_system_context",),
-              name="SystemContextOnPagingNode", section="3.2",
+              name="SystemContextOnPagingNode",
               words="A context created as a system context lives only on the paging node.",
               reason="the OS never asks a driver for a SystemContext: VidMm's system contexts are its own, with "
                      "no driver handle"),
     79: Entry(N, (_CONTEXTINFO, _k("ns-d3dkmddi-_dxgk_createcontextflags")),
-              name="GdiContextAllocationList256", section="3.3",
+              name="GdiContextAllocationList256",
               words="A GDI context reports an allocation list of 256 entries.",
               reason="GDI hardware acceleration is not modelled: the OS never creates a context with GdiContext "
                      "set; comes with a GDI workload"),
     80: Entry(R, (_NODEMETA, _u("ddi/d3dkmdt/ns-d3dkmdt-_dxgk_nodemetadata")), check=(AD + "start",),
-              name="ExactlyOne3DNode", section="3.4",
+              name="ExactlyOne3DNode",
               words="Exactly one node declares itself a 3D engine, and only nodes of type OTHER give a "
                     "friendly name."),
-    81: Entry(R, (_NODEMETA,), check=(AD + "start",), name="GetNodeMetadataStatus", section="3.4",
+    81: Entry(R, (_NODEMETA,), check=(AD + "start",), name="GetNodeMetadataStatus",
               words="DxgkDdiGetNodeMetadata succeeds for every node the adapter has and refuses an ordinal "
                     "beyond them with STATUS_INVALID_PARAMETER."),
-    82: Entry(N, (_TDR_WIN8, _TOPOLOGY), name="LinkedEnginesSameNodeCount", section="3.1",
+    82: Entry(N, (_TDR_WIN8, _TOPOLOGY), name="LinkedEnginesSameNodeCount",
               words="Every physical engine of a linked adapter exposes the same number of nodes.",
               reason="linked (multi-GPU) adapters are not modelled: one GPU per adapter; comes with linked "
                      "adapters"),
     83: Entry(N, (_VIDPN_ADDR, _VIDPN_ADDR_ARGS),
               reason="DxgkDdiSetVidPnSourceAddress is never called (flips are DMA commands, mode changes are "
                      "not modelled); the registered rule waits for MMIO flips (rule 84)"),
-    84: Entry(N, (_PRESENT, _FLIPCAPS), name="MmioFlipPath", section="2.8, 7.1",
+    84: Entry(N, (_PRESENT, _FLIPCAPS), name="MmioFlipPath",
               words="With vsync flips through MMIO, a flip reaches DxgkDdiPresent without a DMA buffer, the "
                     "OS programs it with DxgkDdiSetVidPnSourceAddress at device IRQL and the driver reports it "
                     "with CRTC_VSYNC and DxgkCbNotifyDpc.",
@@ -424,26 +423,26 @@ ENTRIES: dict[int, Entry] = {
     85: Entry(N, (_VIDPN_ADDR_ARGS, _k("ns-d3dkmddi-_dxgk_setvidpnsourceaddress_flags")),
               reason="DxgkDdiSetVidPnSourceAddress is never called and stereo is not modelled; the registered "
                      "rule waits for MMIO flips (rule 84)"),
-    86: Entry(N, (_VIDPN_ADDR, _VIDPN_ADDR_ARGS), name="SetVidPnInvalidParameterOnlySharedPrimary", section="7.1",
+    86: Entry(N, (_VIDPN_ADDR, _VIDPN_ADDR_ARGS), name="SetVidPnInvalidParameterOnlySharedPrimary",
               words="DxgkDdiSetVidPnSourceAddress may answer STATUS_INVALID_PARAMETER only for a shared-primary "
                     "transition.",
               reason="DxgkDdiSetVidPnSourceAddress is never called; comes with MMIO flips (rule 84)"),
-    87: Entry(C, (_PRESENT, _FLIPCAPS), check=(AD + "present",), name="FlipWithNoWaitNeedsCap", section="2.8",
+    87: Entry(C, (_PRESENT, _FLIPCAPS), check=(AD + "present",), name="FlipWithNoWaitNeedsCap",
               words="The OS asks for FlipWithNoWait only from a driver that declared FlipOnVSyncWithNoWait.",
               reason="the OS reads DXGK_FLIPCAPS at adapter start and turns a no-wait flip into a waiting one "
                      "for a driver that did not declare FlipOnVSyncWithNoWait"),
     88: Entry(R, (_u("ddi/d3dukmdt/ne-d3dukmdt-d3dddi_flipinterval_type"), _FLIPCAPS)),
     89: Entry(C, (_PRESENT, _k("ns-d3dkmddi-_dxgk_presentflags")), check=(AD + "present",),
-              name="PresentColorFlagsExclusive", section="2.8",
+              name="PresentColorFlagsExclusive",
               words="A present asks for at most one of ColorFill, SrcColorKey and DstColorKey.",
               reason="the OS's presents are blts and flips only; it never sets a color-fill or color-key flag"),
     90: Entry(C, (_FLIPCAPS, _k("ns-d3dkmddi-_dxgk_drivercaps")), check=(_DX + "present.Presents.can_submit",),
-              name="FlipQueueDepth", section="7.2, 11",
+              name="FlipQueueDepth",
               words="A source never has more vsync flips pending than MaxQueuedFlipOnVSync allows.",
               reason="VidSch holds a flip while its source already has the maximum pending. The model takes "
                      "the depth from the scenario's display (at least 1); the bug check for an invalid "
                      "driver capability is not modelled"),
-    91: Entry(N, (_u("display/hardware-flip-queue"),), name="HwFlipQueueOrdering", section="7.3",
+    91: Entry(N, (_u("display/hardware-flip-queue"),), name="HwFlipQueueOrdering",
               words="In the hardware flip queue, target flip times of one plane never go backwards, and flips "
                     "cancelled together form one run ending at the last PresentId submitted.",
               reason="the hardware flip queue is not modelled; comes with it"),
@@ -457,44 +456,44 @@ ENTRIES: dict[int, Entry] = {
               reason=_self("the flags: 0 for the UMD's buffers, Present for DdiPresentToHwQueue's")),
     95: Entry(R, (_HWQ_SUBMIT, _HWQ_SUBMIT_ARGS), check=(HW + "_freed_read",)),
     96: Entry(G, (_HWQ_SUBMIT, _HWQ_SUBMIT_ARGS), check=(GT + "queued", GT + "progress_reached"),
-              name="ProgressFenceReleaseTiming", section="9.3",
+              name="ProgressFenceReleaseTiming",
               words="A queue's progress fence shows a value only once the buffers up to it have run their last "
                     "instruction (or, with RingBufferFenceRelease, have been retired).",
               reason="when the OS reads a queue's progress fence in its DPC, every submission the value "
                      "completes must have had its buffer run to the end by an engine (the GPU model's bus), "
                      "whichever way RingBufferFenceRelease says the value is written"),
     97: Entry(C, (_MONITORING, _SYNCINFO2), check=(FT + "signal_cpu",),
-              name="CpuNeverWritesMonitoredFence", section="9.1",
+              name="CpuNeverWritesMonitoredFence",
               words="The CPU never stores into a monitored fence directly; CPU signals go through the kernel, "
                     "which writes the value.",
               reason="applications signal only through the API (FenceTable.signal_cpu); the fence page is "
                      "written by the kernel and the GPU only"),
     98: Entry(C, (_MONITORING, _SYNCINFO2), check=(FT + "signal_cpu", FT + "signal_queued"),
-              name="MonitoredFenceMonotonic", section="9.1",
+              name="MonitoredFenceMonotonic",
               words="A monitored fence's value never goes down, unless a signal explicitly allows rewinding it.",
               reason="the fence table refuses backward CPU signals and ignores backward GPU writes unless the "
                      "signal allows a rewind"),
     99: Entry(C, (_VIDSCHCAPS, _MONITORING), check=(FT + "check_value",),
-              name="NarrowFenceHalfRange", section="8.1, 9.1",
+              name="NarrowFenceHalfRange",
               words="With 32-bit fences (No64BitAtomics), every pending wait or signal value stays within half "
                     "the 32-bit range of the last signalled value.",
               reason="the fence table refuses wait and signal values outside the half range"),
     100: Entry(C, (_MONITORING, _SYNCINFO2), check=(_DX + "wddm2.Wddm2.fence_address",),
                reason=_self("the monitored fence addresses (8-byte fence slots)")),
     101: Entry(C, (_MONITORING, _SYNCINFO2), check=(FT + "signal_max_on_tdr", HW + "device_error", TDR + "device_error"),
-               name="MaxFenceOnTdr", section="9.1",
+               name="MaxFenceOnTdr",
                words="When a reset takes down devices that could signal a monitored fence, the fence jumps to its "
                      "largest value unless it was created with NoSignalMaxValueOnTdr.",
                reason="HwSch.device_error (hardware scheduling) and Tdr.device_error (the software scheduler with "
                       "GPU virtual addresses) drive every fence the device could signal to its maximum"),
     102: Entry(C, (_SYNCINFO2, _u("ddi/d3dukmdt/ne-d3dukmdt-_d3dddi_synchronizationobject_type")),
                check=(FT + "create",),
-               name="SyncObjectFlagCombinations", section="9.1",
+               name="SyncObjectFlagCombinations",
                words="TopOfPipeline, NoSignal and NoWait are for monitored fences only, NoSignal excludes NoWait, "
                      "and NtSecuritySharing needs Shared.",
                reason="the fence table refuses invalid flag combinations when a fence is created"),
     103: Entry(C, (_MONITORING,), check=(FT + "wait_queue",),
-               name="GpuWaitHoldsLaterWork", section="9.1",
+               name="GpuWaitHoldsLaterWork",
                words="Work a context or hardware queue submits after a GPU wait on a fence does not start before "
                      "the wait is satisfied.",
                reason="the OS holds the waiting context's (or queue's) later submissions until the fence reaches "
@@ -504,28 +503,27 @@ ENTRIES: dict[int, Entry] = {
                reason="the OS hands the driver at most MaxInFlightHwQueueBuffers buffers per node before the "
                       "call; the registered rule re-judges every submission"),
     106: Entry(N, (_u("display/user-mode-work-submission"),), name="UmSubmissionPublishBeforeDoorbell",
-               section="9.5",
                words="With user-mode submission the UMD publishes the queue's last progress value before the "
                      "buffer becomes visible to the GPU and before it rings the doorbell.",
                reason="user-mode work submission (doorbells) is not modelled: every buffer goes through "
                       "DxgkDdiSubmitCommandToHwQueue; comes with doorbells"),
     107: Entry(C, (_HWQ_CREATE, _HWQ_FLAGS), check=(_DX + "hwtdr.HwTdr.submitted",),
-               name="DisableGpuTimeoutExempt", section="9.2",
+               name="DisableGpuTimeoutExempt",
                words="Hardware queues created with DisableGpuTimeout are exempt from the GPU timeout.",
                reason="the OS's hardware-scheduling watchdog skips a node whose busy queues include one with "
                       "DisableGpuTimeout"),
     # -- TDR -------------------------------------------------------------------------------------------------------
     108: Entry(R, (_TDR_SYNC, _RESET_TIMEOUT), check=(STATUS, TDR + "must_succeed"),
-               name="ResetFromTimeoutSucceeds", section="10.2",
+               name="ResetFromTimeoutSucceeds",
                words="DxgkDdiResetFromTimeout and DxgkDdiRestartFromTimeout succeed; a failure is bug check "
                      "0x116 VIDEO_TDR_FAILURE."),
     109: Entry(C, (_TDR_SYNC, _RESET_TIMEOUT), check=(GW_CALL, TDR + "_adapter_reset"),
-               name="ResetFromTimeoutExclusive", section="10.2",
+               name="ResetFromTimeoutExclusive",
                words="While DxgkDdiResetFromTimeout runs, the only other driver code that runs is the ISR, the "
                      "DPC and the runtime power callbacks.",
                reason="the simulation is single-threaded: the gateway enters one entry point at a time, and "
                       "nodes are marked resetting so nothing is submitted during the reset"),
-    110: Entry(G, (_TDR_SYNC, _RESET_TIMEOUT), name="NoGpuMemoryAccessAfterReset", section="10.2",
+    110: Entry(G, (_TDR_SYNC, _RESET_TIMEOUT), name="NoGpuMemoryAccessAfterReset",
                words="Between the return of DxgkDdiResetFromTimeout and DxgkDdiRestartFromTimeout the GPU "
                      "neither reads nor writes memory.",
                check=(GT + "adapter_reset",),
@@ -533,25 +531,25 @@ ENTRIES: dict[int, Entry] = {
                       "left: when DxgkDdiResetFromTimeout returns success every engine must be idle with "
                       "nothing on its ring (an engine still running or with commands queued would touch "
                       "memory)"),
-    111: Entry(N, (_TDR, _TDR_KEYS), name="ThreadsLeaveDriverInTime", section="10.1",
+    111: Entry(N, (_TDR, _TDR_KEYS), name="ThreadsLeaveDriverInTime",
                words="Threads still inside the driver a few seconds (TdrDdiDelay) after recovery began make "
                      "Windows stop with bug check 0x116.",
                reason="driver threads are not modelled: an entry point runs to completion at one simulated "
                       "instant, so no thread can be left inside the driver; comes with entry points that take "
                       "simulated time"),
     112: Entry(C, (_TDR, _TDR_KEYS), check=(TDR + "adapter_timeout", TDR + "count_timeout"),
-               name="TdrLimitBugCheck", section="10.1",
+               name="TdrLimitBugCheck",
                words="One adapter timeout more than TdrLimitCount within TdrLimitTime stops Windows with bug "
                      "check 0x116.",
                reason="the OS counts adapter timeouts in the TdrLimitTime window and stops on the one past the "
                       "limit"),
     113: Entry(C, (_TDR, _TDR_KEYS), check=(TDR + "preempt_requested", TDR + "_expired"),
-               name="UnansweredPreemptionIsTimeout", section="10.1",
+               name="UnansweredPreemptionIsTimeout",
                words="Work that neither finishes nor is preempted within TdrDelay of a preemption request is a "
                      "timeout, unless timeouts are disabled (TdrLevel 0, DisableGpuTimeout).",
                reason="the OS arms the TdrDelay watchdog at every preemption request and recovers when it "
                       "expires"),
-    114: Entry(G, (_TDR_WIN8, _RESET_ENGINE), name="ResetEngineLeavesQueueEmpty", section="10.3",
+    114: Entry(G, (_TDR_WIN8, _RESET_ENGINE), name="ResetEngineLeavesQueueEmpty",
                words="DxgkDdiResetEngine returns only once the engine is reset, its hardware queue empty and the "
                      "node ready for new work.",
                check=(GT + "engine_reset",),
@@ -559,27 +557,25 @@ ENTRIES: dict[int, Entry] = {
                       "idle with nothing on its ring, as the GPU model shows it"),
     115: Entry(R, (_TDR_WIN8, _RESET_ENGINE), check=(TDR + "_engine_reset",)),
     116: Entry(C, (_TDR_WIN8, _RESET_ENGINE), check=(TDR + "_engine_reset",),
-               name="EngineResetEscalation", section="10.3",
+               name="EngineResetEscalation",
                words="A failed engine reset becomes an adapter-wide reset, and so does an engine reset that "
                      "aborted a paging packet.",
                reason="Tdr._engine_reset promotes both cases to an adapter reset"),
     117: Entry(R, (_DEP_GROUP, _TDR_WIN8), check=(TDR + "_engine_reset",)),
     118: Entry(R, (_TDR_WIN8, _k("ns-d3dkmddi-_dxgk_drivercaps")), check=(_DX + "caps.missing_entry_points",),
                name="PerEngineTdrEntryPoints",
-               section="10.3",
                words="A driver declaring SupportPerEngineTDR implements DxgkDdiQueryDependentEngineGroup, "
                      "DxgkDdiQueryEngineStatus and DxgkDdiResetEngine."),
     119: Entry(C, (_TDR_SYNC, _RESET_TIMEOUT), check=(TDR + "_adapter_reset",),
-               name="AdapterResetCompletesAll", section="10.2",
+               name="AdapterResetCompletesAll",
                words="After an adapter-wide reset every node's last completed fence equals its last submitted one.",
                reason="Tdr._adapter_reset completes every node through its last submitted fence"),
     120: Entry(N, (_TDR_SYNC, _k("nc-d3dkmddi-dxgkddi_collectdbginfo")), name="CollectDbgInfoPassive",
-               section="10.2",
                words="DxgkDdiCollectDbgInfo for an adapter or engine reset is called at PASSIVE_LEVEL.",
                reason="DxgkDdiCollectDbgInfo is not modelled (no live-dump data is collected from the driver); "
                       "comes with it"),
     121: Entry(C, (_TDR, _TDR_KEYS), check=(TDR + "count_timeout",),
-               name="EngineTimeoutLimitOneLess", section="10.1",
+               name="EngineTimeoutLimitOneLess",
                words="Engine timeouts tolerated within TdrLimitTime are one fewer than the adapter limit; past "
                      "that the offending process is blocked (0x142).",
                reason="the OS counts engine timeouts against TdrLimitCount - 1 and blocks the process past it"),
@@ -599,7 +595,7 @@ ENTRIES: dict[int, Entry] = {
                       "privilege FOCUS or REALTIME is stopped by it, blaming the driver for the OS's input (a "
                       "known model gap: the API should refuse the band)"),
     127: Entry(C, (_BANDS, _PRIORITY_BANDS), check=("wddmsim.gpu.hwsched.HwScheduler",),
-               name="IdleBandNeverPreempts", section="8.3",
+               name="IdleBandNeverPreempts",
                words="A context in the IDLE band never preempts a context of another band.",
                reason="the choice is made by the hardware scheduler of the GPU model (firmware in Windows), "
                       "which never lets an IDLE context preempt; the driver only passes the band"),

@@ -1,7 +1,7 @@
 """The machinery of the DDI contract rules: violations, the facts around a structure, the rule
 registry and :func:`check`.
 
-A rule is one numbered item of ddi-facts.md section 13 that can be judged from a single DDI
+A rule is one numbered item of the rule catalogue (``wddmsim rules``) that can be judged from a single DDI
 structure (a ctypes instance built by :mod:`wddmsim.ddi.codec`) plus a few facts the caller knows
 around it (the DDI's return status, the adapter's node count, the last fence reported, ...). Each
 rule is a plain function registered with :func:`rule`; its docstring becomes the rule's summary.
@@ -12,7 +12,8 @@ path where nothing is wrong. A rule function returns an empty list (or ``None``)
 is fine, and otherwise a list whose items are a message or a ``(message, BugCheck)`` pair;
 :func:`rule` wraps it so that :attr:`Rule.check` returns :class:`Violation` objects.
 
-Spec: ddi-facts.md section 13 (the rules), section 11 (bug check 0x119 parameters).
+Spec: the rule catalogue (docs/rules.md); Microsoft's "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR"
+page (its parameters).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ WDDM2_5: DdiVersion = ddi_version("wddm2_5")
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule: its section-13 ``rule`` number and ``name``, a ``message`` that names the
+    """One broken rule: its ``rule`` number and ``name``, a ``message`` that names the
     member, the value seen and what the rule requires, and the ``bugcheck`` Windows stops with for
     it (``None`` where Windows does not stop; parameters 3 and 4, addresses and internal data, are
     left 0 for the caller to fill)."""
@@ -160,13 +161,12 @@ class Facts:
 
 @dataclass(frozen=True)
 class Rule:
-    """A registered rule: its section-13 ``number`` and CamelCase ``name``, the spec ``section``
-    it follows, the DDI ``structs`` it is judged on, a one-line ``summary`` (the first paragraph of
-    its docstring) and ``check(obj, facts) -> list[Violation]``."""
+    """A registered rule: its ``number`` in the rule catalogue and CamelCase ``name``, the DDI
+    ``structs`` it is judged on, a one-line ``summary`` (the first paragraph of its docstring) and
+    ``check(obj, facts) -> list[Violation]``."""
 
     number: int
     name: str
-    section: str
     structs: tuple[str, ...]
     summary: str
     check: Callable[[Any, Facts], list[Violation]]
@@ -185,8 +185,8 @@ def _summary(doc: str | None) -> str:
     return " ".join(line.strip() for line in para.splitlines())
 
 
-def rule(number: int, name: str, section: str, structs: tuple[str, ...] = ()):
-    """Register the decorated function as rule ``number`` of section 13, judged on every structure
+def rule(number: int, name: str, structs: tuple[str, ...] = ()):
+    """Register the decorated function as rule ``number`` of the catalogue, judged on every structure
     named in ``structs``. The function takes ``(obj, facts)`` and returns a list of findings (a
     message, or ``(message, BugCheck)``); the registered :attr:`Rule.check` turns them into
     :class:`Violation` objects."""
@@ -213,7 +213,7 @@ def rule(number: int, name: str, section: str, structs: tuple[str, ...] = ()):
         run.__qualname__ = fn.__qualname__
         run.__module__ = fn.__module__
         run.__doc__ = fn.__doc__
-        RULES[number] = Rule(number, name, section, tuple(structs), _summary(fn.__doc__), run)
+        RULES[number] = Rule(number, name, tuple(structs), _summary(fn.__doc__), run)
         _by_struct.clear()
         return fn
 

@@ -2,18 +2,20 @@
 94, 95, 100, 105, 125), ``DXGKARG_CREATEHWQUEUE``, ``DXGKARG_SIGNALMONITOREDFENCE`` and the
 SignalMonitoredFence operation of ``DXGKARG_BUILDPAGINGBUFFER`` (rule 100).
 
-Spec: ddi-facts.md sections 9.1 (monitored fence values are 64 bits at 8-byte aligned addresses),
-9.2 (the progress fence increases with every submission), 9.3 (DxgkDdiSubmitCommandToHwQueue: no
-reentrancy per queue, Flags per buffer origin, private data freed on return), 9.4
-(DxgkDdiSignalMonitoredFence), 3.4 (MaxInFlightHwQueueBuffers), 8.3 (scheduling properties before
+Spec: Microsoft's "Context monitoring" page (monitored fence values are 64 bits at 8-byte aligned
+addresses), DxgkDdiCreateHwQueue (the progress fence increases with every submission),
+DxgkDdiSubmitCommandToHwQueue and DXGKARG_SUBMITCOMMANDTOHWQUEUE (no reentrancy per queue, Flags per
+buffer origin, private data freed on return), DxgkDdiSignalMonitoredFence, DXGK_NODEMETADATA_FLAGS
+(MaxInFlightHwQueueBuffers) and DxgkDdiSetContextSchedulingProperties (scheduling properties before
 the first submission). Rule 10 (reserved flag bits) also runs on the submission; it lives in
 :mod:`.submit`.
 
-Decisions: rule 94 also requires Flags.Present = 1 for a DdiPresentToHwQueue buffer (9.3 says such
-buffers carry it), and is not judged before WDDM 2.4, whose layout has no Flags. Rule 95 is judged
-only from WDDM 2.4: before it the private data lived until the GPU completed the buffer. Rule 100
-judges every fence address a structure carries (a NULL address is aligned); with No64BitAtomics the
-value behind it is 32 bits, but 9.1 still places it 8-byte aligned, so 8 is required in every case.
+Decisions: rule 94 also requires Flags.Present = 1 for a DdiPresentToHwQueue buffer (the
+DXGKARG_SUBMITCOMMANDTOHWQUEUE page says such buffers carry it), and is not judged before WDDM 2.4,
+whose layout has no Flags. Rule 95 is judged only from WDDM 2.4: before it the private data lived
+until the GPU completed the buffer. Rule 100 judges every fence address a structure carries (a NULL
+address is aligned); with No64BitAtomics the value behind it is 32 bits, but the "Context
+monitoring" page still places it 8-byte aligned, so 8 is required in every case.
 On DXGKARG_BUILDPAGINGBUFFER it is judged only when Operation is SIGNAL_MONITORED_FENCE. Rule 105 is
 judged from WDDM 2.5, the version that introduced MaxInFlightHwQueueBuffers; rule 125 from WDDM
 2.4, the first with DxgkDdiSetContextSchedulingProperties.
@@ -29,7 +31,7 @@ CREATEHWQUEUE = "DXGKARG_CREATEHWQUEUE"
 SIGNALFENCE = "DXGKARG_SIGNALMONITOREDFENCE"
 BUILD = "DXGKARG_BUILDPAGINGBUFFER"
 
-#: Monitored fence values are 64-bit; their CPU and GPU addresses are 8-byte aligned (9.1).
+#: Monitored fence values are 64-bit; their CPU and GPU addresses are 8-byte aligned ("Context monitoring").
 FENCE_ALIGNMENT = 8
 _SIGNAL_MONITORED_FENCE = int(OP.DXGK_OPERATION_SIGNAL_MONITORED_FENCE)
 
@@ -41,7 +43,7 @@ _FENCE_ADDRESSES = {
 }
 
 
-@rule(92, "ProgressFenceIncreases", "9.2, 9.3", structs=(HWQUEUE,))
+@rule(92, "ProgressFenceIncreases", structs=(HWQUEUE,))
 def progress_fence_increases(obj, facts: Facts):
     """HwQueueProgressFenceId strictly increases across submissions to one hardware queue.
 
@@ -55,7 +57,7 @@ def progress_fence_increases(obj, facts: Facts):
     ]
 
 
-@rule(93, "HwQueueSubmitNotReentrant", "9.3", structs=(HWQUEUE,))
+@rule(93, "HwQueueSubmitNotReentrant", structs=(HWQUEUE,))
 def hwqueue_not_reentrant(obj, facts: Facts):
     """No two threads are inside DxgkDdiSubmitCommandToHwQueue for the same hardware queue.
 
@@ -68,7 +70,7 @@ def hwqueue_not_reentrant(obj, facts: Facts):
     ]
 
 
-@rule(94, "HwQueueFlagsMatchOrigin", "9.3", structs=(HWQUEUE,))
+@rule(94, "HwQueueFlagsMatchOrigin", structs=(HWQUEUE,))
 def hwqueue_flags_origin(obj, facts: Facts):
     """Flags is 0 for UMD buffers and Flags.Present is 1 exactly for DdiPresentToHwQueue buffers.
 
@@ -88,7 +90,7 @@ def hwqueue_flags_origin(obj, facts: Facts):
     raise ValueError(f"facts.buffer_origin is {origin!r}; expected 'umd' or 'present'")
 
 
-@rule(95, "HwQueuePrivateDataNotRetained", "9.3", structs=(HWQUEUE,))
+@rule(95, "HwQueuePrivateDataNotRetained", structs=(HWQUEUE,))
 def private_data_not_retained(obj, facts: Facts):
     """pDmaBufferPrivateData of DxgkDdiSubmitCommandToHwQueue is not used after the call returns
     (WDDM 2.4 and later).
@@ -103,7 +105,7 @@ def private_data_not_retained(obj, facts: Facts):
     ]
 
 
-@rule(100, "MonitoredFenceAddressAligned", "9.1, 9.2, 9.3, 9.4", structs=(HWQUEUE, CREATEHWQUEUE, SIGNALFENCE, BUILD))
+@rule(100, "MonitoredFenceAddressAligned", structs=(HWQUEUE, CREATEHWQUEUE, SIGNALFENCE, BUILD))
 def fence_address_aligned(obj, facts: Facts):
     """Monitored fence addresses (CPU and GPU virtual) are 8-byte aligned: the progress fence VAs of
     DXGKARG_SUBMITCOMMANDTOHWQUEUE (WDDM 2.4 layout) and DXGKARG_CREATEHWQUEUE, MonitoredFenceGpuVa
@@ -129,7 +131,7 @@ def fence_address_aligned(obj, facts: Facts):
     return out
 
 
-@rule(105, "MaxInFlightHwQueueBuffers", "3.4", structs=(HWQUEUE,))
+@rule(105, "MaxInFlightHwQueueBuffers", structs=(HWQUEUE,))
 def max_in_flight(obj, facts: Facts):
     """At most MaxInFlightHwQueueBuffers command buffers are handed to the KMD at once when that
     field (DXGK_NODEMETADATA_FLAGS, WDDM 2.5) is nonzero.
@@ -145,7 +147,7 @@ def max_in_flight(obj, facts: Facts):
     ]
 
 
-@rule(125, "SchedulingPropertiesBeforeSubmit", "8.3, 14.2", structs=(HWQUEUE,))
+@rule(125, "SchedulingPropertiesBeforeSubmit", structs=(HWQUEUE,))
 def scheduling_properties_first(obj, facts: Facts):
     """DxgkDdiSetContextSchedulingProperties for a new context happens before its first submission
     (hardware scheduling, WDDM 2.4 and later).

@@ -2,8 +2,9 @@
 104), ``DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES`` (rules 122, 123, 126) and
 ``DXGKARG_SETUPPRIORITYBANDS`` (rule 124).
 
-Spec: ddi-facts.md sections 8.3 (priority bands and context scheduling properties) and 8.4
-(DxgkDdiSuspendContext). Rules 100, 105 and 125, judged on hardware-queue structures, live in
+Spec: Microsoft's pages for DXGKARG_SETUPPRIORITYBANDS, DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES and
+DXGK_SCHEDULING_PRIORITY_BAND (priority bands and context scheduling properties) and
+DxgkDdiSuspendContext. Rules 100, 105 and 125, judged on hardware-queue structures, live in
 :mod:`.hwqueue`.
 
 Decisions:
@@ -38,7 +39,7 @@ _PENDING = u32(int(NTSTATUS.STATUS_PENDING))
 _REALTIME = int(BAND.DXGK_SCHEDULING_PRIORITY_BAND_REALTIME)
 _PRIVILEGED_BANDS = (int(BAND.DXGK_SCHEDULING_PRIORITY_BAND_FOCUS), _REALTIME)
 
-#: Documented ranges (ddi-facts 8.3).
+#: Documented ranges (DXGKARG_SETUPPRIORITYBANDS, DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES).
 REALTIME_LEVELS = (0, 31)
 IN_PROCESS_PRIORITIES = (-7, 7)
 MAX_TARGET_NORMAL_BAND_PERCENTAGE = 50
@@ -51,7 +52,7 @@ def _band_name(band: int) -> str:
         return f"band {band}"
 
 
-@rule(104, "SuspendFenceIncreases", "8.4", structs=(SUSPEND,))
+@rule(104, "SuspendFenceIncreases", structs=(SUSPEND,))
 def suspend_fence_increases(obj, facts: Facts):
     """contextSuspendFence values for one context strictly increase; DxgkDdiSuspendContext returns
     STATUS_SUCCESS if the context is already suspended and STATUS_PENDING otherwise.
@@ -77,7 +78,7 @@ def suspend_fence_increases(obj, facts: Facts):
     return out
 
 
-@rule(122, "RealtimeBandPriorityLevelRange", "8.3", structs=(SCHEDPROPS,))
+@rule(122, "RealtimeBandPriorityLevelRange", structs=(SCHEDPROPS,))
 def realtime_level_range(obj, facts: Facts):
     """realtimeBandPriorityLevel is in [0, 31] for a context in the REALTIME band (it is ignored for
     the other bands).
@@ -92,7 +93,7 @@ def realtime_level_range(obj, facts: Facts):
     return [f"realtimeBandPriorityLevel is {level} but must be {low}..{high} in the REALTIME band"]
 
 
-@rule(123, "InProcessPriorityRange", "8.3", structs=(SCHEDPROPS,))
+@rule(123, "InProcessPriorityRange", structs=(SCHEDPROPS,))
 def in_process_priority_range(obj, facts: Facts):
     """inProcessPriority is in [-7, +7] (default 0).
 
@@ -104,7 +105,7 @@ def in_process_priority_range(obj, facts: Facts):
     return [f"inProcessPriority is {priority} but must be {low}..+{high}"]
 
 
-@rule(124, "TargetNormalBandPercentageRange", "8.3", structs=(BANDS,))
+@rule(124, "TargetNormalBandPercentageRange", structs=(BANDS,))
 def target_normal_percentage_range(obj, facts: Facts):
     """targetNormalBandPercentage is in [0, 50].
 
@@ -115,7 +116,7 @@ def target_normal_percentage_range(obj, facts: Facts):
     return [f"targetNormalBandPercentage is {percentage} but must be 0..{MAX_TARGET_NORMAL_BAND_PERCENTAGE}"]
 
 
-@rule(126, "PrivilegedPriorityBand", "8.3", structs=(SCHEDPROPS,))
+@rule(126, "PrivilegedPriorityBand", structs=(SCHEDPROPS,))
 def privileged_band(obj, facts: Facts):
     """The FOCUS and REALTIME bands are only for callers holding SE_INC_BASE_PRIORITY_NAME.
 

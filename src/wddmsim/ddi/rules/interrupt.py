@@ -1,9 +1,12 @@
 """Rules on what a driver reports through DxgkCbNotifyInterrupt: ``DXGKARGCB_NOTIFY_INTERRUPT_DATA``
 (rules 32, 33, 35, 36, 44, 45, 46, 51, 53).
 
-Spec: ddi-facts.md sections 2.6 (fence ids, cumulative completion), 4.2 (interrupt types and their
-union arms), 4.3 (ValidPhysicalAdapterMask), 4.4 (page-fault flags), 4.5 (reported fences only move
-forward), 5.2 (preemption fences), 11 (0x119 parameters 0x1, 0x6, 0xC, 0xD).
+Spec: Microsoft's pages "Supplying fence identifiers" (fence ids, cumulative completion),
+DXGK_INTERRUPT_TYPE and DXGKARGCB_NOTIFY_INTERRUPT_DATA (interrupt types and their union arms),
+DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS (ValidPhysicalAdapterMask), DXGK_PAGE_FAULT_FLAGS (page-fault
+flags), DxgkDdiQueryCurrentFence (reported fences only move forward), DxgkDdiPreemptCommand
+(preemption fences) and "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR" (parameters 0x1, 0x6, 0xC,
+0xD).
 
 Only the union arm that ``InterruptType`` selects is read; an arm the structure's DDI version lacks
 is not judged. Fence facts are the scheduler's view of the node the interrupt names.
@@ -52,7 +55,7 @@ _RESET_REQUIRED = int(PF.DXGK_PAGE_FAULT_ADAPTER_RESET_REQUIRED | PF.DXGK_PAGE_F
 _FATAL = int(PF.DXGK_PAGE_FAULT_FATAL_HARDWARE_ERROR)
 
 
-@rule(32, "CompletedFenceWasSubmitted", "4.2, 11", structs=(NOTIFY,))
+@rule(32, "CompletedFenceWasSubmitted", structs=(NOTIFY,))
 def completed_fence_submitted(obj, facts: Facts):
     """Every DMA_COMPLETED.SubmissionFenceId was handed to SubmitCommand on that node before; a fence
     never submitted is invalid: bug check 0x119/0x1 (inferred meaning of 0x1)."""
@@ -75,7 +78,7 @@ def completed_fence_submitted(obj, facts: Facts):
     )]
 
 
-@rule(33, "CompletedFenceMonotonic", "2.6, 4.5", structs=(NOTIFY,))
+@rule(33, "CompletedFenceMonotonic", structs=(NOTIFY,))
 def completed_fence_monotonic(obj, facts: Facts):
     """Reported completed fences on a node never go backwards (inferred)."""
     done = facts.last_completed_fence
@@ -89,7 +92,7 @@ def completed_fence_monotonic(obj, facts: Facts):
     ]
 
 
-@rule(35, "PreemptedFenceOutstanding", "5.2", structs=(NOTIFY,))
+@rule(35, "PreemptedFenceOutstanding", structs=(NOTIFY,))
 def preempted_fence_outstanding(obj, facts: Facts):
     """DMA_PREEMPTED.PreemptionFenceId is the PreemptionFenceId of an outstanding DxgkDdiPreemptCommand
     on that node (inferred).
@@ -108,7 +111,7 @@ def preempted_fence_outstanding(obj, facts: Facts):
     ]
 
 
-@rule(36, "PreemptLastCompletedValid", "4.2, 5.2", structs=(NOTIFY,))
+@rule(36, "PreemptLastCompletedValid", structs=(NOTIFY,))
 def preempt_last_completed(obj, facts: Facts):
     """DMA_PREEMPTED.LastCompletedFenceId is a fence that truly completed: no newer than the last
     submitted fence and no older than the previously reported completed fence (inferred)."""
@@ -130,7 +133,7 @@ def preempt_last_completed(obj, facts: Facts):
     return None
 
 
-@rule(44, "NoDriverDmaFaulted", "4.2", structs=(NOTIFY,))
+@rule(44, "NoDriverDmaFaulted", structs=(NOTIFY,))
 def no_dma_faulted(obj, facts: Facts):
     """DXGK_INTERRUPT_DMA_FAULTED (4) is reserved for the system and never raised by a driver."""
     if obj.InterruptType != _DMA_FAULTED:
@@ -138,7 +141,7 @@ def no_dma_faulted(obj, facts: Facts):
     return ["InterruptType is 4 (DXGK_INTERRUPT_DMA_FAULTED) but a driver must never report it (reserved for the system)"]
 
 
-@rule(45, "VsyncAddressNonNull", "4.2", structs=(NOTIFY,))
+@rule(45, "VsyncAddressNonNull", structs=(NOTIFY,))
 def vsync_address_non_null(obj, facts: Facts):
     """CrtcVsync.PhysicalAddress is non-NULL, even with visibility off."""
     if obj.InterruptType != _CRTC_VSYNC:
@@ -151,7 +154,7 @@ def vsync_address_non_null(obj, facts: Facts):
     ]
 
 
-@rule(46, "PhysicalAdapterMaskValid", "4.2, 4.3, 11", structs=(NOTIFY,))
+@rule(46, "PhysicalAdapterMaskValid", structs=(NOTIFY,))
 def physical_adapter_mask(obj, facts: Facts):
     """A nonzero PhysicalAdapterMask comes with Flags.ValidPhysicalAdapterMask = 1; a NULL mask on a
     multi-adapter GPU is bug check 0x119/0x6."""
@@ -179,7 +182,7 @@ def physical_adapter_mask(obj, facts: Facts):
     )]
 
 
-@rule(51, "FenceInvalidFaultFlags", "4.4, 11", structs=(NOTIFY,))
+@rule(51, "FenceInvalidFaultFlags", structs=(NOTIFY,))
 def fence_invalid_fault(obj, facts: Facts):
     """DMA_PAGE_FAULTED with FENCE_INVALID set has FaultedFenceId == 0 and ADAPTER_RESET_REQUIRED or
     ENGINE_RESET_REQUIRED set; inconsistent flags are bug check 0x119/0xD."""
@@ -206,7 +209,7 @@ def fence_invalid_fault(obj, facts: Facts):
     return [(m, bc) for m in out]
 
 
-@rule(53, "FatalHardwareErrorBugChecks", "4.4, 11", structs=(NOTIFY,))
+@rule(53, "FatalHardwareErrorBugChecks", structs=(NOTIFY,))
 def fatal_hardware_error(obj, facts: Facts):
     """FATAL_HARDWARE_ERROR in PageFaultFlags stops the system: bug check 0x119/0xC."""
     arm_name = _FAULT_ARMS.get(obj.InterruptType)

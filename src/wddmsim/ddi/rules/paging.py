@@ -1,7 +1,7 @@
 """Rules on building paging buffers: ``DXGKARG_BUILDPAGINGBUFFER`` (rule 68).
 
-Spec: ddi-facts.md section 6.1 (DxgkDdiBuildPagingBuffer's three statuses; anything else is a
-critical failure).
+Spec: Microsoft's DxgkDdiBuildPagingBuffer page (its three statuses; anything else is a critical
+failure).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ _ALLOWED = {
 }
 
 
-@rule(68, "BuildPagingBufferStatus", "6.1", structs=(BUILD,))
+@rule(68, "BuildPagingBufferStatus", structs=(BUILD,))
 def build_paging_status(obj, facts: Facts):
     """DxgkDdiBuildPagingBuffer returns only STATUS_SUCCESS, STATUS_GRAPHICS_ALLOCATION_BUSY or
     STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER.

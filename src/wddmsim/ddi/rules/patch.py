@@ -1,9 +1,10 @@
 """Rules on patching a DMA buffer: ``DXGKARG_PATCH``, ``DXGK_PATCHFLAGS`` and the patch-location
 list it walks (rules 22, 25, 26, 27, 29, 30, 31).
 
-Spec: ddi-facts.md sections 2.7 (DxgkDdiPatch, its members and flags, paging patches), 2.8 and
-2.10 (4 KB aligned DMA buffer starts), 2.9 (patch-location lists and SplitOffset), 6.1 (Patch must
-not resize a paging buffer).
+Spec: Microsoft's pages for DxgkDdiPatch, DXGKARG_PATCH and DXGK_PATCHFLAGS (members, flags,
+paging patches), DxgkDdiRender, DxgkDdiCancelCommand and DxgkDdiSignalMonitoredFence (4 KB aligned
+DMA buffer starts), D3DDDI_PATCHLOCATIONLIST and "Splitting a DMA buffer" (patch-location lists and
+SplitOffset), and DxgkDdiBuildPagingBuffer (Patch must not resize a paging buffer).
 
 Rule 28 (Patch may run more than once on the same DMA buffer after a preemption, so a model must
 allow re-patching) constrains the model's behaviour, not any one structure, and is not a check
@@ -38,7 +39,7 @@ _PAGING_EMPTY = (
 )
 
 
-@rule(22, "DmaBufferStartAligned", "2.8, 2.10, 9.4", structs=(PATCH, CANCEL))
+@rule(22, "DmaBufferStartAligned", structs=(PATCH, CANCEL))
 def dma_buffer_aligned(obj, facts: Facts):
     """The DMA buffer start handed to the driver (pDmaBuffer) is 4 KB aligned."""
     p = obj.pDmaBuffer
@@ -47,7 +48,7 @@ def dma_buffer_aligned(obj, facts: Facts):
     return [f"pDmaBuffer is 0x{p:X} but must be 4 KB aligned (a multiple of 0x1000)"]
 
 
-@rule(25, "PatchSucceeds", "2.7", structs=(PATCH,))
+@rule(25, "PatchSucceeds", structs=(PATCH,))
 def patch_succeeds(obj, facts: Facts):
     """DxgkDdiPatch returns STATUS_SUCCESS; otherwise bug check 0x119 (0x3, internal data).
 
@@ -61,7 +62,7 @@ def patch_succeeds(obj, facts: Facts):
     )]
 
 
-@rule(26, "PagingPatchHasNoLists", "2.7", structs=(PATCH,))
+@rule(26, "PagingPatchHasNoLists", structs=(PATCH,))
 def paging_patch_no_lists(obj, facts: Facts):
     """A paging patch has pAllocationList NULL, AllocationListSize 0, pPatchLocationList NULL,
     PatchLocationListSize 0, PatchLocationListSubmissionStart 0 and ...SubmissionLength 0."""
@@ -77,7 +78,7 @@ def paging_patch_no_lists(obj, facts: Facts):
     return out
 
 
-@rule(27, "PagingPatchKeepsSize", "2.7, 6.1", structs=(PATCH,))
+@rule(27, "PagingPatchKeepsSize", structs=(PATCH,))
 def paging_patch_keeps_size(obj, facts: Facts):
     """DxgkDdiPatch does not change the size of a paging buffer.
 
@@ -88,7 +89,7 @@ def paging_patch_keeps_size(obj, facts: Facts):
     return [f"DmaBufferSize is {obj.DmaBufferSize} after DxgkDdiPatch but must stay {before} for a paging buffer"]
 
 
-@rule(29, "PatchRangeInList", "2.7", structs=(PATCH,))
+@rule(29, "PatchRangeInList", structs=(PATCH,))
 def patch_range_in_list(obj, facts: Facts):
     """PatchLocationListSubmissionStart + PatchLocationListSubmissionLength <= PatchLocationListSize (inferred)."""
     start = obj.PatchLocationListSubmissionStart
@@ -102,7 +103,7 @@ def patch_range_in_list(obj, facts: Facts):
     ]
 
 
-@rule(30, "SplitOffsetsIncreasing", "2.9", structs=(PATCH,))
+@rule(30, "SplitOffsetsIncreasing", structs=(PATCH,))
 def split_offsets_increasing(obj, facts: Facts):
     """SplitOffset values in the processed part of a patch-location list increase along the list:
     allocations appear in the order the DMA stream uses them; the elements of one split point share
@@ -130,7 +131,7 @@ def split_offsets_increasing(obj, facts: Facts):
     return None
 
 
-@rule(31, "PatchFlagsReservedZero", "2.7", structs=(PATCH, PATCHFLAGS))
+@rule(31, "PatchFlagsReservedZero", structs=(PATCH, PATCHFLAGS))
 def patch_flags_reserved(obj, facts: Facts):
     """DXGK_PATCHFLAGS bits 4..31 are 0."""
     flags = obj if hasattr(obj, "Value") else obj.Flags

@@ -1,8 +1,10 @@
 """Rules on preemption and per-engine reset requests: ``DXGKARG_PREEMPTCOMMAND`` and
 ``DXGKARG_RESETENGINE`` (rules 58, 59, 115).
 
-Spec: ddi-facts.md sections 5.2 (DxgkDdiPreemptCommand must succeed; its flags are all reserved),
-10.3 (DxgkDdiResetEngine and the LastAbortedFenceId range), 11 (0x119 parameters 0x2 and 0xA).
+Spec: Microsoft's pages for DxgkDdiPreemptCommand and DXGK_PREEMPTCOMMANDFLAGS (it must succeed;
+its flags are all reserved), "TDR changes in Windows 8" and DxgkDdiResetEngine (the
+LastAbortedFenceId range), and "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR" (parameters 0x2 and
+0xA).
 
 Decisions: rule 115 is judged only after a successful (or unreported) ResetEngine: a failed one
 falls back to an adapter-wide reset and its LastAbortedFenceId means nothing. Each bound is judged
@@ -22,7 +24,7 @@ RESET = "DXGKARG_RESETENGINE"
 _SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 
 
-@rule(58, "PreemptCommandSucceeds", "5.2", structs=(PREEMPT,))
+@rule(58, "PreemptCommandSucceeds", structs=(PREEMPT,))
 def preempt_succeeds(obj, facts: Facts):
     """DxgkDdiPreemptCommand returns STATUS_SUCCESS; otherwise bug check 0x119 (0x2, status).
 
@@ -36,7 +38,7 @@ def preempt_succeeds(obj, facts: Facts):
     )]
 
 
-@rule(59, "PreemptFlagsZero", "5.2", structs=(PREEMPT,))
+@rule(59, "PreemptFlagsZero", structs=(PREEMPT,))
 def preempt_flags_zero(obj, facts: Facts):
     """DXGK_PREEMPTCOMMANDFLAGS.Value is 0 (every bit is reserved)."""
     v = obj.Flags.Value
@@ -45,7 +47,7 @@ def preempt_flags_zero(obj, facts: Facts):
     return [f"Flags.Value is 0x{v:08X} but must be 0 (DXGK_PREEMPTCOMMANDFLAGS defines no bit)"]
 
 
-@rule(115, "LastAbortedFenceInRange", "10.3", structs=(RESET,))
+@rule(115, "LastAbortedFenceInRange", structs=(RESET,))
 def last_aborted_in_range(obj, facts: Facts):
     """After a successful ResetEngine, last completed <= LastAbortedFenceId <= last submitted; else
     bug check 0x119 (0xA, LastAbortedFenceId, last completed fence)."""

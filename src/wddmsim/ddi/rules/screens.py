@@ -14,8 +14,8 @@ Each screen lists the rules it stands for (``covers``). If the rules registered 
 are not exactly those, :func:`screen_for` gives no screen and every crossing gets the full check:
 adding a rule can make the model slower, never blind.
 
-Spec: ddi-facts.md section 13 (rules 1, 4-6, 9-16, 18-20, 23, 32, 33, 35, 36, 44-46, 51, 53, 88,
-92-95, 100, 105, 125).
+Spec: rules 1, 4-6, 9-16, 18-20, 23, 32, 33, 35, 36, 44-46, 51, 53, 88, 92-95, 100, 105 and 125 of
+the rule catalogue (``wddmsim rules``).
 """
 
 from __future__ import annotations

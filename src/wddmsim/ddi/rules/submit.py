@@ -1,13 +1,14 @@
 """Rules on submitting a DMA buffer: ``DXGKARG_SUBMITCOMMAND``, ``DXGKARG_SUBMITCOMMANDVIRTUAL``
 and ``DXGK_SUBMITCOMMANDFLAGS`` (rules 1, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 18, 23).
 
-Spec: ddi-facts.md sections 2.1 (DxgkDdiSubmitCommand must succeed), 2.2 (the members and their
-ranges), 2.3 (the flags and their version guards), 2.4 (DxgkDdiSubmitCommandVirtual's two allowed
-statuses), 2.5 (flip intervals), 3.3 (DmaBufferSegmentSet), 5.4 (the null-context switch).
+Spec: Microsoft's pages for DxgkDdiSubmitCommand (it must succeed), DXGKARG_SUBMITCOMMAND (the
+members and their ranges), DXGK_SUBMITCOMMANDFLAGS (the flags, and the null-context switch),
+DxgkDdiSubmitCommandVirtual (its two allowed statuses), D3DDDI_FLIPINTERVAL_TYPE (flip intervals)
+and DXGK_CONTEXTINFO (DmaBufferSegmentSet); the WDK header's version guards for the flags.
 
 Rules 5 and 6 also hold for ``DXGKARG_PATCH`` and ``DXGKARG_CANCELCOMMAND`` (same members, same
-values as at submit time, section 2.7), and rule 4 for ``DXGKARG_PATCH`` (2.7: the private-data
-start is 0 for non-paging). Decisions taken here:
+values as at submit time, as the DXGKARG_PATCH page says), and rule 4 for ``DXGKARG_PATCH`` (the
+private-data start is 0 for non-paging). Decisions taken here:
 
 - Rule 9 judges FlipInterval only with ``Flags.Flip`` and VidPnSourceId only with ``Flip`` or
   ``FlipWithNoWait``; otherwise the members are undefined and not judged. The interval must be
@@ -17,11 +18,11 @@ start is 0 for non-paging). Decisions taken here:
   driver's DDI version (``facts.version``), never a hand-written mask.
 - Rule 11 requires the submitted range to be empty (start == end); DmaBufferSize is not judged.
 - Rule 15 allows a NULL hDevice/hContext with ``Paging`` and also with ``ContextSwitch``: the
-  null-context switch is a scheduler-generated system submission for a node (5.4), and NodeOrdinal
+  null-context switch is a scheduler-generated system submission for a node, and NodeOrdinal
   names the node. With a NULL handle NodeOrdinal must then be < ``node_count`` when known (rule 20
   judges NodeOrdinal for every submission as well).
 - Rule 16 checks only the zero/non-zero agreement of DmaBufferSegmentId with the context's
-  DmaBufferSegmentSet; the spec does not fix which bit names which segment, so membership is not
+  DmaBufferSegmentSet; the documentation does not fix which bit names which segment, so membership is not
   judged.
 - Rule 23: a status other than SUCCESS or INVALID_PARAMETER from DxgkDdiSubmitCommandVirtual is
   reported with bug check 0x119/0x2 (DRIVER_FAILED_SUBMIT_COMMAND, P2 = the status), the code of a
@@ -50,7 +51,7 @@ def _status_text(status: int) -> str:
     return f"0x{u32(status):08X} ({status_name(status)})"
 
 
-@rule(1, "SubmitCommandSucceeds", "2.1", structs=(SUBMIT,))
+@rule(1, "SubmitCommandSucceeds", structs=(SUBMIT,))
 def submit_succeeds(obj, facts: Facts):
     """DxgkDdiSubmitCommand returns STATUS_SUCCESS; any other status is bug check 0x119 (0x2, status).
 
@@ -64,7 +65,7 @@ def submit_succeeds(obj, facts: Facts):
     )]
 
 
-@rule(4, "PrivateDataStartOffsetZero", "2.2", structs=(SUBMIT, PATCH))
+@rule(4, "PrivateDataStartOffsetZero", structs=(SUBMIT, PATCH))
 def private_data_start_zero(obj, facts: Facts):
     """DmaBufferPrivateDataSubmissionStartOffset is 0 whenever Flags.Paging is 0."""
     start = obj.DmaBufferPrivateDataSubmissionStartOffset
@@ -73,7 +74,7 @@ def private_data_start_zero(obj, facts: Facts):
     return [f"DmaBufferPrivateDataSubmissionStartOffset is {start} but must be 0 when Flags.Paging is 0"]
 
 
-@rule(5, "DmaSubmissionRangeInBuffer", "2.2", structs=(SUBMIT, PATCH, CANCEL))
+@rule(5, "DmaSubmissionRangeInBuffer", structs=(SUBMIT, PATCH, CANCEL))
 def dma_range_in_buffer(obj, facts: Facts):
     """DmaBufferSubmissionStartOffset <= DmaBufferSubmissionEndOffset <= DmaBufferSize (inferred)."""
     start = obj.DmaBufferSubmissionStartOffset
@@ -86,7 +87,7 @@ def dma_range_in_buffer(obj, facts: Facts):
     return [f"DmaBufferSubmissionEndOffset is {end} but must be <= DmaBufferSize ({size})"]
 
 
-@rule(6, "PrivateDataRangeInBuffer", "2.2", structs=(SUBMIT, PATCH, CANCEL))
+@rule(6, "PrivateDataRangeInBuffer", structs=(SUBMIT, PATCH, CANCEL))
 def private_range_in_buffer(obj, facts: Facts):
     """DmaBufferPrivateDataSubmissionStartOffset <= ...EndOffset <= DmaBufferPrivateDataSize (inferred)."""
     start = obj.DmaBufferPrivateDataSubmissionStartOffset
@@ -102,7 +103,7 @@ def private_range_in_buffer(obj, facts: Facts):
     return [f"DmaBufferPrivateDataSubmissionEndOffset is {end} but must be <= DmaBufferPrivateDataSize ({size})"]
 
 
-@rule(9, "FlipMembersValid", "2.2, 2.5", structs=(SUBMIT, VIRTUAL))
+@rule(9, "FlipMembersValid", structs=(SUBMIT, VIRTUAL))
 def flip_members_valid(obj, facts: Facts):
     """With Flags.Flip, FlipInterval is a D3DDDI_FLIPINTERVAL_TYPE the DDI accepts (0..4); with Flip
     or FlipWithNoWait, VidPnSourceId names an existing source. Neither is judged without those flags.
@@ -131,7 +132,7 @@ def flip_members_valid(obj, facts: Facts):
     return out
 
 
-@rule(10, "SubmitFlagsReservedZero", "2.3", structs=(SUBMIT, VIRTUAL, FLAGS, "DXGKARG_SUBMITCOMMANDTOHWQUEUE"))
+@rule(10, "SubmitFlagsReservedZero", structs=(SUBMIT, VIRTUAL, FLAGS, "DXGKARG_SUBMITCOMMANDTOHWQUEUE"))
 def submit_flags_reserved(obj, facts: Facts):
     """DXGK_SUBMITCOMMANDFLAGS bits above the version's last defined flag are 0 (bits 9..31 for WDDM >= 2.2).
 
@@ -148,7 +149,7 @@ def submit_flags_reserved(obj, facts: Facts):
     ]
 
 
-@rule(11, "ContextSwitchEmptyRange", "2.3, 5.4", structs=(SUBMIT,))
+@rule(11, "ContextSwitchEmptyRange", structs=(SUBMIT,))
 def context_switch_empty(obj, facts: Facts):
     """A ContextSwitch submission has an empty DMA range (a zero-length buffer)."""
     if not getattr(obj.Flags, "ContextSwitch", 0):
@@ -163,7 +164,7 @@ def context_switch_empty(obj, facts: Facts):
     ]
 
 
-@rule(12, "ContextSwitchPagingMatchesRunning", "2.3", structs=(SUBMIT,))
+@rule(12, "ContextSwitchPagingMatchesRunning", structs=(SUBMIT,))
 def context_switch_paging(obj, facts: Facts):
     """A ContextSwitch submission has Paging = 1 exactly when the running context was executing a
     paging operation.
@@ -183,7 +184,7 @@ def context_switch_paging(obj, facts: Facts):
     ]
 
 
-@rule(13, "ResubmissionFlagConsistent", "2.3", structs=(SUBMIT, VIRTUAL))
+@rule(13, "ResubmissionFlagConsistent", structs=(SUBMIT, VIRTUAL))
 def resubmission_consistent(obj, facts: Facts):
     """Resubmission is 0 on a packet's first submission, 1 only for a packet previously preempted,
     and always 0 for WDDM 1.x drivers.
@@ -206,7 +207,7 @@ def resubmission_consistent(obj, facts: Facts):
     return None
 
 
-@rule(14, "NullRenderingFenceOnly", "2.3", structs=(SUBMIT, VIRTUAL))
+@rule(14, "NullRenderingFenceOnly", structs=(SUBMIT, VIRTUAL))
 def null_rendering(obj, facts: Facts):
     """With NullRendering = 1 the packet still produces its completion fence but performs no
     rendering side effects.
@@ -225,7 +226,7 @@ def null_rendering(obj, facts: Facts):
     return out
 
 
-@rule(15, "NullHandleOnlyForSystemSubmission", "2.2, 5.4", structs=(SUBMIT,))
+@rule(15, "NullHandleOnlyForSystemSubmission", structs=(SUBMIT,))
 def null_handle(obj, facts: Facts):
     """hDevice/hContext may be NULL only for paging submissions (and the OS's ContextSwitch
     submission); NodeOrdinal then names the node and must be < the node count when it is known."""
@@ -241,7 +242,7 @@ def null_handle(obj, facts: Facts):
     return None
 
 
-@rule(16, "DmaSegmentMatchesSegmentSet", "2.2, 3.3", structs=(SUBMIT, PATCH))
+@rule(16, "DmaSegmentMatchesSegmentSet", structs=(SUBMIT, PATCH))
 def dma_segment(obj, facts: Facts):
     """DmaBufferSegmentId is 0 exactly when the context's DmaBufferSegmentSet was 0 (contiguous
     system memory).
@@ -258,7 +259,7 @@ def dma_segment(obj, facts: Facts):
     return [f"DmaBufferSegmentId is 0 but must name a segment: the context's DmaBufferSegmentSet is 0x{seg_set:X}"]
 
 
-@rule(18, "DmaBufferVirtualAddressZero", "2.2", structs=(SUBMIT,))
+@rule(18, "DmaBufferVirtualAddressZero", structs=(SUBMIT,))
 def dma_va_zero(obj, facts: Facts):
     """DXGKARG_SUBMITCOMMAND.DmaBufferVirtualAddress is reserved and 0 (not judged before Windows 7)."""
     va = getattr(obj, "DmaBufferVirtualAddress", 0)
@@ -267,7 +268,7 @@ def dma_va_zero(obj, facts: Facts):
     return [f"DmaBufferVirtualAddress is 0x{va:X} but must be 0 (reserved in DXGKARG_SUBMITCOMMAND)"]
 
 
-@rule(23, "SubmitCommandVirtualStatus", "2.4", structs=(VIRTUAL,))
+@rule(23, "SubmitCommandVirtualStatus", structs=(VIRTUAL,))
 def submit_virtual_status(obj, facts: Facts):
     """DxgkDdiSubmitCommandVirtual returns only STATUS_SUCCESS or STATUS_INVALID_PARAMETER; any other
     status bug-checks (0x119/0x2 with the status, the failed-submission code: a decision)."""

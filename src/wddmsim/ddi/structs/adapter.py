@@ -3,7 +3,8 @@
 (``DXGK_GPUENGINETOPOLOGY``, ``DXGK_DRIVERCAPS.GpuEngineTopology``) and per-node metadata
 (``DXGK_NODEMETADATA``, from ``DxgkDdiGetNodeMetadata``).
 
-Spec: ddi-facts.md sections 3.1 and 3.4. Version keys:
+Spec: Microsoft's reference pages for these structures and DxgkDdiGetNodeMetadata, and the "TDR
+changes in Windows 8" page (nodes versus engines). Version keys:
 
 * ``DXGK_SEGMENTFLAGS``: the seven Vista bits; ``PreservedDuringStandby``,
   ``PreservedDuringHibernate``, ``PartiallyPreservedDuringHibernate`` and ``DirectFlip`` from Windows 8

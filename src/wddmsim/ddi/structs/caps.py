@@ -24,7 +24,8 @@ Version keys (tools/msvc_layouts/DECISIONS.md has the reasoning for each):
 * ``DXGKARG_QUERYADAPTERINFO.Flags`` WDDM 2.2 (with its flag type, ``VirtualMachineData`` only;
   ``SecureVirtualMachine`` WDDM 2.4), ``hKmdProcessHandle`` WDDM 2.4.
 
-Spec: ddi-facts.md sections 3.1 and 3.4 (segments and caps a driver reports at start).
+Spec: Microsoft's reference pages for DxgkDdiQueryAdapterInfo, DXGK_DRIVERCAPS and the records it embeds
+(segments and caps a driver reports at start).
 """
 
 from ..enums import (

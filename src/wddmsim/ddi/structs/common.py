@@ -1,7 +1,7 @@
 """Types shared by every area: ``LARGE_INTEGER``/``PHYSICAL_ADDRESS`` and the Win32 ``RECT``.
 
-Spec: ddi-facts.md section 2.2 (``DmaBufferPhysicalAddress`` is a ``PHYSICAL_ADDRESS``, defined as a
-``LARGE_INTEGER``); section 2.8 (``DXGKARG_PRESENT`` carries source and destination ``RECT``\\ s).
+Spec: Microsoft's DXGKARG_SUBMITCOMMAND page (``DmaBufferPhysicalAddress`` is a ``PHYSICAL_ADDRESS``,
+defined as a ``LARGE_INTEGER``); its DXGKARG_PRESENT page (source and destination ``RECT``\\ s).
 """
 
 from ..schema import LONG, LONGLONG, ULONG, anon_struct, m, struct, union_record

@@ -1,7 +1,8 @@
 """What a driver tells the OS about contexts and scheduling: ``DXGK_CONTEXTINFO`` and its caps,
 ``DXGK_VIDSCHCAPS`` (``DXGK_DRIVERCAPS.SchedulingCaps``) and ``DXGK_NODEMETADATA_FLAGS``.
 
-Spec: ddi-facts.md sections 3.3, 3.4, 8.1.
+Spec: Microsoft's reference pages for DXGK_CONTEXTINFO, DXGK_CONTEXTINFO_CAPS, DXGK_VIDSCHCAPS and
+DXGK_NODEMETADATA_FLAGS.
 """
 
 from ..schema import UINT, ULONG, Bit, flags, m, struct

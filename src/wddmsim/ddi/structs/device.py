@@ -2,7 +2,8 @@
 legacy ``DXGK_DEVICEINFO``/``DXGK_DEVICEINFOFLAGS`` it can point at, and ``DXGKARG_CREATECONTEXT``
 with ``DXGK_CREATECONTEXTFLAGS`` (its ``ContextInfo`` is :data:`~.context.DXGK_CONTEXTINFO`).
 
-Spec: ddi-facts.md sections 3.2 and 3.3. Version keys:
+Spec: Microsoft's reference pages for DxgkDdiCreateContext, DXGKARG_CREATECONTEXT,
+DXGK_CREATECONTEXTFLAGS and DXGK_DEVICEINFO. Version keys:
 
 * ``DXGK_CREATECONTEXTFLAGS``: ``GdiContext`` from Windows 7 (reference page; the Vista header has
   only ``SystemContext`` and 31 reserved bits), ``VirtualAddressing`` WDDM 2.0,

@@ -1,7 +1,8 @@
 """Flipping a VidPn source by MMIO: ``DXGKARG_SETVIDPNSOURCEADDRESS``, its flags and
 ``DXGK_PRIMARYDATA``.
 
-Spec: ddi-facts.md section 7.1. Version keys from the header guards: stereo bits and
+Spec: Microsoft's reference pages for DxgkDdiSetVidPnSourceAddress, DXGKARG_SETVIDPNSOURCEADDRESS and
+DXGK_SETVIDPNSOURCEADDRESS_FLAGS. Version keys from the header guards: stereo bits and
 ``SharedPrimaryTransition`` from Windows 8, ``IndependentFlipExclusive`` from WDDM 2.0, ``MoveFlip``
 from WDDM 2.1; ``Duration`` from WDDM 1.3; ``PrimaryData``, ``DriverPrivateDataSize`` and
 ``pDriverPrivateData`` from WDDM 2.0. ``D3DDDI_MAX_BROADCAST_CONTEXT`` is 64.

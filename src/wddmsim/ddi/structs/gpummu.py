@@ -14,8 +14,9 @@ driver's MMU capabilities, root page tables and the per-process objects that own
   handle later arrives as ``hKmdProcess`` in DXGKARG_CREATEDEVICE and as ``hProcess`` in the page
   table operations).
 
-Spec: ddi-facts.md sections 6.2 and 6.3 (the paging operations and their payloads), 6.4 (GpuMmu
-paging). Version keys (tools/msvc_layouts/DECISIONS.md has the reasoning):
+Spec: Microsoft's DXGK_BUILDPAGINGBUFFER_OPERATION and DXGKARG_BUILDPAGINGBUFFER pages (the paging
+operations and their payloads) and its GpuMmu pages. Version keys (tools/msvc_layouts/DECISIONS.md
+has the reasoning):
 
 * Everything here exists from WDDM 2.0 except ``DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE``
   (WDDM 2.2, the SIGNAL_MONITORED_FENCE operation). ``DXGK_PTE`` is modelled from WDDM 2.0: the

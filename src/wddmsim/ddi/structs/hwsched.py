@@ -10,8 +10,10 @@ properties, context suspend/resume, hardware-engine reset, and the kernel-submis
   gains ``hAdapter`` (in front of ``hHwContext``) and ``Flags`` at WDDM 2.4.
 * ``DXGKARG_SIGNALMONITOREDFENCE``: WDDM 2.5.
 
-Spec: ddi-facts.md sections 8.3 (bands and scheduling properties), 8.4 (suspend/resume), 9.2 (queue
-creation and its flags), 9.4 (DxgkDdiSignalMonitoredFence), 10.4 (engine reset). Version keys
+Spec: Microsoft's reference pages for DxgkDdiSetupPriorityBands and
+DxgkDdiSetContextSchedulingProperties (bands and scheduling properties), DxgkDdiSuspendContext
+(suspend and resume), DxgkDdiCreateHwQueue and D3DDDI_CREATEHWQUEUEFLAGS (queue creation),
+DxgkDdiSignalMonitoredFence, and DxgkDdiResetHwEngine (engine reset). Version keys
 (tools/msvc_layouts/DECISIONS.md has the reasoning): the 2.2 structures and the 2.2 form of
 DXGKARGCB_INVALIDATEHWCONTEXT are as in the WDDM 2.3 header (10.0.16299). The 2.4 set follows the
 DxgkDdiSuspendContext page ("WDDM 2.4 scheduling mode") and the WDDM2_4 header guard of the

@@ -1,9 +1,10 @@
 """What a driver reports from its ISR: ``DXGKARGCB_NOTIFY_INTERRUPT_DATA`` with every
 ``DXGK_INTERRUPT_TYPE`` arm, its flags, and the small structures the arms embed.
 
-Spec: ddi-facts.md sections 4.2-4.4. Each union arm exists from the DDI version that introduced its
-interrupt type (:data:`wddmsim.ddi.enums.INTERRUPT_TYPE_SINCE`); the union keeps its size through
-the ``Reserved[16]`` arm.
+Spec: Microsoft's DXGK_INTERRUPT_TYPE, DXGKARGCB_NOTIFY_INTERRUPT_DATA,
+DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS and DXGK_PAGE_FAULT_FLAGS pages. Each union arm exists from the
+DDI version that introduced its interrupt type (:data:`wddmsim.ddi.enums.INTERRUPT_TYPE_SINCE`); the
+union keeps its size through the ``Reserved[16]`` arm.
 """
 
 import enum

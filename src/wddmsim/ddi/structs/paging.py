@@ -11,7 +11,8 @@ WritePhysical, SpecialLockTransfer, InitContextResource, TransferVirtual, FillVi
 CopyPageTableEntries, UpdateContextAllocation, NotifyResidency and the WDDM 3.x ones) are not
 declared yet; all are smaller than the Reserved arm.
 
-Spec: ddi-facts.md sections 6.1-6.3. ``MdlOffset`` is taken to be a Windows 7 addition (the member
+Spec: Microsoft's DxgkDdiBuildPagingBuffer, DXGK_BUILDPAGINGBUFFER_OPERATION and
+DXGKARG_BUILDPAGINGBUFFER pages. ``MdlOffset`` is taken to be a Windows 7 addition (the member
 pages say "supported starting with Windows 7"); ``DmaBufferGpuVirtualAddress`` and
 ``DmaBufferWriteOffset`` WDDM 2.0 ones. The guards of the new arms are those of the
 DXGK_BUILDPAGINGBUFFER_OPERATION values that select them (UPDATE_PAGE_TABLE and FLUSH_TLB WDDM 2.0,

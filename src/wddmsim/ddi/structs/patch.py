@@ -2,10 +2,11 @@
 list (``DXGK_ALLOCATIONLIST``) and patch-location list (``D3DDDI_PATCHLOCATIONLIST``) it walks, and
 ``DXGKARG_CANCELCOMMAND``.
 
-Spec: ddi-facts.md sections 2.7, 2.9, 2.10. ``DXGKARG_CANCELCOMMAND`` exists from Windows 8
-(``CancelCommandAware``); its ``DmaBufferVirtualAddress`` and ``DmaBufferUmdPrivateDataSize`` are
-taken to be WDDM 2.0 additions, the version that introduced GPU virtual addresses and UMD private data
-sizes elsewhere in the submission structures.
+Spec: Microsoft's DxgkDdiPatch, DXGKARG_PATCH, DXGK_PATCHFLAGS, D3DDDI_PATCHLOCATIONLIST and
+DxgkDdiCancelCommand pages and its "Splitting a DMA buffer" page. ``DXGKARG_CANCELCOMMAND`` exists
+from Windows 8 (``CancelCommandAware``); its ``DmaBufferVirtualAddress`` and
+``DmaBufferUmdPrivateDataSize`` are taken to be WDDM 2.0 additions, the version that introduced GPU
+virtual addresses and UMD private data sizes elsewhere in the submission structures.
 """
 
 from ..schema import D3DGPU_VIRTUAL_ADDRESS, HANDLE, PVOID, UINT, Bit, anon_struct, flags, m, struct, union

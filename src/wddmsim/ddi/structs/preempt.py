@@ -2,10 +2,10 @@
 ``DXGKARG_RESETENGINE``, ``DXGKARG_QUERYDEPENDENTENGINEGROUP``, ``DXGKARG_QUERYENGINESTATUS`` with
 ``DXGK_ENGINESTATUS``, and ``DXGKARG_QUERYCURRENTFENCE``.
 
-Spec: ddi-facts.md sections 4.5, 5.2, 10.3. ``DXGKARG_RESETENGINE``,
-``DXGKARG_QUERYDEPENDENTENGINEGROUP`` and ``DXGKARG_QUERYENGINESTATUS`` exist from Windows 8
-(per-engine TDR: Microsoft's "TDR changes in Windows 8" lists the three entry points a driver that
-reports ``SupportPerEngineTDR`` implements).
+Spec: Microsoft's DxgkDdiQueryCurrentFence, DxgkDdiPreemptCommand and DxgkDdiResetEngine pages.
+``DXGKARG_RESETENGINE``, ``DXGKARG_QUERYDEPENDENTENGINEGROUP`` and ``DXGKARG_QUERYENGINESTATUS``
+exist from Windows 8 (per-engine TDR: Microsoft's "TDR changes in Windows 8" lists the three entry
+points a driver that reports ``SupportPerEngineTDR`` implements).
 """
 
 from ..schema import UINT, ULONGLONG, Bit, flags, m, struct

@@ -1,13 +1,14 @@
 """Building DMA buffers: ``DXGKARG_RENDER`` (a user-mode command buffer translated into a DMA
 buffer) and ``DXGKARG_PRESENT`` with ``DXGK_PRESENTFLAGS`` (a blt, color fill or flip).
 
-Spec: ddi-facts.md section 2.8. Version keys (header guards): ``DXGKARG_RENDER`` has no guarded
-member. In ``DXGKARG_PRESENT`` the allocation-list pointer shares an anonymous union with
-``pAllocationInfo`` from Windows 7 and ``pPresentMultiPlaneOverlayInfo`` from Windows 8 (before
-Windows 7 it stands alone, which is the same bytes); ``Reserved`` from WDDM 1.3;
-``DmaBufferGpuVirtualAddress`` ... ``pPrivateDriverData`` from WDDM 2.0. In ``DXGK_PRESENTFLAGS`` the
-stereo bits and ``FlipWithMultiPlaneOverlay`` come from Windows 8 (the header's Windows 8 group,
-although the reference page dates the overlay bit to 8.1), ``RedirectedFlip`` from WDDM 2.0.
+Spec: Microsoft's DxgkDdiRender, DXGKARG_RENDER, DxgkDdiPresent and DXGKARG_PRESENT pages. Version
+keys (header guards): ``DXGKARG_RENDER`` has no guarded member. In ``DXGKARG_PRESENT`` the
+allocation-list pointer shares an anonymous union with ``pAllocationInfo`` from Windows 7 and
+``pPresentMultiPlaneOverlayInfo`` from Windows 8 (before Windows 7 it stands alone, which is the
+same bytes); ``Reserved`` from WDDM 1.3; ``DmaBufferGpuVirtualAddress`` ... ``pPrivateDriverData``
+from WDDM 2.0. In ``DXGK_PRESENTFLAGS`` the stereo bits and ``FlipWithMultiPlaneOverlay`` come from
+Windows 8 (the header's Windows 8 group, although the reference page dates the overlay bit to 8.1),
+``RedirectedFlip`` from WDDM 2.0.
 """
 
 from ..enums import FLIPINTERVAL

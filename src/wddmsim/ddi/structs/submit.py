@@ -2,14 +2,17 @@
 GPU-virtual variant ``DXGKARG_SUBMITCOMMANDVIRTUAL`` and the hardware-queue variant
 ``DXGKARG_SUBMITCOMMANDTOHWQUEUE``.
 
-Spec: seeds 000-004; ddi-facts.md sections 2.2, 2.3, 2.4, 9.3. Version keys: ``ContextSwitch`` from
-Windows 8, ``Resubmission`` from WDDM 2.0, ``VirtualMachineData`` from WDDM 2.2 (header guards);
-``DmaBufferVirtualAddress`` from Windows 7 and ``NodeOrdinal`` from Windows 8 (seed 000).
+Spec: Microsoft's reference pages for DxgkDdiSubmitCommand, DXGKARG_SUBMITCOMMAND,
+DXGK_SUBMITCOMMANDFLAGS, DXGKARG_SUBMITCOMMANDVIRTUAL and DXGKARG_SUBMITCOMMANDTOHWQUEUE. Version
+keys: ``ContextSwitch`` from Windows 8, ``Resubmission`` from WDDM 2.0, ``VirtualMachineData`` from
+WDDM 2.2 (header guards); ``DmaBufferVirtualAddress`` from Windows 7 and ``NodeOrdinal`` from
+Windows 8 (the DXGKARG_SUBMITCOMMAND page).
 ``DXGKARG_SUBMITCOMMANDTOHWQUEUE`` exists from WDDM 2.2 (the hardware-queue DDIs); its layout moves
 from ``{..., DmaBufferUmdPrivateDataSize}`` to ``{..., Flags, HwQueueProgressFenceGpuVa,
 HwQueueProgressFenceCpuVa}`` at WDDM 2.4: the WDDM 2.3 header (10.0.16299) still has the old form,
 and ``Flags.Present`` exists for buffers built by ``DxgkDdiPresentToHwQueue``, whose kernel thunk
-(``D3DKMT_SUBMITPRESENTBLTTOHWQUEUE``) is guarded by WDDM 2.4 (ddi-facts open question 11).
+(``D3DKMT_SUBMITPRESENTBLTTOHWQUEUE``) is guarded by WDDM 2.4 (the documentation only says the
+layout differs from WDDM 2.0-2.3).
 """
 
 from ..enums import FLIPINTERVAL

@@ -5,7 +5,8 @@ These never cross a kernel-mode DDI by themselves; the OS model reads them when 
 monitored fence or signals one. They are declared the same way as the DDI structures (the header
 guards them by DXGKDDI_INTERFACE_VERSION too) so that the layout tables hold them to the compiler.
 
-Spec: ddi-facts.md section 9.1. Version keys (tools/msvc_layouts/DECISIONS.md has the reasoning):
+Spec: Microsoft's "Context monitoring" page and its D3DDDI_SYNCHRONIZATIONOBJECTINFO2 and
+D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS pages. Version keys (tools/msvc_layouts/DECISIONS.md has the reasoning):
 
 * ``D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS`` exists from Windows 7 (reference page). NtSecuritySharing
   and the top bit from Windows 8 (member pages; the current header leaves them unguarded),
