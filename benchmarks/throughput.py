@@ -18,8 +18,6 @@ packets with two events each (start, done) and as many concurrent streams as con
 ``--mode`` picks the submission path: ``physical`` (the default: DxgkDdiRender, DxgkDdiPatch,
 DxgkDdiSubmitCommand), ``gpu_va`` (the software scheduler with GPU virtual addresses) or
 ``hardware`` (hardware scheduling; a buffer completes by its progress fence).
-
-Spec: DESIGN.md section 7; the submission-path issue's speed section.
 """
 
 from __future__ import annotations
