@@ -377,6 +377,12 @@ def test_32_bit_fences_cross_2_to_the_32_and_64_bit_fences_never_wrap():
      "memory_pressure needs VidMm to evict"),
     ({"process": [{"name": "a", "context": [{"name": "c", "node": "3D", "band": "focus", "workload": {
         "kind": "script", "packets": [{"at": 0, "work": 1}]}}]}]}, "band is a hardware-scheduling setting"),
+    # Rule 126's privilege is checked where Windows checks it, before the driver sees the band: a
+    # normal process asking for FOCUS used to run and stop with 0xC4 blaming the driver.
+    ({"adapter": {"scheduling": "hardware"}, "process": [{"name": "a", "context": [{
+        "name": "c", "node": "3D", "band": "focus", "workload": {"kind": "script", "packets": [{"at": 0, "work": 1}]}}]}]},
+     "the focus band needs the SE_INC_BASE_PRIORITY_NAME privilege, which the model gives to processes of "
+     "priority class high or realtime; process 'a' is normal"),
 ])
 def test_scenario_errors_name_the_field_and_the_reason(changes, message):
     base = {"name": "t", "adapter": {}, "process": ONE}

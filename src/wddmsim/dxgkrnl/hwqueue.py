@@ -229,6 +229,9 @@ class HwSch:
         a.quantum = (q if q is not None else self.bands.get("quantum", {}).get(ctx.band, 2_000_000)) // 100
         a.gracePeriodSamePriority = s["grace_same"] // 100
         a.gracePeriodLowerPriority = s["grace_lower"] // 100
+        # The model gives SE_INC_BASE_PRIORITY_NAME to processes of class high or realtime; a scenario
+        # cannot give another process a FOCUS or REALTIME band (the schema refuses it, as Windows
+        # refuses the request), so rule 126 holds by construction.
         privileged = ctx.system or ctx.device.process.priority_class in ("high", "realtime")
         ad.ddi.call("DxgkDdiSetContextSchedulingProperties", ad.hAdapter, a,
                     facts=R.Facts(version=ad.version, has_inc_base_priority=privileged), address=self._submit_address,

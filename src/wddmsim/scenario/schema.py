@@ -642,6 +642,12 @@ class BudgetChange(ScenarioModel):
         return value
 
 
+#: Bands only a caller holding SE_INC_BASE_PRIORITY_NAME may give a context, and the process
+#: priority classes the model takes to hold it (the classes that raise base priority).
+_PRIVILEGED_BANDS = ("focus", "realtime")
+_PRIVILEGED_CLASSES = ("high", "realtime")
+
+
 class Process(ScenarioModel):
     """A process with GPU contexts; its priority class is the base of their scheduling."""
 
@@ -983,6 +989,14 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                     problems.append((where, "hw_queues, disable_gpu_timeout, realtime_level, grace_same and "
                                             "grace_lower are hardware-scheduling settings; the adapter uses the "
                                             "software scheduler (adapter.scheduling)"))
+            if hardware and context.band in _PRIVILEGED_BANDS and process.priority not in _PRIVILEGED_CLASSES:
+                # DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES.priorityBand: FOCUS and REALTIME need a caller
+                # holding SE_INC_BASE_PRIORITY_NAME; Windows refuses the request before the driver sees
+                # it, so the context could not exist with that band.
+                problems.append((where + ("band",),
+                                 f"the {context.band} band needs the SE_INC_BASE_PRIORITY_NAME privilege, which the "
+                                 f"model gives to processes of priority class high or realtime; process "
+                                 f"{process.name!r} is {process.priority}"))
             w = context.workload
             if w.kind == "script":
                 for k, packet in enumerate(w.packets):

@@ -590,10 +590,10 @@ ENTRIES: dict[int, Entry] = {
                reason="HwSch.create_context calls DxgkDdiSetContextSchedulingProperties before the context can "
                       "submit anything"),
     126: Entry(C, (_BANDS, _SCHED_PROPS), check=(HW + "set_properties",),
-               reason="the band is the OS's input, from the scenario or the API, and the registered rule judges "
-                      "every DxgkDdiSetContextSchedulingProperties; a scenario that gives a process without the "
-                      "privilege FOCUS or REALTIME is stopped by it, blaming the driver for the OS's input (a "
-                      "known model gap: the API should refuse the band)"),
+               reason="the band is the OS's input: the scenario schema refuses a FOCUS or REALTIME band for a "
+                      "process without the privilege (classes high and realtime hold it), as Windows refuses the "
+                      "request before any DDI, so every DxgkDdiSetContextSchedulingProperties keeps the rule, and "
+                      "the registered rule re-checks it"),
     127: Entry(C, (_BANDS, _PRIORITY_BANDS), check=("wddmsim.gpu.hwsched.HwScheduler",),
                name="IdleBandNeverPreempts",
                words="A context in the IDLE band never preempts a context of another band.",
