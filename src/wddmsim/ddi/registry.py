@@ -22,6 +22,7 @@ from .structs import (
     gpummu,
     hwsched,
     interrupt,
+    nativefence,
     paging,
     patch,
     preempt,
@@ -32,7 +33,7 @@ from .structs import (
 
 _MODULES = (
     common, submit, interrupt, patch, preempt, context, display, adapter, device, render, paging, gpummu, hwsched, sync,
-    caps,
+    nativefence, caps,
 )
 
 #: Records by name.
@@ -63,6 +64,7 @@ SCALARS: dict[str, Typedef | EnumType] = {
         enums.PTE_PAGE_SIZE,
         enums.SCHEDULING_PRIORITY_BAND,
         enums.KERNEL_SUBMISSION_TYPE,
+        enums.NATIVEFENCE_TYPE,
         enums.QUERYADAPTERINFOTYPE,
         enums.WDDMVERSION,
         enums.GRAPHICS_PREEMPTION_GRANULARITY,
