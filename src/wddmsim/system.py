@@ -225,7 +225,10 @@ class System:
             callers = [by_name[call.process].devices[0] for call in sc.call if spec.name in call.fences()]
             if not users and not callers:
                 continue
-            fence = self.kmt.CreateSynchronizationObject((users or callers)[0], spec.initial, ("Shared",))
+            if spec.native:
+                fence = self.kmt.CreateNativeFence((users or callers)[0], spec.initial, ("Shared",))
+            else:
+                fence = self.kmt.CreateSynchronizationObject((users or callers)[0], spec.initial, ("Shared",))
             for dev in users[1:]:
                 self.kmt.OpenSynchronizationObject(fence, dev)
             for dev in callers:

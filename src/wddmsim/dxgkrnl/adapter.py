@@ -72,6 +72,8 @@ FLAG_VIRTUAL_MACHINE_DATA = 0x100
 #: MaxInFlightHwQueueBuffers).
 MIN_VERSION_GPU_VA = "wddm2_0"
 MIN_VERSION_HARDWARE = "wddm2_5"
+#: The first DDI version the OS enables native GPU fences for (Windows 11 24H2).
+MIN_VERSION_NATIVE_FENCE = "wddm3_2"
 
 
 @dataclass
@@ -191,7 +193,16 @@ class Adapter:
             "MultiEngineAware": caps.MultiEngineAware, "PreemptionAware": self.preemption_aware,
             "CancelCommandAware": caps.CancelCommandAware and caps.MultiEngineAware,
             "SupportPerEngineTDR": caps.SupportPerEngineTDR,
-            "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware})
+            "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware,
+            "NativeGpuFence": caps.NativeGpuFence})
+        if caps.NativeGpuFence and not (hardware and version.value >= ddi_version(MIN_VERSION_NATIVE_FENCE).value):
+            # "Native GPU fence objects": the OS fails adapter initialization when the driver reports
+            # native fences and the OS did not enable the feature, which it does for WDDM 3.2 drivers
+            # under hardware scheduling.
+            problems.append(f"the driver reports DXGK_VIDSCHCAPS.NativeGpuFence, but the OS enables native GPU "
+                            f"fences (DXGK_FEATURE_NATIVE_FENCE) only for {MIN_VERSION_NATIVE_FENCE} drivers under "
+                            f"hardware scheduling (adapter.scheduling = \"hardware\"); this one is {version.name}"
+                            + ("" if hardware else " under the software scheduler"))
         if problems:
             raise AdapterStartError(problems)
         self.segments, self.paging_buffer_size, self.paging_private_size = self._query_segments()

@@ -54,6 +54,7 @@ _CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
 _MONITORED_FENCE_SIGNALED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED)
 _SUSPEND_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_SUSPEND_CONTEXT_COMPLETED)
 _HWQUEUE_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED)
+_NATIVE_FENCE_SIGNALED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED)
 _INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
 #: CRTC-type events: after every DMA-type event of the same ISR pass (rule 42).
 _CRTC_TYPES = frozenset(int(v) for v in DXGK_INTERRUPT_TYPE if v.name.startswith("DXGK_INTERRUPT_CRTC_VSYNC"))
@@ -170,6 +171,11 @@ class DxgkInterface:
         elif itype == _HWQUEUE_PAGE_FAULTED and hw is not None:
             hw.tdr.check_interrupt(data, data.HwQueuePageFaulted.NodeOrdinal)
             hw.tdr.page_faulted(data)
+        elif itype == _NATIVE_FENCE_SIGNALED and w2 is not None and w2.native is not None:
+            if ad.verifier.mode != "off":
+                ad.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=ad.version),
+                                  ad.interrupt_address)
+            w2.native.interrupt(data)  # the DPC reads the fences it names
         elif itype == _CRTC_VSYNC:
             if ad.verifier.mode != "off":
                 ad.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data,
@@ -238,7 +244,9 @@ class DxgkInterface:
             ad.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
         w2 = ad.wddm2
         if w2 is not None and w2.hwsch is not None:
-            w2.hwsch.retire()  # progress fences, then every fence with waiters
+            w2.hwsch.retire()  # progress fences, then every monitored fence with waiters
+            if w2.native is not None:
+                w2.native.dpc()  # native fences named by NATIVE_FENCE_SIGNALED
             return
         ad.vidsch.retire()
         if w2 is not None:

@@ -122,6 +122,10 @@ _STAT_NAMES = (
 class MonitoredFence:
     """One monitored fence. The table owns the waiters; the attributes are for reading."""
 
+    #: A native GPU fence (:mod:`.nativefence`) says True: its waiters are read on the native-fence
+    #: interrupt only, never by the scan of monitored fences with waiters.
+    native = False
+
     __slots__ = (
         "handle", "process", "device", "flags", "cpu_va", "gpu_va", "bits", "value", "initial",
         "destroyed", "signalers", "devices", "_heap", "_pending", "_dead", "_raw",
@@ -343,15 +347,17 @@ class FenceTable:
         return names
 
     # -- objects --------------------------------------------------------------------------------
-    def create(self, process, device, initial: int = 0, flags: Iterable[str] = ()) -> MonitoredFence:
-        """D3DDDI_MONITORED_FENCE creation: a fence holding ``initial``, owned by ``process``."""
+    def create(self, process, device, initial: int = 0, flags: Iterable[str] = (), *,
+               kind: type[MonitoredFence] = MonitoredFence) -> MonitoredFence:
+        """D3DDDI_MONITORED_FENCE creation: a fence holding ``initial``, owned by ``process``
+        (``kind``: the fence class, a native fence's for :mod:`.nativefence`)."""
         names = self._check_flags(flags)
         self.check_value(initial, "initial fence value")
         bits = 32 if self.no64bit_atomics and "NoGPUAccess" not in names else 64
         addr = self._free.pop() if self._free else self._allocate(8, 8)
         if addr % 8:
             raise ValueError(f"monitored fence value at 0x{addr:x} is not 8-byte aligned (rule 100)")
-        fence = MonitoredFence(process, device, names, addr, bits, initial)
+        fence = kind(process, device, names, addr, bits, initial)
         fence.handle = self.handles.add(fence)
         self._write(fence, initial)
         self.fences[fence.handle] = fence
@@ -654,7 +660,7 @@ class FenceTable:
         entry = _Entry(fence, target, owner)
         heappush(fence._heap, (target, self._seq, entry))
         fence._pending += 1
-        if fence._pending == 1:
+        if fence._pending == 1 and not fence.native:
             self._waited[fence] = None
         return entry
 

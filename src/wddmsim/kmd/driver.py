@@ -97,6 +97,7 @@ from ..gpu import commands as C
 from ..gpu import mmio
 from ..gpu.mmio import FAULT_BIT, PAGE_SIZE, PREEMPT_SHIFT, UNKNOWN_BIT, VSYNC_SHIFT
 from .hwsch import WddmV2Ddi
+from .nativefence import NativeFenceDdi
 from .settings import Settings
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
@@ -205,7 +206,7 @@ class _Node:
         self.refused_through = None  # the completed fence those carried the node to
 
 
-class ReferenceDriver(WddmV2Ddi):
+class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
     """The project's display miniport driver for the GPU model.
 
     Constructed with one :class:`~wddmsim.ddi.interface.DeviceInfo`: the GPU's register interface
@@ -305,6 +306,8 @@ class ReferenceDriver(WddmV2Ddi):
         if wddm2:
             self._pte_cls = layout.ctype(RECORDS["DXGK_PTE"], arch, self.version)
             self._pte_size = ctypes.sizeof(self._pte_cls)
+        # DXGK_VIDSCHCAPS.NativeGpuFence (kmd/nativefence.py)
+        self._native_init(s.native_fence and self.hardware_scheduling_supported)
         if self.hardware_scheduling_supported:
             self._suspend_shift = mmio.SUSPEND_SHIFT
             self._invalidate_args = layout.ctype(RECORDS["DXGKARGCB_INVALIDATEHWCONTEXT"], arch, self.version)()
@@ -389,6 +392,8 @@ class ReferenceDriver(WddmV2Ddi):
             sc.CancelCommandAware = 1 if self.cancel_aware else 0
         if hasattr(sc, "No64BitAtomics"):
             sc.No64BitAtomics = 1 if self.no64bit_atomics else 0
+        if hasattr(sc, "NativeGpuFence"):
+            sc.NativeGpuFence = 1 if self.native_fence else 0
         mm = c.MemoryManagementCaps
         if hasattr(mm, "VirtualAddressingSupported"):
             mm.VirtualAddressingSupported = 1 if self.virtual_addressing else 0
@@ -865,6 +870,7 @@ class ReferenceDriver(WddmV2Ddi):
         if self.hw_scheduling:
             for node in self.nodes:
                 self._hw_isr(status, node)
+                self._native_isr(status, node)
             if status & FAULT_BIT:
                 self.faults_seen += 1
             if status & UNKNOWN_BIT:
