@@ -329,6 +329,8 @@ class System:
         out = {"gpu_va": w2.gpuva.summary(), "fences": dict(w2.fences.stats),
                "fence_wake_latency": {"count": wake.count, "total_ns": wake.total, "min_ns": wake.min,
                                       "mean_ns": wake.mean, "max_ns": wake.max}}
+        if w2.native is not None:
+            out["native_fences"] = w2.native.summary()
         hw = w2.hwsch
         if hw is not None:
             out["hwsch"] = hw.summary()
