@@ -60,6 +60,7 @@ NEW_RECORDS = {
     "DXGKARG_DESTROYNATIVEFENCE": "wddm3_1",
     "DXGKARG_UPDATEMONITOREDVALUES_FLAGS": "wddm3_1",
     "DXGKARG_UPDATEMONITOREDVALUES": "wddm3_1",
+    "DXGK_NATIVE_FENCE_CAPS": "wddm3_1",
     "D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS": "win7",
     "D3DDDICB_SIGNALFLAGS": "vista",
 }
@@ -360,5 +361,8 @@ def test_native_fence_arguments_at_wddm3_1_and_later():
         == (0, 8, 16, 24)
     assert (size("DXGKARG_UPDATEMONITOREDVALUES"), size("DXGKARG_UPDATEMONITOREDVALUES", arch="x86")) == (64, 48)
     assert size("DXGKARG_DESTROYNATIVEFENCE") == 48
+    caps = offsets("DXGK_NATIVE_FENCE_CAPS")
+    assert (caps["MapToGpuSystemProcess"], caps["MinimumAddress"], caps["MaximumAddress"]) == (4, 8, 16)
+    assert (size("DXGK_NATIVE_FENCE_CAPS"), size("DXGK_NATIVE_FENCE_CAPS", arch="x86")) == (56, 56)
     assert masks("DXGK_DESTROYNATIVEFENCE_FLAGS") == {"Reserved": 0xFFFFFFFF}
     assert not layout.exists(registry.RECORDS["DXGKARG_CREATENATIVEFENCE"], ddi_version("wddm3_0"))

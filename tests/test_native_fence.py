@@ -213,3 +213,54 @@ def test_the_run_summary_counts_native_fences():
     r = CliRunner().invoke(main, ["run", str(example)])
     assert r.exit_code == 0, r.output
     assert "Native fences: 1 live, 2 NATIVE_FENCE_SIGNALED interrupt(s), 3 MonitoredValue update(s)" in r.output
+
+
+class WideStride(ReferenceDriver):
+    def _native_caps(self):
+        c = super()._native_caps()
+        c.MonitoredValueStride = 64
+        return c
+
+
+class OddStride(ReferenceDriver):
+    def _native_caps(self):
+        c = super()._native_caps()
+        c.MonitoredValueStride = 4
+        return c
+
+
+class NoSystemMapping(ReferenceDriver):
+    def _native_caps(self):
+        c = super()._native_caps()
+        c.MapToGpuSystemProcess = 0
+        return c
+
+
+def _two_fences():
+    calls = [{"at": 0, "api": "WaitForSynchronizationObjectFromCpu", "process": "app", "fence": name, "value": 1}
+             for name in ("a", "b")]
+    return scenario_from_dict({
+        "name": "nf2", "duration": "5ms", "adapter": {"scheduling": "hardware", "cpu_cost": ZERO, "nodes": NODES},
+        "driver": {"ddi_version": "wddm3_2", "native_fence": True},
+        "fence": [{"name": "a", "native": True}, {"name": "b", "native": True}],
+        "process": [APP], "call": calls}, "<nf2>")
+
+
+@pytest.mark.parametrize("driver, stride", [(ReferenceDriver, 8), (WideStride, 64)])
+def test_monitored_values_are_packed_by_the_driver_stride(driver, stride):
+    system = System(_two_fences(), driver=driver)
+    a, b = system.fences["a"], system.fences["b"]
+    assert b.monitored_va - a.monitored_va == stride
+    assert a.monitored_va // 4096 == b.monitored_va // 4096
+    assert system.adapter.native_fence_caps.MapToGpuSystemProcess == 1
+
+
+def test_the_os_checks_the_native_fence_caps():
+    with pytest.raises(AdapterStartError) as e:
+        System(_two_fences(), driver=OddStride)
+    assert "DXGK_NATIVE_FENCE_CAPS.MonitoredValueStride = 4" in str(e.value)
+    # Without MapToGpuSystemProcess the OS passes no system-process addresses; the reference
+    # driver's scheduler needs them, so it refuses the fence and the creation fails.
+    with pytest.raises(ApiError) as e:
+        System(_two_fences(), driver=NoSystemMapping)
+    assert e.value.status == int(NTSTATUS.STATUS_INVALID_PARAMETER) and "DxgkDdiCreateNativeFence" in str(e.value)

@@ -1795,6 +1795,15 @@ typedef struct _DXGKARG_UPDATEMONITOREDVALUES {
     BYTE                                Reserved[28];
 } DXGKARG_UPDATEMONITOREDVALUES;
 #define DDI_HAS_DXGKARG_UPDATEMONITOREDVALUES 1
+
+typedef struct _DXGK_NATIVE_FENCE_CAPS {
+    UINT                   MonitoredValueStride;
+    BOOLEAN                MapToGpuSystemProcess;
+    D3DGPU_VIRTUAL_ADDRESS MinimumAddress;
+    D3DGPU_VIRTUAL_ADDRESS MaximumAddress;
+    BYTE                   Reserved[28];
+} DXGK_NATIVE_FENCE_CAPS;
+#define DDI_HAS_DXGK_NATIVE_FENCE_CAPS 1
 #endif
 
 /* ---- synchronization-object and signal flags (d3dukmdt) ----------------- */

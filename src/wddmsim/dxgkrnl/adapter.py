@@ -261,6 +261,16 @@ class Adapter:
         #: the vsync interrupt's state and the vertical-blank waiters (DxgkDdiControlInterrupt)
         self.vsync = VsyncControl(self, len(self.display_refresh))
         self.interrupt_address = self.pool.alloc(4096)
+        #: DXGK_NATIVE_FENCE_CAPS (DXGKQAITYPE_NATIVE_FENCE_CAPS) of a driver with NativeGpuFence
+        self.native_fence_caps = None
+        if caps.NativeGpuFence:
+            nf = self._query("DXGKQAITYPE_NATIVE_FENCE_CAPS", ddi.new("DXGK_NATIVE_FENCE_CAPS"))
+            stride = int(nf.MonitoredValueStride)
+            if stride < 8 or stride % 8 or stride > 4096:
+                raise AdapterStartError([f"DXGK_NATIVE_FENCE_CAPS.MonitoredValueStride = {stride}: the OS packs "
+                                         f"MonitoredValues (64-bit, written atomically) in a page, so the stride is "
+                                         f"a multiple of 8 from 8 to 4096"])
+            self.native_fence_caps = nf
         if self.gpu_va:
             from .wddm2 import Wddm2
             self.wddm2 = Wddm2(self, hardware=hardware, bands=self._bands)

@@ -17,11 +17,15 @@ A native fence is a monitored fence (:mod:`.fences` keeps its value and its wait
 What the OS does here:
 
 1. ``create``: only when the driver reported ``DXGK_VIDSCHCAPS.NativeGpuFence`` (the adapter refused
-   to start otherwise unless it is a WDDM 3.2 driver under hardware scheduling). The OS allocates
-   both words in system memory (D3DDDI_NATIVEFENCE_TYPE_DEFAULT), sets MonitoredValue to UINT64_MAX
-   and calls ``DxgkDdiCreateNativeFence`` with its own handle in ``hGlobalNativeFence`` and both
+   to start otherwise unless it is a WDDM 3.2 driver under hardware scheduling; at start the OS
+   read its ``DXGK_NATIVE_FENCE_CAPS``). The OS allocates both words in system memory
+   (D3DDDI_NATIVEFENCE_TYPE_DEFAULT; MonitoredValues packed ``MonitoredValueStride`` bytes apart in
+   shared pages), sets MonitoredValue to UINT64_MAX and calls ``DxgkDdiCreateNativeFence`` with its
+   own handle in ``hGlobalNativeFence`` and, when the driver set ``MapToGpuSystemProcess``, both
    words' addresses in the system process's GPU space (physical in this model, where the system
-   context runs untranslated); it keeps the handle the driver returns.
+   context runs untranslated; 0 otherwise); it keeps the handle the driver returns.
+   ``MinimumAddress`` / ``MaximumAddress`` are not applied (the model's GPU address spaces are
+   allocated elsewhere).
 2. CPU waits (``wait_cpu``, D3DKMTWaitForSynchronizationObjectFromCpu): the wait is registered,
    then MonitoredValue is brought to the new lowest waited value minus one; when a wait ends
    (satisfied, timed out, fence destroyed) it is raised again.
@@ -102,6 +106,12 @@ class NativeFences:
         self._create = layout.ctype(RECORDS["DXGKARG_CREATENATIVEFENCE"], ad.arch, ad.version)
         self._destroy = layout.ctype(RECORDS["DXGKARG_DESTROYNATIVEFENCE"], ad.arch, ad.version)
         self._update = layout.ctype(RECORDS["DXGKARG_UPDATEMONITOREDVALUES"], ad.arch, ad.version)()
+        caps = ad.native_fence_caps
+        self.stride = int(caps.MonitoredValueStride)
+        self.map_system = bool(caps.MapToGpuSystemProcess)
+        self._mv_page = 0
+        self._mv_next = PAGE
+        self._mv_free: list[int] = []
 
     # -- objects ----------------------------------------------------------------------------------------
     def create(self, process, device, initial: int = 0, flags=()) -> NativeFence:
@@ -111,27 +121,41 @@ class NativeFences:
             raise ApiError(NOT_SUPPORTED, "native fences need 64-bit atomic writes of CurrentValue; the driver "
                                           "reports DXGK_VIDSCHCAPS.No64BitAtomics")
         fence = self.fences.create(process, device, initial, tuple(flags), kind=NativeFence)
-        fence.monitored_va = mva = self.w2._allocate(8, 8)
+        fence.monitored_va = mva = self._monitored_slot()
         ad.memory.write_u64(mva, U64_MAX)  # no CPU waiter yet
         fence.monitored_gpu_va[process] = self.w2.gpuva.address_of(process, mva)
         a = self._create()
         a.hGlobalNativeFence = fence.handle
         a.Type = 0  # D3DDDI_NATIVEFENCE_TYPE_DEFAULT
-        a.CurrentValueSystemProcessGpuVa = fence.cpu_va
-        a.MonitoredValueSystemProcessGpuVa = mva
+        if self.map_system:
+            a.CurrentValueSystemProcessGpuVa = fence.cpu_va
+            a.MonitoredValueSystemProcessGpuVa = mva
         try:
             ad.ddi.call("DxgkDdiCreateNativeFence", ad.hAdapter, a, fail="DxgkDdiCreateNativeFence failed")
         except ApiError:
             self.fences.destroy(fence)
+            self._mv_free.append(mva)
             raise
         fence.hDriver = a.hGlobalNativeFence
         self.by_handle[fence.handle] = fence
         return fence
 
+    def _monitored_slot(self) -> int:
+        """Room for one MonitoredValue: ``MonitoredValueStride`` bytes in a page shared by fences."""
+        if self._mv_free:
+            return self._mv_free.pop()
+        if self._mv_next + self.stride > PAGE:
+            self._mv_page = self.w2._allocate(PAGE, PAGE)
+            self._mv_next = 0
+        addr = self._mv_page + self._mv_next
+        self._mv_next += self.stride
+        return addr
+
     def destroy(self, fence: NativeFence) -> None:
         """D3DKMTDestroySynchronizationObject on a native fence."""
         ad = self.adapter
         self.fences.destroy(fence)
+        self._mv_free.append(fence.monitored_va)
         self.by_handle.pop(fence.handle, None)
         self._pending.pop(fence, None)
         a = self._destroy()

@@ -113,6 +113,7 @@ _OP_UNMAP_APERTURE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_UNMAP_A
 _QAI_DRIVERCAPS = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
 _QAI_QUERYSEGMENT = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT)
 _QAI_UMDRIVERPRIVATE = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_UMDRIVERPRIVATE)
+_QAI_NATIVE_FENCE_CAPS = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_NATIVE_FENCE_CAPS)
 #: Paging buffers the driver asks VidMm for (DXGK_QUERYSEGMENTOUT): ``paging_buffer_size`` bytes of
 #: commands (a setting, 64 KiB by default) and 4 KiB of private data each, in contiguous system memory.
 PAGING_PRIVATE_SIZE = 4096
@@ -357,6 +358,8 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
             return self._query_segments(a)
         elif kind == _QAI_UMDRIVERPRIVATE:
             out = struct.pack("<I", PRIVATE_MAGIC)  # the user-mode half learns its record's magic
+        elif kind == _QAI_NATIVE_FENCE_CAPS and self.native_fence:
+            out = self._native_caps()
         else:
             return int(NTSTATUS.STATUS_NOT_SUPPORTED)
         data = bytes(out)

@@ -8,6 +8,8 @@ DxgkDdiDestroyNativeFence, DxgkDdiUpdateMonitoredValues and DXGKARGCB_NOTIFY_INT
   (the OS enables the feature only for WDDM 3.2 drivers under hardware scheduling and refuses to
   start an adapter whose driver reports it otherwise). ``OptimizedNativeFenceSignaledInterrupt``
   stays 0: the GPU tells which fences it signalled, so the driver names them.
+- ``DXGKQAITYPE_NATIVE_FENCE_CAPS``: MonitoredValues 8 bytes apart, and ``MapToGpuSystemProcess``
+  set: the GPU's scheduler works in the system process's space, where it finds both words.
 - ``DxgkDdiCreateNativeFence`` keeps a tracking record: the OS's handle (what the interrupt names,
   ``hGlobalNativeFence`` on input) and the fence's CurrentValue address in the system process's
   GPU space (physical in this model), by which the GPU reports a signal.
@@ -58,11 +60,18 @@ class NativeFenceDdi:
         self._native_shift = 0
         self.native_interrupts = 0  # NATIVE_FENCE_SIGNALED events reported
 
+    def _native_caps(self):
+        """DXGK_NATIVE_FENCE_CAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_NATIVE_FENCE_CAPS)."""
+        c = self._struct("DXGK_NATIVE_FENCE_CAPS")
+        c.MonitoredValueStride = 8
+        c.MapToGpuSystemProcess = 1
+        return c
+
     def DxgkDdiCreateNativeFence(self, hAdapter: int, pCreateNativeFence) -> int:
         a = pCreateNativeFence
         if not self.native_fence:
             return NOT_SUPPORTED
-        if int(a.Type) != 0:  # D3DDDI_NATIVEFENCE_TYPE_DEFAULT only
+        if int(a.Type) != 0 or not a.CurrentValueSystemProcessGpuVa:  # TYPE_DEFAULT, mapped for the GPU
             return INVALID
         if not self._native_array:
             from ..gpu import mmio

@@ -5,6 +5,7 @@
 * ``DXGKARG_DESTROYNATIVEFENCE`` (with ``DXGK_DESTROYNATIVEFENCE_FLAGS``): DxgkDdiDestroyNativeFence.
 * ``DXGKARG_UPDATEMONITOREDVALUES`` (with ``DXGKARG_UPDATEMONITOREDVALUES_FLAGS``):
   DxgkDdiUpdateMonitoredValues, the OS's new MonitoredValue for a batch of fences.
+* ``DXGK_NATIVE_FENCE_CAPS``: what DxgkDdiQueryAdapterInfo answers to DXGKQAITYPE_NATIVE_FENCE_CAPS.
 
 Member order and types follow Microsoft's reference pages of these structures (d3dkmddi.h) and
 "Native GPU fence objects". ``pPrivateDriverData`` is an array of ``D3DDDI_NATIVE_FENCE_PDD_SIZE``
@@ -17,7 +18,7 @@ here (tools/msvc_layouts/DECISIONS.md). The OS enables the feature for WDDM 3.2 
 """
 
 from ..enums import NATIVEFENCE_TYPE
-from ..schema import BYTE, D3DGPU_VIRTUAL_ADDRESS, HANDLE, PVOID, UINT, Array, flags, m, struct
+from ..schema import BOOLEAN, BYTE, D3DGPU_VIRTUAL_ADDRESS, HANDLE, PVOID, UINT, Array, flags, m, struct
 
 #: D3DDDI_NATIVE_FENCE_PDD_SIZE: bytes of private driver data passed at creation.
 NATIVE_FENCE_PDD_SIZE = 64
@@ -82,4 +83,18 @@ DXGKARG_UPDATEMONITOREDVALUES = struct(
     since="wddm3_1",
     doc="Arguments of DxgkDdiUpdateMonitoredValues.",
     source="[D:d3dkmddi/ns-d3dkmddi-dxgkarg_updatemonitoredvalues]",
+)
+
+DXGK_NATIVE_FENCE_CAPS = struct(
+    "DXGK_NATIVE_FENCE_CAPS",
+    m("MonitoredValueStride", UINT, doc="Bytes between the MonitoredValues of fences the OS packs in one page."),
+    m("MapToGpuSystemProcess", BOOLEAN,
+      doc="The OS maps CurrentValue and MonitoredValue into the system process's GPU space for the "
+          "context-management processor (DXGKARG_CREATENATIVEFENCE's *SystemProcessGpuVa)."),
+    m("MinimumAddress", D3DGPU_VIRTUAL_ADDRESS, doc="Lowest GPU VA for native fence mappings (optional)."),
+    m("MaximumAddress", D3DGPU_VIRTUAL_ADDRESS, doc="Highest GPU VA for native fence mappings (optional)."),
+    m("Reserved", Array(BYTE, 28), doc="Reserved for the system."),
+    since="wddm3_1",
+    doc="The GPU's native fence capabilities (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_NATIVE_FENCE_CAPS).",
+    source="[D:d3dkmddi/ns-d3dkmddi-dxgk_native_fence_caps]",
 )
