@@ -125,14 +125,28 @@ def test_the_os_refuses_what_a_native_fence_does_not_do():
     assert e.value.status == int(NTSTATUS.STATUS_NOT_SUPPORTED) and "NativeGpuFence" in str(e.value)
 
 
+class Eager(ReferenceDriver):
+    """Reports NativeGpuFence without asking whether the OS enabled the feature."""
+
+    def _caps(self):
+        c = super()._caps()
+        c.SchedulingCaps.NativeGpuFence = 1
+        return c
+
+
 @pytest.mark.parametrize("scheduling, version, why", [
     ("software", "wddm3_2", "under the software scheduler"),
     ("hardware", "wddm3_1", "this one is wddm3_1"),
 ])
-def test_the_adapter_does_not_start_when_the_os_did_not_enable_native_fences(scheduling, version, why):
+def test_the_os_enables_native_fences_for_wddm3_2_under_hardware_scheduling_only(scheduling, version, why):
     sc = _scenario([], native=None, scheduling=scheduling, driver={"ddi_version": version, "native_fence": True})
+    # The reference driver asks (DxgkCbIsFeatureEnabled) and does not report the cap: the adapter starts.
+    system = System(sc)
+    assert not system.adapter.caps.NativeGpuFence and system.adapter.native_fence_caps is None
+    assert not system.driver.native_fence
+    # A driver that reports it anyway does not start.
     with pytest.raises(AdapterStartError) as e:
-        System(sc)
+        System(sc, driver=Eager)
     text = str(e.value)
     assert "DXGK_VIDSCHCAPS.NativeGpuFence" in text and "wddm3_2 drivers under hardware scheduling" in text
     assert why in text

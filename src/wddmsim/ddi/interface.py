@@ -396,6 +396,11 @@ class DxgkrnlInterface(Protocol):
         """From DxgkDdiResetHwEngine (hardware scheduling): a running hardware context the reset hit
         (``DXGKARGCB_INVALIDATEHWCONTEXT.hHwContext``, Dxgkrnl's handle); its device goes to error."""
 
+    def DxgkCbIsFeatureEnabled(self, hAdapter: int, FeatureId: str) -> bool:
+        """Whether the OS enabled an optional feature for this adapter (DxgkCbIsFeatureEnabled2 with
+        the DXGK_FEATURE_ID named without its prefix, e.g. ``"NATIVE_FENCE"``; the argument structure
+        is not modelled). A driver asks before it reports the feature's capability."""
+
 
 class Miniport(Protocol):
     """The entry points of a display miniport driver on the packet-scheduling path."""

@@ -262,6 +262,19 @@ class DxgkInterface:
                                                      "args": ad.ddi.args_of(pInvalidateHwContext)})
         ad.wddm2.hwsch.tdr.invalidate(pInvalidateHwContext.hHwContext)
 
+    def DxgkCbIsFeatureEnabled(self, hAdapter: int, FeatureId: str) -> bool:
+        """DXGK_FEATURE_NATIVE_FENCE ("Native GPU fence objects") is enabled for a WDDM 3.2 driver on an
+        adapter run with hardware scheduling; the model knows no other optional feature."""
+        self.callbacks += 1
+        self._not_from_isr("DxgkCbIsFeatureEnabled")
+        ad = self.adapter
+        if FeatureId == "NATIVE_FENCE":
+            from .adapter import MIN_VERSION_NATIVE_FENCE
+            from ..ddi.versions import ddi_version
+
+            return ad.scheduling == "hardware" and ad.version.value >= ddi_version(MIN_VERSION_NATIVE_FENCE).value
+        return False
+
     def DxgkCbSynchronizeExecution(self, hAdapter, SynchronizeRoutine, Context, MessageNumber):
         """Run ``SynchronizeRoutine(Context)`` at DIRQL, synchronized with the ISR; returns
         (STATUS_SUCCESS, the routine's BOOLEAN)."""

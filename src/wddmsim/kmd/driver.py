@@ -396,6 +396,9 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         if hasattr(sc, "No64BitAtomics"):
             sc.No64BitAtomics = 1 if self.no64bit_atomics else 0
         if hasattr(sc, "NativeGpuFence"):
+            # Reported only once the OS says it enabled the feature ("Native GPU fence objects").
+            if self.native_fence and not self.dxgk.DxgkCbIsFeatureEnabled(self.dxgk.DeviceHandle, "NATIVE_FENCE"):
+                self.native_fence = False
             sc.NativeGpuFence = 1 if self.native_fence else 0
         mm = c.MemoryManagementCaps
         if hasattr(mm, "VirtualAddressingSupported"):

@@ -5,8 +5,9 @@ DxgkDdiDestroyNativeFence, DxgkDdiUpdateMonitoredValues and DXGKARGCB_NOTIFY_INT
 (``NativeFenceSignaled``):
 
 - ``DXGK_VIDSCHCAPS.NativeGpuFence`` is reported when the driver's ``native_fence`` setting is on
-  (the OS enables the feature only for WDDM 3.2 drivers under hardware scheduling and refuses to
-  start an adapter whose driver reports it otherwise). ``OptimizedNativeFenceSignaledInterrupt``
+  and the OS answers ``DxgkCbIsFeatureEnabled("NATIVE_FENCE")`` with TRUE (it enables the feature
+  only for WDDM 3.2 drivers under hardware scheduling, and refuses to start an adapter whose driver
+  reports it otherwise). ``OptimizedNativeFenceSignaledInterrupt``
   stays 0: the GPU tells which fences it signalled, so the driver names them.
 - ``DXGKQAITYPE_NATIVE_FENCE_CAPS``: MonitoredValues 8 bytes apart, and ``MapToGpuSystemProcess``
   set: the GPU's scheduler works in the system process's space, where it finds both words.
