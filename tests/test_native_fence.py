@@ -278,3 +278,34 @@ def test_the_os_checks_the_native_fence_caps():
     with pytest.raises(ApiError) as e:
         System(_two_fences(), driver=NoSystemMapping)
     assert e.value.status == int(NTSTATUS.STATUS_INVALID_PARAMETER) and "DxgkDdiCreateNativeFence" in str(e.value)
+
+
+class NullArray(ReferenceDriver):
+    """Reports NATIVE_FENCE_SIGNALED without naming the fences (pSignaledNativeFenceArray NULL), as
+    a GPU that cannot tell which fences it signalled may."""
+
+    def _native_isr(self, status, node):
+        if not status & (1 << (self._native_shift + node.ordinal)):
+            return
+        while self.hw.sched_pop_native_signal(node.ordinal) is not None:
+            pass
+        data = node.interrupt_data
+        from wddmsim.ddi.enums import DXGK_INTERRUPT_TYPE as T
+
+        data.InterruptType = int(T.DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED)
+        ns = data.NativeFenceSignaled
+        ns.NodeOrdinal, ns.SignaledNativeFenceCount, ns.pSignaledNativeFenceArray = node.ordinal, 0, 0
+        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
+
+
+def test_a_null_signalled_array_makes_the_os_read_every_waited_native_fence():
+    producer = {"name": "app", "context": [{"name": "c", "node": "3D", "workload": {"kind": "script", "packets": [
+        {"at": 0, "work": "1ms", "repeat": 3, "signal_fence": "nf", "signal_value": 1, "signal_step": 1}]}}]}
+    wait = {"at": 0, "api": "WaitForSynchronizationObjectFromCpu", "process": "app", "fence": "nf", "value": 2}
+    system, events = _run(_scenario([wait], process=producer), driver=NullArray)
+    pt = 517  # the copy engine writes the process's page tables first
+    assert [(e["t"], e["fences"], e["all"]) for e in events if e["event"] == "NativeFenceSignaled"] == \
+        [(pt + 2 * MS, [], 1)]
+    assert _done(events) == [(pt + 2 * MS, 2, "STATUS_SUCCESS")]
+    assert _monitored(events) == [(0, 1, 0), (pt + 2 * MS, U64_MAX, 2)]
+    assert system.fences["nf"].interrupts == 1

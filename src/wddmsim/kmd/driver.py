@@ -876,7 +876,8 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         if self.hw_scheduling:
             for node in self.nodes:
                 self._hw_isr(status, node)
-                self._native_isr(status, node)
+                if self._native_shift:
+                    self._native_isr(status, node)
             if status & FAULT_BIT:
                 self.faults_seen += 1
             if status & UNKNOWN_BIT:

@@ -107,7 +107,7 @@ class NativeFenceDdi:
 
     def _native_isr(self, status: int, node) -> None:
         """NATIVE_FENCE_SIGNALED for the native fences the node's scheduler signalled (DIRQL)."""
-        if not self._native_shift or not status & (1 << (self._native_shift + node.ordinal)):
+        if not status & (1 << (self._native_shift + node.ordinal)):
             return
         hw = self.hw
         handles = []
