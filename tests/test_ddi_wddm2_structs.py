@@ -61,6 +61,8 @@ NEW_RECORDS = {
     "DXGKARG_UPDATEMONITOREDVALUES_FLAGS": "wddm3_1",
     "DXGKARG_UPDATEMONITOREDVALUES": "wddm3_1",
     "DXGK_NATIVE_FENCE_CAPS": "wddm3_1",
+    "DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS": "wddm3_1",
+    "DXGKARG_UPDATECURRENTVALUESFROMCPU": "wddm3_1",
     "D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS": "win7",
     "D3DDDICB_SIGNALFLAGS": "vista",
 }
@@ -366,4 +368,7 @@ def test_native_fence_arguments_at_wddm3_1_and_later():
     assert (caps["MapToGpuSystemProcess"], caps["MinimumAddress"], caps["MaximumAddress"]) == (4, 8, 16)
     assert (size("DXGK_NATIVE_FENCE_CAPS"), size("DXGK_NATIVE_FENCE_CAPS", arch="x86")) == (56, 56)
     assert masks("DXGK_DESTROYNATIVEFENCE_FLAGS") == {"Reserved": 0xFFFFFFFF}
+    assert masks("DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS") == {
+        "AlwaysSignaled": 0x1, "NotificationOnly": 0x2, "Reserved": 0xFFFFFFFC}
+    assert offsets("DXGKARG_UPDATECURRENTVALUESFROMCPU", arch="x86")["CurrentValueKernelCpuVa"] == 8
     assert not layout.exists(registry.RECORDS["DXGKARG_CREATENATIVEFENCE"], ddi_version("wddm3_0"))

@@ -110,8 +110,11 @@ def test_the_os_refuses_what_a_native_fence_does_not_do():
                                 "fence": "nf", "value": 1}]))
     kmt, fence, ctx = system.kmt, system.fences["nf"], system.contexts[0]
     with pytest.raises(ApiError) as e:
-        kmt.SignalSynchronizationObjectFromCpu([fence], [1])
-    assert e.value.status == int(NTSTATUS.STATUS_NOT_SUPPORTED) and "DxgkDdiUpdateCurrentValuesFromCpu" in str(e.value)
+        kmt.SignalSynchronizationObjectFromCpu([fence], [1], rewind=True)
+    assert e.value.status == int(NTSTATUS.STATUS_INVALID_PARAMETER) and "AllowFenceRewind" in str(e.value)
+    with pytest.raises(ApiError) as e:
+        kmt.SignalSynchronizationObjectFromCpu([fence, fence], [1, 2])
+    assert "named twice" in str(e.value)
     with pytest.raises(ApiError) as e:
         kmt.WaitForSynchronizationObjectFromGpu(ctx, fence, 1)
     assert e.value.status == int(NTSTATUS.STATUS_NOT_SUPPORTED)
@@ -191,8 +194,9 @@ GOOD = dict(scheduling="hardware", driver='ddi_version = "wddm3_2"\nnative_fence
     ({"scheduling": "software"}, "fence[0].native", "native GPU fences need hardware scheduling"),
     ({"driver": 'ddi_version = "wddm3_2"'}, "fence[0].native", "driver.native_fence = true"),
     ({"wait_by": "os"}, "packets[0].wait_by", "the GPU waits for it by itself"),
-    ({"call": '[[call]]\napi = "SignalSynchronizationObjectFromCpu"\nprocess = "app"\nfence = "nf"\nvalue = 1\nat = "0ns"'},
-     "call[0].fence", "a CPU signal of a native fence"),
+    ({"call": '[[call]]\napi = "SignalSynchronizationObjectFromCpu"\nprocess = "app"\nfence = "nf"\nvalue = 1\n'
+              'at = "0ns"\nrewind = true'},
+     "call[0].rewind", "AllowFenceRewind is not modelled on native fences"),
 ])
 def test_bad_native_fence_input_exits_2_naming_the_field(tmp_path, change, field, reason):
     path = tmp_path / "bad.toml"
@@ -226,7 +230,8 @@ def test_the_run_summary_counts_native_fences():
     example = Path(__file__).resolve().parents[1] / "examples" / "native_fence.toml"
     r = CliRunner().invoke(main, ["run", str(example)])
     assert r.exit_code == 0, r.output
-    assert "Native fences: 1 live, 2 NATIVE_FENCE_SIGNALED interrupt(s), 3 MonitoredValue update(s)" in r.output
+    assert ("Native fences: 1 live, 2 NATIVE_FENCE_SIGNALED interrupt(s), 3 MonitoredValue update(s), 0 CPU "
+            "signal(s)") in r.output
 
 
 class WideStride(ReferenceDriver):
@@ -309,3 +314,36 @@ def test_a_null_signalled_array_makes_the_os_read_every_waited_native_fence():
     assert _done(events) == [(pt + 2 * MS, 2, "STATUS_SUCCESS")]
     assert _monitored(events) == [(0, 1, 0), (pt + 2 * MS, U64_MAX, 2)]
     assert system.fences["nf"].interrupts == 1
+
+
+def test_a_cpu_signal_goes_through_the_driver_and_releases_gpu_and_cpu_waiters():
+    """SignalSynchronizationObjectFromCpu of 5 at 2 ms: the OS checks it, the driver writes
+    CurrentValue (DxgkDdiUpdateCurrentValuesFromCpu), the compute queue waiting on the GPU for 5
+    starts at that instant, the CPU waiter for 5 is released, MonitoredValue goes back to the
+    maximum; no native-fence interrupt is involved."""
+    nodes = NODES[:1] + [{"name": "Compute", "engine": "compute", "command_cost": 0}] + NODES[1:]
+    consumer = {"name": "consumer", "context": [{"name": "c", "node": "Compute", "workload": {"kind": "script",
+                "packets": [{"at": 0, "work": "1ms", "wait_fence": "nf", "wait_value": 5, "wait_by": "gpu"}]}}]}
+    sc = scenario_from_dict({
+        "name": "cpusignal", "duration": "10ms", "adapter": {"scheduling": "hardware", "cpu_cost": ZERO, "nodes": nodes},
+        "driver": {"ddi_version": "wddm3_2", "native_fence": True}, "fence": [{"name": "nf", "native": True}],
+        "process": [APP, consumer],
+        "call": [{"at": 0, "api": "WaitForSynchronizationObjectFromCpu", "process": "app", "fence": "nf", "value": 5},
+                 {"at": "2ms", "api": "SignalSynchronizationObjectFromCpu", "process": "app", "fence": "nf",
+                  "value": 5}]}, "<cpusignal>")
+    system, events = _run(sc)
+    fence = system.fences["nf"]
+    (call,) = [e for e in events if e["event"] == "DdiCall" and e["name"] == "DxgkDdiUpdateCurrentValuesFromCpu"]
+    assert (call["t"], call["irql"], call["args"]["NumFences"], call["args"]["Flags"]["Value"], call["status"]) == \
+        (2 * MS, "DISPATCH_LEVEL", 1, 0, "STATUS_SUCCESS")
+    assert system.adapter.memory.read_u64(fence.cpu_va) == 5 and fence.value == 5
+    assert [(e["t"], e["value"], e["source"]) for e in events if e["event"] == "FenceSignal"
+            and e["fence"] == fence.handle] == [(2 * MS, 5, "cpu")]
+    assert _done(events) == [(2 * MS, 5, "STATUS_SUCCESS")]
+    assert _monitored(events) == [(0, 4, 0), (2 * MS, U64_MAX, 5)]
+    running = [e["t"] for e in events if e["event"] == "HwContextState" and e["engine"] == 1 and e["state"] == "running"]
+    assert running[-1] == 2 * MS
+    (q,) = system.contexts[1].hwqueues
+    assert [e["t"] for e in events if e["event"] == "QueuePacketStop" and e["hwqueue"] == q.handle] == [3 * MS]
+    assert not [e for e in events if e["event"] == "NativeFenceSignaled"]
+    assert system.adapter.wddm2.native.cpu_signals == 1

@@ -372,7 +372,7 @@ def _print_wddm2(con: Console, w2: dict) -> None:
     n = w2.get("native_fences")
     if n is not None:
         con.print(f"[bold]Native fences:[/bold] {n['fences']} live, {n['interrupts']} NATIVE_FENCE_SIGNALED "
-                  f"interrupt(s), {n['updates']} MonitoredValue update(s)")
+                  f"interrupt(s), {n['updates']} MonitoredValue update(s), {n['cpu_signals']} CPU signal(s)")
 
 
 def _print_software(con: Console, summary: dict) -> None:

@@ -1796,6 +1796,28 @@ typedef struct _DXGKARG_UPDATEMONITOREDVALUES {
 } DXGKARG_UPDATEMONITOREDVALUES;
 #define DDI_HAS_DXGKARG_UPDATEMONITOREDVALUES 1
 
+typedef struct _DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS {
+    union {
+        struct {
+            UINT AlwaysSignaled   : 1;
+            UINT NotificationOnly : 1;
+            UINT Reserved         : 30;
+        };
+        UINT Value;
+    };
+} DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS;
+#define DDI_HAS_DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS 1
+
+typedef struct _DXGKARG_UPDATECURRENTVALUESFROMCPU {
+    HANDLE                               *NativeFenceArray;
+    UINT64                               *UpdatedValueArray;
+    VOID                                **CurrentValueKernelCpuVa;
+    UINT                                  NumFences;
+    DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS Flags;
+    BYTE                                  Reserved[28];
+} DXGKARG_UPDATECURRENTVALUESFROMCPU;
+#define DDI_HAS_DXGKARG_UPDATECURRENTVALUESFROMCPU 1
+
 typedef struct _DXGK_NATIVE_FENCE_CAPS {
     UINT                   MonitoredValueStride;
     BOOLEAN                MapToGpuSystemProcess;

@@ -295,6 +295,13 @@ CONTRACTS: dict[str, DdiContract] = {c.name: c for c in (
        "read after it returns was written by the GPU after it saw the new MonitoredValue.",
        lifetime=("The arrays, and the MonitoredValueKernelCpuVa pointers in particular, are valid only during "
                  "the call: the driver keeps none of them."), first="pUpdateMonitoredValues"),
+    _c("DxgkDdiUpdateCurrentValuesFromCpu", DISPATCH_LEVEL, "DXGKARG_UPDATECURRENTVALUESFROMCPU", ("STATUS_SUCCESS",),
+       "anything else is bug check 0x119 (parameter 1 = 0x13, FAILED_UPDATE_CURRENT_VALUE).",
+       "caps:NativeGpuFence", "d3dkmddi/nc-d3dkmddi-dxgkddi_updatecurrentvaluesfromcpu",
+       "Write new CurrentValues for a batch of native fences signalled from the CPU, then have the GPU "
+       "release the hardware queues those values satisfy.",
+       lifetime=("The arrays, and the CurrentValueKernelCpuVa pointers in particular, are valid only during the "
+                 "call: the driver keeps none of them."), first="pUpdateCurrentValuesFromCpu"),
 )}
 
 
@@ -544,4 +551,7 @@ class NativeFenceMiniport(Protocol):
 
     @_contract
     def DxgkDdiUpdateMonitoredValues(self, pUpdateMonitoredValues: Any) -> int: ...
+
+    @_contract
+    def DxgkDdiUpdateCurrentValuesFromCpu(self, pUpdateCurrentValuesFromCpu: Any) -> int: ...
 

@@ -516,6 +516,40 @@ class FenceTable:
             if not fence.destroyed:  # a released waiter's callback may have destroyed it
                 self._set(fence, value, "cpu")
 
+    def check_cpu_signal(self, fences: list[MonitoredFence], values: list[int]) -> None:
+        """Validate a SignalSynchronizationObjectFromCpu (as :meth:`signal_cpu` does) without
+        signalling: for fences whose value someone else writes (native fences, through their
+        driver). The fences are read from memory first."""
+        n = len(fences)
+        if len(values) != n:
+            self._fail(INVALID_PARAMETER, f"{n} fences but {len(values)} values")
+        if not 1 <= n <= MAX_OBJECTS_SIGNALED:
+            self._fail(INVALID_PARAMETER, f"{n} objects; a signal takes 1..{MAX_OBJECTS_SIGNALED} (D3DDDI_MAX_OBJECT_SIGNALED)")
+        for fence, value in zip(fences, values):
+            self._check_live(fence)
+            self._refresh(fence)
+            if "NoSignal" in fence.flags:
+                self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} has NoSignal")
+            self.check_value(value)
+            if value < fence.value:
+                self._fail(INVALID_PARAMETER, f"signal of {value} below the current value {fence.value} of fence "
+                                              f"0x{fence.handle:x} without AllowFenceRewind (rule 98)")
+
+    def signalled_by_driver(self, fence: MonitoredFence, value: int) -> None:
+        """The driver wrote ``value`` for a CPU signal the OS asked of it: the OS's view moves
+        (``FenceSignal`` with source ``cpu``) and satisfied waiters are released; memory is not
+        written again."""
+        self.stats["cpu_signals"] += 1
+        fence._raw = self.memory.read_u64(fence.cpu_va)
+        if value <= fence.value:
+            return
+        fence.value = value
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "FenceSignal", {"fence": fence.handle, "value": value, "source": "cpu",
+                                                         "rewind": 0})
+        if fence._heap:
+            self._release(fence)
+
     def signal_queued(self, fence: MonitoredFence, value: int, device=None) -> None:
         """The OS signals ``fence`` to ``value`` for a queue of ``device`` that reached the signal.
 

@@ -211,13 +211,25 @@ class D3DKMT:
         table.destroy(fence)
 
     def SignalSynchronizationObjectFromCpu(self, fences, values, rewind: bool = False) -> None:
-        fences = list(fences)
+        fences, values = list(fences), list(values)
         table = self._fences()
-        if any(f.native for f in fences):
-            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
-                           "a CPU signal of a native fence goes through DxgkDdiUpdateCurrentValuesFromCpu, which "
-                           "this model does not implement")
-        table.signal_cpu(fences, list(values), rewind=rewind)
+        native = [i for i, f in enumerate(fences) if f.native]
+        if not native:
+            table.signal_cpu(fences, values, rewind=rewind)
+            return
+        # Native fences are written by their driver (DxgkDdiUpdateCurrentValuesFromCpu), the others
+        # as always; everything is checked before anything is signalled.
+        nf = self.adapter.wddm2.native
+        if rewind:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER),
+                           "AllowFenceRewind is not modelled on native fences: their CurrentValue only goes forward")
+        if len({id(fences[i]) for i in native}) != len(native):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "a native fence is named twice in one signal")
+        table.check_cpu_signal(fences, values)
+        plain = [i for i in range(len(fences)) if i not in native]
+        if plain:
+            table.signal_cpu([fences[i] for i in plain], [values[i] for i in plain])
+        nf.signal_cpu([fences[i] for i in native], [values[i] for i in native])
 
     def WaitForSynchronizationObjectFromCpu(self, fences, values, timeout: int | None = None, wait_any: bool = False):
         """An event that triggers with STATUS_SUCCESS, STATUS_TIMEOUT or an error status. A native

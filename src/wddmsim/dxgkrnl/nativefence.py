@@ -38,11 +38,16 @@ What the OS does here:
    are read in the next DPC (``dpc``): satisfied waiters are released, then MonitoredValue moves on.
    A handle the OS does not know is counted in ``unknown_handles`` and skipped (the page says the
    OS bug-checks without naming the code).
-5. ``destroy``: pending waiters complete with STATUS_INVALID_HANDLE (:mod:`.fences`), then
+5. CPU signals (``signal_cpu``, D3DKMTSignalSynchronizationObjectFromCpu): the OS checks them as
+   for a monitored fence (forward only; ``AllowFenceRewind`` is refused on a native fence), then
+   asks the driver to write CurrentValue (``DxgkDdiUpdateCurrentValuesFromCpu``, which also has the
+   GPU release the queues waiting on it), releases its CPU waiters and moves MonitoredValue on.
+6. ``destroy``: pending waiters complete with STATUS_INVALID_HANDLE (:mod:`.fences`), then
    ``DxgkDdiDestroyNativeFence``.
 
-Not modelled: signals from the CPU (``DxgkDdiUpdateCurrentValuesFromCpu``), OS-held GPU waits on a
-native fence (the GPU waits by itself), shared and cross-adapter native fences (``DxgkDdiOpenNativeFence``),
+Not modelled: ``AlwaysSignaled`` and ``NotificationOnly`` (a device in error still drives its native
+fences to the maximum by the kernel's own write, which the DEFAULT type's kernel mapping allows;
+cross-adapter fences are not modelled), OS-held GPU waits on a native fence (the GPU waits by itself), shared and cross-adapter native fences (``DxgkDdiOpenNativeFence``),
 the native progress fence of a hardware queue, and local-memory storage (``DXGK_NATIVE_FENCE_CAPS``).
 """
 
@@ -63,6 +68,7 @@ PAGE = 4096
 #: Fences one DxgkDdiUpdateMonitoredValues call carries (the three arrays share one page).
 BATCH = 128
 _BUGCHECK = (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, int(VidSchError.FAILED_UPDATE_MONITORED_VALUE), 0, 0)
+_BUGCHECK_CURRENT = (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, int(VidSchError.FAILED_UPDATE_CURRENT_VALUE), 0, 0)
 
 
 class NativeFence(MonitoredFence):
@@ -106,6 +112,8 @@ class NativeFences:
         self._create = layout.ctype(RECORDS["DXGKARG_CREATENATIVEFENCE"], ad.arch, ad.version)
         self._destroy = layout.ctype(RECORDS["DXGKARG_DESTROYNATIVEFENCE"], ad.arch, ad.version)
         self._update = layout.ctype(RECORDS["DXGKARG_UPDATEMONITOREDVALUES"], ad.arch, ad.version)()
+        self._current = layout.ctype(RECORDS["DXGKARG_UPDATECURRENTVALUESFROMCPU"], ad.arch, ad.version)()
+        self.cpu_signals = 0  # DxgkDdiUpdateCurrentValuesFromCpu calls
         caps = ad.native_fence_caps
         self.stride = int(caps.MonitoredValueStride)
         self.map_system = bool(caps.MapToGpuSystemProcess)
@@ -228,6 +236,35 @@ class NativeFences:
                 self.trace.emit(now, "NativeFenceMonitoredValue", {
                     "fence": fence.handle, "monitored": value, "current": mem.read_u64(fence.cpu_va)})
 
+    # -- CPU signals -------------------------------------------------------------------------------------
+    def signal_cpu(self, fences: list, values: list) -> None:
+        """SignalSynchronizationObjectFromCpu of native fences (each at most once), without
+        AllowFenceRewind."""
+        if len(set(fences)) != len(fences):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "a native fence is named twice in one signal")
+        self.fences.check_cpu_signal(fences, values)
+        ad = self.adapter
+        mem = ad.memory
+        base = self._arrays
+        h = self._handle
+        a = self._current
+        vals, where = base + PAGE // 4, base + PAGE // 2
+        for i, (fence, value) in enumerate(zip(fences, values)):
+            mem.write(base + i * h.size, h.pack(fence.hDriver))
+            mem.write_u64(vals + i * 8, value)
+            mem.write(where + i * h.size, h.pack(fence.cpu_va))
+        a.NativeFenceArray = base
+        a.UpdatedValueArray = vals
+        a.CurrentValueKernelCpuVa = where
+        a.NumFences = len(fences)
+        a.Flags.Value = 0
+        ad.ddi.call("DxgkDdiUpdateCurrentValuesFromCpu", a, address=base, bugcheck=_BUGCHECK_CURRENT)
+        self.cpu_signals += 1
+        for fence, value in zip(fences, values):
+            if not fence.destroyed:
+                self.fences.signalled_by_driver(fence, value)
+                self.update(fence)
+
     # -- the interrupt and the DPC ----------------------------------------------------------------------
     def interrupt(self, data) -> None:
         """DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED reported by the driver's ISR (DIRQL): note which
@@ -277,4 +314,4 @@ class NativeFences:
 
     def summary(self) -> dict:
         return {"fences": len(self.by_handle), "interrupts": self.interrupts, "updates": self.updates,
-                "unknown_handles": self.unknown_handles}
+                "cpu_signals": self.cpu_signals, "unknown_handles": self.unknown_handles}

@@ -19,6 +19,10 @@ DxgkDdiDestroyNativeFence, DxgkDdiUpdateMonitoredValues and DXGKARGCB_NOTIFY_INT
   MonitoredValue at every NATIVE_FENCE it runs, after writing CurrentValue, so a CurrentValue the
   CPU reads after the call returns was written by a command that saw the new value (the ordering
   the page requires: nothing is in flight between the scheduler's compare and the write).
+- ``DxgkDdiUpdateCurrentValuesFromCpu`` (a CPU signal) writes each new CurrentValue through the
+  address the OS passes for the call (nothing with ``NotificationOnly``); the GPU's scheduler
+  watches the CurrentValue a blocked queue waits on, so the write itself releases the queues it
+  satisfies. ``AlwaysSignaled`` is refused: the OS model never sets it.
 - In the ISR, the scheduler's native-fence cause becomes one ``DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED``
   per node, with the OS handles of the fences it signalled in ``pSignaledNativeFenceArray`` (a
   driver-owned array of HANDLEs) and ``hHWQueue`` NULL.
@@ -103,6 +107,21 @@ class NativeFenceDdi:
                 return INVALID
             (where,) = _PTR.unpack(mem.read(a.MonitoredValueKernelCpuVa + i * _PTR.size, _PTR.size))
             mem.write_u64(where, mem.read_u64(a.UpdatedValueArray + i * 8))
+        return SUCCESS
+
+    def DxgkDdiUpdateCurrentValuesFromCpu(self, pUpdateCurrentValuesFromCpu) -> int:
+        """Write each fence's new CurrentValue (a signal from the CPU, DISPATCH_LEVEL)."""
+        a = pUpdateCurrentValuesFromCpu
+        if a.Flags.AlwaysSignaled:
+            return INVALID
+        mem = self.mem
+        for i in range(a.NumFences):
+            (handle,) = _HANDLE.unpack(mem.read(a.NativeFenceArray + i * _HANDLE.size, _HANDLE.size))
+            if handle not in self.native_fences:
+                return INVALID
+            if not a.Flags.NotificationOnly:
+                (where,) = _PTR.unpack(mem.read(a.CurrentValueKernelCpuVa + i * _PTR.size, _PTR.size))
+                mem.write_u64(where, mem.read_u64(a.UpdatedValueArray + i * 8))
         return SUCCESS
 
     def _native_isr(self, status: int, node) -> None:

@@ -1066,9 +1066,9 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
         for name in call.fences():
             if name not in fence_names:
                 problems.append((where + ("fence",), f"no fence named {name!r}; declare it in a [[fence]] table"))
-            elif name in native_names and call.api == "SignalSynchronizationObjectFromCpu":
-                problems.append((where + ("fence",), f"fence {name!r} is native: a CPU signal of a native fence "
-                                                     f"(DxgkDdiUpdateCurrentValuesFromCpu) is not modelled"))
+            elif name in native_names and call.api == "SignalSynchronizationObjectFromCpu" and call.rewind:
+                problems.append((where + ("rewind",), f"fence {name!r} is native: AllowFenceRewind is not modelled "
+                                                      f"on native fences (their CurrentValue only goes forward)"))
         for name in call.node or ():
             if name not in node_names:
                 problems.append((where + ("node",), f"no node named {name!r}; the adapter's nodes are "

@@ -5,6 +5,8 @@
 * ``DXGKARG_DESTROYNATIVEFENCE`` (with ``DXGK_DESTROYNATIVEFENCE_FLAGS``): DxgkDdiDestroyNativeFence.
 * ``DXGKARG_UPDATEMONITOREDVALUES`` (with ``DXGKARG_UPDATEMONITOREDVALUES_FLAGS``):
   DxgkDdiUpdateMonitoredValues, the OS's new MonitoredValue for a batch of fences.
+* ``DXGKARG_UPDATECURRENTVALUESFROMCPU`` (with ``DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS``):
+  DxgkDdiUpdateCurrentValuesFromCpu, a CPU signal written by the driver.
 * ``DXGK_NATIVE_FENCE_CAPS``: what DxgkDdiQueryAdapterInfo answers to DXGKQAITYPE_NATIVE_FENCE_CAPS.
 
 Member order and types follow Microsoft's reference pages of these structures (d3dkmddi.h) and
@@ -18,7 +20,7 @@ here (tools/msvc_layouts/DECISIONS.md). The OS enables the feature for WDDM 3.2 
 """
 
 from ..enums import NATIVEFENCE_TYPE
-from ..schema import BOOLEAN, BYTE, D3DGPU_VIRTUAL_ADDRESS, HANDLE, PVOID, UINT, Array, flags, m, struct
+from ..schema import BOOLEAN, BYTE, D3DGPU_VIRTUAL_ADDRESS, HANDLE, PVOID, UINT, Array, Bit, flags, m, struct
 
 #: D3DDDI_NATIVE_FENCE_PDD_SIZE: bytes of private driver data passed at creation.
 NATIVE_FENCE_PDD_SIZE = 64
@@ -83,6 +85,30 @@ DXGKARG_UPDATEMONITOREDVALUES = struct(
     since="wddm3_1",
     doc="Arguments of DxgkDdiUpdateMonitoredValues.",
     source="[D:d3dkmddi/ns-d3dkmddi-dxgkarg_updatemonitoredvalues]",
+)
+
+DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS = flags(
+    "DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS",
+    Bit("AlwaysSignaled", doc="The fence's device is in error: GPU waits pass at once, GPU signals do nothing."),
+    Bit("NotificationOnly", doc="CurrentValue was already written: only release the GPU waiters it satisfies."),
+    since="wddm3_1",
+    doc="How DxgkDdiUpdateCurrentValuesFromCpu treats its batch.",
+    source="[D:d3dkmddi/ns-d3dkmddi-dxgk_updatecurrentvaluesfromcpu_flags]",
+)
+
+DXGKARG_UPDATECURRENTVALUESFROMCPU = struct(
+    "DXGKARG_UPDATECURRENTVALUESFROMCPU",
+    m("NativeFenceArray", PVOID, doc="HANDLE array of NumFences: the driver's fence handles."),
+    m("UpdatedValueArray", PVOID, doc="UINT64 array of NumFences: each fence's new CurrentValue."),
+    m("CurrentValueKernelCpuVa", PVOID,
+      doc="Pointer array of NumFences: where each CurrentValue lives (kernel CPU address), valid only "
+          "during the call."),
+    m("NumFences", UINT),
+    m("Flags", DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS),
+    m("Reserved", Array(BYTE, 28), doc="Reserved for the system."),
+    since="wddm3_1",
+    doc="Arguments of DxgkDdiUpdateCurrentValuesFromCpu.",
+    source="[D:d3dkmddi/ns-d3dkmddi-dxgkarg_updatecurrentvaluesfromcpu]",
 )
 
 DXGK_NATIVE_FENCE_CAPS = struct(
