@@ -1,7 +1,8 @@
 """Native GPU fences (WDDM 3.2, hardware scheduling): the OS's side.
 
 Follows Microsoft's "Native GPU fence objects" and the pages of DxgkDdiCreateNativeFence,
-DxgkDdiDestroyNativeFence, DxgkDdiUpdateMonitoredValues and DXGKARGCB_NOTIFY_INTERRUPT_DATA.
+DxgkDdiDestroyNativeFence, DxgkDdiUpdateMonitoredValues, DxgkDdiUpdateCurrentValuesFromCpu,
+DXGK_NATIVE_FENCE_CAPS and DXGKARGCB_NOTIFY_INTERRUPT_DATA.
 
 A native fence is a monitored fence (:mod:`.fences` keeps its value and its waiters) with two
 64-bit words the CPU and the GPU both see:
@@ -45,10 +46,11 @@ What the OS does here:
 6. ``destroy``: pending waiters complete with STATUS_INVALID_HANDLE (:mod:`.fences`), then
    ``DxgkDdiDestroyNativeFence``.
 
-Not modelled: ``AlwaysSignaled`` and ``NotificationOnly`` (a device in error still drives its native
-fences to the maximum by the kernel's own write, which the DEFAULT type's kernel mapping allows;
-cross-adapter fences are not modelled), OS-held GPU waits on a native fence (the GPU waits by itself), shared and cross-adapter native fences (``DxgkDdiOpenNativeFence``),
-the native progress fence of a hardware queue, and local-memory storage (``DXGK_NATIVE_FENCE_CAPS``).
+Not modelled: the ``AlwaysSignaled`` and ``NotificationOnly`` updates (a device in error still
+drives its native fences to the maximum by the kernel's own write, which the DEFAULT type's kernel
+mapping allows), OS-held GPU waits on a native fence (the GPU waits by itself), shared and
+cross-adapter native fences (``DxgkDdiOpenNativeFence``), the native progress fence of a hardware
+queue, and storage in local memory.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from .fences import U64_MAX, MonitoredFence
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 NOT_SUPPORTED = int(NTSTATUS.STATUS_NOT_SUPPORTED)
 PAGE = 4096
-#: Fences one DxgkDdiUpdateMonitoredValues call carries (the three arrays share one page).
+#: Fences one update call may carry: its three arrays share one page.
 BATCH = 128
 _BUGCHECK = (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, int(VidSchError.FAILED_UPDATE_MONITORED_VALUE), 0, 0)
 _BUGCHECK_CURRENT = (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, int(VidSchError.FAILED_UPDATE_CURRENT_VALUE), 0, 0)
@@ -212,6 +214,7 @@ class NativeFences:
 
     def _update_monitored(self, batch: list) -> None:
         """One DxgkDdiUpdateMonitoredValues call for ``[(fence, value), ...]`` (at most BATCH)."""
+        assert len(batch) <= BATCH
         ad = self.adapter
         mem = ad.memory
         base = self._arrays

@@ -1,14 +1,14 @@
 """The reference driver's side of native GPU fences (WDDM 3.2, under hardware scheduling).
 
 Follows Microsoft's "Native GPU fence objects" and the pages of DxgkDdiCreateNativeFence,
-DxgkDdiDestroyNativeFence, DxgkDdiUpdateMonitoredValues and DXGKARGCB_NOTIFY_INTERRUPT_DATA
-(``NativeFenceSignaled``):
+DxgkDdiDestroyNativeFence, DxgkDdiUpdateMonitoredValues, DxgkDdiUpdateCurrentValuesFromCpu,
+DXGK_NATIVE_FENCE_CAPS and DXGKARGCB_NOTIFY_INTERRUPT_DATA (``NativeFenceSignaled``):
 
 - ``DXGK_VIDSCHCAPS.NativeGpuFence`` is reported when the driver's ``native_fence`` setting is on
   and the OS answers ``DxgkCbIsFeatureEnabled("NATIVE_FENCE")`` with TRUE (it enables the feature
   only for WDDM 3.2 drivers under hardware scheduling, and refuses to start an adapter whose driver
-  reports it otherwise). ``OptimizedNativeFenceSignaledInterrupt``
-  stays 0: the GPU tells which fences it signalled, so the driver names them.
+  reports it otherwise). ``OptimizedNativeFenceSignaledInterrupt`` stays 0: the GPU tells which
+  fences it signalled, so the driver names them.
 - ``DXGKQAITYPE_NATIVE_FENCE_CAPS``: MonitoredValues 8 bytes apart, and ``MapToGpuSystemProcess``
   set: the GPU's scheduler works in the system process's space, where it finds both words.
 - ``DxgkDdiCreateNativeFence`` keeps a tracking record: the OS's handle (what the interrupt names,
