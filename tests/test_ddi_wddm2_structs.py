@@ -56,11 +56,20 @@ NEW_RECORDS = {
     "DXGKARG_RESUMEHWENGINE": "wddm2_4",
     "DXGK_INVALIDATEHWCONTEXTFLAGS": "wddm2_4",
     "DXGKARG_SIGNALMONITOREDFENCE": "wddm2_5",
+    "DXGKARG_CREATENATIVEFENCE_FLAGS": "wddm3_1",
+    "DXGKARG_CREATENATIVEFENCE": "wddm3_1",
+    "DXGK_DESTROYNATIVEFENCE_FLAGS": "wddm3_1",
+    "DXGKARG_DESTROYNATIVEFENCE": "wddm3_1",
+    "DXGKARG_UPDATEMONITOREDVALUES_FLAGS": "wddm3_1",
+    "DXGKARG_UPDATEMONITOREDVALUES": "wddm3_1",
+    "DXGK_NATIVE_FENCE_CAPS": "wddm3_1",
+    "DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS": "wddm3_1",
+    "DXGKARG_UPDATECURRENTVALUESFROMCPU": "wddm3_1",
     "D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS": "win7",
     "D3DDDICB_SIGNALFLAGS": "vista",
 }
 NEW_SCALARS = ("D3DKMT_HANDLE", "DXGK_PTE_PAGE_SIZE", "DXGK_PAGETABLEUPDATEMODE", "DXGK_SCHEDULING_PRIORITY_BAND",
-               "DXGK_KERNEL_SUBMISSION_TYPE")
+               "DXGK_KERNEL_SUBMISSION_TYPE", "D3DDDI_NATIVEFENCE_TYPE")
 
 runner = CliRunner()
 
@@ -336,10 +345,32 @@ def test_the_reference_driver_and_the_os_implement_the_declared_interfaces():
     def methods(proto):
         return {n: f for n, f in vars(proto).items() if n.startswith(("DxgkDdi", "DxgkCb", "Mm")) and callable(f)}
 
-    for proto in (interface.Miniport, interface.PagingMiniport, interface.GpuVaMiniport, interface.HwSchMiniport):
+    for proto in (interface.Miniport, interface.PagingMiniport, interface.GpuVaMiniport, interface.HwSchMiniport,
+                  interface.NativeFenceMiniport):
         for name, fn in methods(proto).items():
             mine = getattr(ReferenceDriver, name)
             assert list(inspect.signature(mine).parameters) == list(inspect.signature(fn).parameters), name
     for name, fn in methods(interface.DxgkrnlInterface).items():
         mine = getattr(DxgkInterface, name)
         assert len(inspect.signature(mine).parameters) == len(inspect.signature(fn).parameters), name
+
+
+def test_native_fence_arguments_at_wddm3_1_and_later():
+    """DXGKARG_CREATENATIVEFENCE: the 64 bytes of private data sit inside the structure, after the
+    two system-process GPU addresses; the update of monitored values carries three arrays by pointer."""
+    assert offsets("DXGKARG_CREATENATIVEFENCE")["pPrivateDriverData"] == 32
+    assert offsets("DXGKARG_CREATENATIVEFENCE", arch="x86")["pPrivateDriverData"] == 24
+    assert (size("DXGKARG_CREATENATIVEFENCE"), size("DXGKARG_CREATENATIVEFENCE", arch="x86")) == (136, 128)
+    upd = offsets("DXGKARG_UPDATEMONITOREDVALUES")
+    assert (upd["NativeFenceArray"], upd["UpdatedValueArray"], upd["MonitoredValueKernelCpuVa"], upd["NumFences"]) \
+        == (0, 8, 16, 24)
+    assert (size("DXGKARG_UPDATEMONITOREDVALUES"), size("DXGKARG_UPDATEMONITOREDVALUES", arch="x86")) == (64, 48)
+    assert size("DXGKARG_DESTROYNATIVEFENCE") == 48
+    caps = offsets("DXGK_NATIVE_FENCE_CAPS")
+    assert (caps["MapToGpuSystemProcess"], caps["MinimumAddress"], caps["MaximumAddress"]) == (4, 8, 16)
+    assert (size("DXGK_NATIVE_FENCE_CAPS"), size("DXGK_NATIVE_FENCE_CAPS", arch="x86")) == (56, 56)
+    assert masks("DXGK_DESTROYNATIVEFENCE_FLAGS") == {"Reserved": 0xFFFFFFFF}
+    assert masks("DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS") == {
+        "AlwaysSignaled": 0x1, "NotificationOnly": 0x2, "Reserved": 0xFFFFFFFC}
+    assert offsets("DXGKARG_UPDATECURRENTVALUESFROMCPU", arch="x86")["CurrentValueKernelCpuVa"] == 8
+    assert not layout.exists(registry.RECORDS["DXGKARG_CREATENATIVEFENCE"], ddi_version("wddm3_0"))

@@ -52,8 +52,8 @@ def test_exact_bytes(packet, expected):
 
 def test_opcode_values_and_sizes():
     assert (c.NOP, c.WORK, c.FILL, c.COPY, c.FENCE, c.WAIT, c.FLIP, c.TIMESTAMP, c.INDIRECT) == tuple(range(9))
-    assert (c.SET_ADDRESS_SPACE, c.UPDATE_PAGE_TABLE, c.FLUSH_TLB) == (0x09, 0x0A, 0x0B)
-    assert c.PACKET_DWORDS == {0: 1, 1: 3, 2: 6, 3: 7, 4: 5, 5: 5, 6: 5, 7: 3, 8: 4, 9: 3, 10: 5, 11: 7}
+    assert (c.SET_ADDRESS_SPACE, c.UPDATE_PAGE_TABLE, c.FLUSH_TLB, c.NATIVE_FENCE) == (0x09, 0x0A, 0x0B, 0x0C)
+    assert c.PACKET_DWORDS == {0: 1, 1: 3, 2: 6, 3: 7, 4: 5, 5: 5, 6: 5, 7: 3, 8: 4, 9: 3, 10: 5, 11: 7, 12: 7}
     assert c.RESERVED_OPCODES == frozenset()
     assert c.PRIVILEGED_OPCODES == {c.SET_ADDRESS_SPACE, c.UPDATE_PAGE_TABLE, c.FLUSH_TLB}
     assert (c.FENCE_INTERRUPT, c.WAIT_GEQ, c.WAIT_EQ, c.WAIT_NEQ, c.WAIT_32BIT, c.FLIP_NO_WAIT) == (1, 0, 1, 2, 4, 1)
@@ -321,7 +321,7 @@ def raw(opcode: int, flags: int, dwords: int, payload_dwords: int | None = None)
 @pytest.mark.parametrize(
     "data, offset, reason",
     [
-        (raw(0x0C, 0, 1), 0, "unknown opcode 0x0c"),
+        (raw(0x0D, 0, 1), 0, "unknown opcode 0x0d"),
         (raw(0xFF, 0, 3), 0, "unknown opcode 0xff"),
         (raw(c.SET_ADDRESS_SPACE, 0, 2), 0, "SET_ADDRESS_SPACE length 2 dwords is shorter than its fixed 3"),
         (raw(c.FLUSH_TLB, 0, 8), 0, "FLUSH_TLB length 8 dwords differs from its fixed 7"),
@@ -356,7 +356,7 @@ def test_command_errors(data, offset, reason):
 
 
 def test_decode_errors_at_an_offset():
-    data = c.nop() + c.nop() + raw(0x0C, 0, 1)
+    data = c.nop() + c.nop() + raw(0x0D, 0, 1)
     with pytest.raises(CommandError) as e:
         decode(data, 8)
     assert e.value.offset == 8 and "offset 0x8" in str(e.value)
@@ -380,7 +380,7 @@ def test_end_limits_the_packet():
 
 
 def test_a_valid_stream_then_an_error_yields_the_good_packets_first():
-    data = c.work(1) + c.fence(8, 9) + raw(0x0C, 0, 1)
+    data = c.work(1) + c.fence(8, 9) + raw(0x0D, 0, 1)
     got = []
     with pytest.raises(CommandError) as e:
         for cmd in iter_commands(data):
@@ -433,14 +433,14 @@ def test_disassembly_lines():
 
 
 def test_disassembly_base_and_errors():
-    data = c.fence(0x1000, 7, interrupt=True) + raw(0x0C, 0, 1)
+    data = c.fence(0x1000, 7, interrupt=True) + raw(0x0D, 0, 1)
     assert disassemble(data[:20], base=0x10000) == ["0x10000  FENCE addr=0x1000 value=7 +irq"]
     with pytest.raises(CommandError) as e:
         disassemble(data, base=0x10000)
     assert e.value.offset == 20
     assert disassemble(data, base=0x10, strict=False) == [
         "0x0010  FENCE addr=0x1000 value=7 +irq",
-        "0x0024  ?? unknown opcode 0x0c",
+        "0x0024  ?? unknown opcode 0x0d",
     ]
     assert disassemble(b"") == []
 
@@ -502,3 +502,15 @@ def test_64_bit_and_equality_waits_are_plain():
     assert c.wait_holds(c.WAIT_GEQ, 0, 0xFFFF_FFFF) is False
     assert c.wait_holds(c.WAIT_EQ, 0, 0x1_0000_0000, 32) is False
     assert c.wait_holds(c.WAIT_NEQ, 1, 2, 32) is True
+
+
+def test_native_fence_packet_round_trips():
+    """NATIVE_FENCE: CurrentValue address, value, MonitoredValue address (7 dwords)."""
+    packet = c.native_fence(0x1000, 75, 0x2008)
+    assert packet == struct.pack("<IQQQ", 0x0C | 7 << 16, 0x1000, 75, 0x2008)
+    cmd = c.decode(packet)
+    assert (cmd.name, cmd.addr, cmd.value, cmd.monitored, cmd.length) == ("NATIVE_FENCE", 0x1000, 75, 0x2008, 28)
+    assert c.encode(cmd) == packet
+    assert c.disassemble(packet) == ["0x0000  NATIVE_FENCE addr=0x1000 value=75 monitored=0x2008"]
+    assert bytes(c.CommandBuffer().native_fence(0x1000, 75, 0x2008)) == packet
+    assert c.decode(c.fence(0x1000, 1)).monitored is None

@@ -72,6 +72,7 @@ def test_every_public_member_is_documented_in_its_docstring_and_the_manual():
         "sched_bands", "sched_create_context", "sched_set_context", "sched_destroy_context",
         "sched_create_queue", "sched_destroy_queue", "sched_doorbell", "sched_rptr", "sched_suspend",
         "sched_resume", "sched_pop_suspend", "sched_reset", "sched_restart", "sched_running_queue",
+        "sched_pop_native_signal",
     ])
     for name in members:
         assert (getattr(M.Mmio, name).__doc__ or "").strip(), name

@@ -367,6 +367,10 @@ def _print_wddm2(con: Console, w2: dict) -> None:
               f"{f['cpu_signals']} CPU and {f['queued_signals']} queued signal(s), {f['cpu_waits']} CPU and "
               f"{f['queue_waits']} GPU wait(s), {f['timeouts']} timeout(s), {f['tdr_maxed']} driven to the maximum "
               f"by a reset")
+    n = w2.get("native_fences")
+    if n is not None:
+        con.print(f"[bold]Native fences:[/bold] {n['fences']} live, {n['interrupts']} NATIVE_FENCE_SIGNALED "
+                  f"interrupt(s), {n['updates']} MonitoredValue update(s), {n['cpu_signals']} CPU signal(s)")
 
 
 def _print_software(con: Console, summary: dict) -> None:

@@ -226,7 +226,10 @@ class System:
             callers = [by_name[call.process].devices[0] for call in sc.call if spec.name in call.fences()]
             if not users and not callers:
                 continue
-            fence = self.kmt.CreateSynchronizationObject((users or callers)[0], spec.initial, ("Shared",))
+            if spec.native:
+                fence = self.kmt.CreateNativeFence((users or callers)[0], spec.initial, ("Shared",))
+            else:
+                fence = self.kmt.CreateSynchronizationObject((users or callers)[0], spec.initial, ("Shared",))
             for dev in users[1:]:
                 self.kmt.OpenSynchronizationObject(fence, dev)
             for dev in callers:
@@ -327,6 +330,8 @@ class System:
         out = {"gpu_va": w2.gpuva.summary(), "fences": dict(w2.fences.stats),
                "fence_wake_latency": {"count": wake.count, "total_ns": wake.total, "min_ns": wake.min,
                                       "mean_ns": wake.mean, "max_ns": wake.max}}
+        if w2.native is not None:
+            out["native_fences"] = w2.native.summary()
         hw = w2.hwsch
         if hw is not None:
             out["hwsch"] = hw.summary()

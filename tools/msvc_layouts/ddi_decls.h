@@ -52,6 +52,7 @@ typedef unsigned long long  ULONGLONG;
 typedef unsigned long long  UINT64;
 typedef unsigned short      WORD;
 typedef unsigned char       BOOLEAN;
+typedef unsigned char       BYTE;
 typedef unsigned short      WCHAR;
 typedef void                VOID;
 typedef void               *PVOID;
@@ -1724,6 +1725,107 @@ typedef struct _DXGKARG_SIGNALMONITOREDFENCE {
     HANDLE                      hHwQueue;
 } DXGKARG_SIGNALMONITOREDFENCE;
 #define DDI_HAS_DXGKARG_SIGNALMONITOREDFENCE 1
+#endif
+
+/* ---- native GPU fences (WDDM 3.1 header items; the OS enables them for WDDM 3.2) ----- */
+/* Guards: see DECISIONS.md.  D3DDDI_NATIVE_FENCE_PDD_SIZE is 64 (d3dukmdt.h). */
+#if DDI_AT_LEAST(WDDM3_1)
+#define D3DDDI_NATIVE_FENCE_PDD_SIZE 64
+
+typedef enum _D3DDDI_NATIVEFENCE_TYPE {
+    D3DDDI_NATIVEFENCE_TYPE_DEFAULT   = 0,
+    D3DDDI_NATIVEFENCE_TYPE_INTRA_GPU = 1
+} D3DDDI_NATIVEFENCE_TYPE;
+#define DDI_HAS_D3DDDI_NATIVEFENCE_TYPE 1
+
+typedef struct _DXGKARG_CREATENATIVEFENCE_FLAGS {
+    union {
+        struct {
+            UINT Reserved : 32;
+        };
+        UINT Value;
+    };
+} DXGKARG_CREATENATIVEFENCE_FLAGS;
+#define DDI_HAS_DXGKARG_CREATENATIVEFENCE_FLAGS 1
+
+typedef struct _DXGKARG_CREATENATIVEFENCE {
+    HANDLE                          hGlobalNativeFence;
+    D3DDDI_NATIVEFENCE_TYPE         Type;
+    D3DGPU_VIRTUAL_ADDRESS          CurrentValueSystemProcessGpuVa;
+    D3DGPU_VIRTUAL_ADDRESS          MonitoredValueSystemProcessGpuVa;
+    BYTE                            pPrivateDriverData[D3DDDI_NATIVE_FENCE_PDD_SIZE];
+    DXGKARG_CREATENATIVEFENCE_FLAGS Flags;
+    BYTE                            Reserved[32];
+} DXGKARG_CREATENATIVEFENCE;
+#define DDI_HAS_DXGKARG_CREATENATIVEFENCE 1
+
+typedef struct _DXGK_DESTROYNATIVEFENCE_FLAGS {
+    union {
+        struct {
+            UINT Reserved : 32;
+        };
+        UINT Value;
+    };
+} DXGK_DESTROYNATIVEFENCE_FLAGS;
+#define DDI_HAS_DXGK_DESTROYNATIVEFENCE_FLAGS 1
+
+typedef struct _DXGKARG_DESTROYNATIVEFENCE {
+    HANDLE                        hGlobalNativeFence;
+    DXGK_DESTROYNATIVEFENCE_FLAGS Flags;
+    BYTE                          Reserved[32];
+} DXGKARG_DESTROYNATIVEFENCE;
+#define DDI_HAS_DXGKARG_DESTROYNATIVEFENCE 1
+
+typedef struct _DXGKARG_UPDATEMONITOREDVALUES_FLAGS {
+    union {
+        struct {
+            UINT Reserved : 32;
+        };
+        UINT Value;
+    };
+} DXGKARG_UPDATEMONITOREDVALUES_FLAGS;
+#define DDI_HAS_DXGKARG_UPDATEMONITOREDVALUES_FLAGS 1
+
+typedef struct _DXGKARG_UPDATEMONITOREDVALUES {
+    HANDLE                             *NativeFenceArray;
+    UINT64                             *UpdatedValueArray;
+    VOID                              **MonitoredValueKernelCpuVa;
+    UINT                                NumFences;
+    DXGKARG_UPDATEMONITOREDVALUES_FLAGS Flags;
+    BYTE                                Reserved[28];
+} DXGKARG_UPDATEMONITOREDVALUES;
+#define DDI_HAS_DXGKARG_UPDATEMONITOREDVALUES 1
+
+typedef struct _DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS {
+    union {
+        struct {
+            UINT AlwaysSignaled   : 1;
+            UINT NotificationOnly : 1;
+            UINT Reserved         : 30;
+        };
+        UINT Value;
+    };
+} DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS;
+#define DDI_HAS_DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS 1
+
+typedef struct _DXGKARG_UPDATECURRENTVALUESFROMCPU {
+    HANDLE                               *NativeFenceArray;
+    UINT64                               *UpdatedValueArray;
+    VOID                                **CurrentValueKernelCpuVa;
+    UINT                                  NumFences;
+    DXGK_UPDATECURRENTVALUESFROMCPU_FLAGS Flags;
+    BYTE                                  Reserved[28];
+} DXGKARG_UPDATECURRENTVALUESFROMCPU;
+#define DDI_HAS_DXGKARG_UPDATECURRENTVALUESFROMCPU 1
+
+typedef struct _DXGK_NATIVE_FENCE_CAPS {
+    UINT                   MonitoredValueStride;
+    BOOLEAN                MapToGpuSystemProcess;
+    D3DGPU_VIRTUAL_ADDRESS MinimumAddress;
+    D3DGPU_VIRTUAL_ADDRESS MaximumAddress;
+    BYTE                   Reserved[28];
+} DXGK_NATIVE_FENCE_CAPS;
+#define DDI_HAS_DXGK_NATIVE_FENCE_CAPS 1
 #endif
 
 /* ---- synchronization-object and signal flags (d3dukmdt) ----------------- */

@@ -229,6 +229,15 @@ class DXGK_KERNEL_SUBMISSION_TYPE(enum.IntEnum):
     DXGK_KERNEL_SUBMISSION_PRESENTBLT = 2
 
 
+class D3DDDI_NATIVEFENCE_TYPE(enum.IntEnum):
+    """Which kind of native GPU fence the OS creates (``DXGKARG_CREATENATIVEFENCE.Type``): DEFAULT
+    is waited on and signalled by the CPU and the GPU; INTRA_GPU (engine to engine only) is not
+    supported by the OS yet (Microsoft's D3DDDI_NATIVEFENCE_TYPE page)."""
+
+    D3DDDI_NATIVEFENCE_TYPE_DEFAULT = 0
+    D3DDDI_NATIVEFENCE_TYPE_INTRA_GPU = 1
+
+
 class DXGK_QUERYADAPTERINFOTYPE(enum.IntEnum):
     """What a ``DxgkDdiQueryAdapterInfo`` call asks the driver for (``DXGKARG_QUERYADAPTERINFO.Type``);
     the value picks the structure ``pOutputData`` points to. 32 is not assigned."""
@@ -330,6 +339,7 @@ SCHEDULING_PRIORITY_BAND = EnumType(
 KERNEL_SUBMISSION_TYPE = EnumType(
     "DXGK_KERNEL_SUBMISSION_TYPE", DXGK_KERNEL_SUBMISSION_TYPE, doc=DXGK_KERNEL_SUBMISSION_TYPE.__doc__
 )
+NATIVEFENCE_TYPE = EnumType("D3DDDI_NATIVEFENCE_TYPE", D3DDDI_NATIVEFENCE_TYPE, doc=D3DDDI_NATIVEFENCE_TYPE.__doc__)
 QUERYADAPTERINFOTYPE = EnumType(
     "DXGK_QUERYADAPTERINFOTYPE", DXGK_QUERYADAPTERINFOTYPE, doc=DXGK_QUERYADAPTERINFOTYPE.__doc__
 )

@@ -280,6 +280,28 @@ CONTRACTS: dict[str, DdiContract] = {c.name: c for c in (
        "anything else promotes the reset to an adapter reset.", "caps:HardwareScheduling",
        "d3dkmddi/nc-d3dkmddi-dxgkddi_resumehwengine",
        "Let a reset engine schedule its hardware queues again."),
+    # -- native GPU fences (WDDM 3.2; "Native GPU fence objects") --------------------------------------
+    _c("DxgkDdiCreateNativeFence", PASSIVE_LEVEL, "DXGKARG_CREATENATIVEFENCE", ("STATUS_SUCCESS", "error statuses"),
+       _TO_APP, "caps:NativeGpuFence", "d3dkmddi/nc-d3dkmddi-dxgkddi_createnativefence",
+       "Create the driver's tracking object of a native GPU fence; hGlobalNativeFence comes in as the OS's "
+       "handle and goes out as the driver's."),
+    _c("DxgkDdiDestroyNativeFence", PASSIVE_LEVEL, "DXGKARG_DESTROYNATIVEFENCE", ("STATUS_SUCCESS",),
+       "other statuses are logged and ignored.", "caps:NativeGpuFence",
+       "d3dkmddi/nc-d3dkmddi-dxgkddi_destroynativefence", "Forget a native GPU fence."),
+    _c("DxgkDdiUpdateMonitoredValues", DIRQL, "DXGKARG_UPDATEMONITOREDVALUES", ("STATUS_SUCCESS",),
+       "anything else is bug check 0x119 (parameter 1 = 0x12, FAILED_UPDATE_MONITORED_VALUE).",
+       "caps:NativeGpuFence", "d3dkmddi/nc-d3dkmddi-dxgkddi_updatemonitoredvalues",
+       "Write new MonitoredValues for a batch of native fences, synchronized with the ISR; a CurrentValue "
+       "read after it returns was written by the GPU after it saw the new MonitoredValue.",
+       lifetime=("The arrays, and the MonitoredValueKernelCpuVa pointers in particular, are valid only during "
+                 "the call: the driver keeps none of them."), first="pUpdateMonitoredValues"),
+    _c("DxgkDdiUpdateCurrentValuesFromCpu", DISPATCH_LEVEL, "DXGKARG_UPDATECURRENTVALUESFROMCPU", ("STATUS_SUCCESS",),
+       "anything else is bug check 0x119 (parameter 1 = 0x13, FAILED_UPDATE_CURRENT_VALUE).",
+       "caps:NativeGpuFence", "d3dkmddi/nc-d3dkmddi-dxgkddi_updatecurrentvaluesfromcpu",
+       "Write new CurrentValues for a batch of native fences signalled from the CPU, then have the GPU "
+       "release the hardware queues those values satisfy.",
+       lifetime=("The arrays, and the CurrentValueKernelCpuVa pointers in particular, are valid only during the "
+                 "call: the driver keeps none of them."), first="pUpdateCurrentValuesFromCpu"),
 )}
 
 
@@ -294,7 +316,7 @@ def _contract(fn: Callable) -> Callable:
 #: Capability names a contract's ``need`` may name, and how to read them from what the OS learnt
 #: at adapter start (its DXGK_DRIVERCAPS plus the OS's own choices).
 NEED_CAPS = ("MultiEngineAware", "PreemptionAware", "CancelCommandAware", "SupportPerEngineTDR",
-             "PhysicalSubmission", "HardwareScheduling")
+             "PhysicalSubmission", "HardwareScheduling", "NativeGpuFence")
 
 
 #: The rule that names a capability's entry points, quoted in the reason. Rule 118:
@@ -380,6 +402,11 @@ class DxgkrnlInterface(Protocol):
     def DxgkCbInvalidateHwContext(self, pInvalidateHwContext: Any) -> None:
         """From DxgkDdiResetHwEngine (hardware scheduling): a running hardware context the reset hit
         (``DXGKARGCB_INVALIDATEHWCONTEXT.hHwContext``, Dxgkrnl's handle); its device goes to error."""
+
+    def DxgkCbIsFeatureEnabled(self, hAdapter: int, FeatureId: str) -> bool:
+        """Whether the OS enabled an optional feature for this adapter (DxgkCbIsFeatureEnabled2 with
+        the DXGK_FEATURE_ID named without its prefix, e.g. ``"NATIVE_FENCE"``; the argument structure
+        is not modelled). A driver asks before it reports the feature's capability."""
 
 
 class Miniport(Protocol):
@@ -511,4 +538,20 @@ class HwSchMiniport(Protocol):
 
     @_contract
     def DxgkDdiResumeHwEngine(self, hAdapter: int, pResumeHwEngine: Any) -> int: ...
+
+
+class NativeFenceMiniport(Protocol):
+    """The entry points of native GPU fences (WDDM 3.2, hardware scheduling)."""
+
+    @_contract
+    def DxgkDdiCreateNativeFence(self, hAdapter: int, pCreateNativeFence: Any) -> int: ...
+
+    @_contract
+    def DxgkDdiDestroyNativeFence(self, hAdapter: int, pDestroyNativeFence: Any) -> int: ...
+
+    @_contract
+    def DxgkDdiUpdateMonitoredValues(self, pUpdateMonitoredValues: Any) -> int: ...
+
+    @_contract
+    def DxgkDdiUpdateCurrentValuesFromCpu(self, pUpdateCurrentValuesFromCpu: Any) -> int: ...
 

@@ -20,6 +20,7 @@ from .structs import (
     gpummu,
     hwsched,
     interrupt,
+    nativefence,
     paging,
     patch,
     preempt,
@@ -30,7 +31,7 @@ from .structs import (
 
 _MODULES = (
     common, submit, interrupt, patch, preempt, context, display, adapter, device, render, paging, gpummu, hwsched, sync,
-    caps,
+    nativefence, caps,
 )
 
 #: Records by name.
@@ -61,6 +62,7 @@ SCALARS: dict[str, Typedef | EnumType] = {
         enums.PTE_PAGE_SIZE,
         enums.SCHEDULING_PRIORITY_BAND,
         enums.KERNEL_SUBMISSION_TYPE,
+        enums.NATIVEFENCE_TYPE,
         enums.QUERYADAPTERINFOTYPE,
         enums.WDDMVERSION,
         enums.GRAPHICS_PREEMPTION_GRANULARITY,

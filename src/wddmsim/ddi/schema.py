@@ -126,6 +126,7 @@ def active(item: Member | Group | Record, version: DdiVersion) -> bool:
 
 # -- The scalars of the MSVC data model (LLP64 on x64, ILP32 on x86) ---------------------------
 UCHAR = Prim("UCHAR", 1, 1)
+BYTE = Prim("BYTE", 1, 1)
 BOOLEAN = Prim("BOOLEAN", 1, 1, kind="bool")
 WORD = Prim("WORD", 2, 2)
 WCHAR = Prim("WCHAR", 2, 2)

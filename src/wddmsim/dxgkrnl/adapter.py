@@ -72,6 +72,8 @@ FLAG_VIRTUAL_MACHINE_DATA = 0x100
 #: MaxInFlightHwQueueBuffers).
 MIN_VERSION_GPU_VA = "wddm2_0"
 MIN_VERSION_HARDWARE = "wddm2_5"
+#: The first DDI version the OS enables native GPU fences for (Windows 11 24H2).
+MIN_VERSION_NATIVE_FENCE = "wddm3_2"
 
 
 @dataclass
@@ -191,7 +193,16 @@ class Adapter:
             "MultiEngineAware": caps.MultiEngineAware, "PreemptionAware": self.preemption_aware,
             "CancelCommandAware": caps.CancelCommandAware and caps.MultiEngineAware,
             "SupportPerEngineTDR": caps.SupportPerEngineTDR,
-            "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware})
+            "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware,
+            "NativeGpuFence": caps.NativeGpuFence})
+        if caps.NativeGpuFence and not (hardware and version.value >= ddi_version(MIN_VERSION_NATIVE_FENCE).value):
+            # "Native GPU fence objects": the OS fails adapter initialization when the driver reports
+            # native fences and the OS did not enable the feature, which it does for WDDM 3.2 drivers
+            # under hardware scheduling.
+            problems.append(f"the driver reports DXGK_VIDSCHCAPS.NativeGpuFence, but the OS enables native GPU "
+                            f"fences (DXGK_FEATURE_NATIVE_FENCE) only for {MIN_VERSION_NATIVE_FENCE} drivers under "
+                            f"hardware scheduling (adapter.scheduling = \"hardware\"); this one is {version.name}"
+                            + ("" if hardware else " under the software scheduler"))
         if problems:
             raise AdapterStartError(problems)
         self.segments, self.paging_buffer_size, self.paging_private_size = self._query_segments()
@@ -250,6 +261,16 @@ class Adapter:
         #: the vsync interrupt's state and the vertical-blank waiters (DxgkDdiControlInterrupt)
         self.vsync = VsyncControl(self, len(self.display_refresh))
         self.interrupt_address = self.pool.alloc(4096)
+        #: DXGK_NATIVE_FENCE_CAPS (DXGKQAITYPE_NATIVE_FENCE_CAPS) of a driver with NativeGpuFence
+        self.native_fence_caps = None
+        if caps.NativeGpuFence:
+            nf = self._query("DXGKQAITYPE_NATIVE_FENCE_CAPS", ddi.new("DXGK_NATIVE_FENCE_CAPS"))
+            stride = int(nf.MonitoredValueStride)
+            if stride < 8 or stride % 8 or stride > 4096:
+                raise AdapterStartError([f"DXGK_NATIVE_FENCE_CAPS.MonitoredValueStride = {stride}: the OS packs "
+                                         f"MonitoredValues (64-bit, written atomically) in a page, so the stride is "
+                                         f"a multiple of 8 from 8 to 4096"])
+            self.native_fence_caps = nf
         if self.gpu_va:
             from .wddm2 import Wddm2
             self.wddm2 = Wddm2(self, hardware=hardware, bands=self._bands)

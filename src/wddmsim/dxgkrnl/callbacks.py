@@ -54,6 +54,7 @@ _CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
 _MONITORED_FENCE_SIGNALED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED)
 _SUSPEND_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_SUSPEND_CONTEXT_COMPLETED)
 _HWQUEUE_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED)
+_NATIVE_FENCE_SIGNALED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED)
 _INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
 #: CRTC-type events: after every DMA-type event of the same ISR pass (rule 42).
 _CRTC_TYPES = frozenset(int(v) for v in DXGK_INTERRUPT_TYPE if v.name.startswith("DXGK_INTERRUPT_CRTC_VSYNC"))
@@ -170,6 +171,11 @@ class DxgkInterface:
         elif itype == _HWQUEUE_PAGE_FAULTED and hw is not None:
             hw.tdr.check_interrupt(data, data.HwQueuePageFaulted.NodeOrdinal)
             hw.tdr.page_faulted(data)
+        elif itype == _NATIVE_FENCE_SIGNALED and w2 is not None and w2.native is not None:
+            if ad.verifier.mode != "off":
+                ad.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=ad.version),
+                                  ad.interrupt_address)
+            w2.native.interrupt(data)  # the DPC reads the fences it names
         elif itype == _CRTC_VSYNC:
             if ad.verifier.mode != "off":
                 ad.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data,
@@ -238,7 +244,9 @@ class DxgkInterface:
             ad.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
         w2 = ad.wddm2
         if w2 is not None and w2.hwsch is not None:
-            w2.hwsch.retire()  # progress fences, then every fence with waiters
+            w2.hwsch.retire()  # progress fences, then every monitored fence with waiters
+            if w2.native is not None:
+                w2.native.dpc()  # native fences named by NATIVE_FENCE_SIGNALED
             return
         ad.vidsch.retire()
         if w2 is not None:
@@ -253,6 +261,19 @@ class DxgkInterface:
             ad.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbInvalidateHwContext", "irql": "PASSIVE_LEVEL",
                                                      "args": ad.ddi.args_of(pInvalidateHwContext)})
         ad.wddm2.hwsch.tdr.invalidate(pInvalidateHwContext.hHwContext)
+
+    def DxgkCbIsFeatureEnabled(self, hAdapter: int, FeatureId: str) -> bool:
+        """DXGK_FEATURE_NATIVE_FENCE ("Native GPU fence objects") is enabled for a WDDM 3.2 driver on an
+        adapter run with hardware scheduling; the model knows no other optional feature."""
+        self.callbacks += 1
+        self._not_from_isr("DxgkCbIsFeatureEnabled")
+        ad = self.adapter
+        if FeatureId == "NATIVE_FENCE":
+            from .adapter import MIN_VERSION_NATIVE_FENCE
+            from ..ddi.versions import ddi_version
+
+            return ad.scheduling == "hardware" and ad.version.value >= ddi_version(MIN_VERSION_NATIVE_FENCE).value
+        return False
 
     def DxgkCbSynchronizeExecution(self, hAdapter, SynchronizeRoutine, Context, MessageNumber):
         """Run ``SynchronizeRoutine(Context)`` at DIRQL, synchronized with the ISR; returns

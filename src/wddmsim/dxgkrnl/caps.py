@@ -49,6 +49,7 @@ class AdapterCaps:
     VirtualAddressingSupported: bool = False
     PagingNode: int = 0
     VSyncPowerSaveAware: bool = False
+    NativeGpuFence: bool = False
 
     @classmethod
     def read(cls, raw, version: DdiVersion) -> "AdapterCaps":
@@ -73,6 +74,7 @@ class AdapterCaps:
             VirtualAddressingSupported=bool(getattr(mm, "VirtualAddressingSupported", 0)),
             PagingNode=int(mm.PagingNode),
             VSyncPowerSaveAware=bool(getattr(sc, "VSyncPowerSaveAware", 0)),
+            NativeGpuFence=bool(getattr(sc, "NativeGpuFence", 0)),
         )
 
     @property

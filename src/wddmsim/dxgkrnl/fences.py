@@ -123,6 +123,10 @@ _STAT_NAMES = (
 class MonitoredFence:
     """One monitored fence. The table owns the waiters; the attributes are for reading."""
 
+    #: A native GPU fence (:mod:`.nativefence`) says True: its waiters are read on the native-fence
+    #: interrupt only, never by the scan of monitored fences with waiters.
+    native = False
+
     __slots__ = (
         "handle", "process", "device", "flags", "cpu_va", "gpu_va", "bits", "value", "initial",
         "destroyed", "signalers", "devices", "_heap", "_pending", "_dead", "_raw",
@@ -344,15 +348,17 @@ class FenceTable:
         return names
 
     # -- objects --------------------------------------------------------------------------------
-    def create(self, process, device, initial: int = 0, flags: Iterable[str] = ()) -> MonitoredFence:
-        """D3DDDI_MONITORED_FENCE creation: a fence holding ``initial``, owned by ``process``."""
+    def create(self, process, device, initial: int = 0, flags: Iterable[str] = (), *,
+               kind: type[MonitoredFence] = MonitoredFence) -> MonitoredFence:
+        """D3DDDI_MONITORED_FENCE creation: a fence holding ``initial``, owned by ``process``
+        (``kind``: the fence class, a native fence's for :mod:`.nativefence`)."""
         names = self._check_flags(flags)
         self.check_value(initial, "initial fence value")
         bits = 32 if self.no64bit_atomics and "NoGPUAccess" not in names else 64
         addr = self._free.pop() if self._free else self._allocate(8, 8)
         if addr % 8:
             raise ValueError(f"monitored fence value at 0x{addr:x} is not 8-byte aligned (rule 100)")
-        fence = MonitoredFence(process, device, names, addr, bits, initial)
+        fence = kind(process, device, names, addr, bits, initial)
         fence.handle = self.handles.add(fence)
         self._write(fence, initial)
         self.fences[fence.handle] = fence
@@ -511,6 +517,40 @@ class FenceTable:
             if not fence.destroyed:  # a released waiter's callback may have destroyed it
                 self._set(fence, value, "cpu")
 
+    def check_cpu_signal(self, fences: list[MonitoredFence], values: list[int]) -> None:
+        """Validate a SignalSynchronizationObjectFromCpu (as :meth:`signal_cpu` does) without
+        signalling: for fences whose value someone else writes (native fences, through their
+        driver). The fences are read from memory first."""
+        n = len(fences)
+        if len(values) != n:
+            self._fail(INVALID_PARAMETER, f"{n} fences but {len(values)} values")
+        if not 1 <= n <= MAX_OBJECTS_SIGNALED:
+            self._fail(INVALID_PARAMETER, f"{n} objects; a signal takes 1..{MAX_OBJECTS_SIGNALED} (D3DDDI_MAX_OBJECT_SIGNALED)")
+        for fence, value in zip(fences, values):
+            self._check_live(fence)
+            self._refresh(fence)
+            if "NoSignal" in fence.flags:
+                self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} has NoSignal")
+            self.check_value(value)
+            if value < fence.value:
+                self._fail(INVALID_PARAMETER, f"signal of {value} below the current value {fence.value} of fence "
+                                              f"0x{fence.handle:x} without AllowFenceRewind (rule 98)")
+
+    def signalled_by_driver(self, fence: MonitoredFence, value: int) -> None:
+        """The driver wrote ``value`` for a CPU signal the OS asked of it: the OS's view moves
+        (``FenceSignal`` with source ``cpu``) and satisfied waiters are released; memory is not
+        written again."""
+        self.stats["cpu_signals"] += 1
+        fence._raw = self.memory.read_u64(fence.cpu_va)
+        if value <= fence.value:
+            return
+        fence.value = value
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "FenceSignal", {"fence": fence.handle, "value": value, "source": "cpu",
+                                                         "rewind": 0})
+        if fence._heap:
+            self._release(fence)
+
     def signal_queued(self, fence: MonitoredFence, value: int, device=None) -> None:
         """The OS signals ``fence`` to ``value`` for a queue of ``device`` that reached the signal.
 
@@ -655,7 +695,7 @@ class FenceTable:
         entry = _Entry(fence, target, owner)
         heappush(fence._heap, (target, self._seq, entry))
         fence._pending += 1
-        if fence._pending == 1:
+        if fence._pending == 1 and not fence.native:
             self._waited[fence] = None
         return entry
 

@@ -157,6 +157,11 @@ class D3DKMT:
         a 64-bit value, no NoSignal): (GPU virtual address, value, width)."""
         return self._wddm2().signal_value(context, fence, value)
 
+    def NativeFenceSignal(self, context: Context, fence, value: int) -> tuple[int, int, int]:
+        """What a user-mode driver encodes for the GPU's write of ``value`` to native fence
+        ``fence``: (CurrentValue's GPU virtual address, value, MonitoredValue's GPU virtual address)."""
+        return self._wddm2().native_signal_value(context, fence, value)
+
     def HwQueueProgress(self, context: Context, queue=None, progress_id: int | None = None):
         """Hardware scheduling: ``(queue, progress id, the progress-fence write a buffer ends with or
         None)`` for the next buffer of ``context`` (see :meth:`Wddm2.progress_value`)."""
@@ -184,26 +189,67 @@ class D3DKMT:
         """A D3DDDI_MONITORED_FENCE owned by ``device``'s process."""
         return self._fences().create(device.process, device, initial, tuple(flags))
 
+    def CreateNativeFence(self, device: Device, initial: int = 0, flags=()):
+        """D3DKMTCreateNativeFence (D3DDDI_NATIVEFENCE_TYPE_DEFAULT): a native GPU fence owned by
+        ``device``'s process (WDDM 3.2 driver reporting NativeGpuFence, hardware scheduling)."""
+        w2 = self.adapter.wddm2
+        if w2 is None or w2.native is None:
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           "native GPU fences need hardware scheduling and a WDDM 3.2 driver that reports "
+                           "DXGK_VIDSCHCAPS.NativeGpuFence")
+        return w2.native.create(device.process, device, initial, tuple(flags))
+
     def OpenSynchronizationObject(self, fence, device: Device) -> None:
         """Use ``fence`` from another device (it is mapped into that device's process)."""
         self._fences().open(fence, device.process, device)
 
     def DestroySynchronizationObject(self, fence) -> None:
         """Destroy ``fence``: its pending waiters complete with STATUS_INVALID_HANDLE."""
-        self._fences().destroy(fence)
+        table = self._fences()
+        if fence.native:
+            self.adapter.wddm2.native.destroy(fence)
+            return
+        table.destroy(fence)
 
     def SignalSynchronizationObjectFromCpu(self, fences, values, rewind: bool = False) -> None:
-        self._fences().signal_cpu(list(fences), list(values), rewind=rewind)
+        fences, values = list(fences), list(values)
+        table = self._fences()
+        native = [i for i, f in enumerate(fences) if f.native]
+        if not native:
+            table.signal_cpu(fences, values, rewind=rewind)
+            return
+        # Native fences are written by their driver (DxgkDdiUpdateCurrentValuesFromCpu), the others
+        # as always; everything is checked before anything is signalled.
+        nf = self.adapter.wddm2.native
+        if rewind:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER),
+                           "AllowFenceRewind is not modelled on native fences: their CurrentValue only goes forward")
+        if len({id(fences[i]) for i in native}) != len(native):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "a native fence is named twice in one signal")
+        table.check_cpu_signal(fences, values)
+        plain = [i for i in range(len(fences)) if i not in native]
+        if plain:
+            table.signal_cpu([fences[i] for i in plain], [values[i] for i in plain])
+        nf.signal_cpu([fences[i] for i in native], [values[i] for i in native])
 
     def WaitForSynchronizationObjectFromCpu(self, fences, values, timeout: int | None = None, wait_any: bool = False):
-        """An event that triggers with STATUS_SUCCESS, STATUS_TIMEOUT or an error status."""
-        return self._fences().wait_cpu(list(fences), list(values), timeout=timeout, wait_any=wait_any)
+        """An event that triggers with STATUS_SUCCESS, STATUS_TIMEOUT or an error status. A native
+        fence's MonitoredValue follows the wait (:mod:`wddmsim.dxgkrnl.nativefence`)."""
+        fences = list(fences)
+        table = self._fences()
+        if any(f.native for f in fences):
+            return self.adapter.wddm2.native.wait_cpu(fences, list(values), timeout=timeout, wait_any=wait_any)
+        return table.wait_cpu(fences, list(values), timeout=timeout, wait_any=wait_any)
 
     def WaitForSynchronizationObjectFromGpu(self, context: Context, fence, value: int, queue=None) -> None:
         """Later buffers of the queue (hardware scheduling) or of the context (software scheduler)
         wait until ``fence`` reaches ``value``; other contexts and queues are not held (rule 103)."""
         fences = self._fences()
         w2 = self.adapter.wddm2
+        if fence.native:
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           "the GPU waits for a native fence by itself (a WAIT on its CurrentValue in the buffer); "
+                           "the OS does not hold queues behind one")
         fences.open(fence, context.device.process, context.device)
         if w2.hwsch is not None:
             w2.hwsch.wait(queue or context.hwqueues[0], fence, value)
@@ -220,6 +266,9 @@ class D3DKMT:
         the queue (or the context) are done."""
         fences = self._fences()
         w2 = self.adapter.wddm2
+        if fence.native:
+            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                           "the GPU signals a native fence by itself (a native fence write in the buffer)")
         fences.open(fence, context.device.process, context.device)
         if w2.hwsch is not None:
             w2.hwsch.signal(queue or context.hwqueues[0], fence, value)

@@ -121,6 +121,12 @@ class Wddm2:
             from .hwqueue import HwSch  # only a hardware-scheduled adapter has hardware queues
             self.hwsch = HwSch(ad, self.fences, self.gpuva, bands=bands)
             self.hwsch.release = self.release
+        #: native GPU fences (:mod:`.nativefence`), when the driver reports NativeGpuFence (the
+        #: adapter starts with it only for a WDDM 3.2 driver under hardware scheduling)
+        self.native = None
+        if hardware and ad.caps.NativeGpuFence:
+            from .nativefence import NativeFences
+            self.native = NativeFences(self)
         self._areas: dict[int, CommandArea] = {}
         self._paging_queue = None
         #: Instrumentation (assembly code): ``on_buffer(context, seq, va)`` after a buffer is written.
@@ -229,11 +235,25 @@ class Wddm2:
         """A GPU write of ``value`` to ``fence`` by ``ctx``'s buffer, checked and recorded (a TDR of
         the device then moves the fence to its maximum, rule 101): (address, value, width)."""
         self._live(ctx)
+        if fence.native:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"fence 0x{fence.handle:x} is a native fence: "
+                                                                   f"the GPU signals it with a native fence write")
         self.fences.check_value(value, "signal value")  # a 64-bit fence never wraps
         if "NoSignal" in fence.flags:
             raise ApiError(int(NTSTATUS.STATUS_ACCESS_DENIED), f"monitored fence 0x{fence.handle:x} has NoSignal")
         self.fences.register_signaler(fence, ctx.device)
         return self.fence_address(fence, ctx.device.process), value, fence.bits
+
+    def native_signal_value(self, ctx, fence, value: int) -> tuple[int, int, int]:
+        """A GPU write of ``value`` to native fence ``fence`` by ``ctx``'s buffer, checked and
+        recorded: (CurrentValue's GPU VA, value, MonitoredValue's GPU VA) in the context's process."""
+        self._live(ctx)
+        self.fences.check_value(value, "signal value")
+        if "NoSignal" in fence.flags:
+            raise ApiError(int(NTSTATUS.STATUS_ACCESS_DENIED), f"native fence 0x{fence.handle:x} has NoSignal")
+        self.fences.register_signaler(fence, ctx.device)
+        process = ctx.device.process
+        return self.fence_address(fence, process), value, self.native.monitored_address(fence, process)
 
     def progress_value(self, ctx, queue=None, progress_id: int | None = None):
         """Hardware scheduling: the queue a buffer of ``ctx`` goes to (default its first), its

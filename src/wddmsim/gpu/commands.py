@@ -5,7 +5,9 @@ A command buffer is a run of packets, little-endian and dword aligned. Each pack
 the opcode's fixed payload. The set is small and invented for the model, though shaped like real
 front ends (AMD PM4, NVIDIA pushbuffer methods, tinygrad's HCQ queues): a stand-in for real work
 (``WORK``), memory operations (``FILL``, ``COPY``), fences (``FENCE`` written by the GPU, ``WAIT``
-polled by it), display flips (``FLIP``), timestamps and a call into a second buffer (``INDIRECT``);
+polled by it, ``NATIVE_FENCE``: a native fence's CurrentValue written with the conditional
+interrupt of hardware scheduling), display flips (``FLIP``), timestamps and a call into a second
+buffer (``INDIRECT``);
 three privileged packets drive the MMU (``SET_ADDRESS_SPACE``, ``UPDATE_PAGE_TABLE``,
 ``FLUSH_TLB``; see :mod:`.mmu`).
 
@@ -24,17 +26,17 @@ from typing import NamedTuple
 
 __all__ = [
     "NOP", "WORK", "FILL", "COPY", "FENCE", "WAIT", "FLIP", "TIMESTAMP", "INDIRECT",
-    "SET_ADDRESS_SPACE", "UPDATE_PAGE_TABLE", "FLUSH_TLB",
+    "SET_ADDRESS_SPACE", "UPDATE_PAGE_TABLE", "FLUSH_TLB", "NATIVE_FENCE",
     "OPCODE_NAMES", "PACKET_DWORDS", "RESERVED_OPCODES",
     "FENCE_INTERRUPT", "WAIT_GEQ", "WAIT_EQ", "WAIT_NEQ", "WAIT_COMPARE_MASK", "WAIT_32BIT",
     "FLIP_NO_WAIT",
     "FILL_DST", "COPY_SRC", "COPY_DST", "FENCE_ADDR", "WAIT_ADDR", "FLIP_SURFACE", "FLIP_SOURCE",
-    "TIMESTAMP_ADDR", "INDIRECT_ADDR",
+    "TIMESTAMP_ADDR", "INDIRECT_ADDR", "NATIVE_FENCE_ADDR", "NATIVE_FENCE_MONITORED",
     "HEADER_SIZE", "MAX_PACKET_DWORDS",
     "SET_ADDRESS_SPACE_ROOT", "UPDATE_PAGE_TABLE_ADDR", "UPDATE_PAGE_TABLE_ENTRIES", "FLUSH_TLB_ROOT",
     "PRIVILEGED_OPCODES", "PAGE_TABLE_ENTRIES",
     "header", "nop", "work", "fill", "copy", "fence", "wait", "flip", "timestamp", "indirect",
-    "set_address_space", "update_page_table", "flush_tlb",
+    "set_address_space", "update_page_table", "flush_tlb", "native_fence",
     "encode", "wait_holds",
     "CommandBuffer", "Command", "CommandError", "decode", "iter_commands", "disassemble",
 ]
@@ -54,12 +56,14 @@ INDIRECT = 0x08
 SET_ADDRESS_SPACE = 0x09
 UPDATE_PAGE_TABLE = 0x0A
 FLUSH_TLB = 0x0B
+# Hardware scheduling: run by the context-management processor's side of an engine.
+NATIVE_FENCE = 0x0C
 
 OPCODE_NAMES: dict[int, str] = {
     NOP: "NOP", WORK: "WORK", FILL: "FILL", COPY: "COPY", FENCE: "FENCE", WAIT: "WAIT",
     FLIP: "FLIP", TIMESTAMP: "TIMESTAMP", INDIRECT: "INDIRECT",
     SET_ADDRESS_SPACE: "SET_ADDRESS_SPACE", UPDATE_PAGE_TABLE: "UPDATE_PAGE_TABLE",
-    FLUSH_TLB: "FLUSH_TLB",
+    FLUSH_TLB: "FLUSH_TLB", NATIVE_FENCE: "NATIVE_FENCE",
 }
 #: Opcodes set aside for later and refused by the decoder (none at present).
 RESERVED_OPCODES: frozenset[int] = frozenset()
@@ -97,6 +101,8 @@ SET_ADDRESS_SPACE_ROOT = 4
 UPDATE_PAGE_TABLE_ADDR = 4  # the table's physical address
 UPDATE_PAGE_TABLE_ENTRIES = 20  # where the inline u64 entries start
 FLUSH_TLB_ROOT = 4
+NATIVE_FENCE_ADDR = 4  # CurrentValue
+NATIVE_FENCE_MONITORED = 20  # MonitoredValue
 
 #: Entries in one page table (UPDATE_PAGE_TABLE: start_index + count may not exceed it).
 PAGE_TABLE_ENTRIES = 512
@@ -113,6 +119,7 @@ _INDIRECT_S = struct.Struct("<IQI")  # addr, size
 _SET_ADDRESS_SPACE_S = struct.Struct("<IQ")  # root
 _UPDATE_PAGE_TABLE_S = struct.Struct("<IQII")  # table, start_index, count; then count u64 entries
 _FLUSH_TLB_S = struct.Struct("<IQQQ")  # root, start, end
+_NATIVE_FENCE_S = struct.Struct("<IQQQ")  # CurrentValue address, value, MonitoredValue address
 
 # The fixed size of each opcode, in dwords (NOP, UPDATE_PAGE_TABLE: the minimum).
 PACKET_DWORDS: dict[int, int] = {
@@ -128,6 +135,7 @@ PACKET_DWORDS: dict[int, int] = {
     SET_ADDRESS_SPACE: _SET_ADDRESS_SPACE_S.size // 4,
     UPDATE_PAGE_TABLE: _UPDATE_PAGE_TABLE_S.size // 4,
     FLUSH_TLB: _FLUSH_TLB_S.size // 4,
+    NATIVE_FENCE: _NATIVE_FENCE_S.size // 4,
 }
 
 assert (_FILL_S.size, _COPY_S.size, _FLIP_S.size, _INDIRECT_S.size) == (24, 28, 20, 16)
@@ -148,6 +156,7 @@ _H_TIMESTAMP = _hdr(TIMESTAMP, 0, PACKET_DWORDS[TIMESTAMP])
 _H_INDIRECT = _hdr(INDIRECT, 0, PACKET_DWORDS[INDIRECT])
 _H_SET_ADDRESS_SPACE = _hdr(SET_ADDRESS_SPACE, 0, PACKET_DWORDS[SET_ADDRESS_SPACE])
 _H_FLUSH_TLB = _hdr(FLUSH_TLB, 0, PACKET_DWORDS[FLUSH_TLB])
+_H_NATIVE_FENCE = _hdr(NATIVE_FENCE, 0, PACKET_DWORDS[NATIVE_FENCE])
 
 _U32_MAX = 0xFFFF_FFFF
 _U64_MAX = 0xFFFF_FFFF_FFFF_FFFF
@@ -225,6 +234,14 @@ def wait(addr: int, value: int, compare: int = WAIT_GEQ, bits: int = 64) -> byte
     flags = _compare_flags(compare, bits)
     value = _u32("value", value) if bits == 32 else _u64("value", value)
     return _WAIT_S.pack(_H_WAIT | flags << 8, _u64("addr", addr), value)
+
+
+def native_fence(addr: int, value: int, monitored: int) -> bytes:
+    """Write the u64 ``value`` at ``addr`` (a native fence's CurrentValue); the context-management
+    processor then raises the CPU interrupt only if ``value`` is above the u64 at ``monitored``
+    (the fence's MonitoredValue)."""
+    return _NATIVE_FENCE_S.pack(_H_NATIVE_FENCE, _u64("addr", addr), _u64("value", value),
+                                _u64("monitored", monitored))
 
 
 def flip(source: int, surface: int, interval: int, no_wait: bool = False) -> bytes:
@@ -343,6 +360,9 @@ class CommandBuffer:
     def wait(self, addr: int, value: int, compare: int = WAIT_GEQ, bits: int = 64) -> CommandBuffer:
         return self._add(wait(addr, value, compare, bits))
 
+    def native_fence(self, addr: int, value: int, monitored: int) -> CommandBuffer:
+        return self._add(native_fence(addr, value, monitored))
+
     def flip(self, source: int, surface: int, interval: int, no_wait: bool = False) -> CommandBuffer:
         return self._add(flip(source, surface, interval, no_wait))
 
@@ -381,7 +401,9 @@ class Command(NamedTuple):
     is where the next one starts. INDIRECT puts its byte count in ``size``. SET_ADDRESS_SPACE has
     ``root``; FLUSH_TLB ``root``, ``va_start`` and ``va_end``; UPDATE_PAGE_TABLE puts the table's
     address in ``addr`` (also ``table``), has ``start_index`` and ``entries`` (a tuple of u64), and
-    the bytes of entries it writes (8 per entry) in ``size``.
+    the bytes of entries it writes (8 per entry) in ``size``. NATIVE_FENCE has the CurrentValue
+    address in ``addr``, the value in ``value`` and the MonitoredValue address in ``src`` (the word
+    it reads; also ``monitored``).
     """
 
     opcode: int
@@ -417,6 +439,11 @@ class Command(NamedTuple):
     def table(self) -> int | None:
         """UPDATE_PAGE_TABLE: the physical address of the table written."""
         return self.addr if self.opcode == UPDATE_PAGE_TABLE else None
+
+    @property
+    def monitored(self) -> int | None:
+        """NATIVE_FENCE: the address of the MonitoredValue it compares with."""
+        return self.src if self.opcode == NATIVE_FENCE else None
 
     @property
     def interrupt(self) -> bool:
@@ -499,6 +526,12 @@ def _d_wait(data, off, flags, length):
                            off, None, None, None, None, None))
 
 
+def _d_native_fence(data, off, flags, length):
+    addr, value, monitored = _P_COPY(data, off + 4)
+    return _make(Command, (NATIVE_FENCE, flags, length, None, None, None, None, monitored, addr, value, None, None,
+                           None, off, None, None, None, None, None))
+
+
 def _d_flip(data, off, flags, length):
     source, surface, interval = _P_FLIP(data, off + 4)
     return _make(Command, (FLIP, flags, length, None, None, None, None, None, None, None, source, surface, interval,
@@ -559,6 +592,7 @@ _DECODERS = {
     SET_ADDRESS_SPACE: (_SET_ADDRESS_SPACE_S.size, _d_set_address_space),
     UPDATE_PAGE_TABLE: (0, _d_update_page_table),  # variable: checked by the decoder
     FLUSH_TLB: (_FLUSH_TLB_S.size, _d_flush_tlb),
+    NATIVE_FENCE: (_NATIVE_FENCE_S.size, _d_native_fence),
 }
 
 
@@ -658,6 +692,8 @@ def encode(cmd: Command) -> bytes:
         packet = update_page_table(cmd.addr, cmd.start_index, cmd.entries)
     elif op == FLUSH_TLB:
         packet = flush_tlb(cmd.root, cmd.va_start, cmd.va_end)
+    elif op == NATIVE_FENCE:
+        packet = native_fence(cmd.addr, cmd.value, cmd.src)
     else:
         raise ValueError(f"cannot encode opcode 0x{op:02x}")
     flags = _u("flags", cmd.flags, 0xFF, "u8")
@@ -704,6 +740,8 @@ def _describe(cmd: Command) -> str:
         if len(cmd.entries) > _SHOWN_ENTRIES:
             shown += f" +{len(cmd.entries) - _SHOWN_ENTRIES} more"
         text = f"UPDATE_PAGE_TABLE table=0x{cmd.addr:x} start={cmd.start_index} count={len(cmd.entries)} [{shown}]"
+    elif op == NATIVE_FENCE:
+        text = f"NATIVE_FENCE addr=0x{cmd.addr:x} value={cmd.value} monitored=0x{cmd.src:x}"
     else:  # FLUSH_TLB
         root = "all" if cmd.root == 0 else f"0x{cmd.root:x}"
         text = f"FLUSH_TLB root={root} start=0x{cmd.va_start:x} end=0x{cmd.va_end:x}"

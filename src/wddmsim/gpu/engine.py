@@ -471,6 +471,21 @@ class Engine:
                 self.busy_ns += d
             elif op == _LATCH:
                 cmd.source.latch(cmd.surface, t, at_vsync=True)
+            elif op == C.NATIVE_FENCE:
+                # A native fence's CurrentValue; the context-management processor decides whether
+                # the CPU hears of it (it compares with the fence's MonitoredValue).
+                listener = self.listener
+                if listener is None:
+                    raise EngineFault(f"{self.name}: NATIVE_FENCE needs the hardware scheduler (the "
+                                      f"context-management processor compares with MonitoredValue)")
+                if self.address_space:
+                    addr = self._virtual(cmd.addr, True)
+                    monitored = self._virtual(cmd.src, False)
+                else:
+                    addr = self.gpu.translate(cmd.addr)
+                    monitored = self.gpu.translate(cmd.src)
+                self.mem.write_u64(addr, cmd.value)
+                listener.native_fence_written(self, addr, cmd.value, monitored)
             else:
                 raise EngineFault(f"{self.name}: cannot execute opcode {op:#x}")
 

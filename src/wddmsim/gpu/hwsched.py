@@ -88,6 +88,15 @@ queue's work. ``Engine.reset()`` called directly is ``reset()``.
 ``destroy_context`` and ``destroy_queue`` are refused (HwSchedulerError) while the queue, or one of
 the context's queues, is on the engine: suspend the context first.
 
+Native fences (WDDM 3.2)
+------------------------
+A NATIVE_FENCE command writes a native fence's CurrentValue; the scheduler then reads the fence's
+MonitoredValue (the smallest value a CPU waiter waits for, minus one, kept by the OS through the
+driver) and raises interrupt cause bit ``NATIVE_FENCE_CAUSE_SHIFT + engine index`` (160 + index)
+only when the new value is above it, appending ``(queue id, CurrentValue address, value)`` to
+``native_signals`` for the driver. A queue waiting on the CurrentValue (an ordinary WAIT) is
+released by rule 5 with no CPU involvement (Microsoft's "Native GPU fence objects").
+
 Observability: ``log`` holds ``(t, cid, state)`` for every change of a context's state (``idle``,
 ``ready``, ``running``, ``suspended``, as DXGK_SCHEDULING_LOG_CONTEXT_STATE; contexts start idle,
 which is not logged); when ``gpu.trace`` is set each change is also emitted as ``HwContextState``
@@ -115,6 +124,7 @@ from .engine import IDLE, EngineContext, EngineFault
 
 __all__ = [
     "IDLE_BAND", "NORMAL_BAND", "FOCUS_BAND", "REALTIME_BAND", "BAND_NAMES", "SUSPEND_CAUSE_SHIFT",
+    "NATIVE_FENCE_CAUSE_SHIFT",
     "CTX_IDLE", "CTX_READY", "CTX_RUNNING", "CTX_SUSPENDED",
     "DEFAULT_GRACE", "DEFAULT_QUANTUM", "DEFAULT_PROCESS_GRACE", "DEFAULT_NORMAL_SHARE_PCT",
     "HwSchedulerError", "HwScheduler",
@@ -128,6 +138,8 @@ BAND_NAMES = ("idle", "normal", "focus", "realtime")
 
 #: A completed suspend sets bit ``SUSPEND_CAUSE_SHIFT + engine index`` of the interrupt status.
 SUSPEND_CAUSE_SHIFT = 128
+#: A native fence write above its MonitoredValue sets bit ``NATIVE_FENCE_CAUSE_SHIFT + engine index``.
+NATIVE_FENCE_CAUSE_SHIFT = 160
 
 CTX_IDLE = "idle"
 CTX_READY = "ready"
@@ -253,6 +265,13 @@ class HwScheduler:
         self._accruing = False
         self._spending = False
         self._suspend_bit = 1 << (SUSPEND_CAUSE_SHIFT + engine.index)
+        #: Native fence writes that raised the CPU interrupt: (queue id, CurrentValue address,
+        #: value), oldest first; the driver drains it. ``native_fence_writes`` counts every
+        #: NATIVE_FENCE, ``native_fence_interrupts`` those that raised the interrupt.
+        self.native_signals: deque[tuple[int | None, int, int]] = deque()
+        self.native_fence_writes = 0
+        self.native_fence_interrupts = 0
+        self._native_bit = 1 << (NATIVE_FENCE_CAUSE_SHIFT + engine.index)
         #: Hardware queue slots (None: every queue is mapped, however many there are).
         self.slots = None if slots is None else _int("slots", slots, 1, 1024)
         self._slot_of: list[_Queue | None] = [None] * (self.slots or 0)
@@ -503,6 +522,18 @@ class HwScheduler:
     def engine_stalled(self, engine) -> None:
         """The loaded ring (or a buffer it called) stalls on a WAIT."""
         self._unload(engine.waiting_on)
+
+    def native_fence_written(self, engine, addr: int, value: int, monitored: int) -> None:
+        """The engine wrote ``value`` to a native fence's CurrentValue at ``addr`` (NATIVE_FENCE):
+        raise the CPU interrupt only if ``value`` is above the MonitoredValue at ``monitored``, which
+        the scheduler reads now, after the write (so a MonitoredValue the driver lowered before this
+        instant is always seen: no write is missed). Queues blocked on ``addr`` are released by the
+        memory watch of rule 5, without the CPU."""
+        self.native_fence_writes += 1
+        if value > self.gpu.memory.read_u64(monitored):
+            self.native_fence_interrupts += 1
+            self.native_signals.append((self.current_queue, addr, value))
+            self.gpu.irq.assert_cause(self._native_bit)
 
     # -- internals --------------------------------------------------------------------------------------
     def _ctx(self, cid: int) -> _Context:

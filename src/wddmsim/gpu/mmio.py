@@ -14,7 +14,7 @@ The groups, in the order of docs/gpu-programming.md (the programming manual):
 - system memory as the CPU sees it: :attr:`memory`;
 - interrupts: :meth:`irq_status`, :meth:`irq_ack`, and this module's bit layout (:data:`FAULT_BIT`,
   :data:`UNKNOWN_BIT`, :func:`fence_bit`, :func:`preempt_bit`, :func:`vsync_bit`,
-  :func:`suspend_bit` and their shifts);
+  :func:`suspend_bit`, :func:`native_fence_bit` and their shifts);
 - an engine's ring under software scheduling: :meth:`program_ring`, :meth:`rptr`,
   :meth:`doorbell`, :meth:`reset_ring`;
 - engine control and status: :meth:`status`, :meth:`preempt`, :meth:`preempt_state`,
@@ -42,15 +42,15 @@ from .engine import FAULTED as _ENGINE_FAULTED
 from .engine import GRANULARITIES
 from .engine import IDLE as _ENGINE_IDLE
 from .engine import PREEMPT_CAUSE_SHIFT, FaultRecord, PreemptState
-from .hwsched import SUSPEND_CAUSE_SHIFT
+from .hwsched import NATIVE_FENCE_CAUSE_SHIFT, SUSPEND_CAUSE_SHIFT
 from .interrupts import FAULT_BIT as _FAULT_BIT
 from .interrupts import SPURIOUS_BIT as _SPURIOUS_BIT
 from .memory import PAGE_SIZE
 
 __all__ = [
     "PAGE_SIZE", "GRANULARITIES",
-    "FENCE_SHIFT", "PREEMPT_SHIFT", "VSYNC_SHIFT", "SUSPEND_SHIFT", "FAULT_BIT", "UNKNOWN_BIT",
-    "fence_bit", "preempt_bit", "vsync_bit", "suspend_bit",
+    "FENCE_SHIFT", "PREEMPT_SHIFT", "VSYNC_SHIFT", "SUSPEND_SHIFT", "NATIVE_FENCE_SHIFT", "FAULT_BIT",
+    "UNKNOWN_BIT", "fence_bit", "preempt_bit", "vsync_bit", "suspend_bit", "native_fence_bit",
     "IDLE", "BUSY", "FAULTED", "PREEMPTED",
     "EngineInfo", "SegmentInfo", "FaultRecord", "PreemptState", "Mmio",
 ]
@@ -65,6 +65,9 @@ PREEMPT_SHIFT = PREEMPT_CAUSE_SHIFT  # 64
 VSYNC_SHIFT = VSYNC_CAUSE_SHIFT  # 96
 #: Bit ``SUSPEND_SHIFT + e``: engine *e*'s hardware scheduler completed a context suspend.
 SUSPEND_SHIFT = SUSPEND_CAUSE_SHIFT  # 128
+#: Bit ``NATIVE_FENCE_SHIFT + e``: engine *e*'s hardware scheduler saw a NATIVE_FENCE write a value
+#: above the fence's MonitoredValue (read which with :meth:`Mmio.sched_pop_native_signal`).
+NATIVE_FENCE_SHIFT = NATIVE_FENCE_CAUSE_SHIFT  # 160
 #: Bit 62: an engine stopped on a fault (see which with :meth:`Mmio.fault`).
 FAULT_BIT = _FAULT_BIT
 #: Bit 63: a cause no engine owns (a misbehaving device; the model's interrupt storms).
@@ -90,6 +93,11 @@ def vsync_bit(source: int) -> int:
 def suspend_bit(engine: int) -> int:
     """The status bit of engine ``engine``'s suspend-done interrupt (hardware scheduler)."""
     return 1 << (SUSPEND_SHIFT + engine)
+
+
+def native_fence_bit(engine: int) -> int:
+    """The status bit of engine ``engine``'s native-fence interrupt (hardware scheduler)."""
+    return 1 << (NATIVE_FENCE_SHIFT + engine)
 
 
 # -- the engine status register ---------------------------------------------------------------------
@@ -365,6 +373,13 @@ class Mmio:
         """Read (and remove) the oldest entry of the completed-suspend queue: ``(cid, fence)``,
         or None when it is empty. Read it until None after :func:`suspend_bit`."""
         done = self._gpu.hw_scheduler(engine).completed_suspends
+        return done.popleft() if done else None
+
+    def sched_pop_native_signal(self, engine: int) -> tuple[int | None, int, int] | None:
+        """Read (and remove) the oldest entry of the native-fence signal queue: ``(qid that ran,
+        CurrentValue address, value written)`` of a NATIVE_FENCE that raised the interrupt, or None
+        when it is empty. Read it until None after :func:`native_fence_bit`."""
+        done = self._gpu.hw_scheduler(engine).native_signals
         return done.popleft() if done else None
 
     def sched_reset(self, engine: int, everything: bool = False) -> list[int]:

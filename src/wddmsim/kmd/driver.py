@@ -101,6 +101,7 @@ from ..gpu import commands as C
 from ..gpu import mmio
 from ..gpu.mmio import FAULT_BIT, PAGE_SIZE, PREEMPT_SHIFT, UNKNOWN_BIT, VSYNC_SHIFT
 from .hwsch import WddmV2Ddi
+from .nativefence import NativeFenceDdi
 from .settings import Settings
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
@@ -116,6 +117,7 @@ _OP_UNMAP_APERTURE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_UNMAP_A
 _QAI_DRIVERCAPS = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
 _QAI_QUERYSEGMENT = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT)
 _QAI_UMDRIVERPRIVATE = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_UMDRIVERPRIVATE)
+_QAI_NATIVE_FENCE_CAPS = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_NATIVE_FENCE_CAPS)
 #: Paging buffers the driver asks VidMm for (DXGK_QUERYSEGMENTOUT): ``paging_buffer_size`` bytes of
 #: commands (a setting, 64 KiB by default) and 4 KiB of private data each, in contiguous system memory.
 PAGING_PRIVATE_SIZE = 4096
@@ -209,7 +211,7 @@ class _Node:
         self.refused_through = None  # the completed fence those carried the node to
 
 
-class ReferenceDriver(WddmV2Ddi):
+class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
     """The project's display miniport driver for the GPU model.
 
     Constructed with one :class:`~wddmsim.ddi.interface.DeviceInfo`: the GPU's register interface
@@ -309,6 +311,8 @@ class ReferenceDriver(WddmV2Ddi):
         if wddm2:
             self._pte_cls = layout.ctype(RECORDS["DXGK_PTE"], arch, self.version)
             self._pte_size = ctypes.sizeof(self._pte_cls)
+        # DXGK_VIDSCHCAPS.NativeGpuFence (kmd/nativefence.py)
+        self._native_init(s.native_fence and self.hardware_scheduling_supported)
         if self.hardware_scheduling_supported:
             self._suspend_shift = mmio.SUSPEND_SHIFT
             self._invalidate_args = layout.ctype(RECORDS["DXGKARGCB_INVALIDATEHWCONTEXT"], arch, self.version)()
@@ -358,6 +362,8 @@ class ReferenceDriver(WddmV2Ddi):
             return self._query_segments(a)
         elif kind == _QAI_UMDRIVERPRIVATE:
             out = struct.pack("<I", PRIVATE_MAGIC)  # the user-mode half learns its record's magic
+        elif kind == _QAI_NATIVE_FENCE_CAPS and self.native_fence:
+            out = self._native_caps()
         else:
             return int(NTSTATUS.STATUS_NOT_SUPPORTED)
         data = bytes(out)
@@ -393,6 +399,11 @@ class ReferenceDriver(WddmV2Ddi):
             sc.CancelCommandAware = 1 if self.cancel_aware else 0
         if hasattr(sc, "No64BitAtomics"):
             sc.No64BitAtomics = 1 if self.no64bit_atomics else 0
+        if hasattr(sc, "NativeGpuFence"):
+            # Reported only once the OS says it enabled the feature ("Native GPU fence objects").
+            if self.native_fence and not self.dxgk.DxgkCbIsFeatureEnabled(self.dxgk.DeviceHandle, "NATIVE_FENCE"):
+                self.native_fence = False
+            sc.NativeGpuFence = 1 if self.native_fence else 0
         mm = c.MemoryManagementCaps
         if hasattr(mm, "VirtualAddressingSupported"):
             mm.VirtualAddressingSupported = 1 if self.virtual_addressing else 0
@@ -869,6 +880,8 @@ class ReferenceDriver(WddmV2Ddi):
         if self.hw_scheduling:
             for node in self.nodes:
                 self._hw_isr(status, node)
+                if self._native_shift:
+                    self._native_isr(status, node)
             if status & FAULT_BIT:
                 self.faults_seen += 1
             if status & UNKNOWN_BIT:

@@ -69,6 +69,9 @@ class Settings(BaseModel):
     cancel_aware: bool | None = None
     #: DXGK_VIDSCHCAPS.No64BitAtomics: the GPU's monitored fences are written 32 bits at a time
     no64bit_atomics: bool = False
+    #: native GPU fences: DXGK_VIDSCHCAPS.NativeGpuFence is reported when the OS says it enabled them
+    #: (DxgkCbIsFeatureEnabled; WDDM 3.2 drivers under hardware scheduling only)
+    native_fence: bool = False
     #: DXGK_VIDSCHCAPS.VSyncPowerSaveAware: the OS may turn the vsync interrupt off while the
     #: display is idle (Vista SP1 and later OSes)
     vsync_power_save_aware: bool = True

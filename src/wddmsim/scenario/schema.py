@@ -530,9 +530,12 @@ class ScriptPacket(ScenarioModel):
     wait_fence: str | None = Field(default=None, min_length=1)
     wait_value: int = Field(default=0, ge=0, le=(1 << 64) - 1)
     wait_by: Literal["os", "gpu"] = "os"
-    #: the packet's buffer ends with the GPU's write of ``signal_value`` to ``signal_fence``
+    #: the packet's buffer ends with the GPU's write of ``signal_value`` to ``signal_fence`` (of a
+    #: native fence: its CurrentValue, with the CPU interrupt only above its MonitoredValue)
     signal_fence: str | None = Field(default=None, min_length=1)
     signal_value: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+    #: each repeat signals ``signal_step`` more than the one before (``signal_value`` first)
+    signal_step: int = Field(default=0, ge=0, le=(1 << 32) - 1)
 
     def fences(self) -> list[str]:
         return [f for f in (self.wait_fence, self.signal_fence) if f is not None]
@@ -669,6 +672,11 @@ class FenceSpec(ScenarioModel):
     name: str = Field(min_length=1)
     #: InitialFenceValue
     initial: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+    #: a native GPU fence (WDDM 3.2, D3DKMTCreateNativeFence, type DEFAULT): buffers signal it with a
+    #: native fence write, the GPU waits for it by itself (``wait_by = "gpu"``), the CPU waits with
+    #: WaitForSynchronizationObjectFromCpu; needs hardware scheduling and a driver reporting
+    #: DXGK_VIDSCHCAPS.NativeGpuFence
+    native: bool = False
 
 
 #: The D3DKMT calls a ``[[call]]`` table may make, and the one call that is the test bench's.
@@ -969,6 +977,18 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
     if scenario.fence and not gpu_va:
         problems.append((("fence",), "monitored fences need GPU virtual addressing (adapter.gpu_va = true or "
                                      "adapter.scheduling = \"hardware\")"))
+    native_names = {f.name for f in scenario.fence if f.native}
+    for f, spec in enumerate(scenario.fence):
+        if not spec.native:
+            continue
+        if not hardware:
+            problems.append((("fence", f, "native"), "native GPU fences need hardware scheduling "
+                                                     "(adapter.scheduling = \"hardware\")"))
+        drv = scenario.driver
+        if drv.class_ is None and (drv.settings.get("ddi_version") != "wddm3_2" or drv.settings.get("native_fence") is not True):
+            problems.append((("fence", f, "native"), "native GPU fences need a WDDM 3.2 driver that reports "
+                                                     "DXGK_VIDSCHCAPS.NativeGpuFence: for the reference driver "
+                                                     "driver.ddi_version = \"wddm3_2\" and driver.native_fence = true"))
     if not hardware:
         for n, node in enumerate(ad.nodes):
             if node.hw_queue_slots is not None:
@@ -1005,6 +1025,12 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                         name = getattr(packet, key)
                         if name is not None and name not in fence_names:
                             problems.append((at + (key,), f"no fence named {name!r}; declare it in a [[fence]] table"))
+                    if packet.wait_fence in native_names and packet.wait_by == "os":
+                        problems.append((at + ("wait_by",), f"fence {packet.wait_fence!r} is native: the GPU waits for "
+                                                            f"it by itself (wait_by = \"gpu\"); the OS holds no queue "
+                                                            f"behind a native fence"))
+                    if packet.signal_step and packet.signal_fence is None:
+                        problems.append((at + ("signal_step",), "signal_step needs a signal_fence"))
                     if packet.wait_fence is not None and packet.wait_by == "gpu" and not hardware:
                         problems.append((at + ("wait_by",), "under the software scheduler GPU waits are the OS's "
                                                             "(wait_by = \"os\"): a WAIT command would stall the node's "
@@ -1015,6 +1041,9 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                      "under the software scheduler GPU waits are the OS's (wait = \"os\"): a WAIT "
                                      "command stalls the node's engine with the buffer that would satisfy it queued "
                                      "behind, which the quantum scheduler turns into a livelock"))
+                if w.fence in native_names and w.wait == "os":
+                    problems.append((where + ("workload", "wait"), f"fence {w.fence!r} is native: the GPU waits for "
+                                                                   f"it by itself (wait = \"gpu\")"))
                 if w.fence not in fence_names:
                     problems.append((where + ("workload", "fence"),
                                      f"no fence named {w.fence!r}; declare it in a [[fence]] table"))
@@ -1051,6 +1080,9 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
         for name in call.fences():
             if name not in fence_names:
                 problems.append((where + ("fence",), f"no fence named {name!r}; declare it in a [[fence]] table"))
+            elif name in native_names and call.api == "SignalSynchronizationObjectFromCpu" and call.rewind:
+                problems.append((where + ("rewind",), f"fence {name!r} is native: AllowFenceRewind is not modelled "
+                                                      f"on native fences (their CurrentValue only goes forward)"))
         for name in call.node or ():
             if name not in node_names:
                 problems.append((where + ("node",), f"no node named {name!r}; the adapter's nodes are "

@@ -61,6 +61,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "FenceSignal": ("fence", "value", "source", "rewind"),
     "FenceWait": ("fence", "value", "waiter"),
     "FenceWaitDone": ("fence", "value", "waiter", "status", "waited_ns"),
+    "NativeFenceMonitoredValue": ("fence", "monitored", "current"),
+    "NativeFenceSignaled": ("node", "fences", "all"),
     "VerifierViolation": ("rule", "name", "message"),
     "BugCheck": ("code", "name", "p1", "p2", "p3", "p4", "rule", "message"),
     "LogEnd": ("reason",),

@@ -12,6 +12,7 @@ from .interface import (
     Copy,
     FenceValue,
     Fill,
+    NativeFenceValue,
     Target,
     Timestamp,
     UmdAdapterInfo,
@@ -22,6 +23,6 @@ from .interface import (
 from .reference import ReferenceUmd
 
 __all__ = [
-    "BufferRequest", "CommandBuffer", "Copy", "FenceValue", "Fill", "ReferenceUmd", "Target", "Timestamp",
+    "BufferRequest", "CommandBuffer", "Copy", "FenceValue", "Fill", "NativeFenceValue", "ReferenceUmd", "Target", "Timestamp",
     "UmdAdapterInfo", "UserModeDriver", "Work", "Write",
 ]

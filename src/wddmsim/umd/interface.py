@@ -100,20 +100,31 @@ class FenceValue:
 
 
 @dataclass(frozen=True)
+class NativeFenceValue:
+    """A native GPU fence as the GPU sees it: the GPU virtual addresses of its CurrentValue (which
+    the buffer writes) and of its MonitoredValue (which the GPU's scheduler compares the value
+    with), in the submitting process, and the value."""
+
+    address: int
+    value: int
+    monitored: int
+
+
+@dataclass(frozen=True)
 class BufferRequest:
     """One command buffer the runtime asks for.
 
     ``ops``: the work, in order. ``virtual``: GPU virtual addressing (allocations' ``va`` go into
     the buffer, no patch list) or not (a patch list for the kernel to fill in). ``wait``: the buffer
     first waits until that fence reaches the value (greater or equal). ``signal``: the buffer ends
-    with the write of that value. ``progress``: after everything, the write of the hardware queue's
+    with the write of that value (a :class:`NativeFenceValue`: a native fence write). ``progress``: after everything, the write of the hardware queue's
     progress fence (only when the node leaves it to the buffer). ``context``: the runtime's handle
     of the context the buffer is for."""
 
     ops: tuple
     virtual: bool = False
     wait: FenceValue | None = None
-    signal: FenceValue | None = None
+    signal: FenceValue | NativeFenceValue | None = None
     progress: FenceValue | None = None
     context: int = 0
 

@@ -7,7 +7,8 @@ interrupt. With physical addressing an allocation's address is left 0 and a patc
 where it goes (the allocation list holds each allocation once, in order of first use); with GPU
 virtual addressing the allocation's GPU virtual address is written in place. Around the work: a
 WAIT (greater or equal; 32-bit on a No64BitAtomics fence) first, the fence write with interrupt
-last, and the progress-fence write after it.
+last (a NATIVE_FENCE for a native fence: CurrentValue, with the MonitoredValue the GPU compares
+with), and the progress-fence write after it.
 
 Its private data, for GPU virtual addressing only, is one 16-byte record: the magic its
 kernel-mode half answers to ``DXGKQAITYPE_UMDRIVERPRIVATE`` (``RWMD``), the context handle, the
@@ -20,7 +21,8 @@ from __future__ import annotations
 import struct
 
 from ..gpu import commands as C
-from .interface import BufferRequest, CommandBuffer, Copy, Fill, Timestamp, UmdAdapterInfo, Work, Write
+from .interface import (BufferRequest, CommandBuffer, Copy, Fill, NativeFenceValue, Timestamp, UmdAdapterInfo, Work,
+                        Write)
 
 #: The record's magic when the kernel-mode half tells none ("RWMD").
 DEFAULT_MAGIC = 0x444D_5752
@@ -78,7 +80,9 @@ class ReferenceUmd:
                 raise ValueError(f"the reference user-mode driver has no command for {kind.__name__}")
         app = len(buf) - start
         for f in (request.signal, request.progress):
-            if f is not None:
+            if type(f) is NativeFenceValue:
+                buf += C.native_fence(f.address, f.value, f.monitored)
+            elif f is not None:
                 buf += C.fence(f.address, f.value & U32 if f.bits == 32 else f.value, interrupt=True)
         private = _RECORD.pack(self.magic, request.context & U32, len(buf), app) if virtual else b""
         self.buffers += 1

@@ -193,7 +193,9 @@ def script(rt, ctx, w, rng, fences=None):
             yield t - sim.now
         wait = (fences[p.wait_fence], p.wait_value) if p.wait_fence is not None else None
         signal = (fences[p.signal_fence], p.signal_value) if p.signal_fence is not None else None
-        for _ in range(p.repeat):
+        for i in range(p.repeat):
+            if signal is not None and p.signal_step:
+                signal = (signal[0], p.signal_value + i * p.signal_step)
             if wait is not None and p.wait_by == "os":
                 rt.kmt.WaitForSynchronizationObjectFromGpu(ctx, *wait)
                 yield from rt.submit(ctx, (Work(p.work),), signal=signal, null_rendering=p.null_rendering)

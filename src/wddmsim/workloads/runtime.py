@@ -20,7 +20,7 @@ Microsoft's page: "Submitting a command buffer"
 from __future__ import annotations
 
 from ..dxgkrnl.wddm2 import UNMAPPED_VA
-from ..umd import BufferRequest, Copy, FenceValue, Target, Write
+from ..umd import BufferRequest, Copy, FenceValue, NativeFenceValue, Target, Write
 
 
 class _Moves:
@@ -136,7 +136,12 @@ class Runtime:
         if self.faulty and self.faulty.pop((ctx.handle, ctx.seq + 1), False):
             ops = (Write(Target(address=UNMAPPED_VA), 0), *ops)
         w = FenceValue(*kmt.MonitoredFenceWait(ctx, *wait)) if wait is not None else None
-        s = FenceValue(*kmt.MonitoredFenceSignal(ctx, *signal)) if signal is not None else None
+        if signal is None:
+            s = None
+        elif signal[0].native:
+            s = NativeFenceValue(*kmt.NativeFenceSignal(ctx, *signal))
+        else:
+            s = FenceValue(*kmt.MonitoredFenceSignal(ctx, *signal))
         q, pid, write = kmt.HwQueueProgress(ctx, queue, progress_id)
         p = FenceValue(*write) if write is not None else None
         cb = self.umd.build(BufferRequest(tuple(ops), virtual=True, wait=w, signal=s, progress=p, context=ctx.handle))
