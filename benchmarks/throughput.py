@@ -39,21 +39,23 @@ from wddmsim.trace import JsonlSink
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
 
 
-#: The adapter settings of each submission path.
+#: The adapter settings and the driver's DDI version of each submission path.
 MODES = {
-    "physical": {},
-    "gpu_va": {"ddi_version": "wddm2_0", "gpu_va": True},
-    "hardware": {"ddi_version": "wddm2_7", "scheduling": "hardware"},
+    "physical": ({}, None),
+    "gpu_va": ({"gpu_va": True}, "wddm2_0"),
+    "hardware": ({"scheduling": "hardware"}, "wddm2_7"),
 }
 
 
 def scenario(contexts: int, packets: int, mode: str = "physical"):
     per_ctx = max(1, packets // contexts)
     batches = max(1, per_ctx // 16)
+    adapter, ddi_version = MODES[mode]
     return scenario_from_dict({
         "name": f"throughput-{contexts}x{packets}", "duration": "1000s",
+        **({"driver": {"ddi_version": ddi_version}} if ddi_version else {}),
         "adapter": {"nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}], "cpu_cost": ZERO, "hw_queue_depth": 2,
-                    **MODES[mode]},
+                    **adapter},
         "process": [{"name": f"p{i}", "context": [{"name": "c", "node": "3D", "workload": {
             "kind": "compute_batch", "batch": 16, "work": "1us", "count": batches}}]} for i in range(contexts)],
     }, "<benchmark>")
