@@ -120,6 +120,26 @@ def test_max_in_flight_hw_queue_buffers_limits_what_the_driver_holds():
     assert [e["context"] for e in stops(events, system)] == [a.handle, b.handle, a.handle, b.handle]
 
 
+def test_the_reference_driver_reports_what_its_queue_ring_holds_so_a_burst_never_overflows_it():
+    """3000 command buffers on one hardware queue at once. With no MaxInFlightHwQueueBuffers the OS
+    may hand them all over, and the reference driver's 16 KiB queue ring used to fill up: it failed
+    DxgkDdiSubmitCommandToHwQueue and the run ended in 0x119/0x2. Unset, the driver now reports what
+    the ring is sure to hold (454 buffers of INDIRECT + FENCE), and every buffer retires; 0 set on
+    purpose still means no limit."""
+    burst = script("app", (0, "10us", 3000))
+    system, result, events = run(scenario(adapter("hw"), [burst]))
+    assert result.bugcheck is None and not result.summary["violations"]
+    # What the OS read from DXGK_NODEMETADATA_FLAGS.MaxInFlightHwQueueBuffers of each node.
+    assert [n.max_in_flight for n in system.adapter.wddm2.hwsch.nodes] == [454, 454]
+    app = next(c for c in result.summary["contexts"] if c["context"] == "app/c")
+    assert (app["submitted"], app["completed"]) == (3000, 3000)
+
+    system, result, events = run(scenario(adapter("hw", node3d={"max_in_flight_hw_queue_buffers": 0}), [burst]))
+    assert [n.max_in_flight for n in system.adapter.wddm2.hwsch.nodes] == [0, 454]
+    bc = result.bugcheck
+    assert (int(bc.bugcheck.code), bc.bugcheck.p1) == (0x119, 0x2)
+
+
 @pytest.mark.rule(95)
 def test_private_data_is_poisoned_when_the_call_returns_and_a_late_read_is_caught():
     """Rule 95: the private data lives only during DxgkDdiSubmitCommandToHwQueue. The model keeps it

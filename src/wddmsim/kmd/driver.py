@@ -100,7 +100,7 @@ from ..ddi.versions import ddi_version, wddm_version_of
 from ..gpu import commands as C
 from ..gpu import mmio
 from ..gpu.mmio import FAULT_BIT, PAGE_SIZE, PREEMPT_SHIFT, UNKNOWN_BIT, VSYNC_SHIFT
-from .hwsch import WddmV2Ddi
+from .hwsch import HWQUEUE_RING_BUFFERS, WddmV2Ddi
 from .nativefence import NativeFenceDdi
 from .settings import Settings
 
@@ -290,7 +290,10 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         # hardware scheduling on by calling DxgkDdiSetupPriorityBands.
         self.hw_scheduling = False
         self.fence_release = [bool(e and e.ring_buffer_fence_release) for e in engines]  # RingBufferFenceRelease
-        self.max_in_flight = [e.max_in_flight_hw_queue_buffers if e else 0 for e in engines]  # MaxInFlightHwQueueBuffers
+        # MaxInFlightHwQueueBuffers: unset, what one hardware queue's ring holds (kmd/hwsch.py), so
+        # that no burst the OS may send overflows it.
+        self.max_in_flight = [e.max_in_flight_hw_queue_buffers if e and e.max_in_flight_hw_queue_buffers is not None
+                              else HWQUEUE_RING_BUFFERS for e in engines]
         # DXGK_VIDSCHCAPS.No64BitAtomics (WDDM 2.0): the GPU writes monitored fences 32 bits at a time
         self.no64bit_atomics = s.no64bit_atomics
         self.vsync_power_save_aware = s.vsync_power_save_aware

@@ -42,6 +42,11 @@ SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 PENDING = int(NTSTATUS.STATUS_PENDING)
 INVALID = int(NTSTATUS.STATUS_INVALID_PARAMETER)
 HWQUEUE_RING_SIZE = 16 * 1024
+#: The most command buffers a hardware queue's ring is sure to hold: each takes at most an INDIRECT
+#: and a FENCE (36 bytes), the ring keeps 4 bytes free to tell full from empty, and a packet that
+#: would cross the end leaves up to 35 bytes of NOP padding behind. Reported as the node's
+#: MaxInFlightHwQueueBuffers unless the settings say otherwise.
+HWQUEUE_RING_BUFFERS = (HWQUEUE_RING_SIZE - 4 - 35) // 36
 #: DXGK_PAGE_FAULT_FLAGS.DXGK_PAGE_FAULT_WRITE / FENCE_INVALID
 PAGE_FAULT_WRITE = 0x1
 PAGE_FAULT_FENCE_INVALID = 0x2

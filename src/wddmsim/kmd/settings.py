@@ -42,8 +42,9 @@ class EngineSettings(BaseModel):
     #: the write to the buffer's last instruction
     ring_buffer_fence_release: bool = False
     #: hardware scheduling: command buffers the OS may hand the driver at once on this node
-    #: (DXGK_NODEMETADATA_FLAGS.MaxInFlightHwQueueBuffers; 0 = no limit)
-    max_in_flight_hw_queue_buffers: int = Field(default=0, ge=0, le=0xFFFF)
+    #: (DXGK_NODEMETADATA_FLAGS.MaxInFlightHwQueueBuffers; 0 = no limit). Unset: as many as one
+    #: hardware queue's ring holds, so the OS can never overflow it
+    max_in_flight_hw_queue_buffers: int | None = Field(default=None, ge=0, le=0xFFFF)
 
     @field_validator("ring_size")
     @classmethod
