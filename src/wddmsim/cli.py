@@ -282,11 +282,15 @@ class ScenarioProblems(UserError):
             click.echo(f"wddmsim: error: {line}", err=True)
 
 
-def _load(path: str):
-    from .scenario import ScenarioError, load_scenario
+def _load(path: str, sets=()):
+    """The scenario file at ``path`` with the ``--set PATH=VALUE`` assignments ``sets`` made on
+    it (see :mod:`wddmsim.scenario.overrides`), or the error listing its problems (exit 2)."""
+    from .scenario import OverrideError, ScenarioError, load_scenario, parse_override
 
     try:
-        return load_scenario(path)
+        return load_scenario(path, [parse_override(text) for text in sets])
+    except OverrideError as e:
+        raise UserError(str(e)) from None
     except ScenarioError as e:
         raise ScenarioProblems(e.problems) from None
 
@@ -561,11 +565,15 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
               help="Write a report folder: summary.md, summary.json and PNG plots.")
 @click.option("--driver", "driver", default=None, metavar="MODULE:CLASS",
               help="The driver to run ('package.module:Class' or 'path/file.py:Class') instead of the scenario's.")
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE",
+              help="Change the scenario: PATH as in the file (adapter.nodes.0.preemption, scheduler.quantum); "
+                   "VALUE a TOML value or a plain string (2ms); repeatable.")
 def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record, trace_path, presentmon,
-            report_dir, driver) -> None:
+            report_dir, driver, sets) -> None:
     """Run a scenario file and print its summary (exit status 3 if it ends in a bug check; a
-    driver that does not load or that Windows would not start: 2)."""
-    sc = _load(scenario)
+    driver that does not load or that Windows would not start: 2). ``--set`` changes the file's
+    values before they are checked (see docs/scenarios.md)."""
+    sc = _load(scenario, sets)
     limit = _duration(until, "--until")
     cls = load_driver(driver) if driver else None
     status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,

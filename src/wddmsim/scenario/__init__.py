@@ -2,20 +2,27 @@
 
 :mod:`.units` reads and writes durations and sizes, :mod:`.schema` holds the pydantic models the
 simulator consumes, and :mod:`.loader` turns a file into a validated :class:`Scenario` or a
-:class:`ScenarioError` listing every problem in it. docs/scenarios.md is the reference.
+:class:`ScenarioError` listing every problem in it; :mod:`.overrides` makes ``--set PATH=VALUE``
+assignments on a file's data before validation. docs/scenarios.md is the reference.
 """
 
-from .loader import ScenarioError, load_scenario, parse_scenario, scenario_from_dict
+from .loader import ScenarioError, load_scenario, parse_scenario, read_scenario_data, resolve_driver_path, scenario_from_dict
+from .overrides import Override, OverrideError, parse_override
 from .schema import Scenario
 from ..units import format_duration, parse_duration, parse_size
 
 __all__ = [
+    "Override",
+    "OverrideError",
     "Scenario",
     "ScenarioError",
     "format_duration",
     "load_scenario",
     "parse_duration",
+    "parse_override",
     "parse_scenario",
     "parse_size",
+    "read_scenario_data",
+    "resolve_driver_path",
     "scenario_from_dict",
 ]

@@ -13,15 +13,17 @@ from __future__ import annotations
 import datetime
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from .overrides import Override, OverrideError, apply_overrides
 from .schema import CONFLICT_ERROR, WORKLOAD_KINDS, Location, Scenario, field_path
 
-__all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_from_dict"]
+__all__ = ["ScenarioError", "load_scenario", "parse_scenario", "read_scenario_data", "resolve_driver_path",
+           "scenario_from_dict"]
 
 
 class ScenarioError(Exception):
@@ -41,14 +43,23 @@ class ScenarioError(Exception):
         return "\n".join(self.problems)
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read, parse and validate the scenario file at ``path``.
+def load_scenario(path: str | Path, overrides: Sequence[Override] = ()) -> Scenario:
+    """Read, parse and validate the scenario file at ``path``, with ``overrides`` (``--set``
+    assignments, :mod:`.overrides`) made on its data before validation.
 
     An empty ``name`` becomes the file's stem (``games/shooter.toml`` -> ``shooter``). A driver named
     by a relative file path (``driver = "drivers/mine.py:MyDriver"``) is found next to the scenario
     file. Raises :class:`ScenarioError` when the file cannot be read, is not valid TOML, or
-    describes an invalid scenario.
+    describes an invalid scenario (a problem an override brings is named by that override).
     """
+    source = str(path)
+    scenario = scenario_from_dict(read_scenario_data(path), source, overrides)
+    return resolve_driver_path(scenario, Path(path).parent)
+
+
+def read_scenario_data(path: str | Path) -> dict:
+    """The parsed TOML data of the scenario file at ``path``, not yet validated; raises
+    :class:`ScenarioError` when the file cannot be read or is not valid TOML."""
     source = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -59,12 +70,17 @@ def load_scenario(path: str | Path) -> Scenario:
     except UnicodeDecodeError as exc:
         reason = f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
         raise ScenarioError(source, [f"{source}: cannot read: {reason}"]) from None
-    scenario = parse_scenario(text, source)
+    return _parse_toml(text, source)
+
+
+def resolve_driver_path(scenario: Scenario, folder: str | Path) -> Scenario:
+    """Make a driver named by a relative file path (``drivers/mine.py:MyDriver``) absolute,
+    relative to ``folder`` (the scenario file's); returns ``scenario``, changed in place."""
     spec = scenario.driver.class_
     if spec and ":" in spec:
         where, _, name = spec.rpartition(":")
         if (where.endswith(".py") or "/" in where) and not Path(where).is_absolute():
-            scenario.driver.class_ = f"{(Path(path).parent / where).resolve()}:{name}"
+            scenario.driver.class_ = f"{(Path(folder) / where).resolve()}:{name}"
     return scenario
 
 
@@ -72,24 +88,85 @@ def parse_scenario(text: str, source: str = "<string>") -> Scenario:
     """Parse and validate scenario TOML held in a string; ``source`` names it in messages and,
     unless written in angle brackets like the default, gives the scenario its name when the text
     has none."""
+    return scenario_from_dict(_parse_toml(text, source), source)
+
+
+def _parse_toml(text: str, source: str) -> dict:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line, column, reason = _toml_position(exc, text)
         raise ScenarioError(source, [f"{source}: line {line}, column {column}: {reason}"]) from None
-    return scenario_from_dict(data, source)
 
 
-def scenario_from_dict(data: Any, source: str = "<dict>") -> Scenario:
+def scenario_from_dict(data: Any, source: str = "<dict>", overrides: Sequence[Override] = ()) -> Scenario:
     """Validate already-parsed scenario data (the dict :func:`tomllib.loads` gives); ``source``
-    as for :func:`parse_scenario`."""
+    as for :func:`parse_scenario`. ``overrides`` are assigned on a copy of ``data`` first (``data``
+    itself is left as it is); a problem at or below an override's path is reported as
+    ``--set PATH=VALUE: field.path: reason``, one the overrides cause elsewhere (a context naming
+    a node an override renamed) as ``FILE with --set ...: field.path: reason``."""
+    base_ok = True
+    if overrides:
+        data, base_ok = _with_overrides(data, source, overrides)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError(source, _problems(exc, source)) from None
+        if not overrides:
+            raise ScenarioError(source, _problems(exc, source)) from None
+        raise ScenarioError(source, _override_problems(exc, source, overrides, base_ok)) from None
     if not scenario.name and not (source.startswith("<") and source.endswith(">")):
         scenario.name = Path(source).stem
     return scenario
+
+
+def _with_overrides(data: Any, source: str, overrides: Sequence[Override]) -> tuple[dict, bool]:
+    """``data`` with the overrides assigned (missing tables come from the scenario's defaults),
+    and whether ``data`` alone is a valid scenario."""
+    if not isinstance(data, Mapping):
+        raise ScenarioError(source, [f"{source}: expected a table, got {_describe(data)}"])
+    try:
+        defaults = Scenario.model_validate(data).model_dump(by_alias=True, exclude_none=True)
+    except ValidationError:
+        defaults = None  # the file has problems of its own: they are reported with the overrides'
+    try:
+        return apply_overrides(dict(data), overrides, defaults), defaults is not None
+    except OverrideError as exc:
+        raise ScenarioError(source, [str(exc)]) from None
+
+
+def _plain(loc: Location) -> tuple[str, ...]:
+    """A location without the tag segment pydantic adds below a workload, parts as strings."""
+    out: list[str] = []
+    previous: str | int | None = None
+    for part in loc:
+        if not (previous == "workload" and part in WORKLOAD_KINDS):
+            out.append(str(part))
+        previous = part
+    return tuple(out)
+
+
+def _override_problems(exc: ValidationError, source: str, overrides: Sequence[Override],
+                       base_ok: bool) -> list[str]:
+    """Problem lines, each named by the override it comes from where one is at or above it; the
+    others by the file, with the overrides when the file alone is valid (they caused it)."""
+    lines: list[str] = []
+    paths = [(tuple(str(p) for p in ov.path), ov) for ov in overrides]
+    together = " ".join(ov.label for ov in overrides)
+    for loc, reason in _located(exc):
+        where = _plain(loc)
+        owner = None
+        for path, ov in paths:  # the last override of a path is the one that holds
+            if where[: len(path)] == path:
+                owner = ov
+        path = field_path(loc)
+        if owner is not None:
+            line = f"{owner.label}: {path}: {reason}"
+        else:
+            where_text = f"{source} with {together}" if base_ok else source
+            line = f"{where_text}: {path}: {reason}" if path else f"{where_text}: {reason}"
+        if line not in lines:
+            lines.append(line)
+    return lines
 
 
 # ---------------------------------------------------------------------------------- reading
@@ -136,14 +213,18 @@ def _lower_first(text: str) -> str:
 # ------------------------------------------------------------------------------ field errors
 
 
+def _located(exc: ValidationError) -> list[tuple[Location, str]]:
+    """Every problem of a validation error as (location, reason) pairs."""
+    return [pair for error in exc.errors(include_url=False) for pair in _explain(error)]
+
+
 def _problems(exc: ValidationError, source: str) -> list[str]:
     lines: list[str] = []
-    for error in exc.errors(include_url=False):
-        for loc, reason in _explain(error):
-            path = field_path(loc)
-            line = f"{source}: {path}: {reason}" if path else f"{source}: {reason}"
-            if line not in lines:
-                lines.append(line)
+    for loc, reason in _located(exc):
+        path = field_path(loc)
+        line = f"{source}: {path}: {reason}" if path else f"{source}: {reason}"
+        if line not in lines:
+            lines.append(line)
     return lines
 
 
