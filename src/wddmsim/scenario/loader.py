@@ -31,12 +31,14 @@ class ScenarioError(Exception):
 
     ``path`` is the file (or the ``source`` name given for text and dicts); ``problems`` holds one
     complete line per problem, ``"FILE: field.path: reason"``; ``str()`` joins them with
-    newlines.
+    newlines. ``unknown_paths`` holds the lines of the problems where an override (``--set``)
+    names a field the schema does not have: a mistake in the path, not in the value.
     """
 
-    def __init__(self, path: str, problems: list[str]) -> None:
+    def __init__(self, path: str, problems: list[str], unknown_paths: list[str] | None = None) -> None:
         self.path = path
         self.problems = list(problems)
+        self.unknown_paths = list(unknown_paths or ())
         super().__init__("\n".join(self.problems))
 
     def __str__(self) -> str:
@@ -113,7 +115,8 @@ def scenario_from_dict(data: Any, source: str = "<dict>", overrides: Sequence[Ov
     except ValidationError as exc:
         if not overrides:
             raise ScenarioError(source, _problems(exc, source)) from None
-        raise ScenarioError(source, _override_problems(exc, source, overrides, base_ok)) from None
+        lines, unknown = _override_problems(exc, source, overrides, base_ok)
+        raise ScenarioError(source, lines, unknown) from None
     if not scenario.name and not (source.startswith("<") and source.endswith(">")):
         scenario.name = Path(source).stem
     return scenario
@@ -146,13 +149,15 @@ def _plain(loc: Location) -> tuple[str, ...]:
 
 
 def _override_problems(exc: ValidationError, source: str, overrides: Sequence[Override],
-                       base_ok: bool) -> list[str]:
+                       base_ok: bool) -> tuple[list[str], list[str]]:
     """Problem lines, each named by the override it comes from where one is at or above it; the
-    others by the file, with the overrides when the file alone is valid (they caused it)."""
+    others by the file, with the overrides when the file alone is valid (they caused it). Also the
+    lines where an override names an unknown field."""
     lines: list[str] = []
+    unknown: list[str] = []
     paths = [(tuple(str(p) for p in ov.path), ov) for ov in overrides]
     together = " ".join(ov.label for ov in overrides)
-    for loc, reason in _located(exc):
+    for loc, reason, kind in _located(exc):
         where = _plain(loc)
         owner = None
         for path, ov in paths:  # the last override of a path is the one that holds
@@ -166,7 +171,9 @@ def _override_problems(exc: ValidationError, source: str, overrides: Sequence[Ov
             line = f"{where_text}: {path}: {reason}" if path else f"{where_text}: {reason}"
         if line not in lines:
             lines.append(line)
-    return lines
+            if owner is not None and kind == "extra_forbidden":
+                unknown.append(line)
+    return lines, unknown
 
 
 # ---------------------------------------------------------------------------------- reading
@@ -213,14 +220,15 @@ def _lower_first(text: str) -> str:
 # ------------------------------------------------------------------------------ field errors
 
 
-def _located(exc: ValidationError) -> list[tuple[Location, str]]:
-    """Every problem of a validation error as (location, reason) pairs."""
-    return [pair for error in exc.errors(include_url=False) for pair in _explain(error)]
+def _located(exc: ValidationError) -> list[tuple[Location, str, str]]:
+    """Every problem of a validation error as (location, reason, pydantic error type)."""
+    return [(loc, reason, error["type"]) for error in exc.errors(include_url=False)
+            for loc, reason in _explain(error)]
 
 
 def _problems(exc: ValidationError, source: str) -> list[str]:
     lines: list[str] = []
-    for loc, reason in _located(exc):
+    for loc, reason, _ in _located(exc):
         path = field_path(loc)
         line = f"{source}: {path}: {reason}" if path else f"{source}: {reason}"
         if line not in lines:

@@ -1,0 +1,111 @@
+"""A sweep's rows: one flat dict per run, its CSV, and a pandas DataFrame.
+
+A row holds, in this order: one column per swept setting (named by its dotted scenario path, the
+value the run gave it), ``seed``, ``error`` (None, or why the run failed: a setting the schema
+refuses, a driver that does not start, a bug check, an exception), then every figure of the run's
+summary (the dict ``wddmsim run --json`` prints) with dotted names: tables by key, arrays by entry
+number from 0 (``nodes.0.busy_pct``, ``contexts.1.latency_p99_ns``, ``tdr.engine_resets``). A
+name such as a context's ``game.exe/render`` holds dots and slashes, so arrays are flattened by
+number, which is the order the summary lists them in (the scenario's order). The summary's own
+``seed`` is the row's ``seed``. Figures measured on the wall clock (``wall_s``) are left out, so
+the rows of a sweep are the same byte for byte whatever executor or number of workers ran it.
+
+The CSV's columns are the union of every row's keys, in the order they first appear (the rows'
+order is the sweep's); a cell is empty for None or a figure a run does not have, ``true`` or
+``false`` for a boolean and the shortest exact text for a number.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["WALL_CLOCK", "columns", "flatten", "make_row", "rows_to_csv", "rows_to_dataframe", "write_csv"]
+
+#: Summary figures measured on the wall clock, which differ from one run of the same scenario and
+#: seed to the next: they are not part of a row. A key starting with ``wall_`` or naming a
+#: real-time factor is left out as well.
+WALL_CLOCK = ("wall_s", "real_time_factor", "realtime_factor", "rtf")
+
+
+def _wall_clock(key: str) -> bool:
+    return key in WALL_CLOCK or key.startswith("wall_")
+
+
+def flatten(value: Any, prefix: str = "", out: dict | None = None) -> dict:
+    """``value`` (a summary) as one level of dotted keys: tables by key, arrays by entry number.
+    An empty table or array gives no key; wall-clock figures are left out at the top level."""
+    out = {} if out is None else out
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not prefix and _wall_clock(str(key)):
+                continue
+            flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            flatten(item, f"{prefix}.{i}" if prefix else str(i), out)
+    else:
+        out[prefix] = value
+    return out
+
+
+def make_row(settings: Mapping[str, Any], seed: int | None, summary: Mapping | None, error: str | None) -> dict:
+    """One run's row: its settings, ``seed`` (the summary's own when None is given), ``error``,
+    then the summary's figures flattened."""
+    row = dict(settings)
+    figures = flatten(summary) if summary is not None else {}
+    row["seed"] = seed if seed is not None else figures.get("seed")
+    row["error"] = error
+    for key, value in figures.items():
+        if key != "seed" and key not in row:
+            row[key] = value
+    return row
+
+
+def columns(rows: Iterable[Mapping]) -> list[str]:
+    """The union of the rows' keys, in the order they first appear."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        for key in row:
+            seen.setdefault(key, None)
+    return list(seen)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def rows_to_csv(rows: Sequence[Mapping]) -> str:
+    """The rows as CSV text (a header of :func:`columns`, ``\\n`` line ends)."""
+    cols = columns(rows)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(cols)
+    for row in rows:
+        writer.writerow([_cell(row.get(c)) for c in cols])
+    return buf.getvalue()
+
+
+def write_csv(rows: Sequence[Mapping], path) -> None:
+    """Write the rows as CSV (:func:`rows_to_csv`) to ``path``, UTF-8."""
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(rows_to_csv(rows))
+
+
+def rows_to_dataframe(rows: Sequence[Mapping]):
+    """The rows as a pandas ``DataFrame`` with the columns of :func:`columns` (pandas is not a
+    dependency of wddmsim: this raises ImportError saying how to install it when it is missing)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("rows_to_dataframe needs pandas, which wddmsim does not install: pip install pandas "
+                          "(the rows themselves are plain dicts)") from None
+    return pd.DataFrame(list(rows), columns=columns(rows))
