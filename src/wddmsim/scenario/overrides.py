@@ -162,8 +162,8 @@ def apply_overrides(data: dict, overrides, defaults: dict | None = None) -> dict
                     raise OverrideError(f"{ov.label}: {_describe(here)} is an array of tables: give an entry "
                                         f"number, e.g. {_describe(here + (0,))}")
                 if part >= len(node):
-                    raise OverrideError(f"{ov.label}: {_describe(here)} has {len(node)} "
-                                        f"{'entry' if len(node) == 1 else 'entries'}; there is no entry {part}")
+                    count = {0: "no entries", 1: "1 entry"}.get(len(node), f"{len(node)} entries")
+                    raise OverrideError(f"{ov.label}: {_describe(here)} has {count}; there is no entry {part}")
                 if last:
                     node[part] = ov.value
                     break

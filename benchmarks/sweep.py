@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Sweep throughput: a 16-run sweep run serially (one worker, in this process) and on a pool of
+two worker processes, in one process one after the other; runs per second each and the speedup.
+
+The sweep is ``examples/game_and_compute.toml`` (a 144 Hz game with jitter beside a compute job)
+stretched to ``--duration`` of virtual time, with the scheduler's quantum at 1 ms and 2 ms and
+seeds 1-8: 16 runs of about the same length, long enough (about 0.5-1 s each at 2 s of virtual
+time on the machine this was written on) that starting the pool does not dominate. The pool's
+rows must be the serial rows, byte for byte, or the figure says so. Target: the pool at least
+1.8x the serial rate (the ideal on two cores is 2x).
+
+    uv run python benchmarks/sweep.py            # 2 s of virtual time per run
+    uv run python benchmarks/sweep.py --quick    # 300 ms per run, under ~20 s in all
+
+Prints one JSON line per figure (see :func:`figures`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+from wddmsim.sweep import rows_to_csv, sweep
+
+SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "game_and_compute.toml"
+#: The pool's rate over the serial rate that counts as met.
+TARGET = 1.8
+
+
+def sweep_rate(duration: str = "2s", seeds: str = "1-8", workers: int = 1) -> tuple[float, float, list[dict]]:
+    """Wall seconds of the benchmark's sweep at ``duration`` of virtual time per run on
+    ``workers`` workers, the CPU seconds it took (this process and its finished workers), and its
+    rows."""
+    sets = {"duration": duration, "scheduler.quantum": ["1ms", "2ms"]}
+    c = os.times()
+    t = time.perf_counter()
+    rows = sweep(SCENARIO, sets, seeds, workers=workers)
+    wall = time.perf_counter() - t
+    d = os.times()
+    cpu = (d.user - c.user) + (d.system - c.system) + (d.children_user - c.children_user) + (
+        d.children_system - c.children_system)
+    return wall, cpu, rows
+
+
+def measure(duration: str = "2s", seeds: str = "1-8", workers: int = 2) -> dict:
+    """The serial and the pool's sweep one after the other (after one warm-up run that imports
+    everything a run needs), as one figure."""
+    sweep(SCENARIO, {"duration": "10ms"}, [1], workers=1)  # warm-up: imports, first-use caches
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    serial_s, serial_cpu, serial_rows = sweep_rate(duration, seeds, 1)
+    pool_s, pool_cpu, pool_rows = sweep_rate(duration, seeds, workers)
+    runs = len(serial_rows)
+    speedup = serial_s / pool_s
+    return {
+        "benchmark": "sweep", "figure": f"sweep_{runs}_runs_{workers}_workers_vs_serial",
+        "scenario": SCENARIO.name, "duration": duration, "runs": runs, "workers": workers,
+        "cpus": os.cpu_count(), "serial_s": round(serial_s, 3), "pool_s": round(pool_s, 3),
+        "seconds_per_run": round(serial_s / runs, 3),
+        "serial_runs_per_s": round(runs / serial_s, 3), "pool_runs_per_s": round(runs / pool_s, 3),
+        "speedup": round(speedup, 3),
+        # CPU seconds per wall second: what the machine gave each phase (1.0 and ``workers`` on
+        # idle cores; less when other work shares them, which caps the speedup whatever the pool)
+        "serial_cpu_per_wall": round(serial_cpu / serial_s, 3), "pool_cpu_per_wall": round(pool_cpu / pool_s, 3),
+        "load_average_1min_before": None if load is None else round(load, 2),
+        "rows_identical": rows_to_csv(serial_rows) == rows_to_csv(pool_rows),
+        "failed_runs": sum(1 for r in serial_rows + pool_rows if r["error"]),
+        "target": TARGET, "met": speedup >= TARGET,
+    }
+
+
+def figures(quick: bool = False) -> list[dict]:
+    """Every figure of this benchmark; ``quick``: 300 ms of virtual time per run instead of 2 s."""
+    return [measure("300ms" if quick else "2s")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="300 ms of virtual time per run")
+    parser.add_argument("--duration", default=None, help="virtual time per run (default 2s; --quick: 300ms)")
+    args = parser.parse_args()
+    if args.duration:
+        out = [measure(args.duration)]
+    else:
+        out = figures(args.quick)
+    for fig in out:
+        print(json.dumps(fig))
+
+
+if __name__ == "__main__":
+    main()
