@@ -24,3 +24,13 @@ def test_every_benchmark_mode_retires_every_packet(mode, expected):
     bench = _throughput()
     retired, wall = bench.run_model(2, 64, mode=mode)
     assert retired == expected and wall > 0
+
+
+def test_the_sweep_benchmark_measures_identical_rows_on_both_executors():
+    spec = importlib.util.spec_from_file_location("sweep_bench", ROOT / "benchmarks" / "sweep.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fig = module.measure("5ms", seeds="1-2", workers=2)
+    assert (fig["benchmark"], fig["runs"], fig["rows_identical"], fig["failed_runs"], fig["target"]) == (
+        "sweep", 4, True, 0, 1.8)
+    assert fig["met"] == (fig["speedup"] >= 1.8) and fig["serial_s"] > 0 and fig["pool_s"] > 0

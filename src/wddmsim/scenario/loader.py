@@ -32,7 +32,8 @@ class ScenarioError(Exception):
     ``path`` is the file (or the ``source`` name given for text and dicts); ``problems`` holds one
     complete line per problem, ``"FILE: field.path: reason"``; ``str()`` joins them with
     newlines. ``unknown_paths`` holds the lines of the problems where an override (``--set``)
-    names a field the schema does not have: a mistake in the path, not in the value.
+    names a field the schema does not have or a path the data cannot have (an array entry that is
+    not there, a key below a plain value): a mistake in the path, not in the value.
     """
 
     def __init__(self, path: str, problems: list[str], unknown_paths: list[str] | None = None) -> None:
@@ -134,7 +135,7 @@ def _with_overrides(data: Any, source: str, overrides: Sequence[Override]) -> tu
     try:
         return apply_overrides(dict(data), overrides, defaults), defaults is not None
     except OverrideError as exc:
-        raise ScenarioError(source, [str(exc)]) from None
+        raise ScenarioError(source, [str(exc)], [str(exc)]) from None
 
 
 def _plain(loc: Location) -> tuple[str, ...]:

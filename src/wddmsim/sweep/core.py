@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from ..scenario import Scenario, ScenarioError, read_scenario_data, resolve_driver_path, scenario_from_dict
-from ..scenario.overrides import OverrideError
 from .executors import run_dask, run_pool, run_serial
 from .grid import Run, SweepError, grid, parse_seeds, settings_from
 from .rows import make_row
@@ -57,8 +56,6 @@ def plan(scenario, sets=None, seeds=None, option: str = "--set") -> tuple[list[R
             try:
                 sc = scenario_from_dict(data, source, run.overrides)
                 checked[key] = resolve_driver_path(sc, folder) if folder is not None else sc
-            except OverrideError as e:
-                raise SweepError(str(e)) from None
             except ScenarioError as e:
                 if e.unknown_paths:
                     raise SweepError("\n".join(e.unknown_paths)) from None
