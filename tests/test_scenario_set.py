@@ -145,3 +145,23 @@ def test_overrides_apply_in_order_on_a_copy():
     data = {"a": {"b": [{"c": 1}]}}
     out = apply_overrides(data, _sets("a.b.0.c=2", "a.b.0.d=x", "a.e.f=3"))
     assert out == {"a": {"b": [{"c": 2, "d": "x"}], "e": {"f": 3}}} and data == {"a": {"b": [{"c": 1}]}}
+
+
+def test_the_documented_commands_and_messages_are_what_wddmsim_does(monkeypatch):
+    import re
+    import shlex
+
+    root = EXAMPLES.parent
+    doc = (root / "docs" / "scenarios.md").read_text()
+    section = doc.split("## Changing a scenario from the command line (`--set`)", 1)[1].split("\n## ", 1)[0]
+    monkeypatch.chdir(root)
+    commands = re.findall(r"^uv run wddmsim (run .+)$", section, re.M)
+    assert len(commands) == 4
+    for line in commands:
+        r = CliRunner().invoke(main, shlex.split(line) + ["--json"])
+        assert r.exit_code == 0, (line, r.output)
+    (block,) = re.findall(r"```console\n(.*?)```", section, re.S)
+    for expected in block.splitlines():
+        setting = re.match(r"wddmsim: error: (?:examples/game_and_compute.toml with )?--set (\S+?):", expected)[1]
+        r = CliRunner().invoke(main, ["run", "examples/game_and_compute.toml", "--set", setting])
+        assert (r.exit_code, r.output) == (2, expected + "\n")
