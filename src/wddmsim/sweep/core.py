@@ -20,7 +20,7 @@ from .executors import run_dask, run_pool, run_serial
 from .grid import Run, SweepError, grid, parse_seeds, settings_from
 from .rows import make_row
 
-__all__ = ["plan", "sweep"]
+__all__ = ["cpu_count", "plan", "sweep"]
 
 VERIFIER_MODES = ("strict", "report", "off")
 
@@ -38,6 +38,14 @@ def _source(scenario) -> tuple[dict, str, Path | None]:
     if isinstance(scenario, Mapping):
         return dict(scenario), str(scenario.get("name") or "<scenario>"), None
     raise TypeError(f"scenario: expected a file path, a Scenario or its TOML data as a dict, got {type(scenario).__name__}")
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity where the platform tells it), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def plan(scenario, sets=None, seeds=None, option: str = "--set") -> tuple[list[Run], dict[int, Any]]:
@@ -76,7 +84,7 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
     are) or command-line texts (``["scheduler.quantum=1ms,2ms"]``). ``seeds``: ints, or text as
     ``--seeds`` takes it (``"1-10"``, ``"1,3,5"``); None runs each combination once with the
     scenario's seed. ``workers``: processes of the pool (1: run here, one after the other; None:
-    ``os.cpu_count()``). ``dask``: a Dask scheduler's address or a ``distributed.Client``; the runs
+    one per CPU this process may use, :func:`cpu_count`). ``dask``: a Dask scheduler's address or a ``distributed.Client``; the runs
     go there instead (``workers`` is then not used). ``verifier``: ``strict``, ``report`` or
     ``off``, as ``wddmsim run --verifier``. ``progress(done, total)`` is called as runs finish.
 
@@ -103,10 +111,10 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
         results = []
     elif dask is not None:
         results = run_dask(tasks, dask, tick)
-    elif (workers or os.cpu_count() or 1) == 1 or len(tasks) == 1:
+    elif (workers or cpu_count()) == 1 or len(tasks) == 1:
         results = run_serial(tasks, tick)
     else:
-        results = run_pool(tasks, workers or os.cpu_count() or 1, tick)
+        results = run_pool(tasks, workers or cpu_count(), tick)
     by_index = {r.index: res for r, res in zip(todo, results)}
     rows = []
     for run in runs:

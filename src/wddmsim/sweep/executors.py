@@ -75,15 +75,19 @@ def run_pool(tasks: Sequence[Task], workers: int, progress: Progress = None) -> 
     results: list[Result | None] = [None] * len(tasks)
     done = 0
     with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=_context()) as pool:
-        futures = {pool.submit(run_one, *task): i for i, task in enumerate(tasks)}
-        for fut in as_completed(futures):
-            try:
-                results[futures[fut]] = fut.result()
-            except Exception as exc:  # noqa: BLE001 - a dead worker costs its run, not the sweep
-                results[futures[fut]] = _lost(exc)
-            done += 1
-            if progress:
-                progress(done, len(tasks))
+        try:
+            futures = {pool.submit(run_one, *task): i for i, task in enumerate(tasks)}
+            for fut in as_completed(futures):
+                try:
+                    results[futures[fut]] = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a dead worker costs its run, not the sweep
+                    results[futures[fut]] = _lost(exc)
+                done += 1
+                if progress:
+                    progress(done, len(tasks))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: do not start the runs left
+            raise
     return results  # type: ignore[return-value]
 
 

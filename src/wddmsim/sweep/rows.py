@@ -25,13 +25,15 @@ from typing import Any
 __all__ = ["WALL_CLOCK", "columns", "flatten", "make_row", "rows_to_csv", "rows_to_dataframe", "write_csv"]
 
 #: Summary figures measured on the wall clock, which differ from one run of the same scenario and
-#: seed to the next: they are not part of a row. A key starting with ``wall_`` or naming a
-#: real-time factor is left out as well.
+#: seed to the next: they are not part of a row. Any other top-level key that speaks of the wall
+#: clock or of a real-time factor (``wall`` or ``real_time``/``realtime`` in its name) is left out
+#: as well.
 WALL_CLOCK = ("wall_s", "real_time_factor", "realtime_factor", "rtf")
 
 
 def _wall_clock(key: str) -> bool:
-    return key in WALL_CLOCK or key.startswith("wall_")
+    k = key.lower()
+    return k in WALL_CLOCK or "wall" in k or "real_time" in k or "realtime" in k
 
 
 def flatten(value: Any, prefix: str = "", out: dict | None = None) -> dict:
