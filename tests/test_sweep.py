@@ -261,3 +261,15 @@ def test_a_pool_started_by_the_fork_server_gives_the_same_rows(monkeypatch, seri
     monkeypatch.setattr(executors.threading, "active_count", lambda: 2)
     assert executors._context().get_start_method() in ("forkserver", "spawn")
     assert rows_to_csv(sweep(GAME, SETS, SEEDS, workers=2)) == rows_to_csv(serial_rows)
+
+
+def test_a_files_own_problem_stops_the_sweep_unless_a_setting_mends_it(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('duration = "fast"\n[[process]]\nname = "a"\n[[process.context]]\nname = "c"\nnode = "3D"\n'
+                   'workload = { kind = "frame_loop", fps = 60, work = "1ms" }\n')
+    with pytest.raises(SweepError, match=r"^.*bad.toml: duration: expected a duration such as '2ms' or '250us', got 'fast'$"):
+        sweep(bad, ["process.0.context.0.workload.fps=30,60"], workers=1)
+    rows = sweep(bad, ["duration=50ms,60ms"], workers=1)
+    assert [(r["duration"], r["error"], r["packets_retired"]) for r in rows] == [("50ms", None, 6), ("60ms", None, 8)]
+    r = runner.invoke(main, ["sweep", str(tmp_path / "nope.toml"), "--json"])
+    assert (r.exit_code, r.stderr) == (2, f"wddmsim: error: {tmp_path / 'nope.toml'}: cannot read: no such file\n")

@@ -3,9 +3,9 @@ cross product on an executor, and make one row per run in the cross product's or
 
 Each combination of settings is validated once in this process, with the same schema as a
 scenario file: a path the scenario does not have (an unknown field, an entry an array lacks) stops
-the sweep before anything runs (:class:`~wddmsim.sweep.grid.SweepError`), a value the schema refuses
-makes an error row for every seed of that combination, and only valid scenarios are sent to the
-executor.
+the sweep before anything runs (:class:`~wddmsim.sweep.grid.SweepError`), and so does a problem of
+the file itself that no setting mends; a value the schema refuses makes an error row for every seed
+of that combination, and only valid scenarios are sent to the executor.
 """
 
 from __future__ import annotations
@@ -67,8 +67,9 @@ def plan(scenario, sets=None, seeds=None, option: str = "--set") -> tuple[list[R
             except ScenarioError as e:
                 if e.unknown_paths:
                     raise SweepError("\n".join(e.unknown_paths)) from None
-                if not run.overrides:
-                    raise SweepError("\n".join(e.problems)) from None  # the file itself is wrong
+                own = [line for line in e.problems if line.startswith(f"{source}: ")]
+                if own or not run.overrides:
+                    raise SweepError("\n".join(own or e.problems)) from None  # the file itself is wrong
                 checked[key] = "; ".join(e.problems)
         work[run.index] = checked[key]
     return runs, work
