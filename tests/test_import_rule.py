@@ -2,7 +2,8 @@
 ``gpu`` imports ``sim``; ``kmd`` imports ``ddi``, ``gpu``, ``sim``; ``umd`` (the user-mode half of
 a driver) imports ``gpu`` (the command set); ``dxgkrnl`` imports ``ddi``, ``sim``, never a driver
 half or the GPU; ``workloads`` (the applications and their runtime) import the OS's API and
-``umd``. Only the assembly code (the CLI, the demo, scenario wiring) knows all parts."""
+``umd``; ``sweep`` (many runs of a scenario) imports the scenario files, the assembled system and
+the OS's errors, never the CLI. Only the assembly code (the CLI, the demo, scenario wiring) knows all parts."""
 
 import ast
 from pathlib import Path
@@ -16,6 +17,7 @@ ALLOWED = {
     "umd": {"gpu"},
     "dxgkrnl": {"ddi", "sim"},
     "workloads": {"ddi", "dxgkrnl", "umd", "sim"},
+    "sweep": {"scenario", "system", "dxgkrnl"},
 }
 
 
