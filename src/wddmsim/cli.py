@@ -675,99 +675,6 @@ def trace_cmd(events_file: str, output: str) -> None:
     click.echo(f"{output}: {n} trace events from {len(events)} log events")
 
 
-# ---------------------------------------------------------------------------------------- sweep
-@main.command("sweep")
-@click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--set", "sets", multiple=True, metavar="PATH=V1,V2,...",
-              help="A setting to sweep: PATH as in the scenario file, its values split at commas; repeatable. "
-                   "The runs are the cross product of every setting and seed.")
-@click.option("--seeds", default=None, metavar="LIST", help="Seeds: 1-10, 1,3,5 or a mix [default: the scenario's].")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Worker processes (1: one run after the other here) [default: the number of CPUs].")
-@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
-              help="Send the runs to this Dask scheduler (tcp://host:8786) instead; needs wddmsim[cluster].")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the rows as CSV.")
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array on stdout.")
-@click.option("--plot", "plot_metric", default=None, metavar="METRIC",
-              help="Draw this figure (a column, e.g. contexts.0.latency_p99_ns) against the swept setting.")
-@click.option("--x", "x_setting", default=None, metavar="SETTING",
-              help="The setting on the plot's x axis when several vary (the others give one line each).")
-@click.option("--plot-file", default=None, type=click.Path(dir_okay=False),
-              help="Where the PNG goes [default: next to the CSV, NAME-METRIC.png].")
-@click.option("--verifier", type=click.Choice(["strict", "report", "off"]), default="strict", show_default=True,
-              help="The verifier's mode in every run.")
-def sweep_cmd(scenario, sets, seeds, workers, dask_address, output, as_json, plot_metric, x_setting, plot_file,
-              verifier) -> None:
-    """Run SCENARIO for every combination of --set values and --seeds; one row of figures per run.
-
-    A row holds the settings, the seed, an error (empty unless the run failed) and every figure
-    of the run's summary with dotted names (nodes.0.busy_pct). The rows are in the order of the
-    cross product and the same byte for byte whatever the executor. See docs/sweeps.md."""
-    import time
-
-    from .sweep import DaskMissing, SweepError, sweep, write_csv
-    from .sweep.progress import SweepProgress
-
-    if not output and not as_json:
-        raise UserError("sweep: give -o FILE.csv for the rows, --json to print them, or both")
-    if dask_address and workers:
-        raise UserError("--workers and --dask: choose one (the Dask cluster has its own workers)")
-    if plot_metric is None and (x_setting or plot_file):
-        raise UserError(f"{'--x' if x_setting else '--plot-file'}: goes with --plot METRIC")
-    for path in (output, plot_file):
-        if path:
-            _check_writable(path)
-    if x_setting:
-        try:
-            columns = _columns_of(sets)
-        except SweepError as e:
-            raise UserError(str(e)) from None
-        if x_setting not in columns:
-            raise UserError(f"--x {x_setting}: not a swept setting; the settings are {', '.join(columns) or 'none'}")
-    started = time.perf_counter()
-    try:
-        with SweepProgress(Console(stderr=True), label=Path(scenario).stem) as bar:
-            rows = sweep(scenario, sets, seeds, workers=workers, dask=dask_address, verifier=verifier, progress=bar)
-    except SweepError as e:
-        raise ScenarioProblems(str(e).splitlines()) from None
-    except DaskMissing as e:
-        raise UserError(f"--dask: {e}") from None
-    except OSError as e:
-        raise UserError(f"--dask {dask_address}: cannot reach the scheduler: {e}") from None
-    if output:
-        write_csv(rows, output)
-    if as_json:
-        click.echo(json.dumps(rows, indent=1))
-    failed = sum(1 for r in rows if r.get("error"))
-    click.echo(f"{len(rows)} runs, {failed} failed, in {time.perf_counter() - started:.1f} s"
-               + (f"; rows in {output}" if output else ""), err=True)
-    if plot_metric:
-        from .sweep.plot import PlotError, plot_metric as draw
-
-        target = plot_file or _plot_path(output, plot_metric)
-        try:
-            draw(rows, plot_metric, _columns_of(sets), target, x=x_setting)
-        except PlotError as e:
-            raise UserError(str(e)) from None
-        click.echo(f"plot of {plot_metric} in {target}", err=True)
-
-
-def _columns_of(sets) -> list[str]:
-    """The rows' column names of the ``--set`` options' paths (``nodes[0]`` is written ``nodes.0``)."""
-    from .sweep import parse_setting
-
-    return [parse_setting(text).column for text in sets]
-
-
-def _plot_path(output: str | None, metric: str) -> str:
-    """The default PNG: beside the CSV, named after it and the metric."""
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", metric)
-    if output:
-        p = Path(output)
-        return str(p.with_name(f"{p.stem}-{name}.png"))
-    return f"sweep-{name}.png"
-
-
 # ---------------------------------------------------------------------------------------- verify
 def load_driver(spec: str):
     """The driver class ``spec`` names, or a :class:`UserError` saying why it cannot be loaded."""
@@ -925,5 +832,7 @@ def demo_cmd(events) -> None:
 
 # ---------------------------------------------------------------------------------------- rules
 from .rulescmd import rules_cmd  # noqa: E402  (the command lives in its own module)
+from .sweepcmd import sweep_cmd  # noqa: E402  (likewise)
 
 main.add_command(rules_cmd)
+main.add_command(sweep_cmd)
