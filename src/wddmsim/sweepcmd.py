@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+
 @click.command("sweep")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="PATH=V1,V2,...",
