@@ -24,3 +24,13 @@ def test_every_benchmark_mode_retires_every_packet(mode, expected):
     bench = _throughput()
     retired, wall = bench.run_model(2, 64, mode=mode)
     assert retired == expected and wall > 0
+
+
+def test_headline_figure_follows_the_benchmarks_convention():
+    bench = _throughput()
+    fig = bench.headline(packets=64, repeat=1)
+    # 8 contexts of one batch of 16 each (a context submits at least one batch).
+    assert fig["benchmark"] == "throughput.py" and fig["packets"] == 128
+    assert fig["baseline_ratio"] == bench.BASELINE_RATIO == 0.006
+    assert fig["target_ratio"] == 0.024 and fig["met"] is (fig["ratio"] >= 0.024)
+    assert fig["packets_per_s"] > 0 and fig["ratio"] > 0
