@@ -148,8 +148,7 @@ class Adapter:
         #: the OS's one door into the driver (every DxgkDdi* call)
         self.ddi = DdiGateway(sim, driver, arch=arch, trace=trace)
         #: what the driver is handed in DxgkDdiStartDevice: the callbacks, the ISR and DPC dispatch
-        self.dxgk = DxgkInterface(self)
-        self.ddi.returned = self.dxgk.returned
+        self.dxgk = DxgkInterface(self)  # it arms ``ddi.returned`` when an entry point has something to judge
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:

@@ -106,6 +106,8 @@ from .settings import Settings
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
+_PRIVILEGED_INSTRUCTION = int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
+_ILLEGAL_INSTRUCTION = int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
 _DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
 _DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
 _CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
@@ -538,13 +540,13 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         mem = self.mem
         data = mem.read(pRender.pCommand, n)
         starts = []  # each command's offset in the command buffer (split points, rule 30)
-        try:
-            for cmd in C.iter_commands(data):
-                if cmd.opcode not in USER_OPCODES:
-                    return int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
-                starts.append(cmd.offset)
-        except C.CommandError:
-            return int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
+        packets, error = C.scan(data)
+        for offset, opcode in packets:
+            if opcode not in USER_OPCODES:
+                return _PRIVILEGED_INSTRUCTION
+            starts.append(offset)
+        if error is not None:
+            return _ILLEGAL_INSTRUCTION
         count = len(starts)
         dma = pRender.pDmaBuffer
         dma_start = pRender.DmaBufferPhysicalAddress.QuadPart
@@ -867,9 +869,10 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
             inflight.popleft()
         data = node.interrupt_data
         data.InterruptType = _DMA_COMPLETED
-        data.DmaCompleted.SubmissionFenceId = value
-        data.DmaCompleted.NodeOrdinal = node.ordinal
-        data.DmaCompleted.EngineOrdinal = 0
+        dc = data.DmaCompleted  # (each read of a ctypes member structure makes a new view)
+        dc.SubmissionFenceId = value
+        dc.NodeOrdinal = node.ordinal
+        dc.EngineOrdinal = 0
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
         return True
 
