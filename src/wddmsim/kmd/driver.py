@@ -780,29 +780,30 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         if not 0 <= ordinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         node = self.nodes[ordinal]
+        flags = a.Flags.Value  # Paging is bit 0, NullRendering bit 3, Flip/FlipWithNoWait bits 4-5
         if a.DmaBufferPrivateDataSize:
             # Rule 21: private data is validated only when there is some.
             self.reads_of_private_data += 1
             magic = self.mem.read_u32(a.pDmaBufferPrivateData)
-            if magic != PRIVATE_MAGIC and not a.Flags.Paging:
+            if magic != PRIVATE_MAGIC and not flags & 0x1:
                 return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         start = a.DmaBufferSubmissionStartOffset
         length = a.DmaBufferSubmissionEndOffset - start
-        flags = a.Flags.Value
+        fence_id = a.SubmissionFenceId
         if flags & 0x30 and length:
             # A flip: DxgkDdiPresent did not know the VidPn source; the submission says which.
             self._aim_flips(a.DmaBufferPhysicalAddress.QuadPart + start, length, a.VidPnSourceId)
         # The ring may last have run a buffer in a GPU virtual address space: back to physical.
         packet = self._switch_root(node, 0)
-        fence = C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
-        if length and not a.Flags.NullRendering:
-            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferPhysicalAddress.QuadPart + start, length,
+        fence = C.fence(node.fence_addr, fence_id, interrupt=True)
+        if length and not flags & 0x8:
+            packet += self._buffer_call(node, fence_id, a.DmaBufferPhysicalAddress.QuadPart + start, length,
                                         owner=a.hContext)
         packet += fence
         if not self._ring_write(node, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
-        if not node.last_submitted or after(a.SubmissionFenceId, node.last_submitted):
-            node.last_submitted = a.SubmissionFenceId
+        if not node.last_submitted or after(fence_id, node.last_submitted):
+            node.last_submitted = fence_id
         self.hw.doorbell(node.ordinal, node.wptr)
         return SUCCESS
 
