@@ -34,3 +34,15 @@ def test_headline_figure_follows_the_benchmarks_convention():
     assert fig["baseline_ratio"] == bench.BASELINE_RATIO == 0.006
     assert fig["target_ratio"] == 0.024 and fig["met"] is (fig["ratio"] >= 0.024)
     assert fig["packets_per_s"] > 0 and fig["ratio"] > 0
+
+
+def test_profile_splits_a_packet_by_component():
+    spec = importlib.util.spec_from_file_location("profile_path", ROOT / "benchmarks" / "profile_path.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fig = module.profile(64, functions=3)
+    assert fig["benchmark"] == "profile_path.py" and fig["packets"] == 128
+    assert len(fig["functions"]) == 3
+    assert {"gateway + verifier", "driver (reference KMD)", "ground truth"} <= set(fig["components"])
+    assert module.component("/x/src/wddmsim/dxgkrnl/groundtruth.py") == "ground truth"
+    assert module.component("/x/src/wddmsim/dxgkrnl/vidsch.py").startswith("OS scheduler")
