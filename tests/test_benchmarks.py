@@ -34,3 +34,25 @@ def test_the_sweep_benchmark_measures_identical_rows_on_both_executors():
     assert (fig["benchmark"], fig["runs"], fig["rows_identical"], fig["failed_runs"], fig["target"]) == (
         "sweep", 4, True, 0, 1.8)
     assert fig["met"] == (fig["speedup"] >= 1.8) and fig["serial_s"] > 0 and fig["pool_s"] > 0
+
+
+def test_headline_figure_follows_the_benchmarks_convention():
+    bench = _throughput()
+    fig = bench.headline(packets=64, repeat=1)
+    # 8 contexts of one batch of 16 each (a context submits at least one batch).
+    assert fig["benchmark"] == "throughput.py" and fig["packets"] == 128
+    assert fig["baseline_ratio"] == bench.BASELINE_RATIO == 0.006
+    assert fig["target_ratio"] == 0.024 and fig["met"] is (fig["ratio"] >= 0.024)
+    assert fig["packets_per_s"] > 0 and fig["ratio"] > 0
+
+
+def test_profile_splits_a_packet_by_component():
+    spec = importlib.util.spec_from_file_location("profile_path", ROOT / "benchmarks" / "profile_path.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fig = module.profile(64, functions=3)
+    assert fig["benchmark"] == "profile_path.py" and fig["packets"] == 128
+    assert len(fig["functions"]) == 3
+    assert {"gateway + verifier", "driver (reference KMD)", "ground truth"} <= set(fig["components"])
+    assert module.component("/x/src/wddmsim/dxgkrnl/groundtruth.py") == "ground truth"
+    assert module.component("/x/src/wddmsim/dxgkrnl/vidsch.py").startswith("OS scheduler")

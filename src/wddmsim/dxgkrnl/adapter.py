@@ -148,8 +148,7 @@ class Adapter:
         #: the OS's one door into the driver (every DxgkDdi* call)
         self.ddi = DdiGateway(sim, driver, arch=arch, trace=trace)
         #: what the driver is handed in DxgkDdiStartDevice: the callbacks, the ISR and DPC dispatch
-        self.dxgk = DxgkInterface(self)
-        self.ddi.returned = self.dxgk.returned
+        self.dxgk = DxgkInterface(self)  # it arms ``ddi.returned`` when an entry point has something to judge
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -569,13 +568,20 @@ class Adapter:
                                    f"the packet's {kind} allocations ({size} bytes) cannot be resident at once "
                                    f"in any {kind} segment")
         mem = self.memory
-        staging_len = n + len(patches) * self._plist_size
-        block, total = self._packet_buffers(ctx, staging_len)
+        plist_size = self._plist_size
+        dma_size = info.DmaBufferSize
+        priv_size = info.DmaBufferPrivateDataSize
+        # One block: the DMA buffer, its private data, the allocation and patch lists, then the
+        # staging copy of the command buffer and its input patch list (as _packet_buffers lays it).
+        alist_bytes = info.AllocationListSize * self._alist_size
+        plist_bytes = info.PatchLocationListSize * plist_size
+        total = dma_size + priv_size + alist_bytes + plist_bytes + n + len(patches) * plist_size
+        block = self.pool.alloc(total)
         dma = block
-        priv = block + info.DmaBufferSize
-        alist = priv + info.DmaBufferPrivateDataSize
-        plist = alist + info.AllocationListSize * self._alist_size
-        cmd_addr = plist + info.PatchLocationListSize * self._plist_size
+        priv = block + dma_size
+        alist = priv + priv_size
+        plist = alist + alist_bytes
+        cmd_addr = plist + plist_bytes
         mem.write(cmd_addr, command)
         plist_in = cmd_addr + n
         if patches:
@@ -587,9 +593,10 @@ class Adapter:
                 e.AllocationOffset = alloc_offset
                 out += bytes(e)
             mem.write(plist_in, bytes(out))
-        self._write_allocation_list(alist, allocations)
+        if allocations:
+            self._write_allocation_list(alist, allocations)
         a = self._render_args
-        self._render_fill(a, cmd_addr, n, dma, info.DmaBufferSize, priv, info.DmaBufferPrivateDataSize, alist,
+        self._render_fill(a, cmd_addr, n, dma, dma_size, priv, priv_size, alist,
                           len(allocations), plist_in, len(patches), plist, info.PatchLocationListSize, 0, 0, dma)
         status = self.ddi.call("DxgkDdiRender", ctx.hDdi, a)
         if status != SUCCESS:
@@ -608,14 +615,14 @@ class Adapter:
             p.present_t = self.sim.now if call_start is None else call_start
             p.kind = "present"
         p.dma = dma
-        p.dma_size = info.DmaBufferSize
+        p.dma_size = dma_size
         p.end_off = a.pDmaBuffer - dma
         p.priv = priv
-        p.priv_size = info.DmaBufferPrivateDataSize
+        p.priv_size = priv_size
         p.alist = alist
         p.alist_n = len(allocations)
         p.plist = plist
-        p.plist_n = (a.pPatchLocationListOut - plist) // self._plist_size
+        p.plist_n = (a.pPatchLocationListOut - plist) // plist_size
         p.buffers = (block, total)
         ctx.submitted += 1
         if self.on_packet is not None:

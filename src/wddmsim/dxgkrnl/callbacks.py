@@ -143,6 +143,7 @@ class DxgkInterface:
             self._unprocessed += 1
             if not self.in_isr:
                 self._outside += 1
+                ad.ddi.returned = self.returned  # judged when the entry point returns (rule 39)
         if ad.trace is not None:
             ad.trace.emit(sim.now, "Callback", {"name": "DxgkCbNotifyInterrupt", "irql": "DIRQL",
                                                 "args": self._interrupt_args(data)})
@@ -289,8 +290,10 @@ class DxgkInterface:
         return SUCCESS, ret
 
     def returned(self, name: str) -> None:
-        """The gateway's hook after every entry point: events reported from a
-        DxgkCbSynchronizeExecution routine during ``name`` need a DPC (rule 39)."""
+        """The gateway's hook after an entry point returns, armed while events reported from a
+        DxgkCbSynchronizeExecution routine during ``name`` wait to be judged: they need a DPC
+        (rule 39). Unarmed, the gateway calls nothing (nothing can be found)."""
+        self.adapter.ddi.returned = None
         if self._outside:
             self._outside = 0
             if not self.dpc_pending and not self._in_dpc:

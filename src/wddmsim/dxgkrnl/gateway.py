@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import ctypes
 import traceback
-from collections import Counter
 
 from ..ddi import codec, layout
 from ..ddi.bugcheck import BugCheck, BugCheckCode
@@ -98,6 +97,16 @@ def _allowed(names: tuple[str, ...]) -> frozenset[int] | None:
     return frozenset(int(NTSTATUS[n]) for n in names if n.startswith("STATUS_"))
 
 
+#: Per entry point, what a call needs of its contract, read once: (IRQL class, argument structure,
+#: whether it returns a BOOLEAN or nothing, the statuses it may return or None for any error).
+_PLANS = {name: (_IRQL[c.irql], c.struct, c.returns[0] in ("BOOLEAN", "VOID"), _allowed(c.returns))
+          for name, c in CONTRACTS.items()}
+_STRUCTS = (ctypes.Structure, ctypes.Union)
+#: type -> whether it is a DDI structure (a ctypes Structure or Union): an isinstance test against
+#: ctypes' metaclasses costs more than the rest of a call
+_IS_STRUCT: dict[type, bool] = {}
+
+
 class DdiGateway:
     """The OS's calls into one driver (see the module doc).
 
@@ -115,8 +124,8 @@ class DdiGateway:
         self.hAdapter = 0
         #: the entry point running now (None between calls)
         self.active: str | None = None
-        #: calls made, per entry point
-        self.calls: Counter = Counter()
+        #: calls made, per entry point (a plain dict: a Counter's item access costs twice as much)
+        self.calls: dict[str, int] = {}
         self._classes: dict[str, type] = {}
         self._failing: dict[str, list] = {}
         #: called with the entry point's name after each call returns (the callbacks' checks)
@@ -198,17 +207,24 @@ class DdiGateway:
         that bug check with the status as parameter 2; the crash record is built here),
         else an :class:`ApiError` with ``fail`` as its message when ``fail`` is given, else it is
         returned."""
-        contract = CONTRACTS[name]
+        irql, struct, plain, allowed = _PLANS[name]
         sim = self.sim
-        if args is None and params and isinstance(params[-1], (ctypes.Structure, ctypes.Union)):
-            args = params[-1]
-        self.calls[name] += 1
+        if args is None and params:
+            last = type(params[-1])
+            is_struct = _IS_STRUCT.get(last)
+            if is_struct is None:
+                is_struct = _IS_STRUCT[last] = issubclass(last, _STRUCTS)
+            if is_struct:
+                args = params[-1]
+        calls = self.calls
+        calls[name] = calls.get(name, 0) + 1
         verifier = self.verifier
-        if facts is not None and judge == "before" and verifier is not None and verifier.mode != "off":
-            verifier.check(contract.struct, args, facts, address)
+        judged = facts is not None and verifier is not None and verifier.mode != "off"
+        if judged and judge == "before":
+            verifier.check(struct, args, facts, address)
         saved_irql = sim.irql
         saved_active = self.active
-        sim.irql = _IRQL[contract.irql]
+        sim.irql = irql
         self.active = name
         try:
             injected = self._injected(name) if self._failing else None
@@ -227,11 +243,10 @@ class DdiGateway:
             self.returned(name)
         if log and self.trace is not None:
             self.log(name, args, status, log_args)
-        if facts is not None and judge == "after" and verifier is not None and verifier.mode != "off":
-            self._judge_after(name, contract, args, facts, address, status, bugcheck)
-        if status == SUCCESS or contract.returns[0] in ("BOOLEAN", "VOID") or type(status) is not int:
+        if judged and judge == "after":
+            self._judge_after(name, CONTRACTS[name], args, facts, address, status, bugcheck)
+        if status == SUCCESS or plain or type(status) is not int:
             return status
-        allowed = _allowed(contract.returns)
         if allowed is not None and status in allowed:
             return status
         if bugcheck is not None:

@@ -146,9 +146,17 @@ class GroundTruth:
 
     def submitted(self, p) -> None:
         """The driver is given packet ``p`` (it enters its node's hardware queue on success)."""
-        base, _, lo, hi = self.span(p)
-        ring = self._ring.setdefault(p.context.node, [])
-        if p not in ring:
+        va = p.va
+        if va:
+            base, lo, hi = va, va, va + p.dma_size
+        else:
+            base = p.dma
+            lo, hi = base + p.start_off, base + p.end_off
+        ctx = p.context
+        ring = self._ring.get(ctx.node)
+        if ring is None:
+            ring = self._ring[ctx.node] = [p]
+        elif p not in ring:
             ring.append(p)
         if p.flags & FLAG_NULL_RENDERING:
             p.executed = False
@@ -161,9 +169,10 @@ class GroundTruth:
             # last command, owing only WORK time, is not fetched again (its finish time, projected
             # when it ran, is at or before the resubmitted WORK can end).
             p.ran_at = _NEVER
-        self._by_end[(self._space(p.context, bool(p.va)), hi)] = p
-        if p.va:
+        if va:
+            self._by_end[(self._space(ctx, True), hi)] = p
             return  # the range check (rule 5) is made on physical DMA buffers
+        self._by_end[(0, hi)] = p
         live = self._buffers.setdefault(base, [])
         if p not in live:
             live.append(p)
@@ -171,18 +180,21 @@ class GroundTruth:
     def left(self, p) -> None:
         """Packet ``p`` left the hardware queue: retired, aborted, or taken back by a preemption or
         a reset (a resubmission registers it again)."""
-        ring = self._ring.get(p.context.node)
+        ctx = p.context
+        ring = self._ring.get(ctx.node)
         if ring and p in ring:
             ring.remove(p)
-        base = p.va or p.dma
+        va = p.va
+        base = va or p.dma
         live = self._buffers.get(base)
         if live is not None and p in live:
             live.remove(p)
             if not live:
                 del self._buffers[base]
-        key = (self._space(p.context, bool(p.va)), self.span(p)[3])
-        if self._by_end.get(key) is p:
-            del self._by_end[key]
+        key = (self._space(ctx, True), va + p.dma_size) if va else (0, base + p.end_off)
+        by_end = self._by_end
+        if by_end.get(key) is p:
+            del by_end[key]
 
     # -- what the bus shows ------------------------------------------------------------------------
     def fetched(self, engine: int, address: int, size: int, t: int, nested: bool, space: int = 0) -> None:

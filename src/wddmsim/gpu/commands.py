@@ -165,6 +165,8 @@ _U64_MAX = 0xFFFF_FFFF_FFFF_FFFF
 
 
 def _u(name: str, value: int, top: int, width: str) -> int:
+    if type(value) is int and 0 <= value <= top:
+        return value  # the common case, without the index conversion
     try:
         value = operator.index(value)
     except TypeError:
@@ -175,10 +177,14 @@ def _u(name: str, value: int, top: int, width: str) -> int:
 
 
 def _u32(name: str, value: int) -> int:
+    if type(value) is int and 0 <= value <= _U32_MAX:
+        return value
     return _u(name, value, _U32_MAX, "u32")
 
 
 def _u64(name: str, value: int) -> int:
+    if type(value) is int and 0 <= value <= _U64_MAX:
+        return value
     return _u(name, value, _U64_MAX, "u64")
 
 
@@ -648,6 +654,52 @@ def iter_commands(data: bytes | bytearray | memoryview, start: int = 0, end: int
         cmd = decode(data, offset, limit)
         yield cmd
         offset += cmd.length
+
+
+#: Memos of :func:`decode_cached` and :func:`scan`, keyed by a small buffer's bytes: a workload
+#: sends the same few command buffers again and again. Bounded (cleared when full), so memory
+#: stays constant; a hit gives what decoding again would.
+_MEMO_BYTES = 1024
+_MEMO_ENTRIES = 4096
+_DECODED: dict = {}
+_SCANNED: dict = {}
+
+
+def decode_cached(data: bytes | bytearray | memoryview, offset: int = 0, end: int | None = None) -> Command:
+    """:func:`decode`, memoized for immutable ``bytes`` of at most 1 KiB (a DMA buffer the engine
+    fetched). The Command is immutable, so one decode serves every buffer with the same bytes."""
+    if type(data) is not bytes or len(data) > _MEMO_BYTES:
+        return decode(data, offset, end)
+    key = (data, offset, end)
+    cmd = _DECODED.get(key)
+    if cmd is None:
+        cmd = decode(data, offset, end)
+        if len(_DECODED) >= _MEMO_ENTRIES:
+            _DECODED.clear()
+        _DECODED[key] = cmd
+    return cmd
+
+
+def scan(data: bytes) -> tuple[tuple[tuple[int, int], ...], CommandError | None]:
+    """``((offset, opcode), ...)`` of each packet of ``data`` that decodes, in order, and the
+    :class:`CommandError` that stopped the walk (None: every byte decoded), as :func:`iter_commands`
+    walks it; memoized for buffers of at most 1 KiB."""
+    hit = _SCANNED.get(data) if type(data) is bytes else None
+    if hit is not None:
+        return hit
+    out = []
+    error = None
+    try:
+        for cmd in iter_commands(data):
+            out.append((cmd.offset, cmd.opcode))
+    except CommandError as exc:
+        error = exc
+    hit = (tuple(out), error)
+    if type(data) is bytes and len(data) <= _MEMO_BYTES:
+        if len(_SCANNED) >= _MEMO_ENTRIES:
+            _SCANNED.clear()
+        _SCANNED[data] = hit
+    return hit
 
 
 def wait_holds(compare: int, current: int, value: int, bits: int = 64) -> bool:

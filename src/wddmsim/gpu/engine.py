@@ -329,7 +329,7 @@ class Engine:
                     if self._preempt and not self._stack and self.granularity in MID_BUFFER:
                         self._stop_saving(t, (self._buf_addr, self._pc, self._end, 0))
                         return
-                    cmd = C.decode(self._buf, self._pc, self._end)
+                    cmd = C.decode_cached(self._buf, self._pc, self._end)
                     self._pc += cmd.length
                 t += cost
                 self.busy_ns += cost

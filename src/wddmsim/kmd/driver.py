@@ -106,6 +106,8 @@ from .settings import Settings
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
+_PRIVILEGED_INSTRUCTION = int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
+_ILLEGAL_INSTRUCTION = int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
 _DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
 _DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
 _CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
@@ -538,13 +540,13 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         mem = self.mem
         data = mem.read(pRender.pCommand, n)
         starts = []  # each command's offset in the command buffer (split points, rule 30)
-        try:
-            for cmd in C.iter_commands(data):
-                if cmd.opcode not in USER_OPCODES:
-                    return int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
-                starts.append(cmd.offset)
-        except C.CommandError:
-            return int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
+        packets, error = C.scan(data)
+        for offset, opcode in packets:
+            if opcode not in USER_OPCODES:
+                return _PRIVILEGED_INSTRUCTION
+            starts.append(offset)
+        if error is not None:
+            return _ILLEGAL_INSTRUCTION
         count = len(starts)
         dma = pRender.pDmaBuffer
         dma_start = pRender.DmaBufferPhysicalAddress.QuadPart
@@ -778,29 +780,30 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         if not 0 <= ordinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         node = self.nodes[ordinal]
+        flags = a.Flags.Value  # Paging is bit 0, NullRendering bit 3, Flip/FlipWithNoWait bits 4-5
         if a.DmaBufferPrivateDataSize:
             # Rule 21: private data is validated only when there is some.
             self.reads_of_private_data += 1
             magic = self.mem.read_u32(a.pDmaBufferPrivateData)
-            if magic != PRIVATE_MAGIC and not a.Flags.Paging:
+            if magic != PRIVATE_MAGIC and not flags & 0x1:
                 return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         start = a.DmaBufferSubmissionStartOffset
         length = a.DmaBufferSubmissionEndOffset - start
-        flags = a.Flags.Value
+        fence_id = a.SubmissionFenceId
         if flags & 0x30 and length:
             # A flip: DxgkDdiPresent did not know the VidPn source; the submission says which.
             self._aim_flips(a.DmaBufferPhysicalAddress.QuadPart + start, length, a.VidPnSourceId)
         # The ring may last have run a buffer in a GPU virtual address space: back to physical.
         packet = self._switch_root(node, 0)
-        fence = C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
-        if length and not a.Flags.NullRendering:
-            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferPhysicalAddress.QuadPart + start, length,
+        fence = C.fence(node.fence_addr, fence_id, interrupt=True)
+        if length and not flags & 0x8:
+            packet += self._buffer_call(node, fence_id, a.DmaBufferPhysicalAddress.QuadPart + start, length,
                                         owner=a.hContext)
         packet += fence
         if not self._ring_write(node, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
-        if not node.last_submitted or after(a.SubmissionFenceId, node.last_submitted):
-            node.last_submitted = a.SubmissionFenceId
+        if not node.last_submitted or after(fence_id, node.last_submitted):
+            node.last_submitted = fence_id
         self.hw.doorbell(node.ordinal, node.wptr)
         return SUCCESS
 
@@ -867,9 +870,10 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
             inflight.popleft()
         data = node.interrupt_data
         data.InterruptType = _DMA_COMPLETED
-        data.DmaCompleted.SubmissionFenceId = value
-        data.DmaCompleted.NodeOrdinal = node.ordinal
-        data.DmaCompleted.EngineOrdinal = 0
+        dc = data.DmaCompleted  # (each read of a ctypes member structure makes a new view)
+        dc.SubmissionFenceId = value
+        dc.NodeOrdinal = node.ordinal
+        dc.EngineOrdinal = 0
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
         return True
 

@@ -110,7 +110,7 @@ class NativeFenceValue:
     monitored: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class BufferRequest:
     """One command buffer the runtime asks for.
 
@@ -128,8 +128,21 @@ class BufferRequest:
     progress: FenceValue | None = None
     context: int = 0
 
+    def __init__(self, ops: tuple, virtual: bool = False, wait: FenceValue | None = None,
+                 signal: FenceValue | NativeFenceValue | None = None, progress: FenceValue | None = None,
+                 context: int = 0):
+        # One per command buffer: the fields go straight into the instance dictionary, as the
+        # generated frozen __init__ would put them, without its six object.__setattr__ calls.
+        d = self.__dict__
+        d["ops"] = ops
+        d["virtual"] = virtual
+        d["wait"] = wait
+        d["signal"] = signal
+        d["progress"] = progress
+        d["context"] = context
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class CommandBuffer:
     """A user-mode driver's answer: the ``commands`` in its GPU's command set, the
     ``allocations`` the buffer uses (the allocation list, in order), the ``patches``
@@ -141,6 +154,14 @@ class CommandBuffer:
     allocations: tuple = ()
     patches: tuple = ()
     private: bytes = b""
+
+    def __init__(self, commands: bytes, allocations: tuple = (), patches: tuple = (), private: bytes = b""):
+        # One per command buffer (see BufferRequest.__init__).
+        d = self.__dict__
+        d["commands"] = commands
+        d["allocations"] = allocations
+        d["patches"] = patches
+        d["private"] = private
 
 
 @dataclass(frozen=True)

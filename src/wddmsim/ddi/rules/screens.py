@@ -71,7 +71,7 @@ def _submit(cls) -> Screen:
         links = f.linked_adapter_count
         if links is not None and has_engine and a.EngineOrdinal >= links:  # rule 19
             return False
-        count = _node_count(f)
+        count = 1 if f.multi_engine_aware is False else f.node_count
         if count is not None and (count > _MAX_NODES or (has_node and a.NodeOrdinal >= count)):  # rule 20
             return False
         return True
@@ -147,7 +147,7 @@ def _notify(cls) -> Screen:
         links = f.linked_adapter_count
         if links is not None and dc.EngineOrdinal >= links:  # rule 19
             return False
-        count = _node_count(f)
+        count = 1 if f.multi_engine_aware is False else f.node_count
         if count is not None and (count > _MAX_NODES or dc.NodeOrdinal >= count):  # rule 20
             return False
         return True  # rules 35, 36, 44, 45, 46, 51, 53 judge other interrupt types only
