@@ -42,7 +42,7 @@ import ctypes
 import traceback
 from collections import Counter
 
-from ..ddi import codec, layout
+from ..ddi import codec, layout, readers
 from ..ddi.bugcheck import BugCheck, BugCheckCode
 from ..ddi.interface import CONTRACTS
 from ..ddi.ntstatus import NTSTATUS, status_name
@@ -118,6 +118,7 @@ class DdiGateway:
         #: calls made, per entry point
         self.calls: Counter = Counter()
         self._classes: dict[str, type] = {}
+        self._readers: dict[type, object] = {}
         self._failing: dict[str, list] = {}
         #: called with the entry point's name after each call returns (the callbacks' checks)
         self.returned = None
@@ -131,6 +132,7 @@ class DdiGateway:
         self.version = version
         self.verifier = verifier
         self._classes.clear()
+        self._readers.clear()
 
     # -- structures ------------------------------------------------------------------------------
     def cls(self, struct: str) -> type:
@@ -145,28 +147,15 @@ class DdiGateway:
         return self.cls(struct)()
 
     def args_of(self, obj) -> dict:
-        """Every member of a DDI structure by its DDI name (flags as {"Value": n, "<Bit>": 0|1})."""
-        flat = codec.values(obj.record, bytes(obj), self.arch, self.version)
-        out: dict = {}
-        for path, value in flat.items():
-            head, _, rest = path.partition(".")
-            if not rest:
-                if head in out and isinstance(out[head], dict):
-                    continue
-                out[head] = value
-                continue
-            if rest.rsplit(".", 1)[-1] == "Reserved":
-                continue
-            sub = out.get(head)
-            if not isinstance(sub, dict):
-                sub = out[head] = {} if not isinstance(sub, int) else {"Value": sub}
-                if head in flat and "Value" not in sub:
-                    sub["Value"] = flat[head]
-            if rest == "QuadPart":
-                out[head] = value
-                continue
-            sub[rest] = value
-        return out
+        """Every member of a DDI structure by its DDI name (flags as {"Value": n, "<Bit>": 0|1}),
+        read by the structure's precompiled reader (:func:`wddmsim.ddi.readers.args_reader`)."""
+        read = self._readers.get(type(obj))
+        if read is None:
+            read = readers.args_reader(obj.record, self.arch, self.version)
+            if ctypes.sizeof(obj) != read.size:
+                raise codec.WrongSize(obj.record.name, read.size, ctypes.sizeof(obj))
+            self._readers[type(obj)] = read
+        return read(obj)
 
     # -- fault injection -----------------------------------------------------------------------------
     def fail_call(self, name: str, call: int, status: int) -> None:
