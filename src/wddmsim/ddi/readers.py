@@ -18,6 +18,7 @@ structure the gateway logs, on both architectures and at every DDI version where
 from __future__ import annotations
 
 import ctypes
+import json
 import struct
 from typing import Callable
 
@@ -54,6 +55,19 @@ def nest(flat: dict) -> dict:
             continue
         sub[rest] = value
     return out
+
+
+class Members(dict):
+    """A structure's logged members (a plain ``dict`` to every reader) that also carries ``json``,
+    their JSON text as the event log writes it (compact separators, keys in order), built by the
+    reader in the same step so that a JSON writer need not encode them again."""
+
+    __slots__ = ("json",)
+
+
+def _key(name: str) -> str:
+    """A member name as a JSON string."""
+    return json.dumps(name, ensure_ascii=False)
 
 
 def _signed(t) -> bool:
@@ -125,8 +139,18 @@ def _source(rec: Record, arch: str, version: DdiVersion) -> tuple[str, dict]:
             units[(off, size, signed)] = f"v{n}"
             lines.append(f"    v{n} = int.from_bytes(b[{off}:{off + size}], 'little', signed={signed})")
             n += 1
+    shape = nest({path: path for path, *_ in scalars})
+    used: set[str] = set()
+
+    def leaves(node) -> None:
+        for v in node.values():
+            leaves(v) if isinstance(v, dict) else used.add(v)
+
+    leaves(shape)
     exprs = {}
     for path, off, size, bit_offset, width, signed in scalars:
+        if path not in used:
+            continue  # a Reserved bit: not logged
         var = units[(off, size, signed and width is None)]
         if width is None:
             exprs[path] = var
@@ -135,15 +159,26 @@ def _source(rec: Record, arch: str, version: DdiVersion) -> tuple[str, dict]:
         e = f"({var} >> {bit_offset}) & {mask}" if bit_offset else f"{var} & {mask}"
         if signed:
             e = f"({e}) - ((({var} >> {bit_offset + width - 1}) & 1) << {width})"
-        exprs[path] = f"({e})"
-    shape = nest({path: path for path in exprs})
+        name = exprs[path] = f"x{len(exprs)}"
+        lines.append(f"    {name} = {e}")
+    order: list[str] = []
 
     def show(node) -> str:
         if isinstance(node, dict):
             return "{" + ", ".join(f"{k!r}: {show(v)}" for k, v in node.items()) + "}"
         return exprs[node]
 
-    lines.append(f"    return {show(shape)}")
+    def text(node) -> str:
+        if isinstance(node, dict):
+            return "{" + ",".join(f"{_key(k)}:{text(v)}" for k, v in node.items()) + "}"
+        order.append(exprs[node])
+        return "%d"
+
+    template = text(shape)
+    lines.append(f"    m = _Members({show(shape)})")
+    lines.append(f"    m.json = {template!r} % ({', '.join(order)}{',' if len(order) == 1 else ''})")
+    lines.append("    return m")
+    names["_Members"] = Members
     return "def read(b):\n" + "\n".join(lines) + "\n", names
 
 

@@ -12,10 +12,40 @@ from __future__ import annotations
 import json
 from typing import IO
 
+from ..ddi.readers import Members
+
 EVENTS_FORMAT = "wddmsim-events"
 EVENTS_VERSION = 1
 
+def _default(o):
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+try:  # CPython's own encoder, made once: json.JSONEncoder.encode builds a new one for every call
+    from json.encoder import c_make_encoder, encode_basestring
+
+    _encoder = c_make_encoder(None, _default, encode_basestring, None, ":", ",", False, False, True)
+
+    def _fields(fields: dict) -> str:
+        return "".join(_encoder(fields, 0))
+except ImportError:  # pragma: no cover - an interpreter without the C accelerator
+    _fields = _dumps
+
+
+_keys: dict[str, str] = {}
+
+
+def _encoded(fields: dict) -> str:
+    """The JSON text of ``fields`` without its opening brace, where a structure's members come as
+    the text their reader made (:class:`~wddmsim.ddi.readers.Members`)."""
+    parts = []
+    for k, v in fields.items():
+        key = _keys.get(k)
+        if key is None:
+            key = _keys[k] = _dumps(k) + ":"
+        parts.append(key + (v.json if type(v) is Members else _fields(v)))
+    return ",".join(parts) + "}"
 
 
 class ListSink:
@@ -35,23 +65,36 @@ class ListSink:
 
 
 class JsonlSink:
-    """Streams events to a file as JSON Lines."""
+    """Streams events to a file as JSON Lines.
+
+    Each line is written in one piece: ``{"t":<t>,"event":<name>`` (the event's part made once
+    per name) followed by the fields encoded by CPython's C encoder, made once for the sink; a
+    structure's members that their reader already holds as JSON text (``Members.json``) are
+    written as that text. The bytes are those of ``json.dumps(record, separators=(",", ":"),
+    ensure_ascii=False)``."""
 
     def __init__(self, target: str | IO[str]):
         if isinstance(target, str):
-            self._file = open(target, "w", encoding="utf-8")
+            self._file = open(target, "w", encoding="utf-8", buffering=1 << 20)
             self._owned = True
         else:
             self._file = target
             self._owned = False
         self._write = self._file.write
+        self._heads: dict[str, str] = {}
         self.count = 0
 
     def emit(self, t: int, event: str, fields: dict) -> None:
-        rec = {"t": t, "event": event}
-        rec.update(fields)
-        self._write(_dumps(rec))
-        self._write("\n")
+        head = self._heads.get(event)
+        if head is None:
+            head = self._heads[event] = "," + _dumps({"event": event})[1:-1]
+        ts = str(t) if type(t) is int else _dumps(t)
+        if not fields:
+            self._write(f'{{"t":{ts}{head}}}\n')
+        elif type(fields.get("args")) is Members:
+            self._write(f'{{"t":{ts}{head},{_encoded(fields)}\n')
+        else:
+            self._write(f'{{"t":{ts}{head},{_fields(fields)[1:]}\n')
         self.count += 1
 
     def close(self) -> None:
