@@ -86,3 +86,13 @@ def test_trace_and_report_from_the_written_log_equal_those_of_the_run(tmp_path):
     summary = (tmp_path / "rep" / "summary.json").read_text()
     assert summary == (tmp_path / "run-rep" / "summary.json").read_text()
     assert (tmp_path / "rep" / "summary.md").read_text() == (tmp_path / "run-rep" / "summary.md").read_text()
+
+
+def test_events_kept_in_memory_hold_plain_dicts():
+    sc = load_scenario(str(ROOT / "examples" / "game_and_compute.toml"))
+    kept = ListSink()
+    System(sc, trace=kept).run(until=20_000_000)
+    calls = kept.of("DdiCall")
+    assert calls and all(type(e["args"]) is dict for e in calls)
+    submit = next(e for e in calls if e["name"] == "DxgkDdiSubmitCommand")
+    assert submit["args"]["SubmissionFenceId"] == 1 and submit["args"]["Flags"]["Value"] == 0

@@ -82,6 +82,9 @@ _EXCEPTION_CODES = (
 )
 STATUS_UNHANDLED_EXCEPTION = 0xC0000144
 
+#: The logged names of the statuses seen so far (``status_name`` looks the enumeration up).
+_STATUS_TEXT: dict[int, str] = {}
+
 
 def exception_code(exc: BaseException) -> int:
     """The NTSTATUS a driver fault's bug check carries for ``exc``."""
@@ -262,8 +265,13 @@ class DdiGateway:
             log_args = self.args_of(args) if args is not None else {}
         if contract.returns == ("VOID",):
             status = SUCCESS
+        text = _STATUS_TEXT.get(status)
+        if text is None:
+            text = status_name(status)
+            if len(_STATUS_TEXT) < 4096:
+                _STATUS_TEXT[status] = text
         self.trace.emit(self.sim.now, "DdiCall", {"name": name, "irql": contract.irql, "args": log_args,
-                                                  "status": status_name(status)})
+                                                  "status": text})
 
     # -- stops -------------------------------------------------------------------------------------------
     def stop(self, name: str, args, address: int, bc: BugCheck, status: int, *, rule: int | None = None,

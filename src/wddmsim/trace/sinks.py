@@ -29,8 +29,10 @@ try:  # CPython's own encoder, made once: json.JSONEncoder.encode builds a new o
 
     def _fields(fields: dict) -> str:
         return "".join(_encoder(fields, 0))
+
+    _string = encode_basestring
 except ImportError:  # pragma: no cover - an interpreter without the C accelerator
-    _fields = _dumps
+    _fields = _string = _dumps
 
 
 _keys: dict[str, str] = {}
@@ -44,7 +46,8 @@ def _encoded(fields: dict) -> str:
         key = _keys.get(k)
         if key is None:
             key = _keys[k] = _dumps(k) + ":"
-        parts.append(key + (v.json if type(v) is Members else _fields(v)))
+        kind = type(v)
+        parts.append(key + (v.json if kind is Members else _string(v) if kind is str else _fields(v)))
     return ",".join(parts) + "}"
 
 
@@ -57,6 +60,9 @@ class ListSink:
     def emit(self, t: int, event: str, fields: dict) -> None:
         rec = {"t": t, "event": event}
         rec.update(fields)
+        args = fields.get("args")
+        if type(args) is Members:
+            rec["args"] = dict(args)  # kept as a plain dict: its JSON text is not needed here
         self.events.append(rec)
 
     def of(self, *names: str) -> list[dict]:
@@ -98,6 +104,7 @@ class JsonlSink:
         self.count += 1
 
     def close(self) -> None:
+        """Close the file (or flush a file given open)."""
         if self._owned:
             self._file.close()
         else:
