@@ -96,3 +96,16 @@ def test_events_kept_in_memory_hold_plain_dicts():
     assert calls and all(type(e["args"]) is dict for e in calls)
     submit = next(e for e in calls if e["name"] == "DxgkDdiSubmitCommand")
     assert submit["args"]["SubmissionFenceId"] == 1 and submit["args"]["Flags"]["Value"] == 0
+
+
+def test_names_with_percent_signs_and_values_of_every_json_type(tmp_path):
+    path = tmp_path / "log.jsonl"
+    sink = JsonlSink(str(path))
+    events = [(1, "A%sB", {"k%d": 1, "f": 0.5, "b": True, "n": None, "l": [1, "x"], "d": {"e": -2}, "s": "q\"u"}),
+              (2, "A%sB", {"k%d": 2, "f": 1, "b": False, "n": 3, "l": [], "d": {}, "s": ""}),
+              (3, "A%sB", {"k%d": "x"}), (4, "Empty", {})]
+    for e in events:
+        sink.emit(*e)
+    sink.close()
+    assert path.read_text(encoding="utf-8").splitlines() == [
+        _documented_line({"t": t, "event": name, **fields}) for t, name, fields in events]

@@ -17,6 +17,7 @@ from ..ddi.readers import Members
 EVENTS_FORMAT = "wddmsim-events"
 EVENTS_VERSION = 1
 
+
 def _default(o):
     raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
 
@@ -35,20 +36,32 @@ except ImportError:  # pragma: no cover - an interpreter without the C accelerat
     _fields = _string = _dumps
 
 
-_keys: dict[str, str] = {}
+def _value(v) -> str:
+    """The JSON text of a field's value that is neither an ``int`` nor a ``str``: a structure's
+    members as the text their reader made (:class:`~wddmsim.ddi.readers.Members`), anything else
+    by the C encoder."""
+    return v.json if type(v) is Members else _fields(v)
 
 
-def _encoded(fields: dict) -> str:
-    """The JSON text of ``fields`` without its opening brace, where a structure's members come as
-    the text their reader made (:class:`~wddmsim.ddi.readers.Members`)."""
-    parts = []
-    for k, v in fields.items():
-        key = _keys.get(k)
-        if key is None:
-            key = _keys[k] = _dumps(k) + ":"
-        kind = type(v)
-        parts.append(key + (v.json if kind is Members else _string(v) if kind is str else _fields(v)))
-    return ",".join(parts) + "}"
+def _line_encoder(event: str, keys: tuple[str, ...]):
+    """``encode(t, fields) -> str``: the JSON line of an ``event`` whose fields have exactly
+    ``keys`` in this order, made once per such shape. Each value is written by its type: an
+    ``int`` as its decimal digits, a ``str`` by the C string encoder, anything else by
+    :func:`_value`; the text is that of ``json.dumps`` of the whole event."""
+    def const(text: str) -> str:
+        return text.replace("%", "%%")
+
+    template = ("{" + const(_dumps("t")) + ":%s," + const(_dumps("event") + ":" + _dumps(event))
+                + "".join("," + const(_dumps(k)) + ":%s" for k in keys) + "}\n")
+    names = [f"v{i}" for i in range(len(keys))]
+    pick = "".join(f"{n}, " for n in names)
+    exprs = "".join(f"{n} if type({n}) is int else _s({n}) if type({n}) is str else _o({n}), " for n in names)
+    src = ("def encode(t, fields):\n"
+           + (f"    {pick}= fields.values()\n" if names else "")
+           + f"    return {template!r} % (t if type(t) is int else _o(t), {exprs})\n")
+    ns = {"_s": _string, "_o": _value}
+    exec(compile(src, f"<event line {event}>", "exec"), ns)  # noqa: S102 - generated above
+    return ns["encode"]
 
 
 class ListSink:
@@ -73,10 +86,11 @@ class ListSink:
 class JsonlSink:
     """Streams events to a file as JSON Lines.
 
-    Each line is written in one piece: ``{"t":<t>,"event":<name>`` (the event's part made once
-    per name) followed by the fields encoded by CPython's C encoder, made once for the sink; a
-    structure's members that their reader already holds as JSON text (``Members.json``) are
-    written as that text. The bytes are those of ``json.dumps(record, separators=(",", ":"),
+    Each line is written in one piece by an encoder made once per event name and field names
+    (:func:`_line_encoder`): the constant parts are text already, integers and strings are written
+    directly, a structure's members that their reader already holds as JSON text
+    (``Members.json``) as that text, anything else by CPython's C encoder made once for the
+    sink. The bytes are those of ``json.dumps(record, separators=(",", ":"),
     ensure_ascii=False)``."""
 
     def __init__(self, target: str | IO[str]):
@@ -87,20 +101,15 @@ class JsonlSink:
             self._file = target
             self._owned = False
         self._write = self._file.write
-        self._heads: dict[str, str] = {}
+        self._encoders: dict[tuple, object] = {}
         self.count = 0
 
     def emit(self, t: int, event: str, fields: dict) -> None:
-        head = self._heads.get(event)
-        if head is None:
-            head = self._heads[event] = "," + _dumps({"event": event})[1:-1]
-        ts = str(t) if type(t) is int else _dumps(t)
-        if not fields:
-            self._write(f'{{"t":{ts}{head}}}\n')
-        elif type(fields.get("args")) is Members:
-            self._write(f'{{"t":{ts}{head},{_encoded(fields)}\n')
-        else:
-            self._write(f'{{"t":{ts}{head},{_fields(fields)[1:]}\n')
+        shape = (event, *fields)
+        encode = self._encoders.get(shape)
+        if encode is None:
+            encode = self._encoders[shape] = _line_encoder(event, shape[1:])
+        self._write(encode(t, fields))
         self.count += 1
 
     def close(self) -> None:
