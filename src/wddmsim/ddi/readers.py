@@ -10,9 +10,11 @@ on the structure, its architecture and its DDI version, never on the values.
 architecture, version) it generates, once, a function that unpacks the bytes with one
 ``struct.Struct.unpack_from`` per run of non-overlapping storage units (unions' overlapping arms
 take a second run), takes bitfields out of their storage unit with a shift and a mask, and returns
-the object as one dictionary display. What it returns is exactly what ``nest(codec.values(...))``
-returns for the same bytes (the tests hold the two to each other on random bytes for every
-structure the gateway logs, on both architectures and at every DDI version where it exists).
+the object as one dictionary display, a :class:`Members` that also carries the object's JSON text
+as the event log writes it (one ``%`` format of the values). What it returns is exactly what
+``nest(codec.values(...))`` returns for the same bytes, and its text is ``json.dumps`` of that
+(the tests hold them to each other on all-zero, all-ones and random bytes for every DDI structure,
+on both architectures and at every DDI version where it exists).
 """
 
 from __future__ import annotations
