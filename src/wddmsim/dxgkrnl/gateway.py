@@ -41,7 +41,7 @@ from __future__ import annotations
 import ctypes
 import traceback
 
-from ..ddi import codec, layout
+from ..ddi import codec, layout, readers
 from ..ddi.bugcheck import BugCheck, BugCheckCode
 from ..ddi.interface import CONTRACTS
 from ..ddi.ntstatus import NTSTATUS, status_name
@@ -80,6 +80,9 @@ _EXCEPTION_CODES = (
     ((AttributeError, IndexError, KeyError, TypeError, ctypes.ArgumentError), 0xC0000005),  # ACCESS_VIOLATION
 )
 STATUS_UNHANDLED_EXCEPTION = 0xC0000144
+
+#: The logged names of the statuses seen so far (``status_name`` looks the enumeration up).
+_STATUS_TEXT: dict[int, str] = {}
 
 
 def exception_code(exc: BaseException) -> int:
@@ -127,6 +130,7 @@ class DdiGateway:
         #: calls made, per entry point (a plain dict: a Counter's item access costs twice as much)
         self.calls: dict[str, int] = {}
         self._classes: dict[str, type] = {}
+        self._readers: dict[type, object] = {}
         self._failing: dict[str, list] = {}
         #: called with the entry point's name after each call returns (the callbacks' checks)
         self.returned = None
@@ -140,6 +144,7 @@ class DdiGateway:
         self.version = version
         self.verifier = verifier
         self._classes.clear()
+        self._readers.clear()
 
     # -- structures ------------------------------------------------------------------------------
     def cls(self, struct: str) -> type:
@@ -154,28 +159,15 @@ class DdiGateway:
         return self.cls(struct)()
 
     def args_of(self, obj) -> dict:
-        """Every member of a DDI structure by its DDI name (flags as {"Value": n, "<Bit>": 0|1})."""
-        flat = codec.values(obj.record, bytes(obj), self.arch, self.version)
-        out: dict = {}
-        for path, value in flat.items():
-            head, _, rest = path.partition(".")
-            if not rest:
-                if head in out and isinstance(out[head], dict):
-                    continue
-                out[head] = value
-                continue
-            if rest.rsplit(".", 1)[-1] == "Reserved":
-                continue
-            sub = out.get(head)
-            if not isinstance(sub, dict):
-                sub = out[head] = {} if not isinstance(sub, int) else {"Value": sub}
-                if head in flat and "Value" not in sub:
-                    sub["Value"] = flat[head]
-            if rest == "QuadPart":
-                out[head] = value
-                continue
-            sub[rest] = value
-        return out
+        """Every member of a DDI structure by its DDI name (flags as {"Value": n, "<Bit>": 0|1}),
+        read by the structure's precompiled reader (:func:`wddmsim.ddi.readers.args_reader`)."""
+        read = self._readers.get(type(obj))
+        if read is None:
+            read = readers.args_reader(obj.record, self.arch, self.version)
+            if ctypes.sizeof(obj) != read.size:
+                raise codec.WrongSize(obj.record.name, read.size, ctypes.sizeof(obj))
+            self._readers[type(obj)] = read
+        return read(obj)
 
     # -- fault injection -----------------------------------------------------------------------------
     def fail_call(self, name: str, call: int, status: int) -> None:
@@ -288,8 +280,13 @@ class DdiGateway:
             log_args = self.args_of(args) if args is not None else {}
         if contract.returns == ("VOID",):
             status = SUCCESS
+        text = _STATUS_TEXT.get(status)
+        if text is None:
+            text = status_name(status)
+            if len(_STATUS_TEXT) < 4096:
+                _STATUS_TEXT[status] = text
         self.trace.emit(self.sim.now, "DdiCall", {"name": name, "irql": contract.irql, "args": log_args,
-                                                  "status": status_name(status)})
+                                                  "status": text})
 
     # -- stops -------------------------------------------------------------------------------------------
     def stop(self, name: str, args, address: int, bc: BugCheck, status: int, *, rule: int | None = None,

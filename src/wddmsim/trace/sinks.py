@@ -12,10 +12,56 @@ from __future__ import annotations
 import json
 from typing import IO
 
+from ..ddi.readers import Members
+
 EVENTS_FORMAT = "wddmsim-events"
 EVENTS_VERSION = 1
 
+
+def _default(o):
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+try:  # CPython's own encoder, made once: json.JSONEncoder.encode builds a new one for every call
+    from json.encoder import c_make_encoder, encode_basestring
+
+    _encoder = c_make_encoder(None, _default, encode_basestring, None, ":", ",", False, False, True)
+
+    def _fields(fields: dict) -> str:
+        return "".join(_encoder(fields, 0))
+
+    _string = encode_basestring
+except ImportError:  # pragma: no cover - an interpreter without the C accelerator
+    _fields = _string = _dumps
+
+
+def _value(v) -> str:
+    """The JSON text of a field's value that is neither an ``int`` nor a ``str``: a structure's
+    members as the text their reader made (:class:`~wddmsim.ddi.readers.Members`), anything else
+    by the C encoder."""
+    return v.json if type(v) is Members else _fields(v)
+
+
+def _line_encoder(event: str, keys: tuple[str, ...]):
+    """``encode(t, fields) -> str``: the JSON line of an ``event`` whose fields have exactly
+    ``keys`` in this order, made once per such shape. Each value is written by its type: an
+    ``int`` as its decimal digits, a ``str`` by the C string encoder, anything else by
+    :func:`_value`; the text is that of ``json.dumps`` of the whole event."""
+    def const(text: str) -> str:
+        return text.replace("%", "%%")
+
+    template = ("{" + const(_dumps("t")) + ":%s," + const(_dumps("event") + ":" + _dumps(event))
+                + "".join("," + const(_dumps(k)) + ":%s" for k in keys) + "}\n")
+    names = [f"v{i}" for i in range(len(keys))]
+    pick = "".join(f"{n}, " for n in names)
+    exprs = "".join(f"{n} if type({n}) is int else _s({n}) if type({n}) is str else _o({n}), " for n in names)
+    src = ("def encode(t, fields):\n"
+           + (f"    {pick}= fields.values()\n" if names else "")
+           + f"    return {template!r} % (t if type(t) is int else _o(t), {exprs})\n")
+    ns = {"_s": _string, "_o": _value}
+    exec(compile(src, f"<event line {event}>", "exec"), ns)  # noqa: S102 - generated above
+    return ns["encode"]
 
 
 class ListSink:
@@ -27,6 +73,9 @@ class ListSink:
     def emit(self, t: int, event: str, fields: dict) -> None:
         rec = {"t": t, "event": event}
         rec.update(fields)
+        args = fields.get("args")
+        if type(args) is Members:
+            rec["args"] = dict(args)  # kept as a plain dict: its JSON text is not needed here
         self.events.append(rec)
 
     def of(self, *names: str) -> list[dict]:
@@ -35,26 +84,36 @@ class ListSink:
 
 
 class JsonlSink:
-    """Streams events to a file as JSON Lines."""
+    """Streams events to a file as JSON Lines.
+
+    Each line is written in one piece by an encoder made once per event name and field names
+    (:func:`_line_encoder`): the constant parts are text already, integers and strings are written
+    directly, a structure's members that their reader already holds as JSON text
+    (``Members.json``) as that text, anything else by CPython's C encoder made once for the
+    sink. The bytes are those of ``json.dumps(record, separators=(",", ":"),
+    ensure_ascii=False)``."""
 
     def __init__(self, target: str | IO[str]):
         if isinstance(target, str):
-            self._file = open(target, "w", encoding="utf-8")
+            self._file = open(target, "w", encoding="utf-8", buffering=1 << 20)
             self._owned = True
         else:
             self._file = target
             self._owned = False
         self._write = self._file.write
+        self._encoders: dict[tuple, object] = {}
         self.count = 0
 
     def emit(self, t: int, event: str, fields: dict) -> None:
-        rec = {"t": t, "event": event}
-        rec.update(fields)
-        self._write(_dumps(rec))
-        self._write("\n")
+        shape = (event, *fields)
+        encode = self._encoders.get(shape)
+        if encode is None:
+            encode = self._encoders[shape] = _line_encoder(event, shape[1:])
+        self._write(encode(t, fields))
         self.count += 1
 
     def close(self) -> None:
+        """Close the file (or flush a file given open)."""
         if self._owned:
             self._file.close()
         else:
