@@ -90,6 +90,7 @@ _INVISIBLE = frozenset({C.NOP, C.WORK, C.INDIRECT})
 _TRANSFERS = frozenset({C.FILL, C.COPY, C.UPDATE_PAGE_TABLE})
 _PRIVILEGED = C.PRIVILEGED_OPCODES
 _PAGE_MASK = 0xFFF  # page tables and address-space roots are 4 KiB aligned
+_decode_packet = C.decode_packet  # ring packets, memoized by their bytes
 
 
 class EngineFault(Exception):
@@ -249,14 +250,17 @@ class Engine:
 
     # -- the command processor ------------------------------------------------------------------
     def _fetch_ring(self):
-        base = self.ring_base + self.rptr
+        rptr = self.rptr
+        base = self.ring_base + rptr
         mem = self.mem
         hdr = mem.read_u32(base)
         n = (hdr >> 16) * 4
-        if n == 0 or self.rptr + n > self.ring_size:
-            raise EngineFault(f"{self.name}: bad ring packet at ring offset {self.rptr:#x} (header {hdr:#010x})")
-        cmd = C.decode(mem.read(base, n), 0)
-        self.rptr = (self.rptr + n) % self.ring_size
+        size = self.ring_size
+        if n == 0 or rptr + n > size:
+            raise EngineFault(f"{self.name}: bad ring packet at ring offset {rptr:#x} (header {hdr:#010x})")
+        # The bytes in memory are what runs; a decode of the same bytes is reused.
+        cmd = _decode_packet(mem.read(base, n))
+        self.rptr = (rptr + n) % size
         self.packets += 1
         return cmd
 
