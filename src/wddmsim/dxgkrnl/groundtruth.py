@@ -200,10 +200,11 @@ class GroundTruth:
     def fetched(self, engine: int, address: int, size: int, t: int, nested: bool, space: int = 0) -> None:
         """An engine began executing the indirect buffer at ``address``."""
         self.fetches += 1
+        mine = None
         if not nested:
-            p = self._by_end.get((space, address + size))
-            if p is not None:
-                self._open[engine] = (p.context.device.process, self.engines[engine].busy_ns, t)
+            mine = self._by_end.get((space, address + size))
+            if mine is not None:
+                self._open[engine] = (mine.context.device.process, self.engines[engine].busy_ns, t)
         if self._null:
             for start, p in self._null.items():
                 if start <= address < start + p.dma_size:
@@ -211,6 +212,12 @@ class GroundTruth:
         if nested or space or not self._buffers:
             return
         end = address + size
+        if mine is not None and not mine.va and mine.dma + mine.start_off <= address:
+            # The usual fetch: exactly up to the end of a physical packet's submitted range, from
+            # inside it. If that packet is in flight the range check below would pass on it.
+            live = self._buffers.get(mine.dma)
+            if live is not None and mine in live:
+                return
         touched = False
         for start, live in self._buffers.items():
             for p in live:

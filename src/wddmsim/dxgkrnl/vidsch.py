@@ -709,24 +709,27 @@ class VidSch:
         now = self.sim.now
         tr = self.trace
         wake_delay = self.costs.dpc
+        truth = self.truth
+        free_packet = self.adapter.free_packet
+        has_ready = self.policy.has_ready
         for nq in self.nodes:
             requeued = nq.preemption.answered and self.preemptor.requeue(nq)
             if not nq.stopped:
-                if requeued and self.policy.has_ready(nq.ordinal):
+                if requeued and has_ready(nq.ordinal):
                     self._wake_worker(nq, wake_delay)
                 continue
             hw = nq.hw
             for _ in range(nq.stopped):
                 p = hw.popleft()
                 p.retired = now
-                if self.truth is not None:
-                    self.truth.left(p)
+                if truth is not None:
+                    truth.left(p)
                 ctx = p.context
                 ctx.completed += 1
                 ctx.gpu_packets += 1
                 ctx.latencies.add(now - p.queued)
                 self.packets_retired += 1
-                self.adapter.free_packet(p)
+                free_packet(p)
                 if p.allocations:
                     self.vidmm.retired(p)
                 elif ctx.system:
@@ -742,7 +745,7 @@ class VidSch:
                     self.retired_from(ctx)
             nq.stopped = 0
             self.last_retired_ns = now
-            if self.policy.has_ready(nq.ordinal):
+            if has_ready(nq.ordinal):
                 self._wake_worker(nq, wake_delay)
 
     def _wake_waiters(self, ctx) -> None:
