@@ -277,12 +277,24 @@ class GroundTruth:
         """An interrupting FENCE of the ring wrote ``value`` (now): the submissions of the node
         with a fence id up to it are done on the GPU; the ring time since the last fence or stop
         counts for the one it ends."""
-        ring = self._ring.get(self._node_of(engine))
+        node = engine  # _node_of(engine), inline
+        for n, e in self._engine_of.items():
+            if e == engine:
+                node = n
+                break
+        ring = self._ring.get(node)
         last = None
         value &= 0xFFFFFFFF
         while ring and (value - ring[0].fence) & 0xFFFFFFFF < 0x80000000:
             last = ring.pop(0)
-        self._segment(engine, last)
+        # _segment(engine, last), inline
+        busy = self.engines[engine].busy_ns
+        ring_ns = busy - self._mark.get(engine, 0) - self._in_buffers.get(engine, 0)
+        self._mark[engine] = busy
+        self._in_buffers[engine] = 0
+        if last is not None and ring_ns > 0:
+            proc = last.context.device.process
+            self.busy[proc] = self.busy.get(proc, 0) + ring_ns
 
     def _node_of(self, engine: int) -> int:
         for node, e in self._engine_of.items():

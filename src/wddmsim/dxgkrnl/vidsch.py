@@ -658,8 +658,15 @@ class VidSch:
             i += 1
         if i > nq.stopped:
             ran = hw[nq.stopped].context
-            self.charge(nq, hw[nq.stopped], now)
-            self.stopped_running(nq, ran, now)
+            # charge() and stopped_running(), inline (once per interrupt).
+            d = now - nq.busy_since
+            nq.busy_ns += d
+            proc = ran.device.process
+            os_busy = self.os_busy
+            os_busy[proc] = os_busy.get(proc, 0) + d
+            ran.gpu_ns += d
+            nq.last_stop = now
+            nq.last_stop_ctx = ran
             nq.stopped = i
             if i < n and hw[i].context is ran:
                 self._start(nq, hw[i])  # the same context goes on

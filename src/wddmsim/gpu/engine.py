@@ -91,6 +91,9 @@ _TRANSFERS = frozenset({C.FILL, C.COPY, C.UPDATE_PAGE_TABLE})
 _PRIVILEGED = C.PRIVILEGED_OPCODES
 _PAGE_MASK = 0xFFF  # page tables and address-space roots are 4 KiB aligned
 _decode_packet = C.decode_packet  # ring packets, memoized by their bytes
+#: Below the aperture a GPU physical address is the memory address (device.translate's first case;
+#: device.py checks the two agree).
+_APERTURE_BASE = 0x200_0000_0000
 
 
 class EngineFault(Exception):
@@ -383,7 +386,8 @@ class Engine:
                         if not self._fetch_virtual(cmd, t):
                             return
                     else:
-                        self._buf = self.mem.read(self.gpu.translate(cmd.addr), cmd.size)
+                        a = cmd.addr
+                        self._buf = self.mem.read(a if a < _APERTURE_BASE else self.gpu.translate(a), cmd.size)
                     self._pc = 0
                     self._end = cmd.size
                     continue
@@ -402,7 +406,11 @@ class Engine:
             self._ahead.clear()
             op = cmd.opcode
             if op == C.FENCE:
-                addr = self._virtual(cmd.addr, True) if self.address_space else self.gpu.translate(cmd.addr)
+                addr = cmd.addr
+                if self.address_space:
+                    addr = self._virtual(addr, True)
+                elif addr >= _APERTURE_BASE:
+                    addr = self.gpu.translate(addr)
                 self.mem.write_u64(addr, cmd.value)
                 if cmd.flags & C.FENCE_INTERRUPT:
                     if self._buf is None:
