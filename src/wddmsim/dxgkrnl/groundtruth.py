@@ -173,8 +173,10 @@ class GroundTruth:
             self._by_end[(self._space(ctx, True), hi)] = p
             return  # the range check (rule 5) is made on physical DMA buffers
         self._by_end[(0, hi)] = p
-        live = self._buffers.setdefault(base, [])
-        if p not in live:
+        live = self._buffers.get(base)
+        if live is None:
+            self._buffers[base] = [p]
+        elif p not in live:
             live.append(p)
 
     def left(self, p) -> None:
@@ -325,7 +327,10 @@ class GroundTruth:
         if ahead:
             ahead[:] = [x for x in ahead if x[2] > now]
         if t > now:
-            self._ahead.setdefault(engine, []).append((process, _start, t))
+            if ahead is None:
+                self._ahead[engine] = [(process, _start, t)]
+            else:
+                ahead.append((process, _start, t))
 
     def gpu_busy(self, now: int) -> dict:
         """Process -> engine ns spent for it up to ``now``: what has been credited, less what
