@@ -48,7 +48,11 @@ class LatencyStats:
         if self.min is None or v < self.min:
             self.min = v
         if v >= 10_000:
-            v = _bucket(v)
+            if type(v) is int and v < _FAST_BELOW:  # _bucket(v), inline
+                scale = _TENS[len(str(v)) - 4]
+                v = v // scale * scale
+            else:
+                v = _bucket(v)
         h = self._hist
         h[v] = h.get(v, 0) + 1
 
