@@ -216,7 +216,9 @@ def nop(dwords: int = 1) -> bytes:
 
 def work(duration_ns: int) -> bytes:
     """Keep the engine busy for ``duration_ns`` nanoseconds."""
-    return _WORK_S.pack(_H_WORK, _u64("duration_ns", duration_ns))
+    if type(duration_ns) is not int or not 0 <= duration_ns <= _U64_MAX:  # (the plain int passes inline)
+        duration_ns = _u64("duration_ns", duration_ns)
+    return _WORK_S.pack(_H_WORK, duration_ns)
 
 
 def fill(dst: int, size: int, pattern: int) -> bytes:
@@ -232,8 +234,10 @@ def copy(src: int, dst: int, size: int) -> bytes:
 def fence(addr: int, value: int, interrupt: bool = False) -> bytes:
     """Write the u64 ``value`` at ``addr``; with ``interrupt`` raise the engine's interrupt after."""
     flags = FENCE_INTERRUPT if interrupt else 0
-    addr = _u64("addr", addr)
-    value = _u64("value", value)
+    if type(addr) is not int or not 0 <= addr <= _U64_MAX:  # (the plain int passes inline)
+        addr = _u64("addr", addr)
+    if type(value) is not int or not 0 <= value <= _U64_MAX:
+        value = _u64("value", value)
     data = _FENCE_S.pack(_H_FENCE | flags << 8, addr, value)
     # What decode_packet(data) will give (a ring's FENCE carries a new value every time).
     if len(_PACKETS) >= _MEMO_ENTRIES:
@@ -271,7 +275,11 @@ def timestamp(addr: int) -> bytes:
 
 def indirect(addr: int, size: int) -> bytes:
     """Run the ``size`` bytes of commands at ``addr``, then carry on after this packet."""
-    return _INDIRECT_S.pack(_H_INDIRECT, _u64("addr", addr), _u32("size", size))
+    if type(addr) is not int or not 0 <= addr <= _U64_MAX:  # (the plain int passes inline)
+        addr = _u64("addr", addr)
+    if type(size) is not int or not 0 <= size <= _U32_MAX:
+        size = _u32("size", size)
+    return _INDIRECT_S.pack(_H_INDIRECT, addr, size)
 
 
 def set_address_space(root: int) -> bytes:
