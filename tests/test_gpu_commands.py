@@ -514,3 +514,26 @@ def test_native_fence_packet_round_trips():
     assert c.disassemble(packet) == ["0x0000  NATIVE_FENCE addr=0x1000 value=75 monitored=0x2008"]
     assert bytes(c.CommandBuffer().native_fence(0x1000, 75, 0x2008)) == packet
     assert c.decode(c.fence(0x1000, 1)).monitored is None
+
+
+# -- decode_packet: a ring fetch's decode, memoized by the packet's bytes ------------------------
+
+
+@given(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1), st.booleans())
+def test_decode_packet_of_an_encoded_fence_is_its_decode(addr, value, interrupt):
+    data = c.fence(addr, value, interrupt=interrupt)
+    assert c.decode_packet(data) == decode(data, 0)
+    assert c.decode_packet(data).offset == 0
+
+
+def test_decode_packet_follows_the_bytes_not_the_encoder():
+    # The same length, other bytes: what is decoded is what is there.
+    data = bytearray(c.fence(0x1000, 7, interrupt=True))
+    data[12:20] = (9).to_bytes(8, "little")
+    cmd = c.decode_packet(bytes(data))
+    assert (cmd.opcode, cmd.addr, cmd.value, cmd.interrupt) == (c.FENCE, 0x1000, 9, True)
+    assert c.decode_packet(c.indirect(0x2000, 64)) == decode(c.indirect(0x2000, 64))
+    bad = bytes(data[:4]) + b"\0" * 8  # a FENCE header on 12 bytes: refused, and not remembered
+    for _ in range(2):
+        with pytest.raises(CommandError, match="runs past the end"):
+            c.decode_packet(bad)

@@ -551,11 +551,15 @@ class Adapter:
         if ctx.destroyed:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_HANDLE), "the context was destroyed")
         info = ctx.info
+        # Each member read once (a ctypes member read is a call).
+        dma_size = info.DmaBufferSize
+        alist_len = info.AllocationListSize
+        plist_len = info.PatchLocationListSize
         n = len(command)
-        if n > info.DmaBufferSize:
+        if n > dma_size:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER),
-                           f"command buffer of {n} bytes exceeds the DMA buffer size {info.DmaBufferSize}")
-        if len(allocations) > info.AllocationListSize or len(patches) > info.PatchLocationListSize:
+                           f"command buffer of {n} bytes exceeds the DMA buffer size {dma_size}")
+        if len(allocations) > alist_len or len(patches) > plist_len:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "allocation or patch list longer than the context allows")
         if allocations:
             need: dict[str, int] = {}
@@ -569,12 +573,11 @@ class Adapter:
                                    f"in any {kind} segment")
         mem = self.memory
         plist_size = self._plist_size
-        dma_size = info.DmaBufferSize
         priv_size = info.DmaBufferPrivateDataSize
         # One block: the DMA buffer, its private data, the allocation and patch lists, then the
         # staging copy of the command buffer and its input patch list (as _packet_buffers lays it).
-        alist_bytes = info.AllocationListSize * self._alist_size
-        plist_bytes = info.PatchLocationListSize * plist_size
+        alist_bytes = alist_len * self._alist_size
+        plist_bytes = plist_len * plist_size
         total = dma_size + priv_size + alist_bytes + plist_bytes + n + len(patches) * plist_size
         block = self.pool.alloc(total)
         dma = block
@@ -597,7 +600,7 @@ class Adapter:
             self._write_allocation_list(alist, allocations)
         a = self._render_args
         self._render_fill(a, cmd_addr, n, dma, dma_size, priv, priv_size, alist,
-                          len(allocations), plist_in, len(patches), plist, info.PatchLocationListSize, 0, 0, dma)
+                          len(allocations), plist_in, len(patches), plist, plist_len, 0, 0, dma)
         status = self.ddi.call("DxgkDdiRender", ctx.hDdi, a)
         if status != SUCCESS:
             self.pool.free(block, total)

@@ -173,8 +173,10 @@ class GroundTruth:
             self._by_end[(self._space(ctx, True), hi)] = p
             return  # the range check (rule 5) is made on physical DMA buffers
         self._by_end[(0, hi)] = p
-        live = self._buffers.setdefault(base, [])
-        if p not in live:
+        live = self._buffers.get(base)
+        if live is None:
+            self._buffers[base] = [p]
+        elif p not in live:
             live.append(p)
 
     def left(self, p) -> None:
@@ -200,10 +202,11 @@ class GroundTruth:
     def fetched(self, engine: int, address: int, size: int, t: int, nested: bool, space: int = 0) -> None:
         """An engine began executing the indirect buffer at ``address``."""
         self.fetches += 1
+        mine = None
         if not nested:
-            p = self._by_end.get((space, address + size))
-            if p is not None:
-                self._open[engine] = (p.context.device.process, self.engines[engine].busy_ns, t)
+            mine = self._by_end.get((space, address + size))
+            if mine is not None:
+                self._open[engine] = (mine.context.device.process, self.engines[engine].busy_ns, t)
         if self._null:
             for start, p in self._null.items():
                 if start <= address < start + p.dma_size:
@@ -211,6 +214,12 @@ class GroundTruth:
         if nested or space or not self._buffers:
             return
         end = address + size
+        if mine is not None and not mine.va and mine.dma + mine.start_off <= address:
+            # The usual fetch: exactly up to the end of a physical packet's submitted range, from
+            # inside it. If that packet is in flight the range check below would pass on it.
+            live = self._buffers.get(mine.dma)
+            if live is not None and mine in live:
+                return
         touched = False
         for start, live in self._buffers.items():
             for p in live:
@@ -270,12 +279,24 @@ class GroundTruth:
         """An interrupting FENCE of the ring wrote ``value`` (now): the submissions of the node
         with a fence id up to it are done on the GPU; the ring time since the last fence or stop
         counts for the one it ends."""
-        ring = self._ring.get(self._node_of(engine))
+        node = engine  # _node_of(engine), inline
+        for n, e in self._engine_of.items():
+            if e == engine:
+                node = n
+                break
+        ring = self._ring.get(node)
         last = None
         value &= 0xFFFFFFFF
         while ring and (value - ring[0].fence) & 0xFFFFFFFF < 0x80000000:
             last = ring.pop(0)
-        self._segment(engine, last)
+        # _segment(engine, last), inline
+        busy = self.engines[engine].busy_ns
+        ring_ns = busy - self._mark.get(engine, 0) - self._in_buffers.get(engine, 0)
+        self._mark[engine] = busy
+        self._in_buffers[engine] = 0
+        if last is not None and ring_ns > 0:
+            proc = last.context.device.process
+            self.busy[proc] = self.busy.get(proc, 0) + ring_ns
 
     def _node_of(self, engine: int) -> int:
         for node, e in self._engine_of.items():
@@ -306,7 +327,10 @@ class GroundTruth:
         if ahead:
             ahead[:] = [x for x in ahead if x[2] > now]
         if t > now:
-            self._ahead.setdefault(engine, []).append((process, _start, t))
+            if ahead is None:
+                self._ahead[engine] = [(process, _start, t)]
+            else:
+                ahead.append((process, _start, t))
 
     def gpu_busy(self, now: int) -> dict:
         """Process -> engine ns spent for it up to ``now``: what has been credited, less what

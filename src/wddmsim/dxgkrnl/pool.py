@@ -42,7 +42,11 @@ class KernelPool:
     def free(self, addr: int, size: int) -> None:
         size = -(-max(size, 1) // PAGE) * PAGE
         self.in_use -= size
-        self._free.setdefault(size, []).append(addr)
+        free = self._free.get(size)
+        if free is None:
+            self._free[size] = [addr]
+        else:
+            free.append(addr)
 
     @property
     def high_water(self) -> int:

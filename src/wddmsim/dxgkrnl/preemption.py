@@ -93,7 +93,9 @@ class Preemptor:
             st.run_ctx = ctx
             st.run_since = self.sim.now
             self.vs.policy.started(nq.ordinal, ctx)
-        self.vs.tdr.packet_started(nq)
+        tdr = nq.tdr
+        if tdr.watch is None:
+            self.vs.tdr.packet_started(nq)  # arms the node's watchdog (when TDR is on)
         if self.enabled and (self.vs.policy.has_ready(nq.ordinal) or len(nq.hw) - nq.stopped > 1):
             self._arm(nq)
 

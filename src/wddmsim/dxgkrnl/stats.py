@@ -12,11 +12,20 @@ from __future__ import annotations
 def _bucket(v: int) -> int:
     if v < 10_000:
         return v
+    if type(v) is int and v < _FAST_BELOW:
+        # Keep the four leading digits: v // 10**k * 10**k, k = digits - 4 (what dividing by
+        # ten until under 10,000 gives).
+        scale = _TENS[len(str(v)) - 4]
+        return v // scale * scale
     scale = 1
     while v >= 10_000:
         v //= 10
         scale *= 10
     return v * scale
+
+
+_TENS = tuple(10 ** k for k in range(20))
+_FAST_BELOW = 10 ** 20
 
 
 class LatencyStats:
@@ -38,9 +47,14 @@ class LatencyStats:
             self.max = v
         if self.min is None or v < self.min:
             self.min = v
-        b = v if v < 10_000 else _bucket(v)
+        if v >= 10_000:
+            if type(v) is int and v < _FAST_BELOW:  # _bucket(v), inline
+                scale = _TENS[len(str(v)) - 4]
+                v = v // scale * scale
+            else:
+                v = _bucket(v)
         h = self._hist
-        h[b] = h.get(b, 0) + 1
+        h[v] = h.get(v, 0) + 1
 
     def percentile(self, q: float) -> int | None:
         """The nearest-rank ``q`` percentile (0 < q <= 100), to four significant digits."""

@@ -658,8 +658,15 @@ class VidSch:
             i += 1
         if i > nq.stopped:
             ran = hw[nq.stopped].context
-            self.charge(nq, hw[nq.stopped], now)
-            self.stopped_running(nq, ran, now)
+            # charge() and stopped_running(), inline (once per interrupt).
+            d = now - nq.busy_since
+            nq.busy_ns += d
+            proc = ran.device.process
+            os_busy = self.os_busy
+            os_busy[proc] = os_busy.get(proc, 0) + d
+            ran.gpu_ns += d
+            nq.last_stop = now
+            nq.last_stop_ctx = ran
             nq.stopped = i
             if i < n and hw[i].context is ran:
                 self._start(nq, hw[i])  # the same context goes on
@@ -709,24 +716,27 @@ class VidSch:
         now = self.sim.now
         tr = self.trace
         wake_delay = self.costs.dpc
+        truth = self.truth
+        free_packet = self.adapter.free_packet
+        has_ready = self.policy.has_ready
         for nq in self.nodes:
             requeued = nq.preemption.answered and self.preemptor.requeue(nq)
             if not nq.stopped:
-                if requeued and self.policy.has_ready(nq.ordinal):
+                if requeued and has_ready(nq.ordinal):
                     self._wake_worker(nq, wake_delay)
                 continue
             hw = nq.hw
             for _ in range(nq.stopped):
                 p = hw.popleft()
                 p.retired = now
-                if self.truth is not None:
-                    self.truth.left(p)
+                if truth is not None:
+                    truth.left(p)
                 ctx = p.context
                 ctx.completed += 1
                 ctx.gpu_packets += 1
                 ctx.latencies.add(now - p.queued)
                 self.packets_retired += 1
-                self.adapter.free_packet(p)
+                free_packet(p)
                 if p.allocations:
                     self.vidmm.retired(p)
                 elif ctx.system:
@@ -742,7 +752,7 @@ class VidSch:
                     self.retired_from(ctx)
             nq.stopped = 0
             self.last_retired_ns = now
-            if self.policy.has_ready(nq.ordinal):
+            if has_ready(nq.ordinal):
                 self._wake_worker(nq, wake_delay)
 
     def _wake_waiters(self, ctx) -> None:

@@ -216,7 +216,9 @@ def nop(dwords: int = 1) -> bytes:
 
 def work(duration_ns: int) -> bytes:
     """Keep the engine busy for ``duration_ns`` nanoseconds."""
-    return _WORK_S.pack(_H_WORK, _u64("duration_ns", duration_ns))
+    if type(duration_ns) is not int or not 0 <= duration_ns <= _U64_MAX:  # (the plain int passes inline)
+        duration_ns = _u64("duration_ns", duration_ns)
+    return _WORK_S.pack(_H_WORK, duration_ns)
 
 
 def fill(dst: int, size: int, pattern: int) -> bytes:
@@ -231,8 +233,18 @@ def copy(src: int, dst: int, size: int) -> bytes:
 
 def fence(addr: int, value: int, interrupt: bool = False) -> bytes:
     """Write the u64 ``value`` at ``addr``; with ``interrupt`` raise the engine's interrupt after."""
-    h = _H_FENCE | (FENCE_INTERRUPT << 8 if interrupt else 0)
-    return _FENCE_S.pack(h, _u64("addr", addr), _u64("value", value))
+    flags = FENCE_INTERRUPT if interrupt else 0
+    if type(addr) is not int or not 0 <= addr <= _U64_MAX:  # (the plain int passes inline)
+        addr = _u64("addr", addr)
+    if type(value) is not int or not 0 <= value <= _U64_MAX:
+        value = _u64("value", value)
+    data = _FENCE_S.pack(_H_FENCE | flags << 8, addr, value)
+    # What decode_packet(data) will give (a ring's FENCE carries a new value every time).
+    if len(_PACKETS) >= _MEMO_ENTRIES:
+        _PACKETS.clear()
+    _PACKETS[data] = _make(Command, (FENCE, flags, _FENCE_S.size, None, None, None, None, None, addr, value, None,
+                                     None, None, 0, None, None, None, None, None))
+    return data
 
 
 def wait(addr: int, value: int, compare: int = WAIT_GEQ, bits: int = 64) -> bytes:
@@ -263,7 +275,11 @@ def timestamp(addr: int) -> bytes:
 
 def indirect(addr: int, size: int) -> bytes:
     """Run the ``size`` bytes of commands at ``addr``, then carry on after this packet."""
-    return _INDIRECT_S.pack(_H_INDIRECT, _u64("addr", addr), _u32("size", size))
+    if type(addr) is not int or not 0 <= addr <= _U64_MAX:  # (the plain int passes inline)
+        addr = _u64("addr", addr)
+    if type(size) is not int or not 0 <= size <= _U32_MAX:
+        size = _u32("size", size)
+    return _INDIRECT_S.pack(_H_INDIRECT, addr, size)
 
 
 def set_address_space(root: int) -> bytes:
@@ -663,6 +679,7 @@ _MEMO_BYTES = 1024
 _MEMO_ENTRIES = 4096
 _DECODED: dict = {}
 _SCANNED: dict = {}
+_PACKETS: dict = {}  # see decode_packet
 
 
 def decode_cached(data: bytes | bytearray | memoryview, offset: int = 0, end: int | None = None) -> Command:
@@ -677,6 +694,20 @@ def decode_cached(data: bytes | bytearray | memoryview, offset: int = 0, end: in
         if len(_DECODED) >= _MEMO_ENTRIES:
             _DECODED.clear()
         _DECODED[key] = cmd
+    return cmd
+
+
+def decode_packet(data: bytes) -> Command:
+    """``decode(data, 0)`` for ``data`` holding exactly the packet a reader found by its header
+    (a ring fetch), memoized by the bytes themselves: a hit is what decoding these bytes again
+    gives, so whatever bytes sit in memory are what runs. :func:`fence` records its packets here
+    when it builds them."""
+    cmd = _PACKETS.get(data)
+    if cmd is None:
+        cmd = decode(data, 0)
+        if len(_PACKETS) >= _MEMO_ENTRIES:
+            _PACKETS.clear()
+        _PACKETS[data] = cmd
     return cmd
 
 

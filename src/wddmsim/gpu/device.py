@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..sim import Simulator
 from .display import DisplaySource
+from . import engine as _engine_module
 from .engine import Engine, EngineFault
 from .hwsched import HwScheduler
 from .interrupts import FAULT_BIT, SPURIOUS_BIT, InterruptController
@@ -36,6 +37,7 @@ from .mmu import GpuMmu
 
 LOCAL_BASE = 0x100_0000_0000
 APERTURE_BASE = 0x200_0000_0000
+assert APERTURE_BASE == _engine_module._APERTURE_BASE  # the engine's fast path skips translate below it
 #: Where the CPU sees CPU-visible local memory (a BAR), as a system physical address.
 BAR_BASE = 0x80_0000_0000
 

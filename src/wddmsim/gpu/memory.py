@@ -215,7 +215,15 @@ class PhysicalMemory:
         n = len(data)
         if n == 0:
             return
-        self._store(addr, data, n)
+        off = addr & _MASK
+        if off + n <= PAGE_SIZE:  # within one page: _store's first case, without the call
+            pn = addr >> _SHIFT
+            page = self._pages.get(pn)
+            if page is None:
+                page = self._pages[pn] = bytearray(PAGE_SIZE)
+            page[off : off + n] = data
+        else:
+            self._store(addr, data, n)
         if self._watches:
             self._notify(addr, n)
 

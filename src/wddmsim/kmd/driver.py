@@ -794,14 +794,17 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
             # A flip: DxgkDdiPresent did not know the VidPn source; the submission says which.
             self._aim_flips(a.DmaBufferPhysicalAddress.QuadPart + start, length, a.VidPnSourceId)
         # The ring may last have run a buffer in a GPU virtual address space: back to physical.
-        packet = self._switch_root(node, 0)
+        packet = self._switch_root(node, 0) if self._ring_roots else b""
         fence = C.fence(node.fence_addr, fence_id, interrupt=True)
         if length and not flags & 0x8:
             packet += self._buffer_call(node, fence_id, a.DmaBufferPhysicalAddress.QuadPart + start, length,
                                         owner=a.hContext)
         packet += fence
-        if not self._ring_write(node, packet):
+        # _ring_write, inline
+        wptr = self._ring_put(node.ring, node.ring_size, node.wptr, self.hw.rptr(node.ordinal), packet)
+        if wptr is None:
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
+        node.wptr = wptr
         if not node.last_submitted or after(fence_id, node.last_submitted):
             node.last_submitted = fence_id
         self.hw.doorbell(node.ordinal, node.wptr)
