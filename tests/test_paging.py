@@ -65,6 +65,15 @@ def test_data_survives_every_eviction_round_trip():
         assert mem.read(where, a.size) == pattern_of(i).to_bytes(4, "little") * (a.size // 4), i
 
 
+def test_a_packet_with_allocations_keeps_its_kind():
+    """Render packets that name allocations are queued as render packets: the kind once took the
+    segment preference of the packet's last allocation ("memory") from a shadowed loop variable."""
+    system, trace = build([SIX])
+    assert system.run().bugcheck is None
+    kinds = [e["kind"] for e in trace.of("DmaPacketQueued")]
+    assert kinds.count("render") == 12 and set(kinds) == {"render", "paging"}
+
+
 @pytest.mark.rule(74)
 def test_paging_submissions_share_a_buffer_with_their_own_private_data_ranges():
     system, trace = build([SIX])

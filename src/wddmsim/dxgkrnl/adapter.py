@@ -566,11 +566,11 @@ class Adapter:
             for a in {id(a): a for a in allocations if a is not None}.values():
                 need[a.preference] = need.get(a.preference, 0) + a.size
             heaps = self.vidsch.vidmm.heaps.values()
-            for kind, size in need.items():
-                if size > max((h.size for h in heaps if h.kind == kind), default=0):
+            for segment_kind, size in need.items():
+                if size > max((h.size for h in heaps if h.kind == segment_kind), default=0):
                     raise ApiError(int(NTSTATUS.STATUS_NO_MEMORY),
-                                   f"the packet's {kind} allocations ({size} bytes) cannot be resident at once "
-                                   f"in any {kind} segment")
+                                   f"the packet's {segment_kind} allocations ({size} bytes) cannot be resident "
+                                   f"at once in any {segment_kind} segment")
         mem = self.memory
         plist_size = self._plist_size
         priv_size = info.DmaBufferPrivateDataSize
