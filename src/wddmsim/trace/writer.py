@@ -46,6 +46,8 @@ def _serve(conn, path: str) -> None:
     ``("ok", events)``; on an error answer ``("error", exception, traceback text)`` and read (and
     drop) what is still sent, so the run's process never waits on a full pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by start() until ignored here
     events = 0
     try:
         lines = Lines()
@@ -147,7 +149,14 @@ def start(path: str) -> LogWriter | None:
         ctx = _context()
         ours, theirs = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_serve, args=(theirs, path), name="wddmsim event log writer", daemon=True)
-        process.start()
+        mask = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+        if mask:  # the child is born with Ctrl-C blocked, and ignores it before unblocking it
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            process.start()
+        finally:
+            if mask:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     except (OSError, AssertionError, ValueError, RuntimeError):  # e.g. a daemonic process has no children
         return None
     theirs.close()
