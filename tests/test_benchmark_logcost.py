@@ -22,12 +22,17 @@ def test_the_log_cost_figure_of_a_tiny_run():
     assert fig["benchmark"] == "logcost" and fig["figure"] == "event log cost: tiny"
     assert fig["packets"] == 64 and fig["target"] == 1.5 and fig["met"] == (fig["ratio"] <= 1.5)
     assert fig["log_bytes"] > 64 * 1000 and fig["bytes_per_packet"] == round(fig["log_bytes"] / 64)
-    assert all(fig[f"{w}_s"] > 0 and fig[f"{w}_cpu_s"] > 0 for w in ("off", "null", "encode", "file"))
+    assert all(fig[f"{w}_s"] > 0 and fig[f"{w}_cpu_s"] > 0 for w in ("off", "null", "inproc", "file"))
+    assert fig["file_total_cpu_s"] >= fig["file_cpu_s"] and fig["total_cpu_ratio"] >= fig["cpu_ratio"] > 0
 
 
 def test_each_way_runs_the_same_packets(tmp_path):
     bench = _logcost()
     sc = bench._throughput_scenario(2, 32)
     path = str(tmp_path / "events.jsonl")
-    assert {bench.run_once(sc, None, way, path)[2] for way in ("off", "null", "encode", "file")} == {32}
-    assert Path(path).read_text().count("\n") > 32 * 8
+    logs = {}
+    for way in ("off", "null", "inproc", "file"):
+        assert bench.run_once(sc, None, way, path)[3] == 32
+        if way in ("inproc", "file"):
+            logs[way] = Path(path).read_bytes()
+    assert logs["inproc"] == logs["file"] and logs["file"].count(b"\n") > 32 * 8

@@ -49,10 +49,13 @@ def test_a_name_outside_ascii_is_written_as_is(tmp_path):
                                  '"priority_class":"normal"}\n{"t":6,"event":"LogEnd"}\n').encode()
 
 
-def test_a_value_json_cannot_write_is_refused(tmp_path):
-    sink = JsonlSink(str(tmp_path / "log.jsonl"))
+@pytest.mark.parametrize("process", [True, False])
+def test_a_value_json_cannot_write_is_refused(tmp_path, process):
+    """In process the emit raises; with a writer process the same error is raised by close()."""
+    sink = JsonlSink(str(tmp_path / "log.jsonl"), process=process)
     with pytest.raises(TypeError, match="set is not JSON serializable"):
         sink.emit(0, "Dropped", {"source": {1}})
+        sink.close()
 
 
 def _cli_log(tmp_path, tag: str, *extra: str) -> bytes:

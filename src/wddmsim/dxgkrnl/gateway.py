@@ -12,7 +12,9 @@ One call, in order:
    stops on an unhandled kernel-mode exception, bug check 0x1E KMODE_EXCEPTION_NOT_HANDLED, and the
    crash record names the entry point and carries the driver's own traceback (a bug check raised by
    the OS inside the call, from a callback the driver made, passes through unchanged);
-4. the ``DdiCall`` event goes to the log (name, IRQL, every member of the structure, status);
+4. the ``DdiCall`` event goes to the log (name, IRQL, every member of the structure, status; to a
+   sink that asks for them (``raw_args``, the JSON Lines file), the structure's raw bytes, which
+   the sink reads into the same members);
 5. with the caller's facts and ``judge="after"``, the verifier judges the structure as the driver
    left it, with the status it returned (``Facts.status``): the registered rules about an entry
    point's status (rules 1, 23, 25, 58, 67, 68, 115, 117, 76 ...) are the ones that stop the model,
@@ -131,6 +133,7 @@ class DdiGateway:
         self.calls: dict[str, int] = {}
         self._classes: dict[str, type] = {}
         self._readers: dict[type, object] = {}
+        self._raw_keys: dict[type, tuple] = {}
         self._failing: dict[str, list] = {}
         #: called with the entry point's name after each call returns (the callbacks' checks)
         self.returned = None
@@ -145,6 +148,7 @@ class DdiGateway:
         self.verifier = verifier
         self._classes.clear()
         self._readers.clear()
+        self._raw_keys.clear()
 
     # -- structures ------------------------------------------------------------------------------
     def cls(self, struct: str) -> type:
@@ -168,6 +172,19 @@ class DdiGateway:
                 raise codec.WrongSize(obj.record.name, read.size, ctypes.sizeof(obj))
             self._readers[type(obj)] = read
         return read(obj)
+
+    def _raw_key(self, obj) -> tuple | None:
+        """``(structure, arch, DDI version)``: how a sink that takes a DdiCall's structure as raw
+        bytes finds its reader (:data:`wddmsim.trace.lines.RAW`). The reader is made here once per
+        class, so that a structure of the wrong size fails at the call, as :meth:`args_of` fails."""
+        cls = type(obj)
+        if cls in self._raw_keys:
+            return self._raw_keys[cls]
+        self.args_of(obj)
+        rec = obj.record
+        key = self._raw_keys[cls] = ((rec.name, self.arch, getattr(self.version, "name", self.version))
+                                     if RECORDS.get(rec.name) is rec else None)  # else: read here, by args_of
+        return key
 
     # -- fault injection -----------------------------------------------------------------------------
     def fail_call(self, name: str, call: int, status: int) -> None:
@@ -277,7 +294,12 @@ class DdiGateway:
         """The ``DdiCall`` event of a call that returned ``status``."""
         contract = CONTRACTS[name]
         if log_args is None:
-            log_args = self.args_of(args) if args is not None else {}
+            if args is None:
+                log_args = {}
+            elif getattr(self.trace, "raw_args", False) and (key := self._raw_key(args)) is not None:
+                log_args = (key, bytes(args))
+            else:
+                log_args = self.args_of(args)
         if contract.returns == ("VOID",):
             status = SUCCESS
         text = _STATUS_TEXT.get(status)

@@ -13,55 +13,11 @@ import json
 from typing import IO
 
 from ..ddi.readers import Members
+from . import writer as _writer
+from .lines import Lines
 
 EVENTS_FORMAT = "wddmsim-events"
 EVENTS_VERSION = 1
-
-
-def _default(o):
-    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
-
-
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-try:  # CPython's own encoder, made once: json.JSONEncoder.encode builds a new one for every call
-    from json.encoder import c_make_encoder, encode_basestring
-
-    _encoder = c_make_encoder(None, _default, encode_basestring, None, ":", ",", False, False, True)
-
-    def _fields(fields: dict) -> str:
-        return "".join(_encoder(fields, 0))
-
-    _string = encode_basestring
-except ImportError:  # pragma: no cover - an interpreter without the C accelerator
-    _fields = _string = _dumps
-
-
-def _value(v) -> str:
-    """The JSON text of a field's value that is neither an ``int`` nor a ``str``: a structure's
-    members as the text their reader made (:class:`~wddmsim.ddi.readers.Members`), anything else
-    by the C encoder."""
-    return v.json if type(v) is Members else _fields(v)
-
-
-def _line_encoder(event: str, keys: tuple[str, ...]):
-    """``encode(t, fields) -> str``: the JSON line of an ``event`` whose fields have exactly
-    ``keys`` in this order, made once per such shape. Each value is written by its type: an
-    ``int`` as its decimal digits, a ``str`` by the C string encoder, anything else by
-    :func:`_value`; the text is that of ``json.dumps`` of the whole event."""
-    def const(text: str) -> str:
-        return text.replace("%", "%%")
-
-    template = ("{" + const(_dumps("t")) + ":%s," + const(_dumps("event") + ":" + _dumps(event))
-                + "".join("," + const(_dumps(k)) + ":%s" for k in keys) + "}\n")
-    names = [f"v{i}" for i in range(len(keys))]
-    pick = "".join(f"{n}, " for n in names)
-    exprs = "".join(f"{n} if type({n}) is int else _s({n}) if type({n}) is str else _o({n}), " for n in names)
-    src = ("def encode(t, fields):\n"
-           + (f"    {pick}= fields.values()\n" if names else "")
-           + f"    return {template!r} % (t if type(t) is int else _o(t), {exprs})\n")
-    ns = {"_s": _string, "_o": _value}
-    exec(compile(src, f"<event line {event}>", "exec"), ns)  # noqa: S102 - generated above
-    return ns["encode"]
 
 
 class ListSink:
@@ -86,35 +42,64 @@ class ListSink:
 class JsonlSink:
     """Streams events to a file as JSON Lines.
 
-    Each line is written in one piece by an encoder made once per event name and field names
-    (:func:`_line_encoder`): the constant parts are text already, integers and strings are written
-    directly, a structure's members that their reader already holds as JSON text
-    (``Members.json``) as that text, anything else by CPython's C encoder made once for the
-    sink. The bytes are those of ``json.dumps(record, separators=(",", ":"),
-    ensure_ascii=False)``."""
+    Each line is exactly ``json.dumps(record, separators=(",", ":"), ensure_ascii=False)`` of the
+    event, made by :class:`~wddmsim.trace.lines.Lines`. Given a path, the sink hands its events in
+    batches to a writer process that encodes and writes them (:mod:`wddmsim.trace.writer`), so the
+    run's own process spends almost nothing on the log; ``process=False``, a file given open, or a
+    platform where no child process can start, and it encodes and writes them itself. The bytes are
+    the same either way. The sink takes a ``DdiCall``'s structure as its raw bytes
+    (``raw_args``): no member is read during the run.
 
-    def __init__(self, target: str | IO[str]):
+    Events are written when their batch is full and at :meth:`close`, which must be called (it
+    raises the writer's error, if there was one)."""
+
+    #: the gateway may hand a DdiCall's structure as raw bytes (:data:`wddmsim.trace.lines.RAW`)
+    raw_args = True
+
+    def __init__(self, target: str | IO[str], *, process: bool = True):
+        self._lines = Lines()
+        self._writer = None
+        self.count = 0
         if isinstance(target, str):
             self._file = open(target, "w", encoding="utf-8", buffering=1 << 20)
             self._owned = True
+            if process:
+                self._writer = _writer.start(target)
+                if self._writer is not None:
+                    self._file.close()  # the writer opens the file again (it is empty)
+                    self._file = None
+                    self._batch = self._writer.batch
+                    self.emit = self._emit_batched
+                    return
         else:
             self._file = target
             self._owned = False
         self._write = self._file.write
-        self._encoders: dict[tuple, object] = {}
-        self.count = 0
+
+    @property
+    def in_process(self) -> bool:
+        """Whether this process writes the lines itself (no writer process)."""
+        return self._writer is None
 
     def emit(self, t: int, event: str, fields: dict) -> None:
-        shape = (event, *fields)
-        encode = self._encoders.get(shape)
-        if encode is None:
-            encode = self._encoders[shape] = _line_encoder(event, shape[1:])
-        self._write(encode(t, fields))
+        """Write one event's line (in process)."""
+        self._write(self._lines.line(t, event, fields))
         self.count += 1
 
+    def _emit_batched(self, t: int, event: str, fields: dict) -> None:
+        batch = self._batch
+        batch.append((t, event, fields))
+        self.count += 1
+        if len(batch) >= _writer.BATCH:
+            self._writer.send()
+            self._batch = self._writer.batch
+
     def close(self) -> None:
-        """Close the file (or flush a file given open)."""
-        if self._owned:
+        """Write every event emitted and close the file (or flush a file given open). With a writer
+        process: wait until it has written them, and raise its error if it failed."""
+        if self._writer is not None:
+            self._writer.close()
+        elif self._owned:
             self._file.close()
         else:
             self._file.flush()

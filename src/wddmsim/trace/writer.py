@@ -1,0 +1,163 @@
+"""The event log's writer process: the JSON Lines sink hands it events in batches and it encodes
+and writes them, so that a run does not spend its own time on the log's text.
+
+This is how Event Tracing for Windows keeps tracing cheap for the traced code: a provider's events
+go into buffers, and a separate logger session writes full buffers to the log file ("About Event
+Tracing", "Event Tracing Sessions"). Here :class:`LogWriter` keeps the events of a batch as they
+were emitted (a ``DdiCall``'s structure as its raw bytes, see :data:`wddmsim.trace.lines.RAW`),
+pickles each full batch and sends it through a pipe to a child process, which reads the structures,
+encodes the lines with the same :class:`~wddmsim.trace.lines.Lines` the sink uses in process, and
+writes them to the file in the order emitted: the file is byte for byte the one the in-process sink
+writes.
+
+The child is forked where the platform forks (Linux) and the process has one thread; elsewhere it
+is spawned. It ignores the terminal's interrupt (Ctrl-C reaches the whole process group), so that
+:meth:`LogWriter.close` of an interrupted run still writes every event emitted before it. An error
+in the child (an event whose value JSON cannot write, a full disk) is sent back and raised in the
+run's process at the next batch or at :meth:`LogWriter.close`: never a silently short log. When the
+child cannot be started (a daemonic pool worker, no ``fork`` or ``spawn``), :func:`start` returns
+None and the sink writes in its own process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import threading
+import traceback
+
+from .lines import Lines
+
+#: Events per batch: large enough that a send's cost is spread thin, small enough that the pipe
+#: and the child's memory stay small (a batch is about 100 KB pickled, 2 MB of text).
+BATCH = 2048
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+
+class LogWriterError(RuntimeError):
+    """The writer process stopped before writing every event (it died, or its pipe broke)."""
+
+
+def _serve(conn, path: str) -> None:
+    """The child: write each batch's lines to ``path`` until the empty message, then answer
+    ``("ok", events)``; on an error answer ``("error", exception, traceback text)`` and read (and
+    drop) what is still sent, so the run's process never waits on a full pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by start() until ignored here
+    events = 0
+    try:
+        lines = Lines()
+        with open(path, "w", encoding="utf-8", buffering=1 << 20) as f:
+            write = f.write
+            while True:
+                data = conn.recv_bytes()
+                if not data:
+                    break
+                batch = pickle.loads(data)
+                write(lines.text(batch))
+                events += len(batch)
+        conn.send(("ok", events))
+    except BaseException as exc:  # noqa: BLE001 - every failure goes back to the run's process
+        text = "".join(traceback.format_exception(exc))
+        try:
+            conn.send(("error", exc, text))
+        except Exception:  # noqa: BLE001 - the exception itself does not pickle: send its text
+            conn.send(("error", LogWriterError(f"{type(exc).__name__}: {exc}"), text))
+        try:
+            while conn.recv_bytes():
+                pass
+        except (EOFError, OSError):
+            pass
+    finally:
+        conn.close()
+
+
+def _context():
+    """The start method: fork where the platform forks and only one thread runs (a fork copies the
+    run's memory at no cost and imports nothing), else spawn."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and sys.platform != "darwin" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+class LogWriter:
+    """The run's side of the writer process for the log at ``path`` (see the module doc)."""
+
+    def __init__(self, path: str, process, conn):
+        self.path = path
+        self._process = process
+        self._conn = conn
+        self.batch: list = []
+        self.events = 0
+
+    def send(self) -> None:
+        """Hand the current batch to the writer (raises the writer's error, if it failed)."""
+        batch, self.batch = self.batch, []
+        if self._conn.poll():
+            self._answer()
+        data = pickle.dumps(batch, _PROTOCOL)
+        try:
+            self._conn.send_bytes(data)
+        except OSError:
+            self._answer()
+        self.events += len(batch)
+
+    def close(self) -> None:
+        """Send what is left, wait until the writer has written every event and closed the file,
+        and raise its error if it failed."""
+        if self._conn is None:
+            return
+        try:
+            if self.batch:
+                self.send()
+            try:
+                self._conn.send_bytes(b"")
+            except OSError:
+                pass
+            self._answer(final=True)
+        finally:
+            self._conn.close()
+            self._conn = None
+            self._process.join()
+
+    def _answer(self, final: bool = False) -> None:
+        """Read the writer's answer: return after ``ok`` at the end, raise otherwise."""
+        try:
+            reply = self._conn.recv()
+        except (EOFError, OSError):
+            self._process.join()
+            raise LogWriterError(f"{self.path}: the event log's writer process stopped (exit code "
+                                 f"{self._process.exitcode}); the log is incomplete") from None
+        if reply[0] == "ok":
+            if final and reply[1] == self.events:
+                return
+            raise LogWriterError(f"{self.path}: the event log's writer wrote {reply[1]} of {self.events} events")
+        _, exc, text = reply
+        exc.add_note(f"in the event log's writer process, writing {self.path}:\n{text.rstrip()}")
+        raise exc
+
+
+def start(path: str) -> LogWriter | None:
+    """A writer process for the log at ``path`` (which it creates or truncates), or None when no
+    child process can be started here."""
+    try:
+        ctx = _context()
+        ours, theirs = ctx.Pipe(duplex=True)
+        process = ctx.Process(target=_serve, args=(theirs, path), name="wddmsim event log writer", daemon=True)
+        mask = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+        if mask:  # the child is born with Ctrl-C blocked, and ignores it before unblocking it
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            process.start()
+        finally:
+            if mask:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    except (OSError, AssertionError, ValueError, RuntimeError):  # e.g. a daemonic process has no children
+        return None
+    theirs.close()
+    return LogWriter(os.fspath(path), process, ours)
