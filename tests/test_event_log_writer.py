@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,3 +127,18 @@ def test_a_raw_structure_reads_into_the_members_a_list_sink_receives():
             assert type(data) is bytes and key[1] == "x64"
             e["args"] = dict(lines.members(e["args"]))
     assert raw.events == plain.events and all(type(e["args"]) is dict for e in plain.of("DdiCall"))
+
+
+def test_a_sink_nobody_closed_still_writes_every_event_at_exit(tmp_path):
+    """A program that forgets close() (or dies of an exception before it) loses no event: the
+    sink's finalizer hands the last batch to the writer before the interpreter stops it."""
+    log = tmp_path / "forgotten.jsonl"
+    code = ("from wddmsim.trace import JsonlSink\n"
+            f"s = JsonlSink({str(log)!r})\n"
+            "assert not s.in_process\n"
+            "for i in range(5000):\n"
+            "    s.emit(i, 'Tick', {'i': i})\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = log.read_text().splitlines()
+    assert len(lines) == 5000 and lines[-1] == '{"t":4999,"event":"Tick","i":4999}'

@@ -10,6 +10,8 @@ Spec: docs/events.md.
 from __future__ import annotations
 
 import json
+import sys
+import weakref
 from typing import IO
 
 from ..ddi.readers import Members
@@ -70,6 +72,9 @@ class JsonlSink:
                     self._file = None
                     self._batch = self._writer.batch
                     self.emit = self._emit_batched
+                    # A sink nobody closed still writes its last batch when it is collected or
+                    # the interpreter exits (before multiprocessing stops its daemonic children).
+                    self._finalizer = weakref.finalize(self, _close_forgotten, self._writer)
                     return
         else:
             self._file = target
@@ -98,11 +103,20 @@ class JsonlSink:
         """Write every event emitted and close the file (or flush a file given open). With a writer
         process: wait until it has written them, and raise its error if it failed."""
         if self._writer is not None:
+            self._finalizer.detach()
             self._writer.close()
         elif self._owned:
             self._file.close()
         else:
             self._file.flush()
+
+
+def _close_forgotten(writer) -> None:
+    """Close the writer of a sink that was never closed; its error, if any, goes to stderr."""
+    try:
+        writer.close()
+    except Exception as e:  # noqa: BLE001 - at exit there is nobody left to raise to
+        print(f"wddmsim: {e}", file=sys.stderr)
 
 
 def read_events(path: str, typed: bool = False) -> list:

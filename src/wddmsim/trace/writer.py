@@ -94,6 +94,7 @@ class LogWriter:
         self._conn = conn
         self.batch: list = []
         self.events = 0
+        self.failed = False  # its error was raised once; closing then only cleans up
 
     def send(self) -> None:
         """Hand the current batch to the writer (raises the writer's error, if it failed)."""
@@ -113,6 +114,8 @@ class LogWriter:
         if self._conn is None:
             return
         try:
+            if self.failed:
+                return
             if self.batch:
                 self.send()
             try:
@@ -127,6 +130,7 @@ class LogWriter:
 
     def _answer(self, final: bool = False) -> None:
         """Read the writer's answer: return after ``ok`` at the end, raise otherwise."""
+        self.failed = True  # until the answer says otherwise
         try:
             reply = self._conn.recv()
         except (EOFError, OSError):
@@ -135,6 +139,7 @@ class LogWriter:
                                  f"{self._process.exitcode}); the log is incomplete") from None
         if reply[0] == "ok":
             if final and reply[1] == self.events:
+                self.failed = False
                 return
             raise LogWriterError(f"{self.path}: the event log's writer wrote {reply[1]} of {self.events} events")
         _, exc, text = reply
