@@ -27,6 +27,10 @@ from .workloads import start_workload
 from .workloads.runtime import Runtime
 from .workloads.calls import ScenarioCalls
 
+#: How many of its latest state changes each hardware scheduler keeps during a run
+#: (:attr:`wddmsim.gpu.device.GPU.history`).
+HW_HISTORY = 1024
+
 
 def _bands(b) -> dict:
     """The scenario's [adapter.bands] as the adapter's band table (ns per band name)."""
@@ -118,6 +122,8 @@ class System:
             [(s.name, s.kind, s.size, s.cpu_visible) for s in ad.segments],
             display_refresh_hz=list(ad.displays), max_queued_flips=ad.max_queued_flips,
         )
+        # A run keeps the hardware schedulers' latest state changes only (the event log has them all).
+        self.gpu.history = HW_HISTORY
         for e in self.gpu.engines:
             e.set_mode(engine_mode or ad.engine_mode)
         self.gpu.trace = trace
