@@ -67,7 +67,7 @@ def test_a_count_of_a_billion_runs_as_one_that_lasts_the_run(name, scenario, cov
     small, small_events, _ = _run(_with_count(scenario, covering))
     assert (big["packets_submitted"], big["packets_retired"]) == (submitted, retired)
     assert big_events == small_events
-    assert {**big, "wall_s": 0} == {**small, "wall_s": 0}
+    assert big == small
 
 
 def test_a_script_packet_repeated_a_billion_times_runs_as_one_that_lasts_the_run():
@@ -79,7 +79,7 @@ def test_a_script_packet_repeated_a_billion_times_runs_as_one_that_lasts_the_run
     # 5 us of DxgkDdiRender per packet: 1800 queued in the 9 ms, 180 of them given to the driver.
     assert (big["packets_submitted"], big["packets_retired"], big["contexts"][0]["submitted"]) == (180, 178, 1800)
     assert big_events == small_events
-    assert {**big, "wall_s": 0} == {**small, "wall_s": 0}
+    assert big == small
 
 
 def test_a_call_table_of_a_billion_calls_runs_as_one_that_lasts_the_run():
