@@ -56,3 +56,39 @@ def test_profile_splits_a_packet_by_component():
     assert {"gateway + verifier", "driver (reference KMD)", "ground truth"} <= set(fig["components"])
     assert module.component("/x/src/wddmsim/dxgkrnl/groundtruth.py") == "ground truth"
     assert module.component("/x/src/wddmsim/dxgkrnl/vidsch.py").startswith("OS scheduler")
+
+
+def _bench(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_memory_benchmark_measures_a_streamed_run_in_its_own_process():
+    bench = _bench("memory")
+    rows = [bench.peak_rss(n) for n in (128, 256)]
+    assert [r["packets"] for r in rows] == [128, 256]
+    for r in rows:
+        assert r["benchmark"] == "memory" and r["figure"] == "peak_rss" and r["log"] == "streamed"
+        assert r["peak_rss_mib"] >= r["before_rss_mib"] > 0 and r["log_mib"] > 0
+        assert r["met"] is (r["peak_rss_mib"] * 2**20 < bench.TARGET_BYTES)
+    growth = bench.flatness(rows)
+    assert growth["packets"] == [128, 256] and growth["growth_mib"] == round(rows[1]["peak_rss_mib"] - rows[0]["peak_rss_mib"], 1)
+
+
+def test_memory_benchmark_lazy_figure_compares_a_billion_with_the_count_that_lasts_the_run():
+    fig = _bench("memory").lazy(repeat=1)
+    # The same 190 packets retire in the 10 ms whether 60 or 10^9 batches are described; 10 batches: 40.
+    assert {k: v["packets"] for k, v in fig["counts"].items()} == {"10": 40, "60": 190, "1000000000": 190}
+    assert fig["same_packets"] is True and fig["ratio_billion_to_covering"] > 0
+    assert fig["met"] is (fig["ratio_billion_to_covering"] <= 1.25)
+
+
+def test_realtime_benchmark_gives_one_factor_per_scenario_with_and_without_the_log():
+    bench = _bench("realtime")
+    names = [name for name, _ in bench.scenarios()]
+    assert names[0] == "demo" and len(names) == 1 + len(list((ROOT / "examples").glob("*.toml")))
+    (fig,) = bench.figures(quick=True, only=["deep_queue"])
+    assert fig["scenario"] == "deep_queue" and fig["virtual_s"] == 0.02
+    assert fig["rtf"] > 0 and fig["rtf_log"] > 0 and fig["log_mib"] > 0 and fig["log_cost"] > 0

@@ -143,7 +143,7 @@ def test_every_example_runs(path, tmp_path):
     code = expected_bugcheck(path)
     # An example that ends in a bug check exits with status 3 and writes its crash record.
     assert r.exit_code == (0 if code is None else 3), r.output
-    summary = json.loads(r.output)
+    summary = json.loads(r.stdout)
     if code is None:
         assert "bugcheck" not in summary and not crash.exists()
     else:
@@ -164,7 +164,7 @@ def test_every_example_runs(path, tmp_path):
 
 def test_deep_queue_example_is_exact():
     r = CliRunner().invoke(main, ["run", str(Path(__file__).parent.parent / "examples" / "deep_queue.toml"), "--json"])
-    s = json.loads(r.output)
+    s = json.loads(r.stdout)
     assert s["contexts"][0]["latency_max_ns"] == 100_000_000 and s["packets_retired"] == 100
 
 

@@ -59,7 +59,7 @@ def test_preempted_flips_go_back_and_every_vsync_shows_a_frame(tmp_path):
     scenario.write_text(SCENARIO)
     r = CliRunner().invoke(main, ["run", str(scenario), "--json", "--events", str(events)])
     assert r.exit_code == 0, r.output
-    summary = json.loads(r.output)
+    summary = json.loads(r.stdout)
     log = [json.loads(line) for line in events.read_text().splitlines()]
 
     taken_back = [e for e in log if e["event"] == "DmaPacketStop" and e["kind"] == "present"

@@ -427,7 +427,7 @@ def test_a_run_taken_in_steps_is_the_run_taken_at_once(wddm_system):
     stepped.run()
     assert stepped.all_events == whole.all_events
     assert stepped.count("LogEnd") == 1
-    assert {**stepped.summary, "wall_s": 0} == {**whole.summary, "wall_s": 0}
+    assert stepped.summary == whole.summary
     with pytest.raises(ValueError, match="cannot run back to 5000000 ns: the run is at 10000000 ns already"):
         stepped.run(until="5ms")
 

@@ -32,7 +32,7 @@ def _context(summary, name):
 def test_flip_no_wait_example_flips_in_the_display_and_the_engine_carries_on(tmp_path):
     r = CliRunner().invoke(main, ["run", str(FLIP_NO_WAIT), "--json"])
     assert r.exit_code == 0, r.output
-    s = json.loads(r.output)
+    s = json.loads(r.stdout)
     d = s["displays"][0]
     # 30 presents in 500 ms at 60 fps; the last one still waits for its vsync when the run ends.
     assert (d["presents"], d["displayed"], d["dropped"]) == (30, 29, 0)
@@ -79,7 +79,7 @@ def test_tdr_failure_example_ends_in_bug_check_0x116_with_exit_status_3(tmp_path
     assert record["bugcheck"]["code"] == 0x116
     r = CliRunner().invoke(main, ["run", str(TDR_FAILURE), "--json", "--crash-record", str(crash)])
     assert r.exit_code == 3
-    b = json.loads(r.output)["bugcheck"]
+    b = json.loads(r.stdout)["bugcheck"]
     assert (b["code"], b["p3"], b["rule"]) == (0x116, int(NTSTATUS.STATUS_UNSUCCESSFUL), 108)
 
 

@@ -321,7 +321,7 @@ def print_summary(con: Console, summary: dict) -> None:
         f"{summary['packets_retired']}/{summary['packets_submitted'] - summary.get('resubmissions', 0)} "
         f"packets retired/submitted"
         f"{' (' + str(summary['resubmissions']) + ' resubmitted after preemption)' if summary.get('resubmissions') else ''}  "
-        f"{summary['interrupts']} interrupts  {summary['events']} events in {summary['wall_s']} s"
+        f"{summary['interrupts']} interrupts  {summary['events']} events"
     )
     w2 = summary.get("wddm2")
     if summary.get("scheduling") == "hardware" and w2:
@@ -481,11 +481,13 @@ def build_system(scenario, **kw):
 
 def execute(scenario, *, seed=None, until=None, events=None, as_json=False, verifier="strict",
             crash_record="wddmsim-crash.json", con: Console | None = None, trace=None, presentmon=None,
-            report=None, driver=None) -> int:
+            report=None, driver=None, memory=False) -> int:
     """Build and run ``scenario``; print the summary; return the exit status (3 after a bug check).
     ``trace``: also write the run's timeline as Chrome trace JSON there; ``presentmon``: the
     PresentMon-style CSV of its presents; ``driver``: the driver's class (instead of the
-    scenario's)."""
+    scenario's). On standard error after the run: its wall time and real-time factor, and with
+    ``memory`` the peak resident memory (:mod:`wddmsim.runcost`)."""
+    from .runcost import memory_line, peak_rss_bytes, timing_line
     from .trace import JsonlSink, ListSink, TeeSink
 
     sink = None
@@ -505,6 +507,7 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         sink = collected if sink is None else TeeSink(sink, collected)
     try:
         system = build_system(scenario, seed=seed, trace=sink, verifier=verifier, driver=driver)
+        rss_before = peak_rss_bytes() if memory else None
         progress = _progress(con or _console(), as_json)
         try:
             result = system.run(until, on_progress=progress)
@@ -515,6 +518,7 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         close = getattr(sink, "close", None)
         if close is not None:
             close()
+    rss_peak = peak_rss_bytes() if memory else None  # before the outputs made from the collected events
     if trace:
         from .trace.chrome import write_chrome_trace
 
@@ -544,6 +548,9 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         if result.bugcheck is not None:
             _print_bugcheck(con, result.bugcheck.to_json())
             con.print(f"  Crash record: {crash_record} (read it with: wddmsim decode @{crash_record})")
+    click.echo(timing_line(result.end, result.wall_s), err=True)
+    if memory:
+        click.echo(memory_line(rss_peak, rss_before), err=True)
     return 3 if result.bugcheck is not None else 0
 
 
@@ -568,17 +575,21 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE",
               help="Change the scenario: PATH as in the file (adapter.nodes.0.preemption, scheduler.quantum); "
                    "VALUE a TOML value or a plain string (2ms); repeatable.")
+@click.option("--memory", is_flag=True,
+              help="After the run, print the peak resident memory (ru_maxrss) on stderr.")
 def run_cmd(scenario: str, seed, until, events, as_json, verifier, crash_record, trace_path, presentmon,
-            report_dir, driver, sets) -> None:
+            report_dir, driver, sets, memory) -> None:
     """Run a scenario file and print its summary (exit status 3 if it ends in a bug check; a
     driver that does not load or that Windows would not start: 2). ``--set`` changes the file's
-    values before they are checked (see docs/scenarios.md)."""
+    values before they are checked (see docs/scenarios.md). The run's wall time and real-time
+    factor (virtual seconds per wall second) follow on stderr, never in the summary or the event
+    log, which stay the same from run to run."""
     sc = _load(scenario, sets)
     limit = _duration(until, "--until")
     cls = load_driver(driver) if driver else None
     status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,
                      crash_record=crash_record, trace=trace_path, presentmon=presentmon, report=report_dir,
-                     driver=cls)
+                     driver=cls, memory=memory)
     raise SystemExit(status)
 
 

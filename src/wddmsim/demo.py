@@ -6,11 +6,13 @@ compute batches, a copy stream moving 256 KiB every 2 ms on the copy engine (the
 move), and a bursty client that also uses the 3D node. The demo prints the run's summary, then
 follows the game's first packet through the event log: rendered, queued, submitted with its
 ``DXGKARG_SUBMITCOMMAND``, started on the GPU, completed by the ISR's ``DMA_COMPLETED`` and retired
-in the DPC.
+in the DPC. Its wall time and real-time factor (virtual seconds per wall second, the event log kept
+in memory) go to standard error.
 """
 
 from __future__ import annotations
 
+import click
 from rich.console import Console
 from rich.table import Table
 
@@ -89,6 +91,7 @@ def _trip(events: list[dict]) -> list[tuple[int, str, str]]:
 def run_demo(con: Console, events_path: str | None = None) -> int:
     """Run the built-in scenario, print the summary and one packet's trip; return the exit status."""
     from .cli import print_summary
+    from .runcost import timing_line
     from .scenario import parse_scenario
     from .system import System
     from .trace import JsonlSink, ListSink, TeeSink
@@ -115,4 +118,5 @@ def run_demo(con: Console, events_path: str | None = None) -> int:
         tab.add_row(f"{t / 1e6:.3f} ms", name, text)
     con.print(tab)
     con.print("Next: wddmsim run examples/<name>.toml --events log.jsonl  (see examples/README.md)")
+    click.echo(timing_line(result.end, result.wall_s), err=True)
     return 3 if result.bugcheck is not None else 0

@@ -27,6 +27,10 @@ from .workloads import start_workload
 from .workloads.runtime import Runtime
 from .workloads.calls import ScenarioCalls
 
+#: How many of its latest state changes each hardware scheduler keeps during a run
+#: (:attr:`wddmsim.gpu.device.GPU.history`).
+HW_HISTORY = 1024
+
 
 def _bands(b) -> dict:
     """The scenario's [adapter.bands] as the adapter's band table (ns per band name)."""
@@ -80,12 +84,19 @@ class ConfigError(Exception):
 
 @dataclass
 class RunResult:
-    """What a run produced: where time ended, the bug check if any, and the summary."""
+    """What a run produced: where time ended, the bug check if any, and the summary. ``wall_s``
+    (the run's wall-clock seconds) is not in the summary: the summary is the same on every run of
+    the same scenario and seed, and wall time is not (see :mod:`wddmsim.runcost`)."""
 
     end: int
     wall_s: float
     bugcheck: CrashRecord | None
     summary: dict = field(default_factory=dict)
+
+    @property
+    def real_time_factor(self) -> float | None:
+        """Virtual seconds run per wall second (None when no wall time was measured)."""
+        return self.end / 1e9 / self.wall_s if self.wall_s > 0 else None
 
 
 class System:
@@ -118,6 +129,8 @@ class System:
             [(s.name, s.kind, s.size, s.cpu_visible) for s in ad.segments],
             display_refresh_hz=list(ad.displays), max_queued_flips=ad.max_queued_flips,
         )
+        # A run keeps the hardware schedulers' latest state changes only (the event log has them all).
+        self.gpu.history = HW_HISTORY
         for e in self.gpu.engines:
             e.set_mode(engine_mode or ad.engine_mode)
         self.gpu.trace = trace
@@ -451,11 +464,11 @@ class System:
         if self.trace is not None:
             self.trace.emit(self.sim.now, "LogEnd", {"reason": "bugcheck" if crash is not None else "time"})
         result = RunResult(self.sim.now, wall, crash)
-        result.summary = self.summary(wall)
+        result.summary = self.summary()
         return result
 
-    def summary(self, wall_s: float = 0.0) -> dict:
-        """The run's summary: per node and per context."""
+    def summary(self) -> dict:
+        """The run's summary: per node and per context (deterministic: no wall-clock figure)."""
         sim = self.sim
         elapsed = sim.now
         vs = self.adapter.vidsch
@@ -499,7 +512,7 @@ class System:
                 n["packets"] = sum(q.submitted for q in w2.hwsch.nodes[n["node"]].queues)
         return {
             "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
-            "wall_s": round(wall_s, 3), "events": sim.events_run,
+            "events": sim.events_run,
             "packets_submitted": submitted, "packets_retired": retired, "makespan_ns": makespan,
             "null_rendering_packets": vs.null_rendering_packets, "resubmissions": vs.resubmissions,
             "preemption_aware": bool(self.adapter.preemption_aware),

@@ -102,7 +102,7 @@ def _run(scenario: Path, tmp_path: Path):
     events, trace = tmp_path / f"{scenario.stem}.jsonl", tmp_path / f"{scenario.stem}.json"
     r = CliRunner().invoke(main, ["run", str(scenario), "--json", "--events", str(events), "--trace", str(trace)])
     assert r.exit_code == 0, r.output
-    summary = json.loads(r.output)
+    summary = json.loads(r.stdout)
     log = [json.loads(line) for line in events.read_text().splitlines()]
     return summary, log, json.loads(trace.read_text())
 

@@ -118,6 +118,10 @@ class GPU:
         self.bus = None
         #: Event sink for what the hardware itself can tell (``Doorbell``); None: nothing.
         self.trace = None
+        #: How many of their latest changes the hardware schedulers keep in ``log`` and ``slot_log``
+        #: (a test bench reads them): None keeps every one; a whole run sets a bound, so memory does
+        #: not grow with the run (the event log has every change).
+        self.history: int | None = None
         self.engines = [
             Engine(self, i, e.name, e.kind, e.command_cost, e.bandwidth, e.preemption, e.preemption_interval,
                    e.preemption_save)
@@ -193,7 +197,7 @@ class GPU:
             if not 0 <= engine_index < len(self.engines):
                 raise ValueError(f"no engine {engine_index}")
             hs = self._hw_schedulers[engine_index] = HwScheduler(self, self.engines[engine_index],
-                                                                 self._slots[engine_index])
+                                                                 self._slots[engine_index], history=self.history)
         return hs
 
     def engine_faulted(self, engine: Engine, reason: str) -> None:

@@ -225,7 +225,7 @@ class _Queue:
 class HwScheduler:
     """The GPU-side scheduler of one engine (see the module doc for the rules)."""
 
-    def __init__(self, gpu, engine, slots: int | None = None):
+    def __init__(self, gpu, engine, slots: int | None = None, history: int | None = None):
         if engine.listener is not None:
             raise HwSchedulerError(f"{engine.name} already has a scheduler")
         if engine.state != IDLE or engine.rptr != engine.wptr:
@@ -238,8 +238,8 @@ class HwScheduler:
         self.quantum = list(DEFAULT_QUANTUM)
         self.process_grace = list(DEFAULT_PROCESS_GRACE)
         self.normal_share_pct = DEFAULT_NORMAL_SHARE_PCT
-        #: (t, cid, state) for every change of a context's state.
-        self.log: list[tuple[int, int, str]] = []
+        #: (t, cid, state) for every change of a context's state (``history``: only the latest so many).
+        self.log: list[tuple[int, int, str]] = [] if history is None else deque(maxlen=history)
         #: (cid, fence) of completed suspends, in completion order; the driver drains it.
         self.completed_suspends: deque[tuple[int, int]] = deque()
         self.switches = 0  # contexts put on the engine
@@ -275,8 +275,8 @@ class HwScheduler:
         #: Hardware queue slots (None: every queue is mapped, however many there are).
         self.slots = None if slots is None else _int("slots", slots, 1, 1024)
         self._slot_of: list[_Queue | None] = [None] * (self.slots or 0)
-        #: (t, qid, slot, "map" or "unmap") for every change of the slots.
-        self.slot_log: list[tuple[int, int, int, str]] = []
+        #: (t, qid, slot, "map" or "unmap") for every change of the slots (``history``: the latest).
+        self.slot_log: list[tuple[int, int, int, str]] = [] if history is None else deque(maxlen=history)
         self.maps = 0
         self.unmaps = 0
         engine.listener = self

@@ -562,8 +562,8 @@ class Chain(_Workload):
     ``members`` contexts; this context runs those at ``position``, ``position + members``, ... .
     Packet k waits until the ``fence`` reaches k, does ``work``, and its buffer ends with the
     GPU's write of k + 1. With two members it is a ping-pong. Everything is submitted at once (the
-    OS or the GPU holds each packet until its turn); ``count`` is how many packets this member
-    runs. ``wait``: "os" (D3DKMTWaitForSynchronizationObjectFromGpu: the OS holds the context's or
+    OS or the GPU holds each packet until its turn) unless ``window`` bounds the member's packets
+    in flight; ``count`` is how many packets this member runs. ``wait``: "os" (D3DKMTWaitForSynchronizationObjectFromGpu: the OS holds the context's or
     queue's later buffers) or "gpu" (a WAIT command at the head of the buffer: the engine, or under
     hardware scheduling the queue, stalls on it)."""
 
@@ -573,6 +573,9 @@ class Chain(_Workload):
     position: int = Field(ge=0)
     work: Duration
     wait: Literal["os", "gpu"] = "os"
+    #: at most this many of the member's packets in flight: before each submission, wait for its
+    #: packet ``window`` back to retire (a long chain submitted as it runs); None: all at once
+    window: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _position_fits(self) -> Chain:

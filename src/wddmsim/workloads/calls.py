@@ -2,7 +2,8 @@
 
 Each table is one call, made at ``at`` and, with ``every``, repeated: every ``every`` ns, or after a
 gap drawn evenly from ``every`` to ``every_max`` (the table's own random stream, so runs repeat
-exactly), up to ``count`` calls. The calls are the thunks an application has
+exactly), up to ``count`` calls. Each call is made when its time comes (a table is a counter, not
+a list of calls), so a ``count`` of 10^9 costs only the calls the run reaches. The calls are the thunks an application has
 (:class:`~wddmsim.dxgkrnl.kmt.D3DKMT`):
 
 - ``D3DKMTSetContextSchedulingPriority`` and ``D3DKMTSetProcessSchedulingPriorityClass``, taking
@@ -44,8 +45,9 @@ class ScenarioCalls:
         self.processes = processes
         self.contexts = {ctx.full_name: ctx for ctx in system.contexts}
         self.nodes = {n.name: i for i, n in enumerate(system.scenario.adapter.nodes)}
-        #: (api, status name) per call that returned, in the order they returned
-        self.results: list[tuple[str, str]] = []
+        #: (api, status name) -> how many calls returned so (a count, not a list: a table with
+        #: ``every`` and no ``count`` may make calls all run long)
+        self.returned: dict[tuple[str, str], int] = {}
         for i, call in enumerate(system.scenario.call):
             rng = self.sim.stream(f"call.{i}") if call.every_max is not None else None
             self.sim.process(self._calls(call, rng))
@@ -101,7 +103,8 @@ class ScenarioCalls:
 
     def _returned(self, api: str, process, status: int, issued: int) -> None:
         name = status_name(status)
-        self.results.append((api, name))
+        key = (api, name)
+        self.returned[key] = self.returned.get(key, 0) + 1
         if self.trace is not None:
             self.trace.emit(self.sim.now, "ScenarioCall", {"api": api, "process": process.pid if process else 0,
                                                            "status": name, "issued": issued})

@@ -27,15 +27,26 @@
   virtual addressing): packet k waits for the fence to reach ``initial + k`` and its buffer ends
   with the GPU's write of ``initial + k + 1``; the packets are dealt round robin to the chain's
   members. Everything is submitted at once; the OS (``wait = "os"``) or the GPU (``"gpu"``) holds
-  each until its turn.
+  each until its turn. With ``window``, no more than that many of the member's packets are in
+  flight (each submission first waits for its packet ``window`` back to retire), so a long chain
+  is submitted as it runs.
 
 All times are integer ns; ``start`` delays the first submission; ``count`` bounds frames, batches,
 copies or bursts (None: until the run ends).
+
+Work is made as it is submitted: a generator holds counters and the few packet numbers it may
+still wait for, never a list of the work it describes, so a ``count`` or ``repeat`` of 10^9 in a
+short run costs what the run submits, and memory follows the work in flight. (What is in flight is
+the workload's own doing: a client that never waits, such as ``compute_batch`` with ``sync =
+false`` and no ``window``, a ``script`` packet's ``repeat``, or a ``chain`` without ``window``,
+queues everything it submits in the OS.)
 
 Spec: the reference scenarios (tests/reference/).
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..dxgkrnl.errors import ApiError
@@ -82,7 +93,9 @@ def frame_loop(rt, ctx, w, rng, surfaces):
         yield w.start
     changes = [(sim.now + c.at, round(1e9 / c.fps)) for c in w.fps_changes]
     frame = 0
-    last_of_frame: list[int] = []
+    # The last packet of each of the latest max_frame_latency frames, oldest first: all a present
+    # may wait for, so memory does not grow with the frames run.
+    last_of_frame: deque[int] = deque(maxlen=w.max_frame_latency)
     next_slot = sim.now
     while w.count is None or frame < w.count:
         while changes and changes[0][0] <= next_slot:
@@ -94,9 +107,8 @@ def frame_loop(rt, ctx, w, rng, surfaces):
         # The present call begins; it blocks while max_frame_latency frames are queued, until the
         # oldest of them (frame N - max_frame_latency) leaves the queue.
         start = sim.now
-        oldest = frame - w.max_frame_latency
-        if oldest >= 1:
-            yield rt.wait(ctx, last_of_frame[oldest - 1])
+        if len(last_of_frame) == w.max_frame_latency:
+            yield rt.wait(ctx, last_of_frame[0])  # frame N - max_frame_latency
         if w.present:
             seq = yield from _present(rt, ctx, w, surfaces, frame, start)
         last_of_frame.append(seq)
@@ -208,13 +220,20 @@ def chain(rt, ctx, w, rng, fence):
         yield w.start
     ops = (Work(w.work),)
     base = fence.initial
+    window = w.window
+    recent: deque[int] = deque()
     for j in range(w.count):
+        if window is not None and len(recent) == window:
+            # At most ``window`` of this member's packets in flight: wait for the one ``window`` back.
+            yield rt.wait(ctx, recent.popleft())
         k = base + w.position + j * w.members
         if w.wait == "os":
             rt.kmt.WaitForSynchronizationObjectFromGpu(ctx, fence, k)
-            yield from rt.submit(ctx, ops, signal=(fence, k + 1))
+            seq = yield from rt.submit(ctx, ops, signal=(fence, k + 1))
         else:
-            yield from rt.submit(ctx, ops, wait=(fence, k), signal=(fence, k + 1))
+            seq = yield from rt.submit(ctx, ops, wait=(fence, k), signal=(fence, k + 1))
+        if window is not None:
+            recent.append(seq)
 
 
 def _until_removed(sim, ctx, gen):

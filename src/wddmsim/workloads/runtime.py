@@ -19,6 +19,8 @@ Microsoft's page: "Submitting a command buffer"
 
 from __future__ import annotations
 
+from collections import deque
+
 from ..dxgkrnl.wddm2 import UNMAPPED_VA
 from ..umd import BufferRequest, Copy, FenceValue, NativeFenceValue, Target, Write
 
@@ -26,16 +28,51 @@ from ..umd import BufferRequest, Copy, FenceValue, NativeFenceValue, Target, Wri
 class _Moves:
     """Where the work of one scenario context goes now: its contexts by node (the first is the one
     the scenario created), the one it submits to, the node asked for next, and which context and
-    packet number each of the workload's submissions became."""
+    packet number each of the workload's submissions became.
 
-    __slots__ = ("by_node", "current", "next", "count", "where")
+    The last is kept as runs of consecutive numbers, and a run is dropped once its packets have all
+    retired (a wait for one of them is over at once), so it holds the work in flight, not every
+    submission made."""
+
+    __slots__ = ("by_node", "current", "next", "count", "base", "spans", "gone")
 
     def __init__(self, ctx):
         self.by_node = {ctx.node: ctx}
         self.current = ctx
         self.next = None
         self.count = ctx.seq  # the submissions before the first move kept their own numbers
-        self.where: dict[int, tuple] = {}
+        self.base = ctx.seq
+        #: [first workload number, context, its packet number there, how many], oldest first
+        self.spans: deque[list] = deque()
+        #: (context, packet number) of the last packet of the runs dropped
+        self.gone: tuple | None = None
+
+    def record(self, real, seq: int) -> int:
+        """The workload's next submission became packet ``seq`` of ``real``: its number."""
+        self.count += 1
+        spans = self.spans
+        last = spans[-1] if spans else None
+        if last is not None and last[1] is real and last[2] + last[3] == seq:
+            last[3] += 1
+        else:
+            spans.append([self.count, real, seq, 1])
+        while len(spans) > 1:
+            first = spans[0]
+            end = first[2] + first[3] - 1
+            if first[1].completed < end:
+                break
+            self.gone = (first[1], end)
+            spans.popleft()
+        return self.count
+
+    def find(self, ctx, seq: int) -> tuple:
+        """(context, packet number) of the workload's submission ``seq``."""
+        if seq <= self.base or seq > self.count:
+            return ctx, seq
+        for first, real, real_seq, n in reversed(self.spans):
+            if seq >= first:
+                return real, real_seq + seq - first
+        return self.gone  # retired: its run was dropped
 
 
 class Runtime:
@@ -93,7 +130,7 @@ class Runtime:
         st = self.moves.get(ctx) if self.moves else None
         if st is None:
             return self.kmt.WaitForPacket(ctx, seq)
-        real, real_seq = st.where.get(seq, (ctx, seq))
+        real, real_seq = st.find(ctx, seq)
         return self.kmt.WaitForPacket(real, real_seq)
 
     @property
@@ -114,9 +151,7 @@ class Runtime:
             real = yield from self._route(ctx)
             seq = yield from self._submit(real, ops, wait=wait, signal=signal, queue=queue, private=private,
                                           progress_id=progress_id, null_rendering=null_rendering)
-            st.count += 1
-            st.where[st.count] = (real, seq)
-            return st.count
+            return st.record(real, seq)
         return (yield from self._submit(ctx, ops, wait=wait, signal=signal, queue=queue, private=private,
                                         progress_id=progress_id, null_rendering=null_rendering))
 

@@ -1,0 +1,90 @@
+"""What a run cost (wall time, real-time factor, peak memory) goes to stderr, never into the
+summary or the event log: ``run --json`` prints the same bytes on every run."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+from click.testing import CliRunner
+
+from wddmsim.cli import main
+from wddmsim.runcost import memory_line, peak_rss_bytes, real_time_factor, timing_line
+
+SCENARIO = """
+name = "cost"
+duration = "10ms"
+[[process]]
+name = "p"
+[[process.context]]
+name = "c"
+node = "3D"
+workload = { kind = "compute_batch", batch = 4, work = "100us" }
+"""
+
+TIMING = re.compile(r"wall time (\d+\.\d{3}) s for 10\.000 ms of virtual time: real-time factor (\S+) "
+                    r"\(virtual s per wall s\)")
+MEMORY = re.compile(r"peak memory (\d+\.\d) MiB resident \(ru_maxrss: the whole process; (\d+\.\d) MiB before the "
+                    r"run began\)")
+
+
+def test_the_lines_say_what_they_measure():
+    assert real_time_factor(2_000_000_000, 0.5) == 4.0 and real_time_factor(10, 0.0) is None
+    assert timing_line(250_000_000, 0.5) == ("wall time 0.500 s for 250.000 ms of virtual time: real-time factor 0.5 "
+                                             "(virtual s per wall s)")
+    assert timing_line(1, 0.0).endswith("real-time factor - (virtual s per wall s)")
+    assert memory_line(300 << 20, 64 << 20) == ("peak memory 300.0 MiB resident (ru_maxrss: the whole process; "
+                                                "64.0 MiB before the run began)")
+    assert memory_line(None, None) == "peak memory: not available on this platform (no getrusage)"
+
+
+def test_peak_rss_is_the_process_resident_peak():
+    peak = peak_rss_bytes()
+    if sys.platform.startswith("linux"):
+        # /proc's VmHWM is the same peak, in kB.
+        with open("/proc/self/status") as f:
+            hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+        assert peak == hwm * 1024 or abs(peak - hwm * 1024) <= 1 << 20
+    else:
+        assert peak is None or peak > 0
+
+
+def test_run_json_is_the_same_bytes_every_time_and_the_cost_goes_to_stderr(tmp_path):
+    path = tmp_path / "cost.toml"
+    path.write_text(SCENARIO)
+    runner = CliRunner()
+    first = runner.invoke(main, ["run", str(path), "--json"])
+    second = runner.invoke(main, ["run", str(path), "--json"])
+    assert first.exit_code == second.exit_code == 0, first.stderr
+    assert first.stdout == second.stdout
+    summary = json.loads(first.stdout)
+    assert "wall_s" not in summary and summary["virtual_time_ns"] == 10_000_000
+    lines = first.stderr.splitlines()
+    assert len(lines) == 1 and TIMING.fullmatch(lines[0])
+    wall, factor = TIMING.fullmatch(lines[0]).groups()
+    assert float(factor) > 0 and float(wall) >= 0
+
+
+def test_run_memory_prints_the_peak_after_the_timing(tmp_path):
+    path = tmp_path / "cost.toml"
+    path.write_text(SCENARIO)
+    r = CliRunner().invoke(main, ["run", str(path), "--memory"])
+    assert r.exit_code == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 2 and TIMING.fullmatch(lines[0])
+    if sys.platform == "win32":
+        assert lines[1] == memory_line(None, None)
+    else:
+        peak, before = map(float, MEMORY.fullmatch(lines[1]).groups())
+        assert peak >= before > 0
+    # The table output does not carry the wall time either.
+    assert "packets retired/submitted" in r.stdout and " s\n" not in r.stdout.split("\n")[0] + "\n"
+
+
+def test_demo_prints_its_real_time_factor_on_stderr():
+    r = CliRunner().invoke(main, ["demo"])
+    assert r.exit_code == 0
+    line = r.stderr.splitlines()[-1]
+    assert re.fullmatch(r"wall time \d+\.\d{3} s for 250\.000 ms of virtual time: real-time factor \S+ "
+                        r"\(virtual s per wall s\)", line)
