@@ -84,7 +84,7 @@ def test_a_run_with_set_changes_exactly_what_it_names():
     r = CliRunner().invoke(main, ["run", DEEP, "--json", "--set", "process.0.context.0.workload.packets.0.repeat=10",
                                   "--set", "process[0].context[0].workload.packets[0].work=2ms"])
     assert r.exit_code == 0, r.output
-    s = json.loads(r.output)
+    s = json.loads(r.stdout)
     assert s["packets_retired"] == 10 and s["makespan_ns"] == 20_000_000
     assert s["contexts"][0]["latency_max_ns"] == 20_000_000
 
@@ -92,7 +92,7 @@ def test_a_run_with_set_changes_exactly_what_it_names():
 def test_a_preemption_mode_set_on_a_node_changes_the_run():
     r = CliRunner().invoke(main, ["run", str(EXAMPLES / "preemption.toml"), "--json",
                                   "--set", "adapter.nodes.0.preemption=dma_buffer"])
-    s = json.loads(r.output)
+    s = json.loads(r.stdout)
     assert (s["nodes"][0]["preemption"], s["resubmissions"], s["contexts"][0]["latency_max_ns"]) == (
         "dma_buffer", 3, 22_005_900)
 
