@@ -6,8 +6,10 @@ process, the interpreter and its modules included) is the run's own:
 
 - ``peak_rss``: 8 contexts streaming batches of 16 packets of 1 us of GPU work (every CPU cost
   zero, verifier strict) with the event log written to a file as it goes (``JsonlSink``, what
-  ``wddmsim run --events`` does). The peak is measured at two or three sizes to show it does not
-  grow with the packets run; the target is under 300 MB at 10^7 packets. ``before`` is the peak
+  ``wddmsim run --events`` does). ``peak_rss_mib`` is the run's peak plus the peak of the log's
+  writer process (:mod:`wddmsim.trace.writer`), both shown: an upper bound of what the two held at
+  once. The peak is measured at two or three sizes to show it does not grow with the packets
+  run; the target is under 300 MB at 10^7 packets. ``before`` is the peak
   once the system is built, before the run: what the interpreter and the model's modules take.
 - ``lazy``: a 10 ms scenario whose compute workload describes 10, just enough to last the 10 ms,
   and 10^9 batches: the wall time of each run (best of five, log off) and its peak memory. The
@@ -61,10 +63,12 @@ def lazy_scenario(count: int) -> dict:
     }
 
 
-def _peak_rss() -> int:
+def _peak_rss(who: str = "self") -> int:
+    """The peak resident set size in bytes of this process, or (``children``) of the largest child
+    it has waited for: the event log's writer process once the sink is closed."""
     import resource
 
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = resource.getrusage(resource.RUSAGE_SELF if who == "self" else resource.RUSAGE_CHILDREN).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
 
 
@@ -93,7 +97,7 @@ def child(spec: dict) -> dict:
         assert result.bugcheck is None, result.bugcheck
         del system
     out = {"packets": result.summary["packets_retired"], "wall_s": min(walls), "before_rss_bytes": before,
-           "peak_rss_bytes": _peak_rss()}
+           "peak_rss_bytes": _peak_rss(), "writer_rss_bytes": _peak_rss("children")}
     if spec.get("events"):
         out["log_bytes"] = os.path.getsize(spec["events"])
     return out
@@ -112,11 +116,14 @@ def measure(scenario: dict, *, events: bool = False, repeat: int = 1) -> dict:
 def peak_rss(packets: int) -> dict:
     """The figure of one streamed-log run of about ``packets`` packets."""
     m = measure(stream_scenario(packets), events=True)
+    total = m["peak_rss_bytes"] + m["writer_rss_bytes"]  # both peaks at once: an upper bound
     return {"benchmark": BENCHMARK, "figure": "peak_rss", "packets": m["packets"], "log": "streamed",
-            "peak_rss_mib": round(m["peak_rss_bytes"] / 2**20, 1), "before_rss_mib": round(m["before_rss_bytes"] / 2**20, 1),
+            "peak_rss_mib": round(total / 2**20, 1), "run_rss_mib": round(m["peak_rss_bytes"] / 2**20, 1),
+            "writer_rss_mib": round(m["writer_rss_bytes"] / 2**20, 1),
+            "before_rss_mib": round(m["before_rss_bytes"] / 2**20, 1),
             "log_mib": round(m["log_bytes"] / 2**20, 1), "wall_s": round(m["wall_s"], 2),
             "packets_per_s": round(m["packets"] / m["wall_s"]) if m["wall_s"] else None,
-            "target": "peak under 300 MB at 10^7 packets", "met": m["peak_rss_bytes"] < TARGET_BYTES}
+            "target": "peak under 300 MB at 10^7 packets", "met": total < TARGET_BYTES}
 
 
 def flatness(rows: list[dict]) -> dict:

@@ -88,3 +88,16 @@ def test_demo_prints_its_real_time_factor_on_stderr():
     line = r.stderr.splitlines()[-1]
     assert re.fullmatch(r"wall time \d+\.\d{3} s for 250\.000 ms of virtual time: real-time factor \S+ "
                         r"\(virtual s per wall s\)", line)
+
+
+def test_run_memory_with_a_streamed_log_names_the_writer_process(tmp_path):
+    path = tmp_path / "cost.toml"
+    path.write_text(SCENARIO)
+    r = CliRunner().invoke(main, ["run", str(path), "--memory", "--events", str(tmp_path / "e.jsonl")])
+    assert r.exit_code == 0, r.stderr
+    line = r.stderr.splitlines()[1]
+    if sys.platform.startswith("linux"):
+        m = re.fullmatch(r"peak memory (\d+\.\d) MiB resident \(ru_maxrss: the whole process; (\d+\.\d) MiB before "
+                         r"the run began; the event log's writer process (\d+\.\d) MiB\)", line)
+        assert m and all(float(v) > 0 for v in m.groups()), line
+    assert memory_line(3 << 20, 2 << 20, 1 << 20).endswith("; the event log's writer process 1.0 MiB)")

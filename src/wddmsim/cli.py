@@ -487,7 +487,7 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
     PresentMon-style CSV of its presents; ``driver``: the driver's class (instead of the
     scenario's). On standard error after the run: its wall time and real-time factor, and with
     ``memory`` the peak resident memory (:mod:`wddmsim.runcost`)."""
-    from .runcost import memory_line, peak_rss_bytes, timing_line
+    from .runcost import memory_line, peak_rss_bytes, timing_line, writer_peak_rss_bytes
     from .trace import JsonlSink, ListSink, TeeSink
 
     sink = None
@@ -519,6 +519,8 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         if close is not None:
             close()
     rss_peak = peak_rss_bytes() if memory else None  # before the outputs made from the collected events
+    log_sinks = [s for s in getattr(sink, "sinks", (sink,)) if isinstance(s, JsonlSink)]
+    rss_writer = writer_peak_rss_bytes() if memory and log_sinks and not log_sinks[0].in_process else None
     if trace:
         from .trace.chrome import write_chrome_trace
 
@@ -550,7 +552,7 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
             con.print(f"  Crash record: {crash_record} (read it with: wddmsim decode @{crash_record})")
     click.echo(timing_line(result.end, result.wall_s), err=True)
     if memory:
-        click.echo(memory_line(rss_peak, rss_before), err=True)
+        click.echo(memory_line(rss_peak, rss_before, rss_writer), err=True)
     return 3 if result.bugcheck is not None else 0
 
 

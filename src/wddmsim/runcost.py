@@ -12,7 +12,8 @@ the event log. ``wddmsim run`` and ``wddmsim demo`` print them on standard error
   interpreter's own size (some 60 to 80 MiB). It costs nothing to read, unlike ``tracemalloc``,
   which slows a run several times over and counts only Python's own allocations. ``ru_maxrss`` is
   in KiB on Linux and in bytes on macOS; Windows has no ``resource`` module, and the figure is
-  then not available.
+  then not available. With ``--events`` the log is encoded and written by a writer process of its
+  own (:mod:`wddmsim.trace.writer`); its peak is printed beside the run's.
 """
 
 from __future__ import annotations
@@ -48,12 +49,27 @@ def peak_rss_bytes() -> int | None:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
-def memory_line(peak: int | None, before: int | None) -> str:
+def writer_peak_rss_bytes() -> int | None:
+    """The peak resident set size of the largest child process this process has waited for, in
+    bytes (``RUSAGE_CHILDREN``'s ``ru_maxrss``): after a streamed event log is closed, its writer
+    process's peak. None where the platform does not report it."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def memory_line(peak: int | None, before: int | None, writer: int | None = None) -> str:
     """One line for standard error: the peak resident memory, and the peak before the run began
-    (loading and building), both from ``ru_maxrss``."""
+    (loading and building), both from ``ru_maxrss``; with ``writer``, the event log's writer
+    process's own peak beside it (the two together bound what the run held at once)."""
     if peak is None:
         return "peak memory: not available on this platform (no getrusage)"
     text = f"peak memory {peak / MIB:.1f} MiB resident (ru_maxrss: the whole process"
     if before is not None:
         text += f"; {before / MIB:.1f} MiB before the run began"
+    if writer is not None:
+        text += f"; the event log's writer process {writer / MIB:.1f} MiB"
     return text + ")"
