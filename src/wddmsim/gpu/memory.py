@@ -67,6 +67,12 @@ class Watch:
             group.remove(self)
             if not group:
                 del watches[self.addr]
+            pages = self._memory._watch_pages
+            pn = self.addr >> _SHIFT
+            if pages[pn] == 1:
+                del pages[pn]
+            else:
+                pages[pn] -= 1
 
     def __repr__(self) -> str:
         state = "active" if self._active else "cancelled"
@@ -89,12 +95,14 @@ class PhysicalMemory:
     Addresses and sizes are non-negative ints; a negative one raises :class:`ValueError`.
     """
 
-    __slots__ = ("_pages", "_watches", "_guard_lo", "_guard_hi", "_guard_open", "_guard_cb")
+    __slots__ = ("_pages", "_watches", "_watch_pages", "_guard_lo", "_guard_hi", "_guard_open", "_guard_cb")
 
     def __init__(self) -> None:
         self._pages: dict[int, bytearray] = {}
         # address -> watchers of [address, address + 8), in registration order
         self._watches: dict[int, list[Watch]] = {}
+        # page number -> how many watches start in it (a store far from every watch returns at once)
+        self._watch_pages: dict[int, int] = {}
         # A guarded span (a debug "special pool"): reads of its closed pages call _guard_cb.
         self._guard_lo = 0
         self._guard_hi = 0
@@ -366,12 +374,23 @@ class PhysicalMemory:
             self._watches[addr] = [handle]
         else:
             group.append(handle)
+        pn = addr >> _SHIFT
+        self._watch_pages[pn] = self._watch_pages.get(pn, 0) + 1
         return handle
 
     def _notify(self, start: int, n: int) -> None:
         watches = self._watches
         lo = start - (_WATCH_SPAN - 1)
         hi = start + n
+        pages = self._watch_pages
+        first = max(lo, 0) >> _SHIFT
+        last = (hi - 1) >> _SHIFT
+        if last - first < 4:
+            for pn in range(first, last + 1):
+                if pn in pages:
+                    break
+            else:
+                return
         if len(watches) <= n + _WATCH_SPAN:
             hits = [a for a in watches if lo <= a < hi]
             if not hits:
