@@ -272,7 +272,9 @@ def update_page_table(table: int, start_index: int, entries) -> bytes:
     (:class:`CommandError`, a ``ValueError``)."""
     table = _u64("table", table)
     start_index = _u32("start_index", start_index)
-    values = [_u64("entries[]", e) for e in entries]
+    values = entries if type(entries) is list else list(entries)
+    if values and not (all(type(e) is int for e in values) and 0 <= min(values) and max(values) <= _U64_MAX):
+        values = [_u64("entries[]", e) for e in values]  # names the bad entry
     count = len(values)
     if start_index + count > PAGE_TABLE_ENTRIES:
         raise CommandError(0, f"start_index={start_index} + {count} entries run past the table's {PAGE_TABLE_ENTRIES}")
