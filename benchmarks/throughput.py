@@ -14,6 +14,7 @@ packets with two events each (start, done) and as many concurrent streams as con
     uv run python benchmarks/throughput.py --memory N   # peak RSS of one run of N packets with the log streamed
     uv run python benchmarks/throughput.py --mode gpu_va     # the same through DxgkDdiSubmitCommandVirtual
     uv run python benchmarks/throughput.py --mode hardware   # through hardware queues (DxgkDdiSubmitCommandToHwQueue)
+    uv run python benchmarks/throughput.py --flatness [--quick]  # every mode at 1, 8, 64, 256 contexts: one JSON figure a line
 
 ``--mode`` picks the submission path: ``physical`` (the default: DxgkDdiRender, DxgkDdiPatch,
 DxgkDdiSubmitCommand), ``gpu_va`` (the software scheduler with GPU virtual addresses) or
@@ -115,10 +116,67 @@ def peak_memory(packets: int) -> dict:
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def figures(quick: bool = False) -> list[dict]:
+    """Every figure of this benchmark, one dict each (``benchmark``, ``figure``, the values, and
+    ``target`` / ``met`` where a target applies)."""
+    out: list[dict] = []
+    # (the headline packet-rate figure goes here)
+    out += flatness(quick)
+    return out
+
+
+#: The context counts of the flatness figures.
+FLAT_CONTEXTS = (1, 8, 64, 256)
+#: Targets: each mode within 20 % from 1 to 256 contexts; the modes within 2x of each other.
+FLAT_TARGET = 1.2
+PARITY_TARGET = 0.5
+
+
+def flatness(quick: bool = False, packets: int | None = None, repeat: int | None = None,
+             contexts: tuple[int, ...] = FLAT_CONTEXTS) -> list[dict]:
+    """Packets per second of every submission mode at each context count, the same packets each
+    time (a power of two, so every count divides it into whole batches); the runs are interleaved
+    and each (mode, contexts) keeps its best of ``repeat`` (a shared machine is noisy).
+
+    Figures: per mode ``flatness_<mode>``, the fastest rate over the slowest across the context
+    counts (target <= 1.2); and ``mode_parity``, the slowest mode's rate over the fastest's at 8
+    contexts (or the nearest count measured; target >= 0.5)."""
+    packets = packets or (4096 if quick else 32768)
+    repeat = repeat or (1 if quick else 3)
+    walls: dict[tuple[str, int], float] = {}
+    retired: dict[tuple[str, int], int] = {}
+    for _ in range(repeat):
+        for mode in MODES:
+            for c in contexts:
+                n, wall = run_model(c, packets, mode=mode)
+                key = (mode, c)
+                retired[key] = n
+                walls[key] = min(wall, walls.get(key, wall))
+    rates = {key: retired[key] / walls[key] for key in walls}
+    out = []
+    for mode in MODES:
+        per = {str(c): round(rates[(mode, c)]) for c in contexts}
+        value = max(per.values()) / min(per.values())
+        out.append({"benchmark": "throughput", "figure": f"flatness_{mode}", "mode": mode, "packets": packets,
+                    "repeat": repeat, "packets_per_s": per,
+                    "retired": {str(c): retired[(mode, c)] for c in contexts},
+                    "value": round(value, 3), "target": FLAT_TARGET, "compare": "<=", "met": value <= FLAT_TARGET})
+    at = min(contexts, key=lambda c: abs(c - 8))
+    by_mode = {mode: round(rates[(mode, at)]) for mode in MODES}
+    value = min(by_mode.values()) / max(by_mode.values())
+    out.append({"benchmark": "throughput", "figure": "mode_parity", "contexts": at, "packets": packets,
+                "packets_per_s": by_mode, "slowest": min(by_mode, key=by_mode.get),
+                "fastest": max(by_mode, key=by_mode.get), "value": round(value, 3), "target": PARITY_TARGET,
+                "compare": ">=", "met": value >= PARITY_TARGET})
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--full", action="store_true", help="include 10^6 packets and the memory check")
     ap.add_argument("--mode", choices=sorted(MODES), default="physical", help="the submission path")
+    ap.add_argument("--flatness", action="store_true", help="every mode at 1, 8, 64, 256 contexts (JSON figures)")
+    ap.add_argument("--quick", action="store_true", help="a short run (with --flatness)")
     ap.add_argument("--memory", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--events-dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -127,6 +185,10 @@ def main() -> None:
         n, wall = run_model(8, args.memory, path)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         print(json.dumps({"packets": n, "peak_rss_bytes": rss, "log_bytes": os.path.getsize(path), "wall_s": round(wall, 1)}))
+        return
+    if args.flatness:
+        for fig in flatness(args.quick):
+            print(json.dumps(fig), flush=True)
         return
     rows = []
     mode = args.mode
