@@ -273,14 +273,18 @@ def update_page_table(table: int, start_index: int, entries) -> bytes:
     table = _u64("table", table)
     start_index = _u32("start_index", start_index)
     values = entries if type(entries) is list else list(entries)
-    if values and not (all(type(e) is int for e in values) and 0 <= min(values) and max(values) <= _U64_MAX):
-        values = [_u64("entries[]", e) for e in values]  # names the bad entry
     count = len(values)
+    try:
+        packed = struct.pack(f"<{count}Q", *values)
+    except (struct.error, TypeError):
+        packed = None
+    if packed is None:
+        values = [_u64("entries[]", e) for e in values]  # names a bad entry
+        packed = struct.pack(f"<{count}Q", *values)
     if start_index + count > PAGE_TABLE_ENTRIES:
         raise CommandError(0, f"start_index={start_index} + {count} entries run past the table's {PAGE_TABLE_ENTRIES}")
     dwords = PACKET_DWORDS[UPDATE_PAGE_TABLE] + 2 * count
-    return _UPDATE_PAGE_TABLE_S.pack(_hdr(UPDATE_PAGE_TABLE, 0, dwords), table, start_index, count) + struct.pack(
-        f"<{count}Q", *values)
+    return _UPDATE_PAGE_TABLE_S.pack(_hdr(UPDATE_PAGE_TABLE, 0, dwords), table, start_index, count) + packed
 
 
 def flush_tlb(root: int, start: int, end: int) -> bytes:
