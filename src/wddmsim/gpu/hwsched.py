@@ -104,6 +104,12 @@ which is not logged); when ``gpu.trace`` is set each change is also emitted as `
 ``switches`` (contexts put on the engine), ``queue_switches``, and per context
 :meth:`preemptions` and :meth:`busy_ns`.
 
+Cost: a decision does not walk every context. Contexts are re-examined when something their
+runnability depends on changes (a doorbell, a WAIT, a slot, a suspension, the engine, their
+rank), runnable ones are grouped by rank, and the state sweep logs only touched contexts (in
+creation order, as a walk over all of them would). With a slot limit, the remap still looks at
+every queue at each decision.
+
 Spec: Microsoft's pages for DXGK_SCHEDULING_PRIORITY_BAND and DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES
 (bands and properties), DxgkDdiSuspendContext and DXGK_SCHEDULING_LOG_CONTEXT_STATE (suspend and
 resume, scheduling log), DxgkDdiResetHwEngine (engine reset) and DxgkDdiSubmitCommandToHwQueue
