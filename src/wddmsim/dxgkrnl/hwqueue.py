@@ -82,7 +82,7 @@ class HwQueue:
     """A hardware queue of one hardware context, with its progress fence."""
 
     __slots__ = ("handle", "context", "hDriver", "flags", "progress", "last_id", "handed", "pending", "in_flight",
-                 "wait_token", "destroyed", "submitted", "completed", "name", "index", "held_until", "key")
+                 "wait_token", "destroyed", "submitted", "completed", "name", "index", "held_until", "key", "in_line")
 
     def __init__(self, context, index: int, flags: frozenset):
         self.handle = 0
@@ -102,6 +102,7 @@ class HwQueue:
         self.submitted = 0
         self.completed = 0
         self.key = (0, 0)  # (node, creation order): the order the OS goes through queues in
+        self.in_line = False  # in its node's ``waiting`` line (kept with it: no search of the line)
 
 
 class Entry:
@@ -398,7 +399,8 @@ class HwSch:
                     turn = False  # into the slot kept for it
                     used = True
                 elif node.in_flight + node.granted >= node.max_in_flight or node.waiting:
-                    if q not in node.waiting:
+                    if not q.in_line:
+                        q.in_line = True
                         node.waiting.append(q)
                     return used
             q.pending.popleft()
@@ -609,7 +611,9 @@ class HwSch:
         truth = self.adapter.vidsch.truth
         heap: list = []
         pos = (-1, -1)
-        self._due(heap, pos)
+        moved, new = fences.moved, self._new_head
+        if moved or new:
+            self._due(heap, pos)
         while heap:
             key, _, q = heappop(heap)
             if key == pos:
@@ -629,7 +633,8 @@ class HwSch:
                 if done:
                     node.progress_t = now
                     fed.append(q)
-            self._due(heap, pos)
+            if moved or new:
+                self._due(heap, pos)
         fences.scan()
         self._grant_slots()
         for q in fed:
@@ -662,6 +667,7 @@ class HwSch:
             free = node.max_in_flight - node.in_flight - node.granted
             while node.waiting and free > 0:
                 q = node.waiting.popleft()
+                q.in_line = False
                 node.granted += 1
                 free -= 1
                 self._feed_deferred(q, True)
@@ -794,7 +800,8 @@ class HwSch:
         if q.wait_token is not None:
             q.wait_token.cancel()
             q.wait_token = None
-        if q in node.waiting:
+        if q.in_line:
+            q.in_line = False
             node.waiting.remove(q)
 
     def destroy(self, ctx) -> None:

@@ -36,6 +36,10 @@ _U64 = struct.Struct("<Q")
 # addr is in [start - 7, start + n).
 _WATCH_SPAN = 8
 
+# A store of at most this many bytes, with the 7 before it that a watch reaches back over, lies
+# in at most two pages: the first and the last (``write`` checks just those before notifying).
+_NEAR = PAGE_SIZE - _WATCH_SPAN + 1
+
 # Copies larger than this move in pieces, so a huge copy never holds a second full-size buffer.
 _COPY_CHUNK = 1 << 20
 
@@ -224,7 +228,8 @@ class PhysicalMemory:
         if n == 0:
             return
         self._store(addr, data, n)
-        if self._watches:
+        wp = self._watch_pages
+        if wp and (n > _NEAR or (addr - 7) >> _SHIFT in wp or (addr + n - 1) >> _SHIFT in wp):
             self._notify(addr, n)
 
     def write_u32(self, addr: int, value: int) -> None:
@@ -242,7 +247,8 @@ class PhysicalMemory:
             _U32.pack_into(page, off, value)
         else:
             self._store(addr, _U32.pack(value), 4)
-        if self._watches:
+        wp = self._watch_pages
+        if wp and ((addr - 7) >> _SHIFT in wp or (addr + 3) >> _SHIFT in wp):
             self._notify(addr, 4)
 
     def write_u64(self, addr: int, value: int) -> None:
@@ -260,7 +266,8 @@ class PhysicalMemory:
             _U64.pack_into(page, off, value)
         else:
             self._store(addr, _U64.pack(value), 8)
-        if self._watches:
+        wp = self._watch_pages
+        if wp and ((addr - 7) >> _SHIFT in wp or (addr + 7) >> _SHIFT in wp):
             self._notify(addr, 8)
 
     def fill(self, addr: int, size: int, pattern: bytes | bytearray | memoryview) -> None:
