@@ -80,7 +80,7 @@ def profile(packets: int = 20_000, functions: int = 0) -> dict:
         calls[c] = calls.get(c, 0.0) + nc
         rows.append((tt, nc, f"{filename.split('/wddmsim/')[-1]}:{line}({fn})"))
     total = sum(own.values())
-    fig = {"benchmark": "profile_path.py", "figure": throughput.HEADLINE + ": time per packet by component",
+    fig = {"benchmark": "profile_path", "figure": throughput.HEADLINE + ": time per packet by component",
            "packets": retired, "cpu_us_per_packet": round(cpu_us, 1),
            "calls_per_packet": round(sum(calls.values()) / retired, 1),
            "components": {c: {"us_per_packet": round(own[c] / total * cpu_us, 1),

@@ -10,14 +10,14 @@ The baseline, measured in the same process, is a bare heapq loop that runs the s
 packets with two events each (start, done) and as many concurrent streams as contexts.
 
     uv run python benchmarks/throughput.py              # contexts 1, 8, 64 at 2*10^4 packets; sizes 10^4, 10^5
-    uv run python benchmarks/throughput.py --full       # also 10^6 packets and the memory check
-    uv run python benchmarks/throughput.py --memory N   # peak RSS of one run of N packets with the log streamed
+    uv run python benchmarks/throughput.py --full       # also 10^6 packets
     uv run python benchmarks/throughput.py --mode gpu_va     # the same through DxgkDdiSubmitCommandVirtual
     uv run python benchmarks/throughput.py --mode hardware   # through hardware queues (DxgkDdiSubmitCommandToHwQueue)
     uv run python benchmarks/throughput.py --headline   # the headline figure only, as one JSON line
     uv run python benchmarks/throughput.py --headline --baseline-tree DIR
         # ... and the same figure measured live on an older checkout DIR (its src/ on PYTHONPATH,
         # in a subprocess), alternating with this tree, so the before/after ratio comes from one run
+    uv run python benchmarks/throughput.py --flatness [--quick]  # every mode at 1, 8, 64, 256 contexts: one JSON figure a line
 
 ``--mode`` picks the submission path: ``physical`` (the default: DxgkDdiRender, DxgkDdiPatch,
 DxgkDdiSubmitCommand), ``gpu_va`` (the software scheduler with GPU virtual addresses) or
@@ -35,10 +35,8 @@ import argparse
 import heapq
 import json
 import os
-import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -134,7 +132,7 @@ def headline(quick: bool = False, packets: int | None = None, repeat: int | None
     n = packets or (5_000 if quick else 20_000)
     m = measure(8, n, repeat=repeat or (2 if quick else 3))
     target = round(TARGET_FACTOR * BASELINE_RATIO, 4)
-    return {"benchmark": "throughput.py", "figure": HEADLINE, "packets": m["packets"],
+    return {"benchmark": "throughput", "figure": HEADLINE, "packets": m["packets"],
             "packets_per_s": m["packets_per_s"], "bare_packets_per_s": m["bare_packets_per_s"],
             "ratio": m["ratio"], "baseline_ratio": BASELINE_RATIO, "baseline_revision": BASELINE_REVISION,
             "speedup_vs_baseline": round(m["ratio"] / BASELINE_RATIO, 2),
@@ -171,7 +169,7 @@ def headline_against(tree: str, quick: bool = False, rounds: int | None = None) 
     b = max(before, key=lambda m: m["ratio"])
     a = max(after, key=lambda m: m["ratio"])
     target = round(TARGET_FACTOR * BASELINE_RATIO, 4)
-    return {"benchmark": "throughput.py", "figure": HEADLINE + ", before/after in one run",
+    return {"benchmark": "throughput", "figure": HEADLINE + ", before/after in one run",
             "packets": a["packets"], "baseline_tree": str(tree), "baseline_model": b["model"],
             "before_packets_per_s": b["packets_per_s"], "before_ratio": b["ratio"],
             "after_packets_per_s": a["packets_per_s"], "after_ratio": a["ratio"],
@@ -181,29 +179,80 @@ def headline_against(tree: str, quick: bool = False, rounds: int | None = None) 
 
 
 def figures(quick: bool = False) -> list[dict]:
-    """Every figure of this benchmark, one dict each (the benchmarks' common convention)."""
-    return [headline(quick)]
+    """Every figure of this benchmark, one dict each (``benchmark``, ``figure``, the values, and
+    ``target`` / ``met`` where a target applies): the headline packet rate, then the flatness of
+    every mode across context counts and the modes' parity."""
+    return [headline(quick), *flatness(quick)]
 
 
-def peak_memory(packets: int) -> dict:
-    """Peak RSS of a fresh process running ``packets`` packets with the event log streamed to disk."""
-    with tempfile.TemporaryDirectory() as d:
-        out = subprocess.run([sys.executable, __file__, "--memory", str(packets), "--events-dir", d],
-                             capture_output=True, text=True, check=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+#: The context counts of the flatness figures.
+FLAT_CONTEXTS = (1, 8, 64, 256)
+#: Targets: each mode within 20 % from 1 to 256 contexts; the modes within 2x of each other.
+FLAT_TARGET = 1.2
+PARITY_TARGET = 0.5
+
+
+def _run_cpu(contexts: int, packets: int, mode: str) -> tuple[int, float]:
+    """One run (log off, verifier strict): packets retired and CPU seconds of ``System.run``."""
+    system = System(scenario(contexts, packets, mode))
+    t = time.process_time()
+    result = system.run()
+    cpu = time.process_time() - t
+    assert result.bugcheck is None
+    return result.summary["packets_retired"], cpu
+
+
+def flatness(quick: bool = False, packets: int | None = None, repeat: int | None = None,
+             contexts: tuple[int, ...] = FLAT_CONTEXTS) -> list[dict]:
+    """Packets per second of every submission mode at each context count, the same packets each
+    time (a power of two, so every count divides it into whole batches); the runs are interleaved
+    and each (mode, contexts) keeps its best of ``repeat`` (a shared machine is noisy).
+
+    Figures: per mode ``flatness_<mode>``, the fastest rate over the slowest across the context
+    counts (target <= 1.2); and ``mode_parity``, the slowest mode's rate over the fastest's at 8
+    contexts (or the nearest count measured; target >= 0.5). Rates are packets per second of the
+    process's CPU time (``time.process_time``): on a shared machine the wall clock also counts the
+    time other processes hold the cores, which swamps a 20 % difference."""
+    packets = packets or (4096 if quick else 32768)
+    repeat = repeat or (1 if quick else 3)
+    walls: dict[tuple[str, int], float] = {}
+    retired: dict[tuple[str, int], int] = {}
+    for _ in range(repeat):
+        for mode in MODES:
+            for c in contexts:
+                n, wall = _run_cpu(c, packets, mode)
+                key = (mode, c)
+                retired[key] = n
+                walls[key] = min(wall, walls.get(key, wall))
+    rates = {key: retired[key] / walls[key] for key in walls}
+    out = []
+    for mode in MODES:
+        per = {str(c): round(rates[(mode, c)]) for c in contexts}
+        value = max(per.values()) / min(per.values())
+        out.append({"benchmark": "throughput", "figure": f"flatness_{mode}", "mode": mode, "packets": packets,
+                    "repeat": repeat, "clock": "process_time", "packets_per_s": per,
+                    "retired": {str(c): retired[(mode, c)] for c in contexts},
+                    "value": round(value, 3), "target": FLAT_TARGET, "compare": "<=", "met": value <= FLAT_TARGET})
+    at = min(contexts, key=lambda c: abs(c - 8))
+    by_mode = {mode: round(rates[(mode, at)]) for mode in MODES}
+    value = min(by_mode.values()) / max(by_mode.values())
+    out.append({"benchmark": "throughput", "figure": "mode_parity", "contexts": at, "packets": packets,
+                "packets_per_s": by_mode, "slowest": min(by_mode, key=by_mode.get),
+                "fastest": max(by_mode, key=by_mode.get), "value": round(value, 3), "target": PARITY_TARGET,
+                "compare": ">=", "met": value >= PARITY_TARGET})
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--full", action="store_true", help="include 10^6 packets and the memory check")
+    ap.add_argument("--full", action="store_true", help="include 10^6 packets")
     ap.add_argument("--mode", choices=sorted(MODES), default="physical", help="the submission path")
     ap.add_argument("--headline", action="store_true", help="only the headline figure (physical, 8 contexts, strict)")
+    ap.add_argument("--flatness", action="store_true", help="every mode at 1, 8, 64, 256 contexts (JSON figures)")
     ap.add_argument("--quick", action="store_true", help="every figure on small sizes (under ~20 s)")
     ap.add_argument("--baseline-tree", metavar="DIR",
                     help="with --headline: also measure the checkout DIR of an older revision, alternating with this one")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
-    ap.add_argument("--memory", type=int, help=argparse.SUPPRESS)
-    ap.add_argument("--events-dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.baseline_tree and not args.headline:
         ap.error("--baseline-tree goes with --headline")
@@ -223,11 +272,9 @@ def main() -> None:
         for fig in figures(quick=True):
             print(json.dumps(fig), flush=True)
         return
-    if args.memory:
-        path = os.path.join(args.events_dir, "events.jsonl")
-        n, wall = run_model(8, args.memory, path)
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        print(json.dumps({"packets": n, "peak_rss_bytes": rss, "log_bytes": os.path.getsize(path), "wall_s": round(wall, 1)}))
+    if args.flatness:
+        for fig in flatness(args.quick):
+            print(json.dumps(fig), flush=True)
         return
     rows = []
     mode = args.mode
@@ -240,9 +287,6 @@ def main() -> None:
     for n in sizes:
         rows.append(measure(8, n, repeat=1 if n >= 1_000_000 else 3, mode=mode))
         print(json.dumps(rows[-1]), flush=True)
-    if args.full:
-        for n in (10_000, 100_000, 1_000_000):
-            print(json.dumps(peak_memory(n)), flush=True)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def test_headline_figure_follows_the_benchmarks_convention():
     bench = _throughput()
     fig = bench.headline(packets=64, repeat=1)
     # 8 contexts of one batch of 16 each (a context submits at least one batch).
-    assert fig["benchmark"] == "throughput.py" and fig["packets"] == 128
+    assert fig["benchmark"] == "throughput" and fig["packets"] == 128
     assert fig["baseline_ratio"] == bench.BASELINE_RATIO == 0.006
     assert fig["target_ratio"] == 0.024 and fig["met"] is (fig["ratio"] >= 0.024)
     assert fig["packets_per_s"] > 0 and fig["ratio"] > 0
@@ -51,7 +51,7 @@ def test_profile_splits_a_packet_by_component():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     fig = module.profile(64, functions=3)
-    assert fig["benchmark"] == "profile_path.py" and fig["packets"] == 128
+    assert fig["benchmark"] == "profile_path" and fig["packets"] == 128
     assert len(fig["functions"]) == 3
     assert {"gateway + verifier", "driver (reference KMD)", "ground truth"} <= set(fig["components"])
     assert module.component("/x/src/wddmsim/dxgkrnl/groundtruth.py") == "ground truth"
@@ -92,3 +92,19 @@ def test_realtime_benchmark_gives_one_factor_per_scenario_with_and_without_the_l
     (fig,) = bench.figures(quick=True, only=["deep_queue"])
     assert fig["scenario"] == "deep_queue" and fig["virtual_s"] == 0.02
     assert fig["rtf"] > 0 and fig["rtf_log"] > 0 and fig["log_mib"] > 0 and fig["log_cost"] > 0
+
+
+def test_flatness_figures_cover_every_mode_and_context_count():
+    bench = _throughput()
+    figs = bench.flatness(packets=64, repeat=1, contexts=(1, 2))
+    names = [f["figure"] for f in figs]
+    assert names == ["flatness_physical", "flatness_gpu_va", "flatness_hardware", "mode_parity"]
+    for f in figs[:3]:
+        assert f["benchmark"] == "throughput" and set(f["packets_per_s"]) == {"1", "2"}
+        assert f["value"] >= 1.0 and f["met"] == (f["value"] <= 1.2) and f["target"] == 1.2
+        # 32 packets a context are two batches of 16; with GPU virtual addresses each process's
+        # page-table write is retired too
+        assert f["retired"] == ({"1": 64, "2": 64} if f["mode"] == "physical" else {"1": 65, "2": 66})
+    parity = figs[3]
+    assert parity["contexts"] == 2 and set(parity["packets_per_s"]) == {"physical", "gpu_va", "hardware"}
+    assert 0 < parity["value"] <= 1.0 and parity["met"] == (parity["value"] >= 0.5)

@@ -68,6 +68,7 @@ shows what memory holds now without committing it.
 from __future__ import annotations
 
 from heapq import heapify, heappop, heappush
+from operator import attrgetter
 from typing import Any, Callable, Iterable
 
 from ..ddi.ntstatus import NTSTATUS, status_name
@@ -129,7 +130,7 @@ class MonitoredFence:
 
     __slots__ = (
         "handle", "process", "device", "flags", "cpu_va", "gpu_va", "bits", "value", "initial",
-        "destroyed", "signalers", "devices", "_heap", "_pending", "_dead", "_raw",
+        "destroyed", "signalers", "devices", "_heap", "_pending", "_dead", "_raw", "_watch",
     )
 
     def __init__(self, process, device, flags: frozenset, cpu_va: int, bits: int, initial: int):
@@ -146,6 +147,7 @@ class MonitoredFence:
         self.signalers: set = set() if device is None else {device}
         self.devices: set = set() if device is None else {device}  # creator and openers
         self._heap: list[tuple[int, int, _Entry]] = []  # (target, registration seq, entry)
+        self._watch = None  # the table's watch on the value's memory (see FenceTable._written)
         self._pending = 0  # live entries in the heap
         self._dead = 0  # cancelled entries still in the heap
         self._raw = 0  # the memory value last read or written by the OS
@@ -158,6 +160,9 @@ class MonitoredFence:
     def __repr__(self) -> str:
         state = " destroyed" if self.destroyed else ""
         return f"<MonitoredFence 0x{self.handle:x} value={self.value} bits={self.bits}{state}>"
+
+
+_HANDLE = attrgetter("handle")
 
 
 class _Entry:
@@ -310,6 +315,13 @@ class FenceTable:
         self.fences: dict[int, MonitoredFence] = {}  # live fences by handle
         self.stats: dict[str, int] = dict.fromkeys(_STAT_NAMES, 0)
         self._waited: dict[MonitoredFence, None] = {}  # fences with pending waiters
+        # The model's bookkeeping (not the OS's): fences whose memory was stored to since the OS
+        # last read it (a watch on each value), so a scan reads only what can have moved; and
+        # fences whose observed value changed, for whoever drains ``moved`` (hardware queues).
+        self._written: set[MonitoredFence] = set()
+        self.moved: set[MonitoredFence] = set()
+        # A memory that cannot be watched (a test's stand-in): every fence counts as stored to.
+        self._watching = hasattr(memory, "watch")
         self._free: list[int] = []  # value slots of destroyed fences
         self._seq = 0
 
@@ -360,6 +372,8 @@ class FenceTable:
             raise ValueError(f"monitored fence value at 0x{addr:x} is not 8-byte aligned (rule 100)")
         fence = kind(process, device, names, addr, bits, initial)
         fence.handle = self.handles.add(fence)
+        if self._watching:
+            fence._watch = self.memory.watch(addr, lambda _addr, f=fence: self._written.add(f))
         self._write(fence, initial)
         self.fences[fence.handle] = fence
         if self.map_gpu is not None and "NoGPUAccess" not in names:
@@ -393,6 +407,10 @@ class FenceTable:
         self.fences.pop(fence.handle, None)
         self.handles.remove(fence.handle)
         self._waited.pop(fence, None)
+        if fence._watch is not None:
+            fence._watch.cancel()
+        self._written.discard(fence)
+        self.moved.discard(fence)
         heap, fence._heap = fence._heap, []
         entries = []
         while heap:
@@ -422,6 +440,7 @@ class FenceTable:
             raw = value & U32_MAX
             self.memory.write_u32(fence.cpu_va, raw)
             fence._raw = raw
+        self._written.discard(fence)  # what memory holds is what the OS knows
 
     def read(self, fence: MonitoredFence) -> int:
         """What memory holds now, in the 64-bit view, without committing it to ``value``."""
@@ -435,6 +454,7 @@ class FenceTable:
 
     def _refresh(self, fence: MonitoredFence) -> bool:
         """Read ``fence`` from memory; commit forward progress and release. True if it moved."""
+        self._written.discard(fence)
         if fence.bits == 64:
             raw = self.memory.read_u64(fence.cpu_va)
             if raw == fence._raw:
@@ -458,6 +478,7 @@ class FenceTable:
                 self.stats["backward_gpu_writes"] += 1
                 return False
         fence.value = new
+        self.moved.add(fence)
         self.stats["gpu_updates"] += 1
         if self.trace is not None:
             self.trace.emit(self.sim.now, "FenceSignal", {"fence": fence.handle, "value": new, "source": "gpu", "rewind": 0})
@@ -472,6 +493,7 @@ class FenceTable:
         if value == old:
             return
         fence.value = value
+        self.moved.add(fence)
         if value < old:
             self.stats["rewinds"] += 1
         if self.trace is not None:
@@ -542,9 +564,11 @@ class FenceTable:
         written again."""
         self.stats["cpu_signals"] += 1
         fence._raw = self.memory.read_u64(fence.cpu_va)
+        self._written.discard(fence)
         if value <= fence.value:
             return
         fence.value = value
+        self.moved.add(fence)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "FenceSignal", {"fence": fence.handle, "value": value, "source": "cpu",
                                                          "rewind": 0})
@@ -585,16 +609,33 @@ class FenceTable:
         self.stats["tdr_maxed"] += len(hit)
         return hit
 
+    def written(self) -> set[MonitoredFence]:
+        """The fences whose memory was stored to since the OS last read or wrote it (the model's
+        bookkeeping; read it, do not change it)."""
+        return self._written if self._watching else set(self.fences.values())
+
     def scan(self, fences: Iterable[MonitoredFence] | None = None) -> int:
         """Read fences the GPU may have written (those with waiters, or ``fences``); release.
 
-        Returns how many fences moved forward.
+        Returns how many fences moved forward. Every fence named is read; only those whose memory
+        was stored to since the OS last read it can move, so the others are passed over (the
+        outcome is the same, at a cost that does not grow with the number of idle fences).
         """
         self.stats["scans"] += 1
+        if not self._watching:
+            if fences is None:
+                targets = sorted(self._waited, key=_HANDLE)
+            else:
+                targets = list(fences)
+            return sum(1 for fence in targets if not fence.destroyed and self._refresh(fence))
+        written = self._written
+        if not written:
+            return 0
         if fences is None:
-            targets = sorted(self._waited, key=lambda f: f.handle) if self._waited else ()
+            waited = self._waited
+            targets = sorted([f for f in written if f in waited], key=_HANDLE)
         else:
-            targets = list(fences)
+            targets = [f for f in fences if f in written]
         moved = 0
         for fence in targets:
             if not fence.destroyed and self._refresh(fence):

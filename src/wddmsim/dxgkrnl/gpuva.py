@@ -25,6 +25,7 @@ tables).
 from __future__ import annotations
 
 import ctypes
+import struct
 
 from ..ddi import layout
 from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
@@ -81,6 +82,7 @@ class GpuVa:
         self._args = layout.ctype(RECORDS["DXGKARG_BUILDPAGINGBUFFER"], ad.arch, ad.version)()
         self._pte_cls = layout.ctype(RECORDS["DXGK_PTE"], ad.arch, ad.version)
         self._pte_size = ctypes.sizeof(self._pte_cls)
+        self._pte_fast = self._pte_layout()
 
     # -- spaces ---------------------------------------------------------------------------------------
     def space(self, process) -> AddressSpace:
@@ -131,16 +133,49 @@ class GpuVa:
         if va is None:
             va = self.reserve(process, size)
         sp.maps += 1
+        pages, mapped_at = sp.pages, sp.mapped_at
+        flags = 1 | (2 if read_only else 0)
+        leaf_shift = self._shift(1)
+        mask = (1 << self.index_bits) - 1
+        if not va % PAGE and not physical % PAGE:
+            vps = range(va // PAGE, (va + size) // PAGE)
+            phys = range(physical, physical + size, PAGE)
+            if pages.keys().isdisjoint(vps):
+                # A fresh range (the usual case): the same entries, written a leaf table at a time.
+                pages.update(zip(vps, phys))
+                if mapped_at.keys().isdisjoint(phys):
+                    mapped_at.update(zip(phys, vps))
+                else:
+                    for ph, vp in zip(phys, vps):
+                        mapped_at.setdefault(ph, vp)
+                v = va
+                end = va + size
+                while v < end:
+                    stop = min(end, ((v >> leaf_shift) + 1) << leaf_shift)
+                    leaf = sp.pending.setdefault((0, self._table(sp, v, 0)), {})
+                    first = (v // PAGE) & mask
+                    count = (stop - v) // PAGE
+                    base = physical + (v - va)
+                    leaf.update(zip(range(first, first + count), range(base | flags, (base | flags) + count * PAGE, PAGE)))
+                    v = stop
+                self._soon(sp)
+                return va
+        region = None  # the leaf table's span (va >> leaf_shift) that ``leaf`` holds the entries of
+        leaf: dict[int, int] = {}
         for off in range(0, size, PAGE):
             v = va + off
-            old = sp.pages.get(v // PAGE)
+            vp = v // PAGE
+            old = pages.get(vp)
             if old is not None:
                 sp.flush.append((v, v + PAGE))
-                if sp.mapped_at.get(old) == v // PAGE:
-                    del sp.mapped_at[old]
-            sp.pages[v // PAGE] = physical + off
-            sp.mapped_at.setdefault(physical + off, v // PAGE)
-            self._set_leaf(sp, v, physical + off, read_only)
+                if mapped_at.get(old) == vp:
+                    del mapped_at[old]
+            pages[vp] = physical + off
+            mapped_at.setdefault(physical + off, vp)
+            if v >> leaf_shift != region:  # the next leaf table (walked, and created, as _set_leaf does)
+                region = v >> leaf_shift
+                leaf = sp.pending.setdefault((0, self._table(sp, v, 0)), {})
+            leaf[vp & mask] = (physical + off) | flags
         self._soon(sp)
         return va
 
@@ -242,12 +277,7 @@ class GpuVa:
         cursor = block
         out = ptes
         for level, table, start, entries in runs:
-            arr = (self._pte_cls * len(entries))()
-            for e, value in zip(arr, entries):
-                e.Valid = value & 1
-                e.ReadOnly = (value >> 1) & 1
-                e.PageAddress = (value & ~0xFFF) >> 12
-            mem.write(out, bytes(arr))
+            mem.write(out, self._pte_array(entries))
             ctypes.memset(ctypes.addressof(a), 0, ctypes.sizeof(a))
             a.pDmaBuffer = cursor
             a.DmaSize = block + size - cursor
@@ -300,6 +330,59 @@ class GpuVa:
                     cb()
 
         self.submit_paging(block, size, cursor - block, priv, done)
+
+    def _pte_array(self, entries: list[int]) -> bytes:
+        """The DXGK_PTE array of ``entries`` (physical page address | 1 valid | 2 read-only): each
+        entry is its flag word's template (Valid, ReadOnly set through the structure) with
+        PageAddress stored at its offset, the same bytes as filling each structure's members."""
+        fast = self._pte_fast
+        if fast is None:
+            arr = (self._pte_cls * len(entries))()
+            for e, value in zip(arr, entries):
+                e.Valid = value & 1
+                e.ReadOnly = (value >> 1) & 1
+                e.PageAddress = (value & ~0xFFF) >> 12
+            return bytes(arr)
+        templates, offset, pack_into = fast
+        size = self._pte_size
+        if size == 16 and offset == 8:
+            # The flag word then the page address: both as u64s, packed at once.
+            words = [int.from_bytes(t[:8], "little") for t in templates]
+            n = len(entries)
+            both = [0] * (2 * n)
+            both[0::2] = [words[v & 3] for v in entries]
+            both[1::2] = [v >> 12 for v in entries]
+            return struct.pack(f"<{2 * n}Q", *both)
+        out = bytearray(size * len(entries))
+        pos = 0
+        for value in entries:
+            out[pos:pos + size] = templates[value & 3]
+            pack_into(out, pos + offset, value >> 12)
+            pos += size
+        return bytes(out)
+
+    def _pte_layout(self):
+        """(templates by flag bits, PageAddress offset, packer) when PageAddress is a whole 64-bit
+        member and the flags live elsewhere; else None (each structure is filled member by member)."""
+        cls = self._pte_cls
+        field = getattr(cls, "PageAddress", None)
+        if field is None or field.size != 8:
+            return None
+        templates = []
+        for bits in range(4):
+            e = cls()
+            e.Valid = bits & 1
+            e.ReadOnly = (bits >> 1) & 1
+            raw = bytes(e)
+            if raw[field.offset:field.offset + 8] != bytes(8) or (len(raw) == 16 and field.offset == 8 and
+                                                                  raw[8:] != bytes(8)):
+                return None
+            templates.append(raw)
+        e = cls()
+        e.PageAddress = 0x0123_4567_89AB_CDEF >> 12
+        if bytes(e)[field.offset:field.offset + 8] != (0x0123_4567_89AB_CDEF >> 12).to_bytes(8, "little"):
+            return None
+        return templates, field.offset, struct.Struct("<Q").pack_into
 
     def _build(self, a) -> None:
         vidmm = self.adapter.vidsch.vidmm

@@ -44,6 +44,9 @@ DxgkDdiSuspendContext, DxgkDdiCreateHwQueue and DxgkDdiSubmitCommandToHwQueue; r
 from __future__ import annotations
 
 from collections import deque
+from itertools import count
+from heapq import heappop, heappush
+from operator import attrgetter
 
 from ..ddi import layout
 from ..ddi import rules as R
@@ -67,6 +70,7 @@ BANDS = ("idle", "normal", "focus", "realtime")
 CLASS_BAND = {"idle": "idle", "below_normal": "normal", "normal": "normal", "above_normal": "normal",
               "high": "focus", "realtime": "realtime"}
 PAGE = 4096
+_KEY = attrgetter("key")
 #: DXGK_KERNEL_SUBMISSION_TYPE_PRESENTBLT
 KERNEL_SUBMISSION_PRESENTBLT = 2
 #: The kernel DMA buffer of one present blt, and its private data.
@@ -78,7 +82,7 @@ class HwQueue:
     """A hardware queue of one hardware context, with its progress fence."""
 
     __slots__ = ("handle", "context", "hDriver", "flags", "progress", "last_id", "handed", "pending", "in_flight",
-                 "wait_token", "destroyed", "submitted", "completed", "name", "index", "held_until")
+                 "wait_token", "destroyed", "submitted", "completed", "name", "index", "held_until", "key", "in_line")
 
     def __init__(self, context, index: int, flags: frozenset):
         self.handle = 0
@@ -97,6 +101,8 @@ class HwQueue:
         self.destroyed = False
         self.submitted = 0
         self.completed = 0
+        self.key = (0, 0)  # (node, creation order): the order the OS goes through queues in
+        self.in_line = False  # in its node's ``waiting`` line (kept with it: no search of the line)
 
 
 class Entry:
@@ -172,6 +178,12 @@ class HwSch:
         #: ``release(context, va)``: the buffer at ``va`` of the context's command area is free again.
         self.release = None
         self.tdr = HwTdr(self)
+        # The model's bookkeeping for retire (not the OS's): queues by progress fence, queues whose
+        # oldest buffer in flight is new since the last retire, and a creation counter.
+        self._by_progress: dict = {}
+        self._new_head: set[HwQueue] = set()
+        self._created = 0
+        self._tick = count()
 
     # -- start ----------------------------------------------------------------------------------------
     def start(self, metadata: list) -> None:
@@ -264,6 +276,9 @@ class HwSch:
             ad.handles.remove(q.handle)
             raise ApiError(status, "DxgkDdiCreateHwQueue failed")
         q.hDriver = a.hHwQueue
+        self._created += 1
+        q.key = (ctx.node, self._created)
+        self._by_progress[q.progress] = q
         ctx.hwqueues.append(q)
         self.nodes[ctx.node].queues.append(q)
         self.queues.append(q)
@@ -384,7 +399,8 @@ class HwSch:
                     turn = False  # into the slot kept for it
                     used = True
                 elif node.in_flight + node.granted >= node.max_in_flight or node.waiting:
-                    if q not in node.waiting:
+                    if not q.in_line:
+                        q.in_line = True
                         node.waiting.append(q)
                     return used
             q.pending.popleft()
@@ -467,6 +483,8 @@ class HwSch:
             node.progress_t = self.sim.now  # the node becomes busy
         node.in_flight += 1
         q.in_flight.append(e)
+        if len(q.in_flight) == 1:
+            self._new_head.add(q)
         q.handed = e.progress_id
         self.submissions += 1
         self.tdr.submitted(node)
@@ -579,12 +597,30 @@ class HwSch:
         fence waiters, feed the queues."""
         now = self.sim.now
         fed = []
-        self.fences.scan([q.progress for node in self.nodes for q in node.queues if q.in_flight])
+        fences = self.fences
+        by_progress = self._by_progress
+        # The OS reads the progress fence of every queue with buffers in flight, node by node;
+        # only those stored to since it last read them can have moved.
+        reads = [q for f in fences.written() if (q := by_progress.get(f)) is not None and q.in_flight]
+        reads.sort(key=_KEY)
+        fences.scan([q.progress for q in reads])
+        # Then it completes, queue by queue in the same order, what the progress values reached: a
+        # queue whose value has not moved since it was last looked at, and whose oldest buffer is
+        # not new, has nothing to complete. Values that move meanwhile count for the queues not yet
+        # passed, as they would in a walk over every queue.
         truth = self.adapter.vidsch.truth
-        for node in self.nodes:
-            for q in node.queues:
-                if not q.in_flight:
-                    continue
+        heap: list = []
+        pos = (-1, -1)
+        moved, new = fences.moved, self._new_head
+        if moved or new:
+            self._due(heap, pos)
+        while heap:
+            key, _, q = heappop(heap)
+            if key == pos:
+                continue
+            pos = key
+            if q.in_flight and by_progress.get(q.progress) is q:
+                node = self.nodes[key[0]]
                 value = q.progress.value
                 done = False
                 while q.in_flight and q.in_flight[0].progress_id <= value:
@@ -597,10 +633,32 @@ class HwSch:
                 if done:
                     node.progress_t = now
                     fed.append(q)
-        self.fences.scan()
+            if moved or new:
+                self._due(heap, pos)
+        fences.scan()
         self._grant_slots()
         for q in fed:
             self._feed(q)
+
+    def _due(self, heap: list, pos: tuple[int, int]) -> None:
+        """Queue for retire's walk (past ``pos``) the queues whose progress value moved or whose
+        oldest buffer in flight is new; those at or before ``pos`` wait for the next retire."""
+        moved = self.fences.moved
+        if moved:
+            by_progress = self._by_progress
+            for f in list(moved):
+                q = by_progress.get(f)
+                if q is None:
+                    moved.discard(f)  # not a progress fence
+                elif q.key > pos:
+                    moved.discard(f)
+                    heappush(heap, (q.key, next(self._tick), q))
+        new = self._new_head
+        if new:
+            for q in list(new):
+                if q.key > pos:
+                    new.discard(q)
+                    heappush(heap, (q.key, next(self._tick), q))
 
     def _grant_slots(self) -> None:
         """Free in-flight slots go to the queues waiting for them, in line (each slot is kept for
@@ -609,6 +667,7 @@ class HwSch:
             free = node.max_in_flight - node.in_flight - node.granted
             while node.waiting and free > 0:
                 q = node.waiting.popleft()
+                q.in_line = False
                 node.granted += 1
                 free -= 1
                 self._feed_deferred(q, True)
@@ -741,7 +800,8 @@ class HwSch:
         if q.wait_token is not None:
             q.wait_token.cancel()
             q.wait_token = None
-        if q in node.waiting:
+        if q.in_line:
+            q.in_line = False
             node.waiting.remove(q)
 
     def destroy(self, ctx) -> None:
@@ -753,6 +813,8 @@ class HwSch:
             ad.ddi.call("DxgkDdiDestroyHwQueue", q.hDriver, log_args={"hHwQueue": q.hDriver})
             node.queues.remove(q)
             self.queues.remove(q)
+            self._by_progress.pop(q.progress, None)
+            self._new_head.discard(q)
             ad.handles.remove(q.handle)
         ad.ddi.call("DxgkDdiDestroyHwContext", ctx.hDriver, log_args={"hHwContext": ctx.hDriver})
         self._by_driver_handle.pop(ctx.hDriver, None)

@@ -294,13 +294,19 @@ def update_page_table(table: int, start_index: int, entries) -> bytes:
     (:class:`CommandError`, a ``ValueError``)."""
     table = _u64("table", table)
     start_index = _u32("start_index", start_index)
-    values = [_u64("entries[]", e) for e in entries]
+    values = entries if type(entries) is list else list(entries)
     count = len(values)
+    try:
+        packed = struct.pack(f"<{count}Q", *values)
+    except (struct.error, TypeError):
+        packed = None
+    if packed is None:
+        values = [_u64("entries[]", e) for e in values]  # names a bad entry
+        packed = struct.pack(f"<{count}Q", *values)
     if start_index + count > PAGE_TABLE_ENTRIES:
         raise CommandError(0, f"start_index={start_index} + {count} entries run past the table's {PAGE_TABLE_ENTRIES}")
     dwords = PACKET_DWORDS[UPDATE_PAGE_TABLE] + 2 * count
-    return _UPDATE_PAGE_TABLE_S.pack(_hdr(UPDATE_PAGE_TABLE, 0, dwords), table, start_index, count) + struct.pack(
-        f"<{count}Q", *values)
+    return _UPDATE_PAGE_TABLE_S.pack(_hdr(UPDATE_PAGE_TABLE, 0, dwords), table, start_index, count) + packed
 
 
 def flush_tlb(root: int, start: int, end: int) -> bytes:

@@ -66,6 +66,7 @@ Spec: docs/gpu.md (engines, command processor, two completion modes).
 
 from __future__ import annotations
 
+import struct
 from math import ceil
 from typing import NamedTuple
 
@@ -548,7 +549,7 @@ class Engine:
             if cmd.addr & _PAGE_MASK:
                 raise EngineFault(f"{self.name}: page table {cmd.addr:#x} is not page aligned")
             if cmd.entries:
-                data = b"".join(e.to_bytes(8, "little") for e in cmd.entries)
+                data = struct.pack(f"<{len(cmd.entries)}Q", *cmd.entries)
                 self.mem.write(self.gpu.translate(cmd.addr + 8 * cmd.start_index), data)
         else:  # FLUSH_TLB
             self.gpu.mmu.flush(cmd.root, cmd.va_start, cmd.va_end)

@@ -104,6 +104,12 @@ which is not logged); when ``gpu.trace`` is set each change is also emitted as `
 ``switches`` (contexts put on the engine), ``queue_switches``, and per context
 :meth:`preemptions` and :meth:`busy_ns`.
 
+Cost: a decision does not walk every context. Contexts are re-examined when something their
+runnability depends on changes (a doorbell, a WAIT, a slot, a suspension, the engine, their
+rank), runnable ones are grouped by rank, and the state sweep logs only touched contexts (in
+creation order, as a walk over all of them would). With a slot limit, the remap still looks at
+every queue at each decision.
+
 Spec: Microsoft's pages for DXGK_SCHEDULING_PRIORITY_BAND and DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES
 (bands and properties), DxgkDdiSuspendContext and DXGK_SCHEDULING_LOG_CONTEXT_STATE (suspend and
 resume, scheduling log), DxgkDdiResetHwEngine (engine reset) and DxgkDdiSubmitCommandToHwQueue
@@ -115,6 +121,7 @@ from __future__ import annotations
 
 import operator
 from collections import deque
+from heapq import heapify, heappop, heappush
 from fractions import Fraction
 from math import ceil
 
@@ -151,6 +158,7 @@ DEFAULT_GRACE = (0, 1_000_000, 500_000, 0)
 DEFAULT_QUANTUM = (2_000_000, 2_000_000, 2_000_000, 2_000_000)
 DEFAULT_PROCESS_GRACE = (500_000, 500_000, 500_000, 0)
 DEFAULT_NORMAL_SHARE_PCT = 10
+_ORDER = operator.attrgetter("order")
 #: The slot of every queue of an engine without a slot limit.
 _NO_SLOTS = -1
 
@@ -180,7 +188,7 @@ class _Context:
     __slots__ = (
         "cid", "process", "address_space", "order", "band", "level", "priority", "quantum",
         "grace_same", "grace_lower", "suspended", "suspend_fences", "queues", "rr", "last_run",
-        "ready_since", "run_start", "state", "busy_ns", "preemptions", "runs",
+        "ready_since", "run_start", "state", "busy_ns", "preemptions", "runs", "grp",
     )
 
     def __init__(self, cid: int, process, address_space: int, order: int):
@@ -205,6 +213,7 @@ class _Context:
         self.busy_ns = 0
         self.preemptions = 0
         self.runs = 0
+        self.grp: _Group | None = None  # the group of runnable contexts it is indexed in (None: not runnable)
 
 
 class _Queue:
@@ -220,6 +229,63 @@ class _Queue:
         self.slot: int | None = None  # the hardware slot it is mapped to (None: unmapped)
         self.want = 0  # stamp of when it began waiting for a slot (0: not waiting)
         self.used = 0  # stamp of when it was last mapped or loaded (least recently used leaves first)
+
+
+class _Group:
+    """The runnable contexts of one rank (band, and realtime level in REALTIME): the index that lets
+    a decision look at the few contexts that matter instead of every context.
+
+    ``lru`` is a heap of ``(last_run, order, context)`` (rule 2's order) and ``rs`` one of
+    ``(ready_since, order, context)`` (rule 3's claims); both are lazy: an entry whose context has
+    left the group or whose key has changed since is dropped when it reaches the top. ``procs``
+    holds the members of each process (rule 2's and rule 3's in-process priorities)."""
+
+    __slots__ = ("rank", "members", "procs", "lru", "rs")
+
+    def __init__(self, rank: tuple[int, int]):
+        self.rank = rank
+        self.members: dict[_Context, None] = {}
+        self.procs: dict = {}
+        self.lru: list = []
+        self.rs: list = []
+
+    def first_lru(self) -> _Context:
+        """The member least recently run (never run first, then creation order)."""
+        heap = self.lru
+        while True:
+            lr, _, c = heap[0]
+            if c.grp is self and c.last_run == lr:
+                return c
+            heappop(heap)
+
+    def min_ready_since(self, skip=None) -> int | None:
+        """The earliest ``ready_since`` of a member whose process is not ``skip`` (None: any)."""
+        heap = self.rs
+        held = []
+        found = None
+        while heap:
+            rs, _, c = heap[0]
+            if c.grp is not self or c.ready_since != rs:
+                heappop(heap)
+                continue
+            if skip is not None and c.process == skip:
+                held.append(heappop(heap))
+                continue
+            found = rs
+            break
+        for item in held:
+            heappush(heap, item)
+        return found
+
+    def compact(self) -> None:
+        """Drop the stale entries once they outnumber the members."""
+        n = len(self.members)
+        if len(self.lru) > 2 * n + 16:
+            self.lru = [(c.last_run, c.order, c) for c in self.members]
+            heapify(self.lru)
+        if len(self.rs) > 2 * n + 16:
+            self.rs = [(c.ready_since, c.order, c) for c in self.members]
+            heapify(self.rs)
 
 
 class HwScheduler:
@@ -246,6 +312,12 @@ class HwScheduler:
         self.queue_switches = 0  # a running context moving to another of its queues
         self._contexts: dict[int, _Context] = {}
         self._queues: dict[int, _Queue] = {}
+        # The bookkeeping that keeps a decision's work independent of the number of contexts: the
+        # contexts whose runnability may have changed (``_dirty``, re-indexed before a decision) and
+        # whose state the next sweep must look at (``_stale``), and the runnable contexts by rank.
+        self._dirty: set[_Context] = set()
+        self._stale: set[_Context] = set()
+        self._groups: dict[tuple[int, int], _Group] = {}
         self._running: _Context | None = None
         self._loaded: _Queue | None = None
         self._preempting = False
@@ -317,8 +389,10 @@ class HwScheduler:
         grace_lower = _int("grace_lower", grace_lower, 0)
         if (band, level, prio) != (c.band, c.level, c.priority) and c.state == CTX_READY:
             c.ready_since = self.sim.now  # a new claim on the engine starts now
+            self._ready_moved(c)
         c.band, c.level, c.priority = band, level, prio
         c.quantum, c.grace_same, c.grace_lower = quantum, grace_same, grace_lower
+        self._touch(c)
         self._kick()
 
     def destroy_context(self, cid: int) -> None:
@@ -337,6 +411,9 @@ class HwScheduler:
             del self._queues[q.qid]
         c.queues = []
         del self._contexts[cid]
+        self._leave(c)
+        self._dirty.discard(c)
+        self._stale.discard(c)
         self._deferred = [(x, f) for x, f in self._deferred if x is not c]
         self._kick()
 
@@ -353,6 +430,7 @@ class HwScheduler:
             q.slot = _NO_SLOTS  # mapped for good: this engine has no slot limit
         c.queues.append(q)
         self._queues[qid] = q
+        self._touch(c)
 
     def destroy_queue(self, qid: int) -> None:
         """Forget a queue; refused while it is on the engine."""
@@ -368,6 +446,7 @@ class HwScheduler:
         if i < c.rr or c.rr >= len(c.queues):
             c.rr = max(c.rr - 1, 0) if i < c.rr else 0
         del self._queues[qid]
+        self._touch(c)
         self._kick()
 
     # -- the driver's side of a queue -----------------------------------------------------------------
@@ -380,6 +459,7 @@ class HwScheduler:
         snap.wptr = wptr  # (the engine's register while loaded; kept here for an engine reset)
         if q is self._loaded:
             self.engine.doorbell(wptr)
+        self._touch(q.ctx)
         self._kick()
 
     def queue_rptr(self, qid: int) -> int:
@@ -396,6 +476,7 @@ class HwScheduler:
         if c.suspended:
             return True
         c.suspended = True
+        self._touch(c)
         if self._running is c:
             c.suspend_fences.append(fence)
             self._kick()
@@ -410,6 +491,7 @@ class HwScheduler:
         if not c.suspended:
             return
         c.suspended = False
+        self._touch(c)
         if self._running is not c:
             self._set_state(c, self._state_off(c))
         self._kick()
@@ -440,6 +522,8 @@ class HwScheduler:
         cur, q = self._running, self._loaded
         if q is not None:
             cur.busy_ns += engine.busy_ns - self._busy_mark
+        if cur is not None:
+            self._touch(cur)
         self._running = self._loaded = None
         self._preempting = self._grant = False
         self._halted = True
@@ -454,6 +538,7 @@ class HwScheduler:
                 self._unblock(x)
                 s = x.snap
                 x.snap = EngineContext(s.ring_base, s.ring_size, s.wptr, s.wptr, address_space=s.address_space)
+            self._touch(c)
         if cur is not None:
             fences, cur.suspend_fences = cur.suspend_fences, []
             for f in fences:
@@ -591,6 +676,7 @@ class HwScheduler:
         now = self.sim.now
         if state == CTX_READY:
             c.ready_since = now
+            self._ready_moved(c)
         c.state = state
         self.log.append((now, c.cid, state))
         tr = self.gpu.trace
@@ -598,9 +684,68 @@ class HwScheduler:
             tr.emit(now, "HwContextState", {"engine": self.index, "context": c.cid, "state": state, "queue": qid})
 
     def _sweep(self) -> None:
-        for c in self._contexts.values():
-            if c is not self._running:
+        """Bring every context off the engine to the state it is in (logging the changes in
+        creation order). Only the contexts touched since the last sweep can have moved."""
+        stale = self._stale
+        if not stale:
+            return
+        self._stale = set()
+        todo = sorted(stale, key=_ORDER) if len(stale) > 1 else stale
+        running = self._running
+        for c in todo:
+            if c is not running:
                 self._set_state(c, self._state_off(c))
+
+    # -- the index of runnable contexts ------------------------------------------------------------------
+    def _touch(self, c: _Context) -> None:
+        """Something ``c``'s runnability or state depends on changed (a queue's work, a WAIT, a
+        slot, suspension, the engine, its rank)."""
+        self._dirty.add(c)
+        self._stale.add(c)
+
+    def _fresh(self) -> None:
+        """Re-index the touched contexts: each runnable one in the group of its rank."""
+        dirty = self._dirty
+        while dirty:
+            c = dirty.pop()
+            g = c.grp
+            if self._runnable(c):
+                rank = self._rank(c)
+                if g is not None:
+                    if g.rank == rank:
+                        continue
+                    self._leave(c)
+                g = self._groups.get(rank)
+                if g is None:
+                    g = self._groups[rank] = _Group(rank)
+                c.grp = g
+                g.members[c] = None
+                g.procs.setdefault(c.process, {})[c] = None
+                heappush(g.lru, (c.last_run, c.order, c))
+                heappush(g.rs, (c.ready_since, c.order, c))
+            elif g is not None:
+                self._leave(c)
+
+    def _leave(self, c: _Context) -> None:
+        g = c.grp
+        if g is None:
+            return
+        c.grp = None
+        del g.members[c]
+        mates = g.procs[c.process]
+        del mates[c]
+        if not mates:
+            del g.procs[c.process]
+        if not g.members:
+            del self._groups[g.rank]
+        else:
+            g.compact()
+
+    def _ready_moved(self, c: _Context) -> None:
+        """``c.ready_since`` changed: index the new value."""
+        g = c.grp
+        if g is not None:
+            heappush(g.rs, (c.ready_since, c.order, c))
 
     def _next_queue(self, c: _Context, skip: int) -> _Queue | None:
         """The first queue of ``c`` with runnable work, from its last one (``skip`` 0) or the one
@@ -618,24 +763,31 @@ class HwScheduler:
         return (c.band, c.level if c.band == REALTIME_BAND else 0)
 
     def _pick(self) -> tuple[_Context, bool] | None:
-        cands = [c for c in self._contexts.values() if self._runnable(c)]
-        if not cands:
+        """Rule 2 (and rule 4's NORMAL turn) among the runnable contexts."""
+        self._fresh()
+        groups = self._groups
+        if not groups:
             return None
-        top = max(self._rank(c) for c in cands)
+        top = max(groups)
         grant = False
+        g = groups[top]
         if top[0] == FOCUS_BAND and self.normal_share_pct and self._credit >= self.quantum[NORMAL_BAND]:
-            normals = [c for c in cands if c.band == NORMAL_BAND]
-            if normals:
-                cands, grant = normals, True
-        if not grant:
-            cands = [c for c in cands if self._rank(c) == top]
+            normals = groups.get((NORMAL_BAND, 0))
+            if normals is not None:
+                g, grant = normals, True
+        c = g.first_lru()
+        mates = g.procs[c.process]
+        if len(mates) == 1 or c.priority == max(x.priority for x in mates):
+            return c, grant
+        # Several contexts of one process in the rank, the least recently run not its highest
+        # priority: rule 2 in full over the group.
         best: dict = {}
-        for c in cands:
-            p = best.get(c.process)
-            if p is None or c.priority > p:
-                best[c.process] = c.priority
-        cands = [c for c in cands if c.priority == best[c.process]]
-        return min(cands, key=lambda c: (c.last_run, c.order)), grant
+        for x in g.members:
+            p = best.get(x.process)
+            if p is None or x.priority > p:
+                best[x.process] = x.priority
+        return min((x for x in g.members if x.priority == best[x.process]),
+                   key=lambda x: (x.last_run, x.order)), grant
 
     def _decide(self) -> None:
         if self._halted:
@@ -676,40 +828,56 @@ class HwScheduler:
                 self.engine.request_preempt()
         self._set_deadline(deadline)
         cur = self._running
-        self._accruing = (bool(self.normal_share_pct) and cur is not None and cur.band == FOCUS_BAND
-                          and not self._grant
-                          and any(c.band == NORMAL_BAND and self._runnable(c) for c in self._contexts.values()))
+        if cur is not None and cur.band == FOCUS_BAND and self.normal_share_pct and not self._grant:
+            self._fresh()
+            self._accruing = (NORMAL_BAND, 0) in self._groups
+        else:
+            self._accruing = False
         self._spending = self._grant and cur is not None
 
     def _yield_deadline(self, cur: _Context, now: int) -> int | None:
-        """When the running context must be preempted (None: not while things stay as they are)."""
+        """When the running context must be preempted (None: not while things stay as they are).
+        Rule 3 over the runnable contexts, a group at a time: in a group the earliest claim
+        (``ready_since``) gives the earliest deadline, as every deadline grows with it."""
         if cur.suspended:
             return now
+        self._fresh()
         best = None
         start = cur.run_start
-        for c in self._contexts.values():
-            if c is cur or c.band < cur.band or not self._runnable(c):
+        band = cur.band
+        for rank, g in self._groups.items():
+            b = rank[0]
+            if b < band:
                 continue
-            if c.band > cur.band:
-                since = self._grant_end if (self._grant and c.band == FOCUS_BAND) else start
-                d = max(c.ready_since, since) + self.grace[c.band]
-            elif cur.band == REALTIME_BAND and c.level != cur.level:
-                if c.level < cur.level:
+            if b > band:
+                rs = g.min_ready_since()
+                since = self._grant_end if (self._grant and b == FOCUS_BAND) else start
+                d = max(rs, since) + self.grace[b]
+            elif band == REALTIME_BAND and rank[1] != cur.level:
+                if rank[1] < cur.level:
                     continue
-                d = max(c.ready_since, start) + cur.grace_lower
-            elif c.process == cur.process and c.priority != cur.priority:
-                if c.priority < cur.priority:
-                    continue
-                d = max(c.ready_since, start) + cur.grace_lower
+                d = max(g.min_ready_since(), start) + cur.grace_lower
             else:
-                quantum = cur.quantum if cur.quantum is not None else self.quantum[cur.band]
-                grace = cur.grace_same if c.process == cur.process else self.process_grace[cur.band]
-                d = max(c.ready_since, start + quantum) + grace
+                quantum = cur.quantum if cur.quantum is not None else self.quantum[band]
+                rs = g.min_ready_since(cur.process)
+                d = None if rs is None else max(rs, start + quantum) + self.process_grace[band]
+                for c in g.procs.get(cur.process, ()):
+                    if c is cur:
+                        continue
+                    if c.priority != cur.priority:
+                        if c.priority < cur.priority:
+                            continue
+                        e = max(c.ready_since, start) + cur.grace_lower
+                    else:
+                        e = max(c.ready_since, start + quantum) + cur.grace_same
+                    if d is None or e < d:
+                        d = e
+                if d is None:
+                    continue
             if best is None or d < best:
                 best = d
         pct = self.normal_share_pct
-        if cur.band == FOCUS_BAND and pct and any(
-                c.band == NORMAL_BAND and self._runnable(c) for c in self._contexts.values()):
+        if band == FOCUS_BAND and pct and (NORMAL_BAND, 0) in self._groups:
             q = self.quantum[NORMAL_BAND]
             if self._credit >= q:
                 if self._share_due is None:
@@ -785,6 +953,7 @@ class HwScheduler:
         self._seq += 1
         q.used = self._seq
         self._slot_of[slot] = q
+        self._touch(q.ctx)
         self.maps += 1
         self._slot_event(q, slot, "map")
 
@@ -792,6 +961,7 @@ class HwScheduler:
         slot = q.slot
         q.slot = None
         self._slot_of[slot] = None
+        self._touch(q.ctx)
         self.unmaps += 1
         self._slot_event(q, slot, "unmap")
 
@@ -814,6 +984,9 @@ class HwScheduler:
         self._running = c
         self._seq += 1
         c.last_run = self._seq
+        if c.grp is not None:
+            heappush(c.grp.lru, (c.last_run, c.order, c))
+        self._touch(c)
         c.run_start = now
         c.runs += 1
         self.switches += 1
@@ -824,6 +997,7 @@ class HwScheduler:
 
     def _switch_out(self, c: _Context, preempted: bool) -> None:
         self._running = None
+        self._touch(c)
         self._grant = False
         if preempted and any(q.snap.pending for q in c.queues):
             c.preemptions += 1
@@ -842,9 +1016,11 @@ class HwScheduler:
             tr.emit(self.sim.now, "HwContextState", {
                 "engine": self.index, "context": c.cid, "state": CTX_RUNNING, "queue": q.qid})
         self._loaded = q
+        self._touch(c)
         self._busy_mark = self.engine.busy_ns
         if not self.engine.load_context(q.snap):
             self._loaded = None  # nothing to run after all
+            self._touch(c)
             self._kick()
 
     def _unload(self, wait) -> None:
@@ -856,6 +1032,7 @@ class HwScheduler:
         q.snap = eng.save_context()
         q.ctx.busy_ns += eng.busy_ns - self._busy_mark
         self._loaded = None
+        self._touch(q.ctx)
         if wait is not None:
             self._block(q, wait)
         self._kick()
@@ -865,6 +1042,7 @@ class HwScheduler:
         if self._wait_holds(addr, value, flags):
             return
         q.blocked = wait
+        self._touch(q.ctx)
         q.watch = self.gpu.memory.watch(addr, lambda _addr, q=q: self._wait_changed(q))
 
     def _wait_holds(self, addr: int, value: int, flags: int) -> bool:
@@ -881,7 +1059,9 @@ class HwScheduler:
         if q.watch is not None:
             q.watch.cancel()
             q.watch = None
-        q.blocked = None
+        if q.blocked is not None:
+            q.blocked = None
+            self._touch(q.ctx)
 
     def _complete_suspend(self, c: _Context, fence: int) -> None:
         if self._halted:

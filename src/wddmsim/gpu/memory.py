@@ -36,6 +36,10 @@ _U64 = struct.Struct("<Q")
 # addr is in [start - 7, start + n).
 _WATCH_SPAN = 8
 
+# A store of at most this many bytes, with the 7 before it that a watch reaches back over, lies
+# in at most two pages: the first and the last (``write`` checks just those before notifying).
+_NEAR = PAGE_SIZE - _WATCH_SPAN + 1
+
 # Copies larger than this move in pieces, so a huge copy never holds a second full-size buffer.
 _COPY_CHUNK = 1 << 20
 
@@ -67,6 +71,12 @@ class Watch:
             group.remove(self)
             if not group:
                 del watches[self.addr]
+            pages = self._memory._watch_pages
+            pn = self.addr >> _SHIFT
+            if pages[pn] == 1:
+                del pages[pn]
+            else:
+                pages[pn] -= 1
 
     def __repr__(self) -> str:
         state = "active" if self._active else "cancelled"
@@ -89,12 +99,14 @@ class PhysicalMemory:
     Addresses and sizes are non-negative ints; a negative one raises :class:`ValueError`.
     """
 
-    __slots__ = ("_pages", "_watches", "_guard_lo", "_guard_hi", "_guard_open", "_guard_cb")
+    __slots__ = ("_pages", "_watches", "_watch_pages", "_guard_lo", "_guard_hi", "_guard_open", "_guard_cb")
 
     def __init__(self) -> None:
         self._pages: dict[int, bytearray] = {}
         # address -> watchers of [address, address + 8), in registration order
         self._watches: dict[int, list[Watch]] = {}
+        # page number -> how many watches start in it (a store far from every watch returns at once)
+        self._watch_pages: dict[int, int] = {}
         # A guarded span (a debug "special pool"): reads of its closed pages call _guard_cb.
         self._guard_lo = 0
         self._guard_hi = 0
@@ -224,7 +236,8 @@ class PhysicalMemory:
             page[off : off + n] = data
         else:
             self._store(addr, data, n)
-        if self._watches:
+        wp = self._watch_pages
+        if wp and (n > _NEAR or (addr - 7) >> _SHIFT in wp or (addr + n - 1) >> _SHIFT in wp):
             self._notify(addr, n)
 
     def write_u32(self, addr: int, value: int) -> None:
@@ -242,7 +255,8 @@ class PhysicalMemory:
             _U32.pack_into(page, off, value)
         else:
             self._store(addr, _U32.pack(value), 4)
-        if self._watches:
+        wp = self._watch_pages
+        if wp and ((addr - 7) >> _SHIFT in wp or (addr + 3) >> _SHIFT in wp):
             self._notify(addr, 4)
 
     def write_u64(self, addr: int, value: int) -> None:
@@ -260,7 +274,8 @@ class PhysicalMemory:
             _U64.pack_into(page, off, value)
         else:
             self._store(addr, _U64.pack(value), 8)
-        if self._watches:
+        wp = self._watch_pages
+        if wp and ((addr - 7) >> _SHIFT in wp or (addr + 7) >> _SHIFT in wp):
             self._notify(addr, 8)
 
     def fill(self, addr: int, size: int, pattern: bytes | bytearray | memoryview) -> None:
@@ -374,12 +389,23 @@ class PhysicalMemory:
             self._watches[addr] = [handle]
         else:
             group.append(handle)
+        pn = addr >> _SHIFT
+        self._watch_pages[pn] = self._watch_pages.get(pn, 0) + 1
         return handle
 
     def _notify(self, start: int, n: int) -> None:
         watches = self._watches
         lo = start - (_WATCH_SPAN - 1)
         hi = start + n
+        pages = self._watch_pages
+        first = max(lo, 0) >> _SHIFT
+        last = (hi - 1) >> _SHIFT
+        if last - first < 4:
+            for pn in range(first, last + 1):
+                if pn in pages:
+                    break
+            else:
+                return
         if len(watches) <= n + _WATCH_SPAN:
             hits = [a for a in watches if lo <= a < hi]
             if not hits:

@@ -101,6 +101,51 @@ class WddmV2Ddi:
                 hc.created = True
                 self.hw.sched_create_context(hc.node, hc.handle, hc.device, address_space=hc.root)
 
+    def _read_ptes(self, raw: bytes, n: int) -> list[int]:
+        """The ``n`` DXGK_PTEs in ``raw`` as this GPU's entries (page address | 1 valid | 2 read-only).
+        When PageAddress is a whole 64-bit member and Valid and ReadOnly are bits outside it, the
+        entries are read through masks of those bits (found by setting the members); otherwise
+        through the structure, member by member. Both read the same bytes the same way."""
+        size = self._pte_size
+        fast = getattr(self, "_pte_masks", False)
+        if fast is False:
+            fast = self._pte_masks = self._pte_layout()
+        if fast is None:
+            entries = []
+            for i in range(n):
+                e = self._pte_cls.from_buffer_copy(raw, i * size)
+                entries.append((e.PageAddress << 12) | (1 if e.Valid else 0) | (2 if e.ReadOnly else 0))
+            return entries
+        valid, read_only, offset = fast
+        if size == 16 and offset == 8 and valid >> 64 == 0 and read_only >> 64 == 0:
+            # The flag word then the page address: read as u64s at once.
+            both = struct.unpack_from(f"<{2 * n}Q", raw)
+            return [(p << 12) | (1 if w & valid else 0) | (2 if w & read_only else 0)
+                    for w, p in zip(both[0::2], both[1::2])]
+        page = struct.Struct("<Q").unpack_from
+        entries = []
+        for i in range(0, n * size, size):
+            word = int.from_bytes(raw[i:i + size], "little")
+            entries.append((page(raw, i + offset)[0] << 12) | (1 if word & valid else 0) | (2 if word & read_only else 0))
+        return entries
+
+    def _pte_layout(self):
+        """(Valid mask, ReadOnly mask, PageAddress offset) over a whole DXGK_PTE read as a
+        little-endian integer, or None when PageAddress is not a plain 64-bit member apart from them."""
+        cls = self._pte_cls
+        field = getattr(cls, "PageAddress", None)
+        if field is None or field.size != 8:
+            return None
+        masks = []
+        for name in ("Valid", "ReadOnly"):
+            e = cls()
+            setattr(e, name, (1 << 64) - 1)  # every bit of the member (ctypes keeps its width)
+            raw = bytes(e)
+            if raw[field.offset:field.offset + 8] != bytes(8):
+                return None
+            masks.append(int.from_bytes(raw, "little"))
+        return masks[0], masks[1], field.offset
+
     def _build_page_table_ops(self, a) -> int | None:
         """UPDATE_PAGE_TABLE and FLUSH_TLB of DxgkDdiBuildPagingBuffer; None if not one of them."""
         op = int(a.Operation)
@@ -110,10 +155,7 @@ class WddmV2Ddi:
                 return INVALID  # this GPU's tables are written by physical address only
             n = u.NumPageTableEntries
             raw = self.mem.read(u.pPageTableEntries, n * self._pte_size)
-            entries = []
-            for i in range(n):
-                e = self._pte_cls.from_buffer_copy(raw, i * self._pte_size)
-                entries.append((e.PageAddress << 12) | (1 if e.Valid else 0) | (2 if e.ReadOnly else 0))
+            entries = self._read_ptes(raw, n)
             packet = C.update_page_table(u.PageTableAddress.GpuPhysical.SegmentOffset, u.StartIndex, entries)
         elif op == self._OP_FLUSH_TLB:
             f = a.FlushTlb
