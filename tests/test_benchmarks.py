@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,31 @@ def test_flatness_figures_cover_every_mode_and_context_count():
     parity = figs[3]
     assert parity["contexts"] == 2 and set(parity["packets_per_s"]) == {"physical", "gpu_va", "hardware"}
     assert 0 < parity["value"] <= 1.0 and parity["met"] == (parity["value"] >= 0.5)
+
+
+def test_all_runs_every_benchmark_file_and_keeps_going_past_a_broken_one(monkeypatch, capsys):
+    every = _bench("all")
+    assert sorted(f"{n}.py" for n in every.BENCHMARKS) == sorted(
+        p.name for p in (ROOT / "benchmarks").glob("*.py") if p.name != "all.py")
+    for name in every.BENCHMARKS:
+        assert callable(every.load(name).figures), name
+
+    class Broken:
+        @staticmethod
+        def figures(quick):
+            raise RuntimeError("no such machine")
+
+    class Fine:
+        @staticmethod
+        def figures(quick):
+            return [{"figure": "rate", "ratio": 0.5, "target": 0.25, "met": True}]
+
+    monkeypatch.setattr(every, "load", {"broken": Broken, "fine": Fine}.__getitem__)
+    figs, ok = every.run(["broken", "fine"], quick=True)
+    assert not ok and [f["figure"] for f in figs] == ["error", "rate"]
+    assert figs[0]["error"] == "RuntimeError: no such machine" and figs[1]["benchmark"] == "fine"
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["figure"] for line in lines] == ["error", "rate"]
+    table = every.table(figs).splitlines()
+    assert table[1].split() == ["fine", "rate", "ratio", "0.5", "0.25", "yes"]
+    assert table[2].split()[:2] == ["broken", "error"] and table[2].split()[-1] == "NO"
