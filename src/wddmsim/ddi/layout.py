@@ -182,10 +182,19 @@ def members(rec: Record, arch: str = "x64", version: DdiVersion | str = LATEST) 
     flattened to dotted paths (anonymous unions and structs add no path segment; leaf records such
     as ``PHYSICAL_ADDRESS`` are one member when nested)."""
     version = ddi_version(version)
-    cls = ctype(rec, arch, version)
-    out: list[MemberLayout] = []
-    _walk(rec, cls, 0, "", arch, version, out)
-    return out
+    key = (id(rec), arch, version)
+    got = _MEMBERS.get(key)
+    if got is None or got[0] is not rec:
+        cls = ctype(rec, arch, version)
+        out: list[MemberLayout] = []
+        _walk(rec, cls, 0, "", arch, version, out)
+        got = _MEMBERS[key] = (rec, tuple(out))  # the record is kept, so its id is not reused
+    return list(got[1])
+
+
+#: members() once per (record, arch, version): the walk reads every ctypes field descriptor, and
+#: a logged run asks for the same table at every interrupt it decodes.
+_MEMBERS: dict[tuple, tuple[Record, tuple[MemberLayout, ...]]] = {}
 
 
 def layout_table(rec: Record, arch: str = "x64", version: DdiVersion | str = LATEST) -> dict:
