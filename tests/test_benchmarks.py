@@ -99,7 +99,11 @@ def test_flatness_figures_cover_every_mode_and_context_count():
     bench = _throughput()
     figs = bench.flatness(packets=64, repeat=1, contexts=(1, 2))
     names = [f["figure"] for f in figs]
-    assert names == ["flatness_physical", "flatness_gpu_va", "flatness_hardware", "mode_parity"]
+    assert names == ["flatness_physical", "flatness_gpu_va", "flatness_hardware", "flatness_hardware_no_in_flight_cap",
+                     "mode_parity"]
+    uncapped = figs.pop(3)
+    assert uncapped["driver"] == {"engines": {"3D": {"max_in_flight_hw_queue_buffers": 0}}} and "target" not in uncapped
+    assert uncapped["retired"] == {"1": 65, "2": 66} and uncapped["value"] >= 1.0
     for f in figs[:3]:
         assert f["benchmark"] == "throughput" and set(f["packets_per_s"]) == {"1", "2"}
         assert f["value"] >= 1.0 and f["met"] == (f["value"] <= 1.2) and f["target"] == 1.2
