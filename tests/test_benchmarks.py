@@ -1,5 +1,6 @@
-"""The benchmark's scenarios still load and run in every mode (a scenario-schema change once broke
-``--mode hardware`` unnoticed). Only correctness here: speed is measured by ``benchmarks/``."""
+"""Every benchmark still runs, on tiny sizes, and its figures keep the common shape (a scenario-schema
+change once broke ``--mode hardware`` unnoticed). Only correctness here: speed and memory are
+measured by running ``benchmarks/``."""
 
 from __future__ import annotations
 
@@ -12,11 +13,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _throughput():
-    spec = importlib.util.spec_from_file_location("throughput", ROOT / "benchmarks" / "throughput.py")
+def _bench(name: str):
+    """The module ``benchmarks/NAME.py`` (``benchmarks/`` is no package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _throughput():
+    return _bench("throughput")
 
 
 # With GPU virtual addresses VidMm's page-table write for each of the two processes is retired too.
@@ -28,9 +34,7 @@ def test_every_benchmark_mode_retires_every_packet(mode, expected):
 
 
 def test_the_sweep_benchmark_measures_identical_rows_on_both_executors():
-    spec = importlib.util.spec_from_file_location("sweep_bench", ROOT / "benchmarks" / "sweep.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _bench("sweep")
     fig = module.measure("5ms", seeds="1-2", workers=2)
     assert (fig["benchmark"], fig["runs"], fig["rows_identical"], fig["failed_runs"], fig["target"]) == (
         "sweep", 4, True, 0, 1.8)
@@ -48,22 +52,13 @@ def test_headline_figure_follows_the_benchmarks_convention():
 
 
 def test_profile_splits_a_packet_by_component():
-    spec = importlib.util.spec_from_file_location("profile_path", ROOT / "benchmarks" / "profile_path.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _bench("profile_path")
     fig = module.profile(64, functions=3)
     assert fig["benchmark"] == "profile_path" and fig["packets"] == 128
     assert len(fig["functions"]) == 3
     assert {"gateway + verifier", "driver (reference KMD)", "ground truth"} <= set(fig["components"])
     assert module.component("/x/src/wddmsim/dxgkrnl/groundtruth.py") == "ground truth"
     assert module.component("/x/src/wddmsim/dxgkrnl/vidsch.py").startswith("OS scheduler")
-
-
-def _bench(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_memory_benchmark_measures_a_streamed_run_in_its_own_process():
@@ -141,3 +136,25 @@ def test_all_runs_every_benchmark_file_and_keeps_going_past_a_broken_one(monkeyp
     table = every.table(figs).splitlines()
     assert table[1].split() == ["fine", "rate", "ratio", "0.5", "0.25", "yes"]
     assert table[2].split()[:2] == ["broken", "error"] and table[2].split()[-1] == "NO"
+
+
+def test_the_log_cost_figure_of_a_tiny_run():
+    bench = _bench("logcost")
+    fig = bench.measure("tiny", bench._throughput_scenario(2, 64), None, repeat=1)
+    assert fig["benchmark"] == "logcost" and fig["figure"] == "event log cost: tiny"
+    assert fig["packets"] == 64 and fig["target"] == 1.5 and fig["met"] == (fig["ratio"] <= 1.5)
+    assert fig["log_bytes"] > 64 * 1000 and fig["bytes_per_packet"] == round(fig["log_bytes"] / 64)
+    assert all(fig[f"{w}_s"] > 0 and fig[f"{w}_cpu_s"] > 0 for w in ("off", "null", "inproc", "file"))
+    assert fig["file_total_cpu_s"] >= fig["file_cpu_s"] and fig["total_cpu_ratio"] >= fig["cpu_ratio"] > 0
+
+
+def test_each_way_runs_the_same_packets(tmp_path):
+    bench = _bench("logcost")
+    sc = bench._throughput_scenario(2, 32)
+    path = str(tmp_path / "events.jsonl")
+    logs = {}
+    for way in ("off", "null", "inproc", "file"):
+        assert bench.run_once(sc, None, way, path)[3] == 32
+        if way in ("inproc", "file"):
+            logs[way] = Path(path).read_bytes()
+    assert logs["inproc"] == logs["file"] and logs["file"].count(b"\n") > 32 * 8

@@ -289,14 +289,7 @@ class GroundTruth:
         value &= 0xFFFFFFFF
         while ring and (value - ring[0].fence) & 0xFFFFFFFF < 0x80000000:
             last = ring.pop(0)
-        # _segment(engine, last), inline
-        busy = self.engines[engine].busy_ns
-        ring_ns = busy - self._mark.get(engine, 0) - self._in_buffers.get(engine, 0)
-        self._mark[engine] = busy
-        self._in_buffers[engine] = 0
-        if last is not None and ring_ns > 0:
-            proc = last.context.device.process
-            self.busy[proc] = self.busy.get(proc, 0) + ring_ns
+        self._segment(engine, last)
 
     def _node_of(self, engine: int) -> int:
         for node, e in self._engine_of.items():
