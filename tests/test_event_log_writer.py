@@ -68,6 +68,9 @@ def test_an_error_in_the_writer_is_raised_with_where_it_happened(tmp_path):
             sink.emit(t, "Dropped", {"source": t})
         sink.close()
     assert any(f"writing {path}" in note for note in info.value.__notes__)
+    process = sink._writer._process
+    sink.close()  # after its error: only cleans up, raises nothing more, and the writer exits
+    assert not process.is_alive() and process.exitcode == 0
 
 
 def test_a_writer_that_dies_is_an_error_not_a_short_log(tmp_path):

@@ -37,6 +37,11 @@ BATCH = 2048
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
+#: Seconds close() waits for the writer to exit once it has answered (or failed), before it
+#: stops it: the answer says the log is complete, so only a writer that will not exit is cut.
+JOIN_TIMEOUT = 30
+
+
 class LogWriterError(RuntimeError):
     """The writer process stopped before writing every event (it died, or its pipe broke)."""
 
@@ -114,7 +119,11 @@ class LogWriter:
         if self._conn is None:
             return
         try:
-            if self.failed:
+            if self.failed:  # its error was raised: end the child's drain loop, raise nothing more
+                try:
+                    self._conn.send_bytes(b"")
+                except OSError:
+                    pass
                 return
             if self.batch:
                 self.send()
@@ -126,7 +135,10 @@ class LogWriter:
         finally:
             self._conn.close()
             self._conn = None
-            self._process.join()
+            self._process.join(JOIN_TIMEOUT)
+            if self._process.is_alive():  # a writer that will not stop must not hang the run
+                self._process.terminate()
+                self._process.join()
 
     def _answer(self, final: bool = False) -> None:
         """Read the writer's answer: return after ``ok`` at the end, raise otherwise."""
