@@ -7,8 +7,9 @@ summary (the dict ``wddmsim run --json`` prints) with dotted names: tables by ke
 number from 0 (``nodes.0.busy_pct``, ``contexts.1.latency_p99_ns``, ``tdr.engine_resets``). A
 name such as a context's ``game.exe/render`` holds dots and slashes, so arrays are flattened by
 number, which is the order the summary lists them in (the scenario's order). The summary's own
-``seed`` is the row's ``seed``. Figures measured on the wall clock (``wall_s``) are left out, so
-the rows of a sweep are the same byte for byte whatever executor or number of workers ran it.
+``seed`` is the row's ``seed``. The summary carries no wall-clock figure (``run`` prints those on
+standard error); as a guard, a top-level figure named for the wall clock (``wall_s``) is left out,
+so the rows of a sweep are the same byte for byte whatever executor or number of workers ran it.
 
 The CSV's columns are the union of every row's keys, in the order they first appear (the rows'
 order is the sweep's); a cell is empty for None or a figure a run does not have, ``true`` or
