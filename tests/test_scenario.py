@@ -47,7 +47,7 @@ node = "3D"
 workload = { kind = "frame_loop", fps = 60, work = "4ms" }
 """
 
-KINDS = "'frame_loop', 'compute_batch', 'copy_stream', 'memory_pressure', 'bursty', 'script', 'chain'"
+KINDS = "'frame_loop', 'swap_chain', 'compute_batch', 'copy_stream', 'memory_pressure', 'bursty', 'script', 'chain'"
 
 
 def problems(text: str, source: str = "s.toml") -> list[str]:
@@ -268,7 +268,7 @@ def test_python_construction_runs_the_cross_field_checks():
 
 
 def test_workload_kinds():
-    assert WORKLOAD_KINDS == ("frame_loop", "compute_batch", "copy_stream", "memory_pressure", "bursty", "script", "chain")
+    assert WORKLOAD_KINDS == ("frame_loop", "swap_chain", "compute_batch", "copy_stream", "memory_pressure", "bursty", "script", "chain")
 
 
 def test_field_path_spelling():

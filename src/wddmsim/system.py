@@ -206,9 +206,10 @@ class System:
             raise ConfigError(problems)
         self.contexts = []
         self.processes = []
+        self._build_compositors(node_index)
         starts = []
         for p in sc.process:
-            proc = self.kmt.CreateProcess(p.name, p.priority)
+            proc = self.kmt.CreateProcess(p.name, p.priority, p.pid)
             proc.virtual_machine = p.virtual_machine
             self.processes.append(proc)
             for change in p.budget:
@@ -257,6 +258,27 @@ class System:
                 self.sim.at(c.destroy_at, self.kmt.DestroyContext, ctx)
         if self.scenario.adapter.stop_at is not None:
             self.sim.at(self.scenario.adapter.stop_at, self.kmt.StopAdapter)
+
+    def _build_compositors(self, node_index: dict) -> None:
+        """The scenario's [[compositor]] tables: one dwm.exe process (or one per process name), a
+        context per display on its node, started before the applications so that their swap
+        chains find it (:mod:`wddmsim.workloads.compositor`)."""
+        from .workloads.compositor import Compositor
+        from .workloads.generators import _until_removed
+
+        procs: dict = {}
+        for spec in self.scenario.compositor:
+            dev = procs.get(spec.process)
+            if dev is None:
+                proc = self.kmt.CreateProcess(spec.process, "high", spec.pid)
+                self.processes.append(proc)
+                dev = procs[spec.process] = self.kmt.CreateDevice(proc)
+            node = node_index[spec.node] if spec.node is not None else 0
+            ctx = self.kmt.CreateContext(dev, node, f"compose{spec.vidpn_source}", 0, None)
+            self.contexts.append(ctx)
+            comp = Compositor(self.runtime, ctx, spec, spec.address)
+            self.runtime.compositors[spec.vidpn_source] = comp
+            self.sim.process(_until_removed(self.sim, ctx, comp.run()))
 
     def _set_budget(self, arg) -> None:
         proc, size = arg

@@ -395,8 +395,16 @@ class Adapter:
         ))
 
     # -- objects ----------------------------------------------------------------------------------------
-    def create_process(self, name: str, priority_class: str = "normal") -> Process:
-        proc = Process(name, priority_class, pid=0x1000 + 4 * len(self.processes))
+    def create_process(self, name: str, priority_class: str = "normal", pid: int | None = None) -> Process:
+        """A process; ``pid``: the id to give it (a replayed capture's), default the next free one."""
+        if pid is None:
+            taken = {p.pid for p in self.processes}
+            pid = 0x1000 + 4 * len(self.processes)
+            while pid in taken:
+                pid += 4
+        elif any(p.pid == pid for p in self.processes):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"process id {pid} is taken")
+        proc = Process(name, priority_class, pid=pid)
         proc.handle = self.handles.add(proc)
         self.processes.append(proc)
         if self.trace is not None:
@@ -640,6 +648,27 @@ class Adapter:
         self.vidsch.enqueue(p)
         return p
 
+    def redirected_flip(self, packet: Packet, vidpn_source: int, call_start: int | None = None):
+        """D3DKMTPresent with RedirectedFlip: ``packet``, the last of the frame (the present's flush),
+        ends a flip-model frame that the compositor of ``vidpn_source`` composes once the packet
+        retires (without a compositor the OS shows it at the next vsync after that). No DMA buffer
+        of its own: see :mod:`wddmsim.dxgkrnl.composition`. Returns the present's token."""
+        from .composition import PresentToken
+
+        ctx = packet.context
+        if not 0 <= vidpn_source < len(self.vidsch.presents.sources):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
+        token = PresentToken(packet, vidpn_source, self.sim.now if call_start is None else call_start)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "Present", {
+                "context": ctx.handle, "process": ctx.device.process.pid, "seq": packet.seq, "mode": "composed_flip",
+                "flip": 0, "interval": 0, "source": vidpn_source, "width": 0, "height": 0,
+                "cpu_start": token.present_t})
+        presents = self.vidsch.presents
+        presents.presented(token)
+        self.wait_event(ctx, packet.seq).add_callback(lambda _value: presents.completed(token, self.sim.now))
+        return token
+
     def render_virtual(self, ctx: Context, va: int, size: int, private: bytes = b"",
                        null_rendering: bool = False) -> Packet:
         """The user-mode driver submitted the command buffer at GPU virtual address ``va`` of its
@@ -679,10 +708,14 @@ class Adapter:
 
     def present(self, ctx: Context, source: Allocation, destination: Allocation | None, width: int, height: int,
                 mode: str = "blt", flip_interval: int = 1, vidpn_source: int = 0,
-                null_rendering: bool = False, call_start: int | None = None) -> Packet:
+                null_rendering: bool = False, call_start: int | None = None, independent: bool = False,
+                composes: list | None = None) -> Packet:
         """DxgkDdiPresent: a blt of ``width`` x ``height`` pixels to ``destination`` (``mode`` "blt"),
         or a flip of ``source`` on ``vidpn_source`` ("flip", "flip_no_wait") honouring
-        ``flip_interval`` (0 immediate, 1..4 vsyncs). See :mod:`wddmsim.dxgkrnl.present`."""
+        ``flip_interval`` (0 immediate, 1..4 vsyncs). See :mod:`wddmsim.dxgkrnl.present`.
+        ``independent``: the flip of a flip-model swap chain the compositor stepped aside for
+        (logged as mode "independent_flip"); ``composes``: the compositor's flip, showing these
+        composed frames (:mod:`wddmsim.dxgkrnl.composition`)."""
         if ctx.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
         if mode not in ("blt", "flip", "flip_no_wait"):
@@ -762,9 +795,12 @@ class Adapter:
         ctx.submitted += 1
         if self.on_packet is not None:
             self.on_packet(p)
+        if composes is not None:
+            self.vidsch.presents.composition(vidpn_source).attach(p, composes)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": ctx.device.process.pid,
-                                                     "seq": p.seq, "mode": mode, "flip": int(flip),
+                                                     "seq": p.seq, "mode": "independent_flip" if independent and flip
+                                                     else mode, "flip": int(flip),
                                                      "interval": p.flip_interval, "source": vidpn_source,
                                                      "width": width, "height": height, "cpu_start": p.present_t})
         self.vidsch.presents.presented(p)

@@ -28,8 +28,8 @@ class D3DKMT:
         self.adapter = adapter
         self.sim = adapter.sim
 
-    def CreateProcess(self, name: str, priority_class: str = "normal") -> Process:
-        return self.adapter.create_process(name, priority_class)
+    def CreateProcess(self, name: str, priority_class: str = "normal", pid: int | None = None) -> Process:
+        return self.adapter.create_process(name, priority_class, pid)
 
     def CreateDevice(self, process: Process) -> Device:
         return self.adapter.create_device(process)
@@ -285,12 +285,14 @@ class D3DKMT:
         self.adapter.wddm2.hwsch.resume(context)
 
     def Present(self, context: Context, source: Allocation, destination: Allocation, width: int, height: int,
-                mode: str = "blt", sync_interval: int = 1, vidpn_source: int = 0, call_start: int | None = None):
+                mode: str = "blt", sync_interval: int = 1, vidpn_source: int = 0, call_start: int | None = None,
+                independent: bool = False, composes: list | None = None):
         """Present ``source`` (generator): a ``width`` x ``height`` blt to ``destination``, or a flip
         (``mode`` "flip" / "flip_no_wait") with ``sync_interval`` as the FlipInterval. Under hardware
         scheduling only blts exist: DxgkDdiPresentToHwQueue builds them for the context's first
         hardware queue. ``call_start``: when the application's present call began, when that is
-        earlier than this thunk (a runtime that blocked first for its frame queue; default now)."""
+        earlier than this thunk (a runtime that blocked first for its frame queue; default now).
+        ``independent``, ``composes``: see :meth:`wddmsim.dxgkrnl.adapter.Adapter.present`."""
         start = self.sim.now if call_start is None else call_start
         cost = self.adapter.costs.present
         if cost:
@@ -302,7 +304,8 @@ class D3DKMT:
                                "under hardware scheduling presents are blts (DxgkDdiPresentToHwQueue)")
             return w2.hwsch.present(context, source, destination, width, height, vidpn_source, call_start=start).seq
         return self.adapter.present(context, source, destination, width, height, mode, sync_interval,
-                                    vidpn_source, call_start=start).seq
+                                    vidpn_source, call_start=start, independent=independent,
+                                    composes=composes).seq
 
     def PresentComposed(self, context: Context, command: bytes, allocations, patches, vidpn_source: int = 0,
                         call_start: int | None = None):
@@ -315,6 +318,37 @@ class D3DKMT:
             yield cost
         return self.adapter.render(context, command, allocations, patches, redirected_present=vidpn_source,
                                    call_start=start).seq
+
+    def PresentRedirectedFlip(self, context: Context, command: bytes, allocations, patches, vidpn_source: int = 0,
+                              call_start: int | None = None):
+        """A flip-model present to the compositor (generator): the present flushes ``command`` (the
+        rest of the frame) with DxgkDdiRender, and D3DKMTPresent with RedirectedFlip hands the
+        frame to the compositor of ``vidpn_source`` once that packet retires
+        (:mod:`wddmsim.dxgkrnl.composition`). Returns the flush packet's number."""
+        start = self.sim.now if call_start is None else call_start
+        cost = self.adapter.costs.present
+        if cost:
+            yield cost
+        packet = self.adapter.render(context, command, allocations, patches)
+        self.adapter.redirected_flip(packet, vidpn_source, call_start=start)
+        return packet.seq
+
+    def StartComposition(self, vidpn_source: int) -> None:
+        """The compositor starts on ``vidpn_source``: windowed presents there wait for it from now
+        on instead of being shown by the OS at the next vsync."""
+        if not 0 <= vidpn_source < len(self.adapter.display_refresh):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
+        self.adapter.vidsch.presents.composition(vidpn_source)
+
+    def CompositionPending(self, vidpn_source: int) -> set[int]:
+        """The windows (context handles) of ``vidpn_source`` with a frame ready that no composition
+        has taken."""
+        return self.adapter.vidsch.presents.composition(vidpn_source).pending()
+
+    def AcquireComposedFrames(self, vidpn_source: int) -> list:
+        """The compositor takes the newest ready frame of each window of ``vidpn_source`` (older
+        ones are dropped); it passes them to its flip (:meth:`Present` ``composes``)."""
+        return self.adapter.vidsch.presents.composition(vidpn_source).acquire()
 
     def WaitForPacket(self, context: Context, seq: int):
         """An event to ``yield``: it triggers when the context has retired packet ``seq``."""

@@ -87,6 +87,17 @@ class Presents:
         self.sim = vidsch.sim
         self.sources = [SourceStats(i, hz) for i, hz in enumerate(refresh_rates)]
         self.max_queued = max(1, max_queued_flips)
+        #: VidPn source -> its compositor's :class:`~wddmsim.dxgkrnl.composition.Composition`
+        self.compositions: dict = {}
+
+    def composition(self, source: int):
+        """The composition of ``source``, made when its compositor starts."""
+        comp = self.compositions.get(source)
+        if comp is None:
+            from .composition import Composition
+
+            comp = self.compositions[source] = Composition(self, source)
+        return comp
 
     # -- on the way in ----------------------------------------------------------------------------------------
     def can_submit(self, packet) -> bool:
@@ -117,6 +128,10 @@ class Presents:
                 # Immediate: latched when the command ran, mid-frame.
                 self._flips_shown_through(src, packet, t)
             return
+        comp = self.compositions.get(packet.vidpn_source)
+        if comp is not None:
+            comp.arrived(packet, t)  # the compositor shows it with its next flip
+            return
         self._settle(src, t)
         vsync = src.next_vsync(t)
         if src.candidate is not None:
@@ -132,6 +147,9 @@ class Presents:
         """A present that will never be shown (aborted, cancelled, null-rendered): counted as
         dropped, and its place in the flip queue freed."""
         src = self.sources[packet.vidpn_source]
+        comp = self.compositions.get(packet.vidpn_source)
+        if comp is not None:
+            comp.forget(packet)
         if packet in src.pending_flips:
             src.pending_flips.remove(packet)
             if src.blocked:
@@ -219,6 +237,25 @@ class Presents:
             src.frame_times.add(t - src.last_display)
         src.last_display = t
         packet.displayed = t
+        self._displayed(src, packet, t)
+        comp = self.compositions.get(src.index)
+        if comp is not None and comp.carried:
+            comp.shown(packet, t)
+
+    def show_frame(self, source: int, frame, t: int) -> None:
+        """A composed frame reached the screen with its compositor's flip at ``t`` (the flip is the
+        display change; the frame only counts as displayed)."""
+        src = self.sources[source]
+        src.displayed += 1
+        src.latency.add(t - frame.present_t)
+        frame.displayed = t
+        self._displayed(src, frame, t)
+
+    def drop_frame(self, source: int, frame) -> None:
+        """A composed frame that will never reach the screen."""
+        self._drop(self.sources[source], frame)
+
+    def _displayed(self, src: SourceStats, packet, t: int) -> None:
         tr = self.vs.trace
         if tr is not None:
             tr.emit(self.sim.now, "Displayed", {
@@ -228,6 +265,9 @@ class Presents:
 
     def _drop(self, src: SourceStats, packet) -> None:
         src.dropped += 1
+        comp = self.compositions.get(src.index)
+        if comp is not None and comp.carried:
+            comp.dropped(packet)
         tr = self.vs.trace
         if tr is not None:
             tr.emit(self.sim.now, "Dropped", {"source": src.index, "context": packet.context.handle,

@@ -57,6 +57,9 @@ __all__ = [
     "ScriptPacket",
     "Segment",
     "Size",
+    "SwapChain",
+    "SwapFrame",
+    "Compositor",
     "Workload",
     "cross_field_problems",
     "field_path",
@@ -425,6 +428,77 @@ class FrameLoop(_Workload):
         return value
 
 
+class SwapFrame(ScenarioModel):
+    """One frame of a swap chain's application: when its CPU work starts, how long the CPU works
+    before the present call, when during that the frame's rendering is submitted, and how much GPU
+    time the rendering takes (a replayed capture gives these per frame)."""
+
+    #: when the frame's CPU work starts, from the workload's ``start`` (the application starts it
+    #: then, or as soon as its previous present call returned, whichever is later)
+    start: Duration
+    #: CPU time from the frame's start to its present call (PresentMon's MsCPUBusy)
+    cpu: Duration = 0
+    #: GPU time of the frame's rendering (0: the frame renders nothing before its present)
+    gpu: Duration = 0
+    #: when the rendering is submitted, from the frame's start (at most ``cpu``; default: at the
+    #: present call)
+    submit: Duration | None = None
+
+
+class SwapChain(_Workload):
+    """An application presenting through a graphics runtime's swap chain, whose present mode the
+    OS and the compositor decide (see :mod:`wddmsim.workloads.swapchain`): frames at ``fps`` (each
+    ``cpu`` then ``work``), or the explicit ``frames`` of a replayed capture. ``count`` is a
+    number of frames (with ``fps``)."""
+
+    kind: Literal["swap_chain"] = "swap_chain"
+    #: the runtime that presents: "DXGI", "D3D9", or "Other" (one PresentMon sees no present
+    #: calls of: OpenGL, Vulkan, GDI)
+    runtime: Literal["DXGI", "D3D9", "Other"] = "DXGI"
+    #: how the swap chain presents: "flip" (flip model: the compositor takes its buffers, or they
+    #: flip to the screen when it steps aside), "copy" (blt model: each present is a copy into the
+    #: window's redirection surface), "exclusive" (a full-screen exclusive swap chain that flips
+    #: itself and owns the display)
+    swap_effect: Literal["flip", "copy", "exclusive"] = "flip"
+    #: the window covers the whole display (a flip-model swap chain may then flip independently)
+    fullscreen: bool = False
+    #: the application's sync interval: -1 (the runtime's default, which PresentMon shows for
+    #: D3D9 and other runtimes that do not report one), 0 (do not wait for a vsync), 1..4
+    sync_interval: int = Field(default=1, ge=-1, le=4)
+    #: DXGI_PRESENT_ALLOW_TEARING: with sync interval 0, an independent flip is immediate
+    allows_tearing: bool = False
+    #: the application's present flags, reported as PresentMon's PresentFlags
+    present_flags: int = Field(default=0, ge=0, le=0xFFFFFFFF)
+    #: the swap chain's address as PresentMon shows it (e.g. "0x1BF098B1ED0"); default: made from
+    #: the context handle and the VidPn source
+    address: str | None = Field(default=None, pattern=r"^0x[0-9A-Fa-f]{1,16}$")
+    #: the VidPn source (index into adapter.displays) it presents to
+    vidpn_source: int = Field(default=0, ge=0)
+    #: frames that may be queued (presented, not yet retired) before the present blocks
+    max_frame_latency: int = Field(default=3, ge=1, le=16)
+    #: frames per second (with ``cpu`` and ``work``), when ``frames`` is empty
+    fps: float | None = Field(default=None, gt=0, le=1000, allow_inf_nan=False)
+    cpu: Duration = 0
+    work: Duration = 0
+    #: explicit frames (a replayed capture), in increasing ``start`` order
+    frames: list[SwapFrame] = Field(default_factory=list, max_length=1_000_000)
+
+    @model_validator(mode="after")
+    def _frames_or_fps(self) -> SwapChain:
+        if not self.frames and self.fps is None:
+            raise ValueError("a swap chain needs fps (frames at a rate) or frames (explicit frames)")
+        if self.frames and self.fps is not None:
+            raise ValueError("give fps or frames, not both")
+        for i in range(1, len(self.frames)):
+            if self.frames[i].start < self.frames[i - 1].start:
+                raise ValueError(f"frames[{i}].start must not be earlier than frames[{i - 1}].start")
+        for i, f in enumerate(self.frames):
+            if f.submit is not None and f.submit > f.cpu:
+                raise ValueError(f"frames[{i}].submit ({format_duration(f.submit)}) is after the present call "
+                                 f"(cpu = {format_duration(f.cpu)})")
+        return self
+
+
 class ComputeBatch(_Workload):
     """A compute job: flushes of ``batch`` packets, the next flush waiting for the previous to
     finish plus ``interval``. ``count`` is a number of batches."""
@@ -587,7 +661,7 @@ class Chain(_Workload):
 
 
 Workload = Annotated[
-    Union[FrameLoop, ComputeBatch, CopyStream, MemoryPressure, Bursty, Script, Chain], Field(discriminator="kind")
+    Union[FrameLoop, SwapChain, ComputeBatch, CopyStream, MemoryPressure, Bursty, Script, Chain], Field(discriminator="kind")
 ]
 
 #: The values ``kind`` may take in a workload table.
@@ -658,6 +732,9 @@ class Process(ScenarioModel):
     """A process with GPU contexts; its priority class is the base of their scheduling."""
 
     name: str = Field(min_length=1)
+    #: the process id the OS gives it (default: the next free one); a replayed capture keeps the
+    #: ProcessID it recorded
+    pid: int | None = Field(default=None, ge=8, le=0xFFFFFFFF, multiple_of=4)
     priority: ProcessPriority = "normal"
     #: the video memory budget the OS gives it from each time on (D3DKMTQueryVideoMemoryInfo's
     #: Budget); VidMm evicts its allocations to stay within it
@@ -1112,7 +1189,106 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
         if fault.process is not None and (fault.process, fault.context) not in contexts:
             problems.append((("fault", f, "context"),
                              f"no context {fault.context!r} in a process named {fault.process!r}"))
+    problems += _presenting_problems(scenario, node_names)
     return problems
+
+
+def _presenting_problems(scenario: Scenario, node_names: list[str]) -> list[tuple[Location, str]]:
+    """Process ids, compositors and swap chains: what one table cannot check alone."""
+    problems: list[tuple[Location, str]] = []
+    pids: dict[int, Location] = {}
+
+    def claim(pid, where: Location) -> None:
+        if pid is None:
+            return
+        if pid in pids:
+            problems.append((where, f"process id {pid} is also given to {field_path(pids[pid])}"))
+        else:
+            pids[pid] = where
+
+    names = {p.name for p in scenario.process}
+    for p, process in enumerate(scenario.process):
+        claim(process.pid, ("process", p, "pid"))
+    sources: dict[int, int] = {}
+    displays = len(scenario.adapter.displays)
+    hardware = scenario.adapter.scheduling == "hardware"
+    for c, comp in enumerate(scenario.compositor):
+        where = ("compositor", c)
+        if comp.process in names:
+            problems.append((where + ("process",), f"{comp.process!r} is also a [[process]]: the compositor's "
+                                                   f"process is its own"))
+        first = next(i for i, other in enumerate(scenario.compositor) if other.process == comp.process)
+        if first != c and comp.pid is not None and comp.pid != scenario.compositor[first].pid:
+            problems.append((where + ("pid",), f"the compositor process {comp.process!r} has pid "
+                                               f"{scenario.compositor[first].pid} (compositor[{first}])"))
+        elif first == c:
+            claim(comp.pid, where + ("pid",))
+        if comp.vidpn_source >= displays:
+            problems.append((where + ("vidpn_source",), f"VidPn source {comp.vidpn_source} does not exist; the "
+                                                        f"adapter has {displays} display(s)"))
+        elif comp.vidpn_source in sources:
+            problems.append((where + ("vidpn_source",), f"VidPn source {comp.vidpn_source} already has a "
+                                                        f"compositor (compositor[{sources[comp.vidpn_source]}])"))
+        else:
+            sources[comp.vidpn_source] = c
+        if comp.node is not None and comp.node not in node_names:
+            problems.append((where + ("node",), f"no node named {comp.node!r}; the adapter's nodes are "
+                                                f"{_quoted(node_names)}"))
+        if hardware:
+            problems.append((where, "the compositor is modelled under the software scheduler only "
+                                    "(adapter.scheduling = \"software\")"))
+    for p, process in enumerate(scenario.process):
+        for c, context in enumerate(process.context):
+            w = context.workload
+            if w.kind == "swap_chain" and hardware:
+                problems.append((("process", p, "context", c, "workload", "kind"),
+                                 "swap chains are modelled under the software scheduler only (under hardware "
+                                 "scheduling presents are blts: use frame_loop)"))
+    return problems
+
+
+class CompositorUpdate(ScenarioModel):
+    """Something on the desktop the compositor must draw (a window the scenario does not run, the
+    cursor, a caret): it composes at the first vsync at or after ``at``."""
+
+    at: Duration
+    #: CPU time from that vsync to its present (default: the compositor's ``cpu``)
+    cpu: Duration | None = None
+    #: GPU time of that composition (default: the compositor's ``work``)
+    work: Duration | None = None
+
+
+class Compositor(ScenarioModel):
+    """The desktop compositor (dwm.exe) on one VidPn source: at each vsync with something new (a
+    windowed present, a desktop update) it composes and flips its own swap chain; it steps aside
+    for a full-screen flip-model swap chain (independent flip) and for an exclusive one. See
+    :mod:`wddmsim.workloads.compositor`."""
+
+    #: its process (created once; several [[compositor]] tables share it)
+    process: str = Field(default="dwm.exe", min_length=1)
+    pid: int | None = Field(default=None, ge=8, le=0xFFFFFFFF, multiple_of=4)
+    #: the node its composition runs on (default: the adapter's first)
+    node: str | None = None
+    vidpn_source: int = Field(default=0, ge=0)
+    #: its swap chain's address as PresentMon shows it
+    address: str | None = Field(default=None, pattern=r"^0x[0-9A-Fa-f]{1,16}$")
+    #: CPU time from the vsync it wakes at to its present call
+    cpu: Duration = _ns("100us")
+    #: GPU time of one composition
+    work: Duration = _ns("500us")
+    #: compositions in a row of a full-screen flip-model swap chain, alone on the source, before
+    #: the compositor lets it flip independently
+    independent_flip_after: int = Field(default=2, ge=1, le=1000)
+    #: desktop updates, in increasing ``at`` order
+    update: list[CompositorUpdate] = Field(default_factory=list, max_length=1_000_000)
+
+    @field_validator("update")
+    @classmethod
+    def _updates_in_order(cls, value: list[CompositorUpdate]) -> list[CompositorUpdate]:
+        for i in range(1, len(value)):
+            if value[i].at < value[i - 1].at:
+                raise ValueError(f"[{i}].at must not be earlier than [{i - 1}].at")
+        return value
 
 
 class Driver(BaseModel):
@@ -1158,6 +1334,8 @@ class Scenario(ScenarioModel):
     process: list[Process] = Field(min_length=1)
     #: D3DKMT calls the processes make while the run goes on
     call: list[Call] = Field(default_factory=list)
+    #: the desktop compositor, one table per display it composes
+    compositor: list[Compositor] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:

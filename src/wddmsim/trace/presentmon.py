@@ -57,16 +57,21 @@ COLUMNS = (
 )
 NA = "NA"
 _MODES = {"flip": "Hardware: Legacy Flip", "flip_no_wait": "Hardware: Legacy Flip",
-          "blt": "Hardware: Legacy Copy to front buffer", "composed": "Composed: Copy with GPU GDI"}
+          "blt": "Hardware: Legacy Copy to front buffer", "composed": "Composed: Copy with GPU GDI",
+          "composed_flip": "Composed: Flip", "independent_flip": "Hardware: Independent Flip"}
 
 
 def _ms(ns: int | None) -> str | float:
     return NA if ns is None else round(ns / 1e6, 6)
 
 
-def present_rows(events: Iterable[dict]) -> list[dict]:
-    """The PresentMon rows of an event log, in present order."""
+def present_rows(events: Iterable[dict], times: bool = False) -> list[dict]:
+    """The PresentMon rows of an event log, in present order. With ``times`` each row also holds
+    the frame's times in ns under keys that start with ``_`` (not CSV columns): ``_present_start``,
+    ``_frame_start``, ``_present_return``, ``_gpu_start``, ``_gpu_end``, ``_gpu_busy``,
+    ``_displayed`` (None when dropped), and its ``_source`` and event-log ``_mode``."""
     apps: dict[int, str] = {}
+    chains: dict[int, dict] = {}  # context -> its SwapChainCreate
     ctx_process: dict[int, int] = {}
     presents = []  # dicts in order
     by_key: dict = {}
@@ -83,6 +88,8 @@ def present_rows(events: Iterable[dict]) -> list[dict]:
             apps[e["process"]] = e["name"]
         elif ev == "ContextCreate":
             ctx_process[e["context"]] = e["process"]
+        elif ev == "SwapChainCreate":
+            chains[e["context"]] = e
         elif ev == "Present":
             p = dict(e)
             presents.append(p)
@@ -126,13 +133,17 @@ def present_rows(events: Iterable[dict]) -> list[dict]:
         gpu_time = gpu_end - gpu_start if gpu_start is not None and gpu_end is not None else None
         disp = shown[key]
         prev_disp = last_display.get(p["source"])
+        sc = chains.get(p["context"])
+        runtime = sc["runtime"] if sc else "Other"
+        in_present = p["t"] - p["cpu_start"] if sc is None or runtime != "Other" else 0
         row = {
-            "Application": apps.get(p["process"], ""), "ProcessID": p["process"], "SwapChainAddress": hex(chain),
-            "PresentRuntime": "Other", "SyncInterval": p["interval"], "PresentFlags": 0,
+            "Application": apps.get(p["process"], ""), "ProcessID": p["process"],
+            "SwapChainAddress": sc["address"] if sc else hex(chain), "PresentRuntime": runtime,
+            "SyncInterval": sc["sync_interval"] if sc else p["interval"], "PresentFlags": sc["present_flags"] if sc else 0,
             "AllowsTearing": int(p["flip"] == 1 and p["interval"] == 0), "PresentMode": _MODES.get(p["mode"], p["mode"]),
             "CPUStartTime": _ms(frame_start),
             "MsBetweenPresents": _ms(p["cpu_start"] - prev[0]) if prev else NA,
-            "MsInPresentAPI": _ms(p["t"] - p["cpu_start"]),
+            "MsInPresentAPI": _ms(in_present),
             "MsGPULatency": _ms(gpu_start - frame_start) if gpu_start is not None else NA,
             "MsGPUTime": _ms(gpu_time), "MsGPUBusy": _ms(busy),
             "MsGPUWait": _ms(gpu_time - busy) if gpu_time is not None else NA,
@@ -140,6 +151,12 @@ def present_rows(events: Iterable[dict]) -> list[dict]:
             "MsBetweenDisplayChange": _ms(disp - prev_disp) if disp is not None and prev_disp is not None else NA,
             "DisplayedTime": _ms(disp) if disp is not None else NA,
         }
+        if times:
+            row |= {
+                "_present_start": p["cpu_start"], "_frame_start": frame_start, "_present_return": p["t"],
+                "_gpu_start": gpu_start, "_gpu_end": gpu_end, "_gpu_busy": busy, "_displayed": disp,
+                "_source": p["source"], "_mode": p["mode"],
+            }
         rows.append(row)
         last_present[chain] = (p["cpu_start"], p["seq"], p["t"])
         if disp is not None:

@@ -31,6 +31,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "DmaPacketStop": ("context", "node", "fence", "kind", "seq", "status"),
     "PreemptRequest": ("node", "fence", "reason", "running", "for", "queued"),
     "QueuePacketStop": ("context", "node", "fence", "kind", "seq", "status", "hwqueue"),
+    "SwapChainCreate": ("context", "process", "source", "address", "runtime", "swap_effect", "sync_interval",
+                        "allows_tearing", "present_flags", "fullscreen"),
     "Present": ("context", "process", "seq", "mode", "flip", "interval", "source", "width", "height", "cpu_start"),
     "Flip": ("context", "seq", "fence", "source", "interval", "no_wait", "surface"),
     "VSync": ("source", "address"),

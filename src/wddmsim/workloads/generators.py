@@ -261,6 +261,10 @@ def start_workload(rt, ctx, w, rng, fences=None):
         surfaces = [kmt.CreateAllocation(dev, SURFACE_BYTES), kmt.CreateAllocation(dev, SURFACE_BYTES)]
         surfaces.append(kmt.CreateAllocation(dev, SURFACE_BYTES) if w.present_mode.startswith("flip") else None)
         gen = frame_loop(rt, ctx, w, rng, surfaces)
+    elif kind == "swap_chain":
+        from .swapchain import SwapChainApp
+
+        gen = SwapChainApp(rt, ctx, w, rt.compositors.get(w.vidpn_source)).run()
     elif kind == "compute_batch":
         gen = compute_batch(rt, ctx, w, rng)
     elif kind == "copy_stream":

@@ -89,6 +89,8 @@ class Runtime:
         self.moves: dict = {}
         #: called with each context :meth:`move` creates (the assembly lists it in the summary)
         self.on_context = None
+        #: VidPn source -> its desktop compositor (:class:`wddmsim.workloads.compositor.Compositor`)
+        self.compositors: dict = {}
 
     # -- moving work between nodes -----------------------------------------------------------------------
     def move(self, ctx, node: int, node_name: str = "") -> None:
@@ -191,3 +193,19 @@ class Runtime:
         cb = self.umd.build(BufferRequest((Copy(Target(source), Target(surface), size),), context=ctx.handle))
         return (yield from self.kmt.PresentComposed(ctx, cb.commands, cb.allocations, cb.patches, vidpn_source,
                                                     call_start=call_start))
+
+    def present_redirected_flip(self, ctx, ops, vidpn_source: int = 0, call_start: int | None = None):
+        """A flip-model present to the compositor (generator): ``ops`` (the rest of the frame, at
+        least an empty flush) go with the present, which hands the frame to the compositor once
+        they retire. Returns the flush packet's number."""
+        cb = self.umd.build(BufferRequest(tuple(ops), context=ctx.handle))
+        return (yield from self.kmt.PresentRedirectedFlip(ctx, cb.commands, cb.allocations, cb.patches, vidpn_source,
+                                                          call_start=call_start))
+
+    def swap_chain_created(self, ctx, fields: dict) -> None:
+        """The runtime's record of a swap chain (as DXGI and D3D9 log theirs for PresentMon): the
+        event log's ``SwapChainCreate``, with the context and process it presents from."""
+        trace = self.kmt.adapter.trace
+        if trace is not None:
+            trace.emit(self.sim.now, "SwapChainCreate", {"context": ctx.handle, "process": ctx.device.process.pid,
+                                                         **fields})
