@@ -733,7 +733,8 @@ class Process(ScenarioModel):
 
     name: str = Field(min_length=1)
     #: the process id the OS gives it (default: the next free one); a replayed capture keeps the
-    #: ProcessID it recorded
+    #: ProcessID it recorded. Processes that each have a pid may share a name (one program run
+    #: twice), but then no [[call]] or [[fault]] may name them
     pid: int | None = Field(default=None, ge=8, le=0xFFFFFFFF, multiple_of=4)
     priority: ProcessPriority = "normal"
     #: the video memory budget the OS gives it from each time on (D3DKMTQueryVideoMemoryInfo's
@@ -1016,7 +1017,10 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
     node_names = [node.name for node in scenario.adapter.nodes]
     first_process: dict[str, int] = {}
     for p, process in enumerate(scenario.process):
-        if process.name in first_process:
+        if process.name in first_process and (process.pid is None
+                                              or scenario.process[first_process[process.name]].pid is None):
+            # Two processes may run one program (a replayed capture's) when each has its pid; then
+            # no [[call]] or [[fault]] may name them (checked below).
             problems.append(
                 (("process", p, "name"),
                  f"duplicate process name {process.name!r} "
@@ -1150,6 +1154,12 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                         f"context at each position 0..{size - 1}, found positions {positions}"))
     contexts = {(pr.name, c.name) for pr in scenario.process for c in pr.context}
     process_names = [pr.name for pr in scenario.process]
+    shared = {n for n in process_names if process_names.count(n) > 1}
+    for i, named in [(("call", i), x) for i, x in enumerate(scenario.call)] + \
+                    [(("fault", i), x) for i, x in enumerate(scenario.fault)]:
+        if named.process in shared:
+            problems.append((i + ("process",), f"{named.process!r} names {process_names.count(named.process)} "
+                                               f"processes (each with its pid): name a process only one has"))
     for i, call in enumerate(scenario.call):
         where = ("call", i)
         if call.process is not None and call.process not in process_names:

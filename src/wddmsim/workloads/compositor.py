@@ -11,9 +11,9 @@ What it does, after Microsoft's "Desktop Window Manager" and "DXGI flip model" p
   display's flip registers for the next vsync (``FlipWithNoWait``, ``FlipInterval`` 1), naming the
   windows' frames it composed, which reach the screen with that flip. PresentMon reports its
   presents as "Hardware: Legacy Flip" and the windows' as "Composed: ...".
-- It takes each window's newest ready frame when it composes (after its CPU time): a frame whose
-  GPU work ends after that waits for the next vsync, and older ready frames of a window are
-  replaced, so dropped.
+- It takes each window's newest frame that was ready at the vsync it woke at (what it composes is
+  decided then; its CPU work follows): a frame whose GPU work ends after the vsync waits for the
+  next one, and older ready frames of a window are replaced, so dropped.
 - It steps aside for a flip-model swap chain that covers the display (independent flip): after
   :attr:`Compositor.independent_after` compositions in a row in which that swap chain was the only
   window with a new frame, it lets the swap chain flip to the screen itself and stops composing
@@ -97,10 +97,7 @@ class Compositor:
                 due.append(updates.popleft())
             if self.exclusive is not None:
                 continue  # the display is the exclusive swap chain's; the desktop is not seen
-            # Its CPU work from the vsync on, then a look at what is new.
-            cpu = next((u.cpu for u in due if u.cpu is not None), self.cpu)
-            if cpu:
-                yield cpu
+            # What is new is what was ready at the vsync; its CPU work follows.
             pending = kmt.CompositionPending(source)
             if self.independent is not None:
                 if not pending:
@@ -112,6 +109,9 @@ class Compositor:
             if not due and not pending:
                 continue
             frames = kmt.AcquireComposedFrames(source)
+            cpu = next((u.cpu for u in due if u.cpu is not None), self.cpu)
+            if cpu:
+                yield cpu
             self._promote(frames)
             work = max((u.work for u in due if u.work is not None), default=self.work)
             yield from self._compose(work, frames)
