@@ -73,61 +73,51 @@ class ColumnSet:
     carries: frozenset[str]
 
 
-_ID = ("Application", "ProcessID", "SwapChainAddress")
-_CURRENT = _ID + (
-    "PresentRuntime", "SyncInterval", "PresentFlags", "AllowsTearing", "PresentMode", "FrameType",
-    "TimeInQPC", "MsBetweenSimulationStart", "MsBetweenPresents", "MsBetweenDisplayChange",
-    "MsInPresentAPI", "MsRenderPresentLatency", "MsUntilDisplayed", "MsPCLatency", "CPUStartQPC",
-    "MsBetweenAppStart", "MsCPUBusy", "MsCPUWait", "MsGPULatency", "MsGPUTime", "MsGPUBusy",
-    "MsGPUWait", "MsVideoBusy", "MsAnimationError", "AnimationTime", "MsFlipDelay",
-    "MsAllInputToPhotonLatency", "MsClickToPhotonLatency", "MsInstrumentedLatency")
-_V1 = _ID + (
-    "Runtime", "SyncInterval", "PresentFlags", "Dropped", "TimeInSeconds", "msInPresentAPI",
-    "msBetweenPresents", "AllowsTearing", "PresentMode", "msUntilRenderComplete", "msUntilDisplayed",
-    "msBetweenDisplayChange", "msFlipDelay", "msUntilRenderStart", "msGPUActive", "msGPUVideoActive",
-    "msSinceInput", "QPCTime")
-_V2 = _ID + (
-    "PresentRuntime", "SyncInterval", "PresentFlags", "AllowsTearing", "PresentMode", "FrameType",
-    "CPUStartQPC", "FrameTime", "CPUBusy", "CPUWait", "GPULatency", "GPUTime", "GPUBusy", "GPUWait",
-    "VideoBusy", "DisplayLatency", "DisplayedTime", "AnimationError", "AnimationTime", "MsFlipDelay",
-    "AllInputToPhotonLatency", "ClickToPhotonLatency", "InstrumentedLatency")
+def _column_set(name: str, columns: str, signature: str, optional: str, carries: str) -> ColumnSet:
+    cols = tuple(columns.split())
+    required = (signature,) + tuple(c for c in cols if c not in optional.split() and c != signature)
+    base = "application pid swap_chain runtime sync_interval present_flags allows_tearing present_mode "
+    return ColumnSet(name, cols, required, signature, frozenset((base + carries).split()))
 
-_BASE = {"application", "pid", "swap_chain", "runtime", "sync_interval", "present_flags",
-         "allows_tearing", "present_mode"}
-COLUMN_SETS: dict[str, ColumnSet] = {
-    "current": ColumnSet(
-        "current", _CURRENT,
-        ("MsBetweenPresents",) + _ID + (
-            "PresentRuntime", "SyncInterval", "PresentFlags", "AllowsTearing", "PresentMode",
-            "TimeInQPC", "MsBetweenDisplayChange", "MsInPresentAPI", "MsRenderPresentLatency",
-            "MsUntilDisplayed", "CPUStartQPC", "MsCPUBusy", "MsCPUWait", "MsGPULatency", "MsGPUTime",
-            "MsGPUBusy"),
+
+_ID = "Application ProcessID SwapChainAddress "
+COLUMN_SETS: dict[str, ColumnSet] = {cs.name: cs for cs in (
+    _column_set(
+        "current",
+        _ID + "PresentRuntime SyncInterval PresentFlags AllowsTearing PresentMode FrameType TimeInQPC "
+        "MsBetweenSimulationStart MsBetweenPresents MsBetweenDisplayChange MsInPresentAPI "
+        "MsRenderPresentLatency MsUntilDisplayed MsPCLatency CPUStartQPC MsBetweenAppStart MsCPUBusy "
+        "MsCPUWait MsGPULatency MsGPUTime MsGPUBusy MsGPUWait MsVideoBusy MsAnimationError AnimationTime "
+        "MsFlipDelay MsAllInputToPhotonLatency MsClickToPhotonLatency MsInstrumentedLatency",
         "MsBetweenPresents",
-        frozenset(_BASE | {"frame_type", "present_start", "in_present", "between_presents",
-                           "between_display_change", "render_present_latency", "until_displayed",
-                           "displayed", "cpu_start", "cpu_busy", "cpu_wait", "gpu_latency", "gpu_time",
-                           "gpu_busy", "video_busy", "animation_error", "animation_time", "flip_delay"})),
-    "v1": ColumnSet(
-        "v1", _V1,
-        ("msBetweenPresents",) + _ID + (
-            "Runtime", "SyncInterval", "PresentFlags", "Dropped", "TimeInSeconds", "msInPresentAPI",
-            "AllowsTearing", "PresentMode", "msUntilDisplayed", "msBetweenDisplayChange"),
+        "FrameType MsBetweenSimulationStart MsPCLatency MsBetweenAppStart MsGPUWait MsVideoBusy "
+        "MsAnimationError AnimationTime MsFlipDelay MsAllInputToPhotonLatency MsClickToPhotonLatency "
+        "MsInstrumentedLatency",
+        "frame_type present_start in_present between_presents between_display_change "
+        "render_present_latency until_displayed displayed cpu_start cpu_busy cpu_wait gpu_latency "
+        "gpu_time gpu_busy video_busy animation_error animation_time flip_delay"),
+    _column_set(
+        "v1",
+        _ID + "Runtime SyncInterval PresentFlags Dropped TimeInSeconds msInPresentAPI msBetweenPresents "
+        "AllowsTearing PresentMode msUntilRenderComplete msUntilDisplayed msBetweenDisplayChange "
+        "msFlipDelay msUntilRenderStart msGPUActive msGPUVideoActive msSinceInput QPCTime",
         "msBetweenPresents",
-        frozenset(_BASE | {"present_start", "in_present", "between_presents", "render_present_latency",
-                           "until_displayed", "displayed", "between_display_change", "flip_delay",
-                           "until_render_start", "gpu_busy", "video_busy"})),
-    "v2": ColumnSet(
-        "v2", _V2,
-        ("FrameTime",) + _ID + (
-            "PresentRuntime", "SyncInterval", "PresentFlags", "AllowsTearing", "PresentMode",
-            "CPUStartQPC", "CPUBusy", "CPUWait", "GPULatency", "GPUTime", "GPUBusy", "DisplayLatency",
-            "DisplayedTime"),
+        "msUntilRenderComplete msFlipDelay msUntilRenderStart msGPUActive msGPUVideoActive msSinceInput "
+        "QPCTime",
+        "present_start in_present between_presents render_present_latency until_displayed displayed "
+        "between_display_change flip_delay until_render_start gpu_busy video_busy"),
+    _column_set(
+        "v2",
+        _ID + "PresentRuntime SyncInterval PresentFlags AllowsTearing PresentMode FrameType CPUStartQPC "
+        "FrameTime CPUBusy CPUWait GPULatency GPUTime GPUBusy GPUWait VideoBusy DisplayLatency "
+        "DisplayedTime AnimationError AnimationTime MsFlipDelay AllInputToPhotonLatency "
+        "ClickToPhotonLatency InstrumentedLatency",
         "FrameTime",
-        frozenset(_BASE | {"frame_type", "present_start", "in_present", "cpu_start", "cpu_busy",
-                           "cpu_wait", "gpu_latency", "gpu_time", "gpu_busy", "video_busy", "displayed",
-                           "until_displayed", "displayed_time", "animation_error", "animation_time",
-                           "flip_delay"})),
-}
+        "FrameType GPUWait VideoBusy AnimationError AnimationTime MsFlipDelay AllInputToPhotonLatency "
+        "ClickToPhotonLatency InstrumentedLatency",
+        "frame_type present_start in_present cpu_start cpu_busy cpu_wait gpu_latency gpu_time gpu_busy "
+        "video_busy displayed until_displayed displayed_time animation_error animation_time flip_delay"),
+)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,15 +185,16 @@ def frames_by_chain(frames: Iterable[Frame]) -> dict[ChainKey, list[Frame]]:
 
 
 def refresh_period_ns(frames: Iterable[Frame], key: ChainKey | None = None) -> int | None:
-    """The display's refresh period: the median MsBetweenDisplayChange of the chain ``key``; without
-    a key, of the dwm.exe chains (the compositor shows every refresh), else of all frames."""
+    """The display's refresh period: the median (nearest-rank: the lower middle of an even count)
+    MsBetweenDisplayChange of the chain ``key``; without a key, of the dwm.exe chains (the
+    compositor shows every refresh), else of all frames."""
     frames = list(frames)
     if key is not None:
         pool = [f for f in frames if f.key == key]
     else:
         pool = [f for f in frames if f.application.lower() == "dwm.exe"] or frames
-    values = [f.between_display_change for f in pool if f.between_display_change]
-    return int(median(values)) if values else None
+    values = sorted(f.between_display_change for f in pool if f.between_display_change)
+    return values[(len(values) + 1) // 2 - 1] if values else None
 
 
 @dataclass
@@ -497,81 +488,8 @@ def read_capture(path: str | Path, *, qpc_origin: int | None = None,
         elif f.get("displayed") is not None:
             f["until_displayed"] = f["displayed"] - f["present_start"]
         frames.append(Frame(**f))
+    from .columns import complete_frames  # columns imports this module: import it when called
+
     frames = complete_frames(frames, carried=cs.carries)
     frames.sort(key=lambda fr: fr.present_start)  # stable: ties stay in file order
     return Capture(path, cs.name, tuple(header), frames, freq, origin, session)
-
-
-# --- deriving ------------------------------------------------------------------------------------
-
-def _gpu_start(f: dict) -> int | None:
-    if f["until_render_start"] is not None:
-        return f["present_start"] + f["until_render_start"]
-    if f["gpu_latency"] and f["cpu_start"] is not None:
-        return f["cpu_start"] + f["gpu_latency"]
-    ready = _ready(f, with_gpu=False)
-    if ready is not None and f["gpu_time"] is not None and f["gpu_time"] > (f["gpu_busy"] or 0):
-        return ready - f["gpu_time"]
-    return None
-
-
-def _ready(f: dict, with_gpu: bool = True) -> int | None:
-    if f["render_present_latency"]:
-        return f["present_start"] + f["render_present_latency"]
-    if with_gpu and f["gpu_latency"] and f["cpu_start"] is not None and f["gpu_time"] is not None \
-            and f["gpu_time"] > (f["gpu_busy"] or 0):
-        return f["cpu_start"] + f["gpu_latency"] + f["gpu_time"]
-    return None
-
-
-def complete_frames(frames: Iterable[Frame], carried: Iterable[str] = ()) -> list[Frame]:
-    """Fill the fields that are None and not in ``carried`` from the others, as PresentMon relates
-    them (see the module's docstring), within each swap chain in present order. Returns the frames
-    in the order given. A model's frames with only the basic times get every derivable metric."""
-    carried = frozenset(carried)
-    frames = list(frames)
-    out: list[Frame | None] = [None] * len(frames)
-    chains: dict[ChainKey, list[int]] = {}
-    for i, fr in enumerate(frames):
-        chains.setdefault(fr.key, []).append(i)
-    for indices in chains.values():
-        indices.sort(key=lambda i: frames[i].present_start)
-        rows = [{n: getattr(frames[i], n) for n in FRAME_FIELDS} for i in indices]
-
-        def fill(f: dict, name: str, value) -> None:
-            if f[name] is None and name not in carried and value is not None:
-                f[name] = value
-
-        prev = None
-        for f in rows:
-            if prev is not None:
-                adjacent = f["between_presents"] is None or \
-                    prev["present_start"] == f["present_start"] - f["between_presents"]
-                if adjacent:  # v1: the previous present's end
-                    fill(f, "cpu_start", prev["present_start"] + prev["in_present"])
-                fill(f, "between_presents", max(0, f["present_start"] - prev["present_start"]))
-            if f["cpu_start"] is not None:
-                fill(f, "cpu_busy", max(0, f["present_start"] - f["cpu_start"]))
-            fill(f, "cpu_wait", f["in_present"])
-            if f["displayed"] is not None:
-                fill(f, "until_displayed", f["displayed"] - f["present_start"])
-            gpu_start, ready = _gpu_start(f), _ready(f)
-            if gpu_start is not None:
-                fill(f, "until_render_start", gpu_start - f["present_start"])
-            if ready is not None:
-                fill(f, "render_present_latency", ready - f["present_start"])
-            if f["gpu_busy"] is not None:
-                if f["cpu_start"] is not None:
-                    fill(f, "gpu_latency", max(0, gpu_start - f["cpu_start"]) if gpu_start is not None else 0)
-                duration = ready - gpu_start if ready is not None and gpu_start is not None else 0
-                fill(f, "gpu_time", max(f["gpu_busy"], duration))
-            if f["present_start"] != (prev or {}).get("present_start"):
-                prev = f
-        shown = [f for f in rows if f["displayed"] is not None]
-        for before, after in zip(shown, shown[1:]):
-            gap = after["displayed"] - before["displayed"]
-            fill(after, "between_display_change", gap if gap > 0 else None)
-            fill(before, "displayed_time", gap if gap > 0 else None)
-        for i, f in zip(indices, rows):
-            out[i] = Frame(**f)
-    return out  # type: ignore[return-value]
