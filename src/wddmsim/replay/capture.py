@@ -387,16 +387,23 @@ def _read_rows(path: Path) -> tuple[list[str], list[_Row]]:
     return header, rows
 
 
+# QPC frequencies Windows machines report: 10 MHz (Windows 10 and later on x64), the ACPI PM timer,
+# the HPET, ARM64 system counters, and 1 GHz.
+_KNOWN_FREQUENCIES = (10_000_000, 3_579_545, 14_318_180, 19_200_000, 24_000_000, 1_000_000_000)
+
+
 def _estimate_frequency(pairs: list[tuple[int, int]]) -> int | None:
     """QPC ticks per second from (ticks, nanoseconds) pairs of the same interval: the pairs within
-    0.1% of the median ratio, summed; snapped to 10 MHz within 100 ppm, else rounded to 1 Hz."""
+    0.1% of the median ratio, summed; snapped to a known frequency within 100 ppm (4-decimal ms
+    values over a short capture are good to a few ppm), else rounded to 1 Hz."""
     pairs = [(t, ns) for t, ns in pairs if t > 0 and ns > 0]
     if not pairs:
         return None
     mid = median(t / ns for t, ns in pairs)
     kept = [(t, ns) for t, ns in pairs if abs(t / ns / mid - 1) < 1e-3]
     estimate = sum(t for t, _ in kept) * 1e9 / sum(ns for _, ns in kept)
-    return 10_000_000 if abs(estimate / 1e7 - 1) < 1e-4 else round(estimate)
+    known = [f for f in _KNOWN_FREQUENCIES if abs(estimate / f - 1) < 1e-4]
+    return known[0] if known else round(estimate)
 
 
 def _chain_pairs(parsed, qpc_name: str, ms_name: str, shift: int = 0) -> list[tuple[int, int]]:
