@@ -1,4 +1,7 @@
-"""Write frames as a PresentMon CSV in one of its three column sets.
+"""How PresentMon's columns follow from each other, and writing frames in its three column sets.
+
+:func:`complete_frames` fills the Frame fields a column set does not carry from those it does (the
+relations are listed in :mod:`.capture`); :func:`write_capture_csv` writes frames as a CSV.
 
 Each column is computed from the Frame's fields as PresentMon computes it from its present events
 (GameTechDev/PresentMon ``PresentMon/CsvOutput.cpp`` for the columns and formats,
@@ -22,6 +25,10 @@ byte for byte up to the order of the rows):
 - SwapChainAddress ``0x%X`` (current, v2) or ``0x%016X`` (v1); the file starts with a UTF-8 BOM and
   ends rows with LF.
 
+So a capture read from PresentMon's files round-trips exactly (its values sit on the 100 ns grid of
+a 10 MHz clock); a model's arbitrary nanoseconds come back to within 100 ns, as the ``%.4f`` columns
+hold 0.1 us and a QPC value one tick.
+
 Where the two differ from PresentMon: a frame whose DisplayedTime is unknown (the chain's last
 displayed frame, or one read from a v1 file) keeps its DisplayLatency in v2 with DisplayedTime NA
 (PresentMon holds such a present back and writes no row); v1's TimeInSeconds counts from
@@ -35,9 +42,90 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .capture import COLUMN_SETS, NA, Frame
+from .capture import COLUMN_SETS, FRAME_FIELDS, NA, ChainKey, Frame
 
 Cell = Callable[[Frame], str]
+
+
+# --- deriving fields from each other ----------------------------------------------------------------
+
+def _gpu_start(f: dict) -> int | None:
+    if f["until_render_start"] is not None:
+        return f["present_start"] + f["until_render_start"]
+    if f["gpu_latency"] and f["cpu_start"] is not None:
+        return f["cpu_start"] + f["gpu_latency"]
+    ready = _ready(f, with_gpu=False)
+    if ready is not None and f["gpu_time"] is not None and f["gpu_time"] > (f["gpu_busy"] or 0):
+        return ready - f["gpu_time"]
+    return None
+
+
+def _ready(f: dict, with_gpu: bool = True) -> int | None:
+    if f["render_present_latency"]:
+        return f["present_start"] + f["render_present_latency"]
+    if with_gpu and f["gpu_latency"] and f["cpu_start"] is not None and f["gpu_time"] is not None \
+            and f["gpu_time"] > (f["gpu_busy"] or 0):
+        return f["cpu_start"] + f["gpu_latency"] + f["gpu_time"]
+    return None
+
+
+def complete_frames(frames: Iterable[Frame], carried: Iterable[str] = ()) -> list[Frame]:
+    """Fill the fields that are None and not in ``carried`` from the others, as PresentMon relates
+    them (listed in :mod:`.capture`'s docstring), within each swap chain in present order: e.g. the
+    CPU start from the previous present's end, MsBetweenDisplayChange and DisplayedTime from the
+    neighbouring displayed frames. Returns the frames in the order given. A model's frames with
+    only the basic times (present start, time in Present(), displayed, GPU busy) get the rest."""
+    carried = frozenset(carried)
+    frames = list(frames)
+    out: list[Frame | None] = [None] * len(frames)
+    chains: dict[ChainKey, list[int]] = {}
+    for i, fr in enumerate(frames):
+        chains.setdefault(fr.key, []).append(i)
+    for indices in chains.values():
+        indices.sort(key=lambda i: frames[i].present_start)
+        rows = [{n: getattr(frames[i], n) for n in FRAME_FIELDS} for i in indices]
+
+        def fill(f: dict, name: str, value) -> None:
+            if f[name] is None and name not in carried and value is not None:
+                f[name] = value
+
+        prev = None
+        for f in rows:
+            if prev is not None:
+                # the row before is the chain's previous present (to 1 us: the ms text's rounding)
+                adjacent = f["between_presents"] is None or \
+                    abs(prev["present_start"] - (f["present_start"] - f["between_presents"])) <= 1000
+                if adjacent:  # v1: the CPU start is the previous present's end
+                    fill(f, "cpu_start", prev["present_start"] + prev["in_present"])
+                fill(f, "between_presents", max(0, f["present_start"] - prev["present_start"]))
+            if f["cpu_start"] is not None:
+                fill(f, "cpu_busy", max(0, f["present_start"] - f["cpu_start"]))
+            fill(f, "cpu_wait", f["in_present"])
+            if f["displayed"] is not None:
+                fill(f, "until_displayed", f["displayed"] - f["present_start"])
+            gpu_start, ready = _gpu_start(f), _ready(f)
+            if gpu_start is not None:
+                fill(f, "until_render_start", gpu_start - f["present_start"])
+            if ready is not None:
+                fill(f, "render_present_latency", ready - f["present_start"])
+            if f["gpu_busy"] is not None:
+                if f["cpu_start"] is not None:
+                    fill(f, "gpu_latency", max(0, gpu_start - f["cpu_start"]) if gpu_start is not None else 0)
+                duration = ready - gpu_start if ready is not None and gpu_start is not None else 0
+                fill(f, "gpu_time", max(f["gpu_busy"], duration))
+            if f["present_start"] != (prev or {}).get("present_start"):
+                prev = f
+        shown = [f for f in rows if f["displayed"] is not None]
+        for before, after in zip(shown, shown[1:]):
+            gap = after["displayed"] - before["displayed"]
+            fill(after, "between_display_change", gap if gap > 0 else None)
+            fill(before, "displayed_time", gap if gap > 0 else None)
+        for i, f in zip(indices, rows):
+            out[i] = Frame(**f)
+    return out  # type: ignore[return-value]
+
+
+# --- writing -------------------------------------------------------------------------------------------
 
 
 class _Clock:
@@ -85,6 +173,14 @@ def _gpu_wait(c: _Clock, f: Frame) -> float | None:
     return None if time is None or busy is None else max(0.0, time - busy)
 
 
+def _cpu_busy(c: _Clock, f: Frame) -> float | None:
+    """From the QPC values of CPU start and present start when they give it (so that v2's present
+    start, CPU start + CPUBusy, lands on the present's tick), else the field."""
+    if f.cpu_start is not None and f.cpu_busy is not None and f.cpu_busy == f.present_start - f.cpu_start:
+        return c.span(f.cpu_start, f.present_start)
+    return c.ms(f.cpu_busy)
+
+
 def _until_displayed(c: _Clock, f: Frame) -> float | None:
     if f.displayed is None:
         return None
@@ -109,8 +205,8 @@ def _cpu_gpu(c: _Clock, names: tuple[str, ...]) -> dict[str, Cell]:
     """The CPU and GPU columns both 2.x sets share, under each set's names."""
     app, busy, wait, lat, time, gbusy, gwait, video = names
     return {
-        app: lambda f: _f4(_add(c.ms(f.cpu_busy), c.ms(f.cpu_wait))),
-        busy: lambda f: _f4(c.ms(f.cpu_busy)),
+        app: lambda f: _f4(_add(_cpu_busy(c, f), c.ms(f.cpu_wait))),
+        busy: lambda f: _f4(_cpu_busy(c, f)),
         wait: lambda f: _f4(c.ms(f.cpu_wait)),
         lat: lambda f: _f4(c.ms(f.gpu_latency)),
         time: lambda f: _f4(_add(c.ms(f.gpu_busy), _gpu_wait(c, f))),
