@@ -167,37 +167,45 @@ def _within(fraction: float) -> Callable[[float, float], bool]:
     return lambda r, m: abs(m - r) <= fraction * abs(r) + 1e-9
 
 
-def _targets(real: list[Frame], model: list[Frame], rs: ChainStats, ms: ChainStats,
-             refresh_ms: float | None) -> list[Target]:
-    matched = sum(a.present_mode == b.present_mode for a, b in zip(real, model))
-    share = matched / max(len(real), len(model))
-    refresh = "one refresh" + (f" ({refresh_ms:.2f} ms)" if refresh_ms else " (unknown)")
-
-    def until_displayed(r: float, m: float) -> bool:
-        return refresh_ms is not None and abs(m - r) <= refresh_ms
-
-    return [
-        Target("application", rs.application, ms.application, "same", rs.application == ms.application),
-        Target("runtime", rs.runtime, ms.runtime, "same", rs.runtime == ms.runtime),
-        Target("sync interval", rs.sync_interval, ms.sync_interval, "same",
-               rs.sync_interval == ms.sync_interval),
-        Target("present mode", rs.present_mode, ms.present_mode, ">= 90% of frames", share >= 0.9,
-               f"{share:.1%} match"),
-        _numeric("presents", rs.presents, ms.presents, "within 5%", _within(0.05)),
-        _numeric("MsBetweenPresents median", rs.median("MsBetweenPresents"),
-                 ms.median("MsBetweenPresents"), "within 2%", _within(0.02)),
-        _numeric("MsGPUBusy median", rs.median("MsGPUBusy"), ms.median("MsGPUBusy"), "within 10%",
-                 _within(0.10)),
-        _numeric("MsInPresentAPI median", rs.median("MsInPresentAPI"), ms.median("MsInPresentAPI"),
-                 "1 ms or 20%", lambda r, m: abs(m - r) <= 1.0 or _within(0.20)(r, m)),
-        _numeric("MsUntilDisplayed median", rs.median("MsUntilDisplayed"), ms.median("MsUntilDisplayed"),
-                 refresh, until_displayed),
-    ]
-
-
 TARGET_NAMES = ("application", "runtime", "sync interval", "present mode", "presents",
                 "MsBetweenPresents median", "MsGPUBusy median", "MsInPresentAPI median",
                 "MsUntilDisplayed median")
+MISSING = "no such swap chain in the model"
+
+
+def _targets(real: list[Frame], model: list[Frame] | None, rs: ChainStats, refresh_ms: float | None
+             ) -> tuple[ChainStats | None, list[Target]]:
+    refresh = "one refresh" + (f" ({refresh_ms:.2f} ms)" if refresh_ms else " (unknown)")
+    tolerances = ("same", "same", "same", ">= 90% of frames", "within 5%", "within 2%", "within 10%",
+                  "1 ms or 20%", refresh)
+    if model is None:
+        values = (rs.application, rs.runtime, rs.sync_interval, rs.present_mode, rs.presents,
+                  *(rs.median(m) for m in ("MsBetweenPresents", "MsGPUBusy", "MsInPresentAPI",
+                                           "MsUntilDisplayed")))
+        return None, [Target(n, v, None, t, False, MISSING)
+                      for n, v, t in zip(TARGET_NAMES, values, tolerances)]
+    ms = chain_stats(model)
+    matched = sum(a.present_mode == b.present_mode for a, b in zip(real, model))
+    share = matched / max(len(real), len(model))
+
+    def same(name: str, r: object, m: object) -> Target:
+        return Target(name, r, m, "same", r == m)
+
+    def median(i: int, column: str, ok: Callable[[float, float], bool]) -> Target:
+        return _numeric(TARGET_NAMES[i], rs.median(column), ms.median(column), tolerances[i], ok)
+
+    return ms, [
+        same("application", rs.application, ms.application),
+        same("runtime", rs.runtime, ms.runtime),
+        same("sync interval", rs.sync_interval, ms.sync_interval),
+        Target("present mode", rs.present_mode, ms.present_mode, tolerances[3], share >= 0.9,
+               f"{share:.1%} match"),
+        _numeric("presents", rs.presents, ms.presents, tolerances[4], _within(0.05)),
+        median(5, "MsBetweenPresents", _within(0.02)),
+        median(6, "MsGPUBusy", _within(0.10)),
+        median(7, "MsInPresentAPI", lambda r, m: abs(m - r) <= 1.0 or _within(0.20)(r, m)),
+        median(8, "MsUntilDisplayed", lambda r, m: refresh_ms is not None and abs(m - r) <= refresh_ms),
+    ]
 
 
 def compare(real: Capture | Iterable[Frame], model: Capture | Iterable[Frame], *,
@@ -214,16 +222,12 @@ def compare(real: Capture | Iterable[Frame], model: Capture | Iterable[Frame], *
         if len(frames) < min_presents:
             continue
         frames = sorted(frames, key=lambda f: f.present_start)
-        rs = chain_stats(frames)
         other = model_chains.get(_pair_key(key))
-        if other is None:
-            targets = [Target(name, None, None, "", False, "no such swap chain in the model")
-                       for name in TARGET_NAMES]
-            out.append(ChainComparison(key, rs, None, targets))
-            continue
-        other = sorted(other, key=lambda f: f.present_start)
-        ms = chain_stats(other)
-        out.append(ChainComparison(key, rs, ms, _targets(frames, other, rs, ms, refresh_period_ms)))
+        if other is not None:
+            other = sorted(other, key=lambda f: f.present_start)
+        rs = chain_stats(frames)
+        ms, targets = _targets(frames, other, rs, refresh_period_ms)
+        out.append(ChainComparison(key, rs, ms, targets))
     return out
 
 
@@ -242,15 +246,16 @@ def print_comparison(console: Console, comparisons: list[ChainComparison]) -> No
     for c in comparisons:
         app, pid, chain = c.key
         met = sum(t.passed for t in c.targets)
+        caption = f"{met} of {len(c.targets)} targets met" + ("" if c.model else f": {MISSING}")
         table = Table(title=f"{app} (pid {pid}, swap chain {chain})", width=width, title_justify="left",
-                      caption=f"{met} of {len(c.targets)} targets met", caption_justify="left")
-        table.add_column("target", ratio=5, overflow="fold")
+                      caption=caption, caption_justify="left")
+        table.add_column("target", ratio=6, overflow="fold")
         table.add_column("real", ratio=5, overflow="fold")
         table.add_column("model", ratio=5, overflow="fold")
         table.add_column("tolerance", ratio=4, overflow="fold")
         table.add_column("", width=4, no_wrap=True)
         for t in c.targets:
-            model = _show(t.model) + (f" ({t.detail})" if t.detail else "")
+            model = _show(t.model) + (f" ({t.detail})" if t.detail and c.model else "")
             verdict = "[green]pass[/]" if t.passed else "[bold red]FAIL[/]"
             table.add_row(t.name, _show(t.real), model, t.tolerance, verdict)
         console.print(table)
