@@ -220,8 +220,8 @@ class Capture:
 
 # --- reading -------------------------------------------------------------------------------------
 
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-_INT = re.compile(r"[+-]?\d+")
+_NUMBER = re.compile(r"[+-]?(\d{1,15}(\.\d{0,30})?|\.\d{1,30})([eE][+-]?\d{1,2})?")  # bounded, so no huge integers
+_INT = re.compile(r"[+-]?\d{1,20}")  # 64-bit values
 _HEX = re.compile(r"0[xX][0-9a-fA-F]+")
 _MS_TO_NS = Decimal(1_000_000)
 
@@ -403,7 +403,9 @@ def _estimate_frequency(pairs: list[tuple[int, int]]) -> int | None:
     kept = [(t, ns) for t, ns in pairs if abs(t / ns / mid - 1) < 1e-3]
     estimate = sum(t for t, _ in kept) * 1e9 / sum(ns for _, ns in kept)
     known = [f for f in _KNOWN_FREQUENCIES if abs(estimate / f - 1) < 1e-4]
-    return known[0] if known else round(estimate)
+    if known:
+        return known[0]
+    return round(estimate) if 1e3 <= estimate <= 1e11 else None  # else not a clock: the default
 
 
 def _chain_pairs(parsed, qpc_name: str, ms_name: str, shift: int = 0) -> list[tuple[int, int]]:
