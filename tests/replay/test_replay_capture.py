@@ -304,3 +304,34 @@ def test_error_bad_quoting(tmp_path):
     lines[2] = lines[2].replace("dwm.exe,10376,", 'dwm.exe,"10376"x,', 1)
     assert _error(tmp_path, "\n".join(lines) + "\n") == \
         "capture.csv line 3: not CSV: ',' expected after '\"'"
+
+
+def test_mangled_files_raise_only_capture_errors(tmp_path):
+    """Gold files cut, spliced and overwritten at random (seeded): each reads or says why it cannot."""
+    import random
+
+    rng = random.Random(20240611)
+    sources = [(DATA / name).read_bytes() for name in sorted(p.name for p in DATA.glob("*.csv"))]
+    tokens = [b"NA", b"", b",", b"\n", b'"', b"0x", b"-1", b"1e99", b"nan", b"\x00", b"\xff", b"9" * 30, b"\r"]
+    path = tmp_path / "mangled.csv"
+    outcomes = set()
+    for _ in range(400):
+        data = bytearray(rng.choice(sources))
+        for _ in range(rng.randint(1, 5)):
+            pos, k = rng.randrange(len(data)), rng.random()
+            if k < 0.3:
+                del data[pos:pos + rng.randint(1, 20)]
+            elif k < 0.6:
+                data[pos:pos] = rng.choice(tokens)
+            elif k < 0.8:
+                data[pos] = rng.randrange(256)
+            else:
+                del data[pos:]
+        path.write_bytes(bytes(data))
+        try:
+            read_capture(path)
+            outcomes.add("read")
+        except CaptureError as e:
+            assert str(e).startswith("mangled.csv")
+            outcomes.add("error")
+    assert outcomes == {"read", "error"}
