@@ -235,9 +235,6 @@ class _Row:
     def error(self, column: str, reason: str) -> CaptureError:
         return CaptureError(f"{self.where} line {self.line}: column {column}: {reason}")
 
-    def has(self, column: str) -> bool:
-        return column in self.cells
-
     def text(self, column: str) -> str:
         return self.cells[column]
 
