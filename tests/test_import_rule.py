@@ -3,7 +3,8 @@
 a driver) imports ``gpu`` (the command set); ``dxgkrnl`` imports ``ddi``, ``sim``, never a driver
 half or the GPU; ``workloads`` (the applications and their runtime) import the OS's API and
 ``umd``; ``sweep`` (many runs of a scenario) imports the scenario files, the assembled system and
-the OS's errors, never the CLI. Only the assembly code (the CLI, the demo, scenario wiring) knows all parts."""
+the OS's errors, never the CLI; ``replay`` (real captures against the model) reads the event
+log's PresentMon rows and nothing else of the model. Only the assembly code (the CLI, the demo, scenario wiring) knows all parts."""
 
 import ast
 from pathlib import Path
@@ -18,6 +19,7 @@ ALLOWED = {
     "dxgkrnl": {"ddi", "sim"},
     "workloads": {"ddi", "dxgkrnl", "umd", "sim"},
     "sweep": {"scenario", "system", "dxgkrnl"},
+    "replay": {"trace"},
 }
 
 

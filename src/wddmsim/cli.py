@@ -846,6 +846,8 @@ def demo_cmd(events) -> None:
 # ---------------------------------------------------------------------------------------- rules
 from .rulescmd import rules_cmd  # noqa: E402  (the command lives in its own module)
 from .sweepcmd import sweep_cmd  # noqa: E402  (likewise)
+from .replaycmd import replay_cmd  # noqa: E402  (likewise)
 
 main.add_command(rules_cmd)
 main.add_command(sweep_cmd)
+main.add_command(replay_cmd)

@@ -346,7 +346,7 @@ def detect_column_set(header: Iterable[str], where: str = "capture") -> ColumnSe
 
 
 def _read_rows(path: Path) -> tuple[list[str], list[_Row]]:
-    where = path.name
+    where = str(path)
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -446,9 +446,9 @@ def read_capture(path: str | Path, *, qpc_origin: int | None = None,
     """
     path = Path(path)
     header, rows = _read_rows(path)
-    cs = detect_column_set(header, path.name)
+    cs = detect_column_set(header, str(path))
     if not rows:
-        raise CaptureError(f"{path.name}: no frames: the file has a header but no rows")
+        raise CaptureError(f"{path}: no frames: the file has a header but no rows")
     parse = _PARSERS[cs.name]
     parsed = []
     for row in rows:

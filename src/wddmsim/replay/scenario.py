@@ -1,0 +1,277 @@
+"""A scenario rebuilt from a PresentMon capture: what the machine ran, as inputs to the model.
+
+What is taken from the capture (the applications' own doing, and the machine's display):
+
+- the display: one VidPn source per dwm.exe swap chain, its refresh period and vsync phase fitted
+  to the times its flips reached the screen (a least-squares line through the display times
+  against their vsync numbers); without dwm.exe, fitted to every displayed frame;
+- the time base: capture times move by a constant so that the first display's vsyncs fall on the
+  model's vsync grid (whole periods from 0) and the earliest frame starts after the first vsync;
+- a process per ProcessID with its Application name and ProcessID; a ``swap_chain`` workload per
+  SwapChainAddress, with its runtime, sync interval, present flags, tearing, its swap effect and
+  whether it covers the display (from the present modes it was seen in: a copy mode means the blt
+  model, Composed or Independent Flip the flip model, an Independent Flip a window covering the
+  display, a Legacy Flip outside dwm.exe an exclusive swap chain), and its frames: when each
+  frame's CPU work started, its CPU time to the present call (MsCPUBusy), its GPU busy time
+  (MsGPUBusy), and when its rendering reached the GPU (MsGPULatency, if within the CPU time);
+- the compositor (dwm.exe) with its ProcessID and swap chain, and a desktop update at the vsync
+  before each of its presents (what changed on the machine's desktop is not in a capture; that
+  dwm.exe presented then is), with that present's CPU time after the vsync and GPU busy time.
+
+What is not taken: every present mode, present call duration, display time and dropped frame;
+those are the model's answers (:mod:`wddmsim.replay.run` compares them with the capture).
+
+The scenario can be written as TOML (:func:`scenario_toml`) to edit and run again.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+
+
+#: PresentMon's present modes, by the swap effect that produces them
+COPY_MODES = ("Composed: Copy with GPU GDI", "Composed: Copy with CPU GDI", "Hardware: Legacy Copy to front buffer",
+              "Composed: Composition Atlas")
+FLIP_MODES = ("Composed: Flip", "Hardware: Independent Flip", "Hardware Composed: Independent Flip")
+INDEPENDENT_MODES = ("Hardware: Independent Flip", "Hardware Composed: Independent Flip")
+LEGACY_FLIP = "Hardware: Legacy Flip"
+
+#: fallback refresh period when the capture shows no display times (60 Hz)
+DEFAULT_PERIOD_NS = 16_666_667
+
+
+def format_duration(ns: int) -> str:
+    """``ns`` as an exact duration in milliseconds ("16.680493ms", "2ms"), the unit PresentMon's
+    columns use, so an emitted scenario reads like the capture."""
+    if ns % 1_000_000 == 0:
+        return f"{ns // 1_000_000}ms"
+    return f"{ns / 1e6:.6f}".rstrip("0") + "ms"
+
+
+def chains(frames) -> dict:
+    """The frames of each swap chain, keyed ``(application, pid, swap_chain)`` in first-seen order."""
+    out: dict = {}
+    for f in frames:
+        out.setdefault((f.application, f.pid, f.swap_chain), []).append(f)
+    return out
+
+
+def is_compositor(key) -> bool:
+    return key[0].lower() == "dwm.exe"
+
+
+def vsync_grid(displayed: list[int]) -> tuple[int, int]:
+    """(period, phase) in ns of the vsyncs ``displayed`` times fall on: a first guess of the period
+    from the median gap between display changes, then the least-squares line through the times
+    against their vsync numbers. Phase: the time of vsync number 0 (the first display)."""
+    times = sorted(set(displayed))
+    if len(times) < 2:
+        return DEFAULT_PERIOD_NS, times[0] if times else 0
+    gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
+    guess = statistics.median(gaps)
+    # The smallest gaps are single periods; the median may be two when a display often skips.
+    singles = [g for g in gaps if g < 1.5 * min(gaps)]
+    guess = statistics.median(singles) if singles else guess
+    t0 = times[0]
+    ks = [round((t - t0) / guess) for t in times]
+    n = len(times)
+    mk = sum(ks) / n
+    mt = sum(times) / n
+    var = sum((k - mk) ** 2 for k in ks)
+    period = sum((k - mk) * (t - mt) for k, t in zip(ks, times)) / var if var else guess
+    phase = mt - period * mk
+    return round(period), round(phase)
+
+
+def time_shift(frames, period: int, phase: int) -> int:
+    """The ns to add to capture times so that vsync ``phase`` lands on the model's grid and the
+    earliest frame starts at least one period into the run."""
+    earliest = min(min(f.present_start, f.cpu_start if f.cpu_start is not None else f.present_start) for f in frames)
+    m = max(0, -(-(phase - earliest) // period)) + 1
+    return m * period - phase
+
+
+def display_grid(frames) -> tuple[int, int]:
+    """(period, phase) of the first display: fitted to the display times of the first dwm.exe
+    swap chain, else of every displayed frame."""
+    by_chain = chains(frames)
+    dwm = [k for k in by_chain if is_compositor(k)]
+    shown = [f.displayed for k in (dwm[:1] or by_chain) for f in by_chain[k] if f.displayed is not None]
+    return vsync_grid(shown)
+
+
+def capture_shift(capture) -> int:
+    """The ns the scenario rebuilt from ``capture`` adds to the capture's times."""
+    period, phase = display_grid(capture.frames)
+    return time_shift(capture.frames, period, phase)
+
+
+def _majority(values, default):
+    values = [v for v in values if v is not None]
+    return Counter(values).most_common(1)[0][0] if values else default
+
+
+def _swap_effect(key, frames) -> tuple[str, bool]:
+    modes = [f.present_mode for f in frames if f.present_mode in COPY_MODES + FLIP_MODES + (LEGACY_FLIP,)]
+    mode = _majority(modes, "Composed: Copy with GPU GDI")
+    fullscreen = any(m in INDEPENDENT_MODES for m in modes)
+    if mode in FLIP_MODES:
+        return "flip", fullscreen
+    if mode == LEGACY_FLIP:
+        return "exclusive", False
+    return "copy", False
+
+
+def _runtime(frames) -> str:
+    rt = _majority([f.runtime for f in frames], "Other")
+    return rt if rt in ("DXGI", "D3D9") else "Other"
+
+
+def _frame_table(frames, shift: int) -> list[dict]:
+    """The ``frames`` of a swap_chain workload (model times) from the capture's frames."""
+    out = []
+    prev_start = 0
+    prev_return = None
+    for f in frames:
+        present = f.present_start + shift
+        if f.cpu_start is not None:
+            start = f.cpu_start + shift
+        elif f.cpu_busy is not None:
+            start = present - f.cpu_busy
+        elif prev_return is not None:
+            start = min(prev_return, present)
+        else:
+            start = present
+        start = max(start, prev_start, 0)
+        cpu = max(0, present - start)
+        row = {"start": start, "cpu": cpu, "gpu": max(0, f.gpu_busy or 0)}
+        if f.gpu_latency is not None and 0 <= f.gpu_latency < cpu:
+            row["submit"] = f.gpu_latency
+        out.append(row)
+        prev_start = start
+        prev_return = present + (f.in_present or 0)
+    return out
+
+
+def build_scenario(capture, name: str = "") -> dict:
+    """The scenario (a dict of TOML tables, as :func:`wddmsim.scenario.scenario_from_dict` takes)
+    that replays ``capture`` (a :class:`wddmsim.replay.capture.Capture`)."""
+    frames = capture.frames
+    if not frames:
+        raise ValueError(f"{capture.path}: the capture has no presents")
+    by_chain = chains(frames)
+    dwm = [k for k in by_chain if is_compositor(k)]
+    period, phase = display_grid(frames)
+    shift = time_shift(frames, period, phase)
+    end = max(max(f.present_start + (f.in_present or 0), f.displayed or 0) for f in frames) + shift
+    duration = -(-(end + 4 * period) // 1_000_000) * 1_000_000
+    scenario: dict = {
+        "name": name or "replay",
+        "description": f"replay of the PresentMon capture {capture.path}",
+        "duration": format_duration(duration),
+        "adapter": {"displays": [round(1e9 / period, 6)] * max(1, len(dwm))},
+        "compositor": [],
+        "process": [],
+    }
+    for i, key in enumerate(dwm):
+        scenario["compositor"].append(_compositor(key, by_chain[key], i, shift, period))
+    procs: dict = {}
+    for key, fs in by_chain.items():
+        if is_compositor(key):
+            continue
+        app, pid, address = key
+        proc = procs.get(pid)
+        if proc is None:
+            proc = procs[pid] = {"name": app, "pid": pid, "context": []}
+            scenario["process"].append(proc)
+        effect, fullscreen = _swap_effect(key, fs)
+        workload = {
+            "kind": "swap_chain", "runtime": _runtime(fs), "swap_effect": effect, "fullscreen": fullscreen,
+            "sync_interval": max(-1, min(4, _majority([f.sync_interval for f in fs], 1))),
+            "allows_tearing": any(f.allows_tearing for f in fs),
+            "present_flags": _majority([f.present_flags for f in fs], 0),
+            "address": address,
+            "frames": [{k: format_duration(v) for k, v in row.items()} for row in _frame_table(fs, shift)],
+        }
+        proc["context"].append({"name": f"swapchain{len(proc['context'])}", "node": "3D", "workload": workload})
+    if not scenario["process"]:
+        # Only the compositor presented: a scenario needs a process, so an idle one stands in.
+        scenario["process"].append({"name": "idle.exe", "context": [{"name": "c", "node": "3D", "workload": {
+            "kind": "compute_batch", "work": "1us", "count": 1}}]})
+    if not scenario["compositor"]:
+        del scenario["compositor"]
+    return scenario
+
+
+def _compositor(key, frames, source: int, shift: int, period: int) -> dict:
+    """The [[compositor]] table of a dwm.exe swap chain: an update at the vsync before each of its
+    presents, with that present's CPU time after the vsync and its GPU busy time."""
+    app, pid, address = key
+    updates = []
+    for f in frames:
+        t = f.present_start + shift
+        at = t // period * period
+        update = {"at": format_duration(at), "cpu": format_duration(t - at)}
+        if f.gpu_busy is not None:
+            update["work"] = format_duration(max(0, f.gpu_busy))
+        updates.append(update)
+    cpus = [f.present_start + shift - (f.present_start + shift) // period * period for f in frames]
+    works = [f.gpu_busy for f in frames if f.gpu_busy is not None]
+    return {"process": app, "pid": pid, "vidpn_source": source, "address": address,
+            "cpu": format_duration(round(statistics.median(cpus))),
+            "work": format_duration(round(statistics.median(works)) if works else 500_000),
+            "update": updates}
+
+
+# -- TOML ---------------------------------------------------------------------------------------------------
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"no TOML for {type(v).__name__}")
+
+
+def _table(lines: list[str], header: str, table: dict, long_lists: tuple[str, ...]) -> None:
+    lines.append(header)
+    later = []
+    for k, v in table.items():
+        if k in long_lists:
+            later.append((k, v))
+        else:
+            lines.append(f"{k} = {_value(v)}")
+    for k, v in later:
+        lines.append(f"{k} = [")
+        lines.extend(f"  {_value(x)}," for x in v)
+        lines.append("]")
+
+
+def scenario_toml(scenario: dict, header: str = "") -> str:
+    """``scenario`` (as :func:`build_scenario` makes it) as TOML text, one frame or update a line."""
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    for k in ("name", "description", "duration", "seed"):
+        if k in scenario:
+            lines.append(f"{k} = {_value(scenario[k])}")
+    if "adapter" in scenario:
+        lines.append("")
+        _table(lines, "[adapter]", scenario["adapter"], ())
+    for comp in scenario.get("compositor", []):
+        lines.append("")
+        _table(lines, "[[compositor]]", comp, ("update",))
+    for proc in scenario["process"]:
+        lines.append("")
+        _table(lines, "[[process]]", {k: v for k, v in proc.items() if k != "context"}, ())
+        for ctx in proc["context"]:
+            lines.append("")
+            _table(lines, "[[process.context]]", {k: v for k, v in ctx.items() if k != "workload"}, ())
+            lines.append("")
+            _table(lines, "[process.context.workload]", ctx["workload"], ("frames",))
+    return "\n".join(lines) + "\n"

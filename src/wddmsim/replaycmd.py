@@ -1,0 +1,136 @@
+"""``wddmsim replay``: run a real PresentMon capture in the model and compare the two, swap chain by
+swap chain (the work is :mod:`wddmsim.replay`'s; this module reads the options, writes the outputs
+and turns bad input into one line on stderr with exit status 2). docs/replay.md is the guide.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+@click.command("replay")
+@click.argument("capture", type=click.Path(dir_okay=False))
+@click.option("--emit", type=click.Path(dir_okay=False), default=None,
+              help="Write the scenario rebuilt from the capture as TOML, to edit and replay with --scenario.")
+@click.option("--scenario", "scenario_path", type=click.Path(dir_okay=False), default=None,
+              help="Replay this scenario (an edited --emit file) instead of the one rebuilt from the capture.")
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE",
+              help="Change a value of the scenario before it runs, as for 'wddmsim run' (repeatable).")
+@click.option("--presentmon", type=click.Path(dir_okay=False), default=None,
+              help="Write the model's frames as PresentMon CSV, in the capture's column set and header.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the run's timeline as Chrome trace JSON (open it in Perfetto).")
+@click.option("--events", type=click.Path(dir_okay=False), default=None, help="Write the run's event log as JSON Lines.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Write plots of frame time and display latency (real over model), both CSVs and the comparison.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON instead of tables.")
+@click.option("--check", is_flag=True, help="Exit with status 1 when a target is missed.")
+@click.option("--verifier", type=click.Choice(["strict", "report", "off"]), default="strict", show_default=True,
+              help="The verifier's mode in the run.")
+def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, events, report_dir, as_json, check,
+               verifier) -> None:
+    """Replay CAPTURE (a PresentMon CSV in any of its three column sets) in the model: rebuild the
+    machine's processes, swap chains, frames and display from it, run them, and print the model
+    against the capture per swap chain (presents, present mode, frame time, time in Present, GPU
+    busy, display latency, dropped frames) with the targets each meets. Exit status 2 for a file
+    that is not a capture; with --check, 1 when a target is missed."""
+    from .cli import ScenarioProblems, UserError, _check_directory, _check_writable, _console
+    from .replay.capture import CaptureError, read_capture
+    from .replay.columns import write_capture_csv
+    from .replay.compare import compare, comparison_json, print_comparison
+    from .replay.run import replay
+    from .replay.scenario import build_scenario, capture_shift, scenario_toml
+    from .scenario import OverrideError, ScenarioError, parse_override, scenario_from_dict
+
+    try:
+        cap = read_capture(capture)
+    except CaptureError as e:
+        raise UserError(str(e)) from None
+    for path in (emit, presentmon, trace_path):
+        if path:
+            _check_writable(path)
+    if report_dir:
+        _check_directory(report_dir)
+    name = Path(capture).stem
+    try:
+        data = build_scenario(cap, name)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if emit:
+        Path(emit).write_text(scenario_toml(data, f"wddmsim replay {capture}: the scenario rebuilt from the capture.\n"
+                                                  f"Edit it and run it again with: wddmsim replay {capture} "
+                                                  f"--scenario {emit}"))
+    try:
+        overrides = [parse_override(text) for text in sets]
+        if scenario_path:
+            from .scenario import load_scenario
+
+            sc = load_scenario(scenario_path, overrides)
+        else:
+            sc = scenario_from_dict(data, f"<replay of {capture}>", overrides)
+    except OverrideError as e:
+        raise UserError(str(e)) from None
+    except ScenarioError as e:
+        raise ScenarioProblems(e.problems) from None
+    from .cli import build_system
+    from .trace import JsonlSink, ListSink, TeeSink
+
+    sink = None
+    if events:
+        try:
+            sink = JsonlSink(events)
+        except OSError as e:
+            raise UserError(f"{events}: cannot write: {e.strerror}") from None
+    collected = ListSink()
+    try:
+        system = build_system(sc, trace=collected if sink is None else TeeSink(sink, collected), verifier=verifier)
+        result = replay(system, collected, capture_shift(cap))
+    finally:
+        if sink is not None:
+            sink.close()
+    comparisons = compare(cap, result.frames)
+    con = _console()
+    if presentmon:
+        _write_model_csv(write_capture_csv, result.frames, presentmon, cap)
+    if trace_path:
+        from .trace.chrome import write_chrome_trace
+
+        write_chrome_trace(result.events, trace_path)
+    if report_dir:
+        _write_report(report_dir, cap, result, comparisons, write_capture_csv)
+    if as_json:
+        click.echo(json.dumps(comparison_json(comparisons), indent=2))
+    else:
+        con.print(f"{capture}: {len(cap.frames)} presents in the {cap.column_set} column set; "
+                  f"model: {len(result.frames)} presents")
+        print_comparison(con, comparisons)
+        missed = [c for c in comparisons if not c.passed]
+        con.print(f"{len(comparisons) - len(missed)} of {len(comparisons)} swap chains meet every target")
+    if result.bugcheck is not None:
+        click.echo(f"wddmsim: the replay ended in bug check 0x{int(result.bugcheck.bugcheck.code):X}: {result.bugcheck.message}",
+                   err=True)
+        raise SystemExit(3)
+    if check and not all(c.passed for c in comparisons):
+        raise SystemExit(1)
+
+
+def _write_model_csv(write, frames, path, cap) -> None:
+    write(frames, path, cap.column_set, qpc_frequency=cap.qpc_frequency, qpc_origin=cap.qpc_origin,
+          columns=cap.columns, session_start_qpc=cap.session_start_qpc)
+
+
+def _write_report(directory: str, cap, result, comparisons, write) -> None:
+    """The report folder: the plots, the capture's and the model's frames as CSV in the capture's
+    column set, and the comparison as JSON."""
+    from .replay.compare import comparison_json
+    from .replay.plots import plot_comparison
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    plot_comparison(cap, result.frames, out)
+    _write_model_csv(write, result.frames, out / "model.csv", cap)
+    _write_model_csv(write, cap.frames, out / "capture.csv", cap)
+    (out / "comparison.json").write_text(json.dumps(comparison_json(comparisons), indent=2) + "\n")
