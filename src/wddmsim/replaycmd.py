@@ -107,8 +107,6 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
         con.print(f"{capture}: {len(cap.frames)} presents in the {cap.column_set} column set; "
                   f"model: {len(result.frames)} presents")
         print_comparison(con, comparisons)
-        missed = [c for c in comparisons if not c.passed]
-        con.print(f"{len(comparisons) - len(missed)} of {len(comparisons)} swap chains meet every target")
     if result.bugcheck is not None:
         click.echo(f"wddmsim: the replay ended in bug check 0x{int(result.bugcheck.bugcheck.code):X}: {result.bugcheck.message}",
                    err=True)

@@ -258,6 +258,11 @@ def print_comparison(console: Console, comparisons: list[ChainComparison]) -> No
             model = _show(t.model) + (f" ({t.detail})" if t.detail and c.model else "")
             verdict = "[green]pass[/]" if t.passed else "[bold red]FAIL[/]"
             table.add_row(t.name, _show(t.real), model, t.tolerance, verdict)
+        # The rest of the picture, without a target: the tails and the dropped frames.
+        for column in METRICS:
+            table.add_row(f"{column} p95", _show(c.real.metrics[column].p95),
+                          _show(c.model.metrics[column].p95) if c.model else "-", "", "")
+        table.add_row("dropped frames", _show(c.real.dropped), _show(c.model.dropped) if c.model else "-", "", "")
         console.print(table)
     good = sum(c.passed for c in comparisons)
     console.print(f"{good} of {len(comparisons)} swap chains meet every target")

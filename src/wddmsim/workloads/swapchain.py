@@ -26,8 +26,9 @@ How the present goes, by ``swap_effect``:
   interval as ``FlipInterval`` (-1, the runtime's default, is 1), "Hardware: Legacy Flip"; it owns
   the display while it presents.
 
-Spec: Microsoft's "DXGI flip model", "IDXGISwapChain::Present" (sync interval, DXGI_PRESENT_ALLOW_TEARING),
-"IDirect3DDevice9::Present" and "D3DKMTWaitForVerticalBlankEvent" pages (https://learn.microsoft.com/).
+Spec: Microsoft's "DXGI flip model", "IDXGISwapChain::Present" (sync interval,
+DXGI_PRESENT_ALLOW_TEARING), "D3DPRESENT" (D3DPRESENT_INTERVAL_ONE: wait for the vertical blank,
+then present) and "D3DKMTWaitForVerticalBlankEvent" pages (https://learn.microsoft.com/).
 """
 
 from __future__ import annotations
