@@ -162,3 +162,31 @@ def test_vsync_grid_fits_the_period_and_phase():
 @pytest.mark.parametrize("ns, text", [(0, "0ms"), (2_000_000, "2ms"), (16_680_493, "16.680493ms"), (1, "0.000001ms")])
 def test_durations_are_written_in_ms(ns, text):
     assert format_duration(ns) == text
+
+
+def test_check_exits_1_when_a_target_is_missed():
+    r = replay(DATA / "test_case_0.csv", "--check")
+    assert r.exit_code == 1
+    assert "7 of 10 swap chains meet every target" in r.stdout
+
+
+def test_a_capture_without_dwm_still_gets_a_compositor(tmp_path):
+    # PresentMon filtered to the applications: no dwm.exe rows. The display comes from the
+    # applications' display times (not the tearing ones), and a compositor with no updates of its
+    # own composes their windows.
+    lines = (DATA / "test_case_4.csv").read_text(encoding="utf-8-sig").splitlines()
+    apps = tmp_path / "apps.csv"
+    apps.write_text("\n".join([lines[0]] + [x for x in lines[1:] if not x.startswith("dwm.exe,")]) + "\n")
+    r = replay(apps, "--json", "--check")
+    assert r.exit_code == 0, r.output
+    result = json.loads(r.stdout)
+    assert [c["pid"] for c in result["chains"]] == [9620, 8536, 5236, 5192] and result["passed"]
+    sc = build_scenario(read_capture(apps), "apps")
+    assert sc["compositor"] == [{"process": "dwm.exe", "vidpn_source": 0}]
+    assert 16_680_000 < round(1e9 / sc["adapter"]["displays"][0]) < 16_681_000
+
+
+def test_vsync_grid_is_not_thrown_by_one_odd_time():
+    # A frame shown 5 ms after a vsync (between two): it neither sets the period nor tilts the fit.
+    times = [1_000_000 + k * 16_680_493 for k in range(30)] + [1_000_000 + 5 * 16_680_493 + 5_000_000]
+    assert vsync_grid(times) == (16_680_493, 1_000_000)

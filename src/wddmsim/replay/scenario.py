@@ -16,7 +16,9 @@ What is taken from the capture (the applications' own doing, and the machine's d
   (MsGPUBusy), and when its rendering reached the GPU (MsGPULatency, if within the CPU time);
 - the compositor (dwm.exe) with its ProcessID and swap chain, and a desktop update at the vsync
   before each of its presents (what changed on the machine's desktop is not in a capture; that
-  dwm.exe presented then is), with that present's CPU time after the vsync and GPU busy time.
+  dwm.exe presented then is), with that present's CPU time after the vsync and GPU busy time; a
+  capture without dwm.exe (filtered to some processes) still gets a compositor, with no updates of
+  its own.
 
 What is not taken: every present mode, present call duration, display time and dropped frame;
 those are the model's answers (:mod:`wddmsim.replay.run` compares them with the capture).
@@ -39,6 +41,8 @@ LEGACY_FLIP = "Hardware: Legacy Flip"
 
 #: fallback refresh period when the capture shows no display times (60 Hz)
 DEFAULT_PERIOD_NS = 16_666_667
+#: display times closer than this are one vsync (a display refreshes at most 1000 times a second)
+SAME_VSYNC_NS = 1_000_000
 
 
 def format_duration(ns: int) -> str:
@@ -65,23 +69,40 @@ def vsync_grid(displayed: list[int]) -> tuple[int, int]:
     """(period, phase) in ns of the vsyncs ``displayed`` times fall on: a first guess of the period
     from the median gap between display changes, then the least-squares line through the times
     against their vsync numbers. Phase: the time of vsync number 0 (the first display)."""
-    times = sorted(set(displayed))
+    times = []
+    for t in sorted(displayed):
+        if not times or t - times[-1] >= SAME_VSYNC_NS:
+            times.append(t)  # frames of several swap chains shown at one vsync count once
     if len(times) < 2:
         return DEFAULT_PERIOD_NS, times[0] if times else 0
-    gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
-    guess = statistics.median(gaps)
-    # The smallest gaps are single periods; the median may be two when a display often skips.
-    singles = [g for g in gaps if g < 1.5 * min(gaps)]
-    guess = statistics.median(singles) if singles else guess
+    gaps = sorted(b - a for a, b in zip(times, times[1:]))
+    # The short gaps are single periods (the median may be two when frames often skip a refresh);
+    # the shortest tenth, not the very shortest, names them, so one odd gap does not.
+    base = gaps[len(gaps) // 10]
+    singles = [g for g in gaps if 0.5 * base <= g < 1.5 * base]
+    guess = statistics.median(singles) if singles else statistics.median(gaps)
     t0 = times[0]
     ks = [round((t - t0) / guess) for t in times]
+    period, phase = _line(ks, times, guess, t0)
+    # Once more without the times off the first line by more than a quarter period (an odd
+    # present shown between vsyncs), so they do not tilt it.
+    kept = [(k, t) for k, t in zip(ks, times) if abs(t - phase - k * period) <= period / 4]
+    if 2 <= len(kept) < len(times):
+        period, phase = _line([k for k, _ in kept], [t for _, t in kept], period, phase)
+    return round(period), round(phase)
+
+
+def _line(ks: list[int], times: list[int], period: float, phase: float) -> tuple[float, float]:
+    """Least squares of ``times`` against vsync numbers ``ks``: (period, time of vsync 0); the
+    given ones when the numbers do not vary."""
     n = len(times)
     mk = sum(ks) / n
     mt = sum(times) / n
     var = sum((k - mk) ** 2 for k in ks)
-    period = sum((k - mk) * (t - mt) for k, t in zip(ks, times)) / var if var else guess
-    phase = mt - period * mk
-    return round(period), round(phase)
+    if not var:
+        return period, phase
+    period = sum((k - mk) * (t - mt) for k, t in zip(ks, times)) / var
+    return period, mt - period * mk
 
 
 def time_shift(frames, period: int, phase: int) -> int:
@@ -94,10 +115,14 @@ def time_shift(frames, period: int, phase: int) -> int:
 
 def display_grid(frames) -> tuple[int, int]:
     """(period, phase) of the first display: fitted to the display times of the first dwm.exe
-    swap chain, else of every displayed frame."""
+    swap chain, else of every displayed frame that did not tear (then the refresh is the shortest
+    regular interval between display changes: a capture of one 30 fps application without dwm.exe
+    looks like a 30 Hz display)."""
     by_chain = chains(frames)
     dwm = [k for k in by_chain if is_compositor(k)]
-    shown = [f.displayed for k in (dwm[:1] or by_chain) for f in by_chain[k] if f.displayed is not None]
+    # An immediate flip (tearing allowed) is shown between vsyncs: it says nothing of the grid.
+    shown = [f.displayed for k in (dwm[:1] or by_chain) for f in by_chain[k]
+             if f.displayed is not None and not f.allows_tearing]
     return vsync_grid(shown)
 
 
@@ -176,6 +201,10 @@ def build_scenario(capture, name: str = "") -> dict:
     }
     for i, key in enumerate(dwm):
         scenario["compositor"].append(_compositor(key, by_chain[key], i, shift, period))
+    if not dwm:
+        # Windows always composes the desktop; a capture filtered to some processes just does not
+        # show it. A compositor with no desktop updates of its own composes the windows' frames.
+        scenario["compositor"].append({"process": "dwm.exe", "vidpn_source": 0})
     procs: dict = {}
     for key, fs in by_chain.items():
         if is_compositor(key):
@@ -199,8 +228,6 @@ def build_scenario(capture, name: str = "") -> dict:
         # Only the compositor presented: a scenario needs a process, so an idle one stands in.
         scenario["process"].append({"name": "idle.exe", "context": [{"name": "c", "node": "3D", "workload": {
             "kind": "compute_batch", "work": "1us", "count": 1}}]})
-    if not scenario["compositor"]:
-        del scenario["compositor"]
     return scenario
 
 

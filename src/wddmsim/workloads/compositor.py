@@ -58,6 +58,7 @@ class Compositor:
         dev = ctx.device
         self.buffers = (self.kmt.CreateAllocation(dev, SURFACE_BYTES), self.kmt.CreateAllocation(dev, SURFACE_BYTES))
         self.compositions = 0
+        address = address or hex((ctx.handle << 8) | self.source)
         rt.swap_chain_created(ctx, {"source": self.source, "address": address, "runtime": "DXGI",
                                     "swap_effect": "flip", "sync_interval": 1, "allows_tearing": 0,
                                     "present_flags": 0, "fullscreen": 1})
