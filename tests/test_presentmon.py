@@ -116,3 +116,18 @@ def test_hardware_scheduling_frame_without_preemption_has_no_gpu_wait():
     system, result, events = hw_frames({})
     rows = present_rows(events)
     assert rows and all(row["MsGPUWait"] == 0.0 and row["MsGPUBusy"] == (3 * MS + BLT) / 1e6 for row in rows)
+
+
+def test_the_row_events_alone_give_the_same_rows():
+    from wddmsim.scenario import load_scenario
+    from wddmsim.system import System
+    from wddmsim.trace import ListSink, TeeSink
+    from wddmsim.trace.presentmon import ROW_EVENTS
+    from wddmsim.trace.sinks import KindsSink
+
+    root = __import__("pathlib").Path(__file__).parents[1]
+    everything, kept = ListSink(), KindsSink(ROW_EVENTS)
+    System(load_scenario(root / "examples" / "desktop.toml"), trace=TeeSink(everything, kept)).run()
+    assert len(kept.events) < len(everything.events) / 2
+    rows = present_rows(everything.events, times=True)
+    assert len(rows) > 100 and present_rows(kept.events, times=True) == rows

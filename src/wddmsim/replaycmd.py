@@ -77,6 +77,8 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
         raise ScenarioProblems(e.problems) from None
     from .cli import build_system
     from .trace import JsonlSink, ListSink, TeeSink
+    from .trace.presentmon import ROW_EVENTS
+    from .trace.sinks import KindsSink
 
     sink = None
     if events:
@@ -84,7 +86,8 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
             sink = JsonlSink(events)
         except OSError as e:
             raise UserError(f"{events}: cannot write: {e.strerror}") from None
-    collected = ListSink()
+    # The frames need few of the run's events; the timeline needs them all.
+    collected = ListSink() if trace_path else KindsSink(ROW_EVENTS)
     try:
         system = build_system(sc, trace=collected if sink is None else TeeSink(sink, collected), verifier=verifier)
         result = replay(system, collected, capture_shift(cap))

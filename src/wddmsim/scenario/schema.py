@@ -735,7 +735,7 @@ class Process(ScenarioModel):
     #: the process id the OS gives it (default: the next free one); a replayed capture keeps the
     #: ProcessID it recorded. Processes that each have a pid may share a name (one program run
     #: twice), but then no [[call]] or [[fault]] may name them
-    pid: int | None = Field(default=None, ge=8, le=0xFFFFFFFF, multiple_of=4)
+    pid: int | None = Field(default=None, ge=1, le=0xFFFFFFFF)
     priority: ProcessPriority = "normal"
     #: the video memory budget the OS gives it from each time on (D3DKMTQueryVideoMemoryInfo's
     #: Budget); VidMm evicts its allocations to stay within it
@@ -1276,7 +1276,7 @@ class Compositor(ScenarioModel):
 
     #: its process (created once; several [[compositor]] tables share it)
     process: str = Field(default="dwm.exe", min_length=1)
-    pid: int | None = Field(default=None, ge=8, le=0xFFFFFFFF, multiple_of=4)
+    pid: int | None = Field(default=None, ge=1, le=0xFFFFFFFF)
     #: the node its composition runs on (default: the adapter's first)
     node: str | None = None
     vidpn_source: int = Field(default=0, ge=0)

@@ -56,6 +56,12 @@ COLUMNS = (
     "MsGPUWait", "MsUntilDisplayed", "MsBetweenDisplayChange", "DisplayedTime",
 )
 NA = "NA"
+#: The events the rows are made of: a sink that keeps only these (:class:`~wddmsim.trace.sinks.KindsSink`)
+#: gives the same rows for a fraction of the memory.
+ROW_EVENTS = frozenset({
+    "ProcessCreate", "ContextCreate", "SwapChainCreate", "Present", "QueuePacketStart", "QueuePacketStop",
+    "DmaPacketStart", "DmaPacketStop", "Displayed", "Dropped", "HwQueueCreate", "HwContextState", "LogEnd",
+})
 _MODES = {"flip": "Hardware: Legacy Flip", "flip_no_wait": "Hardware: Legacy Flip",
           "blt": "Hardware: Legacy Copy to front buffer", "composed": "Composed: Copy with GPU GDI",
           "composed_flip": "Composed: Flip", "independent_flip": "Hardware: Independent Flip"}

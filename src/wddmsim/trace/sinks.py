@@ -41,6 +41,19 @@ class ListSink:
         return [e for e in self.events if e["event"] in names]
 
 
+class KindsSink(ListSink):
+    """A :class:`ListSink` that keeps only the events named in ``kinds`` (what one reader of the
+    log needs: a long run's PresentMon rows without its DDI calls)."""
+
+    def __init__(self, kinds):
+        super().__init__()
+        self.kinds = frozenset(kinds)
+
+    def emit(self, t: int, event: str, fields: dict) -> None:
+        if event in self.kinds:
+            super().emit(t, event, fields)
+
+
 class JsonlSink:
     """Streams events to a file as JSON Lines.
 
