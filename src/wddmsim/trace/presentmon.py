@@ -5,15 +5,15 @@ names where the model knows the value.
 |---|---|
 | Application | the presenting process's name |
 | ProcessID | its process id |
-| SwapChainAddress | the presenting context's handle and VidPn source, as one number (context << 8 \\| source) |
-| PresentRuntime | ``Other`` (the model has no DXGI or D3D9 runtime) |
-| SyncInterval | the present's FlipInterval (0 for blt and composed presents) |
-| PresentFlags | 0 |
+| SwapChainAddress | the ``address`` of the context's ``SwapChainCreate`` (a ``swap_chain`` workload's, the compositor's); without one, the presenting context's handle and VidPn source as one number (context << 8 \\| source) |
+| PresentRuntime | the ``runtime`` of the ``SwapChainCreate``; without one ``Other`` |
+| SyncInterval | the application's sync interval from the ``SwapChainCreate``; without one the present's FlipInterval (0 for blt and composed presents) |
+| PresentFlags | the ``present_flags`` of the ``SwapChainCreate``; else 0 |
 | AllowsTearing | 1 for an immediate flip (interval 0), else 0 |
-| PresentMode | ``Hardware: Legacy Flip`` (flip, flip_no_wait), ``Hardware: Legacy Copy to front buffer`` (blt), ``Composed: Copy with GPU GDI`` (composed) |
+| PresentMode | ``Hardware: Legacy Flip`` (flip, flip_no_wait), ``Hardware: Independent Flip`` (independent_flip), ``Hardware: Legacy Copy to front buffer`` (blt), ``Composed: Copy with GPU GDI`` (composed), ``Composed: Flip`` (composed_flip) |
 | CPUStartTime | when the CPU started the frame: the previous present on the swap chain returned (the first frame: when its first packet was queued), ms from the start of the run |
 | MsBetweenPresents | from the previous present call on the swap chain to this one (NA for the first) |
-| MsInPresentAPI | from the present call's start to its return |
+| MsInPresentAPI | from the present call's start to its return; 0 for a runtime ``Other`` (PresentMon sees no present call of one) |
 | MsGPULatency | from CPUStartTime to the first GPU work of the frame |
 | MsGPUTime | from the frame's first GPU work to the end of the present's GPU work |
 | MsGPUBusy | the time the frame's packets (the context's packets after the previous present, up to and including this one) were running on their nodes, rebuilt from DmaPacketStart/Stop as PresentMon rebuilds its per-node queues; under hardware scheduling, the presenting context's turns on its engine inside the frame's window (below) |
