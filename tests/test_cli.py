@@ -121,9 +121,9 @@ def test_readme_examples_run(tmp_path):
             args = [f"@{tmp_path / 'crash.bin'}" if a == "@crash.bin" else a for a in args]
         root = Path(__file__).parents[1]
         # Files the examples write go to the test's own directory, never the checkout.
-        args = [str(root / a) if a.startswith("examples/")
+        args = [str(root / a) if a.startswith(("examples/", "tests/data/"))
                 else str(tmp_path / a) if (a.endswith((".jsonl", ".json", ".csv")) and not a.startswith("@"))
-                or (i and args[i - 1] in ("--report", "-o")) else a
+                or (i and args[i - 1] in ("--report", "-o", "--emit")) else a
                 for i, a in enumerate(args)]
         r = run(*args)
         assert r.exit_code == 0, (line, r.stderr)
