@@ -154,6 +154,8 @@ def test_synthetic_frames_at_a_rate():
     ({"compositor": [{"pid": 1000}], "pid": 1000}, "compositor[0].pid: process id 1000 is also given to process[0].pid"),
     ({"compositor": [{"node": "Video"}]}, "compositor[0].node: no node named 'Video'"),
     ({"compositor": [{}, {}]}, "compositor[1].vidpn_source: VidPn source 0 already has a compositor"),
+    ({"compositor": [{"update": [{"at": "20ms"}, {"at": "10ms"}]}]},
+     "compositor[0].update: [1].at must be no earlier than [0].at (20ms), got 10ms"),
     ({"workload": {"fps": 60, "frames": [{"start": 0}]}}, "give fps or frames, not both"),
     ({"workload": {"frames": [{"start": "1ms", "cpu": "1ms", "submit": "2ms"}]}}, "is after the present call"),
 ])

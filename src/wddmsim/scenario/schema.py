@@ -384,6 +384,16 @@ class _Workload(ScenarioModel):
     count: int | None = Field(default=None, ge=1)
 
 
+def _ordered(value: list, strict: bool) -> list:
+    """``value`` (items with an ``at``) when their ``at`` increase (``strict``) or never decrease."""
+    for i in range(1, len(value)):
+        before, at = value[i - 1].at, value[i].at
+        if at < before or strict and at == before:
+            raise ValueError(f"[{i}].at must be {'later than' if strict else 'no earlier than'} [{i - 1}].at "
+                             f"({format_duration(before)}), got {format_duration(at)}")
+    return value
+
+
 class FpsChange(ScenarioModel):
     """A change of a frame loop's target rate (a game leaving its menu, a frame limiter)."""
 
@@ -421,11 +431,7 @@ class FrameLoop(_Workload):
     @field_validator("fps_changes")
     @classmethod
     def _in_order(cls, value: list[FpsChange]) -> list[FpsChange]:
-        for i in range(1, len(value)):
-            if value[i].at <= value[i - 1].at:
-                raise ValueError(f"[{i}].at must be later than [{i - 1}].at "
-                                 f"({format_duration(value[i - 1].at)}), got {format_duration(value[i].at)}")
-        return value
+        return _ordered(value, strict=True)
 
 
 class SwapFrame(ScenarioModel):
@@ -1295,10 +1301,7 @@ class Compositor(ScenarioModel):
     @field_validator("update")
     @classmethod
     def _updates_in_order(cls, value: list[CompositorUpdate]) -> list[CompositorUpdate]:
-        for i in range(1, len(value)):
-            if value[i].at < value[i - 1].at:
-                raise ValueError(f"[{i}].at must not be earlier than [{i - 1}].at")
-        return value
+        return _ordered(value, strict=False)
 
 
 class Driver(BaseModel):
