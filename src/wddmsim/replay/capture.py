@@ -46,14 +46,15 @@ from __future__ import annotations
 import csv
 import re
 from collections import Counter
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from statistics import median
 from typing import Iterable
 
-NA = "NA"
-ChainKey = tuple[str, int, str]
+from .frame import (  # noqa: F401  (re-exported: the reader's public names)
+    FRAME_FIELDS, NA, ChainKey, Frame, complete_frames, frames_by_chain, refresh_period_ns,
+)
 
 
 class CaptureError(Exception):
@@ -118,83 +119,6 @@ COLUMN_SETS: dict[str, ColumnSet] = {cs.name: cs for cs in (
         "frame_type present_start in_present cpu_start cpu_busy cpu_wait gpu_latency gpu_time gpu_busy "
         "video_busy displayed until_displayed displayed_time animation_error animation_time flip_delay"),
 )}
-
-
-@dataclass(frozen=True, kw_only=True)
-class Frame:
-    """One present (one row of a capture), times in integer nanoseconds.
-
-    Absolute times (``present_start``, ``cpu_start``, ``displayed``) count from the capture's
-    origin; the others are durations. None: the capture does not have the value (PresentMon's NA).
-    """
-
-    application: str  #: Application: the presenting process's executable name
-    pid: int  #: ProcessID
-    swap_chain: str  #: SwapChainAddress, the text exactly as in the file
-    runtime: str  #: PresentRuntime (v1: Runtime): DXGI, D3D9 or Other
-    sync_interval: int  #: SyncInterval (-1: D3D9's default)
-    present_flags: int = 0  #: PresentFlags
-    allows_tearing: int = 0  #: AllowsTearing
-    present_mode: str  #: PresentMode, e.g. "Hardware: Legacy Flip"
-    frame_type: str = "Application"  #: FrameType ("Application" where the set has none)
-    present_start: int  #: when Present() was called (TimeInQPC, v1 QPCTime)
-    in_present: int  #: time inside Present() (MsInPresentAPI)
-    cpu_start: int | None = None  #: when the CPU started the frame: the previous present's end
-    cpu_busy: int | None = None  #: MsCPUBusy: CPU start to present start
-    cpu_wait: int | None = None  #: MsCPUWait: time in Present() (0 on a generated frame's row)
-    gpu_latency: int | None = None  #: MsGPULatency: CPU start to the frame's first GPU work
-    gpu_time: int | None = None  #: MsGPUTime: GPU start to GPU ready, at least gpu_busy
-    gpu_busy: int | None = None  #: MsGPUBusy (v1 msGPUActive): time the GPU worked on the frame
-    video_busy: int | None = None  #: MsVideoBusy (v1 msGPUVideoActive)
-    displayed: int | None = None  #: when it reached the screen; None: not displayed (dropped)
-    until_displayed: int | None = None  #: MsUntilDisplayed: present start to displayed
-    between_presents: int | None = None  #: MsBetweenPresents: from the chain's previous present start
-    between_display_change: int | None = None  #: MsBetweenDisplayChange: from the chain's previous display
-    displayed_time: int | None = None  #: v2 DisplayedTime: until the chain's next display
-    render_present_latency: int | None = None  #: MsRenderPresentLatency: present start to GPU ready
-    until_render_start: int | None = None  #: v1 msUntilRenderStart: present start to GPU start (signed)
-    flip_delay: int | None = None  #: MsFlipDelay
-    animation_error: int | None = None  #: MsAnimationError (signed)
-    animation_time: int | None = None  #: AnimationTime: CPU start from the trace session's start
-
-    @property
-    def key(self) -> ChainKey:
-        """The swap chain: (application, pid, swap_chain)."""
-        return (self.application, self.pid, self.swap_chain)
-
-    @property
-    def swap_chain_address(self) -> int:
-        """The swap chain's address as a number (v1 pads it to 16 digits, the others do not)."""
-        return int(self.swap_chain, 16)
-
-    @property
-    def dropped(self) -> bool:
-        """Not displayed (v1's Dropped, NA MsUntilDisplayed in the others)."""
-        return self.displayed is None
-
-
-FRAME_FIELDS = tuple(f.name for f in fields(Frame))
-
-
-def frames_by_chain(frames: Iterable[Frame]) -> dict[ChainKey, list[Frame]]:
-    """The frames of each swap chain, keyed (application, pid, swap_chain) in first-seen order."""
-    chains: dict[ChainKey, list[Frame]] = {}
-    for f in frames:
-        chains.setdefault(f.key, []).append(f)
-    return chains
-
-
-def refresh_period_ns(frames: Iterable[Frame], key: ChainKey | None = None) -> int | None:
-    """The display's refresh period: the median (nearest-rank: the lower middle of an even count)
-    MsBetweenDisplayChange of the chain ``key``; without a key, of the dwm.exe chains (the
-    compositor shows every refresh), else of all frames."""
-    frames = list(frames)
-    if key is not None:
-        pool = [f for f in frames if f.key == key]
-    else:
-        pool = [f for f in frames if f.application.lower() == "dwm.exe"] or frames
-    values = sorted(f.between_display_change for f in pool if f.between_display_change)
-    return values[(len(values) + 1) // 2 - 1] if values else None
 
 
 @dataclass
@@ -494,7 +418,6 @@ def read_capture(path: str | Path, *, qpc_origin: int | None = None,
         elif f.get("displayed") is not None:
             f["until_displayed"] = f["displayed"] - f["present_start"]
         frames.append(Frame(**f))
-    from .columns import complete_frames  # columns imports this module: import it when called
 
     frames = complete_frames(frames, carried=cs.carries)
     frames.sort(key=lambda fr: fr.present_start)  # stable: ties stay in file order

@@ -42,87 +42,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .capture import COLUMN_SETS, FRAME_FIELDS, NA, ChainKey, Frame
+from .capture import COLUMN_SETS
+from .frame import FRAME_FIELDS, NA, ChainKey, Frame, complete_frames  # noqa: F401  (complete_frames: re-exported)
 
 Cell = Callable[[Frame], str]
-
-
-# --- deriving fields from each other ----------------------------------------------------------------
-
-def _gpu_start(f: dict) -> int | None:
-    if f["until_render_start"] is not None:
-        return f["present_start"] + f["until_render_start"]
-    if f["gpu_latency"] and f["cpu_start"] is not None:
-        return f["cpu_start"] + f["gpu_latency"]
-    ready = _ready(f, with_gpu=False)
-    if ready is not None and f["gpu_time"] is not None and f["gpu_time"] > (f["gpu_busy"] or 0):
-        return ready - f["gpu_time"]
-    return None
-
-
-def _ready(f: dict, with_gpu: bool = True) -> int | None:
-    if f["render_present_latency"]:
-        return f["present_start"] + f["render_present_latency"]
-    if with_gpu and f["gpu_latency"] and f["cpu_start"] is not None and f["gpu_time"] is not None \
-            and f["gpu_time"] > (f["gpu_busy"] or 0):
-        return f["cpu_start"] + f["gpu_latency"] + f["gpu_time"]
-    return None
-
-
-def complete_frames(frames: Iterable[Frame], carried: Iterable[str] = ()) -> list[Frame]:
-    """Fill the fields that are None and not in ``carried`` from the others, as PresentMon relates
-    them (listed in :mod:`.capture`'s docstring), within each swap chain in present order: e.g. the
-    CPU start from the previous present's end, MsBetweenDisplayChange and DisplayedTime from the
-    neighbouring displayed frames. Returns the frames in the order given. A model's frames with
-    only the basic times (present start, time in Present(), displayed, GPU busy) get the rest."""
-    carried = frozenset(carried)
-    frames = list(frames)
-    out: list[Frame | None] = [None] * len(frames)
-    chains: dict[ChainKey, list[int]] = {}
-    for i, fr in enumerate(frames):
-        chains.setdefault(fr.key, []).append(i)
-    for indices in chains.values():
-        indices.sort(key=lambda i: frames[i].present_start)
-        rows = [{n: getattr(frames[i], n) for n in FRAME_FIELDS} for i in indices]
-
-        def fill(f: dict, name: str, value) -> None:
-            if f[name] is None and name not in carried and value is not None:
-                f[name] = value
-
-        prev = None
-        for f in rows:
-            if prev is not None:
-                # the row before is the chain's previous present (to 1 us: the ms text's rounding)
-                adjacent = f["between_presents"] is None or \
-                    abs(prev["present_start"] - (f["present_start"] - f["between_presents"])) <= 1000
-                if adjacent:  # v1: the CPU start is the previous present's end
-                    fill(f, "cpu_start", prev["present_start"] + prev["in_present"])
-                fill(f, "between_presents", max(0, f["present_start"] - prev["present_start"]))
-            if f["cpu_start"] is not None:
-                fill(f, "cpu_busy", max(0, f["present_start"] - f["cpu_start"]))
-            fill(f, "cpu_wait", f["in_present"])
-            if f["displayed"] is not None:
-                fill(f, "until_displayed", f["displayed"] - f["present_start"])
-            gpu_start, ready = _gpu_start(f), _ready(f)
-            if gpu_start is not None:
-                fill(f, "until_render_start", gpu_start - f["present_start"])
-            if ready is not None:
-                fill(f, "render_present_latency", ready - f["present_start"])
-            if f["gpu_busy"] is not None:
-                if f["cpu_start"] is not None:
-                    fill(f, "gpu_latency", max(0, gpu_start - f["cpu_start"]) if gpu_start is not None else 0)
-                duration = ready - gpu_start if ready is not None and gpu_start is not None else 0
-                fill(f, "gpu_time", max(f["gpu_busy"], duration))
-            if f["present_start"] != (prev or {}).get("present_start"):
-                prev = f
-        shown = [f for f in rows if f["displayed"] is not None]
-        for before, after in zip(shown, shown[1:]):
-            gap = after["displayed"] - before["displayed"]
-            fill(after, "between_display_change", gap if gap > 0 else None)
-            fill(before, "displayed_time", gap if gap > 0 else None)
-        for i, f in zip(indices, rows):
-            out[i] = Frame(**f)
-    return out  # type: ignore[return-value]
 
 
 # --- writing -------------------------------------------------------------------------------------------

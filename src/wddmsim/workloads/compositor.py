@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import deque
 
 from ..umd import Work
-from .generators import SURFACE_BYTES, SURFACE_H, SURFACE_W
+from .surfaces import SURFACE_BYTES, SURFACE_H, SURFACE_W
 
 
 class Compositor:

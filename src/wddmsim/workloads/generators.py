@@ -51,12 +51,11 @@ from collections import deque
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..dxgkrnl.errors import ApiError
 from ..umd import Copy, Fill, Target, Work
+from .surfaces import SURFACE_BYTES, SURFACE_H, SURFACE_W
+from .swapchain import SwapChainApp
 
 DEVICE_REMOVED = int(NTSTATUS.STATUS_DEVICE_REMOVED)
 
-SURFACE_W = 128
-SURFACE_H = 128
-SURFACE_BYTES = SURFACE_W * SURFACE_H * 4
 
 
 def _jittered(rng, work: int, jitter: float) -> int:
@@ -262,8 +261,6 @@ def start_workload(rt, ctx, w, rng, fences=None):
         surfaces.append(kmt.CreateAllocation(dev, SURFACE_BYTES) if w.present_mode.startswith("flip") else None)
         gen = frame_loop(rt, ctx, w, rng, surfaces)
     elif kind == "swap_chain":
-        from .swapchain import SwapChainApp
-
         gen = SwapChainApp(rt, ctx, w, rt.compositors.get(w.vidpn_source)).run()
     elif kind == "compute_batch":
         gen = compute_batch(rt, ctx, w, rng)
