@@ -188,3 +188,20 @@ def test_one_program_twice_needs_a_pid_each_and_cannot_be_named_by_a_call():
             {"at": "1ms", "api": "SetProcessSchedulingPriorityClass", "process": "Presenter.exe",
              "priority_class": "high"}]}, "<t>")
     assert "'Presenter.exe' names 2 processes" in "\n".join(e.value.problems)
+
+
+def test_a_windowed_flip_with_sync_interval_1_shows_every_frame_for_a_refresh():
+    # Three frames ready within one refresh (at 20, 22 and 24 ms, 1 ms of rendering each). With
+    # sync interval 1 none is replaced: the compositor takes one per vsync, in order (vsyncs 2, 3,
+    # 4) and each reaches the screen at the vsync after; with sync interval 0 the newest replaces
+    # the others.
+    frames = [{"start": f"{20 + 2 * k}ms", "gpu": "1ms"} for k in range(3)]
+    one = run([app("win.exe", {"swap_effect": "flip", "sync_interval": 1, "frames": frames})], [DWM])
+    s = shown(one)
+    assert [s[(p["context"], p["seq"])] for p in presents(one, "win.exe")] == [vsync(3), vsync(4), vsync(5)]
+    assert one.of("Dropped") == []
+    assert [p["interval"] for p in presents(one, "win.exe")] == [1, 1, 1]
+    zero = run([app("win.exe", {"swap_effect": "flip", "sync_interval": 0, "frames": frames})], [DWM])
+    p3 = presents(zero, "win.exe")
+    assert len(zero.of("Dropped")) == 2
+    assert shown(zero)[(p3[2]["context"], p3[2]["seq"])] == vsync(3)

@@ -648,21 +648,23 @@ class Adapter:
         self.vidsch.enqueue(p)
         return p
 
-    def redirected_flip(self, packet: Packet, vidpn_source: int, call_start: int | None = None):
+    def redirected_flip(self, packet: Packet, vidpn_source: int, call_start: int | None = None,
+                        sync_interval: int = 0):
         """D3DKMTPresent with RedirectedFlip: ``packet``, the last of the frame (the present's flush),
         ends a flip-model frame that the compositor of ``vidpn_source`` composes once the packet
-        retires (without a compositor the OS shows it at the next vsync after that). No DMA buffer
-        of its own: see :mod:`wddmsim.dxgkrnl.composition`. Returns the present's token."""
+        retires (without a compositor the OS shows it at the next vsync after that), shown for at
+        least ``sync_interval`` refreshes (0: replaced by a newer frame). No DMA buffer of its own:
+        see :mod:`wddmsim.dxgkrnl.composition`. Returns the present's token."""
         from .composition import PresentToken
 
         ctx = packet.context
         if not 0 <= vidpn_source < len(self.vidsch.presents.sources):
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
-        token = PresentToken(packet, vidpn_source, self.sim.now if call_start is None else call_start)
+        token = PresentToken(packet, vidpn_source, self.sim.now if call_start is None else call_start, sync_interval)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Present", {
                 "context": ctx.handle, "process": ctx.device.process.pid, "seq": packet.seq, "mode": "composed_flip",
-                "flip": 0, "interval": 0, "source": vidpn_source, "width": 0, "height": 0,
+                "flip": 0, "interval": sync_interval, "source": vidpn_source, "width": 0, "height": 0,
                 "cpu_start": token.present_t})
         presents = self.vidsch.presents
         presents.presented(token)

@@ -37,10 +37,11 @@ class PresentToken:
     no DMA buffer; it names the context's packet that ends the frame (``seq``) and is ready when
     that packet retires."""
 
-    __slots__ = ("packet", "context", "seq", "present_t", "vidpn_source", "displayed", "flags")
+    __slots__ = ("packet", "context", "seq", "present_t", "vidpn_source", "displayed", "flags", "sync_interval")
 
-    def __init__(self, packet, vidpn_source: int, present_t: int):
+    def __init__(self, packet, vidpn_source: int, present_t: int, sync_interval: int = 0):
         self.packet = packet
+        self.sync_interval = sync_interval
         self.context = packet.context
         self.seq = packet.seq
         self.present_t = present_t
@@ -57,7 +58,7 @@ class PresentToken:
 class Composition:
     """What the compositor of one VidPn source has to compose and what its flips carry."""
 
-    __slots__ = ("presents", "source", "ready", "carried")
+    __slots__ = ("presents", "source", "ready", "carried", "taken")
 
     def __init__(self, presents, source: int):
         self.presents = presents
@@ -66,6 +67,8 @@ class Composition:
         self.ready: dict[int, deque] = {}
         #: the compositor's flip packet -> the frames it composed
         self.carried: dict = {}
+        #: window -> when the compositor last took a frame of it
+        self.taken: dict[int, int] = {}
 
     def arrived(self, frame, t: int) -> None:
         """A windowed present's GPU work retired at ``t``: it may be composed from now on."""
@@ -75,17 +78,29 @@ class Composition:
         """The windows (context handles) with a ready frame no composition has taken yet."""
         return {handle for handle, frames in self.ready.items() if frames}
 
-    def acquire(self) -> list:
-        """The compositor takes the newest ready frame of each window, in window order; the older
-        ready frames of a window were replaced before any composition and are dropped."""
+    def acquire(self, now: int) -> list:
+        """The frames the compositor composes at ``now``, one per window, in window order: the
+        newest ready frame, the older ready ones replaced before any composition and so dropped;
+        but a flip-model frame presented with sync interval N >= 1 is shown for at least N
+        refreshes, so its window's frames are taken in order, the next no sooner than N refreshes
+        after the previous (IDXGISwapChain::Present)."""
+        period = self.presents.sources[self.source].period_ns
         taken = []
-        for frames in self.ready.values():
+        for handle, frames in self.ready.items():
             if not frames:
                 continue
-            newest = frames.pop()
-            while frames:
-                self.presents.drop_frame(self.source, frames.popleft())
-            taken.append(newest)
+            last = self.taken.get(handle)
+            held = getattr(frames[0], "sync_interval", 0)
+            if held:
+                if last is not None and now - last < held * period - period // 2:
+                    continue  # the previous frame of this window has not been shown long enough
+                frame = frames.popleft()
+            else:
+                frame = frames.pop()
+                while frames:
+                    self.presents.drop_frame(self.source, frames.popleft())
+            self.taken[handle] = now
+            taken.append(frame)
         return taken
 
     def attach(self, flip, frames: list) -> None:

@@ -320,17 +320,18 @@ class D3DKMT:
                                    call_start=start).seq
 
     def PresentRedirectedFlip(self, context: Context, command: bytes, allocations, patches, vidpn_source: int = 0,
-                              call_start: int | None = None):
+                              call_start: int | None = None, sync_interval: int = 0):
         """A flip-model present to the compositor (generator): the present flushes ``command`` (the
         rest of the frame) with DxgkDdiRender, and D3DKMTPresent with RedirectedFlip hands the
         frame to the compositor of ``vidpn_source`` once that packet retires
-        (:mod:`wddmsim.dxgkrnl.composition`). Returns the flush packet's number."""
+        (:mod:`wddmsim.dxgkrnl.composition`), shown for at least ``sync_interval`` refreshes (0: a
+        newer frame replaces it). Returns the flush packet's number."""
         start = self.sim.now if call_start is None else call_start
         cost = self.adapter.costs.present
         if cost:
             yield cost
         packet = self.adapter.render(context, command, allocations, patches)
-        self.adapter.redirected_flip(packet, vidpn_source, call_start=start)
+        self.adapter.redirected_flip(packet, vidpn_source, call_start=start, sync_interval=sync_interval)
         return packet.seq
 
     def StartComposition(self, vidpn_source: int) -> None:
@@ -348,7 +349,7 @@ class D3DKMT:
     def AcquireComposedFrames(self, vidpn_source: int) -> list:
         """The compositor takes the newest ready frame of each window of ``vidpn_source`` (older
         ones are dropped); it passes them to its flip (:meth:`Present` ``composes``)."""
-        return self.adapter.vidsch.presents.composition(vidpn_source).acquire()
+        return self.adapter.vidsch.presents.composition(vidpn_source).acquire(self.sim.now)
 
     def WaitForPacket(self, context: Context, seq: int):
         """An event to ``yield``: it triggers when the context has retired packet ``seq``."""

@@ -13,7 +13,9 @@ What it does, after Microsoft's "Desktop Window Manager" and "DXGI flip model" p
   presents as "Hardware: Legacy Flip" and the windows' as "Composed: ...".
 - It takes each window's newest frame that was ready at the vsync it woke at (what it composes is
   decided then; its CPU work follows): a frame whose GPU work ends after the vsync waits for the
-  next one, and older ready frames of a window are replaced, so dropped.
+  next one, and older ready frames of a window are replaced, so dropped; but a flip-model frame
+  presented with sync interval N >= 1 is shown for at least N refreshes, so such a window's
+  frames are taken in order (:meth:`wddmsim.dxgkrnl.composition.Composition.acquire`).
 - It steps aside for a flip-model swap chain that covers the display (independent flip): after
   :attr:`Compositor.independent_after` compositions in a row in which that swap chain was the only
   window with a new frame, it lets the swap chain flip to the screen itself and stops composing
@@ -110,6 +112,8 @@ class Compositor:
             if not due and not pending:
                 continue
             frames = kmt.AcquireComposedFrames(source)
+            if not frames and not due:
+                continue  # the ready frames must stay on screen longer (their sync interval)
             cpu = next((u.cpu for u in due if u.cpu is not None), self.cpu)
             if cpu:
                 yield cpu

@@ -131,7 +131,8 @@ class SwapChainApp:
                 yield from rt.submit(ctx, rest)
             return (yield from rt.present_composed(ctx, buf, self.surface, SURFACE_BYTES, self.source, call_start=call))
         if w.swap_effect == "flip" and (self.compositor is None or self.compositor.independent is not self):
-            return (yield from rt.present_redirected_flip(ctx, rest or (Work(0),), self.source, call_start=call))
+            return (yield from rt.present_redirected_flip(ctx, rest or (Work(0),), self.source, call_start=call,
+                                                          sync_interval=max(0, w.sync_interval)))
         if rest:
             yield from rt.submit(ctx, rest)
         if w.swap_effect == "flip":
