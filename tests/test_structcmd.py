@@ -314,6 +314,24 @@ def test_a_crash_record_about_no_structure_still_shows_the_stop(tmp_path):
     assert (out["struct"], out["fields"], out["size"], out["crash"]["rule"]["number"]) == (None, {}, 0, 108)
 
 
+def test_the_examples_of_docs_ddi_md_run(tmp_path):
+    """Every `uv run wddmsim ...` line of docs/ddi.md runs: exit 0, and 1 for the crash record (its
+    driver broke rule 108)."""
+    import re
+    import shlex
+
+    text = (ROOT / "docs" / "ddi.md").read_text()
+    examples = re.findall(r"^uv run wddmsim (.+?)(?:\s+#.*)?$", text, re.M)
+    assert len(examples) == 6
+    record = tmp_path / "wddmsim-crash.json"
+    assert runner.invoke(main, ["run", str(ROOT / "examples" / "tdr_failure.toml"), "--json", "--crash-record",
+                                str(record)]).exit_code == 3
+    for line in examples:
+        args = [f"@{record}" if a == "@wddmsim-crash.json" else a for a in shlex.split(line)]
+        r = run(*args)
+        assert r.exit_code == (1 if args[-1] == f"@{record}" else 0), (line, r.stderr)
+
+
 def test_run_prints_the_stop_as_decode_does(tmp_path):
     r = runner.invoke(main, ["run", str(ROOT / "examples" / "tdr_failure.toml"), "--crash-record",
                              str(tmp_path / "crash.json")])
