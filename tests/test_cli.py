@@ -18,90 +18,24 @@ def run(*args):
     return runner.invoke(main, list(args))
 
 
-def test_layout_json_is_exact():
-    r = run("layout", "DXGKARG_SUBMITCOMMAND", "--arch", "x86", "--ddi-version", "win7", "--json")
+def test_version_names_the_package_version():
+    """``wddmsim --version`` prints the version the package is installed with (pyproject.toml's)."""
+    from importlib.metadata import version
+
+    from wddmsim import __version__
+
+    r = run("--version")
     assert r.exit_code == 0
-    d = json.loads(r.stdout)
-    assert (d["struct"], d["arch"], d["ddi_version"], d["size"]) == ("DXGKARG_SUBMITCOMMAND", "x86", "win7", 72)
-    assert d["members"]["hDevice"] == {"offset": 0, "size": 4}
-    assert d["members"]["hContext"] == {"offset": 0, "size": 4}
-    assert d["members"]["DmaBufferPhysicalAddress"] == {"offset": 8, "size": 8}
-    assert "Flags.Resubmission" not in d["members"]  # a WDDM 2.0 bit
-    assert d["members"]["Flags.Reserved"] == {"offset": 56, "size": 4, "bit_offset": 6, "bit_width": 26}
-    assert d["members"]["DmaBufferVirtualAddress"] == {"offset": 64, "size": 8}
-    assert "NodeOrdinal" not in d["members"]
-
-
-def test_layout_table_text():
-    r = run("layout", "DXGK_SUBMITCOMMANDFLAGS", "--ddi-version", "win8")
-    assert r.exit_code == 0
-    lines = r.stdout.splitlines()
-    assert lines[0].startswith("DXGK_SUBMITCOMMANDFLAGS  x64  DDI win8 (0x300E, Windows 8)  size 4")
-    assert any(line.split() == ["+0x000", "ContextSwitch", "UINT", "4", "6", "0x00000040"] for line in lines)
-    assert any(line.split() == ["+0x000", "Reserved", "UINT", "4", "7..31", "0xFFFFFF80"] for line in lines)
-
-
-def test_layout_of_an_enumeration_lists_its_values():
-    d = json.loads(run("layout", "D3DDDI_FLIPINTERVAL_TYPE", "--json").stdout)
-    assert d["size"] == 4 and d["values"]["D3DDDI_FLIPINTERVAL_FOUR"] == 4
-
-
-@pytest.mark.parametrize(
-    "args,message",
-    [
-        (("layout", "DXGKARG_SUBMITCOMAND"), "unknown structure 'DXGKARG_SUBMITCOMAND'; did you mean DXGKARG_SUBMITCOMMAND"),
-        (("layout", "DXGKARG_SUBMITCOMMANDVIRTUAL", "--ddi-version", "win8"),
-         "DXGKARG_SUBMITCOMMANDVIRTUAL does not exist at DDI version win8; it appeared in wddm2_0"),
-        (("decode", "DXGKARG_PREEMPTCOMMAND", "00" * 15), "argument: DXGKARG_PREEMPTCOMMAND (x64, wddm3_2) is 16 bytes, got 15"),
-        (("decode", "DXGKARG_PREEMPTCOMMAND", "zz" * 16), "argument: not hex: unexpected character 'z'"),
-        (("decode", "DXGKARG_PREEMPTCOMMAND", "0" * 31), "argument: odd number of hex digits (31)"),
-        (("decode", "DXGKARG_PREEMPTCOMMAND", "@/nonexistent/record.bin"), "/nonexistent/record.bin: no such file"),
-        (("decode", "NTSTATUS", "00000000"), "NTSTATUS is a scalar; decode takes a structure"),
-    ],
-)
-def test_bad_input_is_one_line_and_exit_2(args, message):
-    r = run(*args)
-    assert r.exit_code == 2
-    assert r.stderr == f"wddmsim: error: {message}\n" or r.stderr.startswith(f"wddmsim: error: {message}")
-    assert "Traceback" not in r.stderr + r.stdout
-
-
-def test_unknown_version_is_a_usage_error():
-    r = run("layout", "DXGKARG_SUBMITCOMMAND", "--ddi-version", "win95")
-    assert r.exit_code == 2 and "win95" in r.stderr and "Traceback" not in r.stderr
-
-
-def test_decode_spells_out_flags_and_lists_broken_rules(tmp_path):
-    rec = registry.RECORDS["DXGKARG_SUBMITCOMMAND"]
-    obj = codec.new(rec, hContext=0x40, DmaBufferSize=0x1000, DmaBufferSubmissionEndOffset=0x800,
-                    DmaBufferPrivateDataSize=0x80, DmaBufferPrivateDataSubmissionStartOffset=0x10,
-                    DmaBufferPrivateDataSubmissionEndOffset=0x80, SubmissionFenceId=5, Flags=0x2)
-    path = tmp_path / "submit.bin"
-    path.write_bytes(codec.to_bytes(obj))
-    r = run("decode", "DXGKARG_SUBMITCOMMAND", f"@{path}", "--json")
-    assert r.exit_code == 0
-    d = json.loads(r.stdout)
-    assert d["fields"]["Flags"]["text"] == "0x00000002 (Present)"
-    assert d["fields"]["SubmissionFenceId"]["value"] == 5
-    assert [v["rule"] for v in d["violations"]] == [4]
-    text = run("decode", "DXGKARG_SUBMITCOMMAND", codec.to_bytes(obj).hex(" ")).stdout
-    assert "rule 4" in text and "Present" in text
-
-
-def test_decode_of_a_clean_structure_says_so():
-    rec = registry.RECORDS["DXGKARG_QUERYCURRENTFENCE"]
-    hexbytes = codec.to_bytes(codec.new(rec, CurrentFence=3, NodeOrdinal=1)).hex()
-    r = run("decode", "DXGKARG_QUERYCURRENTFENCE", "0x" + hexbytes)
-    assert r.exit_code == 0
-    assert "No contract rule" in r.stdout
-    assert [line.split() for line in r.stdout.splitlines()[2:5]] == [
-        ["+0x000", "CurrentFence", "3"], ["+0x004", "NodeOrdinal", "1"], ["+0x008", "EngineOrdinal", "0"]]
+    assert r.stdout == f"wddmsim, version {__version__}\n"
+    assert __version__ == version("wddmsim")
+    p = subprocess.run([sys.executable, "-m", "wddmsim", "--version"], capture_output=True, text=True)
+    assert (p.returncode, p.stdout) == (0, f"wddmsim, version {__version__}\n")
 
 
 def test_console_script_is_installed():
     r = subprocess.run([sys.executable, "-m", "wddmsim", "layout", "PHYSICAL_ADDRESS", "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["members"]["QuadPart"] == {"offset": 0, "size": 8}
+    assert json.loads(r.stdout)["members"]["QuadPart"] == {"offset": 0, "size": 8, "type": "LONGLONG"}
 
 
 def test_readme_examples_run(tmp_path):
@@ -203,38 +137,6 @@ def test_demo_runs_the_built_in_scenario():
                  "3D_0", "Compute_0", "COPY_0", "DxgkDdiSubmitCommand", "DXGK_INTERRUPT_DMA_COMPLETED",
                  "QueuePacketStop"):
         assert text in r.output
-
-
-def test_bugcheck_run_writes_a_crash_record_that_decode_reads(tmp_path, monkeypatch):
-    from wddmsim.cli import execute
-    from wddmsim.ddi.ntstatus import NTSTATUS
-    from wddmsim.kmd import ReferenceDriver
-    from wddmsim.scenario import load_scenario
-    import wddmsim.system as system_mod
-
-    class Failing(ReferenceDriver):
-        def DxgkDdiSubmitCommand(self, hAdapter, p):
-            return int(NTSTATUS.STATUS_NO_MEMORY) if p.SubmissionFenceId == 2 else super().DxgkDdiSubmitCommand(hAdapter, p)
-
-    monkeypatch.setattr(system_mod, "ReferenceDriver", Failing)
-    record = tmp_path / "crash.json"
-    sc = load_scenario(str(Path(__file__).parent.parent / "examples" / "deep_queue.toml"))
-    assert execute(sc, as_json=True, crash_record=str(record)) == 3
-    r = CliRunner().invoke(main, ["decode", f"@{record}"])
-    assert r.exit_code == 0, r.output
-    assert "BugCheck 0x119 (VIDEO_SCHEDULER_INTERNAL_ERROR) {0x2, 0xC0000017" in r.output
-    assert "DRIVER_FAILED_SUBMIT_COMMAND" in r.output and "Rule broken: 1" in r.output
-    assert "DXGKARG_SUBMITCOMMAND" in r.output and "SubmissionFenceId" in r.output
-    r = CliRunner().invoke(main, ["decode", f"@{record}", "--json"])
-    out = json.loads(r.output)
-    assert out["fields"]["SubmissionFenceId"]["value"] == 2 and out["crash"]["bugcheck"]["p1"] == 2
-
-
-def test_decode_rejects_a_file_that_is_not_a_crash_record(tmp_path):
-    f = tmp_path / "x.json"
-    f.write_text('{"format": "other"}')
-    r = CliRunner().invoke(main, ["decode", f"@{f}"])
-    assert r.exit_code == 2 and "not a wddmsim-crash-record file" in r.output
 
 
 def test_running_in_progress_slices_changes_nothing():

@@ -1,28 +1,22 @@
 """The ``wddmsim`` command line.
 
-``layout`` and ``decode`` read the DDI structures the way a debugger's ``dt`` does; ``demo`` shows
-what crosses the DDI for one submission. Bad input from a person (an unknown structure, bytes of the
-wrong length, text that is not hex, a missing file) gets one clear line on stderr and exit status 2,
-never a traceback.
+``run`` runs a scenario, ``demo`` shows what crosses the DDI for one submission, ``verify`` runs the
+conformance suite; ``layout`` and ``decode`` (which read the DDI structures the way a debugger's
+``dt`` does) live in :mod:`wddmsim.structcmd`, and ``rules``, ``sweep`` and ``replay`` in modules of
+their own. Bad input from a person (an unknown structure, bytes of the wrong length, text that is
+not hex, a missing file) gets one clear line on stderr and exit status 2, never a traceback.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .ddi import codec, layout, registry, versions
-from .ddi.schema import EnumType, Record
-
-ARCH = click.Choice(list(layout.ARCHES))
-VERSION = click.Choice(list(versions.VERSION_NAMES), case_sensitive=False)
 
 
 class UserError(click.ClickException):
@@ -42,231 +36,17 @@ def _console() -> Console:
     return con
 
 
-def _lookup(name: str):
-    try:
-        return registry.lookup(name)
-    except registry.UnknownType as e:
-        raise UserError(str(e)) from None
-
-
-def _require_exists(t, version: versions.DdiVersion) -> None:
-    if isinstance(t, Record) and not layout.exists(t, version):
-        raise UserError(f"{t.name} does not exist at DDI version {version.name}; it appeared in {t.since}")
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wddmsim")
 def main() -> None:
     """wddmsim: an executable model of how Windows submits work to a GPU (WDDM)."""
 
 
-# ---------------------------------------------------------------------------------------- layout
-def _layout_json(t, arch: str, version: versions.DdiVersion) -> dict:
-    if isinstance(t, Record):
-        table = layout.layout_table(t, arch, version)
-    else:
-        size = layout.scalar_ctype(t, arch)
-        import ctypes
-
-        table = {"size": ctypes.sizeof(size), "align": ctypes.alignment(size), "members": {}}
-    out = {"struct": t.name, "arch": arch, "ddi_version": version.name, **table}
-    if isinstance(t, EnumType):
-        out["values"] = {e.name: int(e) for e in t.values}
-    return out
-
-
-@main.command("layout")
-@click.argument("struct")
-@click.option("--arch", type=ARCH, default="x64", show_default=True, help="Target architecture.")
-@click.option("--ddi-version", "ddi_version", type=VERSION, default="latest", show_default=True, help="DXGKDDI_INTERFACE_VERSION to lay out for.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def layout_cmd(struct: str, arch: str, ddi_version: str, as_json: bool) -> None:
-    """Size and every member's offset and size of a DDI structure, like a debugger's dt."""
-    t = _lookup(struct)
-    version = versions.ddi_version(ddi_version)
-    _require_exists(t, version)
-    data = _layout_json(t, arch, version)
-    if as_json:
-        click.echo(json.dumps(data, indent=2))
-        return
-    con = _console()
-    con.print(f"[bold]{t.name}[/bold]  {arch}  DDI {version.name} (0x{version.value:X}, {version.release})  size {data['size']} (0x{data['size']:X}), align {data['align']}")
-    if isinstance(t, EnumType):
-        for e in t.values:
-            con.print(f"  {int(e):>10}  {e.name}")
-        return
-    if not isinstance(t, Record):
-        con.print(f"  scalar ({t.base.name})")
-        return
-    tab = Table(box=None, pad_edge=False, show_edge=False)
-    tab.add_column("offset", justify="right")
-    tab.add_column("member")
-    tab.add_column("type")
-    tab.add_column("size", justify="right")
-    tab.add_column("bits")
-    tab.add_column("mask")
-    for ml in layout.members(t, arch, version):
-        bits = mask = ""
-        if ml.bit_width is not None:
-            bits = f"{ml.bit_offset}" if ml.bit_width == 1 else f"{ml.bit_offset}..{ml.bit_offset + ml.bit_width - 1}"
-            mask = f"0x{((1 << ml.bit_width) - 1) << ml.bit_offset:0{ml.size * 2}X}"
-        name = "  " * ml.depth + ml.path.rsplit(".", 1)[-1]
-        tab.add_row(f"+0x{ml.offset:03x}", name, codec.type_name(ml.type), str(ml.size), bits, mask)
-    con.print(tab)
-
-
-# ---------------------------------------------------------------------------------------- decode
-_HEX_JUNK = re.compile(r"0x|[\s:,_-]", re.IGNORECASE)
-
-
-def _parse_hex(text: str, where: str) -> bytes:
-    digits = _HEX_JUNK.sub("", text)
-    bad = re.search(r"[^0-9a-fA-F]", digits)
-    if bad:
-        raise UserError(f"{where}: not hex: unexpected character {bad.group()!r}")
-    if len(digits) % 2:
-        raise UserError(f"{where}: odd number of hex digits ({len(digits)})")
-    return bytes.fromhex(digits)
-
-
-def read_input(source: str) -> tuple[bytes, str]:
-    """The bytes named on the command line: ``@FILE`` (raw bytes) or hex text."""
-    if source.startswith("@"):
-        path = Path(source[1:])
-        try:
-            return path.read_bytes(), str(path)
-        except FileNotFoundError:
-            raise UserError(f"{path}: no such file") from None
-        except IsADirectoryError:
-            raise UserError(f"{path}: is a directory, not a file") from None
-        except OSError as e:
-            raise UserError(f"{path}: cannot read: {e.strerror}") from None
-    return _parse_hex(source, "argument"), "argument"
-
-
-def _violations(t: Record, data: bytes, arch: str, version: versions.DdiVersion) -> list:
-    from .ddi import rules
-
-    obj = codec.from_bytes(t, data, arch, version)
-    return rules.check(t.name, obj, rules.Facts(version=version))
-
-
-@main.command("decode")
-@click.argument("struct")
-@click.argument("data", required=False)
-@click.option("--arch", type=ARCH, default=None, help="Architecture the bytes come from [default: x64].")
-@click.option("--ddi-version", "ddi_version", type=VERSION, default=None, help="DXGKDDI_INTERFACE_VERSION the bytes were laid out for [default: latest].")
-@click.option("--all-arms", is_flag=True, help="Show every union arm, not only the one the tag selects.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def decode_cmd(struct: str, data: str | None, arch: str | None, ddi_version: str | None, all_arms: bool, as_json: bool) -> None:
-    """Every field of a DDI structure from its bytes (HEX, or @FILE for a binary file), or a crash
-    record written by ``wddmsim run`` (``wddmsim decode @RECORD``).
-
-    Flags are spelled out by bit name, enumerations by name, and the contract rules the values break
-    are listed."""
-    record = None
-    if data is None:
-        if not struct.startswith("@"):
-            raise UserError("decode needs STRUCT and DATA (hex or @FILE), or a crash record as @RECORD")
-        record = _read_record(struct[1:])
-        struct = record["struct"]
-        arch = arch or record["arch"]
-        ddi_version = ddi_version or record["ddi_version"]
-    arch = arch or "x64"
-    ddi_version = ddi_version or "latest"
-    t = _lookup(struct)
-    version = versions.ddi_version(ddi_version)
-    _require_exists(t, version)
-    if not isinstance(t, Record):
-        raise UserError(f"{t.name} is a scalar; decode takes a structure")
-    if record is not None:
-        raw, where = bytes.fromhex(record["bytes"]), data or "crash record"
-    else:
-        raw, where = read_input(data)
-    try:
-        fields = codec.decode(t, raw, arch, version, all_arms=all_arms)
-    except codec.WrongSize as e:
-        raise UserError(f"{where}: {t.name} ({arch}, {version.name}) is {e.expected} bytes, got {e.got}") from None
-    broken = _violations(t, raw, arch, version)
-    if as_json:
-        out = {
-            "struct": t.name, "arch": arch, "ddi_version": version.name, "size": len(raw),
-            "fields": {f.path: f.as_json() for f in fields},
-            "violations": [{"rule": v.rule, "name": v.name, "message": v.message,
-                            "bugcheck": None if v.bugcheck is None else str(v.bugcheck)} for v in broken],
-        }
-        if record is not None:
-            out["crash"] = {k: record[k] for k in ("time", "bugcheck", "rule", "message", "address")}
-        click.echo(json.dumps(out, indent=2))
-        return
-    con = _console()
-    if record is not None:
-        _print_bugcheck(con, record)
-        con.print(f"The structure at 0x{record['address']:X} when the model stopped:")
-    con.print(f"[bold]{t.name}[/bold]  {arch}  DDI {version.name}  {len(raw)} bytes")
-    tab = Table(box=None, pad_edge=False, show_edge=False)
-    tab.add_column("offset", justify="right")
-    tab.add_column("member")
-    tab.add_column("value")
-    for f in fields:
-        if f.bit_width is not None and f.path.rsplit(".", 1)[-1] == "Reserved" and f.value == 0:
-            continue
-        tab.add_row(f"+0x{f.offset:03x}", "  " * f.depth + f.path.rsplit(".", 1)[-1], f.text)
-    con.print(tab)
-    if broken:
-        con.print(f"[bold red]{len(broken)} contract rule(s) broken:[/bold red]")
-        for v in broken:
-            con.print(f"  {v}")
-    else:
-        con.print("No contract rule that can be judged from this structure alone is broken.")
-
-
-def _read_record(path_text: str) -> dict:
-    from .dxgkrnl.crash import RECORD_FORMAT
-
-    path = Path(path_text)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        rec = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UserError(f"{path}: not a crash record (line {e.lineno}: {e.msg}); give STRUCT and DATA to decode raw bytes") from None
-    if not isinstance(rec, dict) or rec.get("format") != RECORD_FORMAT:
-        raise UserError(f"{path}: format: not a {RECORD_FORMAT} file")
-    for key in ("struct", "arch", "ddi_version", "bytes", "bugcheck", "address", "time"):
-        if key not in rec:
-            raise UserError(f"{path}: {key}: missing from the crash record")
-    if not rec["struct"]:
-        raise UserError(f"{path}: struct: the crash record holds no structure")
-    try:
-        bytes.fromhex(rec["bytes"])
-    except (TypeError, ValueError):
-        raise UserError(f"{path}: bytes: not hex") from None
-    return rec
-
-
 def _print_bugcheck(con: Console, record: dict) -> None:
-    from .ddi.bugcheck import BugCheck, describe
+    """The stop a crash record holds, parameter by parameter: as ``wddmsim decode @RECORD`` shows it."""
+    from .structcmd import print_stop
 
-    b = record["bugcheck"]
-    bc = BugCheck(b["code"], b["p1"], b["p2"], b["p3"], b["p4"])
-    con.print(f"[bold red]*** STOP at t={record['time']} ns[/bold red]")
-    for line in describe(bc):
-        con.print(f"  {line}")
-    rule = record.get("rule")
-    if rule:
-        con.print(f"  Rule broken: {rule['number']} ({rule['name']})")
-    con.print(f"  {record['message']}", markup=False)
-    if record.get("traceback"):
-        con.print(f"  The driver's traceback (in {record.get('ddi') or 'the driver'}):")
-        for line in record["traceback"].rstrip().splitlines():
-            con.print(f"    {line}", markup=False, highlight=False)
+    print_stop(con, record)
 
 
 # ---------------------------------------------------------------------------------------- run
@@ -847,7 +627,10 @@ def demo_cmd(events) -> None:
 from .rulescmd import rules_cmd  # noqa: E402  (the command lives in its own module)
 from .sweepcmd import sweep_cmd  # noqa: E402  (likewise)
 from .replaycmd import replay_cmd  # noqa: E402  (likewise)
+from .structcmd import decode_cmd, layout_cmd  # noqa: E402  (likewise)
 
 main.add_command(rules_cmd)
 main.add_command(sweep_cmd)
 main.add_command(replay_cmd)
+main.add_command(layout_cmd)
+main.add_command(decode_cmd)

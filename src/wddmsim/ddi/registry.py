@@ -10,6 +10,7 @@ import difflib
 
 from . import enums, schema
 from .schema import EnumType, Record, Typedef
+from .versions import VERSIONS
 from .structs import (
     adapter,
     caps,
@@ -71,6 +72,32 @@ SCALARS: dict[str, Typedef | EnumType] = {
 }
 
 NAMES: tuple[str, ...] = tuple(sorted(RECORDS) + sorted(SCALARS))
+
+#: The DDI version each enumeration or scalar type above appeared in, where it is later than Vista:
+#: the header guards tools/msvc_layouts/DECISIONS.md records for the C declarations (a record
+#: carries its own ``since``).
+SCALAR_SINCE: dict[str, str] = {
+    "DXGK_WDDMVERSION": "win7",
+    "D3DKMDT_GRAPHICS_PREEMPTION_GRANULARITY": "win8",
+    "D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY": "win8",
+    "DXGK_ENGINE_TYPE": "wddm1_3",
+    "DXGK_GENERAL_ERROR_CODE": "wddm2_0",
+    "DXGK_PAGETABLEUPDATEMODE": "wddm2_0",
+    "DXGK_PAGE_FAULT_FLAGS": "wddm2_0",
+    "DXGK_PTE_PAGE_SIZE": "wddm2_0",
+    "DXGK_RENDER_PIPELINE_STAGE": "wddm2_0",
+    "DXGK_SCHEDULING_PRIORITY_BAND": "wddm2_4",
+    "DXGK_KERNEL_SUBMISSION_TYPE": "wddm2_5",
+    "D3DDDI_NATIVEFENCE_TYPE": "wddm3_1",
+    "DXGK_ENGINE_STATE": "wddm3_1",
+}
+
+
+def since(t: Record | Typedef | EnumType) -> str:
+    """The short name of the DDI version the type ``t`` appeared in (``vista`` for the oldest)."""
+    if isinstance(t, Record):
+        return t.since or VERSIONS[0].name
+    return SCALAR_SINCE.get(t.name, VERSIONS[0].name)
 
 
 class UnknownType(KeyError):

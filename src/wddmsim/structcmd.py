@@ -1,0 +1,416 @@
+"""``wddmsim layout`` and ``wddmsim decode``: the DDI structures read the way a debugger's ``dt``
+reads them.
+
+``layout STRUCT`` prints a structure's size and every member's offset, size, C type and bit
+position for one architecture and DDI version (``--json`` the same as JSON, each member with its C
+type name); ``layout --list`` lists every type the model knows with its size on x86 and x64 and the
+DDI version it appeared in. ``decode STRUCT DATA`` reads a structure from bytes (hex text, or
+``@FILE``) member by member and judges it by the contract rules one structure can show; ``decode
+@RECORD`` reads a crash record written by ``wddmsim run`` and shows the stop, each bug-check
+parameter explained (:func:`wddmsim.ddi.bugcheck.describe`), the rule the driver broke in a
+sentence, and the structure.
+
+Exit status of ``decode``: 0 when no contract rule is broken, 1 when the bytes break one or the
+crash record names one the driver broke, 2 for bad input (an unknown structure, bytes of the wrong
+length, text that is not hex, a file that is missing or is no crash record): one line on stderr,
+never a traceback.
+
+This module does not import :mod:`wddmsim.cli` (the CLI imports it): its input errors are its
+own :class:`StructInputError`, which reads and exits like the CLI's.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import re
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .ddi import codec, layout, registry, versions
+from .ddi.schema import EnumType, Record
+
+ARCH = click.Choice(list(layout.ARCHES))
+VERSION = click.Choice(list(versions.VERSION_NAMES), case_sensitive=False)
+
+
+class StructInputError(click.ClickException):
+    """A mistake in what the person asked for: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"wddmsim: error: {self.message}", err=True)
+
+
+def _console() -> Console:
+    """Rich console; when stdout is not a terminal, wide enough that no member name is cut."""
+    con = Console(highlight=False)
+    if not con.is_terminal:
+        con = Console(highlight=False, width=200)
+    return con
+
+
+def _lookup(name: str):
+    try:
+        return registry.lookup(name)
+    except registry.UnknownType as e:
+        raise StructInputError(str(e)) from None
+
+
+def _require_exists(t, version: versions.DdiVersion) -> None:
+    since = registry.since(t)
+    if versions.ddi_version(since).value > version.value:
+        raise StructInputError(f"{t.name} does not exist at DDI version {version.name}; it appeared in {since}")
+
+
+# ---------------------------------------------------------------------------------------- layout
+def kind_of(t) -> str:
+    """What a registry type is: ``struct``, ``union``, ``flags`` (a flag union), ``enum`` or ``scalar``."""
+    if isinstance(t, Record):
+        return "flags" if t.flags else t.kind
+    return "enum" if isinstance(t, EnumType) else "scalar"
+
+
+def sizes(t, version: versions.DdiVersion) -> dict[str, dict[str, int]]:
+    """``{"x86": {"size", "align"}, "x64": {...}}`` of ``t`` at ``version``."""
+    out = {}
+    for arch in ("x86", "x64"):
+        c = layout.ctype(t, arch, version) if isinstance(t, Record) else layout.scalar_ctype(t, arch)
+        out[arch] = {"size": ctypes.sizeof(c), "align": ctypes.alignment(c)}
+    return out
+
+
+def type_list(version: versions.DdiVersion) -> tuple[list[dict], int]:
+    """Every registry type that exists at ``version``, by name, with its kind, the DDI version it
+    appeared in and its sizes; and how many more types appear only in later versions."""
+    rows, later = [], 0
+    for name in registry.NAMES:
+        t = registry.lookup(name)
+        since = registry.since(t)
+        if versions.ddi_version(since).value > version.value:
+            later += 1
+            continue
+        rows.append({"name": t.name, "kind": kind_of(t), "since": since, **sizes(t, version)})
+    return sorted(rows, key=lambda r: r["name"]), later
+
+
+def layout_json(t, arch: str, version: versions.DdiVersion) -> dict:
+    """``layout --json``: size, alignment and every member (offset, size, C type, bit position)."""
+    if isinstance(t, Record):
+        table = layout.layout_table(t, arch, version)
+        types = {ml.path: codec.type_name(ml.type) for ml in layout.members(t, arch, version)}
+        table["members"] = {path: {**m, "type": types[path]} for path, m in table["members"].items()}
+    else:
+        c = layout.scalar_ctype(t, arch)
+        table = {"size": ctypes.sizeof(c), "align": ctypes.alignment(c), "members": {}}
+    out = {"struct": t.name, "kind": kind_of(t), "arch": arch, "ddi_version": version.name, **table}
+    if isinstance(t, EnumType):
+        out["values"] = {e.name: int(e) for e in t.values}
+    elif not isinstance(t, Record):
+        out["type"] = t.base.name
+    return out
+
+
+def _print_list(version: versions.DdiVersion, as_json: bool) -> None:
+    rows, later = type_list(version)
+    if as_json:
+        click.echo(json.dumps({"ddi_version": version.name, "types": rows}, indent=2))
+        return
+    con = _console()
+    con.print(f"[bold]DDI types at {version.name}[/bold] (0x{version.value:X}, {version.release}): sizes in bytes")
+    tab = Table(box=None, pad_edge=False, show_edge=False)
+    tab.add_column("name")
+    tab.add_column("kind")
+    tab.add_column("x86", justify="right")
+    tab.add_column("x64", justify="right")
+    tab.add_column("since")
+    for r in rows:
+        tab.add_row(r["name"], r["kind"], str(r["x86"]["size"]), str(r["x64"]["size"]), r["since"])
+    con.print(tab)
+    more = f"; {later} more appear in later DDI versions (--ddi-version latest lists them)" if later else ""
+    con.print(f"{len(rows)} types{more}. since: the DDI version the type appeared in.", soft_wrap=True)
+
+
+@click.command("layout")
+@click.argument("struct", required=False)
+@click.option("--list", "as_list", is_flag=True,
+              help="List every structure, flag union, enumeration and scalar with its size on x86 and x64 and "
+                   "the DDI version it appeared in.")
+@click.option("--arch", type=ARCH, default="x64", show_default=True, help="Target architecture.")
+@click.option("--ddi-version", "ddi_version", type=VERSION, default="latest", show_default=True,
+              help="DXGKDDI_INTERFACE_VERSION to lay out for.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table (each member with its C type).")
+def layout_cmd(struct: str | None, as_list: bool, arch: str, ddi_version: str, as_json: bool) -> None:
+    """Size and every member's offset, size and C type of a DDI structure, like a debugger's dt
+    (or, with --list, every type the model knows)."""
+    version = versions.ddi_version(ddi_version)
+    if as_list:
+        if struct is not None:
+            raise StructInputError("give a STRUCT or --list, not both")
+        _print_list(version, as_json)
+        return
+    if struct is None:
+        raise StructInputError("layout needs a STRUCT (e.g. DXGKARG_SUBMITCOMMAND), or --list for every type")
+    t = _lookup(struct)
+    _require_exists(t, version)
+    data = layout_json(t, arch, version)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    con = _console()
+    con.print(f"[bold]{t.name}[/bold]  {arch}  DDI {version.name} (0x{version.value:X}, {version.release})  "
+              f"size {data['size']} (0x{data['size']:X}), align {data['align']}")
+    if isinstance(t, EnumType):
+        for e in t.values:
+            con.print(f"  {int(e):>10}  {e.name}")
+        return
+    if not isinstance(t, Record):
+        con.print(f"  scalar ({t.base.name})")
+        return
+    tab = Table(box=None, pad_edge=False, show_edge=False)
+    tab.add_column("offset", justify="right")
+    tab.add_column("member")
+    tab.add_column("type")
+    tab.add_column("size", justify="right")
+    tab.add_column("bits")
+    tab.add_column("mask")
+    for ml in layout.members(t, arch, version):
+        bits = mask = ""
+        if ml.bit_width is not None:
+            bits = f"{ml.bit_offset}" if ml.bit_width == 1 else f"{ml.bit_offset}..{ml.bit_offset + ml.bit_width - 1}"
+            mask = f"0x{((1 << ml.bit_width) - 1) << ml.bit_offset:0{ml.size * 2}X}"
+        name = "  " * ml.depth + ml.path.rsplit(".", 1)[-1]
+        tab.add_row(f"+0x{ml.offset:03x}", name, codec.type_name(ml.type), str(ml.size), bits, mask)
+    con.print(tab)
+
+
+# ---------------------------------------------------------------------------------------- decode
+_HEX_JUNK = re.compile(r"0x|[\s:,_-]", re.IGNORECASE)
+
+
+def parse_hex(text: str, where: str) -> bytes:
+    """Bytes from hex text; ``0x``, spaces, colons, commas, dashes and underscores are ignored."""
+    digits = _HEX_JUNK.sub("", text)
+    bad = re.search(r"[^0-9a-fA-F]", digits)
+    if bad:
+        raise StructInputError(f"{where}: not hex: unexpected character {bad.group()!r}")
+    if len(digits) % 2:
+        raise StructInputError(f"{where}: odd number of hex digits ({len(digits)})")
+    return bytes.fromhex(digits)
+
+
+def read_input(source: str) -> tuple[bytes, str]:
+    """The bytes named on the command line: ``@FILE`` (raw bytes) or hex text; and where they came from."""
+    if source.startswith("@"):
+        path = Path(source[1:])
+        try:
+            return path.read_bytes(), str(path)
+        except FileNotFoundError:
+            raise StructInputError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise StructInputError(f"{path}: is a directory, not a file") from None
+        except OSError as e:
+            raise StructInputError(f"{path}: cannot read: {e.strerror}") from None
+    return parse_hex(source, "argument"), "argument"
+
+
+def read_record(path_text: str) -> dict:
+    """The crash record at ``path_text`` (see :mod:`wddmsim.dxgkrnl.crash`), checked; a stop that
+    is about no structure has ``struct`` empty."""
+    from .dxgkrnl.crash import RECORD_FORMAT
+
+    path = Path(path_text)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StructInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise StructInputError(f"{path}: is a directory, not a file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise StructInputError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        rec = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise StructInputError(f"{path}: not a crash record (line {e.lineno}: {e.msg}); give STRUCT and DATA to "
+                               f"decode raw bytes") from None
+    if not isinstance(rec, dict) or rec.get("format") != RECORD_FORMAT:
+        raise StructInputError(f"{path}: format: not a {RECORD_FORMAT} file")
+    for key in ("struct", "arch", "ddi_version", "bytes", "bugcheck", "address", "time", "message"):
+        if key not in rec:
+            raise StructInputError(f"{path}: {key}: missing from the crash record")
+    b = rec["bugcheck"]
+    if not isinstance(b, dict) or any(not isinstance(b.get(k), int) for k in ("code", "p1", "p2", "p3", "p4")):
+        raise StructInputError(f"{path}: bugcheck: needs the integers code, p1, p2, p3 and p4")
+    try:
+        raw = bytes.fromhex(rec["bytes"])
+    except (TypeError, ValueError):
+        raise StructInputError(f"{path}: bytes: not hex") from None
+    if rec["struct"] and not raw:
+        raise StructInputError(f"{path}: bytes: empty, but struct names {rec['struct']}")
+    return rec
+
+
+def rule_sentence(number: int, name: str | None = None) -> str:
+    """Contract rule ``number`` in a sentence: its number, name and what it asks (the catalogue's words)."""
+    from .ddi.rules.catalog import RULE_COUNT, catalog
+
+    if not 1 <= number <= RULE_COUNT:
+        return f"rule {number}{f' ({name})' if name else ''}"
+    r = catalog()[number - 1]
+    return f"rule {number} ({r.name}), which asks: {r.words}"
+
+
+def stop_name(bc) -> str:
+    """``bug check 0x119 (VIDEO_SCHEDULER_INTERNAL_ERROR), parameter 1 0x2 (DRIVER_FAILED_SUBMIT_COMMAND)``:
+    a bug check by its code and name, and for 0x119 its subcode."""
+    from .ddi.bugcheck import BugCheckCode, VidSchError
+
+    text = f"bug check 0x{bc.code:X} ({bc.name})"
+    if bc.code == BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR and bc.p1 in VidSchError._value2member_map_:
+        text += f", parameter 1 0x{bc.p1:X} ({VidSchError(bc.p1).name})"
+    return text
+
+
+def print_stop(con: Console, record: dict) -> None:
+    """The stop a crash record holds (also what ``wddmsim run`` prints after one): the time, the
+    bug check with every parameter explained, why the model stopped (the rule the driver broke, in
+    a sentence) and the driver's traceback where it faulted."""
+    from .ddi.bugcheck import BugCheck, describe
+
+    b = record["bugcheck"]
+    bc = BugCheck(b["code"], b["p1"], b["p2"], b["p3"], b["p4"])
+    lines = describe(bc)
+    con.print(f"[bold red]*** STOP at t={record['time']} ns of virtual time: {lines[0]}[/bold red]", markup=True)
+    for line in lines[1:]:
+        con.print(f"  {line}", markup=False, soft_wrap=True)
+    rule = record.get("rule")
+    if rule:
+        con.print(f"Why it stopped: the driver broke contract {rule_sentence(rule['number'], rule.get('name'))}",
+                  markup=False, soft_wrap=True)
+        message = re.sub(rf"^rule {rule['number']} \([^)]*\): ", "", record["message"])
+        con.print(f"  What happened: {message}", markup=False, soft_wrap=True)
+    else:
+        con.print(f"Why it stopped: {record['message']}", markup=False, soft_wrap=True)
+    if record.get("traceback"):
+        con.print(f"  The driver's traceback (in {record.get('ddi') or 'the driver'}):")
+        for line in record["traceback"].rstrip().splitlines():
+            con.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _violations(t: Record, data: bytes, arch: str, version: versions.DdiVersion) -> list:
+    from .ddi import rules
+
+    obj = codec.from_bytes(t, data, arch, version)
+    return rules.check(t.name, obj, rules.Facts(version=version))
+
+
+def _print_fields(con: Console, t: Record, fields, arch: str, version: versions.DdiVersion, size: int) -> None:
+    con.print(f"[bold]{t.name}[/bold]  {arch}  DDI {version.name}  {size} bytes")
+    tab = Table(box=None, pad_edge=False, show_edge=False)
+    tab.add_column("offset", justify="right")
+    tab.add_column("member")
+    tab.add_column("value")
+    for f in fields:
+        if f.bit_width is not None and f.path.rsplit(".", 1)[-1] == "Reserved" and f.value == 0:
+            continue
+        tab.add_row(f"+0x{f.offset:03x}", "  " * f.depth + f.path.rsplit(".", 1)[-1], f.text)
+    con.print(tab)
+
+
+def _print_judgement(con: Console, name: str, broken: list, record: dict | None) -> None:
+    """What the contract rules say of the decoded bytes, in sentences."""
+    if broken:
+        count = "1 contract rule" if len(broken) == 1 else f"{len(broken)} contract rules"
+        con.print(f"[bold red]Rules broken: judged from these bytes alone, {name} breaks {count}:[/bold red]",
+                  soft_wrap=True)
+        for v in broken:
+            con.print(f"  - {rule_sentence(v.rule, v.name)}", markup=False, soft_wrap=True)
+            con.print(f"    Here: {v.message}", markup=False, soft_wrap=True)
+            if v.bugcheck is not None:
+                con.print(f"    Windows stops for it with {stop_name(v.bugcheck)}.", markup=False, soft_wrap=True)
+        return
+    rule = (record or {}).get("rule")
+    if rule:
+        con.print(f"Judged from these bytes alone, {name} breaks no further contract rule: rule {rule['number']} "
+                  f"is about what happened around it (what the driver returned or reported, and what the OS had "
+                  f"issued), which the bytes do not hold.", soft_wrap=True)
+    else:
+        con.print(f"No contract rule broken: judged from these bytes alone, {name} breaks none of the rules one "
+                  f"structure can show (rules about the calls around it need a run).", soft_wrap=True)
+
+
+@click.command("decode")
+@click.argument("struct")
+@click.argument("data", required=False)
+@click.option("--arch", type=ARCH, default=None, help="Architecture the bytes come from [default: x64].")
+@click.option("--ddi-version", "ddi_version", type=VERSION, default=None,
+              help="DXGKDDI_INTERFACE_VERSION the bytes were laid out for [default: latest].")
+@click.option("--all-arms", is_flag=True, help="Show every union arm, not only the one the tag selects.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def decode_cmd(struct: str, data: str | None, arch: str | None, ddi_version: str | None, all_arms: bool,
+               as_json: bool) -> None:
+    """Every field of a DDI structure from its bytes (HEX, or @FILE for a binary file), or a crash
+    record written by ``wddmsim run`` (``wddmsim decode @RECORD``: the stop, each bug-check
+    parameter explained, the rule the driver broke and the structure).
+
+    Flags are spelled out by bit name, enumerations by name, and the contract rules the values break
+    are named and explained. Exit status: 0 when no rule is broken, 1 when one is (by the bytes, or
+    by the driver in a crash record), 2 for bad input."""
+    record = None
+    if data is None:
+        if not struct.startswith("@"):
+            raise StructInputError("decode needs STRUCT and DATA (hex or @FILE), or a crash record as @RECORD")
+        record = read_record(struct[1:])
+        struct = record["struct"]
+        arch = arch or record["arch"]
+        ddi_version = ddi_version or record["ddi_version"] or None
+    arch = arch or "x64"
+    version = versions.ddi_version(ddi_version or "latest")
+    t = fields = None
+    broken: list = []
+    raw = b""
+    if struct:
+        t = _lookup(struct)
+        _require_exists(t, version)
+        if not isinstance(t, Record):
+            raise StructInputError(f"{t.name} is a scalar; decode takes a structure")
+        raw, where = (bytes.fromhex(record["bytes"]), "crash record") if record is not None else read_input(data)
+        try:
+            fields = codec.decode(t, raw, arch, version, all_arms=all_arms)
+        except codec.WrongSize as e:
+            raise StructInputError(f"{where}: {t.name} ({arch}, {version.name}) is {e.expected} bytes, "
+                                   f"got {e.got}") from None
+        broken = _violations(t, raw, arch, version)
+    failed = bool(broken) or bool(record is not None and record.get("rule"))
+    if as_json:
+        out = {
+            "struct": t.name if t is not None else None, "arch": arch, "ddi_version": version.name, "size": len(raw),
+            "fields": {f.path: f.as_json() for f in fields or ()},
+            "violations": [{"rule": v.rule, "name": v.name, "message": v.message, "explained": rule_sentence(v.rule),
+                            "bugcheck": None if v.bugcheck is None else str(v.bugcheck)} for v in broken],
+        }
+        if record is not None:
+            from .ddi.bugcheck import BugCheck, describe
+
+            b = record["bugcheck"]
+            crash = {k: record.get(k) for k in ("time", "bugcheck", "rule", "message", "address", "ddi")}
+            crash["explained"] = describe(BugCheck(b["code"], b["p1"], b["p2"], b["p3"], b["p4"]))
+            if record.get("rule"):
+                crash["rule_explained"] = rule_sentence(record["rule"]["number"], record["rule"].get("name"))
+            out["crash"] = crash
+        click.echo(json.dumps(out, indent=2))
+        raise SystemExit(1 if failed else 0)
+    con = _console()
+    if record is not None:
+        print_stop(con, record)
+        if t is None:
+            con.print("The stop is about no single structure: the crash record holds no bytes to decode.", soft_wrap=True)
+            raise SystemExit(1 if failed else 0)
+        con.print(f"The structure at 0x{record['address']:X} when the model stopped:")
+    _print_fields(con, t, fields, arch, version, len(raw))
+    _print_judgement(con, t.name, broken, record)
+    raise SystemExit(1 if failed else 0)
