@@ -130,10 +130,11 @@ def _conflicts(problems: list[tuple[Location, str]]) -> PydanticCustomError:
 
 
 class ScenarioModel(BaseModel):
-    """Base of every scenario table: unknown keys are errors, and values are taken strictly
-    (a TOML string is never silently turned into a number or a boolean)."""
+    """Base of every scenario table: unknown keys are errors, values are taken strictly (a TOML
+    string is never silently turned into a number or a boolean), and assigning a field validates
+    the new value (and the table's cross-field checks) the way loading does."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, validate_assignment=True)
 
 
 # --------------------------------------------------------------------------------------- adapter
