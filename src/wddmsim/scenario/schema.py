@@ -136,6 +136,17 @@ class ScenarioModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, validate_assignment=True)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic keeps a value that only the table's own checks (an after model validator) refuse
+        # (pydantic issue #7105); a refused assignment leaves the table as it was.
+        before = dict(self.__dict__)
+        try:
+            super().__setattr__(name, value)
+        except ValueError:  # pydantic's ValidationError is one
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
 
 # --------------------------------------------------------------------------------------- adapter
 
