@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 #: The verifier modes a run takes, as ``wddmsim run --verifier``.
-VERIFIER_MODES = ("strict", "report", "off")
+_VERIFIER_MODES = ("strict", "report", "off")
 
 
 # ------------------------------------------------------------------------------------- scenarios
@@ -93,14 +93,15 @@ def validate(data: Mapping[str, Any] | Scenario, *, overrides: Mapping[str, Any]
     """A validated scenario from ``data``: a dict shaped like the TOML file (durations and sizes as
     text such as ``"2ms"`` or as int ns and bytes), or a :class:`Scenario`, checked again as a
     whole. Always a new object; ``overrides`` as for :func:`load`. Raises :class:`ScenarioError`,
-    whose lines start with the scenario's name (``<dict>`` for a dict without one)."""
+    whose lines start with the scenario's name (``<scenario>`` when it has none)."""
     from .scenario import scenario_from_dict
 
     if isinstance(data, Scenario):
         source = data.name or "<scenario>"
         data = data.model_dump(by_alias=True, exclude_none=True)
     elif isinstance(data, Mapping):
-        source = "<dict>"
+        name = data.get("name")
+        source = name if isinstance(name, str) and name else "<scenario>"
     else:
         raise TypeError(f"data: expected a dict or a Scenario, got {type(data).__name__}")
     return scenario_from_dict(dict(data), source, _overrides(overrides))
@@ -472,8 +473,8 @@ class Simulation:
 
     def __init__(self, scenario, *, seed: int | None = None, driver=None, settings: Mapping[str, Any] | None = None,
                  until: int | str | None = None, events=None, verifier: str = "strict"):
-        if verifier not in VERIFIER_MODES:
-            raise ValueError(f"verifier: must be one of {', '.join(VERIFIER_MODES)}, got {verifier!r}")
+        if verifier not in _VERIFIER_MODES:
+            raise ValueError(f"verifier: must be one of {', '.join(_VERIFIER_MODES)}, got {verifier!r}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed: must be a whole number, 0 or more, got {seed!r}")
         sc = _as_scenario(scenario)
@@ -584,7 +585,9 @@ class Simulation:
 
     def close(self) -> Result:
         """End the run where it is: its log ends here (and a log file is closed); the
-        :class:`Result` as of :attr:`now`. Called again, it gives the same Result."""
+        :class:`Result` as of :attr:`now`. Called again, it gives the same Result. A run closed
+        before its first step runs what is due at time 0 first, so that a bug check raised while
+        the scenario's objects were made (a DxgkDdiCreateContext answer the OS stops on) is in it."""
         if self._result is not None:
             return self._result
         if not self._ran:
