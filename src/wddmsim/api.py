@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 
 from .ddi.bugcheck import BugCheck
@@ -71,11 +70,9 @@ def load(path: str | os.PathLike, *, overrides: Mapping[str, Any] | None = None)
     driver named by a relative file path is found next to the file.
 
     Raises :class:`ScenarioError` (``problems``: one line per problem, ``FILE: field: reason``)."""
-    from .scenario import read_scenario_data, resolve_driver_path, scenario_from_dict
+    from .scenario import load_scenario
 
-    source = os.fspath(path)
-    found = scenario_from_dict(read_scenario_data(source), source, _overrides(overrides))
-    return resolve_driver_path(found, Path(source).parent)
+    return load_scenario(os.fspath(path), _overrides(overrides))
 
 
 def parse(text: str, *, source: str = "<string>", overrides: Mapping[str, Any] | None = None) -> Scenario:
