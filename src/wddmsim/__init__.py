@@ -1,2 +1,51 @@
-"""wddmsim: an executable model of how Windows submits work to a GPU (WDDM)."""
+"""wddmsim: an executable model of how Windows submits work to a GPU (WDDM).
+
+The public Python API is :mod:`wddmsim.api` (docs/api.md); its names are also reachable from the
+package itself (``wddmsim.run``, ``wddmsim.load``, ...), imported on first use so that importing
+the package (the command line, the pytest plugin) costs nothing. Every other module is internal:
+its names may change without notice.
+"""
+
 __version__ = "0.1.0"
+
+#: The public names, all from :mod:`wddmsim.api`.
+__all__ = [
+    "BugCheck",
+    "ContextSummary",
+    "CpuSummary",
+    "CrashRecord",
+    "DisplaySummary",
+    "EventRecord",
+    "FairnessSummary",
+    "LiveDump",
+    "MemorySummary",
+    "NodeSummary",
+    "ProcessSummary",
+    "Result",
+    "Scenario",
+    "ScenarioError",
+    "SegmentSummary",
+    "Simulation",
+    "Summary",
+    "TdrSummary",
+    "Violation",
+    "__version__",
+    "load",
+    "parse",
+    "read_events",
+    "run",
+    "validate",
+]
+
+
+def __getattr__(name: str):
+    """The public names of :mod:`wddmsim.api`, imported when first asked for (PEP 562)."""
+    if name in __all__ and name != "__version__":
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'wddmsim' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -130,10 +130,22 @@ def _conflicts(problems: list[tuple[Location, str]]) -> PydanticCustomError:
 
 
 class ScenarioModel(BaseModel):
-    """Base of every scenario table: unknown keys are errors, and values are taken strictly
-    (a TOML string is never silently turned into a number or a boolean)."""
+    """Base of every scenario table: unknown keys are errors, values are taken strictly (a TOML
+    string is never silently turned into a number or a boolean), and assigning a field validates
+    the new value (and the table's cross-field checks) the way loading does."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, validate_assignment=True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic keeps a value that only the table's own checks (an after model validator) refuse
+        # (pydantic issue #7105); a refused assignment leaves the table as it was.
+        before = dict(self.__dict__)
+        try:
+            super().__setattr__(name, value)
+        except ValueError:  # pydantic's ValidationError is one
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
 
 
 # --------------------------------------------------------------------------------------- adapter
