@@ -91,3 +91,24 @@ def test_commands_are_shown_as_a_clone_runs_them():
     bare = [(doc.relative_to(ROOT).as_posix(), cmd) for doc in DOCS for cmd in commands(doc.read_text())
             if cmd.startswith("wddmsim ")]
     assert bare == []
+
+
+def test_the_readme_decodes_a_shipped_file():
+    # The README's @FILE example reads a file the clone ships: a DMA_COMPLETED interrupt's data as
+    # a 32-bit driver passes it (fence 42 on node 1).
+    import json
+
+    from click.testing import CliRunner
+
+    from wddmsim.cli import main
+
+    assert "@tests/data/notify_interrupt_x86.bin --arch x86" in (ROOT / "README.md").read_text()
+    r = CliRunner().invoke(main, ["decode", "DXGKARGCB_NOTIFY_INTERRUPT_DATA",
+                                  f"@{ROOT / 'tests' / 'data' / 'notify_interrupt_x86.bin'}", "--arch", "x86", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert (d["size"], d["violations"]) == (80, [])
+    assert {k: d["fields"][k]["value"] for k in ("InterruptType", "DmaCompleted.SubmissionFenceId",
+                                                  "DmaCompleted.NodeOrdinal", "DmaCompleted.EngineOrdinal")} \
+        == {"InterruptType": 1, "DmaCompleted.SubmissionFenceId": 42, "DmaCompleted.NodeOrdinal": 1,
+            "DmaCompleted.EngineOrdinal": 0}
