@@ -4,7 +4,7 @@
     uv run python benchmarks/all.py            # every figure at its full size (about half an hour on 2 cores)
     uv run python benchmarks/all.py --quick    # every figure on small sizes (a few minutes)
     uv run python benchmarks/all.py --only throughput --only logcost
-    uv run python benchmarks/all.py --json results.jsonl   # also keep the figures in a file
+    uv run python benchmarks/all.py --json out/results.jsonl   # also keep the figures in a file
 
 Each benchmark file exposes ``figures(quick) -> list[dict]``; a figure names its ``benchmark`` and
 what it measures, carries the measured values and, where the project sets a target, ``target`` and

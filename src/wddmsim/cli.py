@@ -329,7 +329,7 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         print_summary(con, summary)
         if result.bugcheck is not None:
             _print_bugcheck(con, result.bugcheck.to_json())
-            con.print(f"  Crash record: {crash_record} (read it with: wddmsim decode @{crash_record})")
+            con.print(f"  Crash record: {crash_record} (read it with: uv run wddmsim decode @{crash_record})")
     click.echo(timing_line(result.end, result.wall_s), err=True)
     if memory:
         click.echo(memory_line(rss_peak, rss_before, rss_writer), err=True)

@@ -117,6 +117,6 @@ def run_demo(con: Console, events_path: str | None = None) -> int:
     for t, name, text in _trip(memory.events):
         tab.add_row(f"{t / 1e6:.3f} ms", name, text)
     con.print(tab)
-    con.print("Next: wddmsim run examples/<name>.toml --events log.jsonl  (see examples/README.md)")
+    con.print("Next: uv run wddmsim run examples/<name>.toml --events out/log.jsonl  (see examples/README.md)")
     click.echo(timing_line(result.end, result.wall_s), err=True)
     return 3 if result.bugcheck is not None else 0

@@ -61,7 +61,7 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
         raise UserError(str(e)) from None
     if emit:
         Path(emit).write_text(scenario_toml(data, f"wddmsim replay {capture}: the scenario rebuilt from the capture.\n"
-                                                  f"Edit it and run it again with: wddmsim replay {capture} "
+                                                  f"Edit it and run it again with: uv run wddmsim replay {capture} "
                                                   f"--scenario {emit}"))
     try:
         overrides = [parse_override(text) for text in sets]

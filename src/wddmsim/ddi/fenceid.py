@@ -14,7 +14,8 @@ model does with them is its decision:
   one (:func:`from_ddi`): a forward distance below 2**31 is progress, anything else lies behind.
   The ids outstanding on a node are never 2**31 apart (a hardware queue holds a few buffers), so
   this is exact for every id a correct driver can report; a report beyond the last submitted one
-  still stops the model with bug check 0x119 (rule 32);
+  still stops the model with bug check 0x119 (rule 32, CompletedFenceWasSubmitted:
+  ``wddmsim rules 32``, docs/rules.md);
 * a driver compares ids the same way (:func:`after`), as serial numbers.
 """
 

@@ -6,24 +6,29 @@ and DPC.
 ``DxgkCbNotifyDpc``, ``DxgkCbSynchronizeExecution``, ``DxgkCbInvalidateHwContext``,
 ``MmAllocateContiguousMemory``) and judges how the driver uses them:
 
-- ``DxgkCbNotifyInterrupt`` only at DIRQL, from the ISR or a ``DxgkCbSynchronizeExecution``
-  routine (rule 38; the model has one interrupt line and runs one routine at a time, so it is never
-  re-entered); in one ISR pass DMA events before CRTC_VSYNC ones (rule 42);
-- the ISR calls no callback but ``DxgkCbQueueDpc`` and ``DxgkCbNotifyInterrupt`` (rule 41);
+- ``DxgkCbNotifyInterrupt`` only at DIRQL, from the ISR or a ``DxgkCbSynchronizeExecution`` routine
+  (rule 38, NotifyInterruptAtDirql; the model has one interrupt line and runs one routine at a time,
+  so it is never re-entered); in one ISR pass DMA events before CRTC_VSYNC ones (rule 42,
+  DmaBeforeCrtc);
+- the ISR calls no callback but ``DxgkCbQueueDpc`` and ``DxgkCbNotifyInterrupt`` (rule 41,
+  IsrCallbacks);
 - an ISR that reported events queues its DPC before it returns, and the DPC that follows events
-  calls ``DxgkCbNotifyDpc`` (rule 39). The scheduler acts on reported events only in
+  calls ``DxgkCbNotifyDpc`` (rule 39, IsrQueuesDpc). The scheduler acts on reported events only in
   ``DxgkCbNotifyDpc``: a driver that reports an event outside its ISR (from a
   ``DxgkCbSynchronizeExecution`` routine, for example a preemption it answers itself in
   ``DxgkDdiPreemptCommand``) queues its DPC too (``DxgkCbQueueDpc`` may be called at any IRQL),
   except inside ``DxgkDdiQueryCurrentFence``, whose caller acts on the answer itself;
 - at most one DPC is pending per adapter: a second ``DxgkCbQueueDpc`` returns FALSE and changes
-  nothing (rule 40, the OS's side).
+  nothing (rule 40, OneDpcPending, the OS's side).
 
 Beyond Windows, where the model sees the hardware (ground truth, :attr:`DxgkInterface.interrupt_status`
 is wired by the assembly code to the GPU's interrupt status register): an ISR that returns TRUE
 must have dismissed the causes that were pending when it was called, and one that returns FALSE
-must not have been called for a pending cause of its own adapter (rule 43; a line-based interrupt
-that no ISR dismisses stays asserted).
+must not have been called for a pending cause of its own adapter (rule 43, IsrDismissesInterrupt; a
+line-based interrupt that no ISR dismisses stays asserted).
+
+The numbers are the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists them
+all.
 
 Windows stops on an interrupt that never goes away and on a DPC that never lets the processor go:
 an interrupt delivered :data:`STORM_LIMIT` times at one instant is bug check 0xF2

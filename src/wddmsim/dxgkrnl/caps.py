@@ -1,14 +1,17 @@
 """What the OS learns of a driver before the adapter runs, and what makes it refuse to start one.
 
 A miniport declares its ``DXGKDDI_INTERFACE_VERSION`` and its entry points when it loads
-(``DxgkInitialize`` with ``DRIVER_INITIALIZATION_DATA``: a missing entry point the version calls
-for fails the load); at adapter start it answers ``DxgkDdiQueryAdapterInfo(DXGKQAITYPE_DRIVERCAPS)``
+(``DxgkInitialize`` with ``DRIVER_INITIALIZATION_DATA``: a missing entry point the version calls for
+fails the load); at adapter start it answers ``DxgkDdiQueryAdapterInfo(DXGKQAITYPE_DRIVERCAPS)``
 with a ``DXGK_DRIVERCAPS`` written into memory the OS gives it. :class:`AdapterCaps` is the OS's
 reading of those bytes. :func:`refusals` lists what Windows refuses at adapter start
-(``DXGK_VIDSCHCAPS`` combinations, rule 63; a preemption-aware driver without MMIO flips, rule 64;
-a ``WDDMVersion`` that is not the interface version's; a node count outside 1..64, rule 20), and :func:`missing_entry_points` what the version and the
-capabilities require that the driver lacks (rule 118 among them: ``SupportPerEngineTDR`` needs
-``DxgkDdiQueryDependentEngineGroup`` and ``DxgkDdiResetEngine``).
+(``DXGK_VIDSCHCAPS`` combinations, rule 63 SchedulingCapsDependencies; a preemption-aware driver
+without MMIO flips, rule 64 PreemptionAwareNeedsMmioFlip; a ``WDDMVersion`` that is not the
+interface version's; a node count outside 1..64, rule 20 NodeOrdinalInRange), and
+:func:`missing_entry_points` what the version and the capabilities require that the driver lacks
+(rule 118, PerEngineTdrEntryPoints, among them: ``SupportPerEngineTDR`` needs
+``DxgkDdiQueryDependentEngineGroup`` and ``DxgkDdiResetEngine``). The numbers are the rule
+catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists them all.
 
 Microsoft's pages: d3dkmddi/ns-d3dkmddi-_dxgk_drivercaps, d3dkmddi/ns-d3dkmddi-_dxgk_vidschcaps,
 d3dkmddi/ns-d3dkmddi-_dxgk_flipcaps, dispmprt/nf-dispmprt-dxgkinitialize

@@ -1,31 +1,37 @@
 """Monitored fences: the OS side of D3DDDI_MONITORED_FENCE synchronization objects.
 
-A monitored fence is a 64-bit counter in kernel memory. The CPU sees it through a read-only
-mapping (``cpu_va``) and changes it only by asking the kernel (SignalSynchronizationObjectFromCpu,
-rule 97); the GPU writes it directly through its GPU VA (a fence write at the end of a command
-buffer) or the OS writes it on a queue's behalf (a software signal packet). Waiters, on the CPU or
-on a queue, are released when the value reaches their target. After a command buffer completes or
-the GPU raises MONITORED_FENCE_SIGNALED, the integrator calls :meth:`FenceTable.scan`: the OS reads
-the fences that have waiters and releases whoever is satisfied.
+A monitored fence is a 64-bit counter in kernel memory. The CPU sees it through a read-only mapping
+(``cpu_va``) and changes it only by asking the kernel (SignalSynchronizationObjectFromCpu, rule 97
+CpuNeverWritesMonitoredFence); the GPU writes it directly through its GPU VA (a fence write at the
+end of a command buffer) or the OS writes it on a queue's behalf (a software signal packet).
+Waiters, on the CPU or on a queue, are released when the value reaches their target. After a command
+buffer completes or the GPU raises MONITORED_FENCE_SIGNALED, the integrator calls
+:meth:`FenceTable.scan`: the OS reads the fences that have waiters and releases whoever is
+satisfied.
 
 Under ``DXGK_VIDSCHCAPS.No64BitAtomics`` the GPU updates only a 32-bit value. The OS keeps a 64-bit
 view and extends each 32-bit reading relative to the last value it observed: a forward distance
 below 2**31 is progress, anything else is a stale or backward write. That is only sound while every
-outstanding wait or signal is within UINT_MAX/2 of the last signalled value (rule 99), which this
-module enforces.
+outstanding wait or signal is within UINT_MAX/2 of the last signalled value (rule 99,
+NarrowFenceHalfRange), which this module enforces.
 
 What is modelled (Microsoft's "Context monitoring" page and D3DDDI_SYNCHRONIZATIONOBJECTINFO2):
 
-- creation with an initial value and flags, 8-byte aligned addresses (rule 100), CPU signal
-  writes the value and releases satisfied waiters at once, CPU waits (blocking, with timeout, poll,
-  wait-any), queue (GPU) waits, AllowFenceRewind, NoSignal / NoWait (STATUS_ACCESS_DENIED), NoGPUAccess
-  (never mapped, always 64 bits), D3DDDI_MAX_OBJECT_SIGNALED / D3DDDI_MAX_OBJECT_WAITED_ON = 32.
+- creation with an initial value and flags, 8-byte aligned addresses (rule 100,
+  MonitoredFenceAddressAligned), CPU signal writes the value and releases satisfied waiters at once,
+  CPU waits (blocking, with timeout, poll, wait-any), queue (GPU) waits, AllowFenceRewind, NoSignal
+  / NoWait (STATUS_ACCESS_DENIED), NoGPUAccess (never mapped, always 64 bits),
+  D3DDDI_MAX_OBJECT_SIGNALED / D3DDDI_MAX_OBJECT_WAITED_ON = 32.
 - DXGK_VIDSCHCAPS.No64BitAtomics: the 32-bit value with the OS handling the wrap.
-- rules 97 (only the kernel writes the value), 98 (values never decrease except through an
-  accepted rewind), 99 (32-bit distance), 100 (alignment), 101 (max value on TDR), 102 (flag
-  combinations), 103 is the scheduler's: a queue wait here only reports when it is satisfied.
+- rules 97 (only the kernel writes the value), 98 (MonitoredFenceMonotonic: values never decrease
+  except through an accepted rewind), 99 (32-bit distance), 100 (alignment), 101 (MaxFenceOnTdr:
+  max value on TDR), 102 (SyncObjectFlagCombinations); 103 (GpuWaitHoldsLaterWork) is the
+  scheduler's: a queue wait here only reports when it is satisfied.
 - after a TDR, fences the affected devices could signal jump to the maximum value:
   :meth:`FenceTable.signal_max_on_tdr`.
+
+The rule numbers are the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists
+them all.
 
 Decisions where the documentation is silent:
 
@@ -49,7 +55,7 @@ Decisions where the documentation is silent:
    included, raise ApiError(STATUS_INVALID_HANDLE) at once. Its 8-byte slot is reused by a later
    fence.
 7. A wait that times out first re-reads its fences (a value may be in memory without a scan yet,
-   the tinygrad "re-check before raising" lesson) and times out only if still unsatisfied. The
+   so it is checked again before the wait gives up) and times out only if still unsatisfied. The
    timeout timer runs at DISPATCH_LEVEL (a kernel timer expires in a DPC).
 8. A wait-all is satisfied at an instant where every target is reached at once; if a rewind undoes
    one target meanwhile, the wait goes on waiting for it.

@@ -17,9 +17,10 @@ One call, in order:
    the sink reads into the same members);
 5. with the caller's facts and ``judge="after"``, the verifier judges the structure as the driver
    left it, with the status it returned (``Facts.status``): the registered rules about an entry
-   point's status (rules 1, 23, 25, 58, 67, 68, 115, 117, 76 ...) are the ones that stop the model,
-   with the bug check the caller names for a status outside the contract (its parameters 3 and 4
-   are the caller's: the structure's address, scheduler data);
+   point's status (rules 1, 23, 25, 58, 67, 68, 115, 117, 76 ... of the rule catalogue:
+   ``wddmsim rules N`` prints rule N, docs/rules.md lists them all) are the ones that stop the
+   model, with the bug check the caller names for a status outside the contract (its parameters 3
+   and 4 are the caller's: the structure's address, scheduler data);
 6. the status is held to the contract: a status the contract allows is returned to the caller,
    which acts on it (STATUS_INVALID_PARAMETER from DxgkDdiSubmitCommandVirtual puts the device in
    error, STATUS_PENDING from DxgkDdiSuspendContext waits for the interrupt...). Any other status

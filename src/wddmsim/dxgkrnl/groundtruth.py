@@ -9,7 +9,9 @@ DXGKARGCB_NOTIFY_INTERRUPT_DATA,
 https://learn.microsoft.com/windows-hardware/drivers/ddi/d3dkmddi/ns-d3dkmddi-_dxgkargcb_notify_interrupt_data).
 The model can see more. The GPU's bus observer (:attr:`wddmsim.gpu.device.GPU.bus`) tells this
 module each time an engine starts executing an indirect buffer and each time it has executed a
-buffer called from its ring to the end; the checks below hold the driver's reports against that:
+buffer called from its ring to the end; the checks below hold the driver's reports against that
+(rule numbers and names are the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md
+lists them all):
 
 - rule 37, LastCompletedAdvancesOnlyOnCompletion: a packet a DMA_COMPLETED report completes (the
   report is cumulative: every packet of the node up to its fence) must have been executed to the

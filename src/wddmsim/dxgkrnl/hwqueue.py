@@ -5,15 +5,15 @@ The GPU (its context-management processor, programmed by the driver) picks what 
 only feeds queues and retires what the progress fences say is done. One submission's life:
 
 1. ENQUEUED_SW: the application submits a command buffer (already in its GPU virtual address space)
-   with progress value V, strictly above every earlier V of the queue (rule 92). The OS holds it
-   behind the queue's pending GPU waits (``wait`` entries, rule 103) and behind page-table updates
-   of the process.
+   with progress value V, strictly above every earlier V of the queue (rule 92,
+   ProgressFenceIncreases). The OS holds it behind the queue's pending GPU waits (``wait`` entries,
+   rule 103, GpuWaitHoldsLaterWork) and behind page-table updates of the process.
 2. APPENDED: ``DxgkDdiSubmitCommandToHwQueue`` with ``HwQueueProgressFenceId`` = V, ``Flags`` 0 for
-   a user-mode buffer and ``Flags.Present`` for one ``DxgkDdiPresentToHwQueue`` built (rule 94).
-   The private data lives in a guarded kernel page ("special pool") that is closed when the call
-   returns: a driver that reads it later is stopped under rule 95. At most
-   ``MaxInFlightHwQueueBuffers`` buffers of a node are with the driver at once (rule 105; 0 = no
-   limit).
+   a user-mode buffer and ``Flags.Present`` for one ``DxgkDdiPresentToHwQueue`` built (rule 94,
+   HwQueueFlagsMatchOrigin). The private data lives in a guarded kernel page ("special pool") that
+   is closed when the call returns: a driver that reads it later is stopped under rule 95
+   (HwQueuePrivateDataNotRetained). At most ``MaxInFlightHwQueueBuffers`` buffers of a node are
+   with the driver at once (rule 105, MaxInFlightHwQueueBuffers; 0 = no limit).
 3. SIGNALED: the progress fence reaches V (written by the buffer's last instruction, or after the
    buffer retired when the node has ``RingBufferFenceRelease``); the driver reports
    ``DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED``; in its DPC the OS reads the progress fences,
@@ -21,11 +21,12 @@ only feeds queues and retires what the progress fences say is done. One submissi
    feeds the queues again.
 
 Also here: scheduling properties (``DxgkDdiSetupPriorityBands`` once at start,
-``DxgkDdiSetContextSchedulingProperties`` before a context's first submission, rule 125), blt
-presents (``DxgkDdiPresentToHwQueue``, then ``DxgkDdiSignalMonitoredFence`` on a node whose buffers
-write their own progress fence), and suspend and resume (``DxgkDdiSuspendContext`` /
-``SUSPEND_CONTEXT_COMPLETED`` / ``DxgkDdiResumeContext``, which replace the null-context switch;
-rules 56 and 104). Timeouts, engine resets and page faults are :mod:`.hwtdr`'s.
+``DxgkDdiSetContextSchedulingProperties`` before a context's first submission, rule 125
+SchedulingPropertiesBeforeSubmit), blt presents (``DxgkDdiPresentToHwQueue``, then
+``DxgkDdiSignalMonitoredFence`` on a node whose buffers write their own progress fence), and suspend
+and resume (``DxgkDdiSuspendContext`` / ``SUSPEND_CONTEXT_COMPLETED`` / ``DxgkDdiResumeContext``,
+which replace the null-context switch; rules 56 SuspendFenceIssued and 104 SuspendFenceIncreases).
+Timeouts, engine resets and page faults are :mod:`.hwtdr`'s.
 
 Decisions where the documentation is silent (docs/scheduling.md has them all):
 
@@ -33,12 +34,13 @@ Decisions where the documentation is silent (docs/scheduling.md has them all):
   data, STATUS_INVALID_PARAMETER, which puts the device in error as for
   ``DxgkDdiSubmitCommandVirtual``; any other status is bug check 0x119/0x2.
 - A device in error drops its queued buffers (``Cancelled``) and abandons those with the driver
-  (``Aborted``); its monitored fences, progress fences included, jump to their maximum (rule 101),
-  which releases every waiter.
+  (``Aborted``); its monitored fences, progress fences included, jump to their maximum (rule 101,
+  MaxFenceOnTdr), which releases every waiter.
 
 Spec: Microsoft's reference pages for DxgkDdiSetupPriorityBands, DxgkDdiSetContextSchedulingProperties,
 DxgkDdiSuspendContext, DxgkDdiCreateHwQueue and DxgkDdiSubmitCommandToHwQueue; rules 56, 92-95, 100,
-103-105 and 122-126 (``wddmsim rules``).
+103-105 and 122-126 of the rule catalogue (``wddmsim rules N`` prints rule N, docs/rules.md lists
+them all).
 """
 
 from __future__ import annotations

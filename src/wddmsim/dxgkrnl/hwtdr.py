@@ -10,37 +10,41 @@ nor any preemption timeout apart from TdrDelay. Decisions (docs/scheduling.md):
   completed for ``TdrDelay`` (counted from the last completion on the node, or from when it became
   busy) has timed out. A context starved by higher bands is not a timeout while the node makes
   progress for others. A queue created with ``DisableGpuTimeout`` may run one buffer for longer
-  (rule 107): while such a queue has buffers with the driver the node is not judged, since the
-  others may be waiting for it.
+  (rule 107, DisableGpuTimeoutExempt): while such a queue has buffers with the driver the node is
+  not judged, since the others may be waiting for it.
 - *unanswered suspend*: a ``DxgkDdiSuspendContext`` not acknowledged within ``TdrDelay`` is an
   engine timeout on the context's node (the DxgkDdiSuspendContext page).
 
 ``TdrLevel`` 0 detects nothing and 1 stops with bug check 0x116, as under the software scheduler
 (:meth:`wddmsim.dxgkrnl.tdr.Tdr.bugcheck_on_timeout` says why that code).
 
-Engine reset (the DxgkDdiResetHwEngine, DxgkDdiResumeHwEngine and DxgkCbInvalidateHwContext pages): a 0x141 live dump for a timeout; ``DxgkDdiResetHwEngine``, during which
-the driver calls ``DxgkCbInvalidateHwContext`` for every context the reset hit; their devices go to
-error; the node's interrupts are enabled again and ``DxgkDdiResumeHwEngine`` lets the GPU schedule
-the rest. An interrupt from the node between the two calls is bug check 0x119/0x10 (rule 57). More
-than ``TdrLimitCount - 1`` engine timeouts within ``TdrLimitTime`` block the processes of the
-contexts hit (0x142 live dump, all their devices in error).
+Engine reset (the DxgkDdiResetHwEngine, DxgkDdiResumeHwEngine and DxgkCbInvalidateHwContext pages):
+a 0x141 live dump for a timeout; ``DxgkDdiResetHwEngine``, during which the driver calls
+``DxgkCbInvalidateHwContext`` for every context the reset hit; their devices go to error; the node's
+interrupts are enabled again and ``DxgkDdiResumeHwEngine`` lets the GPU schedule the rest. An
+interrupt from the node between the two calls is bug check 0x119/0x10 (rule 57,
+NoInterruptBeforeResume). More than ``TdrLimitCount - 1`` engine timeouts within ``TdrLimitTime``
+block the processes of the contexts hit (0x142 live dump, all their devices in error).
 
 A failing ``DxgkDdiResetHwEngine`` or ``DxgkDdiResumeHwEngine`` escalates to a full GPU reset:
 counted against ``TdrLimitCount`` (0x116 beyond it) with a 0x117 live dump, then
 ``DxgkDdiResetFromTimeout`` (the GPU loses every queue's work), every device that had buffers with
 the driver goes to error, ``DxgkDdiRestartFromTimeout``. Either call failing is bug check 0x116.
 
-Page faults (the DXGKARGCB_NOTIFY_INTERRUPT_DATA page, rule 54): ``HWQUEUE_PAGE_FAULTED`` names the queue by its handle when
-``FENCE_INVALID`` is clear (a handle that names no queue of the node, or an arm the flags select that
-holds no hardware context or process, breaks rule 54: 0xC4, the verifier's report); that queue's
-device goes to error at PASSIVE_LEVEL and the engine is reset as the flags ask
-(``ENGINE_RESET_REQUIRED``, or ``ADAPTER_RESET_REQUIRED`` for the full reset).
-Inconsistent flags (rule 51) and ``FATAL_HARDWARE_ERROR`` (rule 53) stop the model in every verifier
+Page faults (the DXGKARGCB_NOTIFY_INTERRUPT_DATA page, rule 54 HwQueueFaultHandleArm):
+``HWQUEUE_PAGE_FAULTED`` names the queue by its handle when ``FENCE_INVALID`` is clear (a handle
+that names no queue of the node, or an arm the flags select that holds no hardware context or
+process, breaks rule 54: 0xC4, the verifier's report); that queue's device goes to error at
+PASSIVE_LEVEL and the engine is reset as the flags ask (``ENGINE_RESET_REQUIRED``, or
+``ADAPTER_RESET_REQUIRED`` for the full reset). Inconsistent flags (rule 51, FenceInvalidFaultFlags)
+and ``FATAL_HARDWARE_ERROR`` (rule 53, FatalHardwareErrorBugChecks) stop the model in every verifier
 mode, as under the software scheduler. A fault is not a timeout: no live dump, not counted.
 
 Microsoft's pages: "Timeout detection and recovery (TDR)", DxgkDdiSuspendContext, DxgkDdiResetHwEngine,
 DxgkDdiResumeHwEngine, DxgkCbInvalidateHwContext, DXGKARGCB_NOTIFY_INTERRUPT_DATA, bug checks 0x116,
-0x117, 0x119 (P1 0x10), 0x141 and 0x142; rules 51, 53, 54, 57, 107, 113, 121.
+0x117, 0x119 (P1 0x10), 0x141 and 0x142; rules 51, 53, 54, 57, 107, 113
+(UnansweredPreemptionIsTimeout) and 121 (EngineTimeoutLimitOneLess) of the rule catalogue
+(``wddmsim rules N`` prints rule N, docs/rules.md lists them all).
 """
 
 from __future__ import annotations

@@ -24,7 +24,9 @@ A request left unanswered for TdrDelay is a timeout (:mod:`wddmsim.dxgkrnl.tdr`)
 
 Spec: Microsoft's "GPU preemption" page; the reference pages for DxgkDdiPreemptCommand,
 DXGKARG_PREEMPTCOMMAND and the preemption granularity enumerations; "Bug Check 0x119:
-VIDEO_SCHEDULER_INTERNAL_ERROR" (0x2); rules 13, 35 and 36 (``wddmsim rules``).
+VIDEO_SCHEDULER_INTERNAL_ERROR" (0x2); rules 13 (ResubmissionFlagConsistent), 35
+(PreemptedFenceOutstanding) and 36 (PreemptLastCompletedValid) of the rule catalogue
+(``wddmsim rules 13 35 36``, docs/rules.md).
 """
 
 from __future__ import annotations

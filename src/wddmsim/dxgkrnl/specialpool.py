@@ -8,9 +8,13 @@ each page belongs to an owner, whose ``on_read(addr, size)`` runs when a closed 
 owner judges the read; it may raise to stop the reader). Owners:
 
 - :mod:`wddmsim.dxgkrnl.hwqueue`: a hardware-queue submission's private data, open only for the
-  duration of DxgkDdiSubmitCommandToHwQueue (rule 95);
+  duration of DxgkDdiSubmitCommandToHwQueue (rule 95, HwQueuePrivateDataNotRetained);
 - :mod:`wddmsim.dxgkrnl.vidsch`: the page ``pDmaBufferPrivateData`` points at when a submission has
-  no private data (``DmaBufferPrivateDataSize`` 0), never open (rule 21).
+  no private data (``DmaBufferPrivateDataSize`` 0), never open (rule 21,
+  NoPrivateDataValidationWhenEmpty).
+
+The numbers are the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists them
+all.
 
 A page handed back goes to quarantine and is reused only when the free pages run out, so a late
 read still finds its owner for as long as possible.

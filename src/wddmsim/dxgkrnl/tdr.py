@@ -4,7 +4,8 @@ Detection (Microsoft's "Timeout detection and recovery (TDR)" and "TDR registry 
 hardware queue makes the OS ask the driver first whether it missed a completion interrupt:
 ``DxgkDdiQueryCurrentFence`` (Microsoft's page: when interrupts have stopped and the OS waited too long
 for a fence, it calls the driver to find the fences it may have missed; the driver reports a newer
-completed fence with ``DxgkCbNotifyInterrupt`` before it returns, rule 55, and answers the node's last
+completed fence with ``DxgkCbNotifyInterrupt`` before it returns, rule 55
+QueryCurrentFenceReportsNewer, and answers the node's last
 completed fence). What it reports completes and is retired at once; the answer is judged (rule 55,
 0xC4: no stop code of its own). If the packet is still running it gets a preemption request (reason ``watchdog``; the choice of ``watchdog``, default
 TdrDelay, is the model's: Windows does not document how long is "longer than allowed"). Every preemption request, whatever its reason, must be
@@ -48,7 +49,8 @@ completes every packet before F; the reset the flags ask for follows at PASSIVE_
 or adapter reset for ``ADAPTER_RESET_REQUIRED`` or an unknown fence), and the device owning F goes to
 error. With no reset flag only the device goes to error and the stopped engine is left to the
 timeout. ``FENCE_INVALID`` with a fence id, or without a reset flag, is bug check 0x119/0xD and
-``FATAL_HARDWARE_ERROR`` bug check 0x119/0xC (rules 51 and 53, in every verifier mode). A fault is
+``FATAL_HARDWARE_ERROR`` bug check 0x119/0xC (rules 51 FenceInvalidFaultFlags and 53
+FatalHardwareErrorBugChecks, in every verifier mode). A fault is
 not a timeout: it makes no live dump and does not count toward the TDR limits.
 
 A packet a reset takes back had reached the hardware: it is submitted again as a resubmission,
@@ -57,7 +59,7 @@ fence id.
 
 A device in error cancels the packets still in its contexts' software queues, wakes their CPU
 waiters, drives the monitored fences it could signal to their maximum value unless they were
-created with NoSignalMaxValueOnTdr (rule 101), and fails every later API call with
+created with NoSignalMaxValueOnTdr (rule 101, MaxFenceOnTdr), and fails every later API call with
 STATUS_DEVICE_REMOVED.
 
 Not modelled: TdrDdiDelay (no driver thread blocks in this model), DxgkDdiCollectDbgInfo, and VidMm's
@@ -65,7 +67,8 @@ eviction during the adapter reset (with the paging work).
 
 Microsoft's pages: "Timeout detection and recovery (TDR)", "TDR registry keys", "TDR changes in
 Windows 8", "Thread synchronization and TDR", DxgkDdiResetEngine, DxgkDdiQueryDependentEngineGroup,
-DxgkDdiQueryEngineStatus, bug checks 0x116, 0x117, 0x119 (P1 0xA), 0x141 and 0x142.
+DxgkDdiQueryEngineStatus, bug checks 0x116, 0x117, 0x119 (P1 0xA), 0x141 and 0x142. Rule numbers
+are the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists them all.
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@
   DISCARD_CONTENT for content never written; TRANSFER back in, or FILL 0 for a first use). Each
   operation is one submission of that buffer on the paging node with ``Flags.Paging``, a NULL
   ``hContext`` and its own ranges of the buffer and of its private data (so
-  ``DmaBufferPrivateDataSubmissionStartOffset`` is not 0 after the first, as the seed allows for
-  paging). The packet waits until the last of them retires; its allocation list is then rewritten
-  with the new segment addresses and ``DxgkDdiPatch`` patches it.
+  ``DmaBufferPrivateDataSubmissionStartOffset`` is not 0 after the first, as rule 4,
+  PrivateDataStartOffsetZero, allows for paging: Microsoft's DXGKARG_SUBMITCOMMAND page). The packet
+  waits until the last of them retires; its allocation list is then rewritten with the new segment
+  addresses and ``DxgkDdiPatch`` patches it.
 - The null-context switch: evicting an allocation whose device has a context running on a node
   first sends that node a zero-length submission with ``Flags.ContextSwitch`` (and ``Paging`` when
   the running packet is a paging one); the eviction waits for it. The flag exists from Windows 8:
@@ -47,29 +48,32 @@ DXGKARG_BUILDPAGINGBUFFER pages):
   operation sent with the flag, or to a fill, cannot be acted on (below).
 - Multipass: ``MultipassOffset`` is 0 on the first call of an operation and never touched by VidMm
   after. ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER`` submits what the driver wrote, if anything, as
-  a paging packet of its own (rule 74), and asks for the same operation again in a new buffer; no
-  progress in an empty buffer (nothing written, the offset unchanged) cannot be acted on.
+  a paging packet of its own (rule 74, PartialPagingBufferSubmittedSeparately), and asks for the
+  same operation again in a new buffer; no progress in an empty buffer (nothing written, the offset
+  unchanged) cannot be acted on.
 - A resident allocation a queued paging packet still moves in makes any packet that uses it wait
   for that packet (``Allocation.moving``), whichever context asked for the move.
 
 What the driver answers is judged (DxgkDdiBuildPagingBuffer's page): on STATUS_SUCCESS
 ``pDmaBuffer`` has moved forward by exactly the bytes the driver wrote and stays inside the
-``DmaSize`` it was given, and ``pDmaBufferPrivateData`` inside ``DmaBufferPrivateDataSize`` (rule
-69, 0xC4: Windows has no stop for it), and so after a partial buffer (INSUFFICIENT_DMA_BUFFER),
-which is submitted too. "Exactly" is ground truth, beyond what Windows sees: before the call VidMm
-fills the first :data:`POISON_WINDOW` bytes of the free space with a pattern; a byte of it changed
-past the new ``pDmaBuffer`` is a command the driver wrote and did not count. A paging operation the
-driver will not build is a critical failure: bug check 0x119/0x5 (DRIVER_FAULTED_SYSTEM_COMMAND, the
-bug check page's "the driver failed a system or paging command"), whose crash record names rule 68
-for a status outside the three the contract allows and rule 75 for one of them VidMm cannot act on.
+``DmaSize`` it was given, and ``pDmaBufferPrivateData`` inside ``DmaBufferPrivateDataSize`` (rule 69
+PagingBufferAdvanceExact, 0xC4: Windows has no stop for it), and so after a partial buffer
+(INSUFFICIENT_DMA_BUFFER), which is submitted too. "Exactly" is ground truth, beyond what Windows
+sees: before the call VidMm fills the first :data:`POISON_WINDOW` bytes of the free space with a
+pattern; a byte of it changed past the new ``pDmaBuffer`` is a command the driver wrote and did not
+count. A paging operation the driver will not build is a critical failure: bug check 0x119/0x5
+(DRIVER_FAULTED_SYSTEM_COMMAND, the bug check page's "the driver failed a system or paging
+command"), whose crash record names rule 68 (BuildPagingBufferStatus) for a status outside the three
+the contract allows and rule 75 (FailedSystemCommandBugChecks) for one of them VidMm cannot act on.
 
 Not modelled yet: purging video memory on an adapter reset, and the WDDM 2.x GPU virtual address
 operations.
 
 Spec: Microsoft's reference pages for DxgkDdiBuildPagingBuffer, DXGK_BUILDPAGINGBUFFER_OPERATION,
 DXGKARG_BUILDPAGINGBUFFER and DXGK_SUBMITCOMMANDFLAGS (the null-context switch); the "Device paging
-queues" page; rules 4, 11, 12, 15, 26 and 27 (``wddmsim rules``). A queued packet waits for the
-residency of what it uses.
+queues" page; rules 4, 11, 12, 15, 26 and 27. A queued packet waits for the residency of what it
+uses. The numbers are the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists
+them all.
 """
 
 from __future__ import annotations

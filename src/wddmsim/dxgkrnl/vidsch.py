@@ -21,7 +21,8 @@ A packet's trip:
    buffers are freed, CPU waiters wake (``QueuePacketStop``), and the worker looks for more work.
 
 A driver that reports a fence never submitted on that node, or a fence older than the last one
-reported, stops the model with bug check 0x119/0x1 (rules 32 and 33).
+reported, stops the model with bug check 0x119/0x1 (rules 32 CompletedFenceWasSubmitted and 33
+CompletedFenceMonotonic).
 
 Fence ids are per node, start at 1 and increase by one per submission (the documentation does not
 say whether the sequence is per node, per engine or per adapter; the model decides per node). They
@@ -30,7 +31,8 @@ are 32-bit; this part of the model does not wrap them (4 billion packets a node)
 Spec: Microsoft's reference pages for DxgkDdiSubmitCommand, DXGKARG_SUBMITCOMMAND,
 DXGK_SUBMITCOMMANDFLAGS, DxgkDdiPatch, DxgkDdiInterruptRoutine and DxgkCbNotifyInterrupt; their
 "Submitting a command buffer" and "Supplying fence identifiers" pages; "Bug Check 0x119:
-VIDEO_SCHEDULER_INTERNAL_ERROR"; rules 1-22 and 32-34 (``wddmsim rules``).
+VIDEO_SCHEDULER_INTERNAL_ERROR"; rules 1-22 and 32-34 of the rule catalogue (``wddmsim rules N``
+prints rule N, docs/rules.md lists them all).
 """
 
 from __future__ import annotations

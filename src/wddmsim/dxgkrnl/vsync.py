@@ -23,12 +23,13 @@ The policy the model follows (:class:`VsyncControl`):
 
 Off, nothing is scheduled: an idle display costs no events.
 
-Rule 48, VsyncReportedWhileEnabled: while the OS has the interrupt on, the driver reports CRTC_VSYNC
-at every vsync of every source. The OS knows each source's refresh period (the mode it set); a
-source with no report for more than :data:`LATE_PERIODS` periods while the interrupt was on (a
-report may come one period late, in a later ISR pass) breaks the rule. Windows has no stop of its
-own for it (its vertical-blank waiters simply hang): the verifier reports it (0xC4, parameter 1 =
-48). The watch costs one timer per :data:`LATE_PERIODS` periods while on, none while off.
+Rule 48, VsyncReportedWhileEnabled (``wddmsim rules 48``, docs/rules.md): while the OS has the
+interrupt on, the driver reports CRTC_VSYNC at every vsync of every source. The OS knows each
+source's refresh period (the mode it set); a source with no report for more than
+:data:`LATE_PERIODS` periods while the interrupt was on (a report may come one period late, in a
+later ISR pass) breaks the rule. Windows has no stop of its own for it (its vertical-blank waiters
+simply hang): the verifier reports it (0xC4, parameter 1 = 48). The watch costs one timer per
+:data:`LATE_PERIODS` periods while on, none while off.
 
 Microsoft's pages: d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt, d3dkmddi/ns-d3dkmddi-_dxgk_vidschcaps
 (VSyncPowerSaveAware), windows-hardware/drivers/display/saving-energy-with-vsync-control

@@ -16,7 +16,8 @@ Two ways to run, chosen by the scenario and the driver's capabilities:
 
 - *software scheduling with GPU virtual addresses* (WDDM 2.0 GpuMmu): the packet enters VidSch like
   any other and reaches the driver through ``DxgkDdiSubmitCommandVirtual``; GPU waits hold the
-  context's later packets in VidSch (rule 103); page-table updates are ``Flags.Paging`` packets on
+  context's later packets in VidSch (rule 103, GpuWaitHoldsLaterWork: ``wddmsim rules 103``,
+  docs/rules.md); page-table updates are ``Flags.Paging`` packets on
   the paging node;
 - *hardware scheduling* (WDDM 2.5 and later here): the buffer goes to a hardware queue through
   ``DxgkDdiSubmitCommandToHwQueue`` (:mod:`.hwqueue`); page-table updates go to a kernel hardware

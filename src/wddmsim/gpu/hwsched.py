@@ -48,13 +48,13 @@ Scheduling rules (all times are virtual ns; no clock, no randomness; ties by cre
    - it is suspended (preempted at once, no grace).
 
    The scheduler then asks the engine to preempt; the stop comes at the engine's granularity and
-   the next context is chosen by rule 2 when it does.
+   the next context is chosen by scheduling rule 2 when it does.
 4. NORMAL share: while a FOCUS context runs and a NORMAL context is runnable, NORMAL earns credit
    ``elapsed * pct / (100 - pct)``. When the credit reaches the NORMAL band's process quantum, the
-   FOCUS context is preempted after NORMAL's band grace and a NORMAL context (rule 2 inside NORMAL)
-   gets the engine for one NORMAL process quantum, spending credit while it runs; FOCUS's claim
-   (after FOCUS's band grace) counts from the end of that quantum. In steady state NORMAL gets
-   exactly ``pct`` % of the engine.
+   FOCUS context is preempted after NORMAL's band grace and a NORMAL context (scheduling rule 2
+   inside NORMAL) gets the engine for one NORMAL process quantum, spending credit while it runs;
+   FOCUS's claim (after FOCUS's band grace) counts from the end of that quantum. In steady state
+   NORMAL gets exactly ``pct`` % of the engine.
 5. A queue saved at a WAIT is *blocked*: the scheduler watches the awaited memory (the engine
    reports the WAIT, ``Engine.waiting_on``) and the queue is runnable again as soon as a write, from
    an engine or the CPU, makes the comparison hold. The WAIT is performed again when it is loaded.
@@ -63,8 +63,9 @@ Scheduling rules (all times are virtual ns; no clock, no randomness; ties by cre
 Hardware queue slots
 --------------------
 ``HwScheduler(gpu, engine, slots)`` with ``slots`` = n (``EngineSpec.hw_queue_slots``): the engine
-holds at most n queues *mapped* (its runlist); only a mapped queue's work counts in rule 1. A queue
-with work it could run (pending, not blocked, its context not suspended) and no slot waits for one;
+holds at most n queues *mapped* (its runlist); only a mapped queue's work counts in scheduling
+rule 1. A queue with work it could run (pending, not blocked, its context not suspended) and no
+slot waits for one;
 waiting queues get slots in the order they began to wait: a free slot first, else the slot of the
 mapped queue *idle* longest (not on the engine and nothing it could run; least recently mapped or
 loaded first). A queue that is not idle is never unmapped, so a queue is mapped and unmapped only
@@ -95,7 +96,7 @@ MonitoredValue (the smallest value a CPU waiter waits for, minus one, kept by th
 driver) and raises interrupt cause bit ``NATIVE_FENCE_CAUSE_SHIFT + engine index`` (160 + index)
 only when the new value is above it, appending ``(queue id, CurrentValue address, value)`` to
 ``native_signals`` for the driver. A queue waiting on the CurrentValue (an ordinary WAIT) is
-released by rule 5 with no CPU involvement (Microsoft's "Native GPU fence objects").
+released by scheduling rule 5 with no CPU involvement (Microsoft's "Native GPU fence objects").
 
 Observability: ``log`` holds ``(t, cid, state)`` for every change of a context's state (``idle``,
 ``ready``, ``running``, ``suspended``, as DXGK_SCHEDULING_LOG_CONTEXT_STATE; contexts start idle,

@@ -51,17 +51,18 @@ from the driver):
   ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``. With ``paging_transfer_chunk`` a TRANSFER is one
   COPY per chunk; when they do not all fit, the driver writes those that do, keeps the bytes done
   in ``MultipassOffset`` and answers ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER`` (multipass).
-- Flips: ``DxgkDdiPresent`` with ``Flip`` or ``FlipWithNoWait`` puts a FLIP of the
-  source surface with the present's ``FlipInterval`` into the DMA buffer (no-wait flips go to the
-  display's pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
+- Flips: ``DxgkDdiPresent`` with ``Flip`` or ``FlipWithNoWait`` puts a FLIP of the source surface
+  with the present's ``FlipInterval`` into the DMA buffer (no-wait flips go to the display's
+  pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
   ``FlipOnVSyncWithNoWait`` and ``FlipInterval``). When a flip latches at a vsync the ISR reports
   ``DXGK_INTERRUPT_CRTC_VSYNC`` with the source's target id and the address now scanned out.
   ``DxgkDdiControlInterrupt(DXGK_INTERRUPT_CRTC_VSYNC, Enable)`` writes every source's vsync
   interrupt enable register (the call names no source): enabled, each source raises its vsync cause
   at every vsync and the ISR reports each one; any other interrupt type is
   ``STATUS_NOT_IMPLEMENTED``. Preemption-aware, it declares ``FlipOnVSyncMmIo`` as Windows requires
-  (rule 64); the OS model builds every flip as a DMA-buffer command, so the MMIO flip path
-  (``DxgkDdiSetVidPnSourceAddress`` at device IRQL) is never asked of it.
+  (rule 64, PreemptionAwareNeedsMmioFlip: ``wddmsim rules 64``, docs/rules.md); the OS model builds
+  every flip as a DMA-buffer command, so the MMIO flip path (``DxgkDdiSetVidPnSourceAddress`` at
+  device IRQL) is never asked of it.
 - Recovery: ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
   preemption request unanswered or faulted; ``DxgkDdiQueryDependentEngineGroup`` answers the node
   alone (no engine depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns

@@ -1,6 +1,9 @@
 """Rules on what a driver answers in an entry point's argument structure or status, judged by the OS
-after the call returns: ``DXGKARG_QUERYCURRENTFENCE`` (rule 55), ``DXGKARG_CANCELCOMMAND`` (rule
-67), ``DXGKARG_CREATECONTEXT`` (rule 76) and ``DXGKARG_QUERYDEPENDENTENGINEGROUP`` (rule 117).
+after the call returns: ``DXGKARG_QUERYCURRENTFENCE`` (rule 55, QueryCurrentFenceReportsNewer),
+``DXGKARG_CANCELCOMMAND`` (rule 67, CancelCommandSucceeds), ``DXGKARG_CREATECONTEXT`` (rule 76,
+CreateContextStatus) and ``DXGKARG_QUERYDEPENDENTENGINEGROUP`` (rule 117,
+DependentEngineGroupIncludesNode). The numbers are the rule catalogue's: ``wddmsim rules N`` prints
+rule N, docs/rules.md lists them all.
 
 Microsoft's pages:
 d3dkmddi/nc-d3dkmddi-dxgkddi_querycurrentfence, d3dkmddi/nc-d3dkmddi-dxgkddi_cancelcommand,

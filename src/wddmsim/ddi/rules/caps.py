@@ -1,6 +1,9 @@
 """Rules on what the adapter's capabilities and topology allow: node and engine ordinals,
 ``DXGK_VIDSCHCAPS``, and flips as the flip capabilities permit (``DXGKARG_SETVIDPNSOURCEADDRESS``,
-flip intervals in submissions). Rules 19, 20, 63, 83, 85, 88.
+flip intervals in submissions): rules 19 (EngineOrdinalZeroUnlinked), 20 (NodeOrdinalInRange), 63
+(SchedulingCapsDependencies), 83 (VidPnContextCount), 85 (StereoFlagsExclusive) and 88
+(FlipIntervalSupported) of the rule catalogue (``wddmsim rules 19 20 63 83 85 88``,
+docs/rules.md).
 
 Spec: Microsoft's pages for D3DDDI_FLIPINTERVAL_TYPE and DXGK_FLIPCAPS (flip intervals and flip
 caps), "TDR changes in Windows 8" and DXGK_GPUENGINETOPOLOGY (nodes, engines, linked adapters),
@@ -14,7 +17,8 @@ Decisions:
   A ``node_count`` above 64 (DXGK_MAX_ASYMETRICAL_PROCESSING_NODES) is itself reported.
 - Rule 83 treats every call without ModeChange as a flip. With ``broadcast_context_count`` known,
   ContextCount must be exactly 1 + that; otherwise it must be 1..1 + D3DDDI_MAX_BROADCAST_CONTEXT.
-- Rule 88 is judged only with Flags.Flip (FlipInterval is read only then, rule 9).
+- Rule 88 is judged only with Flags.Flip (FlipInterval is read only then, rule 9,
+  FlipMembersValid).
 """
 
 from __future__ import annotations

@@ -1,13 +1,16 @@
-"""Rules on hardware queues and monitored fences: ``DXGKARG_SUBMITCOMMANDTOHWQUEUE`` (rules 92, 93,
-94, 95, 100, 105, 125), ``DXGKARG_CREATEHWQUEUE``, ``DXGKARG_SIGNALMONITOREDFENCE`` and the
-SignalMonitoredFence operation of ``DXGKARG_BUILDPAGINGBUFFER`` (rule 100).
+"""Rules on hardware queues and monitored fences: ``DXGKARG_SUBMITCOMMANDTOHWQUEUE`` (rules 92
+ProgressFenceIncreases, 93 HwQueueSubmitNotReentrant, 94 HwQueueFlagsMatchOrigin, 95
+HwQueuePrivateDataNotRetained, 100 MonitoredFenceAddressAligned, 105 MaxInFlightHwQueueBuffers and
+125 SchedulingPropertiesBeforeSubmit), ``DXGKARG_CREATEHWQUEUE``, ``DXGKARG_SIGNALMONITOREDFENCE``
+and the SignalMonitoredFence operation of ``DXGKARG_BUILDPAGINGBUFFER`` (rule 100). The numbers are
+the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists them all.
 
 Spec: Microsoft's "Context monitoring" page (monitored fence values are 64 bits at 8-byte aligned
 addresses), DxgkDdiCreateHwQueue (the progress fence increases with every submission),
 DxgkDdiSubmitCommandToHwQueue and DXGKARG_SUBMITCOMMANDTOHWQUEUE (no reentrancy per queue, Flags per
 buffer origin, private data freed on return), DxgkDdiSignalMonitoredFence, DXGK_NODEMETADATA_FLAGS
 (MaxInFlightHwQueueBuffers) and DxgkDdiSetContextSchedulingProperties (scheduling properties before
-the first submission). Rule 10 (reserved flag bits) also runs on the submission; it lives in
+the first submission). Rule 10 (SubmitFlagsReservedZero) also runs on the submission; it lives in
 :mod:`.submit`.
 
 Decisions: rule 94 also requires Flags.Present = 1 for a DdiPresentToHwQueue buffer (the

@@ -1,10 +1,13 @@
 """Rules on the hardware-scheduling DDIs of the WDDM 2.4 model: ``DXGKARG_SUSPENDCONTEXT`` (rule
-104), ``DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES`` (rules 122, 123, 126) and
-``DXGKARG_SETUPPRIORITYBANDS`` (rule 124).
+104, SuspendFenceIncreases), ``DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES`` (rules 122
+RealtimeBandPriorityLevelRange, 123 InProcessPriorityRange and 126 PrivilegedPriorityBand) and
+``DXGKARG_SETUPPRIORITYBANDS`` (rule 124, TargetNormalBandPercentageRange). The numbers are the
+rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists them all.
 
 Spec: Microsoft's pages for DXGKARG_SETUPPRIORITYBANDS, DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES and
 DXGK_SCHEDULING_PRIORITY_BAND (priority bands and context scheduling properties) and
-DxgkDdiSuspendContext. Rules 100, 105 and 125, judged on hardware-queue structures, live in
+DxgkDdiSuspendContext. Rules 100 (MonitoredFenceAddressAligned), 105 (MaxInFlightHwQueueBuffers)
+and 125 (SchedulingPropertiesBeforeSubmit), judged on hardware-queue structures, live in
 :mod:`.hwqueue`.
 
 Decisions:
@@ -17,11 +20,12 @@ Decisions:
 - Rule 122 judges the range of realtimeBandPriorityLevel only when priorityBand is REALTIME: for the
   other bands the member is documented as ignored, so any value there is accepted.
 - Rule 126 is judged when ``facts.has_inc_base_priority`` is False and the band is FOCUS or REALTIME.
-- Rule 127 (the IDLE band never preempts another band) is not registered. Its structure-level half
-  says gracePeriodForBand[IDLE] is ignored, which makes every value of that element valid, so
-  DXGKARG_SETUPPRIORITYBANDS has nothing to violate; its behavioural half (an IDLE-band context is
-  never the one preempting a context of another band) is a property of the GPU scheduler's choices,
-  not of any structure that crosses the DDI, and belongs to the engine model's own checks.
+- Rule 127 (IdleBandNeverPreempts: the IDLE band never preempts another band) is not registered. Its
+  structure-level half says gracePeriodForBand[IDLE] is ignored, which makes every value of that
+  element valid, so DXGKARG_SETUPPRIORITYBANDS has nothing to violate; its behavioural half (an
+  IDLE-band context is never the one preempting a context of another band) is a property of the GPU
+  scheduler's choices, not of any structure that crosses the DDI, and belongs to the engine model's
+  own checks.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Rules on what a driver reports through DxgkCbNotifyInterrupt: ``DXGKARGCB_NOTIFY_INTERRUPT_DATA``
-(rules 32, 33, 35, 36, 44, 45, 46, 51, 53).
+(rules 32 CompletedFenceWasSubmitted, 33 CompletedFenceMonotonic, 35 PreemptedFenceOutstanding, 36
+PreemptLastCompletedValid, 44 NoDriverDmaFaulted, 45 VsyncAddressNonNull, 46
+PhysicalAdapterMaskValid, 51 FenceInvalidFaultFlags and 53 FatalHardwareErrorBugChecks). The
+numbers are the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists them all.
 
 Spec: Microsoft's pages "Supplying fence identifiers" (fence ids, cumulative completion),
 DXGK_INTERRUPT_TYPE and DXGKARGCB_NOTIFY_INTERRUPT_DATA (interrupt types and their union arms),
@@ -14,7 +17,7 @@ is not judged. Fence facts are the scheduler's view of the node the interrupt na
 Decisions:
 - Rule 32: a DMA_COMPLETED fence above ``last_submitted_fence`` was never submitted; with
   ``submitted_fences`` known, a fence above ``last_completed_fence`` that is not in the set is
-  also invalid. Bug check 0x119/0x1 with P2..P4 = 0 (the reference documents only P1).
+  also invalid. Bug check 0x119/0x1 with P2..P4 = 0 (the bug check page documents only P1).
 - Rules 32/33/36 read a reported 32-bit fence id as the node's fence sequence number, past any
   wrap of the 32-bit id (:mod:`wddmsim.ddi.fenceid`), before comparing it with the scheduler's.
 - Rule 46 applies to every vsync arm that carries PhysicalAdapterMask (CRTC_VSYNC and the three

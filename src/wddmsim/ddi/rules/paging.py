@@ -1,4 +1,5 @@
-"""Rules on building paging buffers: ``DXGKARG_BUILDPAGINGBUFFER`` (rule 68).
+"""Rules on building paging buffers: ``DXGKARG_BUILDPAGINGBUFFER`` (rule 68,
+BuildPagingBufferStatus: ``wddmsim rules 68``, docs/rules.md).
 
 Spec: Microsoft's DxgkDdiBuildPagingBuffer page (its three statuses; anything else is a critical
 failure).

@@ -1,19 +1,23 @@
 """Rules on patching a DMA buffer: ``DXGKARG_PATCH``, ``DXGK_PATCHFLAGS`` and the patch-location
-list it walks (rules 22, 25, 26, 27, 29, 30, 31).
+list it walks (rules 22 DmaBufferStartAligned, 25 PatchSucceeds, 26 PagingPatchHasNoLists, 27
+PagingPatchKeepsSize, 29 PatchRangeInList, 30 SplitOffsetsIncreasing and 31 PatchFlagsReservedZero).
+The numbers are the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists them
+all.
 
 Spec: Microsoft's pages for DxgkDdiPatch, DXGKARG_PATCH and DXGK_PATCHFLAGS (members, flags,
 paging patches), DxgkDdiRender, DxgkDdiCancelCommand and DxgkDdiSignalMonitoredFence (4 KB aligned
 DMA buffer starts), D3DDDI_PATCHLOCATIONLIST and "Splitting a DMA buffer" (patch-location lists and
 SplitOffset), and DxgkDdiBuildPagingBuffer (Patch must not resize a paging buffer).
 
-Rule 28 (Patch may run more than once on the same DMA buffer after a preemption, so a model must
-allow re-patching) constrains the model's behaviour, not any one structure, and is not a check
-here. Rules 4, 5, 6 and 16, which hold for DXGKARG_PATCH as well, live in :mod:`.submit`; rule 19
-in :mod:`.caps`.
+Rule 28 (RepatchAllowed: Patch may run more than once on the same DMA buffer after a preemption,
+so a model must allow re-patching) constrains the model's behaviour, not any one structure, and is
+not a check here. Rules 4 (PrivateDataStartOffsetZero), 5 (DmaSubmissionRangeInBuffer), 6
+(PrivateDataRangeInBuffer) and 16 (DmaSegmentMatchesSegmentSet), which hold for DXGKARG_PATCH as
+well, live in :mod:`.submit`; rule 19 (EngineOrdinalZeroUnlinked) in :mod:`.caps`.
 
 Decisions: rule 22 judges ``pDmaBuffer`` of DXGKARG_PATCH and DXGKARG_CANCELCOMMAND (the
 structures here that carry a DMA buffer's CPU start). Rule 25's bug check keeps P2..P4 at 0: the
-reference names them internal scheduler data. Rule 26 reports each non-empty list member
+bug check page names them internal scheduler data. Rule 26 reports each non-empty list member
 separately. Rule 30 only sees the list through ``facts.patch_locations``.
 """
 

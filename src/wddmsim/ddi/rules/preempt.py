@@ -1,5 +1,7 @@
 """Rules on preemption and per-engine reset requests: ``DXGKARG_PREEMPTCOMMAND`` and
-``DXGKARG_RESETENGINE`` (rules 58, 59, 115).
+``DXGKARG_RESETENGINE`` (rules 58 PreemptCommandSucceeds, 59 PreemptFlagsZero and 115
+LastAbortedFenceInRange). The numbers are the rule catalogue's: ``wddmsim rules N`` prints rule N,
+docs/rules.md lists them all.
 
 Spec: Microsoft's pages for DxgkDdiPreemptCommand and DXGK_PREEMPTCOMMANDFLAGS (it must succeed;
 its flags are all reserved), "TDR changes in Windows 8" and DxgkDdiResetEngine (the
@@ -9,7 +11,8 @@ LastAbortedFenceId range), and "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR"
 Decisions: rule 115 is judged only after a successful (or unreported) ResetEngine: a failed one
 falls back to an adapter-wide reset and its LastAbortedFenceId means nothing. Each bound is judged
 when its fact is known; P3 of the bug check is the last completed fence when known, else 0.
-Rules 19 and 20 (EngineOrdinal, NodeOrdinal) for these structures live in :mod:`.caps`.
+Rules 19 (EngineOrdinalZeroUnlinked) and 20 (NodeOrdinalInRange) for these structures live in
+:mod:`.caps`.
 """
 
 from __future__ import annotations

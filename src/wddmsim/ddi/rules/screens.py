@@ -15,7 +15,7 @@ are not exactly those, :func:`screen_for` gives no screen and every crossing get
 adding a rule can make the model slower, never blind.
 
 Spec: rules 1, 4-6, 9-16, 18-20, 23, 32, 33, 35, 36, 44-46, 51, 53, 88, 92-95, 100, 105 and 125 of
-the rule catalogue (``wddmsim rules``).
+the rule catalogue (``wddmsim rules N`` prints rule N, docs/rules.md lists them all).
 """
 
 from __future__ import annotations

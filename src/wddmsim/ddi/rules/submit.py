@@ -1,5 +1,11 @@
 """Rules on submitting a DMA buffer: ``DXGKARG_SUBMITCOMMAND``, ``DXGKARG_SUBMITCOMMANDVIRTUAL``
-and ``DXGK_SUBMITCOMMANDFLAGS`` (rules 1, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 18, 23).
+and ``DXGK_SUBMITCOMMANDFLAGS``: rules 1 (SubmitCommandSucceeds), 4 (PrivateDataStartOffsetZero), 5
+(DmaSubmissionRangeInBuffer), 6 (PrivateDataRangeInBuffer), 9 (FlipMembersValid), 10
+(SubmitFlagsReservedZero), 11 (ContextSwitchEmptyRange), 12 (ContextSwitchPagingMatchesRunning), 13
+(ResubmissionFlagConsistent), 14 (NullRenderingFenceOnly), 15 (NullHandleOnlyForSystemSubmission),
+16 (DmaSegmentMatchesSegmentSet), 18 (DmaBufferVirtualAddressZero) and 23
+(SubmitCommandVirtualStatus). The numbers are the rule catalogue's: ``wddmsim rules N`` prints rule
+N, docs/rules.md lists them all.
 
 Spec: Microsoft's pages for DxgkDdiSubmitCommand (it must succeed), DXGKARG_SUBMITCOMMAND (the
 members and their ranges), DXGK_SUBMITCOMMANDFLAGS (the flags, and the null-context switch),
@@ -19,8 +25,8 @@ private-data start is 0 for non-paging). Decisions taken here:
 - Rule 11 requires the submitted range to be empty (start == end); DmaBufferSize is not judged.
 - Rule 15 allows a NULL hDevice/hContext with ``Paging`` and also with ``ContextSwitch``: the
   null-context switch is a scheduler-generated system submission for a node, and NodeOrdinal
-  names the node. With a NULL handle NodeOrdinal must then be < ``node_count`` when known (rule 20
-  judges NodeOrdinal for every submission as well).
+  names the node. With a NULL handle NodeOrdinal must then be < ``node_count`` when known (rule 20,
+  NodeOrdinalInRange, judges NodeOrdinal for every submission as well).
 - Rule 16 checks only the zero/non-zero agreement of DmaBufferSegmentId with the context's
   DmaBufferSegmentSet; the documentation does not fix which bit names which segment, so membership is not
   judged.
