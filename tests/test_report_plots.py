@@ -5,6 +5,7 @@ dashed, and every axis labelled with its unit. The numbers behind them are check
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,10 @@ ROOT = Path(__file__).parent.parent
 MS_NS = 1_000_000
 
 
+@cache
 def run(example: str, until: int | None = None) -> list[dict]:
+    """The event log of an example (one run per example for the whole module; no plot changes
+    the events)."""
     sc = load_scenario(str(ROOT / "examples" / f"{example}.toml"))
     trace = ListSink()
     System(sc, trace=trace).run(until=until)
@@ -105,6 +109,17 @@ def test_a_timeout_does_not_squash_the_other_latencies():
     ax = rp.latency_figure(run("tdr")).axes[0]
     low, high = ax.get_xlim()
     assert ax.get_xscale() == "log" and low < 0.0698 and high > 2000
+
+
+def test_vidmm_contexts_are_named_by_their_work_and_node():
+    """paging.toml: VidMm's paging and null-context-switch contexts have no ContextCreate."""
+    fig = rp.latency_figure(run("paging"))
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "streamer.exe/render: 50 packets, p50 0.659 ms, p99 4.25 ms",
+        "VidMm paging on COPY_0: 341 packets, p50 0.218 ms, p99 4.02 ms",
+        "viewer.exe/render: 20 packets, p50 4.02 ms, p99 4.24 ms",
+        "VidMm context_switch on 3D_0: 9 packets, p50 3.94 ms, p99 4 ms"]
+    assert "VidMm (paging)" in rp.run_facts(run("hardware_scheduling")).contexts.values()
 
 
 def test_latencies_are_per_context_from_queued_to_completed():
@@ -193,6 +208,9 @@ def test_queue_levels_and_their_time_mean_are_exact():
     assert levels == {0: [(0, 2), (10, 1), (30, 0)]}
     assert rp.time_mean(levels[0], 40) == (2 * 10 + 1 * 20) / 40
     assert titles(rp.queue_figure(events)) == [("3D_0", "at most 2, 1.00 on average"), ("COPY_0", "no packets")]
+    rare = adapter("3D_0") + [{"t": 0, "event": "DmaPacketQueued", "node": 0},
+                              {"t": 1, "event": "DmaPacketStop", "node": 0}, {"t": 1000, "event": "LogEnd"}]
+    assert titles(rp.queue_figure(rare)) == [("3D_0", "at most 1, under 0.005 on average")]
 
 
 def test_write_plots_writes_the_four_pngs_in_order(tmp_path, game):

@@ -62,23 +62,33 @@ class RunFacts:
     end: int  # the last event's time (LogEnd's when the log is whole), ns
     nodes: dict[int, str]  # node ordinal -> name, from AdapterStart
     queue_sizes: dict[int, int]  # node ordinal -> hw_queue_depth, from AdapterStart
-    contexts: dict[int, str]  # context handle -> process/context name, from ContextCreate
+    contexts: dict[int, str]  # context handle -> name (see run_facts)
     hardware: bool  # hardware-scheduled (no DmaPacket events)
 
 
 def run_facts(events: list[dict]) -> RunFacts:
-    """The log's end, nodes, hardware queue sizes and context names."""
+    """The log's end, nodes, hardware queue sizes and context names: ``process/context`` from
+    ContextCreate; VidMm's system contexts, which have none, by what their first packet is and
+    where it runs (``VidMm paging on COPY_0``; under hardware scheduling ``VidMm (paging)``, as
+    :class:`~wddmsim.trace.hwsched.HwNames` calls it)."""
     nodes: dict[int, str] = {}
     sizes: dict[int, int] = {}
     contexts: dict[int, str] = {}
+    unnamed: dict[int, tuple[str, int]] = {}
     for e in events:
         if e["event"] == "AdapterStart":
             nodes = {n["ordinal"]: n["name"] for n in e["nodes"]}
             sizes = {n["ordinal"]: n["hw_queue_depth"] for n in e["nodes"] if "hw_queue_depth" in n}
         elif e["event"] == "ContextCreate":
             contexts[e["context"]] = e["name"]
-    return RunFacts(events[-1]["t"] if events else 0, dict(sorted(nodes.items())), sizes, contexts,
-                    is_hardware(events))
+        elif e["event"] == "QueuePacketStart" and e["context"] not in contexts:
+            unnamed.setdefault(e["context"], (e["kind"], e["node"]))
+    hardware = is_hardware(events)
+    hw_names = HwNames(events) if hardware else None
+    for ctx, (kind, node) in unnamed.items():
+        if ctx not in contexts:
+            contexts[ctx] = hw_names.context_name(ctx) if hw_names else f"VidMm {kind} on {nodes.get(node, node)}"
+    return RunFacts(events[-1]["t"] if events else 0, dict(sorted(nodes.items())), sizes, contexts, hardware)
 
 
 # -- the numbers drawn ------------------------------------------------------------------------------
@@ -393,7 +403,9 @@ def queue_figure(events: list[dict]) -> Figure:
             ax.text(1.005, size, f"queue size {size}", transform=ax.get_yaxis_transform(), va="center",
                     fontsize=7, color="grey")
             top = max(top, size)
-        right = f"at most {max(ys)}, {time_mean(steps, end):.2f} on average" if max(ys) else "no packets"
+        mean = time_mean(steps, end)
+        right = (f"at most {max(ys)}, {mean:.2f} on average" if mean >= 0.005 else
+                 f"at most {max(ys)}, under 0.005 on average") if max(ys) else "no packets"
         _row_titles(ax, name, right)
         ax.set_ylim(0, top + 0.6)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
