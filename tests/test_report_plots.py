@@ -57,7 +57,8 @@ def test_utilisation_has_one_row_per_node_idle_ones_included(game):
     assert titles(fig) == [("3D_0", "57.5 % busy over the run"), ("Compute_0", "100.0 % busy over the run"),
                            ("COPY_0", "idle for the whole run")]
     for ax in fig.axes:
-        assert ax.get_ylabel() == "busy (%)" and ax.get_ylim() == (0, 100)
+        assert ax.get_ylabel() == "busy (%)" and ax.get_ylim() == (0, 108)
+        assert list(ax.get_yticks()) == [0, 50, 100]
     assert fig.axes[-1].get_xlabel() == "virtual time (ms)" and fig.axes[-1].get_xlim() == (0, 200)
 
 
