@@ -112,7 +112,7 @@ def test_hardware_report_of_two_contexts_on_one_engine_is_exact():
     from test_chrome_trace import hw_scenario
     from wddm2util import run
 
-    from wddmsim.report import _hw_depths
+    from wddmsim.report_plots import hw_depths
 
     system, result, events = run(hw_scenario())
     a, b = system.contexts
@@ -125,7 +125,7 @@ def test_hardware_report_of_two_contexts_on_one_engine_is_exact():
     assert [(n["packets"], n["busy_pct"]) for n in result.summary["nodes"]] == [(3, 35.0), (2, vidmm_pct)]
     # Buffers with the driver: VidMm's two at 0; a's two once its page tables were written (when it
     # got the engine), b's once its were; each leaves at its retirement (b's after its 1 ms turn).
-    assert _hw_depths(events) == [(0, 1, 1), (0, 1, 1), (a_run, 0, 1), (a_run, 0, 1), (a_run, 1, -1),
+    assert hw_depths(events) == [(0, 1, 1), (0, 1, 1), (a_run, 0, 1), (a_run, 0, 1), (a_run, 1, -1),
                                   (b_ready, 0, 1), (b_ready, 1, -1), (a_run + 3 * MS_NS, 0, -1),
                                   (a_run + 4 * MS_NS, 0, -1), (a_run + 7 * MS_NS, 0, -1)]
 

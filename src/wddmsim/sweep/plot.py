@@ -7,16 +7,31 @@ largest value among those seeds (the spread of the seeds, not a confidence inter
 error or without the metric are left out. Numeric settings give a numeric axis, any other (``1ms``,
 ``dma_buffer``) one tick per value in the order the sweep gave them. A metric's unit comes from its
 name: ``_ns`` is drawn in milliseconds, ``_pct`` in %, ``_s`` in seconds, ``_hz`` in Hz, ``_bytes``
-in KiB. The figure is a PNG drawn with matplotlib's Agg backend (no display needed).
+in KiB.
+
+The figure says what it shows in words: the title names the entry the metric belongs to (the
+context, node, process or VidPn source, read from the row's own name column) and the figure
+without its unit suffix (``contexts.0.latency_p99_ns`` is "game.exe/render: latency p99", the
+y axis "latency p99 (ms)"), the subtitle the column and the number of seeds, and the x axis the
+setting (with the node's name for a node's setting). Each point's mean is written beside it when
+there are at most 12 points; the y axis starts at 0 for a metric that is never negative, so a
+small difference is not drawn as a large one; a numeric setting spanning a factor of 16 or more
+gets a log axis, ticked at the values swept. Lines over a named setting are dotted and shifted
+apart a little so their bars do not hide each other. The figure is a
+:class:`matplotlib.figure.Figure` (:func:`metric_figure`, for tests to read), saved as a PNG with
+matplotlib's Agg backend (no display needed).
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["PlotError", "axis_unit", "plot_metric", "varying"]
+from matplotlib.figure import Figure
+
+__all__ = ["PlotError", "axis_unit", "describe", "metric_figure", "plot_metric", "points", "varying"]
 
 #: Metric name endings, the factor from the summary's unit and the unit drawn.
 _UNITS = (("_ns", 1e-6, "ms"), ("_pct", 1.0, "%"), ("_s", 1.0, "s"), ("_hz", 1.0, "Hz"), ("_bytes", 1 / 1024, "KiB"))
@@ -53,10 +68,10 @@ def _numeric(values) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
-def plot_metric(rows: Sequence[Mapping], metric: str, settings: Sequence[str], path, x: str | None = None) -> dict:
-    """Draw ``metric`` against the setting ``x`` (default: the one setting that varies) and write
-    the PNG to ``path``. Returns what was drawn: ``{"x": setting, "lines": {label: [(x value, mean,
-    min, max, seeds), ...]}}`` in the metric's own unit. Raises :class:`PlotError`."""
+def points(rows: Sequence[Mapping], metric: str, settings: Sequence[str], x: str | None = None) -> dict:
+    """What :func:`plot_metric` draws: ``{"x": setting, "lines": {label: [(x value, mean, min, max,
+    seeds), ...]}, "xs": [x values in the sweep's order]}`` in the metric's own unit. Raises
+    :class:`PlotError`."""
     cols: list[str] = []
     for row in rows:
         cols.extend(k for k in row if k not in cols)
@@ -91,39 +106,103 @@ def plot_metric(rows: Sequence[Mapping], metric: str, settings: Sequence[str], p
         if row.get(x) not in xs:
             xs.append(row.get(x))
     drawn: dict[str, list[tuple]] = {}
-    for line, points in groups.items():
+    for line, by_x in groups.items():
         label = ", ".join(f"{o}={v}" for o, v in zip(others, line)) or metric
-        drawn[label] = [(xv, sum(vs) / len(vs), min(vs), max(vs), len(vs)) for xv in xs if (vs := points.get(xv))]
-    _draw(drawn, metric, x, xs, path)
-    return {"x": x, "lines": drawn}
+        drawn[label] = [(xv, sum(vs) / len(vs), min(vs), max(vs), len(vs)) for xv in xs if (vs := by_x.get(xv))]
+    return {"x": x, "lines": drawn, "xs": xs}
 
 
-def _draw(drawn: dict[str, list[tuple]], metric: str, x: str, xs: list, path) -> None:
-    import matplotlib
+def plot_metric(rows: Sequence[Mapping], metric: str, settings: Sequence[str], path, x: str | None = None) -> dict:
+    """Draw ``metric`` against the setting ``x`` (default: the one setting that varies) and write
+    the PNG to ``path``. Returns what was drawn: ``{"x": setting, "lines": {label: [(x value, mean,
+    min, max, seeds), ...]}}`` in the metric's own unit. Raises :class:`PlotError`."""
+    drawn = points(rows, metric, settings, x)
+    metric_figure(rows, metric, drawn).savefig(path, format="png")
+    return {"x": drawn["x"], "lines": drawn["lines"]}
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+#: entries of the summary's arrays and the column that names each (docs/sweeps.md, "Rows")
+_ENTRY_NAMES = {"contexts": "context", "nodes": "name", "processes": "process", "displays": "source"}
+
+
+def _entry_name(rows: Sequence[Mapping], array: str, index: str) -> str | None:
+    """The name of entry ``index`` of the summary's ``array`` (``game.exe/render`` for contexts 0),
+    from the first row that carries it."""
+    column = _ENTRY_NAMES[array]
+    for row in rows:
+        name = row.get(f"{array}.{index}.{column}")
+        if name not in (None, ""):
+            return f"VidPn source {name}" if array == "displays" else str(name)
+    return None
+
+
+def describe(rows: Sequence[Mapping], metric: str) -> tuple[str, str]:
+    """The metric in words: what it is about (the context, node or process by name, else the
+    dotted prefix; '' for a top-level figure) and the figure without its unit suffix:
+    ``contexts.0.latency_p99_ns`` -> ('game.exe/render', 'latency p99')."""
+    head, _, last = metric.rpartition(".")
+    for suffix, _, _ in _UNITS:
+        if last.endswith(suffix) and len(last) > len(suffix):
+            last = last[: -len(suffix)]
+            break
+    what = last.replace("_", " ")
+    m = re.fullmatch(r"(contexts|nodes|processes|displays)\.(\d+)", head)
+    if m:
+        return _entry_name(rows, m[1], m[2]) or head, what
+    return head, what
+
+
+def _setting_label(rows: Sequence[Mapping], setting: str) -> str:
+    """The x axis's label: the setting's path, with the node's name for a node's setting."""
+    m = re.match(r"adapter\.nodes\.(\d+)\.", setting)
+    name = _entry_name(rows, "nodes", m[1]) if m else None
+    return f"{setting} (node {name})" if name else setting
+
+
+def metric_figure(rows: Sequence[Mapping], metric: str, drawn: dict) -> Figure:
+    """The figure of :func:`points`' result ``drawn``: one line per combination of the other
+    settings, each point the mean over the seeds with a bar from their min to their max and its
+    value written beside it (up to 12 points), the y axis from 0 for a metric that is never
+    negative, in the unit :func:`axis_unit` gives."""
     factor, unit = axis_unit(metric)
+    xs, lines = drawn["xs"], drawn["lines"]
     numeric = _numeric(xs)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    try:
-        for label, points in drawn.items():
-            pos = [p[0] if numeric else xs.index(p[0]) for p in points]
-            mean = [p[1] * factor for p in points]
-            low = [(p[1] - p[2]) * factor for p in points]
-            high = [(p[3] - p[1]) * factor for p in points]
-            ax.errorbar(pos, mean, yerr=[low, high], marker="o", capsize=4, label=label)
-        if not numeric:
-            ax.set_xticks(range(len(xs)), [str(v) for v in xs])
-        ax.set_xlabel(x)
-        ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
-        seeds = max(p[4] for points in drawn.values() for p in points)
-        ax.set_title(f"{metric}: mean over {seeds} seed(s), bars from min to max", fontsize=10)
-        ax.grid(True, alpha=0.3)
-        if len(drawn) > 1:
-            ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(path, format="png", dpi=100)
-    finally:
-        plt.close(fig)
+    fig = Figure(figsize=(8, 5), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    total = sum(len(p) for p in lines.values())
+    width = 0.25 if len(lines) > 1 and not numeric else 0.0
+    for i, (label, pts) in enumerate(lines.items()):
+        shift = (i - (len(lines) - 1) / 2) * width / max(len(lines) - 1, 1)
+        pos = [p[0] if numeric else xs.index(p[0]) + shift for p in pts]
+        mean = [p[1] * factor for p in pts]
+        low = [(p[1] - p[2]) * factor for p in pts]
+        high = [(p[3] - p[1]) * factor for p in pts]
+        ax.errorbar(pos, mean, yerr=[low, high], marker="o", capsize=5, label=label,
+                    linestyle="-" if numeric else ":", linewidth=1.2 if numeric else 0.9)
+        if total <= 12:
+            for px, py in zip(pos, mean):
+                ax.annotate(f"{py:.4g}", (px, py), xytext=(7, 4), textcoords="offset points", fontsize=8)
+    if numeric:
+        if all(v > 0 for v in xs) and max(xs) / min(xs) >= 16:
+            ax.set_xscale("log")
+        if len(xs) <= 12:
+            ax.set_xticks(xs, [f"{v:g}" for v in xs])
+            ax.minorticks_off()
+    else:
+        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+        ax.set_xlim(-0.5, len(xs) - 0.5)
+    if all(p[2] >= 0 for pts in lines.values() for p in pts):
+        ax.set_ylim(bottom=0, top=max(p[3] for pts in lines.values() for p in pts) * factor * 1.15 or 1)
+    subject, what = describe(rows, metric)
+    ax.set_xlabel(_setting_label(rows, drawn["x"]))
+    ax.set_ylabel(f"{what} ({unit})" if unit else what)
+    seeds = sorted({p[4] for pts in lines.values() for p in pts})
+    count = f"{seeds[0]} seed" + ("" if seeds == [1] else "s") if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]} seeds"
+    spread = ("bars from the smallest to the largest" if any(p[2] != p[3] for pts in lines.values() for p in pts)
+              else "every seed gave the same value" if seeds != [1] else "one run per point")
+    fig.suptitle(f"{subject}: {what}" if subject else what)
+    ax.set_title(f"column {metric}; mean of {count}, {spread}", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    if len(lines) > 1:
+        ax.legend(fontsize=8)
+    return fig
