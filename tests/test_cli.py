@@ -336,7 +336,9 @@ def test_compare_runs_both_schedulers_and_says_what_it_translated():
                         for c in s["contexts"] if c["context"].startswith(("camera", "encoder")))
     text = run("compare", "examples/interactive_beside_hog.toml")
     assert text.exit_code == 0
-    assert "software vs hardware scheduling" in text.stdout and "CPU-side cost of the submission path" in text.stdout
+    assert "software (sw) vs hardware (hw) scheduling" in text.stdout
+    assert "CPU-side cost of the submission path" in text.stdout
+    assert max(len(line) for line in text.stdout.splitlines()) <= 100
     assert "hardware run: driver.ddi_version" not in text.stdout  # wddm2_7 already
 
 

@@ -498,7 +498,7 @@ def compare_scenarios(scenario, label: str) -> tuple[dict, dict, list[str]]:
 def compare_cmd(scenario: str, as_json: bool) -> None:
     """Run SCENARIO under the software scheduler and under hardware scheduling, side by side:
     latency per context and the CPU-side cost per submission."""
-    from .summaryview import print_table, time_text
+    from .summaryview import print_table, time_cell, time_text
 
     sc = load_scenario_file(scenario)
     sw, hw, notes = compare_scenarios(sc, scenario)
@@ -512,17 +512,17 @@ def compare_cmd(scenario: str, as_json: bool) -> None:
     rows = []
     for c in sw["contexts"]:
         h = hw_ctx.get(c["context"], {})
-        rows.append([c["context"], str(c["completed"]), time_text(c["latency_p50_ns"]), time_text(c["latency_p99_ns"]),
-                     time_text(c["latency_max_ns"]), str(h.get("completed", "")), time_text(h.get("latency_p50_ns")),
-                     time_text(h.get("latency_p99_ns")), time_text(h.get("latency_max_ns"))])
-    print_table(con, f"{sc.name or scenario}: software vs hardware scheduling "
-                     f"({time_text(sw['virtual_time_ns']).rstrip()} of virtual time; latency: submitted to completed)",
-                ["context", *(f"{mode} {col}" for mode in ("sw", "hw") for col in ("completed", "p50", "p99", "max"))],
+        rows.append([c["context"], f"{c['completed']} / {h.get('completed', '-')}",
+                     *(time_cell(x.get(f"latency_{p}_ns")) for p in ("p50", "p99", "max") for x in (c, h))])
+    print_table(con, f"{sc.name or scenario}, {time_text(sw['virtual_time_ns'])} of virtual time: software (sw) vs "
+                     f"hardware (hw) scheduling",
+                ["context", "completed\nsw / hw", *(f"{p}\n{mode}" for p in ("p50", "p99", "max") for mode in ("sw", "hw"))],
                 rows)
+    con.print()
     print_table(con, "CPU-side cost of the submission path (modelled)",
                 ["scheduler", "submissions", "CPU total", "per submission", "interrupts", "DPCs"],
-                [[name, str(s["cpu"]["submissions"]), time_text(s["cpu"]["total_ns"]),
-                  time_text(s["cpu"]["per_submission_ns"]), str(s["interrupts"]), str(s["dpcs"])]
+                [[name, str(s["cpu"]["submissions"]), time_cell(s["cpu"]["total_ns"]),
+                  time_cell(s["cpu"]["per_submission_ns"]), str(s["interrupts"]), str(s["dpcs"])]
                  for name, s in (("software", sw), ("hardware", hw))])
 
 

@@ -56,8 +56,8 @@ class RunProgress:
             self.pace = pace if self.pace is None else (1 - _SMOOTHING) * self.pace + _SMOOTHING * pace
         self._wall, self._virtual = t, now
         if self.bar is None and t - self.started >= SHOW_AFTER_S:
-            self._start(limit)
-        if self.bar is not None:
+            self._start(now, limit)
+        elif self.bar is not None:
             self.bar.update(self.task, completed=now, **self.fields(now, limit))
         return max(1, int(self.pace * SLICE_S)) if self.pace else None
 
@@ -68,14 +68,14 @@ class RunProgress:
                 "pace": "-" if not self.pace else f"{time_text(self.pace).rstrip()} per wall s",
                 "eta": eta_text(left)}
 
-    def _start(self, limit: int) -> None:
+    def _start(self, now: int, limit: int) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.bar = Progress(TextColumn("virtual time"), BarColumn(), TextColumn("{task.fields[done]}"),
                             TextColumn("{task.fields[pace]}"), TextColumn("ETA {task.fields[eta]}"),
                             TimeElapsedColumn(), console=self.con, transient=True)
+        self.task = self.bar.add_task("", total=limit, completed=now, **self.fields(now, limit))
         self.bar.start()
-        self.task = self.bar.add_task("", total=limit, done="", pace="", eta="")
 
     def finish(self) -> None:
         """Take the bar off the terminal (it is transient)."""

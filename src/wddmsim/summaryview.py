@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 __all__ = ["WIDTH", "Column", "Lines", "Table", "markdown", "pct_text", "plural", "print_summary", "print_table",
-           "sections", "time_text"]
+           "sections", "time_cell", "time_text"]
 
 #: The widest line a default table or line may take, in columns.
 WIDTH = 100
@@ -40,7 +40,7 @@ def time_text(ns) -> str:
     raise AssertionError("unreachable")
 
 
-def _time_cell(ns) -> str:
+def time_cell(ns) -> str:
     """:func:`time_text` for a right-aligned column: seconds get a space after their one-letter
     unit, so that the digits line up with ``ms``, ``µs`` and ``ns``."""
     text = time_text(ns)
@@ -150,11 +150,11 @@ def _header(s: dict, hardware: bool) -> Lines:
 
 def _latency() -> list[Column]:
     return [
-        _col("min", "latency_min_ns", _time_cell, wide=True),
-        _col("mean", "latency_mean_ns", _time_cell, wide=True),
-        _col("p50", "latency_p50_ns", _time_cell),
-        _col("p99", "latency_p99_ns", _time_cell),
-        _col("max", "latency_max_ns", _time_cell),
+        _col("min", "latency_min_ns", time_cell, wide=True),
+        _col("mean", "latency_mean_ns", time_cell, wide=True),
+        _col("p50", "latency_p50_ns", time_cell),
+        _col("p99", "latency_p99_ns", time_cell),
+        _col("max", "latency_max_ns", time_cell),
     ]
 
 
@@ -168,15 +168,15 @@ def _software(s: dict) -> list[Table | Lines]:
         _col("GPU busy", "gpu_busy_pct", pct_text),
         Column("preemption", lambda n: n.get("preemption", "") if aware else "off", right=False, wide=True),
         _col("preemptions", "preemptions"),
-        _col("preempt p50", "preempt_latency_p50_ns", _time_cell, wide=True),
-        _col("preempt max", "preempt_latency_max_ns", _time_cell),
+        _col("preempt p50", "preempt_latency_p50_ns", time_cell, wide=True),
+        _col("preempt max", "preempt_latency_max_ns", time_cell),
         _col("hw queue", "hw_queue_depth", wide=True),
         _col("max queued", "max_queued", wide=True),
         _col("last fence", "last_fence", wide=True),
         _col("hand-offs", "handoffs", wide=True),
-        _col("hand-off min", "handoff_min_ns", _time_cell, wide=True),
-        _col("hand-off mean", "handoff_mean_ns", _time_cell, wide=True),
-        _col("hand-off max", "handoff_max_ns", _time_cell, wide=True),
+        _col("hand-off min", "handoff_min_ns", time_cell, wide=True),
+        _col("hand-off mean", "handoff_mean_ns", time_cell, wide=True),
+        _col("hand-off max", "handoff_max_ns", time_cell, wide=True),
     ], s["nodes"])
     contexts = Table("Contexts (latency: submitted to completed)", [
         _text("context", "context"),
@@ -184,8 +184,8 @@ def _software(s: dict) -> list[Table | Lines]:
         _col("submitted", "submitted"),
         _col("completed", "completed"),
         *_latency(),
-        _col("GPU time", "gpu_ns", _time_cell, wide=True),
-        _col("worst wait", "worst_wait_ns", _time_cell, wide=True),
+        _col("GPU time", "gpu_ns", time_cell, wide=True),
+        _col("worst wait", "worst_wait_ns", time_cell, wide=True),
         _col("preempted", "preempted", wide=True),
         _col("aborted", "aborted", wide=True),
         _col("cancelled", "cancelled", wide=True),
@@ -225,7 +225,7 @@ def _hardware(s: dict) -> list[Table | Lines]:
         _col("submitted", "submitted"),
         _col("completed", "completed"),
         *_latency(),
-        _col("GPU busy", "gpu_busy_ns", _time_cell, wide=True),
+        _col("GPU busy", "gpu_busy_ns", time_cell, wide=True),
         _col("GPU preemptions", "gpu_preemptions", wide=True),
         _col("aborted", "aborted", wide=True),
         _col("cancelled", "cancelled", wide=True),
@@ -240,8 +240,8 @@ def _processes(s: dict) -> list[Table]:
     return [Table("GPU time per process", [
         _text("process", "process"),
         _col("pid", "pid", wide=True),
-        _col("GPU's account", "gpu_busy_ns", _time_cell),
-        _col("OS's view", "os_busy_ns", _time_cell),
+        _col("GPU's account", "gpu_busy_ns", time_cell),
+        _col("OS's view", "os_busy_ns", time_cell),
     ], procs)]
 
 
@@ -282,11 +282,11 @@ def _outcomes(s: dict) -> list[Table | Lines]:
             _col("presents", "presents"),
             _col("displayed", "displayed"),
             _col("dropped", "dropped"),
-            _col("frame p50", "frame_time_p50_ns", _time_cell),
-            _col("frame p99", "frame_time_p99_ns", _time_cell),
-            _col("latency p50", "latency_p50_ns", _time_cell),
-            _col("latency p99", "latency_p99_ns", _time_cell, wide=True),
-            _col("latency max", "latency_max_ns", _time_cell),
+            _col("frame p50", "frame_time_p50_ns", time_cell),
+            _col("frame p99", "frame_time_p99_ns", time_cell),
+            _col("latency p50", "latency_p50_ns", time_cell),
+            _col("latency p99", "latency_p99_ns", time_cell, wide=True),
+            _col("latency max", "latency_max_ns", time_cell),
         ], shown))
     out += _recovery(s)
     for c in s["contexts"]:
