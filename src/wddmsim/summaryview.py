@@ -84,8 +84,9 @@ class Table:
 
 @dataclass
 class Lines:
-    """Text: ``lead`` (bold, followed by a colon) starts the first line; ``items`` are joined with
-    ``, `` and wrapped at :data:`WIDTH`; ``details`` follow, one indented line each."""
+    """Text: ``lead`` (followed by a colon, drawn in ``style``) starts the first line; ``items``
+    are joined with ``sep`` (a newline starts a line of its own) and wrapped at :data:`WIDTH`;
+    ``details`` follow, one indented line each."""
 
     lead: str | None
     items: list[str]
@@ -93,6 +94,8 @@ class Lines:
     sep: str = ", "
     #: The most details the terminal shows (the rest are counted; Markdown shows them all).
     max_details: int | None = None
+    #: How the terminal draws the lead.
+    style: str = "bold"
 
     def text_lines(self) -> list[str]:
         """The lines as the terminal shows them, none wider than :data:`WIDTH`."""
@@ -309,7 +312,7 @@ def _outcomes(s: dict) -> list[Table | Lines]:
     if s["violations"]:
         out.append(Lines(f"{plural(len(s['violations']), 'contract rule')} broken (verifier in report mode)", [],
                          [f"t={v['t']} rule {v['rule']} ({v['name']}): {v['message']}" for v in s["violations"]],
-                         max_details=20))
+                         max_details=20, style="bold red"))
     if s.get("bugcheck"):
         out.append(_bugcheck(s))
     return out
@@ -337,7 +340,7 @@ def _bugcheck(s: dict) -> Lines:
     if b.get("rule") is not None:
         lines.append(f"Rule broken: {b['rule']} ({_rule_name(b['rule'])})")
     lines.append(b["message"])
-    return Lines(f"Bug check at {time_text(s['virtual_time_ns'])}", [], lines)
+    return Lines(f"Bug check at {time_text(s['virtual_time_ns'])}", [], lines, style="bold red")
 
 
 def _rule_name(number: int) -> str:
@@ -359,7 +362,7 @@ def print_summary(con, summary: dict, wide: bool = False) -> None:
             for i, line in enumerate(part.text_lines()):
                 text = Text(line)
                 if i == 0 and part.lead:
-                    text.stylize("bold", 0, len(part.lead) + 1)
+                    text.stylize(part.style, 0, len(part.lead) + 1)
                 con.print(text, soft_wrap=True)
             continue
         if after_lines:
