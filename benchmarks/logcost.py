@@ -83,7 +83,7 @@ def run_once(scenario, until: int | None, way: str, path: str) -> tuple[float, f
     wall, cpu, child = time.perf_counter() - t, time.process_time() - cpu, _children_cpu() - child
     if result.bugcheck is not None:
         raise RuntimeError(f"{scenario.name}: stopped with a bug check: {result.bugcheck.message}")
-    return wall, cpu, child, result.summary["packets_retired"]
+    return wall, cpu, child, result.summary["packets_completed"]
 
 
 def measure(name: str, scenario, until: int | None, repeat: int = 3) -> dict:

@@ -96,7 +96,7 @@ def child(spec: dict) -> dict:
             sink.close()
         assert result.bugcheck is None, result.bugcheck
         del system
-    out = {"packets": result.summary["packets_retired"], "wall_s": min(walls), "before_rss_bytes": before,
+    out = {"packets": result.summary["packets_completed"], "wall_s": min(walls), "before_rss_bytes": before,
            "peak_rss_bytes": _peak_rss(), "writer_rss_bytes": _peak_rss("children")}
     if spec.get("events"):
         out["log_bytes"] = os.path.getsize(spec["events"])

@@ -63,7 +63,7 @@ def profile(packets: int = 20_000, functions: int = 0) -> dict:
     """The per-component figure (and the ``functions`` costliest functions, when asked)."""
     s = _system(packets)
     t = time.process_time()
-    retired = s.run().summary["packets_retired"]
+    retired = s.run().summary["packets_completed"]
     cpu_us = (time.process_time() - t) / retired * 1e6
     s = _system(packets)
     prof = cProfile.Profile()

@@ -90,7 +90,7 @@ def run_model(contexts: int, packets: int, events_path: str | None = None, verif
     if sink:
         sink.close()
     assert result.bugcheck is None
-    return result.summary["packets_retired"], wall
+    return result.summary["packets_completed"], wall
 
 
 def run_bare(contexts: int, packets: int) -> float:
@@ -211,7 +211,7 @@ def _run_cpu(contexts: int, packets: int, mode: str, driver: dict | None = None)
     result = system.run()
     cpu = time.process_time() - t
     assert result.bugcheck is None
-    return result.summary["packets_retired"], cpu
+    return result.summary["packets_completed"], cpu
 
 
 def flatness(quick: bool = False, packets: int | None = None, repeat: int | None = None,

@@ -95,7 +95,7 @@ def test_every_example_runs(path, tmp_path):
         assert "bugcheck" not in summary and not crash.exists()
     else:
         assert summary["bugcheck"]["code"] == code and crash.exists()
-    assert summary["packets_retired"] > 0 and not summary["violations"]
+    assert summary["packets_completed"] > 0 and not summary["violations"]
     lines = events.read_text().splitlines()
     first = json.loads(lines[0])
     assert first == {"t": 0, "event": "LogStart", "format": "wddmsim-events", "version": 1,
@@ -112,14 +112,16 @@ def test_every_example_runs(path, tmp_path):
 def test_deep_queue_example_is_exact():
     r = CliRunner().invoke(main, ["run", str(Path(__file__).parent.parent / "examples" / "deep_queue.toml"), "--json"])
     s = json.loads(r.stdout)
-    assert s["contexts"][0]["latency_max_ns"] == 100_000_000 and s["packets_retired"] == 100
+    assert s["contexts"][0]["latency_max_ns"] == 100_000_000 and s["packets_completed"] == 100
 
 
 def test_run_summary_table_and_overrides(tmp_path):
     path = str(Path(__file__).parent.parent / "examples" / "deep_queue.toml")
     r = CliRunner().invoke(main, ["run", path, "--until", "50500us", "--seed", "9"])
     assert r.exit_code == 0
-    assert "deep_queue  seed 9  virtual time 50.500 ms  50/52 packets retired/submitted" in r.output
+    assert r.stdout.splitlines()[:3] == ["deep_queue  seed 9  virtual time 50.50 ms  software scheduling",
+                                         "DMA packets: 52 submitted to the driver, 50 completed, the last at 50.00 ms",
+                                         "50 interrupts, 50 DPCs, 202 simulation events"]
     assert "bench.exe/queue" in r.output and "3D_0" in r.output
 
 
@@ -158,30 +160,55 @@ def test_running_in_progress_slices_changes_nothing():
     from wddmsim.trace import ListSink
 
     sc = load_scenario(str(Path(__file__).parent.parent / "examples" / "priorities.toml"))
-    plain, sliced = ListSink(), ListSink()
-    seen = []
+    plain, sliced, asked = ListSink(), ListSink(), ListSink()
+    seen, calls = [], []
     r1 = System(sc, trace=plain).run(until=50_000_000)
     r2 = System(sc, trace=sliced).run(until=50_000_000, on_progress=lambda now, limit: seen.append((now, limit)))
-    assert plain.events == sliced.events and r1.end == r2.end
-    assert len(seen) == 100 and seen[-1] == (50_000_000, 50_000_000)
-    assert [now for now, _ in seen] == sorted(now for now, _ in seen)
+    assert plain.events == sliced.events and r1.end == r2.end and r1.summary == r2.summary
+    assert len(seen) == 1000 and seen[-1] == (50_000_000, 50_000_000)
+    assert [now for now, _ in seen] == [50_000 * (i + 1) for i in range(1000)]
+
+    def every_5ms(now, limit):  # a progress bar asks for the next slice's length
+        calls.append(now)
+        return 5_000_000
+
+    r3 = System(sc, trace=asked).run(until=50_000_000, on_progress=every_5ms)
+    assert asked.events == plain.events and r3.summary == r1.summary
+    assert calls == [50_000 + 5_000_000 * i for i in range(10)] + [50_000_000]
 
 
 def test_no_progress_bar_when_output_is_not_a_terminal():
-    from wddmsim.cli import _RunProgress, _progress
+    from wddmsim.runprogress import RunProgress, progress_for
     from rich.console import Console
     import io
 
-    assert _progress(Console(file=io.StringIO()), as_json=False) is None
+    assert progress_for(Console(file=io.StringIO()), as_json=False) is None
     term = Console(file=io.StringIO(), force_terminal=True)
-    assert isinstance(_progress(term, as_json=False), _RunProgress)
-    assert _progress(term, as_json=True) is None
-    bar = _RunProgress(term)
-    bar.started -= 2.0  # as if the run had taken two seconds already
-    bar(10, 100)
+    assert isinstance(progress_for(term, as_json=False), RunProgress)
+    assert progress_for(term, as_json=True) is None
+
+
+def test_the_progress_bar_paces_its_slices_and_shows_an_eta():
+    """Virtual time per wall second, measured between calls (smoothed), sets the next slice (a tenth
+    of a wall second) and the time left; the bar appears after a second."""
+    from wddmsim.runprogress import RunProgress, eta_text
+    from rich.console import Console
+    import io
+
+    wall = iter([0.0, 0.5, 1.5, 2.0])
+    term = Console(file=io.StringIO(), force_terminal=True, width=120)
+    bar = RunProgress(term, clock=lambda: next(wall))
+    assert bar(1_000_000, 10_000_000) == 200_000  # 1 ms in 0.5 s: 2 ms per wall second, slices of 0.2 ms
+    assert bar.bar is None and bar.pace == 2_000_000
+    assert bar(2_000_000, 10_000_000) == 170_000  # 1 ms in 1 s: the pace goes to 0.7 * 2 + 0.3 * 1 ms/s
     assert bar.bar is not None
+    assert bar.fields(2_000_000, 10_000_000) == {"done": "2.000 ms / 10.00 ms", "pace": "1.700 ms per wall s",
+                                                 "eta": "0:00:05"}
+    assert bar(4_000_000, 10_000_000) == 239_000  # 2 ms in 0.5 s: 0.7 * 1.7 + 0.3 * 4 = 2.39 ms/s
     bar.finish()
-    assert bar.bar is None and "virtual time" in term.file.getvalue()
+    drawn = term.file.getvalue()
+    assert bar.bar is None and "virtual time" in drawn and "4.000 ms / 10.00 ms 2.390 ms per wall s ETA 0:00:03" in drawn
+    assert (eta_text(None), eta_text(3599.6), eta_text(3725)) == ("-:--:--", "1:00:00", "1:02:05")
 
 
 def test_a_hardware_scheduled_run_shows_engines_contexts_queues_addresses_and_fences():
@@ -189,10 +216,11 @@ def test_a_hardware_scheduled_run_shows_engines_contexts_queues_addresses_and_fe
     assert r.exit_code == 0, r.stderr
     out = r.stdout
     assert "Engines (hardware scheduling)" in out and "context switches" in out
-    lines = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 5}
-    assert "focus" in lines["game/render"] and "idle" in lines["indexer/background"]
-    assert "Hardware queues: 6 queue(s)" in out and "1 suspend(s), 1 resume(s)" in out
-    assert "GPU virtual addresses: 5 address space(s)" in out and "Monitored fences: 7 created" in out
+    lines = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith(("game/", "indexer/"))}
+    assert lines["game/render"][:5] == ["game/render", "3D_0", "focus", "30", "28"]
+    assert lines["indexer/background"][:5] == ["indexer/background", "3D_0", "idle", "2", "2"]
+    assert "Hardware queues: 6 queues, 182 buffers submitted, 15 presents, 1 suspend, 1 resume, 0 page faults" in out
+    assert "GPU virtual addresses: 5 address spaces" in out and "Monitored fences: 7 created" in out
     summary = json.loads(run("run", "examples/hardware_scheduling.toml", "--json").stdout)
     w2 = summary["wddm2"]
     busy = sum(c["gpu_busy_ns"] for c in w2["contexts"])
@@ -223,7 +251,9 @@ def test_compare_runs_both_schedulers_and_says_what_it_translated():
                         for c in s["contexts"] if c["context"].startswith(("camera", "encoder")))
     text = run("compare", "examples/interactive_beside_hog.toml")
     assert text.exit_code == 0
-    assert "software vs hardware scheduling" in text.stdout and "CPU-side cost of the submission path" in text.stdout
+    assert "software (sw) vs hardware (hw) scheduling" in text.stdout
+    assert "CPU-side cost of the submission path" in text.stdout
+    assert max(len(line) for line in text.stdout.splitlines()) <= 100
     assert "hardware run: driver.ddi_version" not in text.stdout  # wddm2_7 already
 
 

@@ -54,7 +54,7 @@ def test_the_driver_is_constructed_with_one_device_info():
     assert isinstance(info, DeviceInfo)
     assert info.gpu is system.gpu.mmio and info.memory is system.gpu.memory
     assert info.settings["ring_size"] == 16384 and info.settings["ddi_version"] == "wddm2_0"
-    assert system.run().summary["packets_retired"] == 3
+    assert system.run().summary["packets_completed"] == 3
 
 
 def test_settings_are_validated_by_the_drivers_own_model_and_named_by_their_key():
@@ -187,7 +187,7 @@ def test_a_preemption_aware_driver_without_mmio_flips_is_refused_at_adapter_star
     # The Windows 7 model (PreemptionAware = 0) needs no MMIO flips; the reference driver declares
     # them exactly when it is preemption-aware.
     assert build(NoMmioFlips, settings={"ddi_version": "win8", "preemption_aware": False}).run().summary[
-        "packets_retired"] == 3
+        "packets_completed"] == 3
     caps = build(settings={"ddi_version": "win8"}).adapter.caps
     assert (caps.PreemptionAware, caps.FlipCaps["FlipOnVSyncMmIo"]) == (True, 1)
 
@@ -286,7 +286,7 @@ def test_a_scenario_names_its_driver_relative_to_its_own_folder(project, monkeyp
     assert r.exit_code == 0, r.stderr
     start = json.loads((project / "e.jsonl").read_text().splitlines()[1])
     assert start["event"] == "AdapterStart" and start["ddi_version"] == "win7"
-    assert json.loads(r.stdout)["packets_retired"] == 2
+    assert json.loads(r.stdout)["packets_completed"] == 2
 
 
 def test_run_driver_overrides_the_scenarios(project):

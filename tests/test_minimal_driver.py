@@ -120,7 +120,7 @@ def test_deep_queue_retires_every_packet_at_its_exact_virtual_time(tmp_path, mon
     r = runner.invoke(main, ["run", "examples/deep_queue.toml", "--driver", SPEC, "--json", "--events", str(log)])
     assert r.exit_code == 0, r.output
     summary = json.loads(r.stdout)
-    assert (summary["packets_submitted"], summary["packets_retired"]) == (100, 100)
+    assert (summary["packets_submitted"], summary["packets_completed"]) == (100, 100)
     assert (summary["interrupts"], summary["dpcs"], summary["violations"]) == (100, 100, [])
     assert summary["contexts"][0]["latency_max_ns"] == 100 * MS
     events = events_of(log)
@@ -189,7 +189,7 @@ def test_a_scenario_names_the_driver_in_its_driver_table(tmp_path):
     log = tmp_path / "e.jsonl"
     r = runner.invoke(main, ["run", str(scenario), "--json", "--events", str(log)])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["packets_retired"] == 3
+    assert json.loads(r.stdout)["packets_completed"] == 3
     start = next(e for e in events_of(log) if e["event"] == "AdapterStart")
     assert start["ddi_version"] == "vista" and len(start["nodes"]) == 1
     # Settings it does not have: it does not load, and says which.
@@ -382,7 +382,7 @@ def test_a_vista_driver_needs_no_get_node_metadata():
         {"name": "app", "context": [{"name": "c", "node": "3D", "workload": {
             "kind": "script", "packets": [{"at": 0, "work": "1ms", "repeat": 2}]}}]}]}, "<meta>")
     system = System(scenario, driver=MinimalDriver)
-    assert system.run().summary["packets_retired"] == 2
+    assert system.run().summary["packets_completed"] == 2
     assert system.adapter.node_names == ["3D_0"]
 
 

@@ -230,8 +230,8 @@ def test_the_run_summary_counts_native_fences():
     example = Path(__file__).resolve().parents[1] / "examples" / "native_fence.toml"
     r = CliRunner().invoke(main, ["run", str(example)])
     assert r.exit_code == 0, r.output
-    assert ("Native fences: 1 live, 2 NATIVE_FENCE_SIGNALED interrupt(s), 3 MonitoredValue update(s), 0 CPU "
-            "signal(s)") in r.output
+    assert ("Native fences: 1 live, 2 NATIVE_FENCE_SIGNALED interrupts, 3 MonitoredValue updates, 0 CPU "
+            "signals") in r.output
 
 
 class WideStride(ReferenceDriver):

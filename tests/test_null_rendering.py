@@ -120,7 +120,7 @@ def test_report_mode_records_rule_14_and_goes_on():
     system, trace = build([{"at": 0, "work": "1ms"}, {"at": 0, "work": "1ms"}], null_rendering=True,
                           driver=IgnoresNullRendering, verifier="report")
     r = system.run()
-    assert r.bugcheck is None and r.summary["packets_retired"] == 2
+    assert r.bugcheck is None and r.summary["packets_completed"] == 2
     assert [(v["t"], v["rule"]) for v in r.summary["violations"]] == [(1_007_000, 14), (2_007_000, 14)]
     assert [e["rule"] for e in trace.of("VerifierViolation")] == [14, 14]
 

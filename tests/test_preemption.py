@@ -83,7 +83,7 @@ def test_interval_granularity_stops_mid_packet_and_conserves_work():
     node = r.summary["nodes"][0]
     assert (node["preemption"], node["preemptions"], node["preempt_latency_max_ns"]) == ("interval", 1, 50_000)
     assert [c["preempted"] for c in r.summary["contexts"]] == [2, 0]
-    assert r.summary["violations"] == [] and r.summary["packets_retired"] == 3
+    assert r.summary["violations"] == [] and r.summary["packets_completed"] == 3
 
 
 def test_dma_buffer_granularity_waits_for_the_running_buffer_and_drops_only_the_queued_one():
@@ -146,7 +146,7 @@ def test_quantum_expiry_preempts_an_equal_priority_context():
     assert reqs[:4] == [(2 * MS, "quantum"), (4 * MS, "quantum"), (6 * MS, "quantum"), (8 * MS, "quantum")]
     assert all(lat == 0 for lat in [r.summary["nodes"][0]["preempt_latency_max_ns"]])
     assert system.gpu.engines[0].busy_ns == 20 * MS
-    assert r.summary["packets_retired"] == 2 and r.summary["violations"] == []
+    assert r.summary["packets_completed"] == 2 and r.summary["violations"] == []
 
 
 @pytest.mark.rule(13)

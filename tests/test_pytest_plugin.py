@@ -397,8 +397,9 @@ def test_a_run_from_a_dict_answers_questions_about_its_log_exactly(wddm_system):
     assert run.count("DmaPacketStart", "DmaPacketStop") == 6
     assert run.count() == len(run.all_events) == 37
     assert run.all_events[0]["event"] == "LogStart" and run.all_events[-1] == {"t": 10_000_000, "event": "LogEnd",
-                                                                               "reason": "time"}
-    assert run.context("app/c")["completed"] == 3 and run.summary["packets_retired"] == 3
+                                                                               "reason": "time",
+                                                                               "summary": run.summary}
+    assert run.context("app/c")["completed"] == 3 and run.summary["packets_completed"] == 3
     assert repr(run) == "<WddmRun 'three' at 10000000 ns, 37 events>"
 
 
@@ -420,10 +421,11 @@ def test_a_run_taken_in_steps_is_the_run_taken_at_once(wddm_system):
     stepped = wddm_system(THREE)
     assert stepped.run(until="1ms").now == 1_000_000
     assert stepped.count("QueuePacketStop") == 0 and stepped.all_events[-1] == {"t": 1_000_000, "event": "LogEnd",
-                                                                                "reason": "time"}
+                                                                                "reason": "time",
+                                                                                "summary": stepped.summary}
     assert stepped.run(until="1.5ms").count("QueuePacketStop") == 1
     assert stepped.run(until=2_009_600).count("QueuePacketStop") == 2
-    assert stepped.summary["packets_retired"] == 2
+    assert stepped.summary["packets_completed"] == 2
     stepped.run()
     assert stepped.all_events == whole.all_events
     assert stepped.count("LogEnd") == 1

@@ -1,5 +1,5 @@
 """Report folders (``--report``, ``wddmsim report``): the same files from a run and from its saved
-log, summary numbers that agree with the run's own summary, and readable PNG plots."""
+log, the run's own summary in ``summary.json`` and ``summary.md``, and readable PNG plots."""
 
 from __future__ import annotations
 
@@ -39,20 +39,20 @@ def test_run_and_saved_log_give_the_same_report(tmp_path):
             assert data.startswith(PNG) and len(data) > 10_000, name
 
 
-def test_report_numbers_agree_with_the_run_summary():
+def test_the_report_summary_is_the_run_summary():
     sc = load_scenario(str(ROOT / "examples" / "game_and_compute.toml"))
     trace = ListSink()
     result = System(sc, trace=trace).run(until=200_000_000)
     s = summarize(trace.events)
-    by_node = {n["name"]: n for n in result.summary["nodes"]}
-    for n in s["nodes"]:
-        assert n["busy_pct"] == pytest.approx(by_node[n["name"]]["busy_pct"], abs=0.01), n["name"]
-    by_ctx = {c["context"]: c for c in result.summary["contexts"]}
-    for c in s["contexts"]:
-        assert c["retired"] == by_ctx[c["context"]]["completed"]
-        assert c["latency_max_ns"] == by_ctx[c["context"]]["latency_max_ns"]
+    assert s == result.summary and s is not result.summary  # the log's copy, not the run's object
     md = markdown(s)
-    assert md.startswith("# game_and_compute (seed 1)") and "| game.exe/render |" in md
+    assert md.startswith("# game_and_compute (seed 1)\n")
+    render = next(c for c in s["contexts"] if c["context"] == "game.exe/render")
+    assert (render["latency_min_ns"], render["latency_mean_ns"], render["latency_p50_ns"], render["latency_p99_ns"],
+            render["latency_max_ns"], render["gpu_ns"]) == (757_798, 2_772_632, 2_925_000, 4_489_000, 4_489_857,
+                                                             114_928_358)
+    assert ("| game.exe/render | 3D_0 | 145 | 145 | 757.8 µs | 2.773 ms | 2.925 ms | 4.489 ms | 4.490 ms | 114.9 ms | "
+            "3.000 µs | 0 | 0 | 0 | 0 |") in md.splitlines()
     assert json.loads(json.dumps(s)) == s
 
 
@@ -61,10 +61,13 @@ def test_report_of_a_run_that_stopped_names_the_bug_check(tmp_path):
     from test_null_rendering import IgnoresNullRendering, build
 
     system, trace = build([{"at": 0, "work": "1ms"}], null_rendering=True, driver=IgnoresNullRendering)
-    system.run()
+    result = system.run()
     s = summarize(trace.events)
-    assert s["bugcheck"]["code"] == 0xC4 and s["bugcheck"]["p1"] == 14
-    assert "## Bug check" in markdown(s) and "DRIVER_VERIFIER_DETECTED_VIOLATION" in markdown(s)
+    assert s["bugcheck"] == result.summary["bugcheck"]
+    assert (s["bugcheck"]["code"], s["bugcheck"]["p1"], s["bugcheck"]["rule"]) == (0xC4, 14, 14)
+    md = markdown(s)
+    assert "## Bug check at 1.007 ms\n\n- BugCheck 0xC4 (DRIVER_VERIFIER_DETECTED_VIOLATION)" in md
+    assert f"- Rule broken: 14 (NullRenderingFenceOnly)\n- {s['bugcheck']['message']}\n" in md
 
 
 def test_report_command_refuses_a_file_that_is_not_a_log(tmp_path):
@@ -72,6 +75,28 @@ def test_report_command_refuses_a_file_that_is_not_a_log(tmp_path):
     bad.write_text("not json\n")
     r = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "out")])
     assert r.exit_code == 2 and "not a wddmsim event log" in r.output and "Traceback" not in r.output
+
+
+def test_report_command_refuses_a_log_without_its_summary(tmp_path):
+    """A log cut short (no LogEnd) or one whose LogEnd has no summary: one line, exit status 2."""
+    log = tmp_path / "e.jsonl"
+    r = CliRunner().invoke(main, ["run", str(ROOT / "examples" / "deep_queue.toml"), "--until", "1ms",
+                                  "--events", str(log)])
+    assert r.exit_code == 0, r.output
+    lines = log.read_text().splitlines()
+    cut, old = tmp_path / "cut.jsonl", tmp_path / "old.jsonl"
+    cut.write_text("\n".join(lines[:-1]) + "\n")
+    end = json.loads(lines[-1])
+    del end["summary"]
+    old.write_text("\n".join(lines[:-1] + [json.dumps(end)]) + "\n")
+    r = CliRunner().invoke(main, ["report", str(cut), "-o", str(tmp_path / "out")])
+    last = json.loads(lines[-2])["event"]
+    assert r.exit_code == 2 and r.output == (f"wddmsim: error: {cut}: the log ends with {last}, not LogEnd: the run "
+                                             f"was cut short, and the summary is written when it ends\n")
+    r = CliRunner().invoke(main, ["report", str(old), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 2 and r.output == (f"wddmsim: error: {old}: its LogEnd line carries no run summary (a log "
+                                             f"written by an older wddmsim): run the scenario again with --events\n")
+    assert not (tmp_path / "out").exists()
 
 
 # -- hardware scheduling: nodes from the GPU scheduler's turns --------------------------------------
@@ -89,23 +114,6 @@ def test_hardware_run_and_saved_log_give_the_same_report(tmp_path):
         assert (r1 / name).read_bytes() == (r2 / name).read_bytes()
 
 
-def test_hardware_report_numbers_agree_with_the_run_summary():
-    sc = load_scenario(str(ROOT / "examples" / "hardware_scheduling.toml"))
-    trace = ListSink()
-    result = System(sc, trace=trace).run()
-    s = summarize(trace.events)
-    by_node = {n["name"]: n for n in result.summary["nodes"]}
-    for n in s["nodes"]:
-        # The run's figure is the engine's own count, which counts the frame running at the end in
-        # full (capped at 100 %); the turns stop at the end: within 0.01 %.
-        assert n["busy_pct"] == pytest.approx(by_node[n["name"]]["busy_pct"], abs=0.01), n["name"]
-        assert n["packets"] == by_node[n["name"]]["packets"]
-    by_ctx = {c["context"]: c for c in result.summary["contexts"]}
-    for c in s["contexts"]:
-        assert c["retired"] == by_ctx[c["context"]]["completed"]
-        assert c["latency_max_ns"] == by_ctx[c["context"]]["latency_max_ns"]
-
-
 def test_hardware_report_of_two_contexts_on_one_engine_is_exact():
     """``a`` (two 3 ms buffers) and ``b`` (one 1 ms buffer) share the 3D engine for 20 ms: 7 ms of
     turns, 35 %; VidMm's two page-table buffers ran on the copy engine until b's were written."""
@@ -120,9 +128,9 @@ def test_hardware_report_of_two_contexts_on_one_engine_is_exact():
     b_ready = next(e["t"] for e in events if e["event"] == "HwContextState" and e["context"] == b.hDriver)
     s = summarize(events)
     vidmm_pct = round(100 * b_ready / (20 * MS_NS), 3)
-    assert s["nodes"] == [{"node": 0, "name": "3D_0", "packets": 3, "busy_pct": 35.0},
-                          {"node": 1, "name": "COPY_0", "packets": 2, "busy_pct": vidmm_pct}]
-    assert [(n["packets"], n["busy_pct"]) for n in result.summary["nodes"]] == [(3, 35.0), (2, vidmm_pct)]
+    assert s == result.summary
+    assert [(n["name"], n["packets"], n["busy_pct"]) for n in s["nodes"]] == [("3D_0", 3, 35.0),
+                                                                              ("COPY_0", 2, vidmm_pct)]
     # Buffers with the driver: VidMm's two at 0; a's two once its page tables were written (when it
     # got the engine), b's once its were; each leaves at its retirement (b's after its 1 ms turn).
     assert hw_depths(events) == [(0, 1, 1), (0, 1, 1), (a_run, 0, 1), (a_run, 0, 1), (a_run, 1, -1),
@@ -130,12 +138,15 @@ def test_hardware_report_of_two_contexts_on_one_engine_is_exact():
                                   (a_run + 4 * MS_NS, 0, -1), (a_run + 7 * MS_NS, 0, -1)]
 
 
-def test_hardware_engine_reset_counts_as_an_incident():
+def test_a_hardware_engine_reset_is_among_the_incidents():
+    """The reset, its live dump 0x141 and the device it put in error are in the report's Markdown."""
     from test_hwqueue import hang_scenario
     from wddm2util import run
 
     system, result, events = run(hang_scenario())
     s = summarize(events)
-    assert s["incidents"] == {"TdrDetected": 1, "DeviceError": 1, "HwEngineReset": 1}
-    assert "- HwEngineReset: 1" in markdown(s)
-
+    assert s == result.summary
+    assert (s["tdr"]["engine_resets"], s["wddm2"]["hwsch"]["engine_resets"], s["wddm2"]["engines"][0]["resets"]) == (1, 1, 1)
+    assert markdown(s).endswith("## Recovery\n\n1 engine reset, 0 adapter resets\n\n"
+                                "- live dump 0x141 VIDEO_ENGINE_TIMEOUT_DETECTED at 2.001 s\n"
+                                "- a/c: device in error, 2 packets aborted, 0 cancelled\n")

@@ -85,7 +85,7 @@ def test_a_run_with_set_changes_exactly_what_it_names():
                                   "--set", "process[0].context[0].workload.packets[0].work=2ms"])
     assert r.exit_code == 0, r.output
     s = json.loads(r.stdout)
-    assert s["packets_retired"] == 10 and s["makespan_ns"] == 20_000_000
+    assert s["packets_completed"] == 10 and s["makespan_ns"] == 20_000_000
     assert s["contexts"][0]["latency_max_ns"] == 20_000_000
 
 

@@ -303,7 +303,8 @@ def test_failed_submit_command_bugchecks_0x119_2_with_crash_record(tmp_path):
     assert bc.p4 == 3  # node 0, fence 3
     assert rec.struct == "DXGKARG_SUBMITCOMMAND" and rec.rule == 1 and rec.time == 1000
     assert trace.events[-2]["event"] == "BugCheck" and trace.events[-2]["p1"] == 2
-    assert trace.events[-1] == {"t": trace.events[-2]["t"], "event": "LogEnd", "reason": "bugcheck"}
+    assert trace.events[-1] == {"t": trace.events[-2]["t"], "event": "LogEnd", "reason": "bugcheck",
+                                "summary": result.summary}
     from wddmsim.ddi import codec
     from wddmsim.ddi.registry import RECORDS
 
@@ -349,4 +350,4 @@ def test_virtual_machine_processes_set_virtual_machine_data(version, expected):
     # The bit exists from WDDM 2.2; before that it is reserved and the OS never sets it (rule 10).
     assert flags[guest].get("VirtualMachineData") == expected
     assert flags[host].get("VirtualMachineData") == (0 if expected is not None else None)
-    assert r.summary["violations"] == [] and r.summary["packets_retired"] == 2
+    assert r.summary["violations"] == [] and r.summary["packets_completed"] == 2

@@ -75,7 +75,7 @@ def test_rows_follow_the_cross_product_first_setting_slowest_seeds_fastest(seria
 
 # ------------------------------------------------------------------------------------------ rows
 def test_exact_rows_of_a_tiny_sweep(serial_rows):
-    figures = [(r["error"], r["virtual_time_ns"], r["packets_retired"], r["contexts.0.latency_max_ns"],
+    figures = [(r["error"], r["virtual_time_ns"], r["packets_completed"], r["contexts.0.latency_max_ns"],
                 r["contexts.0.latency_p50_ns"], r["contexts.1.completed"], r["nodes.1.busy_pct"]) for r in serial_rows]
     assert figures == [
         (None, 20_000_000, 24, 3_990_200, 2_994_000, 9, 99.96),
@@ -109,7 +109,7 @@ def test_a_failing_run_is_an_error_row_and_the_sweep_goes_on():
         ("0ms", 1, "--set scheduler.quantum=0ms: scheduler.quantum: must be greater than 0, got 0"),
         ("0ms", 2, "--set scheduler.quantum=0ms: scheduler.quantum: must be greater than 0, got 0"),
         ("1ms", 1, None), ("1ms", 2, None)]
-    assert "packets_retired" not in rows[0] and rows[2]["packets_retired"] == 4
+    assert "packets_completed" not in rows[0] and rows[2]["packets_completed"] == 4
     lines = rows_to_csv(rows).splitlines()
     assert lines[1] == '20ms,0ms,1,"--set scheduler.quantum=0ms: scheduler.quantum: must be greater than 0, got 0"' + "," * (
         len(columns(rows)) - 4)
@@ -232,8 +232,8 @@ def test_plot_needs_a_known_metric_and_one_x_axis(tmp_path, serial_rows):
         plot_metric(serial_rows, "scenario", ["duration", JITTER], tmp_path / "p.png")
     rows = sweep(PREEMPTION, ["duration=10ms,20ms", "adapter.nodes.0.preemption=interval,dma_buffer"], workers=1)
     with pytest.raises(PlotError, match=r"several settings vary \(duration, adapter.nodes.0.preemption\)"):
-        plot_metric(rows, "packets_retired", ["duration", "adapter.nodes.0.preemption"], tmp_path / "p.png")
-    drawn = plot_metric(rows, "packets_retired", ["duration", "adapter.nodes.0.preemption"], tmp_path / "p.png",
+        plot_metric(rows, "packets_completed", ["duration", "adapter.nodes.0.preemption"], tmp_path / "p.png")
+    drawn = plot_metric(rows, "packets_completed", ["duration", "adapter.nodes.0.preemption"], tmp_path / "p.png",
                         x="duration")
     assert drawn["lines"] == {"adapter.nodes.0.preemption=interval": [("10ms", 2.0, 2.0, 2.0, 1), ("20ms", 4.0, 4.0, 4.0, 1)],
                               "adapter.nodes.0.preemption=dma_buffer": [("10ms", 1.0, 1.0, 1.0, 1),
@@ -270,6 +270,6 @@ def test_a_files_own_problem_stops_the_sweep_unless_a_setting_mends_it(tmp_path)
     with pytest.raises(SweepError, match=r"^.*bad.toml: duration: expected a duration such as '2ms' or '250us', got 'fast'$"):
         sweep(bad, ["process.0.context.0.workload.fps=30,60"], workers=1)
     rows = sweep(bad, ["duration=50ms,60ms"], workers=1)
-    assert [(r["duration"], r["error"], r["packets_retired"]) for r in rows] == [("50ms", None, 6), ("60ms", None, 8)]
+    assert [(r["duration"], r["error"], r["packets_completed"]) for r in rows] == [("50ms", None, 6), ("60ms", None, 8)]
     r = runner.invoke(main, ["sweep", str(tmp_path / "nope.toml"), "--json"])
     assert (r.exit_code, r.stderr) == (2, f"wddmsim: error: {tmp_path / 'nope.toml'}: cannot read: no such file\n")

@@ -6,15 +6,15 @@ compute batches, a copy stream moving 256 KiB every 2 ms on the copy engine (the
 move), and a bursty client that also uses the 3D node. The demo prints the run's summary, then
 follows the game's first packet through the event log: rendered, queued, submitted with its
 ``DXGKARG_SUBMITCOMMAND``, started on the GPU, completed by the ISR's ``DMA_COMPLETED`` and retired
-in the DPC. Its wall time and real-time factor (virtual seconds per wall second, the event log kept
-in memory) go to standard error.
+in the DPC. The summary is the one ``wddmsim run`` prints (:mod:`wddmsim.summaryview`). Its wall
+time and real-time factor (virtual seconds per wall second, the event log kept in memory) go to
+standard error.
 """
 
 from __future__ import annotations
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 SCENARIO = """
 name = "demo"
@@ -88,11 +88,12 @@ def _trip(events: list[dict]) -> list[tuple[int, str, str]]:
     return rows
 
 
-def run_demo(con: Console, events_path: str | None = None) -> int:
-    """Run the built-in scenario, print the summary and one packet's trip; return the exit status."""
-    from .cli import print_summary
+def run_demo(con: Console, events_path: str | None = None, wide: bool = False) -> int:
+    """Run the built-in scenario, print the summary (every column with ``wide``) and one packet's
+    trip; return the exit status."""
     from .runcost import timing_line
     from .scenario import parse_scenario
+    from .summaryview import print_summary, print_table
     from .system import System
     from .trace import JsonlSink, ListSink, TeeSink
 
@@ -109,14 +110,9 @@ def run_demo(con: Console, events_path: str | None = None) -> int:
         if jsonl is not None:
             jsonl.close()
     con.print(scenario.description)
-    print_summary(con, result.summary)
-    tab = Table(title="The game's first packet, from the event log", title_justify="left")
-    tab.add_column("t", justify="right")
-    tab.add_column("event")
-    tab.add_column("what happened")
-    for t, name, text in _trip(memory.events):
-        tab.add_row(f"{t / 1e6:.3f} ms", name, text)
-    con.print(tab)
+    print_summary(con, result.summary, wide=wide)
+    print_table(con, "The game's first packet, from the event log", ["t", "event", "what happened"],
+                [[f"{t / 1e6:.3f} ms", name, text] for t, name, text in _trip(memory.events)], right=[True, False, False])
     con.print("Next: uv run wddmsim run examples/<name>.toml --events out/log.jsonl  (see examples/README.md)")
     click.echo(timing_line(result.end, result.wall_s), err=True)
     return 3 if result.bugcheck is not None else 0

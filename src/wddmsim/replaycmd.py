@@ -37,7 +37,8 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
     against the capture per swap chain (presents, present mode, frame time, time in Present, GPU
     busy, display latency, dropped frames) with the targets each meets. Exit status 2 for a file
     that is not a capture; with --check, 1 when a target is missed."""
-    from .cli import ScenarioProblems, UserError, _check_directory, _check_writable, _console
+    from .cliutil import ScenarioProblems, UserError
+    from .cliutil import check_directory as _check_directory, check_writable as _check_writable, console as _console
     from .replay.capture import CaptureError, read_capture
     from .replay.columns import write_capture_csv
     from .replay.compare import compare, comparison_json, print_comparison
@@ -75,7 +76,7 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
         raise UserError(str(e)) from None
     except ScenarioError as e:
         raise ScenarioProblems(e.problems) from None
-    from .cli import build_system
+    from .cliutil import build_system
     from .trace import JsonlSink, ListSink, TeeSink
     from .trace.presentmon import ROW_EVENTS
     from .trace.sinks import KindsSink

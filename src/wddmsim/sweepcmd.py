@@ -43,7 +43,8 @@ def sweep_cmd(scenario, sets, seeds, workers, dask_address, output, as_json, plo
     cross product and the same byte for byte whatever the executor. See docs/sweeps.md."""
     import time
 
-    from .cli import ScenarioProblems, UserError, _check_writable
+    from .cliutil import ScenarioProblems, UserError
+    from .cliutil import check_writable as _check_writable
     from .sweep import DaskMissing, SweepError, sweep, write_csv
     from .sweep.progress import SweepProgress
 

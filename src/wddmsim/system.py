@@ -8,6 +8,7 @@ interfaces they are handed.
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -176,6 +177,7 @@ class System:
         #: a bug check raised while the scenario's objects were created (a DDI answer the OS stops
         #: on, e.g. DxgkDdiCreateContext breaking rule 76): :meth:`run` ends at once with it
         self._early_stop: BugCheckStop | None = None
+        self.crash: CrashRecord | None = None  # the bug check that stopped the run, once it has
         self.contexts: list = []
         self.processes: list = []
         self.fences: dict = {}
@@ -459,8 +461,11 @@ class System:
     def run(self, until: int | None = None, on_progress=None) -> RunResult:
         """Run to ``until`` ns (default: the scenario's duration) or to a bug check.
 
-        ``on_progress(now, limit)`` is called as virtual time advances, in 100 slices; running in
-        slices changes nothing in the run (timers keep their absolute times and order)."""
+        ``on_progress(now, limit)`` is called as virtual time advances, first after a thousandth
+        of the run; it may return how many virtual ns to run before the next call (a progress bar
+        asks for slices of a tenth of a wall second), else the slices stay a thousandth. Running in
+        slices changes nothing in the run (timers keep their absolute times and order). The event
+        log's last line, ``LogEnd``, carries the run's summary."""
         limit = self.scenario.duration if until is None else until
         t0 = time.perf_counter()
         crash = None
@@ -470,10 +475,12 @@ class System:
             if on_progress is None:
                 self.sim.run(until=limit)
             else:
-                step = max(1, limit // 100)
+                step = max(1, limit // 1000)
                 while self.sim.now < limit:
                     self.sim.run(until=min(limit, self.sim.now + step))
-                    on_progress(self.sim.now, limit)
+                    asked = on_progress(self.sim.now, limit)
+                    if asked:
+                        step = max(1, int(asked))
         except BugCheckStop as stop:
             crash = stop.record
             if self.trace is not None:
@@ -483,14 +490,19 @@ class System:
                     "rule": crash.rule, "message": crash.message,
                 })
         wall = time.perf_counter() - t0
+        self.crash = crash
+        summary = self.summary()
         if self.trace is not None:
-            self.trace.emit(self.sim.now, "LogEnd", {"reason": "bugcheck" if crash is not None else "time"})
+            self.trace.emit(self.sim.now, "LogEnd", {"reason": "bugcheck" if crash is not None else "time",
+                                                     "summary": copy.deepcopy(summary)})
         result = RunResult(self.sim.now, wall, crash)
-        result.summary = self.summary()
+        result.summary = summary
         return result
 
     def summary(self) -> dict:
-        """The run's summary: per node and per context (deterministic: no wall-clock figure)."""
+        """The run's summary, the one object every output shows (see :mod:`wddmsim.summary` for
+        its words): per node and per context, and after a bug check its ``bugcheck`` (code, name,
+        parameters, rule, message). Deterministic: no wall-clock figure."""
         sim = self.sim
         elapsed = sim.now
         vs = self.adapter.vidsch
@@ -532,10 +544,10 @@ class System:
             for n in nodes:
                 n["busy_pct"] = n["gpu_busy_pct"]
                 n["packets"] = sum(q.submitted for q in w2.hwsch.nodes[n["node"]].queues)
-        return {
+        out = {
             "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
             "events": sim.events_run,
-            "packets_submitted": submitted, "packets_retired": retired, "makespan_ns": makespan,
+            "packets_submitted": submitted, "packets_completed": retired, "makespan_ns": makespan,
             "null_rendering_packets": vs.null_rendering_packets, "resubmissions": vs.resubmissions,
             "preemption_aware": bool(self.adapter.preemption_aware),
             "tdr": {"engine_resets": vs.tdr.engine_resets + (w2.hwsch.tdr.engine_resets if hw else 0),
@@ -554,6 +566,12 @@ class System:
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}
                            for t, v in self.adapter.verifier.violations],
         }
+        crash = self.crash
+        if crash is not None:
+            bc = crash.bugcheck
+            out["bugcheck"] = {"code": int(bc.code), "name": bc.name, "p1": bc.p1, "p2": bc.p2, "p3": bc.p3,
+                               "p4": bc.p4, "rule": crash.rule, "message": crash.message}
+        return out
 
 
     def _fairness(self) -> list[dict]:

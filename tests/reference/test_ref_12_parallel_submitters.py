@@ -34,7 +34,7 @@ def test_sixteen_submitters_of_eight_packets_at_one_instant():
     for ctx in system.contexts:
         assert [e["seq"] for e in stops if e["context"] == ctx.handle] == list(range(1, PACKETS + 1))
         assert (ctx.submitted, ctx.completed) == (PACKETS, PACKETS)
-    assert r.summary["packets_retired"] == THREADS * PACKETS and r.summary["violations"] == []
+    assert r.summary["packets_completed"] == THREADS * PACKETS and r.summary["violations"] == []
 
 
 def test_same_instant_without_cpu_costs():

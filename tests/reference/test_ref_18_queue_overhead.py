@@ -28,7 +28,7 @@ def run(depth):
     blocker_done, last = stops[0]["t"], stops[-1]["t"]
     # Each packet is its GPU work: the ideal is the 1000 ms the engine was busy after the blocker.
     assert system.gpu.engines[0].busy_ns == BLOCKER + N * MS
-    assert r.summary["packets_retired"] == N + 1
+    assert r.summary["packets_completed"] == N + 1
     # The summary reports the makespan (the last retirement), not only when the run stopped.
     assert (r.summary["makespan_ns"], r.summary["virtual_time_ns"]) == (last, 3_000 * MS)
     return blocker_done, last - blocker_done

@@ -186,7 +186,7 @@ def test_every_queue_eventually_runs():
     assert [c["progress"] for c in s["wddm2"]["contexts"]] == [[4]] * 4 + [[2]] * 8
     (engine3d,) = [e for e in s["wddm2"]["engines"] if e["node"] == 0]
     assert (engine3d["hw_queue_slots"], engine3d["queue_maps"], engine3d["queue_unmaps"]) == (SLOTS, 16, 8)
-    assert s["packets_retired"] == 2 * QUEUES + 2 * 4 + 12  # plus VidMm's 12 page-table buffers
+    assert s["packets_completed"] == 2 * QUEUES + 2 * 4 + 12  # plus VidMm's 12 page-table buffers
 
 
 def test_the_slot_count_is_validated(tmp_path):

@@ -67,7 +67,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "NativeFenceSignaled": ("node", "fences", "all"),
     "VerifierViolation": ("rule", "name", "message"),
     "BugCheck": ("code", "name", "p1", "p2", "p3", "p4", "rule", "message"),
-    "LogEnd": ("reason",),
+    "LogEnd": ("reason", "summary"),
 }
 
 

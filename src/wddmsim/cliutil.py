@@ -1,0 +1,158 @@
+"""What every ``wddmsim`` command shares: the error that turns bad input into one line on stderr
+with exit status 2, the console, checks that a path can be written, reading a scenario file with
+its ``--set`` changes, building the system, loading a driver class and reading an event log.
+
+The command modules (:mod:`wddmsim.cli`, :mod:`wddmsim.sweepcmd`, :mod:`wddmsim.replaycmd`) import
+these from here; nothing here imports a command module, so the commands form no import circle.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+from rich.console import Console
+
+__all__ = ["ScenarioProblems", "UserError", "build_system", "check_directory", "check_writable", "console",
+           "load_driver", "load_scenario_file", "parse_duration_option", "parse_settings", "read_log"]
+
+
+class UserError(click.ClickException):
+    """A mistake in what the person asked for: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"wddmsim: error: {self.message}", err=True)
+
+
+class ScenarioProblems(UserError):
+    """Every problem of a scenario file, one per line."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+    def show(self, file=None) -> None:
+        for line in self.problems:
+            click.echo(f"wddmsim: error: {line}", err=True)
+
+
+def console() -> Console:
+    """Rich console; when stdout is not a terminal, wide enough that no member name is cut."""
+    con = Console(highlight=False)
+    if not con.is_terminal:
+        con = Console(highlight=False, width=200)
+    return con
+
+
+def check_writable(path: str) -> None:
+    """A :class:`UserError` unless ``path`` can be opened for writing (it is created if missing)."""
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as e:
+        raise UserError(f"{path}: cannot write: {e.strerror}") from None
+
+
+def check_directory(path: str) -> None:
+    """Create the report folder ``path`` (and its parents), or a :class:`UserError` saying why not."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"{path}: cannot create the report folder: {e.strerror}") from None
+
+
+def load_scenario_file(path: str, sets=()):
+    """The scenario file at ``path`` with the ``--set PATH=VALUE`` assignments ``sets`` made on
+    it (see :mod:`wddmsim.scenario.overrides`), or the error listing its problems (exit 2)."""
+    from .scenario import OverrideError, ScenarioError, load_scenario, parse_override
+
+    try:
+        return load_scenario(path, [parse_override(text) for text in sets])
+    except OverrideError as e:
+        raise UserError(str(e)) from None
+    except ScenarioError as e:
+        raise ScenarioProblems(e.problems) from None
+
+
+def parse_duration_option(text: str | None, option: str) -> int | None:
+    """A duration option's value (``500ms``) in ns, None when not given, or a :class:`UserError`
+    naming ``option``."""
+    from .scenario import parse_duration
+
+    if text is None:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from None
+
+
+def build_system(scenario, **kw):
+    """A :class:`~wddmsim.system.System`, or the :class:`UserError` that says why it cannot be
+    built: a scenario or driver setting the driver refuses, a driver Windows would not start, an
+    application call that fails at creation."""
+    from .dxgkrnl import ApiError
+    from .dxgkrnl.errors import AdapterStartError
+    from .system import ConfigError, System
+
+    try:
+        return System(scenario, **kw)
+    except ConfigError as e:
+        raise ScenarioProblems([f"{scenario.name}: {p}: {r}" for p, r in e.problems]) from None
+    except AdapterStartError as e:
+        raise ScenarioProblems([f"{scenario.name}: the adapter does not start: {p}" for p in e.problems]) from None
+    except ApiError as e:
+        raise UserError(f"{scenario.name}: the scenario cannot start: {e}") from None
+
+
+def load_driver(spec: str):
+    """The driver class ``spec`` names, or a :class:`UserError` saying why it cannot be loaded."""
+    from .loader import LoadError, load_class
+
+    try:
+        return load_class(spec, "driver")
+    except LoadError as e:
+        raise UserError(str(e)) from None
+
+
+def parse_settings(pairs, option: str = "--set") -> dict:
+    """``KEY=VALUE`` pairs as a settings table: a dotted key makes nested tables
+    (``engines.Copy.ring_size=4096``), a value is read as TOML (``true``, ``4096``, ``"64KiB"``) or,
+    when it is not TOML, taken as a string (``win7``)."""
+    import tomllib
+
+    out: dict = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{option} {pair!r}: expected KEY=VALUE")
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text
+        parts = key.strip().split(".")
+        table = out
+        for part in parts[:-1]:
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                raise UserError(f"{option} {pair!r}: {part} is not a table")
+        table[parts[-1]] = value
+    return out
+
+
+def read_log(events_file: str) -> list[dict]:
+    """The events of the log ``events_file`` (written with ``--events``), or a :class:`UserError`
+    when it cannot be read or is not a wddmsim event log."""
+    from .trace import read_events
+
+    try:
+        events = read_events(events_file)
+    except OSError as e:
+        raise UserError(f"{events_file}: cannot read: {e.strerror}") from None
+    except (ValueError, KeyError) as e:
+        raise UserError(f"{events_file}: not a wddmsim event log: {e}") from None
+    if not events or events[0].get("event") != "LogStart":
+        raise UserError(f"{events_file}: not a wddmsim event log (the first line is not LogStart)")
+    return events
