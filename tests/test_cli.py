@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
-from wddmsim.ddi import codec, registry
 
 runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
 
