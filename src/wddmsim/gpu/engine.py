@@ -297,9 +297,13 @@ class Engine:
                     self._ahead.clear()
                     t = perform[cmd.opcode](self, cmd, t)
                     continue
-                cmd = self._fetch(t)
-                if cmd is None:
-                    return
+                if self._buf is not None and self._pc < self._end and not self._preempt:
+                    cmd = _decode_cached(self._buf, self._pc, self._end)  # _fetch's common case
+                    self._pc += cmd.length
+                else:
+                    cmd = self._fetch(t)
+                    if cmd is None:
+                        return
                 t += cost
                 self.busy_ns += cost
                 t = issue[cmd.opcode](self, cmd, t)
