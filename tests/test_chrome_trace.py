@@ -319,3 +319,76 @@ def test_hardware_trace_of_a_context_with_two_queues():
     assert by_queue["a/c hw queue 2"][1] == ("t", "3D_0 running", r0)
     counters = [(e["ts"], e["args"]) for e in trace["traceEvents"] if e["name"] == f"monitored fence {fence.handle}"]
     assert counters == [(10_000.0, {"value": 1})]
+
+
+def test_a_small_log_gives_exactly_these_trace_events():
+    """Every kind of track of a software-scheduled log, to the letter: a packet that ran and one
+    queued behind it (still running when the log ends, so it has no running slice), a queue packet
+    still pending at the end, the interrupt that ended the first packet and the flow to it, a
+    displayed frame, the counters, an instant, and the tracks of a node and a context that did
+    nothing."""
+
+    def ev(t, event, **fields):
+        return {"t": t, "event": event, **fields}
+
+    irq = {"InterruptType": "DXGK_INTERRUPT_DMA_COMPLETED", "DmaCompleted": {"SubmissionFenceId": 1, "NodeOrdinal": 0}}
+    packet = {"context": 5, "node": 0, "kind": "Render"}
+    events = [
+        ev(0, "LogStart", format="wddmsim-events", version=1, scenario="tiny", seed=7),
+        ev(0, "AdapterStart", ddi_version="wddm2_0", multi_engine_aware=True,
+           nodes=[{"ordinal": 0, "name": "3D_0"}, {"ordinal": 1, "name": "COPY_0"}], segments=[]),
+        ev(0, "ContextCreate", context=5, process=1, device=1, node=0, name="game", priority=2, hContext=1),
+        ev(0, "ContextCreate", context=6, process=1, device=1, node=1, name="copier", priority=2, hContext=2),
+        ev(1000, "QueuePacketStart", **packet, process=1, seq=1, queued=1, hwqueue=0, progress_id=0),
+        ev(1000, "QueuePacketStart", **packet, process=1, seq=2, queued=2, hwqueue=0, progress_id=0),
+        ev(2000, "DmaPacketQueued", **packet, fence=1, seq=1, depth=1),
+        ev(2000, "DmaPacketStart", **packet, fence=1, seq=1, resubmission=False),
+        ev(2500, "DmaPacketQueued", **packet, fence=2, seq=2, depth=2),
+        ev(2600, "Doorbell", engine=0, wptr=64, rptr=0, ring_used=64, ring_size=4096),
+        ev(5000, "DmaPacketStop", **packet, fence=1, seq=1, status="Completed"),
+        ev(5000, "Callback", name="DxgkCbNotifyInterrupt", irql="DIRQL", args=irq),
+        ev(5000, "DmaPacketStart", **packet, fence=2, seq=2, resubmission=False),
+        ev(6000, "QueuePacketStop", **packet, fence=1, seq=1, status="Completed", hwqueue=0),
+        ev(7000, "Present", context=5, process=1, seq=1, mode="flip", flip=1, interval=1, source=0, width=64,
+           height=64, cpu_start=7000),
+        ev(16000, "Displayed", source=0, context=5, seq=1, fence=3, displayed=16000, latency=9000),
+        ev(17000, "PageFault", node=0, fence=2, flags=0, address=4096, hwqueue=0),
+        ev(20000, "LogEnd", reason="duration"),
+    ]
+    trace = chrome_trace(events)
+    validate(trace)
+    slices = [e for e in trace["traceEvents"] if e["ph"] != "M"]
+    assert slices == [
+        {"name": "Render game #1", "cat": "dma", "ph": "X", "pid": 1, "tid": 1000, "ts": 2.0, "dur": 3.0,
+         "args": {"fence": 1, "context": 5, "seq": 1, "status": "Completed"}},
+        {"name": "Render game #2", "cat": "dma", "ph": "X", "pid": 1, "tid": 1001, "ts": 2.5, "dur": 2.5,
+         "args": {"fence": 2, "context": 5, "seq": 2, "status": "Queued"}},
+        {"name": "#1", "cat": "queue", "ph": "X", "pid": 1, "tid": 100000, "ts": 1.0, "dur": 5.0,
+         "args": {"fence": 1, "status": "Completed", "node": 0}},
+        {"name": "#2", "cat": "queue", "ph": "X", "pid": 1, "tid": 100001, "ts": 1.0, "dur": 19.0,
+         "args": {"fence": 0, "status": "Pending", "node": 0}},
+        {"name": "DMA_COMPLETED", "cat": "interrupt", "ph": "X", "pid": 1, "tid": 1, "ts": 5.0, "dur": 0.001,
+         "args": irq},
+        {"name": "packet", "cat": "flow", "ph": "s", "id": 1, "pid": 1, "tid": 100000, "ts": 1.0},
+        {"name": "packet", "cat": "flow", "ph": "t", "id": 1, "pid": 1, "tid": 1000, "ts": 2.0, "bp": "e"},
+        {"name": "packet", "cat": "flow", "ph": "f", "id": 1, "pid": 1, "tid": 1, "ts": 5.0, "bp": "e"},
+        {"name": "game #1", "cat": "present", "ph": "X", "pid": 1, "tid": 900000, "ts": 7.0, "dur": 9.0,
+         "args": {"result": "Displayed"}},
+        {"name": "vsync (display change)", "cat": "vsync", "ph": "i", "s": "t", "pid": 1, "tid": 900000, "ts": 16.0},
+        {"name": "3D_0 hardware queue depth", "ph": "C", "pid": 1, "ts": 2.0, "args": {"packets": 1}},
+        {"name": "3D_0 hardware queue depth", "ph": "C", "pid": 1, "ts": 2.5, "args": {"packets": 2}},
+        {"name": "3D_0 ring occupancy", "ph": "C", "pid": 1, "ts": 2.6, "args": {"bytes": 64}},
+        {"name": "game software queue", "ph": "C", "pid": 1, "ts": 1.0, "args": {"packets": 1}},
+        {"name": "game software queue", "ph": "C", "pid": 1, "ts": 1.0, "args": {"packets": 2}},
+        {"name": "PageFault", "cat": "recovery", "ph": "i", "s": "g", "pid": 1, "tid": 0, "ts": 17.0,
+         "args": {"node": 0, "fence": 2, "flags": 0, "address": 4096, "hwqueue": 0}},
+    ]
+    meta = [(e["name"], e["tid"], e["args"]) for e in trace["traceEvents"] if e["ph"] == "M"]
+    tracks = [(1, "Interrupts (DxgkCbNotifyInterrupt)"), (1000, "3D_0 running"), (1001, "3D_0 queued 1"),
+              (1100, "COPY_0 running"), (100000, "game queue"), (100001, "game queue 1"),
+              (100100, "copier queue"), (900000, "VidPn source 0 flip queue")]
+    assert meta == [("process_name", 0, {"name": "Adapter: tiny (seed 7)"})] + [
+        m for tid, name in tracks
+        for m in (("thread_name", tid, {"name": name}), ("thread_sort_index", tid, {"sort_index": tid}))]
+    assert (trace["displayTimeUnit"], trace["otherData"]) == (
+        "ns", {"generator": "wddmsim", "format": "Chrome trace event JSON; ts in microseconds"})

@@ -65,3 +65,15 @@ def test_unmapped_aperture_faults_the_engine():
     assert e.state == "faulted" and "not mapped" in e.fault
     gpu.map_aperture(ap, 0x60000, 4096)
     assert gpu.translate(ap + 8) == 0x60008
+
+
+def test_every_opcode_has_a_handler_and_every_one_that_lands_is_performed():
+    """The command processor is a dispatch table: an issue handler for every opcode of the command
+    set (in both modes), and a perform handler for each command that lands at its instant."""
+    from wddmsim.gpu import engine as E
+
+    assert set(E._ISSUE) == set(E._ISSUE_STEPPED) == set(C.OPCODE_NAMES)
+    lands = {op for op, handler in E._ISSUE.items() if handler in (E.Engine._land, E.Engine._transfer)}
+    assert set(C.OPCODE_NAMES) - lands == {C.NOP, C.WORK, C.INDIRECT}
+    assert set(E._PERFORM) == lands | {E._OWED, E._LATCH}
+    assert {op for op, handler in E._ISSUE_STEPPED.items() if handler is E.Engine._land} == lands

@@ -243,6 +243,21 @@ def test_watch_fires_once_per_overlapping_write_after_the_store():
     assert seen == [(0x1000, 7), (0x1000, 0), (0x1000, 9 << 32), (0x1000, (1 << 56) | (9 << 32)), (0x1000, (1 << 56) | (9 << 32))]
 
 
+@pytest.mark.parametrize("write, size", [("write_u32", 4), ("write_u64", 8)])
+def test_a_word_written_across_a_page_boundary_wakes_the_watches_it_touches(write, size):
+    # One code path writes both widths: the word straddles pages P-1 and P; a watch whose 8 bytes
+    # end on its first byte, one in the next page under its last byte, and one just past it.
+    m = PhysicalMemory()
+    seen = []
+    for addr in (P - 2 - 7, P - 2 + size - 1, P - 2 + size):
+        m.watch(addr, lambda a: seen.append(a))
+    getattr(m, write)(P - 2, 2 ** (8 * size) - 2)
+    assert seen == [P - 2 - 7, P - 2 + size - 1]
+    assert m.read(P - 2, size) == bytes([0xFE]) + b"\xff" * (size - 1)
+    assert getattr(m, "read_u%d" % (8 * size))(P - 2) == 2 ** (8 * size) - 2
+    assert getattr(PhysicalMemory, write).__qualname__ == f"PhysicalMemory.{write}"
+
+
 def test_watch_ignores_writes_that_do_not_overlap():
     m = PhysicalMemory()
     calls, cb = recorder()

@@ -35,9 +35,11 @@ from .pool import KernelPool
 from .verifier import Verifier
 from .tdr import TdrConfig
 from .adapterstop import AdapterStop
+from .composition import PresentToken
 from .present import FLAG_FLIP, FLAG_FLIP_NO_WAIT, FLAG_REDIRECTED_PRESENT
 from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 from .vsync import VsyncControl
+from .wddm2 import Wddm2
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
@@ -150,6 +152,13 @@ class Adapter:
         #: what the driver is handed in DxgkDdiStartDevice: the callbacks, the ISR and DPC dispatch
         self.dxgk = DxgkInterface(self)  # it arms ``ddi.returned`` when an entry point has something to judge
 
+    @property
+    def native_fence_enabled(self) -> bool:
+        """Whether the OS enables native GPU fences (DXGK_FEATURE_NATIVE_FENCE) on this adapter: for
+        a WDDM 3.2 driver (:data:`MIN_VERSION_NATIVE_FENCE`) run with hardware scheduling
+        ("Native GPU fence objects"). Known once :meth:`start` has read the driver's version."""
+        return self.scheduling == "hardware" and self.version.value >= ddi_version(MIN_VERSION_NATIVE_FENCE).value
+
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
         """The adapter's start, as Windows does it: the driver's declared interface version and
@@ -194,7 +203,7 @@ class Adapter:
             "SupportPerEngineTDR": caps.SupportPerEngineTDR,
             "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware,
             "NativeGpuFence": caps.NativeGpuFence})
-        if caps.NativeGpuFence and not (hardware and version.value >= ddi_version(MIN_VERSION_NATIVE_FENCE).value):
+        if caps.NativeGpuFence and not self.native_fence_enabled:
             # "Native GPU fence objects": the OS fails adapter initialization when the driver reports
             # native fences and the OS did not enable the feature, which it does for WDDM 3.2 drivers
             # under hardware scheduling.
@@ -271,7 +280,6 @@ class Adapter:
                                          f"a multiple of 8 from 8 to 4096"])
             self.native_fence_caps = nf
         if self.gpu_va:
-            from .wddm2 import Wddm2
             self.wddm2 = Wddm2(self, hardware=hardware, bands=self._bands)
             self.wddm2.start(node_flags)
         render_cls = ddi.cls("DXGKARG_RENDER")
@@ -655,8 +663,6 @@ class Adapter:
         retires (without a compositor the OS shows it at the next vsync after that), shown for at
         least ``sync_interval`` refreshes (0: replaced by a newer frame). No DMA buffer of its own:
         see :mod:`wddmsim.dxgkrnl.composition`. Returns the present's token."""
-        from .composition import PresentToken
-
         ctx = packet.context
         if not 0 <= vidpn_source < len(self.vidsch.presents.sources):
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")

@@ -275,10 +275,7 @@ class DxgkInterface:
         self._not_from_isr("DxgkCbIsFeatureEnabled")
         ad = self.adapter
         if FeatureId == "NATIVE_FENCE":
-            from .adapter import MIN_VERSION_NATIVE_FENCE
-            from ..ddi.versions import ddi_version
-
-            return ad.scheduling == "hardware" and ad.version.value >= ddi_version(MIN_VERSION_NATIVE_FENCE).value
+            return ad.native_fence_enabled
         return False
 
     def DxgkCbSynchronizeExecution(self, hAdapter, SynchronizeRoutine, Context, MessageNumber):

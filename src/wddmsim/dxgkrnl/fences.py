@@ -79,6 +79,7 @@ from typing import Any, Callable, Iterable
 
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..sim import DISPATCH
+from .errors import ApiError
 from .objects import HandleTable
 from .stats import LatencyStats
 
@@ -333,9 +334,6 @@ class FenceTable:
 
     # -- errors ---------------------------------------------------------------------------------
     def _fail(self, status: int, message: str):
-        # Imported here: the adapter module may import this one.
-        from .errors import ApiError
-
         self.stats["rejected"] += 1
         raise ApiError(status, message)
 

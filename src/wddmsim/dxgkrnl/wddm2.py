@@ -43,6 +43,8 @@ from ..ddi.registry import RECORDS
 from .errors import ApiError
 from .fences import FenceTable
 from .gpuva import VA_START, GpuVa
+from .hwqueue import HwSch
+from .nativefence import NativeFences
 from .objects import Context, Device, Process
 
 PAGE = 4096
@@ -118,15 +120,13 @@ class Wddm2:
                                  handles=ad.handles, no64bit_atomics=ad.caps.No64BitAtomics)
         self.gpuva = GpuVa(ad, self._submit_paging)
         self.hwsch = None
-        if hardware:
-            from .hwqueue import HwSch  # only a hardware-scheduled adapter has hardware queues
+        if hardware:  # only a hardware-scheduled adapter has hardware queues
             self.hwsch = HwSch(ad, self.fences, self.gpuva, bands=bands)
             self.hwsch.release = self.release
         #: native GPU fences (:mod:`.nativefence`), when the driver reports NativeGpuFence (the
         #: adapter starts with it only for a WDDM 3.2 driver under hardware scheduling)
         self.native = None
         if hardware and ad.caps.NativeGpuFence:
-            from .nativefence import NativeFences
             self.native = NativeFences(self)
         self._areas: dict[int, CommandArea] = {}
         self._paging_queue = None

@@ -160,6 +160,8 @@ _H_NATIVE_FENCE = _hdr(NATIVE_FENCE, 0, PACKET_DWORDS[NATIVE_FENCE])
 
 _U32_MAX = 0xFFFF_FFFF
 _U64_MAX = 0xFFFF_FFFF_FFFF_FFFF
+_U32_S = struct.Struct("<I")
+_U64_S = struct.Struct("<Q")
 
 # ---------------------------------------------------------------------------------- encoding
 
@@ -358,16 +360,17 @@ class CommandBuffer:
 
     def patch_u32(self, offset: int, value: int) -> CommandBuffer:
         """Overwrite the u32 at byte ``offset`` of the buffer built so far."""
-        if not 0 <= offset <= len(self._buf) - 4:
-            raise ValueError(f"offset {offset} is outside the buffer ({len(self._buf)} bytes)")
-        struct.pack_into("<I", self._buf, offset, _u32("value", value))
-        return self
+        return self._patch(offset, value, _U32_S, _u32)
 
     def patch_u64(self, offset: int, value: int) -> CommandBuffer:
         """Overwrite the u64 at byte ``offset`` of the buffer built so far."""
-        if not 0 <= offset <= len(self._buf) - 8:
+        return self._patch(offset, value, _U64_S, _u64)
+
+    def _patch(self, offset: int, value: int, word: struct.Struct, fits) -> CommandBuffer:
+        """Overwrite the little-endian ``word`` at ``offset`` with ``value``, checked by ``fits``."""
+        if not 0 <= offset <= len(self._buf) - word.size:
             raise ValueError(f"offset {offset} is outside the buffer ({len(self._buf)} bytes)")
-        struct.pack_into("<Q", self._buf, offset, _u64("value", value))
+        word.pack_into(self._buf, offset, fits("value", value))
         return self
 
     def nop(self, dwords: int = 1) -> CommandBuffer:
@@ -497,7 +500,7 @@ class Command(NamedTuple):
 
 
 _make = tuple.__new__
-_unpack_header = struct.Struct("<I").unpack_from
+_unpack_header = _U32_S.unpack_from
 
 # Payload-only structs for unpack_from(data, offset + 4).
 _P_WORK = struct.Struct("<Q").unpack_from

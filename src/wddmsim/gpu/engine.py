@@ -86,26 +86,12 @@ HELD = "held"
 FAULTED = "faulted"
 HUNG = "hung"
 
-_INVISIBLE = frozenset({C.NOP, C.WORK, C.INDIRECT})
-# Visible commands that move bytes: ``size`` / bandwidth ns on top of the command cost.
-_TRANSFERS = frozenset({C.FILL, C.COPY, C.UPDATE_PAGE_TABLE})
-_PRIVILEGED = C.PRIVILEGED_OPCODES
 _PAGE_MASK = 0xFFF  # page tables and address-space roots are 4 KiB aligned
 _decode_packet = C.decode_packet  # ring packets, memoized by their bytes
 _decode_cached = C.decode_cached
-# The opcodes and flags the command processor tests, as module globals (one lookup, not two).
-_C_COPY = C.COPY
-_C_FENCE = C.FENCE
-_C_FENCE_INTERRUPT = C.FENCE_INTERRUPT
-_C_FILL = C.FILL
-_C_FLIP = C.FLIP
-_C_FLIP_NO_WAIT = C.FLIP_NO_WAIT
-_C_INDIRECT = C.INDIRECT
-_C_NATIVE_FENCE = C.NATIVE_FENCE
-_C_NOP = C.NOP
-_C_TIMESTAMP = C.TIMESTAMP
-_C_WAIT = C.WAIT
-_C_WORK = C.WORK
+# The flags the handlers test, as module globals (one lookup, not two).
+_FENCE_INTERRUPT = C.FENCE_INTERRUPT
+_FLIP_NO_WAIT = C.FLIP_NO_WAIT
 #: Below the aperture a GPU physical address is the memory address (device.translate's first case;
 #: device.py checks the two agree).
 _APERTURE_BASE = 0x200_0000_0000
@@ -267,27 +253,14 @@ class Engine:
             self._run()
 
     # -- the command processor ------------------------------------------------------------------
-    def _fetch_ring(self):
-        rptr = self.rptr
-        base = self.ring_base + rptr
-        mem = self.mem
-        hdr = mem.read_u32(base)
-        n = (hdr >> 16) * 4
-        size = self.ring_size
-        if n == 0 or rptr + n > size:
-            raise EngineFault(f"{self.name}: bad ring packet at ring offset {rptr:#x} (header {hdr:#010x})")
-        # The bytes in memory are what runs; a decode of the same bytes is reused.
-        cmd = _decode_packet(mem.read(base, n))
-        self.rptr = (rptr + n) % size
-        self.packets += 1
-        return cmd
-
-    def _run(self) -> None:
-        """Execute from the current position until idle, held, waiting, or a visible effect lies ahead."""
-        try:
-            self._execute_loop()
-        except (EngineFault, C.CommandError) as exc:
-            self._fault_now(exc)
+    # Every command goes through two phases (docs/gpu-commands.md, "How an engine executes each
+    # packet"). It is *issued* as it is decoded, at the engine's local time ``t``, which runs ahead
+    # of now: it costs ``command_cost``, and the commands nobody else can see (NOP, WORK, INDIRECT)
+    # are done there and then. Every other command *lands*: it is *performed* at its instant, at
+    # once when ``t`` has come, else from a timer at ``t`` (the processor stops running ahead).
+    # ``_ISSUE`` and ``_PERFORM``, below the class, give each opcode its handler. A handler takes
+    # the command and ``t`` and returns the local time after it, or None where the engine stops
+    # fetching: it waits for a timer, a memory write or a step, or it stopped.
 
     def _fault_now(self, exc: Exception) -> None:
         """Stop on ``exc``; a page fault (mmu.PageFault) also fills the fault_* registers."""
@@ -300,226 +273,177 @@ class Engine:
             self.fault_fatal = False
         self._raise_fault(str(exc))
 
-    def _execute_loop(self) -> None:
+    def _run(self) -> None:
+        """The command processor: perform the command whose instant has come, or fetch and issue
+        the next one, until the fetch or a handler stops it. A fault (a malformed packet, an
+        address nothing backs) stops the engine."""
+        if self.state != RUNNING:
+            return  # a timer the engine has left behind (it stopped, hung or faulted)
         sim = self.sim
-        stepped = self.mode == "stepped"
-        cost = 0 if stepped else self.command_cost
+        if self.mode == "stepped":
+            cost, issue = 0, _ISSUE_STEPPED
+        else:
+            cost, issue = self.command_cost, _ISSUE
+        perform = _PERFORM
         t = self._t
         if t < sim.now:
             t = sim.now
         self._ahead.clear()
-        while True:
-            cmd = self._pending
-            if cmd is not None:
-                self._pending = None
-            else:
-                if self._buf is None:
-                    if self.rptr == self.wptr:
-                        if self.listener is not None and t > sim.now:
-                            # The ring's last work is still running: report the drain when it ends.
-                            self._t = t
-                            self._timer = sim.at(t, self._resume, irql=DEVICE)
-                            return
-                        self.state = IDLE
-                        self._t = t
-                        if self._preempt:
-                            self._stop(t, None)
-                        elif self.listener is not None:
-                            self.listener.engine_drained(self)
-                        return
-                    if self._preempt and self._boundary and self.granularity != "none":
-                        self._stop(t, None)
-                        return
-                    if stepped and self._steps <= 0:
-                        self.state = HELD
-                        self._t = t
-                        return
-                    cmd = self._fetch_ring()
-                    self._boundary = False
-                else:
-                    if self._pc >= self._end:
-                        if self._vdepth:  # leaving a buffer fetched in virtual mode
-                            self._vdepth -= 1
-                        if self._stack:
-                            self._buf, self._pc, self._end = self._stack.pop()
-                        else:
-                            self._buf = None
-                            bus = self.gpu.bus
-                            if bus is not None:
-                                bus.finished(self.index, self._top_end, t, self.address_space)
-                        continue
-                    if self._preempt and not self._stack and self.granularity in MID_BUFFER:
-                        self._stop_saving(t, (self._buf_addr, self._pc, self._end, 0))
-                        return
-                    cmd = _decode_cached(self._buf, self._pc, self._end)
+        try:
+            while t is not None:
+                cmd = self._pending
+                if cmd is not None:  # its instant has come
+                    self._pending = None
+                    self._ahead.clear()
+                    t = perform[cmd.opcode](self, cmd, t)
+                    continue
+                if self._buf is not None and self._pc < self._end and not self._preempt:
+                    cmd = _decode_cached(self._buf, self._pc, self._end)  # _fetch's common case
                     self._pc += cmd.length
+                else:
+                    cmd = self._fetch(t)
+                    if cmd is None:
+                        return
                 t += cost
                 self.busy_ns += cost
-                op = cmd.opcode
-                if op == _C_WORK:
-                    if not stepped:
-                        d = cmd.duration_ns
-                        if d:
-                            if self._buf is None:  # a WORK on the ring itself
-                                self._ahead.append((t, t + d, None, 0, 0, 0, self.rptr))
-                            else:
-                                self._ahead.append((t, t + d, self._buf_addr, self._pc - cmd.length, self._pc, self._end,
-                                                    self.rptr))
-                        t += d
-                        self.busy_ns += d
-                    continue
-                if op == _C_NOP:
-                    continue
-                if op == _C_INDIRECT:
-                    bus = self.gpu.bus
-                    if bus is not None:
-                        bus.fetched(self.index, cmd.addr, cmd.size, t, bool(self._buf is not None), self.address_space)
-                    if self._buf is None:
-                        self._top_end = cmd.addr + cmd.size
-                    if self._fault_buffers and cmd.addr in self._fault_buffers:
-                        address, fatal = self._fault_buffers.pop(cmd.addr)
-                        self._t = t
-                        self.fault_address = address
-                        self.fault_fatal = fatal
-                        if t > sim.now:
-                            self._timer = sim.at(t, self._raise_fault, f"page fault at {address:#x}", irql=DEVICE)
-                        else:
-                            self._raise_fault(f"page fault at {address:#x}")
-                        return
-                    if self._hang_buffers and cmd.addr in self._hang_buffers:
-                        self._hang_buffers.discard(cmd.addr)
-                        self._t = t
-                        if t > sim.now:
-                            self._timer = sim.at(t, self.hang, irql=DEVICE)
-                        else:
-                            self.hang()
-                        return
-                    if self._buf is not None:
-                        self._stack.append((self._buf, self._pc, self._end))
-                    self._buf_addr = cmd.addr
-                    if self.address_space:
-                        if not self._fetch_virtual(cmd, t):
-                            return
-                    else:
-                        a = cmd.addr
-                        self._buf = self.mem.read(a if a < _APERTURE_BASE else self.gpu.translate(a), cmd.size)
-                    self._pc = 0
-                    self._end = cmd.size
-                    continue
-                if op in _TRANSFERS:  # FILL, COPY, UPDATE_PAGE_TABLE
-                    if not stepped:
-                        d = ceil(cmd.size / self.bandwidth)
-                        t += d
-                        self.busy_ns += d
-                # A visible effect: it lands at local time t.
-                if t > sim.now:
-                    self._pending = cmd
-                    self._t = t
-                    self._timer = sim.at(t, self._resume, irql=DEVICE)
-                    return
-            # cmd's instant has come: perform it.
-            self._ahead.clear()
-            op = cmd.opcode
-            if op == _C_FENCE:
-                addr = cmd.addr
-                if self.address_space:
-                    addr = self._virtual(addr, True)
-                elif addr >= _APERTURE_BASE:
-                    addr = self.gpu.translate(addr)
-                self.mem.write_u64(addr, cmd.value)
-                if cmd.flags & _C_FENCE_INTERRUPT:
-                    if self._buf is None:
-                        self._boundary = True
-                        bus = self.gpu.bus
-                        if bus is not None:
-                            bus.ring_fence(self.index, cmd.value)
-                    self.interrupts += 1
-                    self.gpu.irq.assert_cause(self._irq_bit)
-                    if stepped:
-                        self._steps -= 1
-            elif op == _C_FILL:
-                if self.address_space:
-                    self.gpu.mmu.fill(self.address_space, cmd.dst, cmd.size, cmd.pattern.to_bytes(4, "little"))
-                else:
-                    self.mem.fill(self.gpu.translate(cmd.dst), cmd.size, cmd.pattern.to_bytes(4, "little"))
-            elif op == _C_COPY:
-                if self.address_space:
-                    mmu = self.gpu.mmu
-                    mmu.write(self.address_space, cmd.dst, mmu.read(self.address_space, cmd.src, cmd.size))
-                else:
-                    self.mem.copy(self.gpu.translate(cmd.src), self.gpu.translate(cmd.dst), cmd.size)
-            elif op == _C_TIMESTAMP:
-                addr = self._virtual(cmd.addr, True) if self.address_space else self.gpu.translate(cmd.addr)
-                self.mem.write_u64(addr, t)
-            elif op == _C_WAIT:
-                addr = self._virtual(cmd.addr, False) if self.address_space else self.gpu.translate(cmd.addr)
-                if not self._wait_satisfied(cmd, addr):
-                    self._pending = cmd
-                    self.state = WAITING
-                    self._t = t
-                    self._watch = self.mem.watch(addr, self._memory_changed)
-                    if self.listener is not None and not self._stack:
-                        self.listener.engine_stalled(self)
-                    return
-            elif op == _C_FLIP:
-                src = self.gpu.display_source(cmd.source)
-                surface = cmd.surface
-                if self.address_space:
-                    surface = self.gpu.mmu.translate(self.address_space, surface)
-                if stepped:
-                    src.latch(surface, t)
-                elif cmd.flags & _C_FLIP_NO_WAIT:
-                    if src.full:
-                        # The pending-flip registers are full: wait for the next latch.
-                        v = src.next_vsync(t + 1)
-                        self.busy_ns += v - t
-                        self._pending = cmd
-                        self._t = v
-                        self._timer = sim.at(v, self._resume, irql=DEVICE)
-                        return
-                    src.queue_flip(surface, cmd.interval, t)
-                else:
-                    v = src.flip_time(t, cmd.interval)
-                    if v > t:
-                        # The flip stalls the engine until it takes effect at its vsync.
-                        self.busy_ns += v - t
-                        self._pending = _Latch(src, surface)
-                        self._t = v
-                        self._timer = sim.at(v, self._resume, irql=DEVICE)
-                        return
-                    src.latch(surface, t, at_vsync=cmd.interval > 0)
-            elif op in _PRIVILEGED:
-                self._privileged(cmd)
-            elif op == _OWED:
-                # WORK a preemption left owed (load_context): it runs first, as the WORK it came from.
-                d = cmd.ns
-                self._ahead.append((t, t + d, cmd.addr, cmd.pc, cmd.pc, cmd.end, self.rptr))
-                t += d
-                self.busy_ns += d
-            elif op == _LATCH:
-                cmd.source.latch(cmd.surface, t, at_vsync=True)
-            elif op == _C_NATIVE_FENCE:
-                # A native fence's CurrentValue; the context-management processor decides whether
-                # the CPU hears of it (it compares with the fence's MonitoredValue).
-                listener = self.listener
-                if listener is None:
-                    raise EngineFault(f"{self.name}: NATIVE_FENCE needs the hardware scheduler (the "
-                                      f"context-management processor compares with MonitoredValue)")
-                if self.address_space:
-                    addr = self._virtual(cmd.addr, True)
-                    monitored = self._virtual(cmd.src, False)
-                else:
-                    addr = self.gpu.translate(cmd.addr)
-                    monitored = self.gpu.translate(cmd.src)
-                self.mem.write_u64(addr, cmd.value)
-                listener.native_fence_written(self, addr, cmd.value, monitored)
-            else:
-                raise EngineFault(f"{self.name}: cannot execute opcode {op:#x}")
+                t = issue[cmd.opcode](self, cmd, t)
+        except (EngineFault, C.CommandError) as exc:
+            self._fault_now(exc)
 
-    # -- virtual addressing ---------------------------------------------------------------------
-    def _virtual(self, va: int, write: bool) -> int:
-        """The memory address behind virtual address ``va`` in the current address space."""
-        return self.gpu.translate(self.gpu.mmu.translate(self.address_space, va, write))
+    # -- fetching ---------------------------------------------------------------------------------
+    def _fetch(self, t: int):
+        """The next command at local time ``t``: from the buffer being executed (back in the buffer
+        or on the ring that called it when it ends), else from the ring. None where the engine
+        stops fetching instead: the ring is empty, a preemption stops it, or stepped mode holds it."""
+        while self._buf is not None:
+            if self._pc < self._end:
+                if self._preempt and not self._stack and self.granularity in MID_BUFFER:
+                    self._stop_saving(t, (self._buf_addr, self._pc, self._end, 0))
+                    return None
+                cmd = _decode_cached(self._buf, self._pc, self._end)
+                self._pc += cmd.length
+                return cmd
+            self._return(t)
+        rptr = self.rptr
+        if rptr == self.wptr:
+            self._drained(t)
+            return None
+        if self._preempt and self._boundary and self.granularity != "none":
+            self._stop(t, None)
+            return None
+        if self.mode == "stepped" and self._steps <= 0:
+            self.state = HELD
+            self._t = t
+            return None
+        base = self.ring_base + rptr
+        mem = self.mem
+        hdr = mem.read_u32(base)
+        n = (hdr >> 16) * 4
+        size = self.ring_size
+        if n == 0 or rptr + n > size:
+            raise EngineFault(f"{self.name}: bad ring packet at ring offset {rptr:#x} (header {hdr:#010x})")
+        # The bytes in memory are what runs; a decode of the same bytes is reused.
+        cmd = _decode_packet(mem.read(base, n))
+        self.rptr = (rptr + n) % size
+        self.packets += 1
+        self._boundary = False
+        return cmd
+
+    def _return(self, t: int) -> None:
+        """The buffer being executed ended at ``t``: back to the buffer that called it, or to the ring."""
+        if self._vdepth:  # leaving a buffer fetched in virtual mode
+            self._vdepth -= 1
+        if self._stack:
+            self._buf, self._pc, self._end = self._stack.pop()
+        else:
+            self._buf = None
+            bus = self.gpu.bus
+            if bus is not None:
+                bus.finished(self.index, self._top_end, t, self.address_space)
+
+    def _drained(self, t: int) -> None:
+        """The ring is empty: the engine is idle from ``t`` (stopped, if a preemption was asked for).
+        A hardware scheduler hears of it when the ring's last work has ended."""
+        if self.listener is not None and t > self.sim.now:
+            self._resume_at(t)
+            return
+        self.state = IDLE
+        self._t = t
+        if self._preempt:
+            self._stop(t, None)
+        elif self.listener is not None:
+            self.listener.engine_drained(self)
+
+    # -- timing -----------------------------------------------------------------------------------
+    def _resume_at(self, t: int, pending=None) -> None:
+        """Stop running ahead until local time ``t``; then perform ``pending`` (None: fetch on)."""
+        self._pending = pending
+        self._t = t
+        self._timer = self.sim.at(t, self._run, irql=DEVICE)
+
+    def _at(self, t: int, callback, *arg) -> None:
+        """Stop fetching; ``callback(*arg)`` at local time ``t``, at once when it has come."""
+        self._t = t
+        if t > self.sim.now:
+            self._timer = self.sim.at(t, callback, *arg, irql=DEVICE)
+        else:
+            callback(*arg)
+
+    def _address(self, addr: int, write: bool) -> int:
+        """The memory address behind a command's ``addr``: a virtual address in the engine's address
+        space when it has one (``write``: the access writes), else a GPU physical address (through the
+        GART in an aperture). Below the aperture a physical address is the memory address itself:
+        the handlers take that common case without calling this."""
+        if self.address_space:
+            return self.gpu.translate(self.gpu.mmu.translate(self.address_space, addr, write))
+        return addr if addr < _APERTURE_BASE else self.gpu.translate(addr)
+
+    # -- issue: each command as it is decoded ---------------------------------------------------
+    def _nop(self, cmd, t: int) -> int:
+        """NOP: nothing (and, in stepped mode, WORK: it takes no time there)."""
+        return t
+
+    def _work(self, cmd, t: int) -> int:
+        """WORK: the engine stays busy for ``duration_ns``. The processor runs ahead through it,
+        noting where it runs, so that a preemption can stop inside it."""
+        d = cmd.duration_ns
+        if d:
+            if self._buf is None:  # a WORK on the ring itself
+                self._ahead.append((t, t + d, None, 0, 0, 0, self.rptr))
+            else:
+                self._ahead.append((t, t + d, self._buf_addr, self._pc - cmd.length, self._pc, self._end, self.rptr))
+        self.busy_ns += d
+        return t + d
+
+    def _indirect(self, cmd, t: int) -> int | None:
+        """INDIRECT: push a return point (the next packet) and fetch the called buffer whole; its
+        packets run next. A buffer named by :meth:`fault_on_buffer` or :meth:`hang_on_buffer`
+        faults or hangs the engine instead, at this instant."""
+        addr = cmd.addr
+        bus = self.gpu.bus
+        if bus is not None:
+            bus.fetched(self.index, addr, cmd.size, t, self._buf is not None, self.address_space)
+        if self._buf is None:
+            self._top_end = addr + cmd.size
+        if self._fault_buffers and addr in self._fault_buffers:
+            address, fatal = self._fault_buffers.pop(addr)
+            self.fault_address = address
+            self.fault_fatal = fatal
+            return self._at(t, self._raise_fault, f"page fault at {address:#x}")
+        if self._hang_buffers and addr in self._hang_buffers:
+            self._hang_buffers.discard(addr)
+            return self._at(t, self.hang)
+        if self._buf is not None:
+            self._stack.append((self._buf, self._pc, self._end))
+        self._buf_addr = addr
+        if self.address_space:
+            if not self._fetch_virtual(cmd, t):
+                return None
+        else:
+            self._buf = self.mem.read(addr if addr < _APERTURE_BASE else self.gpu.translate(addr), cmd.size)
+        self._pc = 0
+        self._end = cmd.size
+        return t
 
     def _fetch_virtual(self, cmd, t: int) -> bool:
         """INDIRECT in virtual mode: read the buffer page by page. A page fault stops the engine
@@ -527,37 +451,173 @@ class Engine:
         try:
             self._buf = self.gpu.mmu.read(self.address_space, cmd.addr, cmd.size)
         except EngineFault as exc:
-            self._t = t
-            if t > self.sim.now:
-                self._timer = self.sim.at(t, self._fault_now, exc, irql=DEVICE)
-            else:
-                self._fault_now(exc)
+            self._at(t, self._fault_now, exc)
             return False
         self._vdepth += 1
         return True
 
+    def _transfer(self, cmd, t: int) -> int | None:
+        """FILL, COPY, UPDATE_PAGE_TABLE: moving ``size`` bytes takes ``ceil(size / bandwidth)`` ns;
+        then the command lands."""
+        d = ceil(cmd.size / self.bandwidth)
+        self.busy_ns += d
+        return self._land(cmd, t + d)
+
+    def _land(self, cmd, t: int) -> int | None:
+        """A command others can see takes effect at local time ``t``: performed now when ``t`` has
+        come, else when a timer brings now to ``t``."""
+        if t > self.sim.now:
+            self._pending = cmd
+            self._t = t
+            self._timer = self.sim.at(t, self._run, irql=DEVICE)
+            return None
+        self._ahead.clear()
+        return _PERFORM[cmd.opcode](self, cmd, t)
+
+    # -- perform: each visible command at its instant ---------------------------------------------
+    def _fill(self, cmd, t: int) -> int:
+        """FILL: write the little-endian u32 ``pattern`` over ``size`` bytes from ``dst``."""
+        pattern = cmd.pattern.to_bytes(4, "little")
+        if self.address_space:
+            self.gpu.mmu.fill(self.address_space, cmd.dst, cmd.size, pattern)
+        else:
+            self.mem.fill(self.gpu.translate(cmd.dst), cmd.size, pattern)
+        return t
+
+    def _copy(self, cmd, t: int) -> int:
+        """COPY: ``size`` bytes from ``src`` to ``dst``, like memmove."""
+        if self.address_space:
+            mmu = self.gpu.mmu
+            mmu.write(self.address_space, cmd.dst, mmu.read(self.address_space, cmd.src, cmd.size))
+        else:
+            self.mem.copy(self.gpu.translate(cmd.src), self.gpu.translate(cmd.dst), cmd.size)
+        return t
+
+    def _fence(self, cmd, t: int) -> int:
+        """FENCE: write the u64 ``value`` at ``addr``; with FENCE_INTERRUPT, then raise the engine's
+        interrupt (on the ring, that ends a submission: a boundary, and a step in stepped mode)."""
+        addr = cmd.addr
+        if self.address_space or addr >= _APERTURE_BASE:
+            addr = self._address(addr, True)
+        self.mem.write_u64(addr, cmd.value)
+        if cmd.flags & _FENCE_INTERRUPT:
+            if self._buf is None:
+                self._boundary = True
+                bus = self.gpu.bus
+                if bus is not None:
+                    bus.ring_fence(self.index, cmd.value)
+            self.interrupts += 1
+            self.gpu.irq.assert_cause(self._irq_bit)
+            if self.mode == "stepped":
+                self._steps -= 1
+        return t
+
+    def _wait(self, cmd, t: int) -> int | None:
+        """WAIT: block the engine until the compare holds. It watches the location and checks again
+        whenever it is written (:meth:`_memory_changed`), rather than polling; a hardware scheduler
+        hears of a stall of its ring."""
+        addr = cmd.addr
+        if self.address_space or addr >= _APERTURE_BASE:
+            addr = self._address(addr, False)
+        if self._wait_satisfied(cmd, addr):
+            return t
+        self._pending = cmd
+        self.state = WAITING
+        self._t = t
+        self._watch = self.mem.watch(addr, self._memory_changed)
+        if self.listener is not None and not self._stack:
+            self.listener.engine_stalled(self)
+        return None
+
+    def _flip(self, cmd, t: int) -> int | None:
+        """FLIP: latch ``surface`` for display ``source`` as ``interval`` says: at once for 0, else
+        at a vsync, the engine stalled until then. With FLIP_NO_WAIT the flip waits in the source's
+        pending-flip registers instead (a full queue stalls the engine until the next latch). In
+        stepped mode it latches at once."""
+        src = self.gpu.display_source(cmd.source)
+        surface = cmd.surface
+        if self.address_space:
+            surface = self.gpu.mmu.translate(self.address_space, surface)
+        if self.mode == "stepped":
+            src.latch(surface, t)
+        elif cmd.flags & _FLIP_NO_WAIT:
+            if src.full:
+                v = src.next_vsync(t + 1)
+                self.busy_ns += v - t
+                return self._resume_at(v, cmd)  # this FLIP again, after the next latch
+            src.queue_flip(surface, cmd.interval, t)
+        else:
+            v = src.flip_time(t, cmd.interval)
+            if v > t:
+                self.busy_ns += v - t
+                return self._resume_at(v, _Latch(src, surface))
+            src.latch(surface, t, at_vsync=cmd.interval > 0)
+        return t
+
+    def _timestamp(self, cmd, t: int) -> int:
+        """TIMESTAMP: write the engine's time in ns as a u64 at ``addr``."""
+        addr = cmd.addr
+        if self.address_space or addr >= _APERTURE_BASE:
+            addr = self._address(addr, True)
+        self.mem.write_u64(addr, t)
+        return t
+
     def _privileged(self, cmd) -> None:
-        """SET_ADDRESS_SPACE, UPDATE_PAGE_TABLE, FLUSH_TLB: not from a buffer fetched in virtual mode."""
+        """The MMU packets run only from the ring or from a buffer fetched in physical mode."""
         if self._vdepth:
             raise EngineFault(f"{self.name}: privileged command {cmd.name} in a virtual buffer")
-        op = cmd.opcode
-        if op == C.SET_ADDRESS_SPACE:
-            if cmd.root & _PAGE_MASK:
-                raise EngineFault(f"{self.name}: address space root {cmd.root:#x} is not page aligned")
-            self.address_space = cmd.root
-        elif op == C.UPDATE_PAGE_TABLE:
-            if cmd.addr & _PAGE_MASK:
-                raise EngineFault(f"{self.name}: page table {cmd.addr:#x} is not page aligned")
-            if cmd.entries:
-                data = struct.pack(f"<{len(cmd.entries)}Q", *cmd.entries)
-                self.mem.write(self.gpu.translate(cmd.addr + 8 * cmd.start_index), data)
-        else:  # FLUSH_TLB
-            self.gpu.mmu.flush(cmd.root, cmd.va_start, cmd.va_end)
 
-    def _resume(self) -> None:
-        if self.state != RUNNING:
-            return
-        self._run()
+    def _set_address_space(self, cmd, t: int) -> int:
+        """SET_ADDRESS_SPACE (privileged): set the address-space register (0: physical addressing);
+        a root that is not page aligned faults the engine."""
+        self._privileged(cmd)
+        if cmd.root & _PAGE_MASK:
+            raise EngineFault(f"{self.name}: address space root {cmd.root:#x} is not page aligned")
+        self.address_space = cmd.root
+        return t
+
+    def _update_page_table(self, cmd, t: int) -> int:
+        """UPDATE_PAGE_TABLE (privileged): write the entries at ``table + 8 * start_index``; the TLB
+        keeps what it cached until a FLUSH_TLB."""
+        self._privileged(cmd)
+        if cmd.addr & _PAGE_MASK:
+            raise EngineFault(f"{self.name}: page table {cmd.addr:#x} is not page aligned")
+        if cmd.entries:
+            data = struct.pack(f"<{len(cmd.entries)}Q", *cmd.entries)
+            self.mem.write(self.gpu.translate(cmd.addr + 8 * cmd.start_index), data)
+        return t
+
+    def _flush_tlb(self, cmd, t: int) -> int:
+        """FLUSH_TLB (privileged): drop the cached translations of ``[start, end)`` in ``root``."""
+        self._privileged(cmd)
+        self.gpu.mmu.flush(cmd.root, cmd.va_start, cmd.va_end)
+        return t
+
+    def _native_fence(self, cmd, t: int) -> int:
+        """NATIVE_FENCE: write a native fence's CurrentValue; the context-management processor (the
+        hardware scheduler) compares it with the MonitoredValue and decides whether the CPU hears of
+        it. An engine without a hardware scheduler faults."""
+        listener = self.listener
+        if listener is None:
+            raise EngineFault(f"{self.name}: NATIVE_FENCE needs the hardware scheduler (the "
+                              f"context-management processor compares with MonitoredValue)")
+        addr = self._address(cmd.addr, True)
+        monitored = self._address(cmd.src, False)
+        self.mem.write_u64(addr, cmd.value)
+        listener.native_fence_written(self, addr, cmd.value, monitored)
+        return t
+
+    def _owed_work(self, cmd: _Owed, t: int) -> int:
+        """WORK a preemption left owed (:meth:`load_context`): it runs first, as the WORK it came from."""
+        d = cmd.ns
+        self._ahead.append((t, t + d, cmd.addr, cmd.pc, cmd.pc, cmd.end, self.rptr))
+        self.busy_ns += d
+        return t + d
+
+    def _latch(self, cmd: _Latch, t: int) -> int:
+        """A FLIP that stalled the engine latches at its vsync."""
+        cmd.source.latch(cmd.surface, t, at_vsync=True)
+        return t
 
     # -- hangs and resets -----------------------------------------------------------------------
     @property
@@ -840,10 +900,8 @@ class Engine:
         return True
 
     # -- waits ------------------------------------------------------------------------------------
-    def _wait_satisfied(self, cmd, addr: int | None = None) -> bool:
-        """Whether WAIT ``cmd`` holds; ``addr``: the memory address it watches (None: translate)."""
-        if addr is None:
-            addr = self._virtual(cmd.addr, False) if self.address_space else self.gpu.translate(cmd.addr)
+    def _wait_satisfied(self, cmd, addr: int) -> bool:
+        """Whether WAIT ``cmd`` holds; ``addr``: the memory address it watches."""
         if cmd.flags & C.WAIT_32BIT:
             return C.wait_holds(cmd.flags & C.WAIT_COMPARE_MASK, self.mem.read_u32(addr), cmd.value, 32)
         return C.wait_holds(cmd.flags & C.WAIT_COMPARE_MASK, self.mem.read_u64(addr), cmd.value)
@@ -856,7 +914,7 @@ class Engine:
             self._pending = None
             self.state = RUNNING
             self._t = self.sim.now
-            self.sim.soon(self._resume, irql=DEVICE)
+            self.sim.soon(self._run, irql=DEVICE)
 
     # -- faults -----------------------------------------------------------------------------------
     def _raise_fault(self, reason: str) -> None:
@@ -935,6 +993,44 @@ class _Latch:
     def __init__(self, source, surface: int):
         self.source = source
         self.surface = surface
+
+
+#: Issue: what the command processor does with each opcode as it decodes it (docs/gpu-commands.md,
+#: "How an engine executes each packet"). NOP, WORK and INDIRECT are done there; the commands that
+#: move bytes take their transfer time and then land; every other command lands straight away.
+_ISSUE = {
+    C.NOP: Engine._nop,
+    C.WORK: Engine._work,
+    C.FILL: Engine._transfer,
+    C.COPY: Engine._transfer,
+    C.FENCE: Engine._land,
+    C.WAIT: Engine._land,
+    C.FLIP: Engine._land,
+    C.TIMESTAMP: Engine._land,
+    C.INDIRECT: Engine._indirect,
+    C.SET_ADDRESS_SPACE: Engine._land,
+    C.UPDATE_PAGE_TABLE: Engine._transfer,
+    C.FLUSH_TLB: Engine._land,
+    C.NATIVE_FENCE: Engine._land,
+}
+#: Stepped mode: work and transfers take no time.
+_ISSUE_STEPPED = {**_ISSUE, C.WORK: Engine._nop, C.FILL: Engine._land, C.COPY: Engine._land,
+                  C.UPDATE_PAGE_TABLE: Engine._land}
+#: Perform: each command that lands, at its instant, and the two internal pseudo-commands.
+_PERFORM = {
+    C.FILL: Engine._fill,
+    C.COPY: Engine._copy,
+    C.FENCE: Engine._fence,
+    C.WAIT: Engine._wait,
+    C.FLIP: Engine._flip,
+    C.TIMESTAMP: Engine._timestamp,
+    C.SET_ADDRESS_SPACE: Engine._set_address_space,
+    C.UPDATE_PAGE_TABLE: Engine._update_page_table,
+    C.FLUSH_TLB: Engine._flush_tlb,
+    C.NATIVE_FENCE: Engine._native_fence,
+    _OWED: Engine._owed_work,
+    _LATCH: Engine._latch,
+}
 
 
 class FaultRecord(NamedTuple):

@@ -27,8 +27,6 @@ _SHIFT = 12
 _MASK = PAGE_SIZE - 1
 assert 1 << _SHIFT == PAGE_SIZE
 
-_U32_MAX = 0xFFFF_FFFF
-_U64_MAX = 0xFFFF_FFFF_FFFF_FFFF
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 
@@ -83,6 +81,22 @@ class Watch:
         return f"<Watch 0x{self.addr:x} {state}>"
 
 
+def _spans(addr: int, size: int):
+    """``[addr, addr + size)`` page by page: ``(page number, offset in the page, offset in the
+    range, bytes)`` of each piece, in address order."""
+    pn = addr >> _SHIFT
+    off = addr & _MASK
+    pos = 0
+    while pos < size:
+        take = PAGE_SIZE - off
+        if take > size - pos:
+            take = size - pos
+        yield pn, off, pos, take
+        pos += take
+        pn += 1
+        off = 0
+
+
 def _check_addr(addr: int) -> None:
     if addr < 0:
         raise ValueError(f"negative address {addr}")
@@ -91,6 +105,68 @@ def _check_addr(addr: int) -> None:
 def _check_size(size: int) -> None:
     if size < 0:
         raise ValueError(f"negative size {size}")
+
+
+def _as_method(fn, name: str, doc: str):
+    """``fn`` named and documented as the method ``PhysicalMemory.<name>`` it becomes."""
+    fn.__name__ = name
+    fn.__qualname__ = f"PhysicalMemory.{name}"
+    fn.__doc__ = doc
+    return fn
+
+
+def _word_reader(word: struct.Struct):
+    """The reader of one little-endian word width (``word``: ``<I`` or ``<Q``): within a page one
+    unpack, across a page boundary through :meth:`PhysicalMemory.read`."""
+    size = word.size
+    last = PAGE_SIZE - size  # the last page offset where the whole word is in one page
+    unpack_from = word.unpack_from
+
+    def read_word(self: PhysicalMemory, addr: int) -> int:
+        if addr < 0:
+            _check_addr(addr)
+        if self._guard_lo <= addr < self._guard_hi:
+            self._guarded(addr, size)
+        off = addr & _MASK
+        if off <= last:
+            page = self._pages.get(addr >> _SHIFT)
+            return 0 if page is None else unpack_from(page, off)[0]
+        return int.from_bytes(self.read(addr, size), "little")
+
+    return _as_method(read_word, f"read_u{8 * size}", f"The little-endian u{8 * size} at ``addr``.")
+
+
+def _word_writer(word: struct.Struct):
+    """The writer of one little-endian word width (``word``: ``<I`` or ``<Q``): within a page one
+    pack, across a page boundary through ``_store``; then the watchers it touches, as :meth:`write`."""
+    size = word.size
+    bits = 8 * size
+    top = (1 << bits) - 1
+    last = PAGE_SIZE - size
+    back = _WATCH_SPAN - 1  # a watch starting this far before the word still overlaps it
+    reach = size - 1  # from the word's first byte to its last
+    pack_into = word.pack_into
+    pack = word.pack
+
+    def write_word(self: PhysicalMemory, addr: int, value: int) -> None:
+        if addr < 0:
+            _check_addr(addr)
+        if not 0 <= value <= top:
+            raise ValueError(f"value {value} does not fit in a u{bits}")
+        off = addr & _MASK
+        if off <= last:
+            pn = addr >> _SHIFT
+            page = self._pages.get(pn)
+            if page is None:
+                page = self._pages[pn] = bytearray(PAGE_SIZE)
+            pack_into(page, off, value)
+        else:
+            self._store(addr, pack(value), size)
+        wp = self._watch_pages
+        if wp and ((addr - back) >> _SHIFT in wp or (addr + reach) >> _SHIFT in wp):
+            self._notify(addr, size)
+
+    return _as_method(write_word, f"write_u{bits}", f"Store ``value`` (0 .. 2**{bits}-1) little-endian at ``addr``.")
 
 
 class PhysicalMemory:
@@ -178,43 +254,14 @@ class PhysicalMemory:
             return bytes(page[off : off + size])
         out = bytearray(size)
         pages = self._pages
-        pn = addr >> _SHIFT
-        pos = 0
-        while pos < size:
-            take = PAGE_SIZE - off
-            if take > size - pos:
-                take = size - pos
+        for pn, off, pos, take in _spans(addr, size):
             page = pages.get(pn)
             if page is not None:
                 out[pos : pos + take] = page[off : off + take]
-            pos += take
-            pn += 1
-            off = 0
         return bytes(out)
 
-    def read_u32(self, addr: int) -> int:
-        """The little-endian u32 at ``addr``."""
-        if addr < 0:
-            _check_addr(addr)
-        if self._guard_lo <= addr < self._guard_hi:
-            self._guarded(addr, 4)
-        off = addr & _MASK
-        if off <= PAGE_SIZE - 4:
-            page = self._pages.get(addr >> _SHIFT)
-            return 0 if page is None else _U32.unpack_from(page, off)[0]
-        return int.from_bytes(self.read(addr, 4), "little")
-
-    def read_u64(self, addr: int) -> int:
-        """The little-endian u64 at ``addr``."""
-        if addr < 0:
-            _check_addr(addr)
-        if self._guard_lo <= addr < self._guard_hi:
-            self._guarded(addr, 8)
-        off = addr & _MASK
-        if off <= PAGE_SIZE - 8:
-            page = self._pages.get(addr >> _SHIFT)
-            return 0 if page is None else _U64.unpack_from(page, off)[0]
-        return int.from_bytes(self.read(addr, 8), "little")
+    read_u32 = _word_reader(_U32)
+    read_u64 = _word_reader(_U64)
 
     # ------------------------------------------------------------------ writes
 
@@ -240,43 +287,8 @@ class PhysicalMemory:
         if wp and (n > _NEAR or (addr - 7) >> _SHIFT in wp or (addr + n - 1) >> _SHIFT in wp):
             self._notify(addr, n)
 
-    def write_u32(self, addr: int, value: int) -> None:
-        """Store ``value`` (0 .. 2**32-1) little-endian at ``addr``."""
-        if addr < 0:
-            _check_addr(addr)
-        if not 0 <= value <= _U32_MAX:
-            raise ValueError(f"value {value} does not fit in a u32")
-        off = addr & _MASK
-        if off <= PAGE_SIZE - 4:
-            pn = addr >> _SHIFT
-            page = self._pages.get(pn)
-            if page is None:
-                page = self._pages[pn] = bytearray(PAGE_SIZE)
-            _U32.pack_into(page, off, value)
-        else:
-            self._store(addr, _U32.pack(value), 4)
-        wp = self._watch_pages
-        if wp and ((addr - 7) >> _SHIFT in wp or (addr + 3) >> _SHIFT in wp):
-            self._notify(addr, 4)
-
-    def write_u64(self, addr: int, value: int) -> None:
-        """Store ``value`` (0 .. 2**64-1) little-endian at ``addr``."""
-        if addr < 0:
-            _check_addr(addr)
-        if not 0 <= value <= _U64_MAX:
-            raise ValueError(f"value {value} does not fit in a u64")
-        off = addr & _MASK
-        if off <= PAGE_SIZE - 8:
-            pn = addr >> _SHIFT
-            page = self._pages.get(pn)
-            if page is None:
-                page = self._pages[pn] = bytearray(PAGE_SIZE)
-            _U64.pack_into(page, off, value)
-        else:
-            self._store(addr, _U64.pack(value), 8)
-        wp = self._watch_pages
-        if wp and ((addr - 7) >> _SHIFT in wp or (addr + 7) >> _SHIFT in wp):
-            self._notify(addr, 8)
+    write_u32 = _word_writer(_U32)
+    write_u64 = _word_writer(_U64)
 
     def fill(self, addr: int, size: int, pattern: bytes | bytearray | memoryview) -> None:
         """Write ``pattern`` over ``size`` bytes at ``addr``, repeated and cut off at ``size``.
@@ -297,21 +309,12 @@ class PhysicalMemory:
             # One tile a page plus a pattern long: any page-sized run of the fill is a slice of it.
             tile = memoryview(pattern * (PAGE_SIZE // plen + 2))
             pages = self._pages
-            pn = addr >> _SHIFT
-            off = addr & _MASK
-            pos = 0
-            while pos < size:
-                take = PAGE_SIZE - off
-                if take > size - pos:
-                    take = size - pos
+            for pn, off, pos, take in _spans(addr, size):
                 page = pages.get(pn)
                 if page is None:
                     page = pages[pn] = bytearray(PAGE_SIZE)
                 phase = pos % plen
                 page[off : off + take] = tile[phase : phase + take]
-                pos += take
-                pn += 1
-                off = 0
         if self._watches:
             self._notify(addr, size)
 
@@ -353,18 +356,11 @@ class PhysicalMemory:
             page[off : off + n] = data
             return
         view = memoryview(data)
-        pos = 0
-        while pos < n:
-            take = PAGE_SIZE - off
-            if take > n - pos:
-                take = n - pos
+        for pn, off, pos, take in _spans(addr, n):
             page = pages.get(pn)
             if page is None:
                 page = pages[pn] = bytearray(PAGE_SIZE)
             page[off : off + take] = view[pos : pos + take]
-            pos += take
-            pn += 1
-            off = 0
 
     # ------------------------------------------------------------------ watchers
 

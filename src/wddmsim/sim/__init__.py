@@ -7,7 +7,8 @@ driver" page and each DDI's reference page.
 This package imports nothing of the project.
 """
 
-from .kernel import DEVICE, DISPATCH, IRQL_NAMES, PASSIVE, Simulator, StopSimulation, Timer
+from .irql import DEVICE, DISPATCH, IRQL_NAMES, PASSIVE
+from .kernel import Simulator, StopSimulation, Timer
 from .process import Event, Process
 from .streams import stream_seed
 

@@ -17,18 +17,11 @@ Spec: the IRQL at which Microsoft's reference page of each DDI says it is called
 from __future__ import annotations
 
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
+from .irql import PASSIVE
+from .process import Event, Process
 from .streams import make_stream
-
-if TYPE_CHECKING:
-    from .process import Event, Process
-
-#: IRQL classes, in the order same-instant timers run.
-DEVICE = 0
-DISPATCH = 1
-PASSIVE = 2
-IRQL_NAMES = {DEVICE: "DIRQL", DISPATCH: "DISPATCH_LEVEL", PASSIVE: "PASSIVE_LEVEL"}
 
 _NO_ARG = object()
 
@@ -107,16 +100,12 @@ class Simulator:
         heappush(self._heap, entry)
         return entry
 
-    def process(self, generator) -> "Process":
+    def process(self, generator) -> Process:
         """Start a generator as a :class:`~wddmsim.sim.process.Process` at this instant."""
-        from .process import Process
-
         return Process(self, generator)
 
-    def event(self) -> "Event":
+    def event(self) -> Event:
         """A new untriggered :class:`~wddmsim.sim.process.Event`."""
-        from .process import Event
-
         return Event(self)
 
     # -- randomness -----------------------------------------------------------------------------

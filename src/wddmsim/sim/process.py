@@ -14,11 +14,20 @@ process propagates out of :meth:`Simulator.run`, so a broken flow is never lost.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generator
+from typing import Any, Callable, Generator, Protocol
 
-from .kernel import PASSIVE, Simulator
+from .irql import PASSIVE
 
 _PENDING = object()
+
+
+class Scheduler(Protocol):
+    """What events and processes need of the simulator (:class:`~wddmsim.sim.kernel.Simulator`,
+    which starts them): a callback at this instant, or after a delay, at an IRQL class."""
+
+    def soon(self, callback: Callable, arg: Any = ..., irql: int = ...) -> object: ...
+
+    def after(self, delay: int, callback: Callable, arg: Any = ..., irql: int = ...) -> object: ...
 
 
 class Event:
@@ -31,7 +40,7 @@ class Event:
 
     __slots__ = ("sim", "value", "_callbacks")
 
-    def __init__(self, sim: Simulator):
+    def __init__(self, sim: Scheduler):
         self.sim = sim
         self.value: Any = _PENDING
         self._callbacks: list[Callable[[Any], None]] | None = []
@@ -63,7 +72,7 @@ class Process(Event):
 
     __slots__ = ("_gen", "irql", "name")
 
-    def __init__(self, sim: Simulator, generator: Generator, irql: int = PASSIVE, name: str = ""):
+    def __init__(self, sim: Scheduler, generator: Generator, irql: int = PASSIVE, name: str = ""):
         super().__init__(sim)
         self._gen = generator
         self.irql = irql

@@ -4,8 +4,8 @@
 Spec: docs/events.md.
 """
 
-from .records import EVENT_FIELDS, EventRecord, read_records, record, rows
-from .sinks import EVENTS_FORMAT, EVENTS_VERSION, JsonlSink, ListSink, TeeSink, read_events
+from .records import EVENT_FIELDS, EventRecord, read_events, read_records, record, rows
+from .sinks import EVENTS_FORMAT, EVENTS_VERSION, JsonlSink, ListSink, TeeSink
 
 __all__ = ["EVENTS_FORMAT", "EVENTS_VERSION", "EVENT_FIELDS", "EventRecord", "JsonlSink", "ListSink", "TeeSink",
            "read_events", "read_records", "record", "rows"]

@@ -79,125 +79,191 @@ class _Rows:
 
 
 def chrome_trace(events: Iterable[dict]) -> dict:
-    """The Chrome trace (a JSON-ready dict) of an event log (the dicts of ``read_events``)."""
+    """The Chrome trace (a JSON-ready dict) of an event log (the dicts of ``read_events``): the
+    tracks in the order the module's doc lists them, then the names of the process and the tracks."""
     events = list(events)
     hw = HwNames(events) if is_hardware(events) else None
+    log = _Names(events)
     out: list[dict] = []
-    names: dict[int, str] = {}
-    contexts: dict[int, int] = {}  # context handle -> index
-    ctx_names: dict[int, str] = {}
-    node_names: dict[int, str] = {}
-    adapter = "Adapter"
-    for e in events:
-        ev = e["event"]
-        if ev == "LogStart":
-            adapter = f"Adapter: {e.get('scenario', '')} (seed {e.get('seed', 0)})"
-        elif ev == "AdapterStart":
-            for n in e["nodes"]:
-                node_names[n["ordinal"]] = n["name"]
-        elif ev == "ContextCreate":
-            contexts[e["context"]] = len(contexts)
-            ctx_names[e["context"]] = e["name"]
+    names: dict[int, str] = {}  # tid -> track name
+    cpu_slices, lengths = _queue_slices(events)
+    dma_slices, depths = _dma_slices(events)
+    flip_slices, vsyncs = _flip_slices(events)
+    interrupts = [(e["t"], e["args"]) for e in events
+                  if e["event"] == "Callback" and e["name"] == "DxgkCbNotifyInterrupt"]
+    rings = [(e["t"], e["engine"], e["ring_used"]) for e in events if e["event"] == "Doorbell"]
 
-    # -- packets: pair the lifecycle events ---------------------------------------------------------
+    packet_at = _dma_tracks(dma_slices, log, names, out)
+    queue_at = _queue_tracks(cpu_slices, log, hw, names, out)
+    interrupt_at = _interrupt_track(interrupts, names, out)
+    flow_id = _packet_flows(packet_at, queue_at, interrupt_at, out)
+    _flip_tracks(flip_slices, vsyncs, log, names, out)
+    _counters(depths, rings, lengths, log, hw, out)
+    if hw is not None:
+        _hw_timeline(events, hw, log.nodes, queue_at, names, out, flow_id)
+    _instants(events, out)
+    if hw is None:
+        _idle_tracks(log, names)
+    out.append({"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": log.adapter}})
+    for tid, name in sorted(names.items()):
+        out.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": name}})
+        out.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid, "args": {"sort_index": tid}})
+    return {"traceEvents": out, "displayTimeUnit": "ns",
+            "otherData": {"generator": "wddmsim", "format": "Chrome trace event JSON; ts in microseconds"}}
+
+
+class _Names:
+    """What the log names: the adapter (its scenario and seed), each node, each context (and the
+    order contexts were created in, which orders their tracks)."""
+
+    def __init__(self, events: list[dict]):
+        self.adapter = "Adapter"
+        self.nodes: dict[int, str] = {}  # ordinal -> name
+        self.contexts: dict[int, str] = {}  # context handle -> name
+        self.order: dict[int, int] = {}  # context handle -> index in order of creation
+        for e in events:
+            ev = e["event"]
+            if ev == "LogStart":
+                self.adapter = f"Adapter: {e.get('scenario', '')} (seed {e.get('seed', 0)})"
+            elif ev == "AdapterStart":
+                for n in e["nodes"]:
+                    self.nodes[n["ordinal"]] = n["name"]
+            elif ev == "ContextCreate":
+                self.order[e["context"]] = len(self.order)
+                self.contexts[e["context"]] = e["name"]
+
+    def context(self, handle: int):
+        """A context's name, or its handle for one the log never created."""
+        return self.contexts.get(handle, handle)
+
+
+# -- pairing the lifecycle events into slices ---------------------------------------------------------
+def _queue_slices(events: list[dict]) -> tuple[list, list]:
+    """Each packet's time in its context's software queue (``QueuePacketStart`` to
+    ``QueuePacketStop``; a packet still queued when the log ends: to the end, status ``Pending``) as
+    ``(context, start, end, seq, fence, status, node, hwqueue)``, and the queue lengths as
+    ``(t, context, queued, hwqueue)``."""
     queued: dict = {}  # (context, seq) -> QueuePacketStart t
-    queued_where: dict = {}  # (context, seq) -> (node, hardware queue) of its QueuePacketStart
-    dma_queued: dict = {}  # (node, fence) -> (t, context, seq)
-    running: dict = {}  # (node, fence) -> (t, context, seq, kind)
-    cpu_slices, hw_slices, interrupts = [], [], []
-    depth_counters, length_counters, ring_counters = [], [], []
-    presents: dict = {}  # (context, seq) -> (t, source)
-    flip_slices, vsyncs = [], []
+    where: dict = {}  # (context, seq) -> (node, hardware queue) of its QueuePacketStart
+    slices, lengths = [], []
     for e in events:
         ev = e["event"]
-        t = e["t"]
         if ev == "QueuePacketStart":
-            queued.setdefault((e["context"], e["seq"]), t)
-            queued_where.setdefault((e["context"], e["seq"]), (e["node"], e.get("hwqueue", 0)))
-            length_counters.append((t, e["context"], e["queued"], e.get("hwqueue", 0)))
-        elif ev == "DmaPacketQueued":
-            dma_queued[(e["node"], e["fence"])] = (t, e["context"], e["seq"])
-            depth_counters.append((t, e["node"], e["depth"]))
-        elif ev == "DmaPacketStart":
-            key = (e["node"], e["fence"])
-            q = dma_queued.pop(key, None)
-            if q is not None and q[0] < t:
-                hw_slices.append((e["node"], "queued", q[0], t, e["context"], e["seq"], e["fence"], e["kind"]))
-            running[key] = (t, e["context"], e["seq"], e["kind"])
-        elif ev == "DmaPacketStop":
-            key = (e["node"], e["fence"])
-            r = running.pop(key, None)
-            if r is None:
-                # Taken back before it ran: it spent its time queued.
-                q = dma_queued.pop(key, None)
-                if q is not None:
-                    hw_slices.append((e["node"], "queued", q[0], t, e["context"], e["seq"], e["fence"], e["kind"]))
-                continue
-            hw_slices.append((e["node"], e["status"], r[0], t, e["context"], e["seq"], e["fence"], r[3]))
+            key = (e["context"], e["seq"])
+            queued.setdefault(key, e["t"])
+            where.setdefault(key, (e["node"], e.get("hwqueue", 0)))
+            lengths.append((e["t"], e["context"], e["queued"], e.get("hwqueue", 0)))
         elif ev == "QueuePacketStop":
             start = queued.pop((e["context"], e["seq"]), None)
             if start is not None:
-                cpu_slices.append((e["context"], start, t, e["seq"], e["fence"], e["status"], e["node"],
-                                   e.get("hwqueue", 0)))
-        elif ev == "Callback" and e["name"] == "DxgkCbNotifyInterrupt":
-            interrupts.append((t, e["args"]))
-        elif ev == "Present":
-            presents[(e["context"], e["seq"])] = (t, e["source"])
+                slices.append((e["context"], start, e["t"], e["seq"], e["fence"], e["status"], e["node"],
+                               e.get("hwqueue", 0)))
+    end_t = events[-1]["t"] if events else 0
+    for (ctx, seq), start in queued.items():
+        node, hwq = where[(ctx, seq)]
+        slices.append((ctx, start, max(start, end_t), seq, 0, "Pending", node, hwq))
+    return slices, lengths
+
+
+def _dma_slices(events: list[dict]) -> tuple[list, list]:
+    """Each DMA packet's time in its node's hardware queue (``DmaPacketQueued`` to
+    ``DmaPacketStart``, or to ``DmaPacketStop`` for one taken back before it ran, status ``queued``)
+    and on the GPU (``DmaPacketStart`` to ``DmaPacketStop``, its status), as ``(node, status, start,
+    end, context, seq, fence, kind)``; and the hardware queue depths as ``(t, node, depth)``."""
+    queued: dict = {}  # (node, fence) -> (t, context, seq)
+    running: dict = {}  # (node, fence) -> (t, context, seq, kind)
+    slices, depths = [], []
+    for e in events:
+        ev = e["event"]
+        if ev == "DmaPacketQueued":
+            queued[(e["node"], e["fence"])] = (e["t"], e["context"], e["seq"])
+            depths.append((e["t"], e["node"], e["depth"]))
+        elif ev == "DmaPacketStart":
+            key = (e["node"], e["fence"])
+            q = queued.pop(key, None)
+            if q is not None and q[0] < e["t"]:
+                slices.append((e["node"], "queued", q[0], e["t"], e["context"], e["seq"], e["fence"], e["kind"]))
+            running[key] = (e["t"], e["context"], e["seq"], e["kind"])
+        elif ev == "DmaPacketStop":
+            key = (e["node"], e["fence"])
+            r = running.pop(key, None)
+            if r is not None:
+                slices.append((e["node"], e["status"], r[0], e["t"], e["context"], e["seq"], e["fence"], r[3]))
+                continue
+            q = queued.pop(key, None)  # taken back before it ran: it spent its time queued
+            if q is not None:
+                slices.append((e["node"], "queued", q[0], e["t"], e["context"], e["seq"], e["fence"], e["kind"]))
+    return slices, depths
+
+
+def _flip_slices(events: list[dict]) -> tuple[list, list]:
+    """Each frame's time in its VidPn source's flip queue (the ``Present`` call to ``Displayed`` or
+    ``Dropped``) as ``(source, start, end, context, seq, result)``, and the display changes as
+    ``(t, source)``."""
+    presents: dict = {}  # (context, seq) -> (t, source)
+    slices, vsyncs = [], []
+    for e in events:
+        ev = e["event"]
+        if ev == "Present":
+            presents[(e["context"], e["seq"])] = (e["t"], e["source"])
         elif ev == "Displayed":
             p = presents.pop((e["context"], e["seq"]), None)
-            start = p[0] if p is not None else t - e["latency"]
-            flip_slices.append((e["source"], start, t, e["context"], e["seq"], "Displayed"))
-            vsyncs.append((t, e["source"]))
-        elif ev == "Doorbell":
-            ring_counters.append((t, e["engine"], e["ring_used"]))
+            start = p[0] if p is not None else e["t"] - e["latency"]
+            slices.append((e["source"], start, e["t"], e["context"], e["seq"], "Displayed"))
+            vsyncs.append((e["t"], e["source"]))
         elif ev == "Dropped":
             p = presents.pop((e["context"], e["seq"]), None)
             if p is not None:
-                flip_slices.append((e["source"], p[0], t, e["context"], e["seq"], "Dropped"))
-    # Packets still in their software queue when the log ends: their slice runs to the end.
-    end_t = events[-1]["t"] if events else 0
-    for (ctx, seq), start in queued.items():
-        node, hwq = queued_where[(ctx, seq)]
-        cpu_slices.append((ctx, start, max(start, end_t), seq, 0, "Pending", node, hwq))
+                slices.append((e["source"], p[0], e["t"], e["context"], e["seq"], "Dropped"))
+    return slices, vsyncs
 
-    # -- tracks ---------------------------------------------------------------------------------------
-    node_rows: dict[int, _Rows] = defaultdict(_Rows)
-    running_ends: dict[int, float] = {}
-    packet_at: dict = {}  # (context, seq, fence) -> (tid, ts) of its DMA slice (for flows)
-    for node, status, start, end, ctx, seq, fence, kind in sorted(hw_slices, key=lambda s: (s[2], s[3])):
-        if status == "queued":
-            row = 1 + node_rows[node].place(_us(start), _us(end))
-        else:
-            row = 0
+
+# -- tracks -------------------------------------------------------------------------------------------
+def _dma_tracks(slices: list, log: _Names, names: dict, out: list) -> dict:
+    """Per node, the packet the GPU runs on row 0 and the packets queued behind it stacked above.
+    Returns where each packet ran, ``(context, seq, fence) -> (tid, start, end, node)``, for flows."""
+    rows: dict[int, _Rows] = defaultdict(_Rows)
+    packet_at: dict = {}
+    for node, status, start, end, ctx, seq, fence, kind in sorted(slices, key=lambda s: (s[2], s[3])):
+        row = 1 + rows[node].place(_us(start), _us(end)) if status == "queued" else 0
         tid = _NODE_BASE + 100 * node + row
-        label = node_names.get(node, f"node {node}")
+        label = log.nodes.get(node, f"node {node}")
         names[tid] = f"{label} running" if row == 0 else f"{label} queued {row}"
-        out.append({"name": f"{kind} {ctx_names.get(ctx, ctx)} #{seq}", "cat": "dma", "ph": "X", "pid": PID, "tid": tid,
+        out.append({"name": f"{kind} {log.context(ctx)} #{seq}", "cat": "dma", "ph": "X", "pid": PID, "tid": tid,
                     "ts": _us(start), "dur": _us(end - start),
                     "args": {"fence": fence, "context": ctx, "seq": seq, "status": status if row == 0 else "Queued"}})
         if row == 0:
             packet_at[(ctx, seq, fence)] = (tid, _us(start), _us(end), node)
-            running_ends[node] = _us(end)
-    ctx_rows: dict = defaultdict(_Rows)  # context, or ("hw", hardware queue) -> its rows
-    flow_id = 0
-    ctx_slice_at: dict = {}
-    for ctx, start, end, seq, fence, status, node, hwq in sorted(cpu_slices, key=lambda s: (s[1], s[2])):
+    return packet_at
+
+
+def _queue_tracks(slices: list, log: _Names, hw: HwNames | None, names: dict, out: list) -> dict:
+    """Per context (per hardware queue under hardware scheduling), its software queue's packets,
+    stacked. Returns where each packet's slice starts, ``(context, seq) -> (tid, ts)``, for flows."""
+    rows: dict = defaultdict(_Rows)  # context, or ("hw", hardware queue) -> its rows
+    queue_at: dict = {}
+    for ctx, start, end, seq, fence, status, node, hwq in sorted(slices, key=lambda s: (s[1], s[2])):
         hwq = hwq if hw is not None else 0
         if hwq:
-            row = ctx_rows[("hw", hwq)].place(_us(start), _us(end))
+            row = rows[("hw", hwq)].place(_us(start), _us(end))
             tid, names[tid] = _hw_queue_track(hw, hwq, row)
         else:
-            k = contexts.get(ctx, len(contexts))
-            row = ctx_rows[ctx].place(_us(start), _us(end))
-            tid = _CONTEXT_BASE + 100 * k + row
-            names[tid] = f"{ctx_names.get(ctx, ctx)} queue" + (f" {row}" if row else "")
+            row = rows[ctx].place(_us(start), _us(end))
+            tid = _CONTEXT_BASE + 100 * log.order.get(ctx, len(log.order)) + row
+            names[tid] = f"{log.context(ctx)} queue" + (f" {row}" if row else "")
         args = {"fence": fence, "status": status, "node": node}
         if hwq:
             args["hwqueue"] = hwq
         out.append({"name": f"#{seq}", "cat": "queue", "ph": "X", "pid": PID, "tid": tid, "ts": _us(start),
                     "dur": _us(end - start), "args": args})
-        ctx_slice_at[(ctx, seq)] = (tid, _us(start))
-    # Interrupts: a short slice each, so flows can end on them.
+        queue_at[(ctx, seq)] = (tid, _us(start))
+    return queue_at
+
+
+def _interrupt_track(interrupts: list, names: dict, out: list) -> dict:
+    """One short slice per ``DxgkCbNotifyInterrupt``, so that flows can end on them. Returns the
+    slice of each interrupt that ended a DMA packet (DMA_COMPLETED, or DMA_PREEMPTED taking it
+    back), ``(node, t) -> ts``."""
     names[INTERRUPT_TID] = "Interrupts (DxgkCbNotifyInterrupt)"
     interrupt_at: dict = {}
     last_ts = -1.0
@@ -209,72 +275,79 @@ def chrome_trace(events: Iterable[dict]) -> dict:
         kind = args.get("InterruptType", "")
         out.append({"name": kind.replace("DXGK_INTERRUPT_", ""), "cat": "interrupt", "ph": "X", "pid": PID,
                     "tid": INTERRUPT_TID, "ts": ts, "dur": _TICK, "args": args})
-        # The interrupt that ends a DMA packet: DMA_COMPLETED, or DMA_PREEMPTED taking it back.
         dc = args.get("DmaCompleted") or args.get("DmaPreempted")
         if dc is not None:
             interrupt_at.setdefault((dc["NodeOrdinal"], t), ts)
-    # Flows: queue packet -> DMA packet -> the interrupt that completed it.
+    return interrupt_at
+
+
+def _packet_flows(packet_at: dict, queue_at: dict, interrupt_at: dict, out: list) -> int:
+    """A flow per DMA packet from its queue packet to its DMA slice to the interrupt that ended it
+    (else back to its DMA slice). Returns the last flow id used."""
+    flow_id = 0
     for (ctx, seq, fence), (tid, start, end, node) in packet_at.items():
-        src = ctx_slice_at.get((ctx, seq))
+        src = queue_at.get((ctx, seq))
         if src is None:
             continue
         flow_id += 1
+        end_ts = interrupt_at.get((node, round(end * 1000)))
+        finish = (INTERRUPT_TID, end_ts) if end_ts is not None else (tid, start)
         out.append({"name": "packet", "cat": "flow", "ph": "s", "id": flow_id, "pid": PID, "tid": src[0], "ts": src[1]})
         out.append({"name": "packet", "cat": "flow", "ph": "t", "id": flow_id, "pid": PID, "tid": tid, "ts": start,
                     "bp": "e"})
-        end_ts = interrupt_at.get((node, round(end * 1000)))
-        if end_ts is not None:
-            out.append({"name": "packet", "cat": "flow", "ph": "f", "id": flow_id, "pid": PID, "tid": INTERRUPT_TID,
-                        "ts": end_ts, "bp": "e"})
-        else:
-            out.append({"name": "packet", "cat": "flow", "ph": "f", "id": flow_id, "pid": PID, "tid": tid, "ts": start,
-                        "bp": "e"})
-    # Flip queues and vsync markers.
-    src_rows: dict[int, _Rows] = defaultdict(_Rows)
-    for source, start, end, ctx, seq, what in sorted(flip_slices, key=lambda s: (s[1], s[2])):
-        row = src_rows[source].place(_us(start), _us(end))
+        out.append({"name": "packet", "cat": "flow", "ph": "f", "id": flow_id, "pid": PID, "tid": finish[0],
+                    "ts": finish[1], "bp": "e"})
+    return flow_id
+
+
+def _flip_tracks(slices: list, vsyncs: list, log: _Names, names: dict, out: list) -> None:
+    """Per VidPn source, its flip queue's frames stacked, and a vsync marker at each display change."""
+    rows: dict[int, _Rows] = defaultdict(_Rows)
+    for source, start, end, ctx, seq, what in sorted(slices, key=lambda s: (s[1], s[2])):
+        row = rows[source].place(_us(start), _us(end))
         tid = _SOURCE_BASE + 100 * source + row
         names[tid] = f"VidPn source {source} flip queue" + (f" {row}" if row else "")
-        out.append({"name": f"{ctx_names.get(ctx, ctx)} #{seq}", "cat": "present", "ph": "X", "pid": PID, "tid": tid,
+        out.append({"name": f"{log.context(ctx)} #{seq}", "cat": "present", "ph": "X", "pid": PID, "tid": tid,
                     "ts": _us(start), "dur": _us(end - start), "args": {"result": what}})
     for t, source in vsyncs:
         tid = _SOURCE_BASE + 100 * source
         names.setdefault(tid, f"VidPn source {source} flip queue")
         out.append({"name": "vsync (display change)", "cat": "vsync", "ph": "i", "s": "t", "pid": PID, "tid": tid,
                     "ts": _us(t)})
-    # Counters.
-    for t, node, depth in depth_counters:
-        out.append({"name": f"{node_names.get(node, node)} hardware queue depth", "ph": "C", "pid": PID,
+
+
+def _counters(depths: list, rings: list, lengths: list, log: _Names, hw: HwNames | None, out: list) -> None:
+    """Each node's hardware queue depth, each engine's ring occupancy (at each doorbell) and each
+    context's (or hardware queue's) software queue length."""
+    for t, node, depth in depths:
+        out.append({"name": f"{log.nodes.get(node, node)} hardware queue depth", "ph": "C", "pid": PID,
                     "ts": _us(t), "args": {"packets": depth}})
-    for t, engine, used in ring_counters:
-        out.append({"name": f"{node_names.get(engine, engine)} ring occupancy", "ph": "C", "pid": PID, "ts": _us(t),
+    for t, engine, used in rings:
+        out.append({"name": f"{log.nodes.get(engine, engine)} ring occupancy", "ph": "C", "pid": PID, "ts": _us(t),
                     "args": {"bytes": used}})
-    for t, ctx, length, hwq in length_counters:
-        owner = hw.queue_label(hwq) if hwq and hw is not None else ctx_names.get(ctx, ctx)
+    for t, ctx, length, hwq in lengths:
+        owner = hw.queue_label(hwq) if hwq and hw is not None else log.context(ctx)
         out.append({"name": f"{owner} software queue", "ph": "C", "pid": PID, "ts": _us(t),
                     "args": {"packets": length}})
-    if hw is not None:
-        flow_id = _hw_timeline(events, hw, node_names, ctx_slice_at, names, out, flow_id)
-    # Instants.
+
+
+def _instants(events: list[dict], out: list) -> None:
+    """An instant for each preemption request, page fault, timeout, reset, device error, live dump,
+    bug check, context destruction and verifier violation, its fields in the args."""
     for e in events:
         if e["event"] in _INSTANTS:
             args = {k: v for k, v in e.items() if k not in ("t", "event")}
             out.append({"name": e["event"], "cat": "recovery", "ph": "i", "s": "g", "pid": PID, "tid": 0,
                         "ts": _us(e["t"]), "args": args})
-    if hw is None:
-        # A track for every engine (node) and every context, even one that ran or queued nothing,
-        # as GPUView lists every node: a viewer shows that the engine stayed idle.
-        for node, label in node_names.items():
-            names.setdefault(_NODE_BASE + 100 * node, f"{label} running")
-        for ctx, k in contexts.items():
-            names.setdefault(_CONTEXT_BASE + 100 * k, f"{ctx_names.get(ctx, ctx)} queue")
-    # Names.
-    out.append({"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": adapter}})
-    for tid, name in sorted(names.items()):
-        out.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": name}})
-        out.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid, "args": {"sort_index": tid}})
-    return {"traceEvents": out, "displayTimeUnit": "ns",
-            "otherData": {"generator": "wddmsim", "format": "Chrome trace event JSON; ts in microseconds"}}
+
+
+def _idle_tracks(log: _Names, names: dict) -> None:
+    """A track for every engine (node) and every context, even one that ran or queued nothing, as
+    GPUView lists every node: a viewer shows that the engine stayed idle."""
+    for node, label in log.nodes.items():
+        names.setdefault(_NODE_BASE + 100 * node, f"{label} running")
+    for ctx, k in log.order.items():
+        names.setdefault(_CONTEXT_BASE + 100 * k, f"{log.context(ctx)} queue")
 
 
 # -- hardware scheduling --------------------------------------------------------------------------------

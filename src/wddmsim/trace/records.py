@@ -1,6 +1,7 @@
-"""The event log read back: typed records, and flat rows for a data frame.
+"""The event log read back: its events as dicts or typed records, and flat rows for a data frame.
 
-``EVENT_FIELDS`` is the schema of format ``wddmsim-events`` version 1 in code: each event's fields,
+:func:`read_events` reads a JSON Lines log, as :mod:`wddmsim.trace.sinks` writes it, back into
+dicts. ``EVENT_FIELDS`` is the schema of format ``wddmsim-events`` version 1 in code: each event's fields,
 exactly as docs/events.md lists them (``tests/test_events_doc.py`` holds code, document and model
 to each other). :func:`read_records` gives a log back as one record class per event, each with
 ``t``, ``event`` and its fields as attributes (``getattr(r, "for")`` for the one field named by a
@@ -15,8 +16,6 @@ from __future__ import annotations
 
 import json
 from typing import Iterable
-
-from .sinks import read_events
 
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "LogStart": ("format", "version", "scenario", "seed"),
@@ -116,6 +115,16 @@ def record(event: dict) -> EventRecord:
     if set(fields) != set(cls.FIELDS):
         raise ValueError(f"{name} at t={event.get('t')}: fields {sorted(fields)}, expected {sorted(cls.FIELDS)}")
     return cls(event["t"], name, fields)
+
+
+def read_events(path: str, typed: bool = False) -> list:
+    """Read a JSON Lines event log back: a list of dicts, or with ``typed`` their typed records
+    (:func:`record`: one class per event, fields as attributes)."""
+    with open(path, encoding="utf-8") as f:
+        events = [json.loads(line) for line in f if line.strip()]
+    if typed:
+        return [record(e) for e in events]
+    return events
 
 
 def read_records(path: str) -> list[EventRecord]:

@@ -9,7 +9,6 @@ Spec: docs/events.md.
 
 from __future__ import annotations
 
-import json
 import sys
 import weakref
 from typing import IO
@@ -130,18 +129,6 @@ def _close_forgotten(writer) -> None:
         writer.close()
     except Exception as e:  # noqa: BLE001 - at exit there is nobody left to raise to
         print(f"wddmsim: {e}", file=sys.stderr)
-
-
-def read_events(path: str, typed: bool = False) -> list:
-    """Read a JSON Lines event log back: a list of dicts, or with ``typed`` the typed records of
-    :mod:`wddmsim.trace.records` (one class per event, fields as attributes)."""
-    with open(path, encoding="utf-8") as f:
-        events = [json.loads(line) for line in f if line.strip()]
-    if typed:
-        from .records import record
-
-        return [record(e) for e in events]
-    return events
 
 
 class TeeSink:
