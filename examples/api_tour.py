@@ -19,7 +19,7 @@ print(f"  duration {scenario.duration} ns, nodes {[n.name for n in scenario.adap
 # %% Run it and read the summary: typed objects, the figures `wddmsim run` prints.
 result = api.run(scenario)
 summary = result.summary
-print(f"{summary.packets_retired}/{summary.packets_submitted} packets retired, makespan {summary.makespan_ns} ns")
+print(f"{summary.packets_completed}/{summary.packets_submitted} packets retired, makespan {summary.makespan_ns} ns")
 for node in summary.nodes:
     print(f"  node {node.name} ({node.engine}): {node.packets} packets, {node.busy_pct:.1f} % busy")
 for ctx in summary.contexts:

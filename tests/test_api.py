@@ -225,7 +225,7 @@ def test_run_checks_the_whole_scenario_again():
 def test_run_seed_and_until():
     r = api.run(EXAMPLES / "tdr.toml", seed=7, until="100ms")
     assert (r.seed, r.summary.seed, r.end, r.summary.virtual_time_ns) == (7, 7, 100 * MS, 100 * MS)
-    assert api.run(DEEP, until=30 * MS).summary.packets_retired == 30
+    assert api.run(DEEP, until=30 * MS).summary.packets_completed == 30
     for seed, message in ((-1, "seed: must be a whole number, 0 or more, got -1"),
                           (True, "seed: must be a whole number, 0 or more, got True"),
                           ("1", "seed: must be a whole number, 0 or more, got '1'")):
@@ -256,7 +256,7 @@ def test_run_verifier_modes():
     strict = api.run(DEEP, driver=NotifiesFromDpc)
     assert (strict.end, strict.crash.bugcheck.code, strict.crash.bugcheck.p1, strict.crash.rule) == (MS, 0xC4, 38, 38)
     report = api.run(DEEP, driver=NotifiesFromDpc, verifier="report", until="3ms")
-    assert (report.crash, report.end, report.summary.packets_retired) == (None, 3 * MS, 3)
+    assert (report.crash, report.end, report.summary.packets_completed) == (None, 3 * MS, 3)
     assert report.summary.violations == tuple(
         api.Violation(t=k * MS, rule=38, name="NotifyInterruptAtDirql",
                       message="DxgkCbNotifyInterrupt was called outside the ISR and DxgkCbSynchronizeExecution")
@@ -266,7 +266,7 @@ def test_run_verifier_modes():
 
 def test_run_driver_by_class_or_name_and_its_settings():
     by_name = api.run(DEEP, driver=f"{EXAMPLES / 'drivers' / 'minimal.py'}:MinimalDriver")
-    assert (by_name.summary.packets_retired, by_name.summary.makespan_ns) == (100, 100 * MS)
+    assert (by_name.summary.packets_completed, by_name.summary.makespan_ns) == (100, 100 * MS)
 
     class Counting(ReferenceDriver):
         submits = 0
@@ -376,7 +376,7 @@ def test_the_summary_is_typed_entry_by_entry():
         aborted=0, cancelled=0, device_error=False, api_error="", destroyed=False, latency_min_ns=MS,
         latency_mean_ns=50_500_000, latency_p50_ns=50 * MS, latency_p99_ns=99 * MS, latency_max_ns=100 * MS,
         gpu_ns=100 * MS, worst_wait_ns=0),)
-    assert (s.scenario, s.seed, s.virtual_time_ns, s.events, s.packets_submitted, s.packets_retired) == \
+    assert (s.scenario, s.seed, s.virtual_time_ns, s.events, s.packets_submitted, s.packets_completed) == \
         ("deep_queue", 0, 1000 * MS, 400, 100, 100)
     assert (s.makespan_ns, s.interrupts, s.gpu_faults, s.scheduling, s.gpu_va, s.wddm2) == \
         (100 * MS, 100, 0, "software", False, None)
@@ -451,11 +451,11 @@ def test_stepping_to_a_time_by_a_span_and_to_the_next_instant():
     assert [e.event for e in sim.events] == ["LogStart", "AdapterStart", "ProcessCreate", "DdiCall", "DdiCall",
                                              "ContextCreate"]
     assert sim.step() is True  # everything due at time 0: the first two buffers go to the hardware queue
-    assert (sim.now, len(sim.events), sim.summary.packets_submitted, sim.summary.packets_retired) == (0, 213, 2, 0)
-    assert sim.step(until="10ms") and (sim.now, sim.summary.packets_retired) == (10 * MS, 10)
-    assert sim.step(by=5 * MS) and (sim.now, sim.summary.packets_retired) == (15 * MS, 15)
+    assert (sim.now, len(sim.events), sim.summary.packets_submitted, sim.summary.packets_completed) == (0, 213, 2, 0)
+    assert sim.step(until="10ms") and (sim.now, sim.summary.packets_completed) == (10 * MS, 10)
+    assert sim.step(by=5 * MS) and (sim.now, sim.summary.packets_completed) == (15 * MS, 15)
     assert sim.next_time == 16 * MS
-    assert sim.step() and (sim.now, sim.summary.packets_retired) == (16 * MS, 16)
+    assert sim.step() and (sim.now, sim.summary.packets_completed) == (16 * MS, 16)
     assert sim.summary.context("bench.exe/queue").latency_max_ns == 16 * MS
     with pytest.raises(ValueError, match="until: cannot go back to 5000000 ns, the run is at 16000000 ns"):
         sim.step(until="5ms")
@@ -481,7 +481,7 @@ def test_close_ends_the_run_where_it_is(tmp_path):
     sim = api.Simulation(DEEP, events=path)
     sim.step(until="30ms")
     result = sim.close()
-    assert (result.end, result.summary.packets_retired, sim.done) == (30 * MS, 30, True)
+    assert (result.end, result.summary.packets_completed, sim.done) == (30 * MS, 30, True)
     assert [(e.t, e.event) for e in api.read_events(path)][-1] == (30 * MS, "LogEnd")
     assert sim.step() is False and sim.now == 30 * MS
 

@@ -44,7 +44,7 @@ def test_the_figure_names_the_metric_the_context_and_the_setting_in_words(rows):
     ("nodes.0.busy_pct", ("3D_0", "busy")),
     ("processes.0.gpu_busy_ns", ("game.exe", "gpu busy")),
     ("displays.0.frame_time_p99_ns", ("VidPn source 0", "frame time p99")),
-    ("packets_retired", ("", "packets retired")),
+    ("packets_completed", ("", "packets completed")),
     ("tdr.engine_resets", ("tdr", "engine resets")),
 ])
 def test_a_metric_in_words(rows, metric, words):

@@ -307,7 +307,7 @@ class Summary:
     virtual_time_ns: int
     events: int
     packets_submitted: int
-    packets_retired: int
+    packets_completed: int
     makespan_ns: int
     null_rendering_packets: int
     resubmissions: int
