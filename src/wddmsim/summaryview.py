@@ -322,10 +322,12 @@ def _recovery(s: dict) -> list[Lines]:
     tdr = s.get("tdr")
     if not tdr or not (tdr["engine_resets"] or tdr["adapter_resets"] or tdr["live_dumps"]):
         return []
-    from .ddi.bugcheck import BugCheckCode
+    from .ddi.bugcheck import BugCheckCode, describe_parameters
 
-    details = [f"live dump 0x{d['code']:X} {BugCheckCode(d['code']).name} at {time_text(d['t'])}"
-               + (f" (P4 {d['p4']})" if d["p4"] else "") for d in tdr["live_dumps"]]
+    # A live dump's first three parameters are the OS's own pointers (0 in the model); its fourth
+    # is explained as decode explains it.
+    details = [f"live dump 0x{d['code']:X} {BugCheckCode(d['code']).name} at {time_text(d['t'])}: "
+               + describe_parameters(d["code"], (0, 0, 0, d["p4"]))[3] for d in tdr["live_dumps"]]
     details += [f"{c['context']}: device in error, {plural(c['aborted'], 'packet')} aborted, {c['cancelled']} cancelled"
                 for c in s["contexts"] if c.get("device_error")]
     return [Lines("Recovery", [plural(tdr["engine_resets"], "engine reset"),
