@@ -165,8 +165,8 @@ class NodeSummary:
 
 @dataclass(frozen=True)
 class ContextSummary:
-    """One GPU context, ``context`` named ``"process/context"``: packets submitted and completed
-    (retired), latency from queued to retired, GPU time and worst wait (None under hardware
+    """One GPU context, ``context`` named ``"process/context"``: packets submitted and completed,
+    latency from submitted to completed, GPU time and worst wait (None under hardware
     scheduling), and how it ended: device in error, ``api_error`` (the NTSTATUS name of the API
     call that failed and stopped its application, ``""`` when none did), destroyed."""
 

@@ -312,7 +312,7 @@ def latency_figure(events: list[dict]) -> Figure:
     lat = latencies(events)
     fig = Figure(figsize=(_WIDTH, 5.2), dpi=100, layout="constrained")
     ax = fig.add_subplot()
-    fig.suptitle("Packet latency per context, queued to retired (QueuePacketStart to QueuePacketStop)")
+    fig.suptitle("Packet latency per context, submitted to completed (QueuePacketStart to QueuePacketStop)")
     drawn = [(ctx, sorted(max(v / MS, LATENCY_FLOOR_MS) for v in values)) for ctx, values in lat.items() if values]
     for i, (ctx, values) in enumerate(drawn):
         n = len(values)
