@@ -39,7 +39,7 @@ from .composition import PresentToken
 from .present import FLAG_FLIP, FLAG_FLIP_NO_WAIT, FLAG_REDIRECTED_PRESENT
 from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 from .vsync import VsyncControl
-from .wddm2 import Wddm2
+from .wddm2 import OsWddm2
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
@@ -280,7 +280,7 @@ class Adapter:
                                          f"a multiple of 8 from 8 to 4096"])
             self.native_fence_caps = nf
         if self.gpu_va:
-            self.wddm2 = Wddm2(self, hardware=hardware, bands=self._bands)
+            self.wddm2 = OsWddm2(self, hardware=hardware, bands=self._bands)
             self.wddm2.start(node_flags)
         render_cls = ddi.cls("DXGKARG_RENDER")
         self._render_args = render_cls()

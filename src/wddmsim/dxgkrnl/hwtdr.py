@@ -69,7 +69,7 @@ PROCESS_HANDLE_VALID = 0x80
 
 
 class HwTdr:
-    """Detection and recovery for one adapter's :class:`~wddmsim.dxgkrnl.hwqueue.HwSch`."""
+    """Detection and recovery for one adapter's :class:`~wddmsim.dxgkrnl.hwscheduling.OsHwScheduling`."""
 
     def __init__(self, hwsch):
         self.hwsch = hwsch

@@ -164,7 +164,7 @@ class D3DKMT:
 
     def HwQueueProgress(self, context: Context, queue=None, progress_id: int | None = None):
         """Hardware scheduling: ``(queue, progress id, the progress-fence write a buffer ends with or
-        None)`` for the next buffer of ``context`` (see :meth:`Wddm2.progress_value`)."""
+        None)`` for the next buffer of ``context`` (see :meth:`OsWddm2.progress_value`)."""
         w2 = self._wddm2()
         if w2.hwsch is None:
             return None, None, None

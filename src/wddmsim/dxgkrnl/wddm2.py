@@ -6,8 +6,8 @@ With GPU virtual addressing a command buffer is not rendered by the kernel: the 
 (:mod:`wddmsim.umd`) builds it with allocation addresses already in place (no patching), and
 the runtime submits it with its private data. The kernel's part here: the fences' GPU virtual
 addresses and the checks on waits, signals and progress fence ids the runtime asks for before the
-user-mode driver encodes them (:meth:`Wddm2.wait_value`, :meth:`Wddm2.signal_value`,
-:meth:`Wddm2.progress_value`), and the submission itself (:meth:`Wddm2.submit_buffer`), which puts
+user-mode driver encodes them (:meth:`OsWddm2.wait_value`, :meth:`OsWddm2.signal_value`,
+:meth:`OsWddm2.progress_value`), and the submission itself (:meth:`OsWddm2.submit_buffer`), which puts
 the bytes in a command area per context (4 MiB of the process's virtual space, handed out as a ring
 of 64-byte slots) and queues them. The kernel never encodes a GPU command or a driver's private
 data.
@@ -20,7 +20,7 @@ Two ways to run, chosen by the scenario and the driver's capabilities:
   docs/rules.md); page-table updates are ``Flags.Paging`` packets on
   the paging node;
 - *hardware scheduling* (WDDM 2.5 and later here): the buffer goes to a hardware queue through
-  ``DxgkDdiSubmitCommandToHwQueue`` (:mod:`.hwqueue`); page-table updates go to a kernel hardware
+  ``DxgkDdiSubmitCommandToHwQueue`` (:mod:`.hwscheduling`); page-table updates go to a kernel hardware
   queue of VidMm's system context, each ended by the progress-fence write the driver appends in
   ``DxgkDdiSignalMonitoredFence``.
 
@@ -43,7 +43,7 @@ from ..ddi.registry import RECORDS
 from .errors import ApiError
 from .fences import FenceTable
 from .gpuva import VA_START, GpuVa
-from .hwqueue import HwSch
+from .hwscheduling import OsHwScheduling
 from .nativefence import NativeFences
 from .objects import Context, Device, Process
 
@@ -109,7 +109,7 @@ class CommandArea:
         return sum(e[1] for e in self.live if e[2])
 
 
-class Wddm2:
+class OsWddm2:
     """Fences, address spaces and (``hardware``) hardware queues of one adapter."""
 
     def __init__(self, adapter, *, hardware: bool, bands: dict | None = None):
@@ -121,7 +121,7 @@ class Wddm2:
         self.gpuva = GpuVa(ad, self._submit_paging)
         self.hwsch = None
         if hardware:  # only a hardware-scheduled adapter has hardware queues
-            self.hwsch = HwSch(ad, self.fences, self.gpuva, bands=bands)
+            self.hwsch = OsHwScheduling(ad, self.fences, self.gpuva, bands=bands)
             self.hwsch.release = self.release
         #: native GPU fences (:mod:`.nativefence`), when the driver reports NativeGpuFence (the
         #: adapter starts with it only for a WDDM 3.2 driver under hardware scheduling)

@@ -101,7 +101,7 @@ from ..ddi.versions import ddi_version, wddm_version_of
 from ..gpu import commands as C
 from ..gpu import mmio
 from ..gpu.mmio import FAULT_BIT, PAGE_SIZE, PREEMPT_SHIFT, UNKNOWN_BIT, VSYNC_SHIFT
-from .hwsch import HWQUEUE_RING_BUFFERS, WddmV2Ddi
+from .wddm2 import HWQUEUE_RING_BUFFERS, KmdWddm2
 from .nativefence import NativeFenceDdi
 from .settings import Settings
 
@@ -214,7 +214,7 @@ class _Node:
         self.refused_through = None  # the completed fence those carried the node to
 
 
-class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
+class ReferenceDriver(KmdWddm2, NativeFenceDdi):
     """The project's display miniport driver for the GPU model.
 
     Constructed with one :class:`~wddmsim.ddi.interface.DeviceInfo`: the GPU's register interface
@@ -289,11 +289,11 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         self.reads_of_private_data = 0
         self.faults_seen = 0  # engine fault causes seen by the ISR
         self.unknown_causes = 0  # interrupts whose causes no engine owns (dismissed)
-        # WDDM 2.x (kmd/hwsch.py): GPU virtual addressing and hardware scheduling. The OS turns
+        # WDDM 2.x (kmd/wddm2.py): GPU virtual addressing and hardware scheduling. The OS turns
         # hardware scheduling on by calling DxgkDdiSetupPriorityBands.
         self.hw_scheduling = False
         self.fence_release = [bool(e and e.ring_buffer_fence_release) for e in engines]  # RingBufferFenceRelease
-        # MaxInFlightHwQueueBuffers: unset, what one hardware queue's ring holds (kmd/hwsch.py), so
+        # MaxInFlightHwQueueBuffers: unset, what one hardware queue's ring holds (kmd/wddm2.py), so
         # that no burst the OS may send overflows it.
         self.max_in_flight = [e.max_in_flight_hw_queue_buffers if e and e.max_in_flight_hw_queue_buffers is not None
                               else HWQUEUE_RING_BUFFERS for e in engines]

@@ -82,7 +82,7 @@ class _HwQueue:
         self.submitted: deque = deque()  # progress ids on the ring, oldest first
 
 
-class WddmV2Ddi:
+class KmdWddm2:
     """Mixin for :class:`~wddmsim.kmd.driver.ReferenceDriver` (see the module doc)."""
 
     # state set up by ReferenceDriver.__init__: hw (the GPU's register interface, gpu/mmio.py),

@@ -1,5 +1,6 @@
-"""Hardware scheduling (WDDM 2.x): hardware contexts, hardware queues with progress fences, and
-the OS's side of ``DxgkDdiSubmitCommandToHwQueue``.
+"""The OS's side of hardware scheduling (WDDM 2.x), :class:`OsHwScheduling`: hardware contexts,
+hardware queues with progress fences, and ``DxgkDdiSubmitCommandToHwQueue``. The driver's side is
+:mod:`wddmsim.kmd.wddm2`, the GPU's :mod:`wddmsim.gpu.scheduler`.
 
 The GPU (its context-management processor, programmed by the driver) picks what runs; the OS
 only feeds queues and retires what the progress fences say is done. One submission's life:
@@ -148,7 +149,7 @@ class HwNode:
         self.progress_t = 0  # when a buffer of the node last completed (or the node became busy)
 
 
-class HwSch:
+class OsHwScheduling:
     """The OS's hardware-scheduling state of one adapter."""
 
     def __init__(self, adapter, fences, gpuva, *, bands: dict | None = None):
