@@ -113,20 +113,20 @@ class OsWddm2:
     """Fences, address spaces and (``hardware``) hardware queues of one adapter."""
 
     def __init__(self, adapter, *, hardware: bool, bands: dict | None = None):
-        self.adapter = ad = adapter
+        self.adapter = adapter
         self.hardware = hardware
         self.system_process = Process("System", "realtime", pid=4)
-        self.fences = FenceTable(ad.sim, ad.memory, self._allocate, trace=ad.trace, map_gpu=self._map_fence,
-                                 handles=ad.handles, no64bit_atomics=ad.caps.No64BitAtomics)
-        self.gpuva = GpuVa(ad, self._submit_paging)
+        self.fences = FenceTable(adapter.sim, adapter.memory, self._allocate, trace=adapter.trace, map_gpu=self._map_fence,
+                                 handles=adapter.handles, no64bit_atomics=adapter.caps.No64BitAtomics)
+        self.gpuva = GpuVa(adapter, self._submit_paging)
         self.hwsch = None
         if hardware:  # only a hardware-scheduled adapter has hardware queues
-            self.hwsch = OsHwScheduling(ad, self.fences, self.gpuva, bands=bands)
+            self.hwsch = OsHwScheduling(adapter, self.fences, self.gpuva, bands=bands)
             self.hwsch.release = self.release
         #: native GPU fences (:mod:`.nativefence`), when the driver reports NativeGpuFence (the
         #: adapter starts with it only for a WDDM 3.2 driver under hardware scheduling)
         self.native = None
-        if hardware and ad.caps.NativeGpuFence:
+        if hardware and adapter.caps.NativeGpuFence:
             self.native = NativeFences(self)
         self._areas: dict[int, CommandArea] = {}
         self._paging_queue = None
@@ -147,23 +147,23 @@ class OsWddm2:
         if self.hwsch is None:
             return
         self.hwsch.start(metadata)
-        ad = self.adapter
+        adapter = self.adapter
         dev = Device(self.system_process)
-        dev.handle = ad.handles.add(dev)
+        dev.handle = adapter.handles.add(dev)
         dev.hDriver = self._system_device_driver_handle(dev)
-        node = ad.vidsch.vidmm.paging_node
+        node = adapter.vidsch.vidmm.paging_node
         ctx = Context(f"VidMm{node}", dev, node, 0)
         ctx.system = True
-        ctx.handle = ad.handles.add(ctx)
+        ctx.handle = adapter.handles.add(ctx)
         dev.contexts.append(ctx)
         self.hwsch.create_context(ctx, band="realtime", realtime_level=31)
         self._paging_queue = self.hwsch.create_queue(ctx)
 
     def _system_device_driver_handle(self, dev) -> int:
-        ad = self.adapter
-        args = layout.ctype(RECORDS["DXGKARG_CREATEDEVICE"], ad.arch, ad.version)()
+        adapter = self.adapter
+        args = layout.ctype(RECORDS["DXGKARG_CREATEDEVICE"], adapter.arch, adapter.version)()
         args.hDevice = dev.handle
-        status = ad.ddi.call("DxgkDdiCreateDevice", ad.hAdapter, args)
+        status = adapter.ddi.call("DxgkDdiCreateDevice", adapter.hAdapter, args)
         if status != 0:
             raise ApiError(status, "DxgkDdiCreateDevice failed for the system device")
         return args.hDevice
@@ -172,9 +172,9 @@ class OsWddm2:
     def _submit_paging(self, dma: int, size: int, length: int, priv: int, done) -> None:
         """A paging buffer that writes page tables: ``length`` bytes of commands at ``dma`` (a
         buffer of ``size``); ``done()`` once the GPU has run it."""
-        ad = self.adapter
+        adapter = self.adapter
         if self.hwsch is None:
-            ad.vidsch.vidmm.page_table_buffer(dma, size, length, priv, done)
+            adapter.vidsch.vidmm.page_table_buffer(dma, size, length, priv, done)
             return
         q = self._paging_queue
         node = self.hwsch.nodes[q.context.node]
@@ -189,10 +189,10 @@ class OsWddm2:
     def context_created(self, ctx) -> None:
         """A context of a GPU-VA adapter: its root page table (hardware scheduling sets it while it
         creates the hardware context) and its command area."""
-        ad = self.adapter
+        adapter = self.adapter
         if self.hwsch is None:
             self.gpuva.set_root(ctx)
-        base = ad.pool.alloc(COMMAND_AREA)
+        base = adapter.pool.alloc(COMMAND_AREA)
         va = self.gpuva.map(ctx.device.process, base, COMMAND_AREA)
         self._areas[ctx.handle] = CommandArea(base, va, COMMAND_AREA)
 
@@ -276,7 +276,7 @@ class OsWddm2:
         scheduling) of a command buffer the user-mode driver built: the bytes go into the context's
         command area in its process's GPU virtual space and the buffer is queued. Returns the
         hardware-queue entry or the packet."""
-        ad = self.adapter
+        adapter = self.adapter
         self._live(ctx)
         area = self._areas[ctx.handle]
         off = area.alloc(len(data))
@@ -285,9 +285,9 @@ class OsWddm2:
                            f"{ctx.full_name}: {len(data)} more bytes of command buffers do not fit beside the "
                            f"{area.in_use} still in flight in its {COMMAND_AREA}-byte command area")
         va = area.va + off
-        ad.memory.write(area.base + off, data)
+        adapter.memory.write(area.base + off, data)
         if self.on_buffer is not None:
             self.on_buffer(ctx, ctx.seq + 1, va)
         if self.hwsch is not None:
             return self.hwsch.submit(queue or ctx.hwqueues[0], va, len(data), private, progress_id=progress_id)
-        return ad.render_virtual(ctx, va, len(data), private, null_rendering=null_rendering)
+        return adapter.render_virtual(ctx, va, len(data), private, null_rendering=null_rendering)

@@ -1070,9 +1070,9 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                      f"no node named {context.node!r}; the adapter's nodes are "
                      f"{_quoted(node_names)}")
                 )
-    ad = scenario.adapter
-    hardware = ad.scheduling == "hardware"
-    gpu_va = hardware or bool(ad.gpu_va)
+    adapter = scenario.adapter
+    hardware = adapter.scheduling == "hardware"
+    gpu_va = hardware or bool(adapter.gpu_va)
     fence_names = [f.name for f in scenario.fence]
     for f, name in enumerate(fence_names):
         if name in fence_names[:f]:
@@ -1093,7 +1093,7 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                                      "DXGK_VIDSCHCAPS.NativeGpuFence: for the reference driver "
                                                      "driver.ddi_version = \"wddm3_2\" and driver.native_fence = true"))
     if not hardware:
-        for n, node in enumerate(ad.nodes):
+        for n, node in enumerate(adapter.nodes):
             if node.hw_queue_slots is not None:
                 problems.append((("adapter", "nodes", n, "hw_queue_slots"),
                                  "hw_queue_slots are the hardware scheduler's; the adapter uses the software "
@@ -1204,7 +1204,7 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                                        f"{', '.join(MOVABLE_WORKLOADS)} workloads"))
             if hardware:
                 problems.append((where + ("api",), "MoveWork is modelled under the software scheduler only"))
-        if call.api == "StepEngine" and ad.engine_mode != "stepped":
+        if call.api == "StepEngine" and adapter.engine_mode != "stepped":
             problems.append((where + ("api",), "StepEngine steps a GPU in stepped mode: set adapter.engine_mode = "
                                                "\"stepped\""))
         if call.api.startswith("Set") and hardware:
