@@ -137,8 +137,8 @@ def hw_scenario():
     from test_hwqueue import script
     from wddm2util import adapter, scenario
 
-    ad = adapter("hw", node3d={"preemption": "interval", "preemption_interval": "100us"})
-    return scenario(ad, [script("a", (0, "3ms", 2)), script("b", (0, "1ms", 1))], duration="20ms")
+    ad_spec = adapter("hw", node3d={"preemption": "interval", "preemption_interval": "100us"})
+    return scenario(ad_spec, [script("a", (0, "3ms", 2)), script("b", (0, "1ms", 1))], duration="20ms")
 
 
 def hw_trace():

@@ -221,9 +221,9 @@ def test_a_hardware_scheduled_run_shows_engines_contexts_queues_addresses_and_fe
     assert "Hardware queues: 6 queues, 182 buffers submitted, 15 presents, 1 suspend, 1 resume, 0 page faults" in out
     assert "GPU virtual addresses: 5 address spaces" in out and "Monitored fences: 7 created" in out
     summary = json.loads(run("run", "examples/hardware_scheduling.toml", "--json").stdout)
-    w2 = summary["wddm2"]
-    busy = sum(c["gpu_busy_ns"] for c in w2["contexts"])
-    engines = {e["name"]: e for e in w2["engines"]}
+    wddm2 = summary["wddm2"]
+    busy = sum(c["gpu_busy_ns"] for c in wddm2["contexts"])
+    engines = {e["name"]: e for e in wddm2["engines"]}
     node = {n["name"]: n for n in summary["nodes"]}
     # The contexts' GPU time is what the engines did, nothing run ahead, less VidMm's own
     # page-table writes at the start (microseconds on the copy engine).

@@ -12,7 +12,7 @@ from wddmsim.ddi.rules.catalog import RULE_COUNT, catalog
 SRC = Path(__file__).parents[1] / "src"
 
 #: "rule 5", "rules 32/33/36", "rules 1, 4-6 and 9": the numbers are group 1. A module's own
-#: numbered steps ("scheduling rule 2" in gpu/hwsched.py) are not catalogue rules.
+#: numbered steps ("scheduling rule 2" in gpu/scheduler.py) are not catalogue rules.
 MENTION = re.compile(r"(?<!scheduling )\b[Rr]ules? (\d+(?:(?:, | and | or |/|-|–|, and )\d+(?![\dx]))*)")
 
 

@@ -79,9 +79,9 @@ class Stats:
 def two_clients(case: str, credits: int):
     params = TWO_CLIENTS[case]
     procs, cycles = zip(*[client(f"c{i}", *p, 1_000_000) for i, p in enumerate(params)])
-    ad = adapter("hw", COSTS, node3d={"max_in_flight_hw_queue_buffers": credits, "preemption": "interval",
+    ad_spec = adapter("hw", COSTS, node3d={"max_in_flight_hw_queue_buffers": credits, "preemption": "interval",
                                       "preemption_interval": "50us"})
-    system, result, events = run(scenario(ad, list(procs), duration="5s"))
+    system, result, events = run(scenario(ad_spec, list(procs), duration="5s"))
     assert result.bugcheck is None
     return system, [Stats(events, ctx, p[1], p[2], n) for ctx, p, n in zip(system.contexts, params, cycles)]
 
@@ -142,9 +142,9 @@ def test_many_equal_clients_never_drift_more_than_one_cycle_apart(clients):
     job_cnt = 2 if clients == 31 else 4
     duration = 1_000_000 // clients
     procs, cycles = zip(*[client(f"c{i}", "normal", job_cnt, 1000, 0, True, duration) for i in range(clients)])
-    ad = adapter("hw", COSTS, node3d={"max_in_flight_hw_queue_buffers": 2, "preemption": "interval",
+    ad_spec = adapter("hw", COSTS, node3d={"max_in_flight_hw_queue_buffers": 2, "preemption": "interval",
                                       "preemption_interval": "50us"})
-    system, result, events = run(scenario(ad, list(procs), duration="5s"))
+    system, result, events = run(scenario(ad_spec, list(procs), duration="5s"))
     stats = [Stats(events, ctx, job_cnt, 1000, n) for ctx, n in zip(system.contexts, cycles)]
     assert all(len(s.done) == s.cycles for s in stats)
     end = max(s.end for s in stats)

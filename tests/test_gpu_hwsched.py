@@ -1,4 +1,4 @@
-"""The context-management processor (gpu/hwsched.py): GPU-side scheduling of hardware contexts and
+"""The context-management processor (gpu/scheduler.py): GPU-side scheduling of hardware contexts and
 queues by band, priority and quantum, the NORMAL share, WAIT stalls, suspend/resume and engine reset
 (Microsoft's pages for the priority-band, context-scheduling, suspend/resume and engine-reset
 DDIs; reference scenarios 20, 21, 31, 32). Every test checks exact virtual times."""
@@ -10,8 +10,8 @@ import pytest
 from wddmsim.gpu import commands as C
 from wddmsim.gpu.device import GPU, EngineSpec
 from wddmsim.gpu.engine import EngineFault
-from wddmsim.gpu.hwsched import (
-    FOCUS_BAND, IDLE_BAND, NORMAL_BAND, REALTIME_BAND, SUSPEND_CAUSE_SHIFT, HwSchedulerError,
+from wddmsim.gpu.scheduler import (
+    FOCUS_BAND, IDLE_BAND, NORMAL_BAND, REALTIME_BAND, SUSPEND_CAUSE_SHIFT, GpuSchedulerError,
 )
 from wddmsim.sim import Simulator
 from wddmsim.trace import ListSink
@@ -23,7 +23,7 @@ SEM = 0x90000
 
 
 class Rig:
-    """One engine under a HwScheduler, with rings at fixed places and buffers allocated upward."""
+    """One engine under a GpuScheduler, with rings at fixed places and buffers allocated upward."""
 
     def __init__(self, granularity="interval", interval=100 * US, cost=0, slots=None):
         self.sim = Simulator()
@@ -421,9 +421,9 @@ def test_destroying_what_is_on_the_engine_is_refused():
     rig.queue(1, 5)
     rig.submit(1, C.work(MS))
     rig.sim.run(until=10)
-    with pytest.raises(HwSchedulerError):
+    with pytest.raises(GpuSchedulerError):
         hs.destroy_context(1)
-    with pytest.raises(HwSchedulerError):
+    with pytest.raises(GpuSchedulerError):
         hs.destroy_queue(1)
     hs.destroy_queue(5)  # an idle queue may go
     rig.sim.run()

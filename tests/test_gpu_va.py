@@ -73,10 +73,10 @@ def test_buffers_reach_the_driver_through_submit_command_virtual():
 
 def test_the_gpu_translates_through_the_page_tables_vidmm_wrote():
     system, result, events = run(scenario(adapter("va"), ONE))
-    w2 = system.adapter.wddm2
+    wddm2 = system.adapter.wddm2
     ctx = system.contexts[0]
-    area = w2._areas[ctx.handle]
-    root = w2.gpuva.space(ctx.device.process).root
+    area = wddm2._areas[ctx.handle]
+    root = wddm2.gpuva.space(ctx.device.process).root
     mmu = system.gpu.mmu
     for off in (0, 4096, 4 << 20 - 1):
         assert mmu.translate(root, area.va + off) == area.base + off
@@ -85,7 +85,7 @@ def test_the_gpu_translates_through_the_page_tables_vidmm_wrote():
     # Every page-table operation went through DxgkDdiBuildPagingBuffer as a Paging submission.
     ops = {c["args"]["Operation"] for c in ddi_calls(events, "DxgkDdiBuildPagingBuffer")}
     assert ops == {OP.DXGK_OPERATION_UPDATE_PAGE_TABLE}
-    assert w2.gpuva.summary()["paging_buffers"] == len(paging_done(events, system)) >= 1
+    assert wddm2.gpuva.summary()["paging_buffers"] == len(paging_done(events, system)) >= 1
 
 
 def test_the_driver_switches_address_spaces_between_processes():
@@ -286,8 +286,8 @@ def test_a_preempted_virtual_buffer_resumes_where_it_stopped():
                  "kind": "script", "packets": [{"at": 0, "work": "10ms"}]}}]},
              {"name": "high", "priority": "high", "context": [{"name": "c", "node": "3D", "workload": {
                  "kind": "script", "packets": [{"at": "2ms", "work": "1ms"}]}}]}]
-    ad = adapter("va", node3d={"preemption": "interval", "preemption_interval": "100us"})
-    system, result, events = run(scenario(ad, procs, duration="50ms"))
+    ad_spec = adapter("va", node3d={"preemption": "interval", "preemption_interval": "100us"})
+    system, result, events = run(scenario(ad_spec, procs, duration="50ms"))
     assert result.bugcheck is None
     low, high = system.contexts
     virt = ddi_calls(events, "DxgkDdiSubmitCommandVirtual")

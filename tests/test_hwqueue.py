@@ -86,9 +86,9 @@ def test_ring_buffer_fence_release_moves_the_progress_write_from_the_buffer_to_t
     asks the driver to append a write. Completion times are the same; the log tells them apart."""
     logs = {}
     for release in (0, 1):
-        ad = adapter("hw", node3d={"ring_buffer_fence_release": bool(release)}, nodes=None)
-        ad["nodes"][1]["ring_buffer_fence_release"] = bool(release)
-        system, result, events = run(scenario(ad, [script("app", (0, "1ms", 2))]))
+        ad_spec = adapter("hw", node3d={"ring_buffer_fence_release": bool(release)}, nodes=None)
+        ad_spec["nodes"][1]["ring_buffer_fence_release"] = bool(release)
+        system, result, events = run(scenario(ad_spec, [script("app", (0, "1ms", 2))]))
         ctx = system.contexts[0]
         q = ctx.hwqueues[0]
         subs = [c["args"] for c in ddi_calls(events, "DxgkDdiSubmitCommandToHwQueue") if c["args"]["hHwQueue"] == q.hDriver]
@@ -106,8 +106,8 @@ def test_max_in_flight_hw_queue_buffers_limits_what_the_driver_holds():
     """Rule 105: with MaxInFlightHwQueueBuffers = 1 the next buffer reaches the driver only after
     the DPC that retires the one before, from the OS's side (the DPC's work, then the call),
     although the applications submitted all at once; the slot goes to the queues in turn."""
-    ad = adapter("hw", COSTS, node3d={"max_in_flight_hw_queue_buffers": 1})
-    system, result, events = run(scenario(ad, [script("a", (0, "1ms", 2)), script("b", (0, "1ms", 2))]))
+    ad_spec = adapter("hw", COSTS, node3d={"max_in_flight_hw_queue_buffers": 1})
+    system, result, events = run(scenario(ad_spec, [script("a", (0, "1ms", 2)), script("b", (0, "1ms", 2))]))
     assert result.bugcheck is None and not result.summary["violations"]
     q_handles = {q.hDriver for c in system.contexts for q in c.hwqueues}
     handed = [c["t"] for c in ddi_calls(events, "DxgkDdiSubmitCommandToHwQueue") if c["args"]["hHwQueue"] in q_handles]
@@ -264,8 +264,8 @@ def test_suspend_and_resume():
     """DxgkDdiSuspendContext returns STATUS_PENDING, the GPU stops the context at its granularity
     and acknowledges the fence with SUSPEND_CONTEXT_COMPLETED; nothing of it runs until
     DxgkDdiResumeContext. A second suspend of a suspended context returns STATUS_SUCCESS (rule 104)."""
-    ad = adapter("hw", node3d={"preemption": "interval", "preemption_interval": "100us"})
-    sc = scenario(ad, [script("app", (0, "10ms", 1))], duration="50ms")
+    ad_spec = adapter("hw", node3d={"preemption": "interval", "preemption_interval": "100us"})
+    sc = scenario(ad_spec, [script("app", (0, "10ms", 1))], duration="50ms")
     trace = ListSink()
     system = System(sc, trace=trace)
     kmt, ctx = system.kmt, system.contexts[0]
@@ -435,10 +435,10 @@ def test_a_reset_drives_fences_its_devices_could_signal_to_the_maximum(flags, ju
 
 def hung_signal(kmt, system, ctx, fence):
     """Submit a buffer that hangs and would have signalled ``fence`` to 5 (generator)."""
-    w2 = system.adapter.wddm2
-    w2.on_buffer = lambda c, seq, va: system.gpu.engines[0].hang_on_buffer(va)
+    wddm2 = system.adapter.wddm2
+    wddm2.on_buffer = lambda c, seq, va: system.gpu.engines[0].hang_on_buffer(va)
     seq = yield from system.runtime.submit(ctx, (Work(MS),), signal=(fence, 5))
-    w2.on_buffer = None
+    wddm2.on_buffer = None
     return seq
 
 
@@ -446,8 +446,8 @@ def test_destroying_a_hardware_context_cancels_what_is_queued_and_lets_the_gpu_f
     """D3DKMTDestroyContext under hardware scheduling (reference scenario 5): with one buffer in
     flight at a time, the two still queued by the OS are cancelled; the one on the GPU finishes;
     then DxgkDdiDestroyHwQueue and DxgkDdiDestroyHwContext, and the handles are gone."""
-    ad = adapter("hw", node3d={"max_in_flight_hw_queue_buffers": 1})
-    sc = scenario(ad, [script("app", (0, "1ms", 3), destroy_at="500us")], duration="10ms")
+    ad_spec = adapter("hw", node3d={"max_in_flight_hw_queue_buffers": 1})
+    sc = scenario(ad_spec, [script("app", (0, "1ms", 3), destroy_at="500us")], duration="10ms")
     system, result, events = run(sc)
     ctx = system.contexts[0]
     q = ctx.hwqueues[0]

@@ -14,7 +14,7 @@ from wddmsim.gpu import mmio as M
 from wddmsim.gpu.device import APERTURE_BASE, BAR_BASE, GPU, LOCAL_BASE, EngineSpec
 from wddmsim.gpu.display import VSYNC_CAUSE_SHIFT
 from wddmsim.gpu.engine import PREEMPT_CAUSE_SHIFT, EngineFault
-from wddmsim.gpu.hwsched import SUSPEND_CAUSE_SHIFT, HwSchedulerError
+from wddmsim.gpu.scheduler import SUSPEND_CAUSE_SHIFT, GpuSchedulerError
 from wddmsim.gpu.interrupts import FAULT_BIT, SPURIOUS_BIT
 from wddmsim.gpu.memory import PhysicalMemory
 from wddmsim.gpu.mmu import pte
@@ -434,9 +434,9 @@ def test_destroy_is_refused_on_the_engine():
         hw.sched_create_context(0, 1, "p")
     queue_ring(hw, 11, Q1, C.work(1000))
     sim.run(until=500)
-    with pytest.raises(HwSchedulerError, match="queue 11 is on 3D"):
+    with pytest.raises(GpuSchedulerError, match="queue 11 is on 3D"):
         hw.sched_destroy_queue(0, 11)
-    with pytest.raises(HwSchedulerError, match="context 1 is running on 3D"):
+    with pytest.raises(GpuSchedulerError, match="context 1 is running on 3D"):
         hw.sched_destroy_context(0, 1)
     sim.run()
     hw.sched_destroy_queue(0, 11)
@@ -596,7 +596,7 @@ def hardware_violations(path: Path, src: Path = SRC) -> list[str]:
 
 def test_the_driver_reaches_the_gpu_only_through_commands_and_mmio():
     files = sorted(KMD.glob("*.py"))
-    assert {p.name for p in files} >= {"driver.py", "hwsch.py"}
+    assert {p.name for p in files} >= {"driver.py", "wddm2.py"}
     assert [v for p in files for v in hardware_violations(p)] == []
 
 
@@ -608,7 +608,7 @@ def test_the_static_check_sees_violations(tmp_path):
         "from ..gpu import commands, engine\n"
         "from ..gpu.device import GPU\n"
         "from ..gpu.mmio import _ENGINE_IDLE\n"
-        "import wddmsim.gpu.hwsched\n"
+        "import wddmsim.gpu.scheduler\n"
         "class D:\n"
         "    def __init__(self, gpu):\n"
         "        self.gpu = gpu\n"
@@ -622,7 +622,7 @@ def test_the_static_check_sees_violations(tmp_path):
         "        hw.doorbell(0, 8)\n")
     assert hardware_violations(bad, tmp_path / "src" / "wddmsim") == [
         "bad.py:0001 imports gpu.engine", "bad.py:0002 imports wddmsim.gpu.device",
-        "bad.py:0003 imports mmio._ENGINE_IDLE", "bad.py:0004 imports wddmsim.gpu.hwsched",
+        "bad.py:0003 imports mmio._ENGINE_IDLE", "bad.py:0004 imports wddmsim.gpu.scheduler",
         "bad.py:0007 uses self.gpu", "bad.py:0010 uses gpu.engines", "bad.py:0011 uses hw._gpu",
         "bad.py:0012 uses memory._pages", "bad.py:0014 getattr() on the hardware",
     ]

@@ -174,17 +174,17 @@ def test_preemption_with_nothing_running_is_reported_by_the_driver_itself():
     system, trace = build("interval", low=((0, "1ms"),), high=((900 * MS, 0),))
     system.run(until=5 * MS)
     vs = system.adapter.vidsch
-    nq = vs.nodes[0]
+    node_queue = vs.nodes[0]
     ctx = system.contexts[0]
     # The GPU finished and reported everything; ask anyway (the race the seed describes, where the
     # request arrives after the last completion).
-    vs.preemptor.request(nq, ctx, ctx)
+    vs.preemptor.request(node_queue, ctx, ctx)
     system.run(until=6 * MS)
     assert system.gpu.engines[0].preemptions == 0  # the hardware was not asked
     reports = [e for e in trace.of("Callback") if "DmaPreempted" in e.get("args", {})]
     assert [(e["t"], e["irql"], e["args"]["DmaPreempted"]["LastCompletedFenceId"]) for e in reports] == [
         (5 * MS, "DIRQL", 1)]
-    assert nq.preemption.fence == 0 and nq.preemption.count == 1
+    assert node_queue.preemption.fence == 0 and node_queue.preemption.count == 1
 
 
 class WrongPreemptionFence(ReferenceDriver):

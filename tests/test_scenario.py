@@ -25,7 +25,7 @@ from wddmsim.scenario.schema import (
     CopyStream,
     FrameLoop,
     Node,
-    Process,
+    ProcessTable,
     Script,
     ScriptPacket,
     Segment,
@@ -253,7 +253,7 @@ def test_workload_defaults():
 
 
 def test_models_built_in_python_match_the_file():
-    s = Scenario(process=[Process(name="game", context=[
+    s = Scenario(process=[ProcessTable(name="game", context=[
         Context(name="main", node="3D", workload=FrameLoop(fps=60, work="4ms")),
     ])])
     assert s == parse_scenario(MINIMAL)
@@ -262,7 +262,7 @@ def test_models_built_in_python_match_the_file():
 
 def test_python_construction_runs_the_cross_field_checks():
     with pytest.raises(ValidationError, match="no node named 'GPU'"):
-        Scenario(process=[Process(name="p", context=[
+        Scenario(process=[ProcessTable(name="p", context=[
             Context(name="c", node="GPU", workload=CopyStream(size="4KiB")),
         ])])
 

@@ -296,10 +296,10 @@ def test_failed_submit_command_bugchecks_0x119_2_with_crash_record(tmp_path):
     result = system.run()
     rec = result.bugcheck
     bc = rec.bugcheck
-    nq = system.adapter.vidsch.nodes[0]
+    node_queue = system.adapter.vidsch.nodes[0]
     assert (bc.code, bc.p1, bc.p2, bc.p3) == (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
                                               VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                                              int(NTSTATUS.STATUS_UNSUCCESSFUL), nq.submit_address)
+                                              int(NTSTATUS.STATUS_UNSUCCESSFUL), node_queue.submit_address)
     assert bc.p4 == 3  # node 0, fence 3
     assert rec.struct == "DXGKARG_SUBMITCOMMAND" and rec.rule == 1 and rec.time == 1000
     assert trace.events[-2]["event"] == "BugCheck" and trace.events[-2]["p1"] == 2

@@ -174,9 +174,9 @@ def test_aborted_fence_outside_the_range_is_bug_check_0x119_a():
     system, trace = build(GUILTY, faults=HANG, driver=BadAbortedFence)
     r = system.run()
     bc = r.bugcheck.bugcheck
-    nq = system.adapter.vidsch.nodes[0]
+    node_queue = system.adapter.vidsch.nodes[0]
     assert (bc.code, bc.p1) == (BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE)
-    assert bc.p2 == trace.of("TdrDetected")[0]["fence"] + 100 and bc.p3 == nq.last_completed
+    assert bc.p2 == trace.of("TdrDetected")[0]["fence"] + 100 and bc.p3 == node_queue.last_completed
     assert r.bugcheck.struct == "DXGKARG_RESETENGINE"
 
 
@@ -350,13 +350,13 @@ def test_a_reset_under_the_software_scheduler_drives_the_devices_fences_to_the_m
     a, b = system.contexts
     fence = kmt.CreateSynchronizationObject(a.device, 0, ("Shared",) + flags)
     kmt.OpenSynchronizationObject(fence, b.device)
-    w2 = system.adapter.wddm2
+    wddm2 = system.adapter.wddm2
     seen = {}
 
     def work():
-        w2.on_buffer = lambda c, seq, va: system.gpu.engines[0].hang_on_buffer(va)
+        wddm2.on_buffer = lambda c, seq, va: system.gpu.engines[0].hang_on_buffer(va)
         yield from system.runtime.submit(a, (Work(MS),), signal=(fence, 5))
-        w2.on_buffer = None
+        wddm2.on_buffer = None
         status = yield kmt.WaitForSynchronizationObjectFromCpu([fence], [5], timeout=5_500 * MS)
         seen["status"], seen["t"] = status, system.sim.now
 
@@ -365,10 +365,10 @@ def test_a_reset_under_the_software_scheduler_drives_the_devices_fences_to_the_m
     (error,) = trace.of("DeviceError")
     assert (error["device"], error["reason"]) == (a.device.handle, "engine reset")
     if jumps:
-        assert w2.fences.read(fence) == (1 << 64) - 1
+        assert wddm2.fences.read(fence) == (1 << 64) - 1
         assert (seen["status"], seen["t"]) == (0, error["t"])
     else:
-        assert w2.fences.read(fence) == 0
+        assert wddm2.fences.read(fence) == 0
         assert (seen["status"], seen["t"]) == (int(NTSTATUS.STATUS_TIMEOUT), 5_500 * MS)
 
 

@@ -82,11 +82,11 @@ class StampKmd(ReferenceDriver):
     seen: list = []
 
     def DxgkDdiSubmitCommandVirtual(self, hAdapter, pSubmitCommandVirtual):
-        a = pSubmitCommandVirtual
-        StampKmd.seen.append(self.mem.read(a.pDmaBufferPrivateData, a.DmaBufferUmdPrivateDataSize))
+        args = pSubmitCommandVirtual
+        StampKmd.seen.append(self.mem.read(args.pDmaBufferPrivateData, args.DmaBufferUmdPrivateDataSize))
         # Hand the reference path the record it expects: this driver's format is its own business.
-        self.mem.write(a.pDmaBufferPrivateData, struct.pack("<I", self.PRIVATE_MAGIC))
-        return super().DxgkDdiSubmitCommandVirtual(hAdapter, a)
+        self.mem.write(args.pDmaBufferPrivateData, struct.pack("<I", self.PRIVATE_MAGIC))
+        return super().DxgkDdiSubmitCommandVirtual(hAdapter, args)
 
 
 def test_the_kernel_mode_driver_names_its_user_mode_half_and_the_os_passes_its_bytes_through():

@@ -20,23 +20,23 @@ ENGINE_KEYS = ("ring_size", "ring_buffer_fence_release", "max_in_flight_hw_queue
 def with_driver(data: dict) -> dict:
     """A scenario dict whose adapter (and nodes) name reference-driver settings, with those moved
     to the [driver] table (per-node ones to [driver.engines.<node>])."""
-    ad = dict(data.get("adapter") or {})
+    adapter = dict(data.get("adapter") or {})
     driver = dict(data.get("driver") or {})
     for key in DRIVER_KEYS:
-        if key in ad:
-            value = ad.pop(key)
+        if key in adapter:
+            value = adapter.pop(key)
             if value is not None:
                 driver[key] = value
-    if "nodes" in ad:
+    if "nodes" in adapter:
         nodes = []
-        for node in ad["nodes"]:
+        for node in adapter["nodes"]:
             node = dict(node)
             moved = {k: node.pop(k) for k in ENGINE_KEYS if k in node}
             if moved:
                 driver.setdefault("engines", {})[node["name"]] = moved
             nodes.append(node)
-        ad["nodes"] = nodes
-    out = {**data, "adapter": ad}
+        adapter["nodes"] = nodes
+    out = {**data, "adapter": adapter}
     if driver:
         out["driver"] = driver
     return out
@@ -55,13 +55,13 @@ def adapter(mode: str, cost=ZERO, **extra) -> dict:
         {"name": "3D", "engine": "3d", "command_cost": 0, **extra.pop("node3d", {})},
         {"name": "Copy", "engine": "copy", "command_cost": 0},
     ]
-    ad = {"cpu_cost": cost, "nodes": nodes}
+    adapter = {"cpu_cost": cost, "nodes": nodes}
     if mode == "va":
-        ad.update(ddi_version="wddm2_0", gpu_va=True)
+        adapter.update(ddi_version="wddm2_0", gpu_va=True)
     else:
-        ad.update(ddi_version="wddm2_7", scheduling="hardware")
-    ad.update(extra)
-    return ad
+        adapter.update(ddi_version="wddm2_7", scheduling="hardware")
+    adapter.update(extra)
+    return adapter
 
 
 def chain_processes(members: int, count: int, work: str = "1ms", wait: str = "os", fence: str = "f") -> list:
@@ -70,9 +70,9 @@ def chain_processes(members: int, count: int, work: str = "1ms", wait: str = "os
         "wait": wait}}]} for i in range(members)]
 
 
-def scenario(ad: dict, processes: list, duration: str = "2s", **top):
+def scenario(adapter: dict, processes: list, duration: str = "2s", **top):
     """A scenario from an adapter dict that may name reference-driver settings (see :func:`with_driver`)."""
-    return scenario_from_dict(with_driver({"name": "t", "duration": duration, "adapter": ad, "process": processes,
+    return scenario_from_dict(with_driver({"name": "t", "duration": duration, "adapter": adapter, "process": processes,
                                            **top}), "<t>")
 
 

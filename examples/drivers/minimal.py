@@ -131,8 +131,8 @@ class MinimalDriver:
 
     def DxgkDdiQueryAdapterInfo(self, hAdapter: int, pQueryAdapterInfo) -> int:
         """What the driver declares: its capabilities and the GPU's memory segments."""
-        a = pQueryAdapterInfo
-        if a.Type == QAI.DXGKQAITYPE_DRIVERCAPS:
+        args = pQueryAdapterInfo
+        if args.Type == QAI.DXGKQAITYPE_DRIVERCAPS:
             caps = new("DXGK_DRIVERCAPS")
             caps.HighestAcceptableAddress.QuadPart = (1 << 40) - 1  # the GPU reaches system memory below 2**40
             caps.MaxAllocationListSlotId = ALLOCATION_LIST_SIZE
@@ -141,21 +141,21 @@ class MinimalDriver:
             caps.MemoryManagementCaps.PagingNode = NODE
             caps.GpuEngineTopology.NbAsymetricProcessingNodes = 1
             # SchedulingCaps and FlipCaps stay 0: nothing optional is declared.
-            if a.OutputDataSize < ctypes.sizeof(caps):
+            if args.OutputDataSize < ctypes.sizeof(caps):
                 return BUFFER_TOO_SMALL
-            self.mem.write(a.pOutputData, bytes(caps))
+            self.mem.write(args.pOutputData, bytes(caps))
             return SUCCESS
-        if a.Type == QAI.DXGKQAITYPE_QUERYSEGMENT:
-            return self._query_segments(a)
-        if a.Type == QAI.DXGKQAITYPE_UMDRIVERPRIVATE:
+        if args.Type == QAI.DXGKQAITYPE_QUERYSEGMENT:
+            return self._query_segments(args)
+        if args.Type == QAI.DXGKQAITYPE_UMDRIVERPRIVATE:
             return SUCCESS  # the user-mode half needs nothing from its kernel half
         return NOT_SUPPORTED
 
-    def _query_segments(self, a) -> int:
+    def _query_segments(self, args) -> int:
         """DXGK_QUERYSEGMENTOUT: asked twice, first for the count (pSegmentDescriptor NULL), then
         with room for the descriptors; the second answer also sizes the paging buffers."""
         out_cls = cls("DXGK_QUERYSEGMENTOUT")
-        out = out_cls.from_buffer_copy(self.mem.read(a.pOutputData, ctypes.sizeof(out_cls)))
+        out = out_cls.from_buffer_copy(self.mem.read(args.pOutputData, ctypes.sizeof(out_cls)))
         segments = self.hw.segments
         if out.pSegmentDescriptor:
             if out.NbSegment < len(segments):
@@ -172,7 +172,7 @@ class MinimalDriver:
             out.PagingBufferSize = PAGING_BUFFER_SIZE
             out.PagingBufferPrivateDataSize = 0
         out.NbSegment = len(segments)
-        self.mem.write(a.pOutputData, bytes(out))
+        self.mem.write(args.pOutputData, bytes(out))
         return SUCCESS
 
     def DxgkDdiCreateDevice(self, hAdapter: int, pCreateDevice) -> int:
@@ -192,11 +192,11 @@ class MinimalDriver:
     def DxgkDdiRender(self, hContext: int, pRender) -> int:
         """Check the user-mode command buffer, copy it into the DMA buffer, and pass its patch
         locations on with DMA-buffer offsets. (``hContext`` is the device's handle here.)"""
-        a = pRender
-        n = a.CommandLength
-        if n > a.DmaSize or a.PatchLocationListInSize > a.PatchLocationListOutSize:
+        args = pRender
+        n = args.CommandLength
+        if n > args.DmaSize or args.PatchLocationListInSize > args.PatchLocationListOutSize:
             return INSUFFICIENT_DMA_BUFFER
-        commands = self.mem.read(a.pCommand, n)
+        commands = self.mem.read(args.pCommand, n)
         try:
             if any(cmd.opcode not in USER_OPCODES for cmd in C.iter_commands(commands)):
                 return int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
@@ -204,73 +204,73 @@ class MinimalDriver:
             return int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
         plist = cls("D3DDDI_PATCHLOCATIONLIST")
         size = ctypes.sizeof(plist)
-        patches = self.mem.read(a.pPatchLocationListIn, a.PatchLocationListInSize * size)
-        base = a.pDmaBuffer - a.DmaBufferPhysicalAddress.QuadPart  # where this render starts in the buffer
+        patches = self.mem.read(args.pPatchLocationListIn, args.PatchLocationListInSize * size)
+        base = args.pDmaBuffer - args.DmaBufferPhysicalAddress.QuadPart  # where this render starts in the buffer
         out = bytearray()
-        for i in range(a.PatchLocationListInSize):
+        for i in range(args.PatchLocationListInSize):
             p = plist.from_buffer_copy(patches, i * size)
-            if p.AllocationIndex >= a.AllocationListSize or p.PatchOffset + 8 > n:
+            if p.AllocationIndex >= args.AllocationListSize or p.PatchOffset + 8 > n:
                 return INVALID_PARAMETER
             p.PatchOffset += base
             out += bytes(p)
-        self.mem.write(a.pDmaBuffer, commands)
-        self.mem.write(a.pPatchLocationListOut, bytes(out))
-        a.pDmaBuffer += n
-        a.pPatchLocationListOut += len(out)
+        self.mem.write(args.pDmaBuffer, commands)
+        self.mem.write(args.pPatchLocationListOut, bytes(out))
+        args.pDmaBuffer += n
+        args.pPatchLocationListOut += len(out)
         return SUCCESS
 
     def DxgkDdiPresent(self, hContext: int, pPresent) -> int:
         """A flip of the source allocation, or a blt (one COPY, 4 bytes a pixel) to the destination."""
-        a = pPresent
-        if a.Flags.Flip:
-            packet = C.flip(0, 0, a.FlipInterval)  # the display source is known only at submission
+        args = pPresent
+        if args.Flags.Flip:
+            packet = C.flip(0, 0, args.FlipInterval)  # the display source is known only at submission
             patches = [(SOURCE, C.FLIP_SURFACE)]
-        elif a.Flags.Blt:
-            r = a.SrcRect
+        elif args.Flags.Blt:
+            r = args.SrcRect
             packet = C.copy(0, 0, (r.right - r.left) * (r.bottom - r.top) * 4)
             patches = [(SOURCE, C.COPY_SRC), (DESTINATION, C.COPY_DST)]
         else:
             return NOT_SUPPORTED
-        if len(packet) > a.DmaSize or len(patches) > a.PatchLocationListOutSize:
+        if len(packet) > args.DmaSize or len(patches) > args.PatchLocationListOutSize:
             return INSUFFICIENT_DMA_BUFFER
-        base = a.pDmaBuffer - a.DmaBufferPhysicalAddress.QuadPart
-        self.mem.write(a.pDmaBuffer, packet)
+        base = args.pDmaBuffer - args.DmaBufferPhysicalAddress.QuadPart
+        self.mem.write(args.pDmaBuffer, packet)
         for index, offset in patches:
             p = new("D3DDDI_PATCHLOCATIONLIST")
             p.AllocationIndex = index
             p.PatchOffset = base + offset
-            self.mem.write(a.pPatchLocationListOut, bytes(p))
-            a.pPatchLocationListOut += ctypes.sizeof(p)
-        a.pDmaBuffer += len(packet)
+            self.mem.write(args.pPatchLocationListOut, bytes(p))
+            args.pPatchLocationListOut += ctypes.sizeof(p)
+        args.pDmaBuffer += len(packet)
         return SUCCESS
 
     def DxgkDdiPatch(self, hAdapter: int, pPatch) -> int:
         """Write each allocation's final address at its patch locations in the submitted range."""
-        a = pPatch
+        args = pPatch
         plist, alist = cls("D3DDDI_PATCHLOCATIONLIST"), cls("DXGK_ALLOCATIONLIST")
         psize, asize = ctypes.sizeof(plist), ctypes.sizeof(alist)
-        first = a.PatchLocationListSubmissionStart
-        for i in range(first, first + a.PatchLocationListSubmissionLength):
-            p = plist.from_buffer_copy(self.mem.read(a.pPatchLocationList + i * psize, psize))
-            alloc = alist.from_buffer_copy(self.mem.read(a.pAllocationList + p.AllocationIndex * asize, asize))
-            self.mem.write_u64(a.pDmaBuffer + p.PatchOffset, alloc.PhysicalAddress.QuadPart + p.AllocationOffset)
+        first = args.PatchLocationListSubmissionStart
+        for i in range(first, first + args.PatchLocationListSubmissionLength):
+            p = plist.from_buffer_copy(self.mem.read(args.pPatchLocationList + i * psize, psize))
+            alloc = alist.from_buffer_copy(self.mem.read(args.pAllocationList + p.AllocationIndex * asize, asize))
+            self.mem.write_u64(args.pDmaBuffer + p.PatchOffset, alloc.PhysicalAddress.QuadPart + p.AllocationOffset)
         return SUCCESS
 
     # -- submission ------------------------------------------------------------------------------------
     def DxgkDdiSubmitCommand(self, hAdapter: int, pSubmitCommand) -> int:
         """Put the submitted range on the ring (INDIRECT) with a FENCE of SubmissionFenceId that
         interrupts, then ring the doorbell. It must not fail."""
-        a = pSubmitCommand
-        start = a.DmaBufferPhysicalAddress.QuadPart + a.DmaBufferSubmissionStartOffset
-        length = a.DmaBufferSubmissionEndOffset - a.DmaBufferSubmissionStartOffset
+        args = pSubmitCommand
+        start = args.DmaBufferPhysicalAddress.QuadPart + args.DmaBufferSubmissionStartOffset
+        length = args.DmaBufferSubmissionEndOffset - args.DmaBufferSubmissionStartOffset
         packet = b""
-        if length and not a.Flags.NullRendering:
-            if a.Flags.Flip:
-                self._aim_flips(start, length, a.VidPnSourceId)
+        if length and not args.Flags.NullRendering:
+            if args.Flags.Flip:
+                self._aim_flips(start, length, args.VidPnSourceId)
             packet = C.indirect(start, length)
-        packet += C.fence(self.fence_slot, a.SubmissionFenceId, interrupt=True)
+        packet += C.fence(self.fence_slot, args.SubmissionFenceId, interrupt=True)
         self._ring_write(packet)
-        self.last_submitted = a.SubmissionFenceId
+        self.last_submitted = args.SubmissionFenceId
         self.hw.doorbell(NODE, self.wptr)
         return SUCCESS
 
@@ -357,33 +357,33 @@ class MinimalDriver:
     # -- paging ----------------------------------------------------------------------------------------
     def DxgkDdiBuildPagingBuffer(self, hAdapter: int, pBuildPagingBuffer) -> int:
         """The commands of one paging operation; the aperture is mapped through the GART registers."""
-        a = pBuildPagingBuffer
-        op = a.Operation
+        args = pBuildPagingBuffer
+        op = args.Operation
         commands = b""
         if op == OP.DXGK_OPERATION_TRANSFER:
-            t = a.Transfer
+            t = args.Transfer
             if t.TransferSize:
                 commands = C.copy(self._address(t.Source) + t.TransferOffset,
                                   self._address(t.Destination) + t.TransferOffset, t.TransferSize)
         elif op == OP.DXGK_OPERATION_FILL:
-            f = a.Fill
+            f = args.Fill
             commands = C.fill(f.Destination.SegmentAddress.QuadPart, f.FillSize, f.FillPattern)
         elif op == OP.DXGK_OPERATION_DISCARD_CONTENT:
             pass  # the content is not wanted: nothing to move
         elif op == OP.DXGK_OPERATION_MAP_APERTURE_SEGMENT:
-            m = a.MapApertureSegment
+            m = args.MapApertureSegment
             self.hw.map_aperture(self._aperture(m), m.pMdl, m.NumberOfPages * mmio.PAGE_SIZE)
         elif op == OP.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT:
-            m = a.UnmapApertureSegment  # unmapped pages point at the dummy page, never at nothing
+            m = args.UnmapApertureSegment  # unmapped pages point at the dummy page, never at nothing
             for page in range(m.NumberOfPages):
                 self.hw.map_aperture(self._aperture(m) + page * mmio.PAGE_SIZE, m.DummyPage.QuadPart, mmio.PAGE_SIZE)
         else:
             raise NotImplementedError(f"{OP(op).name}: VidMm asks a driver without GPU virtual addressing for "
                                       f"transfers, fills, discards and aperture mappings only")
-        if len(commands) > a.DmaSize:
+        if len(commands) > args.DmaSize:
             return INSUFFICIENT_DMA_BUFFER
-        self.mem.write(a.pDmaBuffer, commands)
-        a.pDmaBuffer += len(commands)
+        self.mem.write(args.pDmaBuffer, commands)
+        args.pDmaBuffer += len(commands)
         return SUCCESS
 
     def _address(self, side) -> int:

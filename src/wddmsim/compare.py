@@ -27,11 +27,11 @@ _HARDWARE_ONLY = {"band": None, "quantum": None, "suspend_at": None, "hw_queues"
 
 def variants(scenario) -> tuple[object, object, list[str]]:
     """``(software, hardware, notes)``: the two scenarios to run and what was translated."""
-    ad = scenario.adapter
+    adapter = scenario.adapter
     notes: list[str] = []
     # The software run.
-    gpu_va = bool(ad.gpu_va) or ad.scheduling == "hardware" or bool(scenario.fence)
-    sw_adapter = ad.model_copy(update={"scheduling": "software", "gpu_va": gpu_va or None})
+    gpu_va = bool(adapter.gpu_va) or adapter.scheduling == "hardware" or bool(scenario.fence)
+    sw_adapter = adapter.model_copy(update={"scheduling": "software", "gpu_va": gpu_va or None})
     processes = []
     for p in scenario.process:
         contexts = []
@@ -48,7 +48,7 @@ def variants(scenario) -> tuple[object, object, list[str]]:
         processes.append(p.model_copy(update={"context": contexts}))
     software = scenario.model_copy(update={"adapter": sw_adapter, "process": processes})
     # The hardware run.
-    hw_adapter = ad.model_copy(update={"scheduling": "hardware", "gpu_va": None})
+    hw_adapter = adapter.model_copy(update={"scheduling": "hardware", "gpu_va": None})
     driver = scenario.driver
     if driver.class_ is None:  # the reference driver: a version with hardware scheduling
         current = driver.settings.get("ddi_version", "wddm2_0")

@@ -11,7 +11,7 @@ Both build the report from the event log alone, so a saved log gives the same fo
 - ``frame_times.png``: time between display changes per VidPn source (when there are presents);
 - ``queue_depths.png``: packets on each node's hardware queue over time.
 
-Under hardware scheduling (no DmaPacket events; :mod:`wddmsim.trace.hwsched`) the utilisation plot
+Under hardware scheduling (no DmaPacket events; :mod:`wddmsim.trace.hwcontexts`) the utilisation plot
 draws a node's busy time as the union of its contexts' turns on its engine (``HwContextState``
 ``running`` to the next state change), as the GPU's scheduler logged them; the queue depth is
 the buffers with the driver (``DxgkDdiSubmitCommandToHwQueue`` returned success) not yet retired

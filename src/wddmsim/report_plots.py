@@ -5,7 +5,7 @@ alone, as :mod:`wddmsim.report` reads it (docs/events.md; docs/timeline.md, "Rep
   share of each time bucket (a round width giving 50 to 100 buckets over the run), busy meaning a
   DMA packet between its ``DmaPacketStart`` and ``DmaPacketStop`` (the OS's view, as GPUView
   draws it) or, under hardware scheduling, a hardware context's turn on the engine
-  (:func:`wddmsim.trace.hwsched.running_turns`);
+  (:func:`wddmsim.trace.hwcontexts.running_turns`);
 - ``context_latency.png``: each context's packet latency (``QueuePacketStart`` to its
   ``QueuePacketStop`` ``Completed``) as a cumulative distribution on a logarithmic time axis, so a
   few packets that waited seconds (a timeout) do not squash the rest against the left edge;
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from .trace.hwsched import HwNames, is_hardware, running_turns
+from .trace.hwcontexts import HwNames, is_hardware, running_turns
 
 MS = 1e6
 #: the shortest refresh period a scenario allows (1000 Hz, docs/scenarios.md)
@@ -70,7 +70,7 @@ def run_facts(events: list[dict]) -> RunFacts:
     """The log's end, nodes, hardware queue sizes and context names: ``process/context`` from
     ContextCreate; VidMm's system contexts, which have none, by what their first packet is and
     where it runs (``VidMm paging on COPY_0``; under hardware scheduling ``VidMm (paging)``, as
-    :class:`~wddmsim.trace.hwsched.HwNames` calls it)."""
+    :class:`~wddmsim.trace.hwcontexts.HwNames` calls it)."""
     nodes: dict[int, str] = {}
     sizes: dict[int, int] = {}
     contexts: dict[int, str] = {}

@@ -203,8 +203,8 @@ def _software(s: dict) -> list[Table | Lines]:
 
 
 def _hardware(s: dict) -> list[Table | Lines]:
-    w2 = s["wddm2"]
-    engines = {e["node"]: e for e in w2["engines"]}
+    wddm2 = s["wddm2"]
+    engines = {e["node"]: e for e in wddm2["engines"]}
     rows = [dict(n, **{k: v for k, v in engines[n["node"]].items() if k not in ("node", "name")}) for n in s["nodes"]]
     nodes = Table("Engines (hardware scheduling)", [
         _text("node", "name"),
@@ -218,7 +218,7 @@ def _hardware(s: dict) -> list[Table | Lines]:
         _col("queue maps", "queue_maps", wide=True),
         _col("queue unmaps", "queue_unmaps", wide=True),
     ], rows)
-    hw = {c["context"]: c for c in w2["contexts"]}
+    hw = {c["context"]: c for c in wddm2["contexts"]}
     rows = [dict(c, **{k: v for k, v in hw.get(c["context"], {}).items() if k != "context"}) for c in s["contexts"]]
     contexts = Table("Contexts (latency: submitted to completed)", [
         _text("context", "context"),
@@ -248,26 +248,26 @@ def _processes(s: dict) -> list[Table]:
     ], procs)]
 
 
-def _wddm2(w2: dict) -> list[Lines]:
+def _wddm2(wddm2: dict) -> list[Lines]:
     out = []
-    h = w2.get("hwsch")
+    h = wddm2.get("hwsch")
     if h is not None:
         out.append(Lines("Hardware queues", [
             plural(h["queues"], "queue"), f"{plural(h['submissions'], 'buffer')} submitted",
             plural(h["presents"], "present"), plural(h["suspends"], "suspend"), plural(h["resumes"], "resume"),
             plural(h["page_faults"], "page fault")]))
-    va = w2["gpu_va"]
+    va = wddm2["gpu_va"]
     out.append(Lines("GPU virtual addresses", [
         plural(va["address_spaces"], "address space"), plural(va["page_tables"], "page table"),
         f"{plural(va['paging_buffers'], 'paging buffer')} ({plural(va['page_table_updates'], 'page-table update')}, "
         f"{plural(va['tlb_flushes'], 'TLB flush', 'TLB flushes')})"]))
-    f = w2["fences"]
+    f = wddm2["fences"]
     out.append(Lines("Monitored fences", [
         f"{f['created']} created", f"{plural(f['gpu_updates'], 'GPU write')} seen",
         f"{f['cpu_signals']} CPU and {f['queued_signals']} queued {'signal' if f['queued_signals'] == 1 else 'signals'}",
         f"{f['cpu_waits']} CPU and {f['queue_waits']} GPU {'wait' if f['queue_waits'] == 1 else 'waits'}",
         plural(f["timeouts"], "timeout"), f"{f['tdr_maxed']} driven to the maximum by a reset"]))
-    n = w2.get("native_fences")
+    n = wddm2.get("native_fences")
     if n is not None:
         out.append(Lines("Native fences", [
             f"{n['fences']} live", plural(n["interrupts"], "NATIVE_FENCE_SIGNALED interrupt"),

@@ -115,7 +115,7 @@ class System:
         self.seed = scenario.seed if seed is None else seed
         self.trace = trace
         self.sim = sim = Simulator(self.seed)
-        ad = scenario.adapter
+        adapter = scenario.adapter
         driver_cls = _driver_class(driver if driver is not None else scenario.driver.class_)
         table = {**scenario.driver.settings, **(settings or {})}
         self.driver_settings = validated_settings(driver_cls, table)
@@ -126,14 +126,14 @@ class System:
             sim,
             [EngineSpec(n.name, n.engine, n.command_cost, n.copy_bandwidth, n.preemption, n.preemption_interval,
                         n.preemption_save, n.hw_queue_slots)
-             for n in ad.nodes],
-            [(s.name, s.kind, s.size, s.cpu_visible) for s in ad.segments],
-            display_refresh_hz=list(ad.displays), max_queued_flips=ad.max_queued_flips,
+             for n in adapter.nodes],
+            [(s.name, s.kind, s.size, s.cpu_visible) for s in adapter.segments],
+            display_refresh_hz=list(adapter.displays), max_queued_flips=adapter.max_queued_flips,
         )
         # A run keeps the hardware schedulers' latest state changes only (the event log has them all).
         self.gpu.history = HW_HISTORY
         for e in self.gpu.engines:
-            e.set_mode(engine_mode or ad.engine_mode)
+            e.set_mode(engine_mode or adapter.engine_mode)
         self.gpu.trace = trace
         # DriverEntry and AddDevice: the driver gets its device (registers, memory) and settings.
         info = DeviceInfo(gpu=self.gpu.mmio, memory=self.gpu.memory, settings=self.driver_settings)
@@ -142,23 +142,23 @@ class System:
         except Exception as e:  # noqa: BLE001 - the user's constructor failed: the driver does not load
             raise AdapterStartError([f"the driver's constructor raised {type(e).__name__}: {e}\n"
                                      + _traceback(e)]) from None
-        c = ad.cpu_cost
+        c = adapter.cpu_cost
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
-        depths = [n.hw_queue_depth or ad.hw_queue_depth for n in ad.nodes]
+        depths = [n.hw_queue_depth or adapter.hw_queue_depth for n in adapter.nodes]
         policy = make_policy(scenario.scheduler.policy, scenario.scheduler.quantum)
         self.adapter = Adapter(sim, self.driver, self.gpu.memory, policy=policy, hw_queue_depth=depths,
-                               costs=self.costs, verifier=verifier, trace=trace, null_rendering=ad.null_rendering,
+                               costs=self.costs, verifier=verifier, trace=trace, null_rendering=adapter.null_rendering,
                                tdr=TdrConfig(scenario.tdr.level, scenario.tdr.delay, scenario.tdr.watchdog,
                                              scenario.tdr.limit_count, scenario.tdr.limit_time),
-                               displays=list(ad.displays),
-                               budgets={i + 1: sg.budget for i, sg in enumerate(ad.segments) if sg.budget},
-                               scheduling=ad.scheduling, bands=_bands(ad.bands), gpu_va=bool(ad.gpu_va))
+                               displays=list(adapter.displays),
+                               budgets={i + 1: sg.budget for i, sg in enumerate(adapter.segments) if sg.budget},
+                               scheduling=adapter.scheduling, bands=_bands(adapter.bands), gpu_va=bool(adapter.gpu_va))
         self.gpu.irq.connect(self.adapter.interrupt)
         # Ground truth for the verifier (rule 43): the GPU's interrupt status register.
         irq = self.gpu.irq
         self.adapter.dxgk.interrupt_status = lambda: irq.status
         self.adapter.start()
-        for i, (n, _) in enumerate(zip(ad.nodes, self.adapter.vidsch.nodes)):
+        for i, (n, _) in enumerate(zip(adapter.nodes, self.adapter.vidsch.nodes)):
             if n.first_fence_id != 1:
                 self.adapter.vidsch.first_fence(i, n.first_fence_id)
         # The verifier's ground truth (dxgkrnl/groundtruth.py): what the GPU really fetched and ran.
@@ -300,14 +300,14 @@ class System:
 
         plus the ISR and the DPC per interrupt."""
         c = self.costs
-        ad = self.adapter
-        vs = ad.vidsch
+        adapter = self.adapter
+        vs = adapter.vidsch
         app = sum(ctx.submitted for ctx in self.contexts)
-        total = ad.interrupts * c.isr + ad.dpcs * c.dpc
-        w2 = ad.wddm2
-        if w2 is not None and w2.hwsch is not None:
+        total = adapter.interrupts * c.isr + adapter.dpcs * c.dpc
+        wddm2 = adapter.wddm2
+        if wddm2 is not None and wddm2.hwsch is not None:
             # The application's call, plus the OS's own call for a buffer it held behind a wait.
-            total += (w2.hwsch.submissions + w2.hwsch.deferred_submissions) * c.submit
+            total += (wddm2.hwsch.submissions + wddm2.hwsch.deferred_submissions) * c.submit
         else:
             physical = vs.packets_submitted - vs.virtual_submissions
             total += vs.virtual_submissions * c.submit + physical * (c.patch + c.submit)
@@ -323,8 +323,8 @@ class System:
         draws them; None under hardware scheduling, which has no DmaPacket events. VidMm's own
         work counts for the process "System" (pid 4)."""
         vs = self.adapter.vidsch
-        w2 = self.adapter.wddm2
-        hw = w2 is not None and w2.hwsch is not None
+        wddm2 = self.adapter.wddm2
+        hw = wddm2 is not None and wddm2.hwsch is not None
         procs: dict = {}
 
         def row(proc) -> dict:
@@ -343,10 +343,10 @@ class System:
             for r in procs.values():
                 r["os_busy_ns"] = None
             return list(procs.values())
-        for nq in vs.nodes:
+        for node_queue in vs.nodes:
             # The packet at the bottom of a busy node: its span so far.
-            if len(nq.hw) > nq.stopped and nq.busy_since >= 0:
-                row(nq.hw[nq.stopped].context.device.process)["os_busy_ns"] += elapsed - nq.busy_since
+            if len(node_queue.hw) > node_queue.stopped and node_queue.busy_since >= 0:
+                row(node_queue.hw[node_queue.stopped].context.device.process)["os_busy_ns"] += elapsed - node_queue.busy_since
         for proc, ns in vs.os_busy.items():
             row(proc)["os_busy_ns"] += ns
         truth = vs.truth
@@ -360,16 +360,16 @@ class System:
 
     def _wddm2_summary(self) -> dict | None:
         """GPU virtual addresses, monitored fences and (hardware scheduling) hardware queues."""
-        w2 = self.adapter.wddm2
-        if w2 is None:
+        wddm2 = self.adapter.wddm2
+        if wddm2 is None:
             return None
-        wake = w2.fences.wake_latency
-        out = {"gpu_va": w2.gpuva.summary(), "fences": dict(w2.fences.stats),
+        wake = wddm2.fences.wake_latency
+        out = {"gpu_va": wddm2.gpuva.summary(), "fences": dict(wddm2.fences.stats),
                "fence_wake_latency": {"count": wake.count, "total_ns": wake.total, "min_ns": wake.min,
                                       "mean_ns": wake.mean, "max_ns": wake.max}}
-        if w2.native is not None:
-            out["native_fences"] = w2.native.summary()
-        hw = w2.hwsch
+        if wddm2.native is not None:
+            out["native_fences"] = wddm2.native.summary()
+        hw = wddm2.hwsch
         if hw is not None:
             out["hwsch"] = hw.summary()
             # The GPU's own view (its context-management processor), per engine and per context.
@@ -418,8 +418,8 @@ class System:
         if not by_packet:
             return
         engines = self.gpu.engines
-        w2 = self.adapter.wddm2
-        if w2 is not None:
+        wddm2 = self.adapter.wddm2
+        if wddm2 is not None:
             # GPU virtual addressing: the user-mode driver writes the buffer. A page fault is a
             # real one, a write to an address nothing maps; a hang or a fatal hardware error is
             # armed on the buffer's virtual address.
@@ -437,7 +437,7 @@ class System:
                 elif f.fatal:
                     engines[ctx.node].fault_on_buffer(va, va, True)
 
-            w2.on_buffer = arm_va
+            wddm2.on_buffer = arm_va
             return
 
         def arm(packet) -> None:
@@ -507,19 +507,19 @@ class System:
         elapsed = sim.now
         vs = self.adapter.vidsch
         nodes = []
-        for nq, engine in zip(vs.nodes, self.gpu.engines):
-            busy = nq.busy_ns + (elapsed - nq.busy_since if len(nq.hw) > nq.stopped and nq.busy_since >= 0 else 0)
+        for node_queue, engine in zip(vs.nodes, self.gpu.engines):
+            busy = node_queue.busy_ns + (elapsed - node_queue.busy_since if len(node_queue.hw) > node_queue.stopped and node_queue.busy_since >= 0 else 0)
             nodes.append({
-                "node": nq.ordinal, "name": nq.name, "engine": engine.kind, "packets": nq.packets,
+                "node": node_queue.ordinal, "name": node_queue.name, "engine": engine.kind, "packets": node_queue.packets,
                 "busy_pct": round(100.0 * busy / elapsed, 3) if elapsed else 0.0,
                 "gpu_busy_pct": round(100.0 * min(engine.busy_ns, elapsed) / elapsed, 3) if elapsed else 0.0,
-                "hw_queue_depth": nq.depth, "max_queued": nq.max_depth_seen,
-                "last_fence": nq.last_completed, "preemption": engine.granularity,
-                "preemptions": nq.preemption.count,
-                "preempt_latency_p50_ns": nq.preemption.latencies.percentile(50),
-                "preempt_latency_max_ns": nq.preemption.latencies.max,
-                "handoffs": nq.handoffs.count, "handoff_min_ns": nq.handoffs.min,
-                "handoff_mean_ns": _mean(nq.handoffs), "handoff_max_ns": nq.handoffs.max,
+                "hw_queue_depth": node_queue.depth, "max_queued": node_queue.max_depth_seen,
+                "last_fence": node_queue.last_completed, "preemption": engine.granularity,
+                "preemptions": node_queue.preemption.count,
+                "preempt_latency_p50_ns": node_queue.preemption.latencies.percentile(50),
+                "preempt_latency_max_ns": node_queue.preemption.latencies.max,
+                "handoffs": node_queue.handoffs.count, "handoff_min_ns": node_queue.handoffs.min,
+                "handoff_mean_ns": _mean(node_queue.handoffs), "handoff_max_ns": node_queue.handoffs.max,
             })
         contexts = []
         for ctx in self.contexts:
@@ -535,23 +535,23 @@ class System:
                 "worst_wait_ns": None if ctx.hw else vs.worst_wait(ctx),
             })
         submitted, retired, makespan = vs.packets_submitted, vs.packets_retired, vs.last_retired_ns
-        w2 = self.adapter.wddm2
-        hw = w2 is not None and w2.hwsch is not None
+        wddm2 = self.adapter.wddm2
+        hw = wddm2 is not None and wddm2.hwsch is not None
         if hw:
             # Hardware scheduling: DxgkDdiSubmitCommandToHwQueue calls and progress-fence completions.
-            submitted, retired = w2.hwsch.submissions, w2.hwsch.completions
-            makespan = max(makespan, w2.hwsch.last_completion_ns)
+            submitted, retired = wddm2.hwsch.submissions, wddm2.hwsch.completions
+            makespan = max(makespan, wddm2.hwsch.last_completion_ns)
             for n in nodes:
                 n["busy_pct"] = n["gpu_busy_pct"]
-                n["packets"] = sum(q.submitted for q in w2.hwsch.nodes[n["node"]].queues)
+                n["packets"] = sum(q.submitted for q in wddm2.hwsch.nodes[n["node"]].queues)
         out = {
             "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
             "events": sim.events_run,
             "packets_submitted": submitted, "packets_completed": retired, "makespan_ns": makespan,
             "null_rendering_packets": vs.null_rendering_packets, "resubmissions": vs.resubmissions,
             "preemption_aware": bool(self.adapter.preemption_aware),
-            "tdr": {"engine_resets": vs.tdr.engine_resets + (w2.hwsch.tdr.engine_resets if hw else 0),
-                    "adapter_resets": vs.tdr.adapter_resets + (w2.hwsch.tdr.adapter_resets if hw else 0),
+            "tdr": {"engine_resets": vs.tdr.engine_resets + (wddm2.hwsch.tdr.engine_resets if hw else 0),
+                    "adapter_resets": vs.tdr.adapter_resets + (wddm2.hwsch.tdr.adapter_resets if hw else 0),
                     "live_dumps": [{"t": t, "code": c, "p4": p4} for t, c, p4 in vs.tdr.live_dumps]},
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "gpu_faults": len(self.gpu.faults),

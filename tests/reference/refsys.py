@@ -29,8 +29,8 @@ def build(contexts, *, nodes=ONE_NODE, cost=ZERO_COST, depth=2, policy="priority
         if "destroy_at" in c:
             ctx["destroy_at"] = c["destroy_at"]
         processes.append({"name": c["name"], "priority": c.get("process_priority", "normal"), "context": [ctx]})
-    ad = {"nodes": nodes, "cpu_cost": cost, "hw_queue_depth": depth, "preemption_aware": preemption, **(adapter or {})}
-    sc = scenario_of({"name": "reference", "duration": duration, "adapter": ad,
+    ad_spec = {"nodes": nodes, "cpu_cost": cost, "hw_queue_depth": depth, "preemption_aware": preemption, **(adapter or {})}
+    sc = scenario_of({"name": "reference", "duration": duration, "adapter": ad_spec,
                       "scheduler": {"policy": policy, **(scheduler or {})}, "process": processes, **top}, "<test>")
     trace = ListSink()
     return System(sc, trace=trace, engine_mode=engine_mode, driver=driver), trace

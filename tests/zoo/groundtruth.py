@@ -161,10 +161,10 @@ class ProgressBeforeBuffer(ReferenceDriver):
     RULE, AREA, SETTINGS = 96, "hardware_queues", {"ddi_version": "wddm2_7"}
 
     def DxgkDdiSubmitCommandToHwQueue(self, hAdapter, pSubmitCommandToHwQueue):
-        a = pSubmitCommandToHwQueue
-        q = self.hwqueues.get(a.hHwQueue)
-        if q is not None and a.DmaBufferSize:
-            self._hwqueue_write(q, C.fence(q.fence_gpu_va, a.HwQueueProgressFenceId, interrupt=True))
+        args = pSubmitCommandToHwQueue
+        q = self.hwqueues.get(args.hHwQueue)
+        if q is not None and args.DmaBufferSize:
+            self._hwqueue_write(q, C.fence(q.fence_gpu_va, args.HwQueueProgressFenceId, interrupt=True))
         return super().DxgkDdiSubmitCommandToHwQueue(hAdapter, pSubmitCommandToHwQueue)
 
 

@@ -39,7 +39,7 @@ from .composition import PresentToken
 from .present import FLAG_FLIP, FLAG_FLIP_NO_WAIT, FLAG_REDIRECTED_PRESENT
 from .vidsch import FLAG_NULL_RENDERING, FLAG_PRESENT, VidSch
 from .vsync import VsyncControl
-from .wddm2 import Wddm2
+from .wddm2 import OsWddm2
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 ENGINE_TYPE_NAMES = {0: "OTHER", 1: "3D", 2: "VIDEO_DECODE", 3: "VIDEO_ENCODE", 4: "VIDEO_PROCESSING",
@@ -280,7 +280,7 @@ class Adapter:
                                          f"a multiple of 8 from 8 to 4096"])
             self.native_fence_caps = nf
         if self.gpu_va:
-            self.wddm2 = Wddm2(self, hardware=hardware, bands=self._bands)
+            self.wddm2 = OsWddm2(self, hardware=hardware, bands=self._bands)
             self.wddm2.start(node_flags)
         render_cls = ddi.cls("DXGKARG_RENDER")
         self._render_args = render_cls()
@@ -313,18 +313,18 @@ class Adapter:
         as the output buffer, ``inp`` (if any) as the input; returns the output structure as the
         driver left it. A failure does not start the adapter."""
         ddi = self.ddi
-        a = ddi.new("DXGKARG_QUERYADAPTERINFO")
-        a.Type = int(DXGK_QUERYADAPTERINFOTYPE[kind])
+        args = ddi.new("DXGKARG_QUERYADAPTERINFO")
+        args.Type = int(DXGK_QUERYADAPTERINFOTYPE[kind])
         for buf, member in ((inp, "Input"), (out, "Output")):
             if buf is not None:
                 size = ctypes.sizeof(buf)
                 addr = self.pool.alloc(size)
                 self.memory.write(addr, bytes(buf))
-                setattr(a, f"p{member}Data", addr)
-                setattr(a, f"{member}DataSize", size)
-        ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, a, log=False,
+                setattr(args, f"p{member}Data", addr)
+                setattr(args, f"{member}DataSize", size)
+        ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, args, log=False,
                  fail=f"DxgkDdiQueryAdapterInfo({kind}) failed; the adapter does not start")
-        return type(out).from_buffer_copy(self.memory.read(a.pOutputData, ctypes.sizeof(out)))
+        return type(out).from_buffer_copy(self.memory.read(args.pOutputData, ctypes.sizeof(out)))
 
     def _query_segments(self):
         """The segment descriptors (DXGKQAITYPE_QUERYSEGMENT: first the count, then the array)
@@ -351,11 +351,11 @@ class Adapter:
         size = 256
         out = self.pool.alloc(size)
         self.memory.write(out, bytes(size))
-        a = self.ddi.new("DXGKARG_QUERYADAPTERINFO")
-        a.Type = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_UMDRIVERPRIVATE)
-        a.pOutputData = out
-        a.OutputDataSize = size
-        status = self.ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, a, log=False)
+        args = self.ddi.new("DXGKARG_QUERYADAPTERINFO")
+        args.Type = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_UMDRIVERPRIVATE)
+        args.pOutputData = out
+        args.OutputDataSize = size
+        status = self.ddi.call("DxgkDdiQueryAdapterInfo", self.hAdapter, args, log=False)
         return bytes(self.memory.read(out, size)).rstrip(b"\0") if status == SUCCESS else b""
 
     # -- trace helpers ------------------------------------------------------------------------------
@@ -750,31 +750,31 @@ class Adapter:
         plist = alist + info.AllocationListSize * self._alist_size
         # Element 0 is always NULL; 1 = source, 2 = destination (DXGK_PRESENT_*_INDEX).
         self._write_allocation_list(alist, [None, source, destination])
-        a = self._present_args
-        a.pDmaBuffer = dma
-        a.DmaSize = info.DmaBufferSize
-        a.pDmaBufferPrivateData = priv
-        a.DmaBufferPrivateDataSize = info.DmaBufferPrivateDataSize
-        a.pAllocationList = alist
-        a.pPatchLocationListOut = plist
-        a.PatchLocationListOutSize = info.PatchLocationListSize
-        a.MultipassOffset = 0
-        a.SrcRect.left = a.SrcRect.top = 0
-        a.SrcRect.right = width
-        a.SrcRect.bottom = height
-        a.DstRect.left = a.DstRect.top = 0
-        a.DstRect.right = width
-        a.DstRect.bottom = height
-        a.FlipInterval = flip_interval if flip else 0
-        a.Flags.Value = 0
+        args = self._present_args
+        args.pDmaBuffer = dma
+        args.DmaSize = info.DmaBufferSize
+        args.pDmaBufferPrivateData = priv
+        args.DmaBufferPrivateDataSize = info.DmaBufferPrivateDataSize
+        args.pAllocationList = alist
+        args.pPatchLocationListOut = plist
+        args.PatchLocationListOutSize = info.PatchLocationListSize
+        args.MultipassOffset = 0
+        args.SrcRect.left = args.SrcRect.top = 0
+        args.SrcRect.right = width
+        args.SrcRect.bottom = height
+        args.DstRect.left = args.DstRect.top = 0
+        args.DstRect.right = width
+        args.DstRect.bottom = height
+        args.FlipInterval = flip_interval if flip else 0
+        args.Flags.Value = 0
         if flip:
-            a.Flags.Flip = 1
-            a.Flags.FlipWithNoWait = 1 if mode == "flip_no_wait" else 0
+            args.Flags.Flip = 1
+            args.Flags.FlipWithNoWait = 1 if mode == "flip_no_wait" else 0
         else:
-            a.Flags.Blt = 1
-        a.DmaBufferSegmentId = 0
-        a.DmaBufferPhysicalAddress.QuadPart = dma
-        status = self.ddi.call("DxgkDdiPresent", ctx.hDdi, a)
+            args.Flags.Blt = 1
+        args.DmaBufferSegmentId = 0
+        args.DmaBufferPhysicalAddress.QuadPart = dma
+        status = self.ddi.call("DxgkDdiPresent", ctx.hDdi, args)
         if status != SUCCESS:
             self.pool.free(block, total)
             raise ApiError(status, "DxgkDdiPresent failed")
@@ -792,13 +792,13 @@ class Adapter:
         p.present_t = self.sim.now if call_start is None else call_start
         p.dma = dma
         p.dma_size = info.DmaBufferSize
-        p.end_off = a.pDmaBuffer - dma
+        p.end_off = args.pDmaBuffer - dma
         p.priv = priv
         p.priv_size = info.DmaBufferPrivateDataSize
         p.alist = alist
         p.alist_n = 3
         p.plist = plist
-        p.plist_n = (a.pPatchLocationListOut - plist) // self._plist_size
+        p.plist_n = (args.pPatchLocationListOut - plist) // self._plist_size
         p.buffers = (block, total)
         ctx.submitted += 1
         if self.on_packet is not None:
@@ -842,11 +842,11 @@ class Adapter:
         if p.present_t >= 0:
             self.vidsch.presents.forget(p)
         if self._cancel_args is not None and not reached_hardware:
-            a = self._cancel_args
-            self._cancel_fill(a, ctx.hDdi, p.dma, p.dma_size, p.start_off, p.end_off, p.priv, p.priv_size, 0,
+            args = self._cancel_args
+            self._cancel_fill(args, ctx.hDdi, p.dma, p.dma_size, p.start_off, p.end_off, p.priv, p.priv_size, 0,
                               p.priv_size, p.alist, p.alist_n, p.plist, p.plist_n, 0, p.plist_n)
             address = self.interrupt_address
-            self.ddi.call("DxgkDdiCancelCommand", self.hAdapter, a, facts=R.Facts(version=self.version),
+            self.ddi.call("DxgkDdiCancelCommand", self.hAdapter, args, facts=R.Facts(version=self.version),
                           judge="after", address=address, bugcheck=lambda status: BugCheck(
                               BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.FAILED_CANCEL_COMMAND,
                               status & 0xFFFFFFFF, address, p.seq))
@@ -886,10 +886,10 @@ class Adapter:
         priority may preempt the running context, a ready one may be picked sooner."""
         vs = self.vidsch
         for ordinal in sorted({c.node for c in contexts if c.ready}):
-            nq = vs.nodes[ordinal]
-            vs._wake_worker(nq)
+            node_queue = vs.nodes[ordinal]
+            vs._wake_worker(node_queue)
             if vs.preemptor.enabled:
-                vs.preemptor.consider(nq)
+                vs.preemptor.consider(node_queue)
 
     def set_context_priority(self, ctx: Context, priority: int) -> None:
         """D3DKMTSetContextSchedulingPriority: the context's priority within its process, -7..7

@@ -39,28 +39,28 @@ class AdapterStop:
 
     def stop(self) -> None:
         """Stop the scheduler now (PASSIVE_LEVEL): cancel, reset, remove (see the module doc)."""
-        ad = self.adapter
+        adapter = self.adapter
         if self.stopped_at is not None:
             return
-        vs = ad.vidsch
+        vs = adapter.vidsch
         tdr = vs.tdr
-        sim = ad.sim
+        sim = adapter.sim
         now = sim.now
         self.stopped_at = now
         vs.stopped = True
         system = list(vs.vidmm._system_contexts.values())
-        contexts = [c for c in ad.contexts if not c.destroyed] + system
+        contexts = [c for c in adapter.contexts if not c.destroyed] + system
         pending = sum(len(c.queue) for c in contexts)
         on_hw = sum(len(q.hw) - q.stopped + len(q.preemption.preempted) for q in vs.nodes)
-        if ad.trace is not None:
-            ad.trace.emit(now, "AdapterStop", {"pending": pending, "on_hardware": on_hw})
+        if adapter.trace is not None:
+            adapter.trace.emit(now, "AdapterStop", {"pending": pending, "on_hardware": on_hw})
         if any(len(q.hw) > q.stopped for q in vs.nodes):
             self._reset(vs, tdr)
         else:
             self._cancel_taken_back(vs)
         for ctx in system:
-            ad.drop_queue(ctx)
-        for proc in ad.processes:
+            adapter.drop_queue(ctx)
+        for proc in adapter.processes:
             for dev in proc.devices:
                 tdr.device_error(dev, "adapter stopped")
 

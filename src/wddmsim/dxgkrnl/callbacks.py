@@ -129,7 +129,7 @@ class DxgkInterface:
     def DxgkCbNotifyInterrupt(self, hAdapter: int, pNotifyInterruptData) -> None:
         """An interrupt event (DIRQL only, never re-entrantly: rule 38; DMA before CRTC: rule 42)."""
         self.callbacks += 1
-        ad = self.adapter
+        adapter = self.adapter
         sim = self.sim
         if sim.irql != DEVICE:
             self._violation(38, "NotifyInterruptAtDirql",
@@ -144,28 +144,28 @@ class DxgkInterface:
                 self._violation(42, "DmaBeforeCrtc",
                                 f"{_INTERRUPT_NAMES.get(itype, itype)} was reported after a CRTC_VSYNC event in "
                                 f"the same ISR pass; DMA events come first")
-        if ad.ddi.active != "DxgkDdiQueryCurrentFence":
+        if adapter.ddi.active != "DxgkDdiQueryCurrentFence":
             self._unprocessed += 1
             if not self.in_isr:
                 self._outside += 1
-                ad.ddi.returned = self.returned  # judged when the entry point returns (rule 39)
-        if ad.trace is not None:
-            ad.trace.emit(sim.now, "Callback", {"name": "DxgkCbNotifyInterrupt", "irql": "DIRQL",
+                adapter.ddi.returned = self.returned  # judged when the entry point returns (rule 39)
+        if adapter.trace is not None:
+            adapter.trace.emit(sim.now, "Callback", {"name": "DxgkCbNotifyInterrupt", "irql": "DIRQL",
                                                 "args": self._interrupt_args(data)})
         self._dispatch(data, itype)
 
     def _dispatch(self, data, itype: int) -> None:
-        ad = self.adapter
-        vidsch = ad.vidsch
-        w2 = ad.wddm2
-        hw = w2.hwsch if w2 is not None else None
+        adapter = self.adapter
+        vidsch = adapter.vidsch
+        wddm2 = adapter.wddm2
+        hw = wddm2.hwsch if wddm2 is not None else None
         if itype == _DMA_COMPLETED:
             vidsch.dma_completed(data)
         elif itype == _DMA_PREEMPTED:
             vidsch.dma_preempted(data)
         elif itype == _DMA_PAGE_FAULTED:
             vidsch.tdr.page_fault(data)
-        elif itype == _MONITORED_FENCE_SIGNALED and w2 is not None:
+        elif itype == _MONITORED_FENCE_SIGNALED and wddm2 is not None:
             if hw is not None:
                 hw.tdr.check_interrupt(data, data.MonitoredFenceSignaled.NodeOrdinal)
             # The DPC reads the fences (and, hardware-scheduled, the progress fences).
@@ -177,32 +177,32 @@ class DxgkInterface:
         elif itype == _HWQUEUE_PAGE_FAULTED and hw is not None:
             hw.tdr.check_interrupt(data, data.HwQueuePageFaulted.NodeOrdinal)
             hw.tdr.page_faulted(data)
-        elif itype == _NATIVE_FENCE_SIGNALED and w2 is not None and w2.native is not None:
-            if ad.verifier.mode != "off":
-                ad.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=ad.version),
-                                  ad.interrupt_address)
-            w2.native.interrupt(data)  # the DPC reads the fences it names
+        elif itype == _NATIVE_FENCE_SIGNALED and wddm2 is not None and wddm2.native is not None:
+            if adapter.verifier.mode != "off":
+                adapter.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=adapter.version),
+                                  adapter.interrupt_address)
+            wddm2.native.interrupt(data)  # the DPC reads the fences it names
         elif itype == _CRTC_VSYNC:
-            if ad.verifier.mode != "off":
-                ad.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data,
-                                  R.Facts(version=ad.version, physical_adapter_count=1), ad.interrupt_address)
+            if adapter.verifier.mode != "off":
+                adapter.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data,
+                                  R.Facts(version=adapter.version, physical_adapter_count=1), adapter.interrupt_address)
             v = data.CrtcVsync
             self.vsyncs += 1
-            if ad.trace is not None:
-                ad.trace.emit(self.sim.now, "VSync", {"source": v.VidPnTargetId,
+            if adapter.trace is not None:
+                adapter.trace.emit(self.sim.now, "VSync", {"source": v.VidPnTargetId,
                                                      "address": v.PhysicalAddress.QuadPart})
             vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now, data)
         else:
             # Other interrupt types arrive with the later parts of the model; the verifier still
             # judges them, so a malformed one is not lost.
-            if ad.verifier.mode != "off":
-                ad.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=ad.version),
-                                  ad.interrupt_address)
+            if adapter.verifier.mode != "off":
+                adapter.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(version=adapter.version),
+                                  adapter.interrupt_address)
             self.unhandled_interrupts += 1
 
     def _interrupt_args(self, data) -> dict:
         """The logged members of an interrupt event: its type and its union arm."""
-        ad = self.adapter
+        adapter = self.adapter
         itype = int(data.InterruptType)
         args = {"InterruptType": _INTERRUPT_NAMES.get(itype, itype)}
         if itype == _DMA_COMPLETED:
@@ -219,7 +219,7 @@ class DxgkInterface:
                                     "LastCompletedFenceId": dp.LastCompletedFenceId,
                                     "NodeOrdinal": dp.NodeOrdinal, "EngineOrdinal": dp.EngineOrdinal}
         else:
-            full = codec.decode(data.record, bytes(data), ad.arch, ad.version)
+            full = codec.decode(data.record, bytes(data), adapter.arch, adapter.version)
             for f in full:
                 if f.depth == 1 and "." in f.path:
                     arm, member = f.path.split(".", 1)
@@ -241,41 +241,41 @@ class DxgkInterface:
     def DxgkCbNotifyDpc(self, hAdapter: int) -> None:
         """From the DPC: the scheduler processes what was reported since the last one."""
         self.callbacks += 1
-        ad = self.adapter
+        adapter = self.adapter
         self._not_from_isr("DxgkCbNotifyDpc")
         if self._in_dpc:
             self._dpc_notified = True
         self._unprocessed = 0
-        if ad.trace is not None:
-            ad.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
-        w2 = ad.wddm2
-        if w2 is not None and w2.hwsch is not None:
-            w2.hwsch.retire()  # progress fences, then every monitored fence with waiters
-            if w2.native is not None:
-                w2.native.dpc()  # native fences named by NATIVE_FENCE_SIGNALED
+        if adapter.trace is not None:
+            adapter.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
+        wddm2 = adapter.wddm2
+        if wddm2 is not None and wddm2.hwsch is not None:
+            wddm2.hwsch.retire()  # progress fences, then every monitored fence with waiters
+            if wddm2.native is not None:
+                wddm2.native.dpc()  # native fences named by NATIVE_FENCE_SIGNALED
             return
-        ad.vidsch.retire()
-        if w2 is not None:
-            w2.fences.scan()  # fences the GPU may have written, with waiters on them
+        adapter.vidsch.retire()
+        if wddm2 is not None:
+            wddm2.fences.scan()  # fences the GPU may have written, with waiters on them
 
     def DxgkCbInvalidateHwContext(self, pInvalidateHwContext) -> None:
         """From DxgkDdiResetHwEngine: the reset hit this hardware context; its device goes to error."""
         self.callbacks += 1
-        ad = self.adapter
+        adapter = self.adapter
         self._not_from_isr("DxgkCbInvalidateHwContext")
-        if ad.trace is not None:
-            ad.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbInvalidateHwContext", "irql": "PASSIVE_LEVEL",
-                                                     "args": ad.ddi.args_of(pInvalidateHwContext)})
-        ad.wddm2.hwsch.tdr.invalidate(pInvalidateHwContext.hHwContext)
+        if adapter.trace is not None:
+            adapter.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbInvalidateHwContext", "irql": "PASSIVE_LEVEL",
+                                                     "args": adapter.ddi.args_of(pInvalidateHwContext)})
+        adapter.wddm2.hwsch.tdr.invalidate(pInvalidateHwContext.hHwContext)
 
     def DxgkCbIsFeatureEnabled(self, hAdapter: int, FeatureId: str) -> bool:
         """DXGK_FEATURE_NATIVE_FENCE ("Native GPU fence objects") is enabled for a WDDM 3.2 driver on an
         adapter run with hardware scheduling; the model knows no other optional feature."""
         self.callbacks += 1
         self._not_from_isr("DxgkCbIsFeatureEnabled")
-        ad = self.adapter
+        adapter = self.adapter
         if FeatureId == "NATIVE_FENCE":
-            return ad.native_fence_enabled
+            return adapter.native_fence_enabled
         return False
 
     def DxgkCbSynchronizeExecution(self, hAdapter, SynchronizeRoutine, Context, MessageNumber):
@@ -371,10 +371,10 @@ class DxgkInterface:
                             f"reported with DxgkCbNotifyInterrupt since the last one")
 
     def _stop(self, bc: BugCheck, message: str) -> None:
-        ad = self.adapter
+        adapter = self.adapter
         storm = bc.code == BugCheckCode.HARDWARE_INTERRUPT_STORM
         # A storm is an ISR that leaves its interrupt asserted: rule 43 broken until Windows stops.
-        raise BugCheckStop(CrashRecord(time=self.sim.now, bugcheck=bc, message=message, struct="", arch=ad.arch,
-                                       ddi_version=ad.version.name if ad.version is not None else "",
+        raise BugCheckStop(CrashRecord(time=self.sim.now, bugcheck=bc, message=message, struct="", arch=adapter.arch,
+                                       ddi_version=adapter.version.name if adapter.version is not None else "",
                                        ddi="DxgkDdiInterruptRoutine" if storm else "DxgkDdiDpcRoutine",
                                        rule=43 if storm else None, rule_name="IsrDismissesInterrupt" if storm else None))

@@ -78,9 +78,8 @@ class GpuVa:
         self.paging_buffers = 0
         self.updates = 0
         self.flushes = 0
-        ad = adapter
-        self._args = layout.ctype(RECORDS["DXGKARG_BUILDPAGINGBUFFER"], ad.arch, ad.version)()
-        self._pte_cls = layout.ctype(RECORDS["DXGK_PTE"], ad.arch, ad.version)
+        self._args = layout.ctype(RECORDS["DXGKARG_BUILDPAGINGBUFFER"], adapter.arch, adapter.version)()
+        self._pte_cls = layout.ctype(RECORDS["DXGK_PTE"], adapter.arch, adapter.version)
         self._pte_size = ctypes.sizeof(self._pte_cls)
         self._pte_fast = self._pte_layout()
 
@@ -99,14 +98,14 @@ class GpuVa:
     def set_root(self, ctx) -> None:
         """DxgkDdiSetRootPageTable: the context runs in its process's address space (a system
         context of VidMm runs with physical addresses: root 0)."""
-        ad = self.adapter
+        adapter = self.adapter
         root = 0 if ctx.system else self.space(ctx.device.process).root
-        a = layout.ctype(RECORDS["DXGKARG_SETROOTPAGETABLE"], ad.arch, ad.version)()
-        a.hContext = ctx.hDriver
-        a.Address.SegmentId = 0  # system memory: the offset is the physical address
-        a.Address.SegmentOffset = root
-        a.NumEntries = 1 << self.index_bits
-        ad.ddi.call("DxgkDdiSetRootPageTable", ad.hAdapter, a)
+        args = layout.ctype(RECORDS["DXGKARG_SETROOTPAGETABLE"], adapter.arch, adapter.version)()
+        args.hContext = ctx.hDriver
+        args.Address.SegmentId = 0  # system memory: the offset is the physical address
+        args.Address.SegmentOffset = root
+        args.NumEntries = 1 << self.index_bits
+        adapter.ddi.call("DxgkDdiSetRootPageTable", adapter.hAdapter, args)
 
     def _shift(self, level: int) -> int:
         return 12 + level * self.index_bits
@@ -252,8 +251,8 @@ class GpuVa:
     # -- paging buffers ---------------------------------------------------------------------------------
     def flush(self, sp: AddressSpace) -> None:
         """Build ``sp``'s pending page-table writes into one paging buffer and submit it."""
-        ad = self.adapter
-        mem = ad.memory
+        adapter = self.adapter
+        mem = adapter.memory
         ops = sorted(sp.pending.items(), key=lambda kv: (-kv[0][0], kv[0][1]))
         sp.pending = {}
         # Entries as DXGK_PTE arrays in kernel memory; one UPDATE_PAGE_TABLE per run of indices.
@@ -270,21 +269,21 @@ class GpuVa:
                     start = prev = i
         pte_bytes = sum(len(r[3]) for r in runs) * self._pte_size
         size = 64 * 1024
-        block = ad.pool.alloc(size + max(pte_bytes, 1) + PAGE)
+        block = adapter.pool.alloc(size + max(pte_bytes, 1) + PAGE)
         ptes = block + size
         priv = ptes + -(-max(pte_bytes, 1) // PAGE) * PAGE
-        a = self._args
+        args = self._args
         cursor = block
         out = ptes
         for level, table, start, entries in runs:
             mem.write(out, self._pte_array(entries))
-            ctypes.memset(ctypes.addressof(a), 0, ctypes.sizeof(a))
-            a.pDmaBuffer = cursor
-            a.DmaSize = block + size - cursor
-            a.pDmaBufferPrivateData = priv
-            a.DmaBufferPrivateDataSize = PAGE
-            a.Operation = int(OP.DXGK_OPERATION_UPDATE_PAGE_TABLE)
-            u = a.UpdatePageTable
+            ctypes.memset(ctypes.addressof(args), 0, ctypes.sizeof(args))
+            args.pDmaBuffer = cursor
+            args.DmaSize = block + size - cursor
+            args.pDmaBufferPrivateData = priv
+            args.DmaBufferPrivateDataSize = PAGE
+            args.Operation = int(OP.DXGK_OPERATION_UPDATE_PAGE_TABLE)
+            u = args.UpdatePageTable
             u.PageTableLevel = self.levels - 1 - level  # the DDI counts from the root (0)
             u.UpdateMode = int(DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL)
             u.PageTableAddress.GpuPhysical.SegmentId = 0
@@ -294,35 +293,35 @@ class GpuVa:
             u.pPageTableEntries = out
             u.StartIndex = start
             u.NumPageTableEntries = len(entries)
-            self._build(a)
-            cursor = a.pDmaBuffer
+            self._build(args)
+            cursor = args.pDmaBuffer
             out += len(entries) * self._pte_size
             self.updates += 1
         if sp.flush:
             lo = min(r[0] for r in sp.flush)
             hi = max(r[1] for r in sp.flush)
             sp.flush = []
-            ctypes.memset(ctypes.addressof(a), 0, ctypes.sizeof(a))
-            a.pDmaBuffer = cursor
-            a.DmaSize = block + size - cursor
-            a.pDmaBufferPrivateData = priv
-            a.DmaBufferPrivateDataSize = PAGE
-            a.Operation = int(OP.DXGK_OPERATION_FLUSH_TLB)
-            f = a.FlushTlb
+            ctypes.memset(ctypes.addressof(args), 0, ctypes.sizeof(args))
+            args.pDmaBuffer = cursor
+            args.DmaSize = block + size - cursor
+            args.pDmaBufferPrivateData = priv
+            args.DmaBufferPrivateDataSize = PAGE
+            args.Operation = int(OP.DXGK_OPERATION_FLUSH_TLB)
+            f = args.FlushTlb
             f.RootPageTableAddress.SegmentId = 0
             f.RootPageTableAddress.SegmentOffset = sp.root
             f.hProcess = sp.handle
             f.StartVirtualAddress = lo
             f.EndVirtualAddress = hi
-            self._build(a)
-            cursor = a.pDmaBuffer
+            self._build(args)
+            cursor = args.pDmaBuffer
             self.flushes += 1
         sp.in_flight += 1
         self.paging_buffers += 1
         total = size + max(pte_bytes, 1) + PAGE
 
         def done(_status=None, sp=sp, block=block, total=total):
-            ad.pool.free(block, total)
+            adapter.pool.free(block, total)
             sp.in_flight -= 1
             if not sp.in_flight and not sp.pending:
                 waiters, sp.waiters = sp.waiters, []
@@ -384,13 +383,13 @@ class GpuVa:
             return None
         return templates, field.offset, struct.Struct("<Q").pack_into
 
-    def _build(self, a) -> None:
+    def _build(self, args) -> None:
         vidmm = self.adapter.vidsch.vidmm
-        status = vidmm.build(a)  # rule 69 on success
+        status = vidmm.build(args)  # rule 69 on success
         if status != SUCCESS:
             # A page-table update the driver will not build is a critical failure (DxgkDdiBuildPagingBuffer):
             # 0x119/0x5, rule 68 or 75.
-            vidmm.failed(a, status, "VidMm cannot keep the process's GPU virtual addresses current without it "
+            vidmm.failed(args, status, "VidMm cannot keep the process's GPU virtual addresses current without it "
                                     "(a 64 KiB paging buffer holds every page-table operation it asks for)")
 
     def summary(self) -> dict:

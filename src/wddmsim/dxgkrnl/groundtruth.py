@@ -355,13 +355,13 @@ class GroundTruth:
         return out
 
     # -- what the driver reports -------------------------------------------------------------------
-    def completing(self, nq, fence: int, preempted: bool) -> None:
-        """The driver reports every packet of ``nq`` up to ``fence`` complete (DMA_COMPLETED, or
+    def completing(self, node_queue, fence: int, preempted: bool) -> None:
+        """The driver reports every packet of ``node_queue`` up to ``fence`` complete (DMA_COMPLETED, or
         DMA_PREEMPTED's LastCompletedFenceId when ``preempted``): each must have run by now."""
         now = self.vidsch.sim.now
         rule, name = (36, "PreemptLastCompletedValid") if preempted else (37, "LastCompletedAdvancesOnlyOnCompletion")
-        hw = nq.hw
-        for i in range(nq.stopped, len(hw)):
+        hw = node_queue.hw
+        for i in range(node_queue.stopped, len(hw)):
             p = hw[i]
             if p.fence > fence:
                 break
@@ -373,7 +373,7 @@ class GroundTruth:
                 how = "never ran it" if ran == _NEVER else f"is still running it (it ends at {ran} ns)"
                 report = "DMA_PREEMPTED.LastCompletedFenceId" if preempted else "DMA_COMPLETED"
                 self._violation(rule, name,
-                                f"{MARK} {report} {fence} on node {nq.ordinal} completes fence {p.fence} "
+                                f"{MARK} {report} {fence} on node {node_queue.ordinal} completes fence {p.fence} "
                                 f"({p.kind} packet of context {p.context.handle}), but the GPU {how}")
                 return
 
@@ -399,28 +399,28 @@ class GroundTruth:
                             f"{MARK} the progress fence of hardware queue {q.handle} reads {value}, which completes "
                             f"submission {e.progress_id}, but the GPU {how}")
 
-    def null_rendering_done(self, nq, p) -> None:
+    def null_rendering_done(self, node_queue, p) -> None:
         """Rule 14 on a NullRendering packet whose fence came back (it is completing)."""
         del self._null[p.va or p.dma]
         vs = self.vidsch
         if self.verifier.mode == "off":
             return
         self.judged.add(14)
-        facts = replace(nq.facts, fence_signaled=True, work_executed=p.executed)
+        facts = replace(node_queue.facts, fence_signaled=True, work_executed=p.executed)
         if p.va:
-            name, args = "DXGKARG_SUBMITCOMMANDVIRTUAL", type(nq.virtual_args).from_buffer_copy(p.submit_bytes)
+            name, args = "DXGKARG_SUBMITCOMMANDVIRTUAL", type(node_queue.virtual_args).from_buffer_copy(p.submit_bytes)
         else:
             name, args = "DXGKARG_SUBMITCOMMAND", vs._submit_cls.from_buffer_copy(p.submit_bytes)
         found = self.verifier.find(name, args, facts)
         if found:
             found = [replace(v, message=f"{MARK} {v.message}") if v.rule == 14 else v for v in found]
-            self.verifier.handle(found, name, args, nq.submit_address)
+            self.verifier.handle(found, name, args, node_queue.submit_address)
 
-    def engine_reset(self, nq) -> None:
-        """Rule 114: DxgkDdiResetEngine returned success for ``nq``."""
-        e = self._engine_of.get(nq.ordinal)
+    def engine_reset(self, node_queue) -> None:
+        """Rule 114: DxgkDdiResetEngine returned success for ``node_queue``."""
+        e = self._engine_of.get(node_queue.ordinal)
         if e is not None and e < len(self.engines):
-            self._stopped((e,), 114, "ResetEngineLeavesQueueEmpty", f"DxgkDdiResetEngine on node {nq.ordinal}")
+            self._stopped((e,), 114, "ResetEngineLeavesQueueEmpty", f"DxgkDdiResetEngine on node {node_queue.ordinal}")
 
     def preemption_caps(self, graphics: int, compute: int) -> None:
         """Rule 65: a PreemptionAware driver reported these D3DKMDT_PREEMPTION_CAPS granularities."""

@@ -69,7 +69,7 @@ PROCESS_HANDLE_VALID = 0x80
 
 
 class HwTdr:
-    """Detection and recovery for one adapter's :class:`~wddmsim.dxgkrnl.hwqueue.HwSch`."""
+    """Detection and recovery for one adapter's :class:`~wddmsim.dxgkrnl.hwscheduling.OsHwScheduling`."""
 
     def __init__(self, hwsch):
         self.hwsch = hwsch
@@ -158,18 +158,18 @@ class HwTdr:
     def reset_engine(self, node, reason: str, timeout: bool) -> None:
         """DxgkDdiResetHwEngine, the contexts it hit in error, DxgkDdiResumeHwEngine (Microsoft's pages);
         ``timeout``: a TDR (live dump, counted) rather than a page fault."""
-        ad = self.adapter
+        adapter = self.adapter
         hw = self.hwsch
         sw = self._sw
         if timeout:
             sw.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, node.ordinal)
         node.resetting = True
         self._invalidated = []
-        a = layout.ctype(RECORDS["DXGKARG_RESETHWENGINE"], ad.arch, ad.version)()
-        a.NodeOrdinal = node.ordinal
-        a.EngineOrdinal = 0
+        args = layout.ctype(RECORDS["DXGKARG_RESETHWENGINE"], adapter.arch, adapter.version)()
+        args.NodeOrdinal = node.ordinal
+        args.EngineOrdinal = 0
         try:
-            status = ad.ddi.call("DxgkDdiResetHwEngine", ad.hAdapter, a)
+            status = adapter.ddi.call("DxgkDdiResetHwEngine", adapter.hAdapter, args)
             hit = self._invalidated
         finally:
             self._invalidated = None
@@ -181,10 +181,10 @@ class HwTdr:
         for dev in devices:
             hw.device_error(dev, "engine reset" if timeout else "page fault")
         node.resetting = False  # the OS enables the node's interrupts again and syncs its state
-        r = layout.ctype(RECORDS["DXGKARG_RESUMEHWENGINE"], ad.arch, ad.version)()
+        r = layout.ctype(RECORDS["DXGKARG_RESUMEHWENGINE"], adapter.arch, adapter.version)()
         r.NodeOrdinal = node.ordinal
         r.EngineOrdinal = 0
-        status = ad.ddi.call("DxgkDdiResumeHwEngine", ad.hAdapter, r)
+        status = adapter.ddi.call("DxgkDdiResumeHwEngine", adapter.hAdapter, r)
         if status != SUCCESS:
             self.adapter_reset(node, timeout)
             return
@@ -233,43 +233,43 @@ class HwTdr:
         nodes = self.hwsch.nodes
         if not (0 <= ordinal < len(nodes) and nodes[ordinal].resetting):
             return
-        ad = self.adapter
+        adapter = self.adapter
         bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.UNEXPECTED_INTERRUPT_AFTER_RESET,
                       int(data.InterruptType), ordinal, 0)
         raise BugCheckStop(CrashRecord(
             time=self.sim.now, bugcheck=bc, rule=57, rule_name="NoInterruptBeforeResume",
             message=f"the driver reported an interrupt ({data.InterruptType}) from node {ordinal} between "
                     f"DxgkDdiResetHwEngine and DxgkDdiResumeHwEngine",
-            struct=NOTIFY, arch=ad.arch, ddi_version=ad.version.name, address=ad.interrupt_address,
+            struct=NOTIFY, arch=adapter.arch, ddi_version=adapter.version.name, address=adapter.interrupt_address,
             data=bytes(data)))
 
     # -- page faults ----------------------------------------------------------------------------------
     def page_faulted(self, data) -> None:
         """HWQUEUE_PAGE_FAULTED (device IRQL): rules 51, 53 and 54, then recovery at PASSIVE_LEVEL."""
-        ad = self.adapter
+        adapter = self.adapter
         hw = self.hwsch
         pf = data.HwQueuePageFaulted
         flags = int(pf.PageFaultFlags)
-        verifier = ad.verifier
-        found = verifier.find(NOTIFY, data, R.Facts(version=ad.version))
+        verifier = adapter.verifier
+        found = verifier.find(NOTIFY, data, R.Facts(version=adapter.version))
         stop = next((v for v in found if v.bugcheck is not None), None)
         if stop is not None:
             bc = stop.bugcheck
-            verifier.handle(found, NOTIFY, data, ad.interrupt_address, bugcheck=bc)
+            verifier.handle(found, NOTIFY, data, adapter.interrupt_address, bugcheck=bc)
             raise BugCheckStop(CrashRecord(
-                time=self.sim.now, bugcheck=bc, message=str(stop), struct=NOTIFY, arch=ad.arch,
-                ddi_version=ad.version.name, address=ad.interrupt_address, data=bytes(data), rule=stop.rule,
+                time=self.sim.now, bugcheck=bc, message=str(stop), struct=NOTIFY, arch=adapter.arch,
+                ddi_version=adapter.version.name, address=adapter.interrupt_address, data=bytes(data), rule=stop.rule,
                 rule_name=stop.name))
         if found:
-            verifier.handle(found, NOTIFY, data, ad.interrupt_address)
+            verifier.handle(found, NOTIFY, data, adapter.interrupt_address)
         if not 0 <= pf.NodeOrdinal < len(hw.nodes):
-            ad.invalid_interrupt(data, f"HwQueuePageFaulted.NodeOrdinal {pf.NodeOrdinal} names no node")
+            adapter.invalid_interrupt(data, f"HwQueuePageFaulted.NodeOrdinal {pf.NodeOrdinal} names no node")
         wrong = self._wrong_handle(pf, flags)
         verifier.judged_rules.add(54)
         if wrong is not None and verifier.mode != "off":
-            verifier.handle([R.Violation(54, "HwQueueFaultHandleArm", wrong)], NOTIFY, data, ad.interrupt_address)
+            verifier.handle([R.Violation(54, "HwQueueFaultHandleArm", wrong)], NOTIFY, data, adapter.interrupt_address)
         self.page_faults += 1
-        q = None if flags & FENCE_INVALID else ad.handles.get(pf.FaultedHwQueue)
+        q = None if flags & FENCE_INVALID else adapter.handles.get(pf.FaultedHwQueue)
         if q is not None and q not in hw.queues:
             q = None
         node = hw.nodes[pf.NodeOrdinal]

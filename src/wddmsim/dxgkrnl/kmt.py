@@ -122,14 +122,14 @@ class D3DKMT:
         (DxgkDdiRender). ``null_rendering`` submits it with Flags.NullRendering: its fence
         completes, nothing runs. Physical addressing only: a GPU-VA adapter takes
         :meth:`SubmitCommand`."""
-        ad = self.adapter
-        if ad.wddm2 is not None:
+        adapter = self.adapter
+        if adapter.wddm2 is not None:
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            "this adapter uses GPU virtual addressing: submit with D3DKMTSubmitCommand")
-        cost = ad.costs.render
+        cost = adapter.costs.render
         if cost:
             yield cost
-        return ad.render(context, command, allocations, patches, null_rendering=null_rendering).seq
+        return adapter.render(context, command, allocations, patches, null_rendering=null_rendering).seq
 
     def SubmitCommand(self, context: Context, buffer: bytes, private: bytes = b"", *, queue=None,
                       progress_id: int | None = None, null_rendering: bool = False):
@@ -140,11 +140,11 @@ class D3DKMT:
         hardware scheduling it goes to ``queue`` (default the context's first) through
         DxgkDdiSubmitCommandToHwQueue in the calling thread (``CpuCost.submit``), as
         HwQueueProgressFenceId ``progress_id`` (default one above the queue's last)."""
-        w2 = self._wddm2()
-        cost = self.adapter.costs.submit if w2.hwsch is not None else 0
+        wddm2 = self._wddm2()
+        cost = self.adapter.costs.submit if wddm2.hwsch is not None else 0
         if cost:
             yield cost
-        return w2.submit_buffer(context, buffer, private, queue=queue, progress_id=progress_id,
+        return wddm2.submit_buffer(context, buffer, private, queue=queue, progress_id=progress_id,
                                 null_rendering=null_rendering).seq
 
     def MonitoredFenceWait(self, context: Context, fence, value: int) -> tuple[int, int, int]:
@@ -164,26 +164,26 @@ class D3DKMT:
 
     def HwQueueProgress(self, context: Context, queue=None, progress_id: int | None = None):
         """Hardware scheduling: ``(queue, progress id, the progress-fence write a buffer ends with or
-        None)`` for the next buffer of ``context`` (see :meth:`Wddm2.progress_value`)."""
-        w2 = self._wddm2()
-        if w2.hwsch is None:
+        None)`` for the next buffer of ``context`` (see :meth:`OsWddm2.progress_value`)."""
+        wddm2 = self._wddm2()
+        if wddm2.hwsch is None:
             return None, None, None
-        return w2.progress_value(context, queue, progress_id)
+        return wddm2.progress_value(context, queue, progress_id)
 
     def _wddm2(self):
-        w2 = self.adapter.wddm2
-        if w2 is None:
+        wddm2 = self.adapter.wddm2
+        if wddm2 is None:
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            "this needs a WDDM 2.x adapter with GPU virtual addressing")
-        return w2
+        return wddm2
 
     # -- monitored fences (D3DKMT*SynchronizationObject*) ----------------------------------------------
     def _fences(self):
-        w2 = self.adapter.wddm2
-        if w2 is None:
+        wddm2 = self.adapter.wddm2
+        if wddm2 is None:
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            "monitored fences need a WDDM 2.x adapter with GPU virtual addressing")
-        return w2.fences
+        return wddm2.fences
 
     def CreateSynchronizationObject(self, device: Device, initial: int = 0, flags=()):
         """A D3DDDI_MONITORED_FENCE owned by ``device``'s process."""
@@ -192,12 +192,12 @@ class D3DKMT:
     def CreateNativeFence(self, device: Device, initial: int = 0, flags=()):
         """D3DKMTCreateNativeFence (D3DDDI_NATIVEFENCE_TYPE_DEFAULT): a native GPU fence owned by
         ``device``'s process (WDDM 3.2 driver reporting NativeGpuFence, hardware scheduling)."""
-        w2 = self.adapter.wddm2
-        if w2 is None or w2.native is None:
+        wddm2 = self.adapter.wddm2
+        if wddm2 is None or wddm2.native is None:
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            "native GPU fences need hardware scheduling and a WDDM 3.2 driver that reports "
                            "DXGK_VIDSCHCAPS.NativeGpuFence")
-        return w2.native.create(device.process, device, initial, tuple(flags))
+        return wddm2.native.create(device.process, device, initial, tuple(flags))
 
     def OpenSynchronizationObject(self, fence, device: Device) -> None:
         """Use ``fence`` from another device (it is mapped into that device's process)."""
@@ -245,14 +245,14 @@ class D3DKMT:
         """Later buffers of the queue (hardware scheduling) or of the context (software scheduler)
         wait until ``fence`` reaches ``value``; other contexts and queues are not held (rule 103)."""
         fences = self._fences()
-        w2 = self.adapter.wddm2
+        wddm2 = self.adapter.wddm2
         if fence.native:
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            "the GPU waits for a native fence by itself (a WAIT on its CurrentValue in the buffer); "
                            "the OS does not hold queues behind one")
         fences.open(fence, context.device.process, context.device)
-        if w2.hwsch is not None:
-            w2.hwsch.wait(queue or context.hwqueues[0], fence, value)
+        if wddm2.hwsch is not None:
+            wddm2.hwsch.wait(queue or context.hwqueues[0], fence, value)
             return
         if context.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
@@ -265,13 +265,13 @@ class D3DKMT:
         """The OS signals ``fence`` to ``value`` once the buffers submitted before this call on
         the queue (or the context) are done."""
         fences = self._fences()
-        w2 = self.adapter.wddm2
+        wddm2 = self.adapter.wddm2
         if fence.native:
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            "the GPU signals a native fence by itself (a native fence write in the buffer)")
         fences.open(fence, context.device.process, context.device)
-        if w2.hwsch is not None:
-            w2.hwsch.signal(queue or context.hwqueues[0], fence, value)
+        if wddm2.hwsch is not None:
+            wddm2.hwsch.signal(queue or context.hwqueues[0], fence, value)
             return
         fences.register_signaler(fence, context.device)
         done = self.adapter.wait_event(context, context.seq)
@@ -297,12 +297,12 @@ class D3DKMT:
         cost = self.adapter.costs.present
         if cost:
             yield cost
-        w2 = self.adapter.wddm2
-        if w2 is not None and w2.hwsch is not None:
+        wddm2 = self.adapter.wddm2
+        if wddm2 is not None and wddm2.hwsch is not None:
             if mode != "blt":
                 raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                                "under hardware scheduling presents are blts (DxgkDdiPresentToHwQueue)")
-            return w2.hwsch.present(context, source, destination, width, height, vidpn_source, call_start=start).seq
+            return wddm2.hwsch.present(context, source, destination, width, height, vidpn_source, call_start=start).seq
         return self.adapter.present(context, source, destination, width, height, mode, sync_interval,
                                     vidpn_source, call_start=start, independent=independent,
                                     composes=composes).seq

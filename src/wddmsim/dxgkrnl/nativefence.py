@@ -98,25 +98,25 @@ class NativeFences:
     """The native GPU fences of one adapter (see the module doc)."""
 
     def __init__(self, wddm2):
-        self.w2 = wddm2
-        self.adapter = ad = wddm2.adapter
-        self.sim = ad.sim
+        self.wddm2 = wddm2
+        self.adapter = adapter = wddm2.adapter
+        self.sim = adapter.sim
         self.fences = wddm2.fences
-        self.trace = ad.trace
+        self.trace = adapter.trace
         self.by_handle: dict[int, NativeFence] = {}  # the OS's handle -> fence (what interrupts name)
         self.interrupts = 0  # NATIVE_FENCE_SIGNALED events
         self.updates = 0  # DxgkDdiUpdateMonitoredValues calls
         self.unknown_handles = 0
         self._pending: dict[NativeFence, None] = {}  # named by an interrupt, read in the next DPC
         self._scan_all = False
-        self._handle = struct.Struct("<Q" if ad.arch == "x64" else "<I")
-        self._arrays = ad.pool.alloc(PAGE)
-        self._create = layout.ctype(RECORDS["DXGKARG_CREATENATIVEFENCE"], ad.arch, ad.version)
-        self._destroy = layout.ctype(RECORDS["DXGKARG_DESTROYNATIVEFENCE"], ad.arch, ad.version)
-        self._update = layout.ctype(RECORDS["DXGKARG_UPDATEMONITOREDVALUES"], ad.arch, ad.version)()
-        self._current = layout.ctype(RECORDS["DXGKARG_UPDATECURRENTVALUESFROMCPU"], ad.arch, ad.version)()
+        self._handle = struct.Struct("<Q" if adapter.arch == "x64" else "<I")
+        self._arrays = adapter.pool.alloc(PAGE)
+        self._create = layout.ctype(RECORDS["DXGKARG_CREATENATIVEFENCE"], adapter.arch, adapter.version)
+        self._destroy = layout.ctype(RECORDS["DXGKARG_DESTROYNATIVEFENCE"], adapter.arch, adapter.version)
+        self._update = layout.ctype(RECORDS["DXGKARG_UPDATEMONITOREDVALUES"], adapter.arch, adapter.version)()
+        self._current = layout.ctype(RECORDS["DXGKARG_UPDATECURRENTVALUESFROMCPU"], adapter.arch, adapter.version)()
         self.cpu_signals = 0  # DxgkDdiUpdateCurrentValuesFromCpu calls
-        caps = ad.native_fence_caps
+        caps = adapter.native_fence_caps
         self.stride = int(caps.MonitoredValueStride)
         self.map_system = bool(caps.MapToGpuSystemProcess)
         self._mv_page = 0
@@ -126,27 +126,27 @@ class NativeFences:
     # -- objects ----------------------------------------------------------------------------------------
     def create(self, process, device, initial: int = 0, flags=()) -> NativeFence:
         """D3DKMTCreateNativeFence (D3DDDI_NATIVEFENCE_TYPE_DEFAULT) on ``device``."""
-        ad = self.adapter
+        adapter = self.adapter
         if self.fences.no64bit_atomics:
             raise ApiError(NOT_SUPPORTED, "native fences need 64-bit atomic writes of CurrentValue; the driver "
                                           "reports DXGK_VIDSCHCAPS.No64BitAtomics")
         fence = self.fences.create(process, device, initial, tuple(flags), kind=NativeFence)
         fence.monitored_va = mva = self._monitored_slot()
-        ad.memory.write_u64(mva, U64_MAX)  # no CPU waiter yet
-        fence.monitored_gpu_va[process] = self.w2.gpuva.address_of(process, mva)
-        a = self._create()
-        a.hGlobalNativeFence = fence.handle
-        a.Type = 0  # D3DDDI_NATIVEFENCE_TYPE_DEFAULT
+        adapter.memory.write_u64(mva, U64_MAX)  # no CPU waiter yet
+        fence.monitored_gpu_va[process] = self.wddm2.gpuva.address_of(process, mva)
+        args = self._create()
+        args.hGlobalNativeFence = fence.handle
+        args.Type = 0  # D3DDDI_NATIVEFENCE_TYPE_DEFAULT
         if self.map_system:
-            a.CurrentValueSystemProcessGpuVa = fence.cpu_va
-            a.MonitoredValueSystemProcessGpuVa = mva
+            args.CurrentValueSystemProcessGpuVa = fence.cpu_va
+            args.MonitoredValueSystemProcessGpuVa = mva
         try:
-            ad.ddi.call("DxgkDdiCreateNativeFence", ad.hAdapter, a, fail="DxgkDdiCreateNativeFence failed")
+            adapter.ddi.call("DxgkDdiCreateNativeFence", adapter.hAdapter, args, fail="DxgkDdiCreateNativeFence failed")
         except ApiError:
             self.fences.destroy(fence)
             self._mv_free.append(mva)
             raise
-        fence.hDriver = a.hGlobalNativeFence
+        fence.hDriver = args.hGlobalNativeFence
         self.by_handle[fence.handle] = fence
         return fence
 
@@ -155,7 +155,7 @@ class NativeFences:
         if self._mv_free:
             return self._mv_free.pop()
         if self._mv_next + self.stride > PAGE:
-            self._mv_page = self.w2._allocate(PAGE, PAGE)
+            self._mv_page = self.wddm2._allocate(PAGE, PAGE)
             self._mv_next = 0
         addr = self._mv_page + self._mv_next
         self._mv_next += self.stride
@@ -163,20 +163,20 @@ class NativeFences:
 
     def destroy(self, fence: NativeFence) -> None:
         """D3DKMTDestroySynchronizationObject on a native fence."""
-        ad = self.adapter
+        adapter = self.adapter
         self.fences.destroy(fence)
         self._mv_free.append(fence.monitored_va)
         self.by_handle.pop(fence.handle, None)
         self._pending.pop(fence, None)
-        a = self._destroy()
-        a.hGlobalNativeFence = fence.hDriver
-        ad.ddi.call("DxgkDdiDestroyNativeFence", ad.hAdapter, a)
+        args = self._destroy()
+        args.hGlobalNativeFence = fence.hDriver
+        adapter.ddi.call("DxgkDdiDestroyNativeFence", adapter.hAdapter, args)
 
     def monitored_address(self, fence: NativeFence, process) -> int:
         """MonitoredValue's GPU virtual address in ``process`` (mapped there on first use)."""
         va = fence.monitored_gpu_va.get(process)
         if va is None:
-            va = fence.monitored_gpu_va[process] = self.w2.gpuva.address_of(process, fence.monitored_va)
+            va = fence.monitored_gpu_va[process] = self.wddm2.gpuva.address_of(process, fence.monitored_va)
         return va
 
     # -- CPU waits -------------------------------------------------------------------------------------
@@ -215,21 +215,21 @@ class NativeFences:
     def _update_monitored(self, batch: list) -> None:
         """One DxgkDdiUpdateMonitoredValues call for ``[(fence, value), ...]`` (at most BATCH)."""
         assert len(batch) <= BATCH
-        ad = self.adapter
-        mem = ad.memory
+        adapter = self.adapter
+        mem = adapter.memory
         base = self._arrays
         h = self._handle
-        a = self._update
+        args = self._update
         values, where = base + PAGE // 4, base + PAGE // 2
         for i, (fence, value) in enumerate(batch):
             mem.write(base + i * h.size, h.pack(fence.hDriver))
             mem.write_u64(values + i * 8, value)
             mem.write(where + i * h.size, h.pack(fence.monitored_va))
-        a.NativeFenceArray = base
-        a.UpdatedValueArray = values
-        a.MonitoredValueKernelCpuVa = where
-        a.NumFences = len(batch)
-        ad.ddi.call("DxgkDdiUpdateMonitoredValues", a, address=base, bugcheck=_BUGCHECK)
+        args.NativeFenceArray = base
+        args.UpdatedValueArray = values
+        args.MonitoredValueKernelCpuVa = where
+        args.NumFences = len(batch)
+        adapter.ddi.call("DxgkDdiUpdateMonitoredValues", args, address=base, bugcheck=_BUGCHECK)
         now = self.sim.now
         self.updates += 1
         for fence, value in batch:
@@ -246,22 +246,22 @@ class NativeFences:
         if len(set(fences)) != len(fences):
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "a native fence is named twice in one signal")
         self.fences.check_cpu_signal(fences, values)
-        ad = self.adapter
-        mem = ad.memory
+        adapter = self.adapter
+        mem = adapter.memory
         base = self._arrays
         h = self._handle
-        a = self._current
+        args = self._current
         vals, where = base + PAGE // 4, base + PAGE // 2
         for i, (fence, value) in enumerate(zip(fences, values)):
             mem.write(base + i * h.size, h.pack(fence.hDriver))
             mem.write_u64(vals + i * 8, value)
             mem.write(where + i * h.size, h.pack(fence.cpu_va))
-        a.NativeFenceArray = base
-        a.UpdatedValueArray = vals
-        a.CurrentValueKernelCpuVa = where
-        a.NumFences = len(fences)
-        a.Flags.Value = 0
-        ad.ddi.call("DxgkDdiUpdateCurrentValuesFromCpu", a, address=base, bugcheck=_BUGCHECK_CURRENT)
+        args.NativeFenceArray = base
+        args.UpdatedValueArray = vals
+        args.CurrentValueKernelCpuVa = where
+        args.NumFences = len(fences)
+        args.Flags.Value = 0
+        adapter.ddi.call("DxgkDdiUpdateCurrentValuesFromCpu", args, address=base, bugcheck=_BUGCHECK_CURRENT)
         self.cpu_signals += 1
         for fence, value in zip(fences, values):
             if not fence.destroyed:

@@ -119,7 +119,7 @@ class Context:
         self.destroyed = False  # D3DKMTDestroyContext was called
         self.workload_allocations = ()  # allocations its workload made (for tests and reports)
         self.system = False  # a system context of VidMm (paging, context switches): above every process
-        # Hardware scheduling (dxgkrnl/hwqueue.py): a hardware context with its queues and band.
+        # Hardware scheduling (dxgkrnl/hwscheduling.py): a hardware context with its queues and band.
         self.hw = False
         self.hwqueues: list = []
         self.band = ""

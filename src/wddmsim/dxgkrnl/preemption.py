@@ -82,55 +82,55 @@ class Preemptor:
         self.enabled = adapter.preemption_aware
         self.resubmission_flag = FLAG_RESUBMISSION if adapter.version.value >= ddi_version("wddm2_0").value else 0
         cls = layout.ctype(RECORDS["DXGKARG_PREEMPTCOMMAND"], adapter.arch, adapter.version)
-        for nq in vidsch.nodes:
-            nq.preemption = NodePreemption(cls(), nq.submit_address + 0x800)
+        for node_queue in vidsch.nodes:
+            node_queue.preemption = NodePreemption(cls(), node_queue.submit_address + 0x800)
 
     # -- deciding -------------------------------------------------------------------------------------
-    def started(self, nq, packet) -> None:
-        """A packet reached the bottom of ``nq``'s hardware queue (any IRQL): track who runs and
+    def started(self, node_queue, packet) -> None:
+        """A packet reached the bottom of ``node_queue``'s hardware queue (any IRQL): track who runs and
         arm the quantum check if someone is waiting."""
-        st = nq.preemption
+        st = node_queue.preemption
         ctx = packet.context
         if ctx is not st.run_ctx:
             st.run_ctx = ctx
             st.run_since = self.sim.now
-            self.vs.policy.started(nq.ordinal, ctx)
-        tdr = nq.tdr
+            self.vs.policy.started(node_queue.ordinal, ctx)
+        tdr = node_queue.tdr
         if tdr.watch is None:
-            self.vs.tdr.packet_started(nq)  # arms the node's watchdog (when TDR is on)
-        if self.enabled and (self.vs.policy.has_ready(nq.ordinal) or len(nq.hw) - nq.stopped > 1):
-            self._arm(nq)
+            self.vs.tdr.packet_started(node_queue)  # arms the node's watchdog (when TDR is on)
+        if self.enabled and (self.vs.policy.has_ready(node_queue.ordinal) or len(node_queue.hw) - node_queue.stopped > 1):
+            self._arm(node_queue)
 
-    def consider(self, nq) -> None:
-        """Ask for preemption on ``nq`` now if the policy wants it, else arm the quantum check.
+    def consider(self, node_queue) -> None:
+        """Ask for preemption on ``node_queue`` now if the policy wants it, else arm the quantum check.
         Called at PASSIVE or DISPATCH level, never from the ISR."""
         if not self.enabled:
             return
-        st = nq.preemption
-        if st.fence or len(nq.hw) == nq.stopped:
+        st = node_queue.preemption
+        if st.fence or len(node_queue.hw) == node_queue.stopped:
             return
-        running = nq.hw[nq.stopped].context
-        cand, when = self._candidate(nq, running, st.run_since)
+        running = node_queue.hw[node_queue.stopped].context
+        cand, when = self._candidate(node_queue, running, st.run_since)
         if cand is not None:
-            self.request(nq, running, cand)
+            self.request(node_queue, running, cand)
         elif when is not None:
-            self._arm(nq, when)
+            self._arm(node_queue, when)
 
-    def _candidate(self, nq, running, run_since: int):
+    def _candidate(self, node_queue, running, run_since: int):
         """Who should preempt ``running``: a ready context the policy names, else a context whose
         packet already waits behind it on the hardware queue (higher priority, or equal once the
         quantum is used up). ``(context, None)``, or ``(None, when to look again or None)``."""
         policy = self.vs.policy
         now = self.sim.now
-        shield = policy.shielded(nq.ordinal, running, run_since, now)
+        shield = policy.shielded(node_queue.ordinal, running, run_since, now)
         if shield is not None:
             return None, shield  # a starvation boost bought ``running`` this much GPU time
-        cand, when = policy.preempt_candidate(nq.ordinal, running, run_since, now)
+        cand, when = policy.preempt_candidate(node_queue.ordinal, running, run_since, now)
         if cand is not None:
             return cand, None
         mine = running.effective_priority
         quantum = policy.quantum
-        for p in islice(nq.hw, nq.stopped + 1, None):
+        for p in islice(node_queue.hw, node_queue.stopped + 1, None):
             c = p.context
             if c is running:
                 continue
@@ -145,56 +145,56 @@ class Preemptor:
                     when = end
         return None, when
 
-    def _arm(self, nq, when: int | None = None) -> None:
-        st = nq.preemption
+    def _arm(self, node_queue, when: int | None = None) -> None:
+        st = node_queue.preemption
         if st.timer is not None:
             return
         if when is None:
             if st.run_ctx is None:
                 return
-            cand, when = self._candidate(nq, st.run_ctx, st.run_since)
+            cand, when = self._candidate(node_queue, st.run_ctx, st.run_since)
             if cand is None and when is None:
                 return
             if when is None:
                 # A higher priority is already waiting: decide at DISPATCH level this instant.
                 when = self.sim.now
-        st.timer = self.sim.at(max(when, self.sim.now), self._timer_fired, nq, DISPATCH)
+        st.timer = self.sim.at(max(when, self.sim.now), self._timer_fired, node_queue, DISPATCH)
 
-    def _timer_fired(self, nq) -> None:
-        nq.preemption.timer = None
-        self.consider(nq)
+    def _timer_fired(self, node_queue) -> None:
+        node_queue.preemption.timer = None
+        self.consider(node_queue)
 
     # -- asking ---------------------------------------------------------------------------------------
-    def request(self, nq, running, cand, reason: str | None = None) -> None:
-        """Call DxgkDdiPreemptCommand on ``nq`` (``cand``: the context it is for, None when the TDR
+    def request(self, node_queue, running, cand, reason: str | None = None) -> None:
+        """Call DxgkDdiPreemptCommand on ``node_queue`` (``cand``: the context it is for, None when the TDR
         watchdog asks); the answer must come within TdrDelay."""
         vs = self.vs
         sim = self.sim
-        st = nq.preemption
-        fence = nq.next_fence
-        nq.next_fence = fence + 1
+        st = node_queue.preemption
+        fence = node_queue.next_fence
+        node_queue.next_fence = fence + 1
         st.fence = fence
         st.since = sim.now
         if reason is None:
             reason = "priority" if cand.effective_priority > running.effective_priority else "quantum"
         st.reason = reason
-        a = st.args
-        a.PreemptionFenceId = fence & U32  # a UINT on the DDI (ddi/fenceid.py)
-        a.NodeOrdinal = nq.ordinal
-        a.EngineOrdinal = 0
-        a.Flags.Value = 0
+        args = st.args
+        args.PreemptionFenceId = fence & U32  # a UINT on the DDI (ddi/fenceid.py)
+        args.NodeOrdinal = node_queue.ordinal
+        args.EngineOrdinal = 0
+        args.Flags.Value = 0
         tr = vs.trace
         if tr is not None:
             tr.emit(sim.now, "PreemptRequest", {
-                "node": nq.ordinal, "fence": fence, "reason": st.reason, "running": running.handle,
-                "for": cand.handle if cand is not None else 0, "queued": len(nq.hw) - nq.stopped,
+                "node": node_queue.ordinal, "fence": fence, "reason": st.reason, "running": running.handle,
+                "for": cand.handle if cand is not None else 0, "queued": len(node_queue.hw) - node_queue.stopped,
             })
-        vs.ddi.call("DxgkDdiPreemptCommand", vs.adapter.hAdapter, a, facts=nq.notify_facts, judge="after",
+        vs.ddi.call("DxgkDdiPreemptCommand", vs.adapter.hAdapter, args, facts=node_queue.notify_facts, judge="after",
                     address=st.address,
                     bugcheck=(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAILED_SUBMIT_COMMAND,
-                              st.address, (nq.ordinal << 32) | fence & U32))
+                              st.address, (node_queue.ordinal << 32) | fence & U32))
         st.cand = cand
-        vs.tdr.preempt_requested(nq)
+        vs.tdr.preempt_requested(node_queue)
         if cand is not None:
             vs.policy.preempting(running, cand)
 
@@ -208,25 +208,25 @@ class Preemptor:
         if not 0 <= ordinal < len(vs.nodes):
             adapter.invalid_interrupt(data, f"DmaPreempted.NodeOrdinal {ordinal} names no node")
             return
-        nq = vs.nodes[ordinal]
-        if nq.tdr.resetting:
+        node_queue = vs.nodes[ordinal]
+        if node_queue.tdr.resetting:
             return  # interrupts from a node being reset are ignored (per-engine reset)
-        st = nq.preemption
-        last = from_ddi(dp.LastCompletedFenceId, nq.last_completed)  # a 32-bit id, read past any wrap
-        facts = nq.notify_facts
-        facts.last_submitted_fence = nq.last_submitted
-        facts.last_completed_fence = nq.last_completed
+        st = node_queue.preemption
+        last = from_ddi(dp.LastCompletedFenceId, node_queue.last_completed)  # a 32-bit id, read past any wrap
+        facts = node_queue.notify_facts
+        facts.last_submitted_fence = node_queue.last_submitted
+        facts.last_completed_fence = node_queue.last_completed
         facts.outstanding_preemption_fences = frozenset((st.fence & U32,)) if st.fence else frozenset()
         try:
             found = vs.verifier.find(NOTIFY, data, facts)
         finally:
             facts.outstanding_preemption_fences = None
-        if last > nq.last_submitted or last < nq.last_completed:
+        if last > node_queue.last_submitted or last < node_queue.last_completed:
             if not found:
                 found = [Violation(36, "PreemptLastCompletedValid",
-                                   f"LastCompletedFenceId {last} outside [{nq.last_completed}, {nq.last_submitted}]", None)]
+                                   f"LastCompletedFenceId {last} outside [{node_queue.last_completed}, {node_queue.last_submitted}]", None)]
             bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID,
-                          dp.LastCompletedFenceId, nq.last_submitted & U32, nq.last_completed & U32)
+                          dp.LastCompletedFenceId, node_queue.last_submitted & U32, node_queue.last_completed & U32)
             vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address, bugcheck=bc)
             raise BugCheckStop(CrashRecord(
                 time=self.sim.now, bugcheck=bc, message=str(found[0]), struct=NOTIFY, arch=adapter.arch,
@@ -239,16 +239,16 @@ class Preemptor:
             return  # an answer to no request (reported above): nothing to take back
         now = self.sim.now
         if vs.truth is not None:
-            vs.truth.completing(nq, last, preempted=True)
-        vs.complete_through(nq, last)
-        hw = nq.hw
+            vs.truth.completing(node_queue, last, preempted=True)
+        vs.complete_through(node_queue, last)
+        hw = node_queue.hw
         taken = []
-        while len(hw) > nq.stopped:
+        while len(hw) > node_queue.stopped:
             taken.append(hw.pop())
         taken.reverse()
         if taken:
-            vs.charge(nq, taken[0], now)
-            vs.stopped_running(nq, taken[0].context, now)
+            vs.charge(node_queue, taken[0], now)
+            vs.stopped_running(node_queue, taken[0].context, now)
         tr = vs.trace
         for p in taken:
             vs.off_hardware(p)
@@ -270,16 +270,16 @@ class Preemptor:
         st.run_ctx = None
 
     # -- back to the software queues, in the DPC -----------------------------------------------------
-    def requeue(self, nq) -> bool:
-        """Put ``nq``'s preempted packets back at the front of their queues. True when the node's
+    def requeue(self, node_queue) -> bool:
+        """Put ``node_queue``'s preempted packets back at the front of their queues. True when the node's
         worker should look for work again."""
-        st = nq.preemption
+        st = node_queue.preemption
         if not st.answered:
             return False
         st.answered = False
         # The scheduler learns of the answer here, in DxgkCbNotifyDpc: only now is the request's
         # TdrDelay timer stopped (a driver whose DPC never notifies times out).
-        self.vs.tdr.preempt_answered(nq)
+        self.vs.tdr.preempt_answered(node_queue)
         policy = self.vs.policy
         now = self.sim.now
         for p in reversed(st.preempted):

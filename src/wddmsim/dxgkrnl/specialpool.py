@@ -7,7 +7,7 @@ same idea, backed by the memory's guarded span (:meth:`wddmsim.gpu.memory.Physic
 each page belongs to an owner, whose ``on_read(addr, size)`` runs when a closed page is read (the
 owner judges the read; it may raise to stop the reader). Owners:
 
-- :mod:`wddmsim.dxgkrnl.hwqueue`: a hardware-queue submission's private data, open only for the
+- :mod:`wddmsim.dxgkrnl.hwscheduling`: a hardware-queue submission's private data, open only for the
   duration of DxgkDdiSubmitCommandToHwQueue (rule 95, HwQueuePrivateDataNotRetained);
 - :mod:`wddmsim.dxgkrnl.vidsch`: the page ``pDmaBufferPrivateData`` points at when a submission has
   no private data (``DmaBufferPrivateDataSize`` 0), never open (rule 21,

@@ -147,96 +147,96 @@ class Tdr:
             self._status_cls = layout.ctype(RECORDS["DXGKARG_QUERYENGINESTATUS"], adapter.arch, adapter.version)
         self._fence_args = layout.ctype(RECORDS["DXGKARG_QUERYCURRENTFENCE"], adapter.arch, adapter.version)()
         self.address = adapter.pool.alloc(4096)  # where the recovery arguments live (bug check P3)
-        for nq in vidsch.nodes:
-            nq.tdr = NodeTdr()
+        for node_queue in vidsch.nodes:
+            node_queue.tdr = NodeTdr()
 
     # -- detection --------------------------------------------------------------------------------------
-    def packet_started(self, nq) -> None:
-        """A packet reached the bottom of ``nq``: make sure the node's watchdog is armed."""
-        if self.config.level == 0 or nq.tdr.watch is not None:
+    def packet_started(self, node_queue) -> None:
+        """A packet reached the bottom of ``node_queue``: make sure the node's watchdog is armed."""
+        if self.config.level == 0 or node_queue.tdr.watch is not None:
             return
-        nq.tdr.watch = self.sim.after(self.config.watchdog, self._watchdog, nq, DISPATCH)
+        node_queue.tdr.watch = self.sim.after(self.config.watchdog, self._watchdog, node_queue, DISPATCH)
 
-    def _watchdog(self, nq) -> None:
-        nq.tdr.watch = None
-        if not nq.hw or nq.tdr.resetting:
+    def _watchdog(self, node_queue) -> None:
+        node_queue.tdr.watch = None
+        if not node_queue.hw or node_queue.tdr.resetting:
             return
         # The oldest packet the scheduler has not seen complete: one the ISR reported but no
         # DxgkCbNotifyDpc processed counts as still running.
-        packet = nq.hw[0]
+        packet = node_queue.hw[0]
         due = packet.started + self.config.watchdog
         now = self.sim.now
         if now < due:
-            nq.tdr.watch = self.sim.at(due, self._watchdog, nq, DISPATCH)
+            node_queue.tdr.watch = self.sim.at(due, self._watchdog, node_queue, DISPATCH)
             return
-        if self._missed_fences(nq):
+        if self._missed_fences(node_queue):
             return  # the packet had completed; the next one's watchdog is armed when it starts
         pre = self.vs.preemptor
         if pre.enabled:
-            if not nq.preemption.fence:
-                pre.request(nq, packet.context, None, "watchdog")
+            if not node_queue.preemption.fence:
+                pre.request(node_queue, packet.context, None, "watchdog")
         else:
-            self.timeout(nq, "no_preemption")
+            self.timeout(node_queue, "no_preemption")
 
-    def _missed_fences(self, nq) -> bool:
-        """``DxgkDdiQueryCurrentFence`` on ``nq`` (see the module doc): True when the driver reported
+    def _missed_fences(self, node_queue) -> bool:
+        """``DxgkDdiQueryCurrentFence`` on ``node_queue`` (see the module doc): True when the driver reported
         completions it had missed, which are then retired here (the scheduler acts on what is
         reported inside this entry point itself, not in a DPC)."""
-        ad = self.adapter
+        adapter = self.adapter
         q = self._fence_args
         q.CurrentFence = 0
-        q.NodeOrdinal = nq.ordinal
+        q.NodeOrdinal = node_queue.ordinal
         q.EngineOrdinal = 0
-        before = nq.last_completed
+        before = node_queue.last_completed
         address = self.address + 0x100
-        status = ad.ddi.call("DxgkDdiQueryCurrentFence", ad.hAdapter, q, address=address)
-        if status == SUCCESS and ad.verifier.mode != "off":
+        status = adapter.ddi.call("DxgkDdiQueryCurrentFence", adapter.hAdapter, q, address=address)
+        if status == SUCCESS and adapter.verifier.mode != "off":
             # Judged against what the OS saw reported, the reports made during the call included.
-            facts = self._facts(nq)
+            facts = self._facts(node_queue)
             facts.status = status
-            ad.verifier.check("DXGKARG_QUERYCURRENTFENCE", q, facts, address)
-        if nq.last_completed == before:
+            adapter.verifier.check("DXGKARG_QUERYCURRENTFENCE", q, facts, address)
+        if node_queue.last_completed == before:
             return False
         self.vs.retire()
         return True
 
-    def preempt_requested(self, nq) -> None:
+    def preempt_requested(self, node_queue) -> None:
         """A preemption request went to the driver: it must be answered within TdrDelay."""
         if self.config.level == 0:
             return
-        t = nq.tdr
+        t = node_queue.tdr
         if t.timer is not None:
             t.timer.cancel()
-        t.timer = self.sim.after(self.config.delay, self._expired, nq, DISPATCH)
+        t.timer = self.sim.after(self.config.delay, self._expired, node_queue, DISPATCH)
 
-    def preempt_answered(self, nq) -> None:
-        t = nq.tdr
+    def preempt_answered(self, node_queue) -> None:
+        t = node_queue.tdr
         if t.timer is not None:
             t.timer.cancel()
             t.timer = None
         if t.held_for is not None:
-            self.dependent_answered(nq)
+            self.dependent_answered(node_queue)
 
-    def _expired(self, nq) -> None:
-        nq.tdr.timer = None
-        self.timeout(nq, "preemption_timeout")
+    def _expired(self, node_queue) -> None:
+        node_queue.tdr.timer = None
+        self.timeout(node_queue, "preemption_timeout")
 
     # -- the timeout ----------------------------------------------------------------------------------------
-    def timeout(self, nq, reason: str) -> None:
-        """``nq`` did not answer in time: recover as the TDR level and the driver's caps allow."""
+    def timeout(self, node_queue, reason: str) -> None:
+        """``node_queue`` did not answer in time: recover as the TDR level and the driver's caps allow."""
         # What the scheduler believes runs: the first packet not completed, else the oldest one no
         # DPC has retired.
-        hw = nq.hw
-        running = hw[nq.stopped] if len(hw) > nq.stopped else (hw[0] if hw else None)
+        hw = node_queue.hw
+        running = hw[node_queue.stopped] if len(hw) > node_queue.stopped else (hw[0] if hw else None)
         self._emit("TdrDetected", {
-            "node": nq.ordinal, "reason": reason, "fence": running.fence if running else 0,
+            "node": node_queue.ordinal, "reason": reason, "fence": running.fence if running else 0,
             "context": running.context.handle if running else 0,
         })
         if self.config.level == 1:
-            self.bugcheck_on_timeout(nq.ordinal, nq.name, reason)
-        if self.per_engine and self._engine_reset(nq, running):
+            self.bugcheck_on_timeout(node_queue.ordinal, node_queue.name, reason)
+        if self.per_engine and self._engine_reset(node_queue, running):
             return
-        self._adapter_reset(nq, running, promoted=self.per_engine)
+        self._adapter_reset(node_queue, running, promoted=self.per_engine)
 
     def bugcheck_on_timeout(self, ordinal: int, name: str, reason: str) -> None:
         """TdrLevel 1 (TdrLevelBugcheck): no recovery, the system stops with 0x116 VIDEO_TDR_FAILURE
@@ -259,28 +259,28 @@ class Tdr:
         if not 0 <= ordinal < len(vs.nodes):
             adapter.invalid_interrupt(data, f"DmaPageFaulted.NodeOrdinal {ordinal} names no node")
             return
-        nq = vs.nodes[ordinal]
-        if nq.tdr.resetting:
+        node_queue = vs.nodes[ordinal]
+        if node_queue.tdr.resetting:
             return
-        facts = nq.notify_facts
-        facts.last_submitted_fence = nq.last_submitted
-        facts.last_completed_fence = nq.last_completed
+        facts = node_queue.notify_facts
+        facts.last_submitted_fence = node_queue.last_submitted
+        facts.last_completed_fence = node_queue.last_completed
         found = vs.verifier.find(NOTIFY, data, facts)
         flags = pf.PageFaultFlags
         # A 32-bit id, read past any wrap (ddi/fenceid.py); 0 with FENCE_INVALID.
-        fence = pf.FaultedFenceId if flags & _FENCE_INVALID else from_ddi(pf.FaultedFenceId, nq.last_completed)
+        fence = pf.FaultedFenceId if flags & _FENCE_INVALID else from_ddi(pf.FaultedFenceId, node_queue.last_completed)
         stop = next((v for v in found if v.bugcheck is not None), None)
-        if stop is None and not flags & _FENCE_INVALID and not nq.last_completed < fence <= nq.last_submitted:
+        if stop is None and not flags & _FENCE_INVALID and not node_queue.last_completed < fence <= node_queue.last_submitted:
             stop = Violation(32, "CompletedFenceWasSubmitted",
                              f"DmaPageFaulted.FaultedFenceId {fence} is not a pending fence "
-                             f"({nq.last_completed} < fence <= {nq.last_submitted})",
+                             f"({node_queue.last_completed} < fence <= {node_queue.last_submitted})",
                              BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
                                       VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID, pf.FaultedFenceId))
             found = found + [stop]
         if stop is not None:
             # These stop the system in every verifier mode (bug check 0x119's page).
             bc = BugCheck(stop.bugcheck.code, stop.bugcheck.p1, stop.bugcheck.p2 or fence, adapter.interrupt_address,
-                          nq.ordinal)
+                          node_queue.ordinal)
             vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address, bugcheck=bc)
             raise BugCheckStop(CrashRecord(
                 time=self.sim.now, bugcheck=bc, message=str(stop), struct=NOTIFY, arch=adapter.arch,
@@ -291,20 +291,20 @@ class Tdr:
             vs.verifier.handle(found, NOTIFY, data, adapter.interrupt_address)
         self._emit("PageFault", {"node": ordinal, "fence": fence, "flags": flags,
                                  "address": pf.FaultedVirtualAddress, "hwqueue": 0})
-        if not flags & _FENCE_INVALID and fence - 1 > nq.last_completed:
-            vs.complete_through(nq, fence - 1)
-        nq.tdr.resetting = True
-        self.sim.soon(self._recover_fault, (nq, fence, flags), PASSIVE)
+        if not flags & _FENCE_INVALID and fence - 1 > node_queue.last_completed:
+            vs.complete_through(node_queue, fence - 1)
+        node_queue.tdr.resetting = True
+        self.sim.soon(self._recover_fault, (node_queue, fence, flags), PASSIVE)
 
     def _recover_fault(self, arg) -> None:
-        nq, fence, flags = arg
-        nq.tdr.resetting = False
-        running = nq.hw[nq.stopped] if len(nq.hw) > nq.stopped else None
+        node_queue, fence, flags = arg
+        node_queue.tdr.resetting = False
+        running = node_queue.hw[node_queue.stopped] if len(node_queue.hw) > node_queue.stopped else None
         if flags & _ADAPTER_RESET_REQUIRED or (flags & _FENCE_INVALID and not self.per_engine):
-            self._adapter_reset(nq, running, promoted=False, timeout=False)
+            self._adapter_reset(node_queue, running, promoted=False, timeout=False)
         elif flags & (_ENGINE_RESET_REQUIRED | _FENCE_INVALID):
-            if not (self.per_engine and self._engine_reset(nq, running, timeout=False)):
-                self._adapter_reset(nq, running, promoted=True, timeout=False)
+            if not (self.per_engine and self._engine_reset(node_queue, running, timeout=False)):
+                self._adapter_reset(node_queue, running, promoted=True, timeout=False)
         elif running is not None and running.fence == fence and self.owner(running) is not None:
             self.device_error(self.owner(running), "page fault")
 
@@ -331,20 +331,20 @@ class Tdr:
         return self.adapter.ddi.call(name, self.adapter.hAdapter, args, facts=facts, judge="after",
                                      address=self.address)
 
-    def _facts(self, nq) -> R.Facts:
-        """What the OS knows around a recovery call on ``nq``: its fences, the node count."""
-        ad = self.adapter
-        return R.Facts(version=ad.version, multi_engine_aware=ad.multi_engine_aware, node_count=len(self.vs.nodes),
-                       last_completed_fence=nq.last_completed, last_submitted_fence=nq.last_submitted)
+    def _facts(self, node_queue) -> R.Facts:
+        """What the OS knows around a recovery call on ``node_queue``: its fences, the node count."""
+        adapter = self.adapter
+        return R.Facts(version=adapter.version, multi_engine_aware=adapter.multi_engine_aware, node_count=len(self.vs.nodes),
+                       last_completed_fence=node_queue.last_completed, last_submitted_fence=node_queue.last_submitted)
 
-    def _engine_reset(self, nq, running, timeout: bool = True) -> bool:
+    def _engine_reset(self, node_queue, running, timeout: bool = True) -> bool:
         """Per-engine reset ("TDR changes in Windows 8"). False when it has to be promoted to an
         adapter reset. ``timeout``: a TDR (live dump, counted) rather than a page fault. When other
-        busy nodes depend on ``nq`` (and the driver can preempt) the resets wait for them to be
+        busy nodes depend on ``node_queue`` (and the driver can preempt) the resets wait for them to be
         preempted first (:meth:`_preempt_dependents`); True then means the recovery is under way."""
         if timeout:
-            self.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, nq.ordinal)
-        nq.tdr.resetting = True
+            self.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, node_queue.ordinal)
+        node_queue.tdr.resetting = True
         deferred = False
         try:
             if running is None:
@@ -354,97 +354,97 @@ class Tdr:
                 # node makes progress; it timed out, so the reset goes ahead whatever the answer
                 # (logged). A page fault needs no asking: the driver reported the engine stopped.
                 status = self._status_cls()
-                status.NodeOrdinal = nq.ordinal
+                status.NodeOrdinal = node_queue.ordinal
                 if self._call("DxgkDdiQueryEngineStatus", status) != SUCCESS:
                     return False
             group = self._group_cls()
-            group.NodeOrdinal = nq.ordinal
+            group.NodeOrdinal = node_queue.ordinal
             # The mask must include the node (rule 117, 0x119/0x8): judged after the call.
-            if self._call("DxgkDdiQueryDependentEngineGroup", group, self._facts(nq)) != SUCCESS:
+            if self._call("DxgkDdiQueryDependentEngineGroup", group, self._facts(node_queue)) != SUCCESS:
                 return False
             mask = group.DependentNodeOrdinalMask
-            if not mask >> nq.ordinal & 1:  # verifier modes report and off
-                bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.INVALID_NODE_MASK, nq.ordinal,
+            if not mask >> node_queue.ordinal & 1:  # verifier modes report and off
+                bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.INVALID_NODE_MASK, node_queue.ordinal,
                               mask, 0)
                 raise BugCheckStop(CrashRecord(
                     time=self.sim.now, bugcheck=bc,
                     message=(f"DxgkDdiQueryDependentEngineGroup answered DependentNodeOrdinalMask "
-                             f"0x{mask:X} without node {nq.ordinal}, the node being reset"),
+                             f"0x{mask:X} without node {node_queue.ordinal}, the node being reset"),
                     struct="DXGKARG_QUERYDEPENDENTENGINEGROUP", arch=self.adapter.arch,
                     ddi_version=self.adapter.version.name, address=self.address, data=bytes(group), rule=117,
                     rule_name="DependentEngineGroupIncludesNode", ddi="DxgkDdiQueryDependentEngineGroup",
                 ))
-            busy = self._busy_dependents(nq, mask)
+            busy = self._busy_dependents(node_queue, mask)
             if busy and self.vs.preemptor.enabled:
                 deferred = True
-                self._preempt_dependents(nq, running, timeout, mask, busy)
+                self._preempt_dependents(node_queue, running, timeout, mask, busy)
                 return True
         finally:
             if not deferred:
-                nq.tdr.resetting = False
+                node_queue.tdr.resetting = False
                 self.vs.retire()
-        return self._reset_group(nq, running, timeout, mask)
+        return self._reset_group(node_queue, running, timeout, mask)
 
-    def _busy_dependents(self, nq, mask: int) -> list:
+    def _busy_dependents(self, node_queue, mask: int) -> list:
         """The other nodes of ``mask`` (Microsoft's DXGKARG_QUERYDEPENDENTENGINEGROUP page: "all
         dependent nodes that will be affected by a reset operation") with work on their hardware
         queue, in ordinal order; one with nothing there loses nothing and is left alone."""
-        return [q for q in self.vs.nodes if q is not nq and mask >> q.ordinal & 1 and not q.tdr.resetting
+        return [q for q in self.vs.nodes if q is not node_queue and mask >> q.ordinal & 1 and not q.tdr.resetting
                 and len(q.hw) > q.stopped]
 
-    def _preempt_dependents(self, nq, running, timeout: bool, mask: int, busy: list) -> None:
+    def _preempt_dependents(self, node_queue, running, timeout: bool, mask: int, busy: list) -> None:
         """"TDR changes in Windows 8": the scheduler gives the driver 500 ms to finish preempting the
         dependent engines; only those not preempted by then are reset. Each busy dependent node gets
         a preemption request (reason ``dependent_reset``) and takes no new work meanwhile; the
         resets follow when all have answered, or 500 ms from now."""
         pre = self.vs.preemptor
         for q in busy:
-            q.tdr.held_for = nq
+            q.tdr.held_for = node_queue
             if not q.preemption.fence:
                 pre.request(q, q.hw[q.stopped].context, None, "dependent_reset")
-        timer = self.sim.after(DEPENDENT_PREEMPT_WAIT, self._dependents_waited, nq, PASSIVE)
-        nq.tdr.group = (running, timeout, mask, busy, timer)
+        timer = self.sim.after(DEPENDENT_PREEMPT_WAIT, self._dependents_waited, node_queue, PASSIVE)
+        node_queue.tdr.group = (running, timeout, mask, busy, timer)
 
     def dependent_answered(self, q) -> None:
         """The DPC saw ``q``'s answer to a preemption while the node it depends on waits to be reset:
         once every dependent has answered, the resets need not wait any longer."""
-        nq = q.tdr.held_for
-        state = nq.tdr.group
+        node_queue = q.tdr.held_for
+        state = node_queue.tdr.group
         if state is not None and all(d.preemption.fence == 0 for d in state[3]):
             state[4].cancel()
-            self.sim.soon(self._dependents_waited, nq, PASSIVE)
+            self.sim.soon(self._dependents_waited, node_queue, PASSIVE)
 
-    def _dependents_waited(self, nq) -> None:
-        """The dependent engines were preempted (or the 500 ms ran out): reset ``nq`` and those of
+    def _dependents_waited(self, node_queue) -> None:
+        """The dependent engines were preempted (or the 500 ms ran out): reset ``node_queue`` and those of
         them that still hold work; the preempted ones get their packets back."""
-        state = nq.tdr.group
+        state = node_queue.tdr.group
         if state is None:
             return
-        nq.tdr.group = None
+        node_queue.tdr.group = None
         running, timeout, mask, busy, timer = state
         timer.cancel()
         for q in busy:
             q.tdr.held_for = None
-        if running not in nq.hw:
+        if running not in node_queue.hw:
             # Another recovery (an adapter reset) took the packet meanwhile: nothing left to do.
-            nq.tdr.resetting = False
+            node_queue.tdr.resetting = False
             self.vs.retire()
-        elif not self._reset_group(nq, running, timeout, mask):
-            self._adapter_reset(nq, running, promoted=True, timeout=timeout)
+        elif not self._reset_group(node_queue, running, timeout, mask):
+            self._adapter_reset(node_queue, running, promoted=True, timeout=timeout)
         for q in busy:
             self.vs._wake_worker(q)
 
-    def _reset_group(self, nq, running, timeout: bool, mask: int) -> bool:
-        """``DxgkDdiResetEngine`` on ``nq``, then on each busy dependent node of ``mask`` one by one
+    def _reset_group(self, node_queue, running, timeout: bool, mask: int) -> bool:
+        """``DxgkDdiResetEngine`` on ``node_queue``, then on each busy dependent node of ``mask`` one by one
         in ordinal order, and the recovery of each. False when a call failed (promote)."""
-        nq.tdr.resetting = True
-        held = [nq]  # nodes whose interrupts are ignored until the recovery ends
+        node_queue.tdr.resetting = True
+        held = [node_queue]  # nodes whose interrupts are ignored until the recovery ends
         try:
-            aborted = self._reset_one(nq)
+            aborted = self._reset_one(node_queue)
             if aborted is None:
                 return False
             dependents = []
-            for q in self._busy_dependents(nq, mask):
+            for q in self._busy_dependents(node_queue, mask):
                 q.tdr.resetting = True
                 held.append(q)
                 q_running = q.hw[q.stopped]
@@ -453,15 +453,15 @@ class Tdr:
                     return False
                 dependents.append((q, q_aborted, q_running))
             self.paging_hit = False
-            guilty = self._recover_node(nq, aborted, running)
+            guilty = self._recover_node(node_queue, aborted, running)
             self.engine_resets += 1
-            self._emit("EngineReset", {"node": nq.ordinal, "last_aborted_fence": aborted,
-                                       "device": guilty.handle if guilty else 0, "group_of": nq.ordinal})
+            self._emit("EngineReset", {"node": node_queue.ordinal, "last_aborted_fence": aborted,
+                                       "device": guilty.handle if guilty else 0, "group_of": node_queue.ordinal})
             hit = []  # devices whose packets a dependent reset aborted mid-execution
             for q, q_aborted, q_running in dependents:
                 dev = self._recover_node(q, q_aborted, q_running, in_error_anyway=False)
                 self._emit("EngineReset", {"node": q.ordinal, "last_aborted_fence": q_aborted,
-                                           "device": dev.handle if dev else 0, "group_of": nq.ordinal})
+                                           "device": dev.handle if dev else 0, "group_of": node_queue.ordinal})
                 if dev is not None:
                     hit.append(dev)
             if self.paging_hit:
@@ -469,7 +469,7 @@ class Tdr:
                 # Windows 8"), and the device whose allocation it was moving goes to error.
                 for q in held:
                     q.tdr.resetting = False
-                self._adapter_reset(nq, None, promoted=True, timeout=timeout)
+                self._adapter_reset(node_queue, None, promoted=True, timeout=timeout)
                 for dev in [guilty] + hit:
                     if dev is not None:
                         self.device_error(dev, "paging packet hit by an engine reset")
@@ -489,67 +489,67 @@ class Tdr:
                 q.tdr.resetting = False
             self.vs.retire()
 
-    def _reset_one(self, nq) -> int | None:
-        """``DxgkDdiResetEngine`` on ``nq``: its LastAbortedFenceId, None when the call failed."""
+    def _reset_one(self, node_queue) -> int | None:
+        """``DxgkDdiResetEngine`` on ``node_queue``: its LastAbortedFenceId, None when the call failed."""
         args = self._reset_cls()
-        args.NodeOrdinal = nq.ordinal
+        args.NodeOrdinal = node_queue.ordinal
         # LastAbortedFenceId in [last completed, last submitted] (rule 115, 0x119/0xA): the
         # registered rule judges it after the call; Windows stops in every verifier mode, so
         # where the verifier only records (modes report and off) the stop is made here.
-        if self._call("DxgkDdiResetEngine", args, self._facts(nq)) != SUCCESS:
+        if self._call("DxgkDdiResetEngine", args, self._facts(node_queue)) != SUCCESS:
             return None
         if self.vs.truth is not None:
-            self.vs.truth.engine_reset(nq)
-        aborted = from_ddi(args.LastAbortedFenceId, nq.last_completed)  # a 32-bit id, past any wrap
-        if not nq.last_completed <= aborted <= nq.last_submitted:
+            self.vs.truth.engine_reset(node_queue)
+        aborted = from_ddi(args.LastAbortedFenceId, node_queue.last_completed)  # a 32-bit id, past any wrap
+        if not node_queue.last_completed <= aborted <= node_queue.last_submitted:
             bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.REPORTED_INVALID_ABORTED_FENCE,
-                          args.LastAbortedFenceId, nq.last_completed & U32, (nq.ordinal << 32) | nq.last_submitted & U32)
+                          args.LastAbortedFenceId, node_queue.last_completed & U32, (node_queue.ordinal << 32) | node_queue.last_submitted & U32)
             raise BugCheckStop(CrashRecord(
                 time=self.sim.now, bugcheck=bc,
                 message=(f"DxgkDdiResetEngine reported LastAbortedFenceId {aborted} outside [last completed "
-                         f"{nq.last_completed}, last submitted {nq.last_submitted}] on node {nq.ordinal}"),
+                         f"{node_queue.last_completed}, last submitted {node_queue.last_submitted}] on node {node_queue.ordinal}"),
                 struct="DXGKARG_RESETENGINE", arch=self.adapter.arch, ddi_version=self.adapter.version.name,
                 address=self.address, data=bytes(args), rule=115, rule_name="LastAbortedFenceInRange",
                 ddi="DxgkDdiResetEngine",
             ))
         return aborted
 
-    def _recover_node(self, nq, aborted: int, running, in_error_anyway: bool = True):
+    def _recover_node(self, node_queue, aborted: int, running, in_error_anyway: bool = True):
         """After an engine reset: complete before ``aborted``, abort it, take back the rest.
         Returns the device to put in error. ``in_error_anyway``: the node timed out, so the device
         of the packet that ran goes to error even if it finished just before the reset ("TDR
         changes in Windows 8"); a dependent node reset along with it blames only a packet it
         aborted."""
-        hw = nq.hw
+        hw = node_queue.hw
         now = self.sim.now
         guilty = None
-        first = i = nq.stopped
+        first = i = node_queue.stopped
         while i < len(hw) and hw[i].fence < aborted:
             if i > first and self.vs.trace is not None:
-                self.vs.emit_start(nq, hw[i], now)  # it ran unseen behind the bottom packet
-            self._stop(hw[i], nq, "Completed")
+                self.vs.emit_start(node_queue, hw[i], now)  # it ran unseen behind the bottom packet
+            self._stop(hw[i], node_queue, "Completed")
             i += 1
-        nq.stopped = i
+        node_queue.stopped = i
         if i < len(hw) and hw[i].fence == aborted:
             p = hw[i]
             if i > first and self.vs.trace is not None:
-                self.vs.emit_start(nq, p, now)  # the hung packet reached the bottom unseen
+                self.vs.emit_start(node_queue, p, now)  # the hung packet reached the bottom unseen
             del hw[i]
             guilty = self.owner(p)
             if p.moves is not None:
                 self.paging_hit = True
-            self._stop(p, nq, "Aborted")
-            self._abort(p, nq)
+            self._stop(p, node_queue, "Aborted")
+            self._abort(p, node_queue)
         elif running is not None and in_error_anyway:
             guilty = self.owner(running)  # finished just before the reset: in error anyway
-        self._take_back(nq)
-        nq.last_completed = max(nq.last_completed, aborted)
-        if nq.busy_since >= 0 and running is not None:
-            self.vs.charge(nq, running, now)
-        self._clear_preemption(nq)
+        self._take_back(node_queue)
+        node_queue.last_completed = max(node_queue.last_completed, aborted)
+        if node_queue.busy_since >= 0 and running is not None:
+            self.vs.charge(node_queue, running, now)
+        self._clear_preemption(node_queue)
         return guilty
 
-    def _adapter_reset(self, nq, running, promoted: bool, timeout: bool = True) -> None:
+    def _adapter_reset(self, node_queue, running, promoted: bool, timeout: bool = True) -> None:
         """Adapter-wide reset (DxgkDdiResetFromTimeout); ``timeout``: a TDR (live dump, counted) rather than a fault."""
         vs = self.vs
         now = self.sim.now
@@ -591,7 +591,7 @@ class Tdr:
                 self._clear_preemption(q)
             self.must_succeed("DxgkDdiRestartFromTimeout")
             self.adapter_resets += 1
-            self._emit("AdapterReset", {"node": nq.ordinal, "promoted": int(promoted),
+            self._emit("AdapterReset", {"node": node_queue.ordinal, "promoted": int(promoted),
                                         "device": guilty.handle if guilty else 0})
             if guilty is not None:
                 self.device_error(guilty, "adapter reset" if timeout else "page fault")
@@ -620,16 +620,16 @@ class Tdr:
             BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, status & 0xFFFFFFFF, 0))
 
     # -- packets --------------------------------------------------------------------------------------------
-    def _stop(self, p, nq, status: str) -> None:
+    def _stop(self, p, node_queue, status: str) -> None:
         p.done = self.sim.now
         tr = self.vs.trace
         if tr is not None:
             tr.emit(self.sim.now, "DmaPacketStop", {
-                "context": p.context.handle, "node": nq.ordinal, "fence": p.fence, "kind": p.kind,
+                "context": p.context.handle, "node": node_queue.ordinal, "fence": p.fence, "kind": p.kind,
                 "seq": p.seq, "status": status,
             })
 
-    def _abort(self, p, nq) -> None:
+    def _abort(self, p, node_queue) -> None:
         """A packet that will never complete: its buffers go, waiters are woken by the device error."""
         ctx = p.context
         ctx.aborted += 1
@@ -641,35 +641,35 @@ class Tdr:
         tr = self.vs.trace
         if tr is not None:
             tr.emit(self.sim.now, "QueuePacketStop", {
-                "context": ctx.handle, "node": nq.ordinal, "fence": p.fence, "kind": p.kind, "seq": p.seq,
+                "context": ctx.handle, "node": node_queue.ordinal, "fence": p.fence, "kind": p.kind, "seq": p.seq,
                 "status": "Aborted", "hwqueue": 0,
             })
 
-    def _take_back(self, nq) -> None:
-        """Packets still on ``nq``'s hardware queue (not completed) go back to their software queues.
+    def _take_back(self, node_queue) -> None:
+        """Packets still on ``node_queue``'s hardware queue (not completed) go back to their software queues.
         They had reached the hardware, so each is submitted again as a resubmission (with
         ``Flags.Resubmission = 1`` from WDDM 2.0, as after a preemption) and a new fence id."""
-        hw = nq.hw
+        hw = node_queue.hw
         taken = []
-        while len(hw) > nq.stopped:
+        while len(hw) > node_queue.stopped:
             taken.append(hw.pop())
         taken.reverse()
         for p in taken:
             self.vs.off_hardware(p)
             p.preempted = True
-            self._stop(p, nq, "Reset")
-        st = nq.preemption
+            self._stop(p, node_queue, "Reset")
+        st = node_queue.preemption
         st.preempted.extend(taken)
         st.answered = True
 
-    def _clear_preemption(self, nq) -> None:
-        st = nq.preemption
+    def _clear_preemption(self, node_queue) -> None:
+        st = node_queue.preemption
         st.fence = 0
         st.run_ctx = None
         if st.timer is not None:
             st.timer.cancel()
             st.timer = None
-        self.preempt_answered(nq)
+        self.preempt_answered(node_queue)
 
     @staticmethod
     def owner(p):
@@ -695,12 +695,12 @@ class Tdr:
         self._emit("DeviceError", {"device": device.handle, "process": device.process.pid, "reason": reason})
         for ctx in device.contexts:
             vs.adapter.drop_queue(ctx)
-        w2 = vs.adapter.wddm2
-        if w2 is not None:
+        wddm2 = vs.adapter.wddm2
+        if wddm2 is not None:
             # Microsoft's D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS page: unless NoSignalMaxValueOnTdr, a
             # monitored fence is signalled to its maximum when a device that can signal it is
             # affected by the GPU reset, so nothing waits forever on a value that will not come.
-            w2.fences.signal_max_on_tdr({device})
+            wddm2.fences.signal_max_on_tdr({device})
 
     def _emit(self, name: str, fields: dict) -> None:
         if self.vs.trace is not None:

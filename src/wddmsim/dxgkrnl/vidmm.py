@@ -387,13 +387,13 @@ class VidMm:
         heap = self.heaps[victim.segment_id]
         off = victim.address - heap.base
         vs = self.adapter.vidsch
-        for nq in vs.nodes:
-            if len(nq.hw) > nq.stopped and nq.ordinal not in switches:
-                running = nq.hw[nq.stopped]
+        for node_queue in vs.nodes:
+            if len(node_queue.hw) > node_queue.stopped and node_queue.ordinal not in switches:
+                running = node_queue.hw[node_queue.stopped]
                 if running.context.device is victim.device:
                     # Flags.ContextSwitch exists from Windows 8; before it the eviction waits for
                     # the running packet itself to retire.
-                    switches[nq.ordinal] = bool(running.flags & FLAG_PAGING) if self._null_switch else running
+                    switches[node_queue.ordinal] = bool(running.flags & FLAG_PAGING) if self._null_switch else running
         if victim.backing == 0:
             victim.backing = self.adapter.pool.alloc(victim.size)
         heap.release(off, victim.size)
@@ -416,16 +416,16 @@ class VidMm:
     def _system_context(self, node: int) -> Context:
         ctx = self._system_contexts.get(node)
         if ctx is None:
-            ad = self.adapter
+            adapter = self.adapter
             if self._system_device is None:
                 proc = Process("System", "realtime", pid=4)
                 self._system_device = Device(proc)
-                self._system_device.handle = ad.handles.add(self._system_device)
+                self._system_device.handle = adapter.handles.add(self._system_device)
             ctx = Context(f"VidMm{node}", self._system_device, node, 7)
             ctx.system = True
-            ctx.handle = ad.handles.add(ctx)
+            ctx.handle = adapter.handles.add(ctx)
             ctx.hDdi = 0
-            ctx.info = ad.contexts[0].info if ad.contexts else None
+            ctx.info = adapter.contexts[0].info if adapter.contexts else None
             self._system_contexts[node] = ctx
         return ctx
 
@@ -478,32 +478,32 @@ class VidMm:
           is idle, then the operation is asked again with AllocationIsIdle set. To one sent with it
           set, or to another operation: 0x119/0x5.
         """
-        a = self._args
+        args = self._args
         packets = []
         buf = None
         for i, (kind, alloc, heap, off, old) in enumerate(ops):
             idle = self.idle(alloc)
-            self._fill_args(a, kind, alloc, heap, off, old, idle)
+            self._fill_args(args, kind, alloc, heap, off, old, idle)
             if i == 0 and multipass_offset:
-                a.MultipassOffset = multipass_offset  # the same operation, asked again after a wait
+                args.MultipassOffset = multipass_offset  # the same operation, asked again after a wait
             while True:
                 if buf is None:
                     buf = self._new_buffer()
                 shared, cursor, pcursor = buf
-                self._place(a, shared[0], cursor, pcursor)
-                progress = a.MultipassOffset
-                status = self.build(a)
+                self._place(args, shared[0], cursor, pcursor)
+                progress = args.MultipassOffset
+                status = self.build(args)
                 if status == SUCCESS:
-                    packets.append(self._piece(shared, cursor, pcursor, a, kind, alloc, first_deps))
-                    buf = (shared, a.pDmaBuffer, a.pDmaBufferPrivateData)
+                    packets.append(self._piece(shared, cursor, pcursor, args, kind, alloc, first_deps))
+                    buf = (shared, args.pDmaBuffer, args.pDmaBufferPrivateData)
                     break
                 if status == INSUFFICIENT:
-                    if a.pDmaBuffer != cursor or a.pDmaBufferPrivateData != pcursor:
+                    if args.pDmaBuffer != cursor or args.pDmaBufferPrivateData != pcursor:
                         # A partial buffer: submitted as it is; the operation goes on in a new one.
-                        packets.append(self._piece(shared, cursor, pcursor, a, kind, alloc, first_deps))
+                        packets.append(self._piece(shared, cursor, pcursor, args, kind, alloc, first_deps))
                         self.multipass += 1
-                    elif cursor == shared[0] and a.MultipassOffset == progress:
-                        self.failed(a, status, "the driver made no progress in an empty paging buffer (nothing "
+                    elif cursor == shared[0] and args.MultipassOffset == progress:
+                        self.failed(args, status, "the driver made no progress in an empty paging buffer (nothing "
                                                "written, MultipassOffset unchanged), so a new one cannot help")
                     buf = None
                     continue
@@ -511,12 +511,12 @@ class VidMm:
                     # The driver needs the allocation idle (Microsoft's DxgkDdiBuildPagingBuffer
                     # page): the worker waits for it, then asks again with AllocationIsIdle set.
                     self._enqueue(packets)
-                    rest = Suspended(ops[i:], first_deps, alloc, a.MultipassOffset)
+                    rest = Suspended(ops[i:], first_deps, alloc, args.MultipassOffset)
                     self.suspended = rest
                     self.busy_waits += 1
                     self._wake()
                     return [rest]
-                self.failed(a, status, "an allocation the driver calls busy although VidMm said it is idle "
+                self.failed(args, status, "an allocation the driver calls busy although VidMm said it is idle "
                                        "(AllocationIsIdle), or an operation without that flag")
             if kind == "out":
                 self.bytes_out += alloc.size if alloc.valid else 0
@@ -530,19 +530,19 @@ class VidMm:
         self._enqueue(packets)
         return [packets[-1]]
 
-    def _piece(self, shared, cursor: int, pcursor: int, a, kind, alloc, first_deps) -> Packet:
+    def _piece(self, shared, cursor: int, pcursor: int, args, kind, alloc, first_deps) -> Packet:
         """The paging packet of what the driver wrote from ``cursor`` (commands) and ``pcursor``
-        (private data) up to its pointers in ``a``."""
+        (private data) up to its pointers in ``args``."""
         p = self._packet(self.paging_node, "paging", FLAG_PAGING)
         block = shared[0]
         p.dma = block
         p.dma_size = self.buffer_size
         p.start_off = cursor - block
-        p.end_off = a.pDmaBuffer - block
+        p.end_off = args.pDmaBuffer - block
         p.priv = block + self.buffer_size
         p.priv_size = self.private_size
         p.priv_start = pcursor - p.priv
-        p.priv_end = a.pDmaBufferPrivateData - p.priv
+        p.priv_end = args.pDmaBufferPrivateData - p.priv
         p.buffers = shared
         p.moves = alloc
         alloc.moving = p
@@ -586,23 +586,23 @@ class VidMm:
         block = self.adapter.pool.alloc(total)
         return ([block, total, 0], block, block + self.buffer_size)
 
-    def build(self, a) -> int:
-        """DxgkDdiBuildPagingBuffer on ``a`` (filled by the caller) and, on STATUS_SUCCESS or
+    def build(self, args) -> int:
+        """DxgkDdiBuildPagingBuffer on ``args`` (filled by the caller) and, on STATUS_SUCCESS or
         STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER (whose partial buffer is submitted too), the
         judgement of how far the driver moved its pointers (rule 69, see the module doc). Returns
         the status for the caller to act on."""
-        ad = self.adapter
-        mem = ad.memory
-        cursor, size = a.pDmaBuffer, a.DmaSize
-        pcursor, psize = a.pDmaBufferPrivateData, a.DmaBufferPrivateDataSize
+        adapter = self.adapter
+        mem = adapter.memory
+        cursor, size = args.pDmaBuffer, args.DmaSize
+        pcursor, psize = args.pDmaBufferPrivateData, args.DmaBufferPrivateDataSize
         window = min(size, POISON_WINDOW)
         if window:
             mem.write(cursor, _POISON[:window])
-        status = ad.ddi.call("DxgkDdiBuildPagingBuffer", ad.hAdapter, a)
-        if status != SUCCESS and status != INSUFFICIENT or ad.verifier.mode == "off":
+        status = adapter.ddi.call("DxgkDdiBuildPagingBuffer", adapter.hAdapter, args)
+        if status != SUCCESS and status != INSUFFICIENT or adapter.verifier.mode == "off":
             return status  # (a partial buffer, INSUFFICIENT_DMA_BUFFER, is submitted too: judged)
-        ad.verifier.judged_rules.add(69)
-        end, pend = a.pDmaBuffer, a.pDmaBufferPrivateData
+        adapter.verifier.judged_rules.add(69)
+        end, pend = args.pDmaBuffer, args.pDmaBufferPrivateData
         found = []
         if not cursor <= end <= cursor + size:
             found.append(f"pDmaBuffer moved from 0x{cursor:X} to 0x{end:X} but must stay within the {size} bytes "
@@ -623,65 +623,65 @@ class VidMm:
             from .crash import BugCheckStop, CrashRecord
 
             violations = [R.Violation(69, "PagingBufferAdvanceExact", m) for m in found]
-            ad.verifier.handle(violations, BUILD, a, ad.interrupt_address)
+            adapter.verifier.handle(violations, BUILD, args, adapter.interrupt_address)
             if not cursor <= end <= cursor + size or not pcursor <= pend <= pcursor + psize:
                 # Modes report and off: a range past the buffer cannot be submitted; the model stops
                 # as strict mode does rather than hand the GPU memory that is not the buffer's.
                 raise BugCheckStop(CrashRecord(
                     time=self.sim.now, bugcheck=BugCheck(BugCheckCode.DRIVER_VERIFIER_DETECTED_VIOLATION, 69,
-                                                         ad.interrupt_address, 0, 0),
-                    message=str(violations[0]), struct=BUILD, arch=ad.arch, ddi_version=ad.version.name,
-                    address=ad.interrupt_address, data=bytes(a), rule=69, rule_name="PagingBufferAdvanceExact",
+                                                         adapter.interrupt_address, 0, 0),
+                    message=str(violations[0]), struct=BUILD, arch=adapter.arch, ddi_version=adapter.version.name,
+                    address=adapter.interrupt_address, data=bytes(args), rule=69, rule_name="PagingBufferAdvanceExact",
                     ddi="DxgkDdiBuildPagingBuffer"))
         return status
 
-    def failed(self, a, status: int, why: str) -> None:
+    def failed(self, args, status: int, why: str) -> None:
         """A paging operation the driver would not build: a critical failure, bug check 0x119/0x5
         in every verifier mode (see the module doc). ``why``: why VidMm cannot act on an allowed
         status (rule 75)."""
-        ad = self.adapter
+        adapter = self.adapter
         from ..ddi import rules as R
         from ..ddi.bugcheck import BugCheck, BugCheckCode, VidSchError
         from .crash import BugCheckStop, CrashRecord
 
         bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_FAULTED_SYSTEM_COMMAND,
-                      status & 0xFFFFFFFF, ad.interrupt_address, int(a.Operation))
-        found = [v for v in ad.verifier.find(BUILD, a, R.Facts(version=ad.version, status=status)) if v.rule == 68]
+                      status & 0xFFFFFFFF, adapter.interrupt_address, int(args.Operation))
+        found = [v for v in adapter.verifier.find(BUILD, args, R.Facts(version=adapter.version, status=status)) if v.rule == 68]
         stop = found[0] if found else R.Violation(
             75, "FailedSystemCommandBugChecks",
-            f"DxgkDdiBuildPagingBuffer returned {status_name(status)} for operation {int(a.Operation)}, which VidMm "
+            f"DxgkDdiBuildPagingBuffer returned {status_name(status)} for operation {int(args.Operation)}, which VidMm "
             f"cannot act on: {why}", bc)
-        if ad.verifier.mode != "off":
-            ad.verifier.handle([stop], BUILD, a, ad.interrupt_address, bugcheck=bc)
+        if adapter.verifier.mode != "off":
+            adapter.verifier.handle([stop], BUILD, args, adapter.interrupt_address, bugcheck=bc)
         raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc, message=str(stop), struct=BUILD, arch=ad.arch,
-            ddi_version=ad.version.name, address=ad.interrupt_address, data=bytes(a), rule=stop.rule,
+            time=self.sim.now, bugcheck=bc, message=str(stop), struct=BUILD, arch=adapter.arch,
+            ddi_version=adapter.version.name, address=adapter.interrupt_address, data=bytes(args), rule=stop.rule,
             rule_name=stop.name, ddi="DxgkDdiBuildPagingBuffer",
         ))
 
-    def _place(self, a, block: int, cursor: int, pcursor: int) -> None:
+    def _place(self, args, block: int, cursor: int, pcursor: int) -> None:
         """Where the driver writes: from ``cursor`` (and ``pcursor``) to the end of the buffer."""
-        a.pDmaBuffer = cursor
-        a.DmaSize = self.buffer_size - (cursor - block)
-        a.pDmaBufferPrivateData = pcursor
-        a.DmaBufferPrivateDataSize = self.private_size - (pcursor - block - self.buffer_size)
+        args.pDmaBuffer = cursor
+        args.DmaSize = self.buffer_size - (cursor - block)
+        args.pDmaBufferPrivateData = pcursor
+        args.DmaBufferPrivateDataSize = self.private_size - (pcursor - block - self.buffer_size)
 
-    def _fill_args(self, a, kind, alloc, heap, off, old, idle: bool) -> None:
+    def _fill_args(self, args, kind, alloc, heap, off, old, idle: bool) -> None:
         """The operation, at its first call: MultipassOffset 0, AllocationIsIdle as ``idle``."""
-        a.MultipassOffset = 0
-        a.hSystemContext = 0
+        args.MultipassOffset = 0
+        args.hSystemContext = 0
         if kind in ("map", "unmap"):
             pages = alloc.size // PAGE
             if kind == "map":
-                a.Operation = int(OP.DXGK_OPERATION_MAP_APERTURE_SEGMENT)
-                m = a.MapApertureSegment
+                args.Operation = int(OP.DXGK_OPERATION_MAP_APERTURE_SEGMENT)
+                m = args.MapApertureSegment
                 m.pMdl = alloc.backing
                 m.Flags.Value = 0
                 if hasattr(m, "MdlOffset"):
                     m.MdlOffset = 0
             else:
-                a.Operation = int(OP.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT)
-                m = a.UnmapApertureSegment
+                args.Operation = int(OP.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT)
+                m = args.UnmapApertureSegment
                 m.DummyPage.QuadPart = self.dummy_page
             m.hDevice = alloc.device.handle
             m.hAllocation = alloc.handle
@@ -691,8 +691,8 @@ class VidMm:
             return
         if kind == "out":
             if alloc.valid:
-                a.Operation = int(OP.DXGK_OPERATION_TRANSFER)
-                t = a.Transfer
+                args.Operation = int(OP.DXGK_OPERATION_TRANSFER)
+                t = args.Transfer
                 t.hAllocation = alloc.handle
                 t.TransferOffset = 0
                 t.TransferSize = alloc.size
@@ -703,15 +703,15 @@ class VidMm:
                 # AllocationIsIdle only when true; TransferStart and TransferEnd: one whole transfer
                 t.Flags.Value = (0x4 if idle else 0) | 0x8 | 0x10
             else:
-                a.Operation = int(OP.DXGK_OPERATION_DISCARD_CONTENT)
-                d = a.DiscardContent
+                args.Operation = int(OP.DXGK_OPERATION_DISCARD_CONTENT)
+                d = args.DiscardContent
                 d.hAllocation = alloc.handle
                 d.Flags.Value = 1 if idle else 0  # AllocationIsIdle
                 d.SegmentId = heap.segment_id
                 d.SegmentAddress.QuadPart = old
         elif alloc.valid:
-            a.Operation = int(OP.DXGK_OPERATION_TRANSFER)
-            t = a.Transfer
+            args.Operation = int(OP.DXGK_OPERATION_TRANSFER)
+            t = args.Transfer
             t.hAllocation = alloc.handle
             t.TransferOffset = 0
             t.TransferSize = alloc.size
@@ -721,8 +721,8 @@ class VidMm:
             t.Destination.SegmentAddress.QuadPart = alloc.address
             t.Flags.Value = (0x4 if idle else 0) | 0x8 | 0x10
         else:
-            a.Operation = int(OP.DXGK_OPERATION_FILL)
-            f = a.Fill
+            args.Operation = int(OP.DXGK_OPERATION_FILL)
+            f = args.Fill
             f.hAllocation = alloc.handle
             f.FillSize = alloc.size
             f.FillPattern = 0

@@ -143,14 +143,14 @@ class VidSch:
         submit_fill = layout.filler(submit_cls, _SUBMIT_MEMBERS + (_SUBMIT_TAIL if submit_long else ()))
         self.nodes: list[NodeQueue] = []
         for i, depth in enumerate(hw_queue_depths):
-            nq = NodeQueue(i, adapter.node_names[i], depth)
-            nq.submit_args = submit_cls()
-            nq.submit_fill = submit_fill
-            nq.submit_long = submit_long
-            nq.patch_args = patch_cls()
+            node_queue = NodeQueue(i, adapter.node_names[i], depth)
+            node_queue.submit_args = submit_cls()
+            node_queue.submit_fill = submit_fill
+            node_queue.submit_long = submit_long
+            node_queue.patch_args = patch_cls()
             # The argument blocks live at fixed kernel addresses (parameter 3 of a 0x119 stop).
-            nq.submit_address = adapter.pool.alloc(4096)
-            nq.facts = R.Facts(
+            node_queue.submit_address = adapter.pool.alloc(4096)
+            node_queue.facts = R.Facts(
                 version=version,
                 multi_engine_aware=self.mea,
                 node_count=len(hw_queue_depths),
@@ -159,8 +159,8 @@ class VidSch:
                 previously_preempted=False,
                 flip_interval_supported=bool(adapter.caps.FlipCaps.get("FlipInterval")),  # rule 88
             )
-            nq.notify_facts = R.Facts(version=version, multi_engine_aware=self.mea, node_count=len(hw_queue_depths))
-            self.nodes.append(nq)
+            node_queue.notify_facts = R.Facts(version=version, multi_engine_aware=self.mea, node_count=len(hw_queue_depths))
+            self.nodes.append(node_queue)
         self.packets_submitted = 0
         self.packets_retired = 0
         self.last_retired_ns = 0  # when the last packet was retired (the run's makespan)
@@ -208,25 +208,25 @@ class VidSch:
         if not ctx.ready:
             ctx.ready = True
             self.policy.ready(ctx, now)
-            nq = self.nodes[ctx.node]
-            self._waiting(nq, ctx, now)
-            self._wake_worker(nq)
+            node_queue = self.nodes[ctx.node]
+            self._waiting(node_queue, ctx, now)
+            self._wake_worker(node_queue)
             if self.preemptor.enabled:
-                self.preemptor.consider(nq)
+                self.preemptor.consider(node_queue)
 
     # -- 2. the worker ----------------------------------------------------------------------------
-    def _wake_worker(self, nq: NodeQueue, delay: int = 0) -> None:
-        if nq.worker_busy or nq.dispatch_timer is not None:
+    def _wake_worker(self, node_queue: NodeQueue, delay: int = 0) -> None:
+        if node_queue.worker_busy or node_queue.dispatch_timer is not None:
             return
         if delay:
-            nq.dispatch_timer = self.sim.after(delay, self._dispatch, nq, PASSIVE)
+            node_queue.dispatch_timer = self.sim.after(delay, self._dispatch, node_queue, PASSIVE)
         else:
-            nq.dispatch_timer = self.sim.soon(self._dispatch, nq, PASSIVE)
+            node_queue.dispatch_timer = self.sim.soon(self._dispatch, node_queue, PASSIVE)
 
-    def _dispatch(self, nq: NodeQueue) -> None:
-        """Fill free hardware-queue slots of ``nq`` with packets the policy picks."""
-        nq.dispatch_timer = None
-        if nq.preemption.fence or self.stopped or nq.tdr.held_for is not None:
+    def _dispatch(self, node_queue: NodeQueue) -> None:
+        """Fill free hardware-queue slots of ``node_queue`` with packets the policy picks."""
+        node_queue.dispatch_timer = None
+        if node_queue.preemption.fence or self.stopped or node_queue.tdr.held_for is not None:
             # Nothing more goes to the node until the driver answers the preemption, nor while the
             # reset of an engine it depends on waits for it (dxgkrnl/tdr.py).
             return
@@ -234,8 +234,8 @@ class VidSch:
         sim = self.sim
         submit_cost = self.costs.submit
         patch_submit_cost = self.costs.patch + submit_cost
-        while len(nq.hw) < nq.depth and not nq.preemption.fence:
-            ctx = policy.pick(nq.ordinal, sim.now)
+        while len(node_queue.hw) < node_queue.depth and not node_queue.preemption.fence:
+            ctx = policy.pick(node_queue.ordinal, sim.now)
             if ctx is None:
                 return
             head = ctx.queue[0]
@@ -243,19 +243,19 @@ class VidSch:
                 # A GPU wait before this packet is not satisfied yet (rule 103).
                 ctx.ready = False
                 policy.idle(ctx)
-                self._blocked(nq, ctx)
+                self._blocked(node_queue, ctx)
                 continue
             if head.va and not self._space_ready(ctx):
                 # The process's page tables are being written: its buffers wait (GPU VA).
                 ctx.ready = False
                 policy.idle(ctx)
-                self._blocked(nq, ctx)
+                self._blocked(node_queue, ctx)
                 continue
             if head.flags & FLIP_FLAGS and not self.presents.can_submit(head):
                 # The source's flip queue is full: the context waits for a vsync to free a slot.
                 ctx.ready = False
                 policy.idle(ctx)
-                self._blocked(nq, ctx)
+                self._blocked(node_queue, ctx)
                 self.presents.block(ctx, head)
                 continue
             if (head.allocations or head.deps) and not self.vidmm.ready(head):
@@ -263,7 +263,7 @@ class VidSch:
                 # null-context switch: hold the context.
                 ctx.ready = False
                 policy.idle(ctx)
-                self._blocked(nq, ctx)
+                self._blocked(node_queue, ctx)
                 self.vidmm.block(ctx)
                 continue
             packet = ctx.queue.popleft()
@@ -273,34 +273,34 @@ class VidSch:
             cost = submit_cost if packet.va else patch_submit_cost
             if cost:
                 # The worker spends cost ns patching and submitting; it is busy until then.
-                nq.worker_busy = True
+                node_queue.worker_busy = True
                 sim.after(cost, self._submit_later, packet, PASSIVE)
                 return
-            self._submit(nq, packet)
+            self._submit(node_queue, packet)
 
     # -- waits, GPU time and hand-offs (the summary's scheduling figures) ------------------------
-    def _waiting(self, nq: NodeQueue, ctx, now: int) -> None:
+    def _waiting(self, node_queue: NodeQueue, ctx, now: int) -> None:
         """``ctx`` has work it could run: unless it runs now, its wait starts."""
-        if ctx.wait_since < 0 and not (nq.stopped < len(nq.hw) and nq.hw[nq.stopped].context is ctx):
+        if ctx.wait_since < 0 and not (node_queue.stopped < len(node_queue.hw) and node_queue.hw[node_queue.stopped].context is ctx):
             ctx.wait_since = now
 
-    def _blocked(self, nq: NodeQueue, ctx) -> None:
+    def _blocked(self, node_queue: NodeQueue, ctx) -> None:
         """``ctx`` is held back by something other than the GPU (a GPU wait, paging, a full flip
         queue): unless a packet of it waits on the hardware queue, its wait ends here."""
-        if ctx.wait_since >= 0 and not any(p.context is ctx for p in islice(nq.hw, nq.stopped, None)):
+        if ctx.wait_since >= 0 and not any(p.context is ctx for p in islice(node_queue.hw, node_queue.stopped, None)):
             w = self.sim.now - ctx.wait_since
             if w > ctx.worst_wait:
                 ctx.worst_wait = w
             ctx.wait_since = -1
 
-    def stopped_running(self, nq: NodeQueue, ctx, now: int) -> None:
-        """``ctx``'s run on ``nq`` (since ``nq.busy_since``) ended now (completed or preempted)."""
-        ctx.gpu_ns += now - nq.busy_since
-        nq.last_stop = now
-        nq.last_stop_ctx = ctx
+    def stopped_running(self, node_queue: NodeQueue, ctx, now: int) -> None:
+        """``ctx``'s run on ``node_queue`` (since ``node_queue.busy_since``) ended now (completed or preempted)."""
+        ctx.gpu_ns += now - node_queue.busy_since
+        node_queue.last_stop = now
+        node_queue.last_stop_ctx = ctx
 
-    def _runs(self, nq: NodeQueue, ctx, now: int) -> None:
-        """A packet of ``ctx`` starts on ``nq``: its wait, if any, ends; if another context ran
+    def _runs(self, node_queue: NodeQueue, ctx, now: int) -> None:
+        """A packet of ``ctx`` starts on ``node_queue``: its wait, if any, ends; if another context ran
         before it while it waited, the gap between the two is a hand-off."""
         since = ctx.wait_since
         if since < 0:
@@ -309,17 +309,17 @@ class VidSch:
         if w > ctx.worst_wait:
             ctx.worst_wait = w
         ctx.wait_since = -1
-        prev = nq.last_stop_ctx
-        if prev is not None and prev is not ctx and since <= nq.last_stop:
-            nq.handoffs.add(now - nq.last_stop)
+        prev = node_queue.last_stop_ctx
+        if prev is not None and prev is not ctx and since <= node_queue.last_stop:
+            node_queue.handoffs.add(now - node_queue.last_stop)
             prev.contended = ctx.contended = True
 
     def worst_wait(self, ctx) -> int:
         """``ctx``'s longest wait so far, the one still going on included."""
         w = ctx.worst_wait
         if ctx.wait_since >= 0 and not ctx.destroyed and not ctx.device.error:
-            nq = self.nodes[ctx.node]
-            if ctx.ready or any(p.context is ctx for p in islice(nq.hw, nq.stopped, None)):
+            node_queue = self.nodes[ctx.node]
+            if ctx.ready or any(p.context is ctx for p in islice(node_queue.hw, node_queue.stopped, None)):
                 w = max(w, self.sim.now - ctx.wait_since)
         return w
 
@@ -368,41 +368,41 @@ class VidSch:
         """Number node ``ordinal``'s submissions from ``fence`` on (before anything is submitted
         there). The OS's sequence goes on past 2**32; the DDI carries its low 32 bits
         (:mod:`wddmsim.ddi.fenceid`)."""
-        nq = self.nodes[ordinal]
-        if nq.last_submitted != nq.next_fence - 1 or nq.hw:
+        node_queue = self.nodes[ordinal]
+        if node_queue.last_submitted != node_queue.next_fence - 1 or node_queue.hw:
             raise RuntimeError(f"node {ordinal} has submitted already")
-        nq.next_fence = fence
-        nq.last_submitted = nq.last_completed = fence - 1
+        node_queue.next_fence = fence
+        node_queue.last_submitted = node_queue.last_completed = fence - 1
 
     def _submit_later(self, packet) -> None:
-        nq = self.nodes[packet.context.node]
-        nq.worker_busy = False
-        self._submit(nq, packet)
-        self._dispatch(nq)
+        node_queue = self.nodes[packet.context.node]
+        node_queue.worker_busy = False
+        self._submit(node_queue, packet)
+        self._dispatch(node_queue)
 
     # -- 3. patch and submit --------------------------------------------------------------------
-    def _submit(self, nq: NodeQueue, packet) -> None:
+    def _submit(self, node_queue: NodeQueue, packet) -> None:
         ctx = packet.context
         if packet.fence and packet.flags & FLAG_PAGING:
             fence = packet.fence  # a preempted (or reset) paging packet keeps its fence id
         else:
-            fence = nq.next_fence
-            nq.next_fence = fence + 1
+            fence = node_queue.next_fence
+            node_queue.next_fence = fence + 1
             packet.fence = fence
         flags = packet.flags
         if packet.allocations:
             self.vidmm.submitted(packet)
         if packet.plist_n:
-            self._patch(nq, packet)
+            self._patch(node_queue, packet)
         if packet.va:
-            self._submit_virtual(nq, packet, fence, flags)
-            self._submitted(nq, packet, fence, flags)
+            self._submit_virtual(node_queue, packet, fence, flags)
+            self._submitted(node_queue, packet, fence, flags)
             return
         # Every member as Microsoft's page says: the private-data range starts at 0 for a non-paging
         # packet; VidPnSourceId and FlipInterval mean something only with the flip flags.
         vidpn = packet.vidpn_source if flags & (FLAG_FLIP | FLAG_FLIP_NO_WAIT) else 0
         interval = packet.flip_interval if flags & FLAG_FLIP else 0
-        a = nq.submit_args
+        args = node_queue.submit_args
         # A paging buffer serves several submissions: each has its own private-data range.
         priv_end = packet.priv_size if packet.priv_end < 0 else packet.priv_end
         if packet.priv_size:
@@ -410,19 +410,19 @@ class VidSch:
         else:
             priv = self.empty_private
             self.verifier.judged_rules.add(21)
-        if nq.submit_long:
-            nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
+        if node_queue.submit_long:
+            node_queue.submit_fill(args, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
                            priv, packet.priv_size, packet.priv_start, priv_end, fence & U32, vidpn, interval, flags,
-                           0, 0, nq.ordinal)
+                           0, 0, node_queue.ordinal)
         else:
-            nq.submit_fill(a, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
+            node_queue.submit_fill(args, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
                            priv, packet.priv_size, packet.priv_start, priv_end, fence & U32, vidpn, interval, flags, 0)
-        self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, a, address=nq.submit_address,
-                      facts=self._submission_facts(nq, packet, a, packet.dma), judge="after",
-                      bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | packet.fence & U32))
-        self._submitted(nq, packet, fence, flags)
+        self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, args, address=node_queue.submit_address,
+                      facts=self._submission_facts(node_queue, packet, args, packet.dma), judge="after",
+                      bugcheck=(_VIDSCH, _FAILED_SUBMIT, node_queue.submit_address, (node_queue.ordinal << 32) | packet.fence & U32))
+        self._submitted(node_queue, packet, fence, flags)
 
-    def _submitted(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
+    def _submitted(self, node_queue: NodeQueue, packet, fence: int, flags: int) -> None:
         """The driver accepted ``packet``: it enters the node's hardware queue."""
         sim = self.sim
         ctx = packet.context
@@ -443,23 +443,23 @@ class VidSch:
                     "interval": packet.flip_interval, "no_wait": int(bool(flags & FLAG_FLIP_NO_WAIT)),
                     "surface": packet.surface,
                 })
-        if fence > nq.last_submitted:
-            nq.last_submitted = fence
-        nq.packets += 1
+        if fence > node_queue.last_submitted:
+            node_queue.last_submitted = fence
+        node_queue.packets += 1
         self.packets_submitted += 1
-        hw = nq.hw
+        hw = node_queue.hw
         hw.append(packet)
-        if len(hw) > nq.max_depth_seen:
-            nq.max_depth_seen = len(hw)
+        if len(hw) > node_queue.max_depth_seen:
+            node_queue.max_depth_seen = len(hw)
         if tr is not None:
             tr.emit(sim.now, "DmaPacketQueued", {
-                "context": ctx.handle, "node": nq.ordinal, "fence": fence, "kind": packet.kind,
+                "context": ctx.handle, "node": node_queue.ordinal, "fence": fence, "kind": packet.kind,
                 "seq": packet.seq, "depth": len(hw),
             })
-        if len(hw) - nq.stopped == 1:
-            self._start(nq, packet)
-        elif self.preemptor.enabled and packet.context is not hw[nq.stopped].context:
-            self.preemptor.consider(nq)  # it waits behind another context's packet
+        if len(hw) - node_queue.stopped == 1:
+            self._start(node_queue, packet)
+        elif self.preemptor.enabled and packet.context is not hw[node_queue.stopped].context:
+            self.preemptor.consider(node_queue)  # it waits behind another context's packet
 
     def _empty_private_read(self, addr: int, size: int) -> None:
         """Rule 21: the driver read the private data of a submission that has none (its
@@ -475,12 +475,12 @@ class VidSch:
                                      f"but DmaBufferPrivateDataSize is 0: there is no private data to read", None)],
                         "", None, 0)
 
-    def _submission_facts(self, nq: NodeQueue, packet, args, address: int) -> R.Facts:
+    def _submission_facts(self, node_queue: NodeQueue, packet, args, address: int) -> R.Facts:
         """The verifier's facts for a submission of ``packet`` (judged by the gateway after the
         call, with the status it returned: rules 1 and 23). A NullRendering packet keeps the
         structure as submitted: rule 14 is judged on it when its fence comes back (``address``:
         where its buffer is, for the bus observer)."""
-        facts = nq.facts
+        facts = node_queue.facts
         facts.status = SUCCESS
         facts.previously_preempted = packet.preempted
         if packet.preempted:
@@ -492,40 +492,40 @@ class VidSch:
             self.truth.submitted(packet)
         return facts
 
-    def _submit_virtual(self, nq: NodeQueue, packet, fence: int, flags: int) -> None:
+    def _submit_virtual(self, node_queue: NodeQueue, packet, fence: int, flags: int) -> None:
         """DxgkDdiSubmitCommandVirtual (GPU virtual addressing), at PASSIVE_LEVEL.
 
         STATUS_INVALID_PARAMETER (the driver found the DMA buffer or its private data malformed)
         puts the device in error; the packet still enters the hardware queue, and the OS counts
         its fence complete once every packet before it is done (rule 24). Any other failure is
         bug check 0x119/0x2 (rule 23)."""
-        ad = self.adapter
+        adapter = self.adapter
         ctx = packet.context
-        if nq.virtual_args is None:
-            nq.virtual_args = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMANDVIRTUAL"], ad.arch, ad.version)()
-        a = nq.virtual_args
-        a.hContext = ctx.hDdi
-        a.DmaBufferVirtualAddress = packet.va
-        a.DmaBufferSize = packet.dma_size
-        a.pDmaBufferPrivateData = packet.priv if packet.priv_size else self.empty_private
-        a.DmaBufferPrivateDataSize = packet.priv_size
-        a.DmaBufferUmdPrivateDataSize = packet.umd_priv
-        a.SubmissionFenceId = fence & U32
-        a.VidPnSourceId = 0
-        a.FlipInterval = 0
-        a.Flags.Value = flags
-        a.EngineOrdinal = 0
-        a.NodeOrdinal = nq.ordinal
-        status = self.ddi.call("DxgkDdiSubmitCommandVirtual", ad.hAdapter, a, address=nq.submit_address,
-                               facts=self._submission_facts(nq, packet, a, packet.va), judge="after",
-                               bugcheck=(_VIDSCH, _FAILED_SUBMIT, nq.submit_address, (nq.ordinal << 32) | fence & U32))
+        if node_queue.virtual_args is None:
+            node_queue.virtual_args = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMANDVIRTUAL"], adapter.arch, adapter.version)()
+        args = node_queue.virtual_args
+        args.hContext = ctx.hDdi
+        args.DmaBufferVirtualAddress = packet.va
+        args.DmaBufferSize = packet.dma_size
+        args.pDmaBufferPrivateData = packet.priv if packet.priv_size else self.empty_private
+        args.DmaBufferPrivateDataSize = packet.priv_size
+        args.DmaBufferUmdPrivateDataSize = packet.umd_priv
+        args.SubmissionFenceId = fence & U32
+        args.VidPnSourceId = 0
+        args.FlipInterval = 0
+        args.Flags.Value = flags
+        args.EngineOrdinal = 0
+        args.NodeOrdinal = node_queue.ordinal
+        status = self.ddi.call("DxgkDdiSubmitCommandVirtual", adapter.hAdapter, args, address=node_queue.submit_address,
+                               facts=self._submission_facts(node_queue, packet, args, packet.va), judge="after",
+                               bugcheck=(_VIDSCH, _FAILED_SUBMIT, node_queue.submit_address, (node_queue.ordinal << 32) | fence & U32))
         self.virtual_submissions += 1
         if status == INVALID_PARAMETER:
             packet.rejected = True
             self.tdr.device_error(ctx.device, "DxgkDdiSubmitCommandVirtual returned STATUS_INVALID_PARAMETER")
 
-    def _patch(self, nq: NodeQueue, packet) -> None:
-        p = nq.patch_args
+    def _patch(self, node_queue: NodeQueue, packet) -> None:
+        p = node_queue.patch_args
         ctx = packet.context
         p.hContext = ctx.hDdi
         p.DmaBufferSegmentId = 0
@@ -547,8 +547,8 @@ class VidSch:
         p.SubmissionFenceId = packet.fence & U32
         p.Flags.Value = packet.flags & 0xF
         p.EngineOrdinal = 0
-        address = nq.submit_address + 0x400
-        facts = nq.facts
+        address = node_queue.submit_address + 0x400
+        facts = node_queue.facts
         if self.verifier.mode != "off":
             # Rule 30 reads the patch-location list the driver built in DxgkDdiRender/DxgkDdiPresent.
             facts.patch_locations = (self._plist_cls * packet.plist_n).from_buffer_copy(
@@ -556,32 +556,32 @@ class VidSch:
         try:
             self.ddi.call("DxgkDdiPatch", self.adapter.hAdapter, p, facts=facts, judge="after", address=address,
                           bugcheck=lambda status: BugCheck(_VIDSCH, VidSchError.DRIVER_FAILED_PATCH_COMMAND, address,
-                                                           packet.fence, nq.ordinal))
+                                                           packet.fence, node_queue.ordinal))
         finally:
             facts.patch_locations = None
 
-    def _start(self, nq: NodeQueue, packet) -> None:
+    def _start(self, node_queue: NodeQueue, packet) -> None:
         now = self.sim.now
         packet.started = now
-        nq.busy_since = now
+        node_queue.busy_since = now
         if packet.context.wait_since >= 0:
-            self._runs(nq, packet.context, now)
+            self._runs(node_queue, packet.context, now)
         if self.trace is not None:
-            self.emit_start(nq, packet, now)
+            self.emit_start(node_queue, packet, now)
         if packet.rejected:
             # Refused by DxgkDdiSubmitCommandVirtual: the GPU never runs it; every packet before it
             # is done, so the OS counts its fence complete now (rule 24) and retires it.
-            self.complete_through(nq, packet.fence)
+            self.complete_through(node_queue, packet.fence)
             if not self._retire_pending:
                 self._retire_pending = True
                 self.sim.soon(self._retire_rejected, irql=DISPATCH)
             return
-        self.preemptor.started(nq, packet)
+        self.preemptor.started(node_queue, packet)
 
-    def emit_start(self, nq: NodeQueue, packet, now: int) -> None:
+    def emit_start(self, node_queue: NodeQueue, packet, now: int) -> None:
         """``DmaPacketStart`` of ``packet`` at ``now`` (the trace is on)."""
         self.trace.emit(now, "DmaPacketStart", {
-            "context": packet.context.handle, "node": nq.ordinal, "fence": packet.fence,
+            "context": packet.context.handle, "node": node_queue.ordinal, "fence": packet.fence,
             "kind": packet.kind, "seq": packet.seq, "resubmission": int(packet.preempted),
         })
 
@@ -597,21 +597,21 @@ class VidSch:
         if not 0 <= ordinal < len(self.nodes):
             self.adapter.invalid_interrupt(data, f"DmaCompleted.NodeOrdinal {ordinal} names no node")
             return
-        nq = self.nodes[ordinal]
-        if nq.tdr.resetting:
+        node_queue = self.nodes[ordinal]
+        if node_queue.tdr.resetting:
             return  # interrupts from a node being reset are ignored (per-engine reset)
-        fence = from_ddi(dc.SubmissionFenceId, nq.last_completed)  # a 32-bit id, read past any wrap
-        facts = nq.notify_facts
-        facts.last_submitted_fence = nq.last_submitted
-        facts.last_completed_fence = nq.last_completed
+        fence = from_ddi(dc.SubmissionFenceId, node_queue.last_completed)  # a 32-bit id, read past any wrap
+        facts = node_queue.notify_facts
+        facts.last_submitted_fence = node_queue.last_submitted
+        facts.last_completed_fence = node_queue.last_completed
         found = self.verifier.find("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, facts)
-        if fence > nq.last_submitted or fence < nq.last_completed:
+        if fence > node_queue.last_submitted or fence < node_queue.last_completed:
             # Rules 32 and 33: an invalid fence id stops the model (0x119/0x1) in every mode.
             if not found:
-                found = [R.Violation(32 if fence > nq.last_submitted else 33, "CompletedFence",
-                                     f"fence {fence} outside [{nq.last_completed}, {nq.last_submitted}]", None)]
+                found = [R.Violation(32 if fence > node_queue.last_submitted else 33, "CompletedFence",
+                                     f"fence {fence} outside [{node_queue.last_completed}, {node_queue.last_submitted}]", None)]
             bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.DRIVER_REPORTED_INVALID_FENCE_ID,
-                          dc.SubmissionFenceId, nq.last_submitted & U32, nq.last_completed & U32)
+                          dc.SubmissionFenceId, node_queue.last_submitted & U32, node_queue.last_completed & U32)
             # Strict mode stops inside handle(); the others record the violation, then stop here.
             self.verifier.handle(found, "DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, self.adapter.interrupt_address,
                                  bugcheck=bc)
@@ -624,21 +624,21 @@ class VidSch:
         if found:
             self.verifier.handle(found, "DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, self.adapter.interrupt_address)
         if self.truth is not None:
-            self.truth.completing(nq, fence, preempted=False)
-        self.complete_through(nq, fence)
+            self.truth.completing(node_queue, fence, preempted=False)
+        self.complete_through(node_queue, fence)
 
-    def complete_through(self, nq: NodeQueue, fence: int) -> None:
-        """Every packet of ``nq`` with a fence up to ``fence`` is complete (cumulative); the next
+    def complete_through(self, node_queue: NodeQueue, fence: int) -> None:
+        """Every packet of ``node_queue`` with a fence up to ``fence`` is complete (cumulative); the next
         one, if any, starts. A packet behind the bottom one that the same interrupt completes
         reached the bottom and ran unseen: it gets its ``DmaPacketStart`` now, just before its
         ``DmaPacketStop``, so every packet that ran has both, in order."""
-        nq.last_completed = fence
-        hw = nq.hw
-        first = i = nq.stopped
+        node_queue.last_completed = fence
+        hw = node_queue.hw
+        first = i = node_queue.stopped
         n = len(hw)
         now = self.sim.now
         tr = self.trace
-        ordinal = nq.ordinal
+        ordinal = node_queue.ordinal
         while i < n:
             p = hw[i]
             if p.fence > fence:
@@ -646,10 +646,10 @@ class VidSch:
             if i > first:
                 p.started = now
                 if tr is not None:
-                    self.emit_start(nq, p, now)
+                    self.emit_start(node_queue, p, now)
             p.done = now
             if p.flags & FLAG_NULL_RENDERING and self.truth is not None:
-                self.truth.null_rendering_done(nq, p)
+                self.truth.null_rendering_done(node_queue, p)
             if p.flags & PRESENT_FLAGS:
                 self.presents.completed(p, now)
             if tr is not None:
@@ -658,32 +658,32 @@ class VidSch:
                     "seq": p.seq, "status": "Completed",
                 })
             i += 1
-        if i > nq.stopped:
-            ran = hw[nq.stopped].context
+        if i > node_queue.stopped:
+            ran = hw[node_queue.stopped].context
             # charge() and stopped_running(), inline (once per interrupt).
-            d = now - nq.busy_since
-            nq.busy_ns += d
+            d = now - node_queue.busy_since
+            node_queue.busy_ns += d
             proc = ran.device.process
             os_busy = self.os_busy
             os_busy[proc] = os_busy.get(proc, 0) + d
             ran.gpu_ns += d
-            nq.last_stop = now
-            nq.last_stop_ctx = ran
-            nq.stopped = i
+            node_queue.last_stop = now
+            node_queue.last_stop_ctx = ran
+            node_queue.stopped = i
             if i < n and hw[i].context is ran:
-                self._start(nq, hw[i])  # the same context goes on
+                self._start(node_queue, hw[i])  # the same context goes on
                 return
             if ran.wait_since < 0 and (ran.ready or any(p.context is ran for p in islice(hw, i, None))):
                 ran.wait_since = now  # it has more work, and another context (or no one) runs
             if i < n:
-                self._start(nq, hw[i])
+                self._start(node_queue, hw[i])
 
-    def charge(self, nq: NodeQueue, bottom, now: int) -> None:
+    def charge(self, node_queue: NodeQueue, bottom, now: int) -> None:
         """The node was busy, as the OS sees it, from ``busy_since`` (the DmaPacketStart of
         ``bottom``, the packet at the bottom of its hardware queue) to ``now`` (its DmaPacketStop):
         count it for the node and for ``bottom``'s process (the per-process view GPUView draws)."""
-        d = now - nq.busy_since
-        nq.busy_ns += d
+        d = now - node_queue.busy_since
+        node_queue.busy_ns += d
         proc = bottom.context.device.process
         self.os_busy[proc] = self.os_busy.get(proc, 0) + d
 
@@ -721,14 +721,14 @@ class VidSch:
         truth = self.truth
         free_packet = self.adapter.free_packet
         has_ready = self.policy.has_ready
-        for nq in self.nodes:
-            requeued = nq.preemption.answered and self.preemptor.requeue(nq)
-            if not nq.stopped:
-                if requeued and has_ready(nq.ordinal):
-                    self._wake_worker(nq, wake_delay)
+        for node_queue in self.nodes:
+            requeued = node_queue.preemption.answered and self.preemptor.requeue(node_queue)
+            if not node_queue.stopped:
+                if requeued and has_ready(node_queue.ordinal):
+                    self._wake_worker(node_queue, wake_delay)
                 continue
-            hw = nq.hw
-            for _ in range(nq.stopped):
+            hw = node_queue.hw
+            for _ in range(node_queue.stopped):
                 p = hw.popleft()
                 p.retired = now
                 if truth is not None:
@@ -745,17 +745,17 @@ class VidSch:
                     self.vidmm.paging_retired(p)
                 if tr is not None:
                     tr.emit(now, "QueuePacketStop", {
-                        "context": ctx.handle, "node": nq.ordinal, "fence": p.fence, "kind": p.kind,
+                        "context": ctx.handle, "node": node_queue.ordinal, "fence": p.fence, "kind": p.kind,
                         "seq": p.seq, "status": "Completed", "hwqueue": 0,
                     })
                 if ctx.waiters:
                     self._wake_waiters(ctx)
                 if ctx.destroyed:
                     self.retired_from(ctx)
-            nq.stopped = 0
+            node_queue.stopped = 0
             self.last_retired_ns = now
-            if has_ready(nq.ordinal):
-                self._wake_worker(nq, wake_delay)
+            if has_ready(node_queue.ordinal):
+                self._wake_worker(node_queue, wake_delay)
 
     def _wake_waiters(self, ctx) -> None:
         done = ctx.completed

@@ -168,8 +168,8 @@ class VsyncControl:
 
     # -- the call ----------------------------------------------------------------------------------------
     def _control(self, enable: bool, reason: str) -> None:
-        ad = self.adapter
-        status = ad.ddi.call("DxgkDdiControlInterrupt", ad.hAdapter, _CRTC_VSYNC, enable,
+        adapter = self.adapter
+        status = adapter.ddi.call("DxgkDdiControlInterrupt", adapter.hAdapter, _CRTC_VSYNC, enable,
                              log_args={"InterruptType": "DXGK_INTERRUPT_CRTC_VSYNC", "EnableInterrupt": int(enable)})
         # Whatever the status, the OS's state is what it asked for (the contract's decision).
         self.enabled = enable
@@ -184,6 +184,6 @@ class VsyncControl:
             if self._watch is not None:
                 self._watch.cancel()
                 self._watch = None
-        if ad.trace is not None:
-            ad.trace.emit(self.sim.now, "VSyncControl", {"enabled": int(enable), "reason": reason,
+        if adapter.trace is not None:
+            adapter.trace.emit(self.sim.now, "VSyncControl", {"enabled": int(enable), "reason": reason,
                                                         "status": status_name(status)})

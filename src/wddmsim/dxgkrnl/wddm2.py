@@ -6,8 +6,8 @@ With GPU virtual addressing a command buffer is not rendered by the kernel: the 
 (:mod:`wddmsim.umd`) builds it with allocation addresses already in place (no patching), and
 the runtime submits it with its private data. The kernel's part here: the fences' GPU virtual
 addresses and the checks on waits, signals and progress fence ids the runtime asks for before the
-user-mode driver encodes them (:meth:`Wddm2.wait_value`, :meth:`Wddm2.signal_value`,
-:meth:`Wddm2.progress_value`), and the submission itself (:meth:`Wddm2.submit_buffer`), which puts
+user-mode driver encodes them (:meth:`OsWddm2.wait_value`, :meth:`OsWddm2.signal_value`,
+:meth:`OsWddm2.progress_value`), and the submission itself (:meth:`OsWddm2.submit_buffer`), which puts
 the bytes in a command area per context (4 MiB of the process's virtual space, handed out as a ring
 of 64-byte slots) and queues them. The kernel never encodes a GPU command or a driver's private
 data.
@@ -20,7 +20,7 @@ Two ways to run, chosen by the scenario and the driver's capabilities:
   docs/rules.md); page-table updates are ``Flags.Paging`` packets on
   the paging node;
 - *hardware scheduling* (WDDM 2.5 and later here): the buffer goes to a hardware queue through
-  ``DxgkDdiSubmitCommandToHwQueue`` (:mod:`.hwqueue`); page-table updates go to a kernel hardware
+  ``DxgkDdiSubmitCommandToHwQueue`` (:mod:`.hwscheduling`); page-table updates go to a kernel hardware
   queue of VidMm's system context, each ended by the progress-fence write the driver appends in
   ``DxgkDdiSignalMonitoredFence``.
 
@@ -43,7 +43,7 @@ from ..ddi.registry import RECORDS
 from .errors import ApiError
 from .fences import FenceTable
 from .gpuva import VA_START, GpuVa
-from .hwqueue import HwSch
+from .hwscheduling import OsHwScheduling
 from .nativefence import NativeFences
 from .objects import Context, Device, Process
 
@@ -109,24 +109,24 @@ class CommandArea:
         return sum(e[1] for e in self.live if e[2])
 
 
-class Wddm2:
+class OsWddm2:
     """Fences, address spaces and (``hardware``) hardware queues of one adapter."""
 
     def __init__(self, adapter, *, hardware: bool, bands: dict | None = None):
-        self.adapter = ad = adapter
+        self.adapter = adapter
         self.hardware = hardware
         self.system_process = Process("System", "realtime", pid=4)
-        self.fences = FenceTable(ad.sim, ad.memory, self._allocate, trace=ad.trace, map_gpu=self._map_fence,
-                                 handles=ad.handles, no64bit_atomics=ad.caps.No64BitAtomics)
-        self.gpuva = GpuVa(ad, self._submit_paging)
+        self.fences = FenceTable(adapter.sim, adapter.memory, self._allocate, trace=adapter.trace, map_gpu=self._map_fence,
+                                 handles=adapter.handles, no64bit_atomics=adapter.caps.No64BitAtomics)
+        self.gpuva = GpuVa(adapter, self._submit_paging)
         self.hwsch = None
         if hardware:  # only a hardware-scheduled adapter has hardware queues
-            self.hwsch = HwSch(ad, self.fences, self.gpuva, bands=bands)
+            self.hwsch = OsHwScheduling(adapter, self.fences, self.gpuva, bands=bands)
             self.hwsch.release = self.release
         #: native GPU fences (:mod:`.nativefence`), when the driver reports NativeGpuFence (the
         #: adapter starts with it only for a WDDM 3.2 driver under hardware scheduling)
         self.native = None
-        if hardware and ad.caps.NativeGpuFence:
+        if hardware and adapter.caps.NativeGpuFence:
             self.native = NativeFences(self)
         self._areas: dict[int, CommandArea] = {}
         self._paging_queue = None
@@ -147,23 +147,23 @@ class Wddm2:
         if self.hwsch is None:
             return
         self.hwsch.start(metadata)
-        ad = self.adapter
+        adapter = self.adapter
         dev = Device(self.system_process)
-        dev.handle = ad.handles.add(dev)
+        dev.handle = adapter.handles.add(dev)
         dev.hDriver = self._system_device_driver_handle(dev)
-        node = ad.vidsch.vidmm.paging_node
+        node = adapter.vidsch.vidmm.paging_node
         ctx = Context(f"VidMm{node}", dev, node, 0)
         ctx.system = True
-        ctx.handle = ad.handles.add(ctx)
+        ctx.handle = adapter.handles.add(ctx)
         dev.contexts.append(ctx)
         self.hwsch.create_context(ctx, band="realtime", realtime_level=31)
         self._paging_queue = self.hwsch.create_queue(ctx)
 
     def _system_device_driver_handle(self, dev) -> int:
-        ad = self.adapter
-        args = layout.ctype(RECORDS["DXGKARG_CREATEDEVICE"], ad.arch, ad.version)()
+        adapter = self.adapter
+        args = layout.ctype(RECORDS["DXGKARG_CREATEDEVICE"], adapter.arch, adapter.version)()
         args.hDevice = dev.handle
-        status = ad.ddi.call("DxgkDdiCreateDevice", ad.hAdapter, args)
+        status = adapter.ddi.call("DxgkDdiCreateDevice", adapter.hAdapter, args)
         if status != 0:
             raise ApiError(status, "DxgkDdiCreateDevice failed for the system device")
         return args.hDevice
@@ -172,9 +172,9 @@ class Wddm2:
     def _submit_paging(self, dma: int, size: int, length: int, priv: int, done) -> None:
         """A paging buffer that writes page tables: ``length`` bytes of commands at ``dma`` (a
         buffer of ``size``); ``done()`` once the GPU has run it."""
-        ad = self.adapter
+        adapter = self.adapter
         if self.hwsch is None:
-            ad.vidsch.vidmm.page_table_buffer(dma, size, length, priv, done)
+            adapter.vidsch.vidmm.page_table_buffer(dma, size, length, priv, done)
             return
         q = self._paging_queue
         node = self.hwsch.nodes[q.context.node]
@@ -189,10 +189,10 @@ class Wddm2:
     def context_created(self, ctx) -> None:
         """A context of a GPU-VA adapter: its root page table (hardware scheduling sets it while it
         creates the hardware context) and its command area."""
-        ad = self.adapter
+        adapter = self.adapter
         if self.hwsch is None:
             self.gpuva.set_root(ctx)
-        base = ad.pool.alloc(COMMAND_AREA)
+        base = adapter.pool.alloc(COMMAND_AREA)
         va = self.gpuva.map(ctx.device.process, base, COMMAND_AREA)
         self._areas[ctx.handle] = CommandArea(base, va, COMMAND_AREA)
 
@@ -276,7 +276,7 @@ class Wddm2:
         scheduling) of a command buffer the user-mode driver built: the bytes go into the context's
         command area in its process's GPU virtual space and the buffer is queued. Returns the
         hardware-queue entry or the packet."""
-        ad = self.adapter
+        adapter = self.adapter
         self._live(ctx)
         area = self._areas[ctx.handle]
         off = area.alloc(len(data))
@@ -285,9 +285,9 @@ class Wddm2:
                            f"{ctx.full_name}: {len(data)} more bytes of command buffers do not fit beside the "
                            f"{area.in_use} still in flight in its {COMMAND_AREA}-byte command area")
         va = area.va + off
-        ad.memory.write(area.base + off, data)
+        adapter.memory.write(area.base + off, data)
         if self.on_buffer is not None:
             self.on_buffer(ctx, ctx.seq + 1, va)
         if self.hwsch is not None:
             return self.hwsch.submit(queue or ctx.hwqueues[0], va, len(data), private, progress_id=progress_id)
-        return ad.render_virtual(ctx, va, len(data), private, null_rendering=null_rendering)
+        return adapter.render_virtual(ctx, va, len(data), private, null_rendering=null_rendering)

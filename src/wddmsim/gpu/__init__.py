@@ -3,7 +3,7 @@
 :mod:`.memory` is the GPU's sparse physical memory (pages allocated on first write, watchers on
 8-byte locations); :mod:`.commands` is its command set (packet format, encoders, a chainable
 :class:`CommandBuffer`, the decoder and a disassembler). The engines that execute the packets are
-described in docs/gpu.md; the packet format in docs/gpu-commands.md. :mod:`.hwsched` is the
+described in docs/gpu.md; the packet format in docs/gpu-commands.md. :mod:`.scheduler` is the
 context-management processor of hardware scheduling (``GPU.hw_scheduler(engine_index)``).
 :mod:`.mmio` is the register interface (``GPU.mmio``), the only view of the GPU a driver has
 (docs/gpu-programming.md).

@@ -29,7 +29,7 @@ from ..sim import Simulator
 from .display import DisplaySource
 from . import engine as _engine_module
 from .engine import Engine, EngineFault
-from .hwsched import HwScheduler
+from .scheduler import GpuScheduler
 from .interrupts import FAULT_BIT, SPURIOUS_BIT, InterruptController
 from .memory import PAGE_SIZE, PhysicalMemory
 from .mmio import Mmio
@@ -156,7 +156,7 @@ class GPU:
             # memory, until the first flip: a vsync before it has an address to report.
             d.scanout = LOCAL_BASE
         self.faults: list[tuple[int, str, str]] = []
-        self._hw_schedulers: dict[int, HwScheduler] = {}
+        self._hw_schedulers: dict[int, GpuScheduler] = {}
         #: The register interface (gpu/mmio.py): the only view of this GPU a driver is given.
         self.mmio = Mmio(self)
 
@@ -189,14 +189,14 @@ class GPU:
         return self.displays[index]
 
     # -- faults -----------------------------------------------------------------------------------
-    def hw_scheduler(self, engine_index: int) -> HwScheduler:
-        """The context-management processor of an engine (hardware scheduling, gpu/hwsched.py),
+    def hw_scheduler(self, engine_index: int) -> GpuScheduler:
+        """The context-management processor of an engine (hardware scheduling, gpu/scheduler.py),
         made on first use; from then on it owns the engine's ring registers."""
         hs = self._hw_schedulers.get(engine_index)
         if hs is None:
             if not 0 <= engine_index < len(self.engines):
                 raise ValueError(f"no engine {engine_index}")
-            hs = self._hw_schedulers[engine_index] = HwScheduler(self, self.engines[engine_index],
+            hs = self._hw_schedulers[engine_index] = GpuScheduler(self, self.engines[engine_index],
                                                                  self._slots[engine_index], history=self.history)
         return hs
 

@@ -50,7 +50,7 @@ page fault stops the engine like any fault and fills ``fault_address``, ``fault_
 
 Drivers reach engines only through the register interface, :mod:`.mmio` (``GPU.mmio``).
 
-Hardware scheduling (:mod:`.hwsched`): a ``listener`` (None by default) owns the ring registers
+Hardware scheduling (:mod:`.scheduler`): a ``listener`` (None by default) owns the ring registers
 and is told when a preemption stops the engine, when the ring drains and when the ring (or a buffer
 it called) stalls on a WAIT (``engine_stopped``/``engine_drained``/``engine_stalled``), instead of
 the CPU's preemption cause, and after :meth:`Engine.reset` (``engine_reset``). :meth:`Engine.save_context` and :meth:`Engine.load_context` save and
@@ -176,7 +176,7 @@ class Engine:
         #: bit for the driver (``Mmio.status``), cleared by the ring reset, a doorbell, a step,
         #: ``program_ring`` or an engine reset. It changes nothing in how the engine runs.
         self.stopped = False
-        # Hardware scheduling (gpu/hwsched.py): the HwScheduler that owns this engine's ring, told
+        # Hardware scheduling (gpu/scheduler.py): the GpuScheduler that owns this engine's ring, told
         # of preemption stops, drained rings and WAIT stalls instead of the CPU. None: the driver
         # programs the ring itself and preemption stops interrupt the CPU.
         self.listener = None

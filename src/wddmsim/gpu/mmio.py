@@ -42,7 +42,7 @@ from .engine import FAULTED as _ENGINE_FAULTED
 from .engine import GRANULARITIES
 from .engine import IDLE as _ENGINE_IDLE
 from .engine import PREEMPT_CAUSE_SHIFT, FaultRecord, PreemptState
-from .hwsched import NATIVE_FENCE_CAUSE_SHIFT, SUSPEND_CAUSE_SHIFT
+from .scheduler import NATIVE_FENCE_CAUSE_SHIFT, SUSPEND_CAUSE_SHIFT
 from .interrupts import FAULT_BIT as _FAULT_BIT
 from .interrupts import SPURIOUS_BIT as _SPURIOUS_BIT
 from .memory import PAGE_SIZE
@@ -336,7 +336,7 @@ class Mmio:
 
     def sched_destroy_context(self, engine: int, cid: int) -> None:
         """Mailbox command DESTROY_CONTEXT: forget context ``cid`` and its queues. Refused
-        (``HwSchedulerError``) while one of its queues is on the engine: suspend it first."""
+        (``GpuSchedulerError``) while one of its queues is on the engine: suspend it first."""
         self._gpu.hw_scheduler(engine).destroy_context(cid)
 
     def sched_create_queue(self, engine: int, cid: int, qid: int, ring_base: int, ring_size: int) -> None:
@@ -345,7 +345,7 @@ class Mmio:
         self._gpu.hw_scheduler(engine).create_queue(cid, qid, ring_base, ring_size)
 
     def sched_destroy_queue(self, engine: int, qid: int) -> None:
-        """Mailbox command DESTROY_QUEUE: forget queue ``qid``. Refused (``HwSchedulerError``)
+        """Mailbox command DESTROY_QUEUE: forget queue ``qid``. Refused (``GpuSchedulerError``)
         while it is on the engine."""
         self._gpu.hw_scheduler(engine).destroy_queue(qid)
 

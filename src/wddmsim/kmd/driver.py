@@ -101,7 +101,7 @@ from ..ddi.versions import ddi_version, wddm_version_of
 from ..gpu import commands as C
 from ..gpu import mmio
 from ..gpu.mmio import FAULT_BIT, PAGE_SIZE, PREEMPT_SHIFT, UNKNOWN_BIT, VSYNC_SHIFT
-from .hwsch import HWQUEUE_RING_BUFFERS, WddmV2Ddi
+from .wddm2 import HWQUEUE_RING_BUFFERS, KmdWddm2
 from .nativefence import NativeFenceDdi
 from .settings import Settings
 
@@ -214,7 +214,7 @@ class _Node:
         self.refused_through = None  # the completed fence those carried the node to
 
 
-class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
+class ReferenceDriver(KmdWddm2, NativeFenceDdi):
     """The project's display miniport driver for the GPU model.
 
     Constructed with one :class:`~wddmsim.ddi.interface.DeviceInfo`: the GPU's register interface
@@ -289,11 +289,11 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         self.reads_of_private_data = 0
         self.faults_seen = 0  # engine fault causes seen by the ISR
         self.unknown_causes = 0  # interrupts whose causes no engine owns (dismissed)
-        # WDDM 2.x (kmd/hwsch.py): GPU virtual addressing and hardware scheduling. The OS turns
+        # WDDM 2.x (kmd/wddm2.py): GPU virtual addressing and hardware scheduling. The OS turns
         # hardware scheduling on by calling DxgkDdiSetupPriorityBands.
         self.hw_scheduling = False
         self.fence_release = [bool(e and e.ring_buffer_fence_release) for e in engines]  # RingBufferFenceRelease
-        # MaxInFlightHwQueueBuffers: unset, what one hardware queue's ring holds (kmd/hwsch.py), so
+        # MaxInFlightHwQueueBuffers: unset, what one hardware queue's ring holds (kmd/wddm2.py), so
         # that no burst the OS may send overflows it.
         self.max_in_flight = [e.max_in_flight_hw_queue_buffers if e and e.max_in_flight_hw_queue_buffers is not None
                               else HWQUEUE_RING_BUFFERS for e in engines]
@@ -360,12 +360,12 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
     def DxgkDdiQueryAdapterInfo(self, hAdapter: int, pQueryAdapterInfo) -> int:
         """``DXGK_DRIVERCAPS``, the segments (``DXGK_QUERYSEGMENTOUT``) or the user-mode half's
         private data, written where ``pOutputData`` points."""
-        a = pQueryAdapterInfo
-        kind = a.Type
+        args = pQueryAdapterInfo
+        kind = args.Type
         if kind == _QAI_DRIVERCAPS:
             out = self._caps()
         elif kind == _QAI_QUERYSEGMENT:
-            return self._query_segments(a)
+            return self._query_segments(args)
         elif kind == _QAI_UMDRIVERPRIVATE:
             out = struct.pack("<I", PRIVATE_MAGIC)  # the user-mode half learns its record's magic
         elif kind == _QAI_NATIVE_FENCE_CAPS and self.native_fence:
@@ -373,9 +373,9 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         else:
             return int(NTSTATUS.STATUS_NOT_SUPPORTED)
         data = bytes(out)
-        if a.OutputDataSize < len(data):
+        if args.OutputDataSize < len(data):
             return int(NTSTATUS.STATUS_BUFFER_TOO_SMALL)
-        self.mem.write(a.pOutputData, data)
+        self.mem.write(args.pOutputData, data)
         return SUCCESS
 
     def _caps(self):
@@ -520,13 +520,13 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
     def DxgkDdiCancelCommand(self, hAdapter: int, pCancelCommand) -> int:
         """A packet that will never reach the hardware: nothing of it is held here but its private
         data record, which is checked and cleared."""
-        a = pCancelCommand
-        if self._node_of(a.hContext) < 0:
+        args = pCancelCommand
+        if self._node_of(args.hContext) < 0:
             return int(NTSTATUS.STATUS_INVALID_HANDLE)
-        if a.DmaBufferPrivateDataSize:
-            if self.mem.read_u32(a.pDmaBufferPrivateData) != PRIVATE_MAGIC:
+        if args.DmaBufferPrivateDataSize:
+            if self.mem.read_u32(args.pDmaBufferPrivateData) != PRIVATE_MAGIC:
                 return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-            self.mem.write_u32(a.pDmaBufferPrivateData, 0)
+            self.mem.write_u32(args.pDmaBufferPrivateData, 0)
         self.cancelled += 1
         return SUCCESS
 
@@ -587,22 +587,22 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
 
     def DxgkDdiBuildPagingBuffer(self, hAdapter: int, pBuildPagingBuffer) -> int:
         """The commands of one paging operation (see the module doc)."""
-        a = pBuildPagingBuffer
-        op = a.Operation
+        args = pBuildPagingBuffer
+        op = args.Operation
         if op == self._OP_UPDATE_PAGE_TABLE or op == self._OP_FLUSH_TLB:
-            return self._build_page_table_ops(a)
+            return self._build_page_table_ops(args)
         cmds = b""
         moved = 0
         if op == _OP_TRANSFER:
-            return self._build_transfer(a)
+            return self._build_transfer(args)
         elif op == _OP_FILL:
-            f = a.Fill
+            f = args.Fill
             moved = f.FillSize
             cmds = C.fill(f.Destination.SegmentAddress.QuadPart, moved, f.FillPattern)
         elif op == _OP_DISCARD:
             pass
         elif op in (_OP_MAP_APERTURE, _OP_UNMAP_APERTURE):
-            arm = a.MapApertureSegment if op == _OP_MAP_APERTURE else a.UnmapApertureSegment
+            arm = args.MapApertureSegment if op == _OP_MAP_APERTURE else args.UnmapApertureSegment
             base = self._segment_base(arm.SegmentId) + arm.OffsetInPages * PAGE_SIZE
             size = arm.NumberOfPages * PAGE_SIZE
             if op == _OP_MAP_APERTURE:
@@ -615,32 +615,32 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
             moved = size
         else:
             return int(NTSTATUS.STATUS_NOT_SUPPORTED)
-        if len(cmds) > a.DmaSize or a.DmaBufferPrivateDataSize < _PAGING_PRIVATE.size:
+        if len(cmds) > args.DmaSize or args.DmaBufferPrivateDataSize < _PAGING_PRIVATE.size:
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
         if cmds:
-            self.mem.write(a.pDmaBuffer, cmds)
-        self.mem.write(a.pDmaBufferPrivateData, _PAGING_PRIVATE.pack(PAGING_MAGIC, int(op), len(cmds), moved & 0xFFFFFFFF))
-        a.pDmaBuffer += len(cmds)
-        a.DmaSize -= len(cmds)
-        a.pDmaBufferPrivateData += _PAGING_PRIVATE.size
-        a.DmaBufferPrivateDataSize -= _PAGING_PRIVATE.size
+            self.mem.write(args.pDmaBuffer, cmds)
+        self.mem.write(args.pDmaBufferPrivateData, _PAGING_PRIVATE.pack(PAGING_MAGIC, int(op), len(cmds), moved & 0xFFFFFFFF))
+        args.pDmaBuffer += len(cmds)
+        args.DmaSize -= len(cmds)
+        args.pDmaBufferPrivateData += _PAGING_PRIVATE.size
+        args.DmaBufferPrivateDataSize -= _PAGING_PRIVATE.size
         self.paging_operations += 1
         return SUCCESS
 
-    def _build_transfer(self, a) -> int:
+    def _build_transfer(self, args) -> int:
         """A TRANSFER: COPYs of at most ``paging_transfer_chunk`` bytes (the whole transfer in one
         without a chunk). When they do not all fit the room left in the paging buffer, as many as
         fit are written and the bytes done so far kept in ``MultipassOffset``, answered with
         STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER: VidMm submits that part and calls again with the
         same operation in a new buffer (Microsoft's DxgkDdiBuildPagingBuffer page)."""
-        t = a.Transfer
+        t = args.Transfer
         size = t.TransferSize
         mdl_offset = getattr(t, "MdlOffset", 0)  # a Windows 7 member
         src = self._paging_address(t.Source, mdl_offset) + t.TransferOffset
         dst = self._paging_address(t.Destination, mdl_offset) + t.TransferOffset
         chunk = self.settings.paging_transfer_chunk or max(size, 1)
-        done = start = a.MultipassOffset
-        room = a.DmaSize // _COPY_BYTES if a.DmaBufferPrivateDataSize >= _PAGING_PRIVATE.size else 0
+        done = start = args.MultipassOffset
+        room = args.DmaSize // _COPY_BYTES if args.DmaBufferPrivateDataSize >= _PAGING_PRIVATE.size else 0
         pieces = []
         while done < size and len(pieces) < room:
             n = min(chunk, size - done)
@@ -648,19 +648,19 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
             done += n
         if done < size and not pieces:
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        if a.DmaBufferPrivateDataSize < _PAGING_PRIVATE.size:
+        if args.DmaBufferPrivateDataSize < _PAGING_PRIVATE.size:
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
         cmds = b"".join(pieces)
         if cmds:
-            self.mem.write(a.pDmaBuffer, cmds)
-        self.mem.write(a.pDmaBufferPrivateData,
+            self.mem.write(args.pDmaBuffer, cmds)
+        self.mem.write(args.pDmaBufferPrivateData,
                        _PAGING_PRIVATE.pack(PAGING_MAGIC, _OP_TRANSFER, len(cmds), (done - start) & 0xFFFFFFFF))
-        a.pDmaBuffer += len(cmds)
-        a.DmaSize -= len(cmds)
-        a.pDmaBufferPrivateData += _PAGING_PRIVATE.size
-        a.DmaBufferPrivateDataSize -= _PAGING_PRIVATE.size
+        args.pDmaBuffer += len(cmds)
+        args.DmaSize -= len(cmds)
+        args.pDmaBufferPrivateData += _PAGING_PRIVATE.size
+        args.DmaBufferPrivateDataSize -= _PAGING_PRIVATE.size
         if done < size:
-            a.MultipassOffset = done
+            args.MultipassOffset = done
             self.paging_passes += 1
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
         self.paging_operations += 1
@@ -769,37 +769,37 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
 
     def DxgkDdiSubmitCommand(self, hAdapter: int, pSubmitCommand) -> int:
         """INDIRECT to the submitted range plus FENCE of SubmissionFenceId, then the doorbell."""
-        a = pSubmitCommand
+        args = pSubmitCommand
         if not self.multi_engine_aware:
             ordinal = 0
         elif self._submit_has_node:
-            ordinal = a.NodeOrdinal
-        elif a.hContext:
-            ordinal = self._node_of(a.hContext)
+            ordinal = args.NodeOrdinal
+        elif args.hContext:
+            ordinal = self._node_of(args.hContext)
         else:
             ordinal = self.paging_node  # a paging submission without a context (before Windows 8)
         if not 0 <= ordinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         node = self.nodes[ordinal]
-        flags = a.Flags.Value  # Paging is bit 0, NullRendering bit 3, Flip/FlipWithNoWait bits 4-5
-        if a.DmaBufferPrivateDataSize:
+        flags = args.Flags.Value  # Paging is bit 0, NullRendering bit 3, Flip/FlipWithNoWait bits 4-5
+        if args.DmaBufferPrivateDataSize:
             # Rule 21: private data is validated only when there is some.
             self.reads_of_private_data += 1
-            magic = self.mem.read_u32(a.pDmaBufferPrivateData)
+            magic = self.mem.read_u32(args.pDmaBufferPrivateData)
             if magic != PRIVATE_MAGIC and not flags & 0x1:
                 return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        start = a.DmaBufferSubmissionStartOffset
-        length = a.DmaBufferSubmissionEndOffset - start
-        fence_id = a.SubmissionFenceId
+        start = args.DmaBufferSubmissionStartOffset
+        length = args.DmaBufferSubmissionEndOffset - start
+        fence_id = args.SubmissionFenceId
         if flags & 0x30 and length:
             # A flip: DxgkDdiPresent did not know the VidPn source; the submission says which.
-            self._aim_flips(a.DmaBufferPhysicalAddress.QuadPart + start, length, a.VidPnSourceId)
+            self._aim_flips(args.DmaBufferPhysicalAddress.QuadPart + start, length, args.VidPnSourceId)
         # The ring may last have run a buffer in a GPU virtual address space: back to physical.
         packet = self._switch_root(node, 0) if self._ring_roots else b""
         fence = C.fence(node.fence_addr, fence_id, interrupt=True)
         if length and not flags & 0x8:
-            packet += self._buffer_call(node, fence_id, a.DmaBufferPhysicalAddress.QuadPart + start, length,
-                                        owner=a.hContext)
+            packet += self._buffer_call(node, fence_id, args.DmaBufferPhysicalAddress.QuadPart + start, length,
+                                        owner=args.hContext)
         packet += fence
         # _ring_write, inline
         wptr = self._ring_put(node.ring, node.ring_size, node.wptr, self.hw.rptr(node.ordinal), packet)
@@ -939,12 +939,12 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
     # -- preemption ----------------------------------------------------------------------------------------
     def DxgkDdiPreemptCommand(self, hAdapter: int, pPreemptCommand) -> int:
         """Ask the node's engine to stop, or report the preemption at once if it has nothing left."""
-        a = pPreemptCommand
-        ordinal = a.NodeOrdinal
+        args = pPreemptCommand
+        ordinal = args.NodeOrdinal
         if not self.preemption_aware or not 0 <= ordinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
         node = self.nodes[ordinal]
-        node.preempt_fence = a.PreemptionFenceId
+        node.preempt_fence = args.PreemptionFenceId
         done = self._completed(node)
         st = self.hw.status(ordinal)
         if (st == mmio.IDLE or st == mmio.PREEMPTED) and done == node.last_submitted == node.last_reported:
@@ -1040,30 +1040,30 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
     # -- recovery -----------------------------------------------------------------------------------------
     def DxgkDdiQueryDependentEngineGroup(self, hAdapter: int, pQueryDependentEngineGroup) -> int:
         """No engine of this GPU depends on another: the mask is the node itself."""
-        a = pQueryDependentEngineGroup
-        if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
+        args = pQueryDependentEngineGroup
+        if not self.per_engine_reset or not 0 <= args.NodeOrdinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        a.DependentNodeOrdinalMask = 1 << a.NodeOrdinal
+        args.DependentNodeOrdinalMask = 1 << args.NodeOrdinal
         return SUCCESS
 
     def DxgkDdiQueryEngineStatus(self, hAdapter: int, pQueryEngineStatus) -> int:
         """Responsive unless the node's engine has left a preemption request unanswered or stopped on
         a fault (the register interface shows no finer progress than that)."""
-        a = pQueryEngineStatus
-        if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
+        args = pQueryEngineStatus
+        if not self.per_engine_reset or not 0 <= args.NodeOrdinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        node = self.nodes[a.NodeOrdinal]
+        node = self.nodes[args.NodeOrdinal]
         st = self.hw.status(node.ordinal)
-        a.EngineStatus.Value = 0
-        a.EngineStatus.Responsive = 0 if st == mmio.FAULTED or (node.preempt_fence and st != mmio.PREEMPTED) else 1
+        args.EngineStatus.Value = 0
+        args.EngineStatus.Responsive = 0 if st == mmio.FAULTED or (node.preempt_fence and st != mmio.PREEMPTED) else 1
         return SUCCESS
 
     def DxgkDdiResetEngine(self, hAdapter: int, pResetEngine) -> int:
         """Reset one engine; LastAbortedFenceId is the submission it abandoned mid-execution."""
-        a = pResetEngine
-        if not self.per_engine_reset or not 0 <= a.NodeOrdinal < len(self.nodes):
+        args = pResetEngine
+        if not self.per_engine_reset or not 0 <= args.NodeOrdinal < len(self.nodes):
             return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        node = self.nodes[a.NodeOrdinal]
+        node = self.nodes[args.NodeOrdinal]
         done = self._completed(node)
         inflight = node.inflight
         while inflight and not after(inflight[0][0], done):
@@ -1079,7 +1079,7 @@ class ReferenceDriver(WddmV2Ddi, NativeFenceDdi):
         self.mem.write_u64(node.fence_addr, aborted)
         node.last_reported = aborted
         node.preempt_fence = 0
-        a.LastAbortedFenceId = aborted
+        args.LastAbortedFenceId = aborted
         return SUCCESS
 
     def DxgkDdiResetFromTimeout(self, hAdapter: int) -> int:

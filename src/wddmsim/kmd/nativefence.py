@@ -73,21 +73,21 @@ class NativeFenceDdi:
         return c
 
     def DxgkDdiCreateNativeFence(self, hAdapter: int, pCreateNativeFence) -> int:
-        a = pCreateNativeFence
+        args = pCreateNativeFence
         if not self.native_fence:
             return NOT_SUPPORTED
-        if int(a.Type) != 0 or not a.CurrentValueSystemProcessGpuVa:  # TYPE_DEFAULT, mapped for the GPU
+        if int(args.Type) != 0 or not args.CurrentValueSystemProcessGpuVa:  # TYPE_DEFAULT, mapped for the GPU
             return INVALID
         if not self._native_array:
             from ..gpu import mmio
 
             self._native_shift = mmio.NATIVE_FENCE_SHIFT
             self._native_array = self.dxgk.MmAllocateContiguousMemory(SIGNALED_ARRAY_SLOTS * _HANDLE.size)
-        f = _NativeFence(self._handle(), a.hGlobalNativeFence, a.CurrentValueSystemProcessGpuVa,
-                         a.MonitoredValueSystemProcessGpuVa)
+        f = _NativeFence(self._handle(), args.hGlobalNativeFence, args.CurrentValueSystemProcessGpuVa,
+                         args.MonitoredValueSystemProcessGpuVa)
         self.native_fences[f.handle] = f
         self._native_by_address[f.current] = f
-        a.hGlobalNativeFence = f.handle
+        args.hGlobalNativeFence = f.handle
         return SUCCESS
 
     def DxgkDdiDestroyNativeFence(self, hAdapter: int, pDestroyNativeFence) -> int:
@@ -99,29 +99,29 @@ class NativeFenceDdi:
 
     def DxgkDdiUpdateMonitoredValues(self, pUpdateMonitoredValues) -> int:
         """Write each fence's new MonitoredValue where the OS says it lives (device IRQL)."""
-        a = pUpdateMonitoredValues
+        args = pUpdateMonitoredValues
         mem = self.mem
-        for i in range(a.NumFences):
-            (handle,) = _HANDLE.unpack(mem.read(a.NativeFenceArray + i * _HANDLE.size, _HANDLE.size))
+        for i in range(args.NumFences):
+            (handle,) = _HANDLE.unpack(mem.read(args.NativeFenceArray + i * _HANDLE.size, _HANDLE.size))
             if handle not in self.native_fences:
                 return INVALID
-            (where,) = _PTR.unpack(mem.read(a.MonitoredValueKernelCpuVa + i * _PTR.size, _PTR.size))
-            mem.write_u64(where, mem.read_u64(a.UpdatedValueArray + i * 8))
+            (where,) = _PTR.unpack(mem.read(args.MonitoredValueKernelCpuVa + i * _PTR.size, _PTR.size))
+            mem.write_u64(where, mem.read_u64(args.UpdatedValueArray + i * 8))
         return SUCCESS
 
     def DxgkDdiUpdateCurrentValuesFromCpu(self, pUpdateCurrentValuesFromCpu) -> int:
         """Write each fence's new CurrentValue (a signal from the CPU, DISPATCH_LEVEL)."""
-        a = pUpdateCurrentValuesFromCpu
-        if a.Flags.AlwaysSignaled:
+        args = pUpdateCurrentValuesFromCpu
+        if args.Flags.AlwaysSignaled:
             return INVALID
         mem = self.mem
-        for i in range(a.NumFences):
-            (handle,) = _HANDLE.unpack(mem.read(a.NativeFenceArray + i * _HANDLE.size, _HANDLE.size))
+        for i in range(args.NumFences):
+            (handle,) = _HANDLE.unpack(mem.read(args.NativeFenceArray + i * _HANDLE.size, _HANDLE.size))
             if handle not in self.native_fences:
                 return INVALID
-            if not a.Flags.NotificationOnly:
-                (where,) = _PTR.unpack(mem.read(a.CurrentValueKernelCpuVa + i * _PTR.size, _PTR.size))
-                mem.write_u64(where, mem.read_u64(a.UpdatedValueArray + i * 8))
+            if not args.Flags.NotificationOnly:
+                (where,) = _PTR.unpack(mem.read(args.CurrentValueKernelCpuVa + i * _PTR.size, _PTR.size))
+                mem.write_u64(where, mem.read_u64(args.UpdatedValueArray + i * 8))
         return SUCCESS
 
     def _native_isr(self, status: int, node) -> None:

@@ -39,18 +39,18 @@ __all__ = [
     "ENGINES",
     "PROCESS_PRIORITIES",
     "WORKLOAD_KINDS",
-    "Adapter",
+    "AdapterTable",
     "Bursty",
     "Call",
     "ComputeBatch",
     "Context",
     "CopyStream",
-    "CpuCost",
+    "CpuCostTable",
     "Duration",
     "FrameLoop",
     "Location",
     "Node",
-    "Process",
+    "ProcessTable",
     "Scenario",
     "Scheduler",
     "Script",
@@ -151,9 +151,9 @@ class ScenarioModel(BaseModel):
 # --------------------------------------------------------------------------------------- adapter
 
 
-class CpuCost(ScenarioModel):
-    """CPU time the kernel-mode side spends in each driver callback, charged to the simulated
-    CPU whenever the callback runs. Every cost may be zero."""
+class CpuCostTable(ScenarioModel):
+    """The ``[adapter.cpu_cost]`` table: CPU time the kernel-mode side spends in each driver
+    callback, charged to the simulated CPU whenever the callback runs. Every cost may be zero."""
 
     render: Duration = _ns("5us")  #: building one command buffer (DxgkDdiRender)
     patch: Duration = _ns("1us")  #: patching allocation addresses into a DMA buffer
@@ -268,15 +268,15 @@ class Bands(ScenarioModel):
     normal_share: int = Field(default=10, ge=0, le=50)
 
 
-class Adapter(ScenarioModel):
-    """The display adapter: the GPU (its nodes, segments and displays) and the OS's settings for it
-    (scheduling, GPU virtual addressing, VidSch's queue depth, modelled CPU costs). The driver's own
-    settings are in the scenario's ``[driver]`` table: the OS learns the driver's capabilities from
-    the driver, at adapter start."""
+class AdapterTable(ScenarioModel):
+    """The ``[adapter]`` table, the display adapter: the GPU (its nodes, segments and displays) and
+    the OS's settings for it (scheduling, GPU virtual addressing, VidSch's queue depth, modelled CPU
+    costs). The driver's own settings are in the scenario's ``[driver]`` table: the OS learns the
+    driver's capabilities from the driver, at adapter start."""
 
     #: packets each node's hardware queue holds (VidSch)
     hw_queue_depth: int = Field(default=2, ge=1, le=64)
-    cpu_cost: CpuCost = Field(default_factory=CpuCost)
+    cpu_cost: CpuCostTable = Field(default_factory=CpuCostTable)
     #: the VidPn sources: one display per entry, its refresh rate in Hz
     displays: list[Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]] = Field(
         default_factory=lambda: [60.0], min_length=1, max_length=16)
@@ -319,7 +319,7 @@ class Adapter(ScenarioModel):
     no64bit_atomics: _moved("no64bit_atomics")
 
     @model_validator(mode="after")
-    def _consistent(self) -> Adapter:
+    def _consistent(self) -> AdapterTable:
         problems: list[tuple[Location, str]] = []
         first_node: dict[str, int] = {}
         first_3d: int | None = None
@@ -746,8 +746,9 @@ _PRIVILEGED_BANDS = ("focus", "realtime")
 _PRIVILEGED_CLASSES = ("high", "realtime")
 
 
-class Process(ScenarioModel):
-    """A process with GPU contexts; its priority class is the base of their scheduling."""
+class ProcessTable(ScenarioModel):
+    """A ``[[process]]`` table, a process with GPU contexts; its priority class is the base of
+    their scheduling."""
 
     name: str = Field(min_length=1)
     #: the process id the OS gives it (default: the next free one); a replayed capture keeps the
@@ -1069,9 +1070,9 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                      f"no node named {context.node!r}; the adapter's nodes are "
                      f"{_quoted(node_names)}")
                 )
-    ad = scenario.adapter
-    hardware = ad.scheduling == "hardware"
-    gpu_va = hardware or bool(ad.gpu_va)
+    adapter = scenario.adapter
+    hardware = adapter.scheduling == "hardware"
+    gpu_va = hardware or bool(adapter.gpu_va)
     fence_names = [f.name for f in scenario.fence]
     for f, name in enumerate(fence_names):
         if name in fence_names[:f]:
@@ -1092,7 +1093,7 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                                      "DXGK_VIDSCHCAPS.NativeGpuFence: for the reference driver "
                                                      "driver.ddi_version = \"wddm3_2\" and driver.native_fence = true"))
     if not hardware:
-        for n, node in enumerate(ad.nodes):
+        for n, node in enumerate(adapter.nodes):
             if node.hw_queue_slots is not None:
                 problems.append((("adapter", "nodes", n, "hw_queue_slots"),
                                  "hw_queue_slots are the hardware scheduler's; the adapter uses the software "
@@ -1203,7 +1204,7 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                                        f"{', '.join(MOVABLE_WORKLOADS)} workloads"))
             if hardware:
                 problems.append((where + ("api",), "MoveWork is modelled under the software scheduler only"))
-        if call.api == "StepEngine" and ad.engine_mode != "stepped":
+        if call.api == "StepEngine" and adapter.engine_mode != "stepped":
             problems.append((where + ("api",), "StepEngine steps a GPU in stepped mode: set adapter.engine_mode = "
                                                "\"stepped\""))
         if call.api.startswith("Set") and hardware:
@@ -1348,7 +1349,7 @@ class Scenario(ScenarioModel):
     seed: int = Field(default=0, ge=0)
     #: virtual time to simulate
     duration: Duration = Field(default=_ns("1s"), gt=0)
-    adapter: Adapter = Field(default_factory=Adapter)
+    adapter: AdapterTable = Field(default_factory=AdapterTable)
     #: the driver and its settings (the reference driver with its defaults when absent)
     driver: Annotated[Driver, BeforeValidator(_driver_table)] = Field(default_factory=Driver)
     scheduler: Scheduler = Field(default_factory=Scheduler)
@@ -1356,7 +1357,7 @@ class Scenario(ScenarioModel):
     fault: list[Fault] = Field(default_factory=list)
     #: monitored fences shared by the processes (chain workloads name them)
     fence: list[FenceSpec] = Field(default_factory=list)
-    process: list[Process] = Field(min_length=1)
+    process: list[ProcessTable] = Field(min_length=1)
     #: D3DKMT calls the processes make while the run goes on
     call: list[Call] = Field(default_factory=list)
     #: the desktop compositor, one table per display it composes

@@ -9,7 +9,7 @@ This package imports nothing of the project.
 
 from .irql import DEVICE, DISPATCH, IRQL_NAMES, PASSIVE
 from .kernel import Simulator, StopSimulation, Timer
-from .process import Event, Process
+from .process import Event, SimProcess
 from .streams import stream_seed
 
 __all__ = [
@@ -18,7 +18,7 @@ __all__ = [
     "IRQL_NAMES",
     "PASSIVE",
     "Event",
-    "Process",
+    "SimProcess",
     "Simulator",
     "StopSimulation",
     "Timer",

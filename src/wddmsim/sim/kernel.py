@@ -20,7 +20,7 @@ from heapq import heappop, heappush
 from typing import Any, Callable
 
 from .irql import PASSIVE
-from .process import Event, Process
+from .process import Event, SimProcess
 from .streams import make_stream
 
 _NO_ARG = object()
@@ -100,9 +100,9 @@ class Simulator:
         heappush(self._heap, entry)
         return entry
 
-    def process(self, generator) -> Process:
-        """Start a generator as a :class:`~wddmsim.sim.process.Process` at this instant."""
-        return Process(self, generator)
+    def process(self, generator) -> SimProcess:
+        """Start a generator as a :class:`~wddmsim.sim.process.SimProcess` at this instant."""
+        return SimProcess(self, generator)
 
     def event(self) -> Event:
         """A new untriggered :class:`~wddmsim.sim.process.Event`."""

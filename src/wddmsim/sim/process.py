@@ -67,8 +67,9 @@ class Event:
             self._callbacks.append(callback)
 
 
-class Process(Event):
-    """A generator driven by the kernel; as an :class:`Event` it triggers with the return value."""
+class SimProcess(Event):
+    """A generator driven by the kernel; as an :class:`Event` it triggers with the return value.
+    (A flow of the simulation, not an OS process: those are ``wddmsim.dxgkrnl.objects.Process``.)"""
 
     __slots__ = ("_gen", "irql", "name")
 

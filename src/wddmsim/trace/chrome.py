@@ -20,7 +20,7 @@ Layout (one process, the adapter):
   and bug checks.
 
 Under hardware scheduling (a log with ``HwQueueCreate``; no DmaPacket events) the GPU's scheduler
-says what runs (:mod:`.hwsched`):
+says what runs (:mod:`.hwcontexts`):
 
 - per engine, row 0 holds the hardware context the GPU runs, one slice per turn (``HwContextState``
   ``running`` to its next state change or queue switch) named by its ``process/context`` (VidMm's
@@ -29,7 +29,7 @@ says what runs (:mod:`.hwsched`):
 - per hardware queue, its buffers (``QueuePacketStart`` to ``QueuePacketStop``) stacked, and a row
   of its progress fence's signals (1 ns slices);
 - a flow per buffer from its queue slice through the turns it certainly ran in
-  (:func:`.hwsched.certain_turns`) to the progress fence signal that retired it;
+  (:func:`.hwcontexts.certain_turns`) to the progress fence signal that retired it;
 - counters: each engine's ready contexts, each hardware queue's software queue length, the value
   of each other monitored fence; ``HwEngineReset`` instants.
 
@@ -45,7 +45,7 @@ import json
 from collections import defaultdict
 from typing import Iterable
 
-from .hwsched import HwNames, Interval, buffer_lives, certain_turns, is_hardware, state_intervals
+from .hwcontexts import HwNames, Interval, buffer_lives, certain_turns, is_hardware, state_intervals
 
 PID = 1
 _INSTANTS = {"PreemptRequest", "PageFault", "TdrDetected", "EngineReset", "AdapterReset", "DeviceError",
@@ -452,7 +452,7 @@ def _hw_ready_counters(events: list[dict], node_names: dict, out: list) -> None:
 def _hw_flows(events: list[dict], intervals: list[Interval], hw: HwNames, queue_slices: dict, signals: dict,
               out: list, flow_id: int) -> int:
     """A flow per retired buffer: from its queue slice (QueuePacketStart), through each turn of its
-    hardware queue on the engine in which it certainly ran (:func:`.hwsched.certain_turns`; none
+    hardware queue on the engine in which it certainly ran (:func:`.hwcontexts.certain_turns`; none
     when the log cannot say), to the progress fence signal that retired it (its value reached the
     buffer's progress id), or, without one, to its last turn. Returns the last flow id used."""
     turns = defaultdict(list)

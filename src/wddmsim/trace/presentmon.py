@@ -25,7 +25,7 @@ names where the model knows the value.
 A present still waiting for its display when the log ends is left out.
 
 Under hardware scheduling there are no DmaPacket events; the GPU columns come from the GPU
-scheduler's log instead (``HwContextState``, :mod:`.hwsched`), as PresentMon does with the
+scheduler's log instead (``HwContextState``, :mod:`.hwcontexts`), as PresentMon does with the
 scheduling log. The frame's *window* runs from the ``QueuePacketStart`` of its first buffer (but
 no earlier than the previous present's ``QueuePacketStop`` on the swap chain) to the present
 buffer's ``QueuePacketStop``; the presenting context's *turns* are its ``running`` intervals on its
@@ -48,7 +48,7 @@ import csv
 from collections import defaultdict
 from typing import Iterable
 
-from .hwsched import HwNames, clip, is_hardware, running_turns
+from .hwcontexts import HwNames, clip, is_hardware, running_turns
 
 COLUMNS = (
     "Application", "ProcessID", "SwapChainAddress", "PresentRuntime", "SyncInterval", "PresentFlags", "AllowsTearing",

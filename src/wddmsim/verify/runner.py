@@ -98,15 +98,15 @@ def _rule_words(number: int | None) -> str | None:
 def declared(system) -> Declared:
     """What the driver declared, from the OS's view of it after adapter start: its interface
     version, its DXGK_DRIVERCAPS and its nodes' metadata."""
-    ad = system.adapter
-    caps = ad.caps
-    version = ad.version
+    adapter = system.adapter
+    caps = adapter.caps
+    version = adapter.version
     flip = caps.FlipCaps
-    hws = version.value >= ddi_version("wddm2_5").value and bool(ad.node_flags) and all(
-        f is not None and f.ContextSchedulingSupported for f in ad.node_flags)
+    hws = version.value >= ddi_version("wddm2_5").value and bool(adapter.node_flags) and all(
+        f is not None and f.ContextSchedulingSupported for f in adapter.node_flags)
     return Declared(
-        version=version.name, version_value=version.value, nodes=len(ad.vidsch.nodes),
-        multi_engine_aware=bool(ad.multi_engine_aware), preemption_aware=bool(ad.preemption_aware),
+        version=version.name, version_value=version.value, nodes=len(adapter.vidsch.nodes),
+        multi_engine_aware=bool(adapter.multi_engine_aware), preemption_aware=bool(adapter.preemption_aware),
         per_engine_reset=caps.SupportPerEngineTDR, cancel_aware=caps.CancelCommandAware and caps.MultiEngineAware,
         virtual_addressing=caps.VirtualAddressingSupported and version.value >= ddi_version("wddm2_0").value,
         hardware_scheduling=hws and caps.VirtualAddressingSupported,

@@ -112,8 +112,8 @@ class Case:
 # -- building scenarios ----------------------------------------------------------------------------------
 def scenario(name: str, processes: list, *, duration: str = "100ms", adapter: dict | None = None,
              faults: list | None = None, **top) -> dict:
-    ad = {"nodes": [dict(n) for n in NODES], **(adapter or {})}
-    out = {"name": name, "duration": duration, "seed": 1, "adapter": ad, "process": processes, **top}
+    ad_spec = {"nodes": [dict(n) for n in NODES], **(adapter or {})}
+    out = {"name": name, "duration": duration, "seed": 1, "adapter": ad_spec, "process": processes, **top}
     if faults:
         out["fault"] = faults
     return out
@@ -433,13 +433,13 @@ def _null_rendering_cases() -> list[Case]:
 def _preemption_cases() -> list[Case]:
     def build(granularity: str):
         def make(d):
-            ad = {"nodes": [{"name": "3D", "engine": "3d", "preemption": granularity, "preemption_interval": "100us"},
+            adapter = {"nodes": [{"name": "3D", "engine": "3d", "preemption": granularity, "preemption_interval": "100us"},
                             {"name": "Compute", "engine": "compute"}, {"name": "Copy", "engine": "copy"}]}
             return scenario(f"preempt_{granularity}", [
                 process("background", context("job", script(("0ns", "8ms", 4))), priority="below_normal"),
                 process("game", context("render", script(("1ms", "300us", 1), ("9ms", "300us", 1), ("17ms", "300us", 1))),
                         priority="high"),
-            ], adapter=ad)
+            ], adapter=adapter)
         return make
 
     def preempted(granularity: str):

@@ -58,7 +58,7 @@ MM = _DX + "vidmm.VidMm."
 TDR = _DX + "tdr.Tdr."
 PRE = _DX + "preemption.Preemptor."
 GT = _DX + "groundtruth.GroundTruth."
-HW = _DX + "hwqueue.HwSch."
+HW = _DX + "hwscheduling.OsHwScheduling."
 FT = _DX + "fences.FenceTable."
 AD = _DX + "adapter.Adapter."
 
@@ -448,7 +448,7 @@ ENTRIES: dict[int, Entry] = {
               reason="the hardware flip queue is not modelled; comes with it"),
     # -- hardware queues and monitored fences -----------------------------------------------------------------
     92: Entry(C, (_HWQ_SUBMIT_ARGS, _HWQ_CREATE), check=(HW + "check_progress_id",),
-              reason="the OS refuses a non-increasing progress fence id at the API (HwSch.check_progress_id) "
+              reason="the OS refuses a non-increasing progress fence id at the API (OsHwScheduling.check_progress_id) "
                      "before any DDI call; the registered rule re-judges what it passes"),
     93: Entry(C, (_HWQ_SUBMIT,), check=(GW_CALL,),
               reason="the simulation is single-threaded: the gateway enters one entry point at a time"),
@@ -478,13 +478,13 @@ ENTRIES: dict[int, Entry] = {
               words="With 32-bit fences (No64BitAtomics), every pending wait or signal value stays within half "
                     "the 32-bit range of the last signalled value.",
               reason="the fence table refuses wait and signal values outside the half range"),
-    100: Entry(C, (_MONITORING, _SYNCINFO2), check=(_DX + "wddm2.Wddm2.fence_address",),
+    100: Entry(C, (_MONITORING, _SYNCINFO2), check=(_DX + "wddm2.OsWddm2.fence_address",),
                reason=_self("the monitored fence addresses (8-byte fence slots)")),
     101: Entry(C, (_MONITORING, _SYNCINFO2), check=(FT + "signal_max_on_tdr", HW + "device_error", TDR + "device_error"),
                name="MaxFenceOnTdr",
                words="When a reset takes down devices that could signal a monitored fence, the fence jumps to its "
                      "largest value unless it was created with NoSignalMaxValueOnTdr.",
-               reason="HwSch.device_error (hardware scheduling) and Tdr.device_error (the software scheduler with "
+               reason="OsHwScheduling.device_error (hardware scheduling) and Tdr.device_error (the software scheduler with "
                       "GPU virtual addresses) drive every fence the device could signal to its maximum"),
     102: Entry(C, (_SYNCINFO2, _u("ddi/d3dukmdt/ne-d3dukmdt-_d3dddi_synchronizationobject_type")),
                check=(FT + "create",),
@@ -587,14 +587,14 @@ ENTRIES: dict[int, Entry] = {
     124: Entry(C, (_PRIORITY_BANDS,), check=(HW + "start",),
                reason="the scenario schema bounds targetNormalBandPercentage; " + _self("DXGKARG_SETUPPRIORITYBANDS")),
     125: Entry(C, (_SCHED_PROPS,), check=(HW + "create_context",),
-               reason="HwSch.create_context calls DxgkDdiSetContextSchedulingProperties before the context can "
+               reason="OsHwScheduling.create_context calls DxgkDdiSetContextSchedulingProperties before the context can "
                       "submit anything"),
     126: Entry(C, (_BANDS, _SCHED_PROPS), check=(HW + "set_properties",),
                reason="the band is the OS's input: the scenario schema refuses a FOCUS or REALTIME band for a "
                       "process without the privilege (classes high and realtime hold it), as Windows refuses the "
                       "request before any DDI, so every DxgkDdiSetContextSchedulingProperties keeps the rule, and "
                       "the registered rule re-checks it"),
-    127: Entry(C, (_BANDS, _PRIORITY_BANDS), check=("wddmsim.gpu.hwsched.HwScheduler",),
+    127: Entry(C, (_BANDS, _PRIORITY_BANDS), check=("wddmsim.gpu.scheduler.GpuScheduler",),
                name="IdleBandNeverPreempts",
                words="A context in the IDLE band never preempts a context of another band.",
                reason="the choice is made by the hardware scheduler of the GPU model (firmware in Windows), "

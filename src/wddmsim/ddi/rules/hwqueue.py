@@ -1,5 +1,5 @@
-"""Rules on hardware queues and monitored fences: ``DXGKARG_SUBMITCOMMANDTOHWQUEUE`` (rules 92
-ProgressFenceIncreases, 93 HwQueueSubmitNotReentrant, 94 HwQueueFlagsMatchOrigin, 95
+"""The DDI's rules on hardware queues and monitored fences: ``DXGKARG_SUBMITCOMMANDTOHWQUEUE``
+(rules 92 ProgressFenceIncreases, 93 HwQueueSubmitNotReentrant, 94 HwQueueFlagsMatchOrigin, 95
 HwQueuePrivateDataNotRetained, 100 MonitoredFenceAddressAligned, 105 MaxInFlightHwQueueBuffers and
 125 SchedulingPropertiesBeforeSubmit), ``DXGKARG_CREATEHWQUEUE``, ``DXGKARG_SIGNALMONITOREDFENCE``
 and the SignalMonitoredFence operation of ``DXGKARG_BUILDPAGINGBUFFER`` (rule 100). The numbers are

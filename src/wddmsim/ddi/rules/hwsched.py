@@ -1,4 +1,4 @@
-"""Rules on the hardware-scheduling DDIs of the WDDM 2.4 model: ``DXGKARG_SUSPENDCONTEXT`` (rule
+"""The DDI's rules on the hardware-scheduling calls of the WDDM 2.4 model: ``DXGKARG_SUSPENDCONTEXT`` (rule
 104, SuspendFenceIncreases), ``DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES`` (rules 122
 RealtimeBandPriorityLevelRange, 123 InProcessPriorityRange and 126 PrivilegedPriorityBand) and
 ``DXGKARG_SETUPPRIORITYBANDS`` (rule 124, TargetNormalBandPercentageRange). The numbers are the
@@ -8,7 +8,8 @@ Spec: Microsoft's pages for DXGKARG_SETUPPRIORITYBANDS, DXGKARG_SETCONTEXTSCHEDU
 DXGK_SCHEDULING_PRIORITY_BAND (priority bands and context scheduling properties) and
 DxgkDdiSuspendContext. Rules 100 (MonitoredFenceAddressAligned), 105 (MaxInFlightHwQueueBuffers)
 and 125 (SchedulingPropertiesBeforeSubmit), judged on hardware-queue structures, live in
-:mod:`.hwqueue`.
+:mod:`.hwqueue`. The rules judge the DDI's structures; the OS's side of hardware scheduling is
+:mod:`wddmsim.dxgkrnl.hwscheduling`, the driver's :mod:`wddmsim.kmd.wddm2`.
 
 Decisions:
 

@@ -1,5 +1,8 @@
-"""Hardware scheduling: hardware contexts and queues, priority bands and per-context scheduling
-properties, context suspend/resume, hardware-engine reset, and the kernel-submission fence write.
+"""The DDI's hardware-scheduling structures (the argument layouts the OS and the driver exchange):
+hardware contexts and queues, priority bands and per-context scheduling properties, context
+suspend/resume, hardware-engine reset, and the kernel-submission fence write. The OS's side of
+hardware scheduling is :mod:`wddmsim.dxgkrnl.hwscheduling`, the driver's :mod:`wddmsim.kmd.wddm2`,
+the GPU's :mod:`wddmsim.gpu.scheduler`.
 
 * ``DXGKARG_CREATEHWCONTEXT`` (with ``D3DDDI_CREATEHWCONTEXTFLAGS`` and ``DXGK_HWCONTEXT_CAPS``) and
   ``DXGKARG_CREATEHWQUEUE`` (with ``D3DDDI_CREATEHWQUEUEFLAGS``): WDDM 2.2.

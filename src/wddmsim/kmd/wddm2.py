@@ -82,7 +82,7 @@ class _HwQueue:
         self.submitted: deque = deque()  # progress ids on the ring, oldest first
 
 
-class WddmV2Ddi:
+class KmdWddm2:
     """Mixin for :class:`~wddmsim.kmd.driver.ReferenceDriver` (see the module doc)."""
 
     # state set up by ReferenceDriver.__init__: hw (the GPU's register interface, gpu/mmio.py),
@@ -91,10 +91,10 @@ class WddmV2Ddi:
 
     # -- GPU virtual addresses ------------------------------------------------------------------------
     def DxgkDdiSetRootPageTable(self, hAdapter: int, pSetPageTable) -> None:
-        a = pSetPageTable
-        root = a.Address.SegmentOffset  # segment 0: a system physical address
-        self.roots[a.hContext] = root
-        hc = self.hwcontexts.get(a.hContext)
+        args = pSetPageTable
+        root = args.Address.SegmentOffset  # segment 0: a system physical address
+        self.roots[args.hContext] = root
+        hc = self.hwcontexts.get(args.hContext)
         if hc is not None:
             hc.root = root
             if not hc.created:
@@ -146,11 +146,11 @@ class WddmV2Ddi:
             masks.append(int.from_bytes(raw, "little"))
         return masks[0], masks[1], field.offset
 
-    def _build_page_table_ops(self, a) -> int | None:
+    def _build_page_table_ops(self, args) -> int | None:
         """UPDATE_PAGE_TABLE and FLUSH_TLB of DxgkDdiBuildPagingBuffer; None if not one of them."""
-        op = int(a.Operation)
+        op = int(args.Operation)
         if op == self._OP_UPDATE_PAGE_TABLE:
-            u = a.UpdatePageTable
+            u = args.UpdatePageTable
             if u.UpdateMode != self._GPU_PHYSICAL:
                 return INVALID  # this GPU's tables are written by physical address only
             n = u.NumPageTableEntries
@@ -158,15 +158,15 @@ class WddmV2Ddi:
             entries = self._read_ptes(raw, n)
             packet = C.update_page_table(u.PageTableAddress.GpuPhysical.SegmentOffset, u.StartIndex, entries)
         elif op == self._OP_FLUSH_TLB:
-            f = a.FlushTlb
+            f = args.FlushTlb
             packet = C.flush_tlb(f.RootPageTableAddress.SegmentOffset, f.StartVirtualAddress, f.EndVirtualAddress)
         else:
             return None
-        if len(packet) > a.DmaSize:
+        if len(packet) > args.DmaSize:
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        self.mem.write(a.pDmaBuffer, packet)
-        a.pDmaBuffer += len(packet)
-        a.DmaSize -= len(packet)
+        self.mem.write(args.pDmaBuffer, packet)
+        args.pDmaBuffer += len(packet)
+        args.DmaSize -= len(packet)
         self.paging_operations += 1
         return SUCCESS
 
@@ -183,31 +183,31 @@ class WddmV2Ddi:
         address (or the rest of a buffer a preemption stopped), then the node's fence written with
         physical addressing. Malformed private data: STATUS_INVALID_PARAMETER (the OS puts the
         device in error)."""
-        a = pSubmitCommandVirtual
-        ordinal = self._node_of(a.hContext) if a.hContext else a.NodeOrdinal
+        args = pSubmitCommandVirtual
+        ordinal = self._node_of(args.hContext) if args.hContext else args.NodeOrdinal
         if not 0 <= ordinal < len(self.nodes):
             return INVALID
         node = self.nodes[ordinal]
-        if a.DmaBufferPrivateDataSize:
+        if args.DmaBufferPrivateDataSize:
             self.reads_of_private_data += 1
-            if self.mem.read_u32(a.pDmaBufferPrivateData) != self.PRIVATE_MAGIC:
+            if self.mem.read_u32(args.pDmaBufferPrivateData) != self.PRIVATE_MAGIC:
                 # Refused. The OS counts the fence complete after the buffers before it, and so
                 # does the driver's last completed fence (see _completed).
-                node.refused.add(a.SubmissionFenceId)
-                node.last_submitted = max(node.last_submitted, a.SubmissionFenceId)
+                node.refused.add(args.SubmissionFenceId)
+                node.last_submitted = max(node.last_submitted, args.SubmissionFenceId)
                 return INVALID
         packet = b""
-        if a.DmaBufferSize and not a.Flags.NullRendering:
-            root = self.roots.get(a.hContext, 0)
+        if args.DmaBufferSize and not args.Flags.NullRendering:
+            root = self.roots.get(args.hContext, 0)
             packet += self._switch_root(node, root)
-            packet += self._buffer_call(node, a.SubmissionFenceId, a.DmaBufferVirtualAddress, a.DmaBufferSize, root,
-                                        owner=a.hContext)
+            packet += self._buffer_call(node, args.SubmissionFenceId, args.DmaBufferVirtualAddress, args.DmaBufferSize, root,
+                                        owner=args.hContext)
         # The fence slot is kernel memory: written with physical addressing.
-        packet += self._switch_root(node, 0) + C.fence(node.fence_addr, a.SubmissionFenceId, interrupt=True)
+        packet += self._switch_root(node, 0) + C.fence(node.fence_addr, args.SubmissionFenceId, interrupt=True)
         if not self._ring_write(node, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
-        if a.SubmissionFenceId > node.last_submitted:
-            node.last_submitted = a.SubmissionFenceId
+        if args.SubmissionFenceId > node.last_submitted:
+            node.last_submitted = args.SubmissionFenceId
         self.hw.doorbell(node.ordinal, node.wptr)
         return SUCCESS
 
@@ -221,25 +221,25 @@ class WddmV2Ddi:
 
     # -- hardware contexts and queues ------------------------------------------------------------------
     def DxgkDdiCreateHwContext(self, hDevice: int, pCreateHwContext) -> int:
-        a = pCreateHwContext
+        args = pCreateHwContext
         dev = self.devices.get(hDevice)
-        if dev is None or not 0 <= a.NodeOrdinal < self.hw.engine_count:
+        if dev is None or not 0 <= args.NodeOrdinal < self.hw.engine_count:
             return INVALID
-        hc = _HwContext(self._handle(), a.hHwContext, dev.handle, a.NodeOrdinal)
+        hc = _HwContext(self._handle(), args.hHwContext, dev.handle, args.NodeOrdinal)
         self.hwcontexts[hc.handle] = hc
-        self.contexts_node[hc.handle] = a.NodeOrdinal
-        a.hHwContext = hc.handle
+        self.contexts_node[hc.handle] = args.NodeOrdinal
+        args.hHwContext = hc.handle
         return SUCCESS
 
     def DxgkDdiSignalMonitoredFence(self, hContext: int, pSignalMonitoredFence) -> int:
         """Append the GPU's write of a monitored-fence value (with interrupt) to a kernel buffer."""
-        a = pSignalMonitoredFence
-        packet = C.fence(a.MonitoredFenceGpuVa, a.MonitoredFenceValue, interrupt=True)
-        if len(packet) > a.DmaSize:
+        args = pSignalMonitoredFence
+        packet = C.fence(args.MonitoredFenceGpuVa, args.MonitoredFenceValue, interrupt=True)
+        if len(packet) > args.DmaSize:
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        self.mem.write(a.pDmaBuffer, packet)
-        a.pDmaBuffer += len(packet)
-        a.DmaSize -= len(packet)
+        self.mem.write(args.pDmaBuffer, packet)
+        args.pDmaBuffer += len(packet)
+        args.DmaSize -= len(packet)
         return SUCCESS
 
     def DxgkDdiDestroyHwContext(self, hHwContext: int) -> int:
@@ -255,18 +255,18 @@ class WddmV2Ddi:
         return SUCCESS
 
     def DxgkDdiCreateHwQueue(self, hHwContext: int, pCreateHwQueue) -> int:
-        a = pCreateHwQueue
+        args = pCreateHwQueue
         hc = self.hwcontexts.get(hHwContext)
         if hc is None:
             return INVALID
         ring = self.dxgk.MmAllocateContiguousMemory(HWQUEUE_RING_SIZE)
-        q = _HwQueue(self._handle(), a.hHwQueue, hc, ring, HWQUEUE_RING_SIZE)
-        q.fence_gpu_va = a.HwQueueProgressFenceGPUVirtualAddress
-        q.fence_cpu_va = a.HwQueueProgressFenceCPUVirtualAddress
+        q = _HwQueue(self._handle(), args.hHwQueue, hc, ring, HWQUEUE_RING_SIZE)
+        q.fence_gpu_va = args.HwQueueProgressFenceGPUVirtualAddress
+        q.fence_cpu_va = args.HwQueueProgressFenceCPUVirtualAddress
         self.hwqueues[q.handle] = q
         hc.queues.append(q)
         self.hw.sched_create_queue(hc.node, hc.handle, q.handle, ring, HWQUEUE_RING_SIZE)
-        a.hHwQueue = q.handle
+        args.hHwQueue = q.handle
         return SUCCESS
 
     def DxgkDdiDestroyHwQueue(self, hHwQueue: int) -> int:
@@ -278,48 +278,48 @@ class WddmV2Ddi:
         return SUCCESS
 
     def DxgkDdiSetupPriorityBands(self, hAdapter: int, pSetupPriorityBands) -> int:
-        a = pSetupPriorityBands
-        grace = [a.gracePeriodForBand[i] * 100 for i in range(4)]
-        quantum = [a.processQuantumForBand[i] * 100 for i in range(4)]
-        pgrace = [a.processGracePeriodForBand[i] * 100 for i in range(4)]
-        self.bands = (grace, quantum, pgrace, a.targetNormalBandPercentage)
+        args = pSetupPriorityBands
+        grace = [args.gracePeriodForBand[i] * 100 for i in range(4)]
+        quantum = [args.processQuantumForBand[i] * 100 for i in range(4)]
+        pgrace = [args.processGracePeriodForBand[i] * 100 for i in range(4)]
+        self.bands = (grace, quantum, pgrace, args.targetNormalBandPercentage)
         # The OS runs this adapter with hardware scheduling: from now on the GPU's scheduler owns
         # the engines' rings (the ones DxgkDdiStartDevice programmed are never rung).
         self.hw_scheduling = True
         for i in range(self.hw.engine_count):
-            self.hw.sched_bands(i, grace, quantum, pgrace, a.targetNormalBandPercentage)
+            self.hw.sched_bands(i, grace, quantum, pgrace, args.targetNormalBandPercentage)
         return SUCCESS
 
     def DxgkDdiSetContextSchedulingProperties(self, hAdapter: int, pProps) -> int:
-        a = pProps
-        hc = self.hwcontexts.get(a.hContext)
+        args = pProps
+        hc = self.hwcontexts.get(args.hContext)
         if hc is None or not hc.created:
             return INVALID
         self.hw.sched_set_context(
-            hc.node, hc.handle, int(a.priorityBand), realtime_level=a.realtimeBandPriorityLevel,
-            in_process_priority=a.inProcessPriority, quantum=a.quantum * 100 or None,
-            grace_same=a.gracePeriodSamePriority * 100, grace_lower=a.gracePeriodLowerPriority * 100)
+            hc.node, hc.handle, int(args.priorityBand), realtime_level=args.realtimeBandPriorityLevel,
+            in_process_priority=args.inProcessPriority, quantum=args.quantum * 100 or None,
+            grace_same=args.gracePeriodSamePriority * 100, grace_lower=args.gracePeriodLowerPriority * 100)
         return SUCCESS
 
     def DxgkDdiSubmitCommandToHwQueue(self, hAdapter: int, pSubmitCommandToHwQueue) -> int:
         """An INDIRECT to the buffer on the queue's ring (plus the progress-fence write when the node
         releases fences after retirement), then the doorbell."""
-        a = pSubmitCommandToHwQueue
-        q = self.hwqueues.get(a.hHwQueue)
+        args = pSubmitCommandToHwQueue
+        q = self.hwqueues.get(args.hHwQueue)
         if q is None:
             return INVALID
-        if a.DmaBufferPrivateDataSize:
+        if args.DmaBufferPrivateDataSize:
             self.reads_of_private_data += 1
-            if self.mem.read_u32(a.pDmaBufferPrivateData) != self.PRIVATE_MAGIC:
+            if self.mem.read_u32(args.pDmaBufferPrivateData) != self.PRIVATE_MAGIC:
                 return INVALID
         node = q.context.node
-        packet = C.indirect(a.DmaBufferVirtualAddress, a.DmaBufferSize)
+        packet = C.indirect(args.DmaBufferVirtualAddress, args.DmaBufferSize)
         if self.fence_release[node]:
-            packet += C.fence(q.fence_gpu_va, a.HwQueueProgressFenceId, interrupt=True)
+            packet += C.fence(q.fence_gpu_va, args.HwQueueProgressFenceId, interrupt=True)
         if not self._hwqueue_write(q, packet):
             return int(NTSTATUS.STATUS_UNSUCCESSFUL)
         self._trim_submitted(q)
-        q.submitted.append(a.HwQueueProgressFenceId)
+        q.submitted.append(args.HwQueueProgressFenceId)
         self.hw.sched_doorbell(node, q.handle, q.wptr)
         return SUCCESS
 
@@ -340,11 +340,11 @@ class WddmV2Ddi:
         return True
 
     def DxgkDdiSuspendContext(self, hAdapter: int, pSuspendContext) -> int:
-        a = pSuspendContext
-        hc = self.hwcontexts.get(a.hContext)
+        args = pSuspendContext
+        hc = self.hwcontexts.get(args.hContext)
         if hc is None:
             return INVALID
-        already = self.hw.sched_suspend(hc.node, hc.handle, a.contextSuspendFence)
+        already = self.hw.sched_suspend(hc.node, hc.handle, args.contextSuspendFence)
         return SUCCESS if already else PENDING
 
     def DxgkDdiResumeContext(self, hAdapter: int, pResumeContext) -> int:
@@ -358,10 +358,10 @@ class WddmV2Ddi:
         """Reset the engine's context-management processor: ``DxgkCbInvalidateHwContext`` for each
         context the reset hit (the one on the engine, and any with a buffer it had begun); their
         queues' work is gone. The others keep their queues and run again after the resume."""
-        a = pResetHwEngine
-        if not 0 <= a.NodeOrdinal < len(self.nodes):
+        args = pResetHwEngine
+        if not 0 <= args.NodeOrdinal < len(self.nodes):
             return INVALID
-        hit = self.hw.sched_reset(a.NodeOrdinal)
+        hit = self.hw.sched_reset(args.NodeOrdinal)
         self._invalidate(hit)
         return SUCCESS
 
@@ -398,25 +398,25 @@ class WddmV2Ddi:
     def DxgkDdiPresentToHwQueue(self, hHwQueue: int, pPresent) -> int:
         """A present blt for a hardware queue: one COPY from the source's GPU virtual address to the
         destination's (allocation list entries 1 and 2), and the driver's private-data record."""
-        a = pPresent
+        args = pPresent
         q = self.hwqueues.get(hHwQueue)
         if q is None:
             return int(NTSTATUS.STATUS_INVALID_HANDLE)
-        if not a.Flags.Blt:
+        if not args.Flags.Blt:
             return INVALID
-        r = a.SrcRect
+        r = args.SrcRect
         size = max(0, r.right - r.left) * max(0, r.bottom - r.top) * 4
         asize = ctypes.sizeof(self._alist)
-        src = self._alist.from_buffer_copy(self.mem.read(a.pAllocationList + asize, asize)).VirtualAddress
-        dst = self._alist.from_buffer_copy(self.mem.read(a.pAllocationList + 2 * asize, asize)).VirtualAddress
+        src = self._alist.from_buffer_copy(self.mem.read(args.pAllocationList + asize, asize)).VirtualAddress
+        dst = self._alist.from_buffer_copy(self.mem.read(args.pAllocationList + 2 * asize, asize)).VirtualAddress
         packet = C.copy(src, dst, size)
-        if len(packet) > a.DmaSize:
+        if len(packet) > args.DmaSize:
             return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        self.mem.write(a.pDmaBuffer, packet)
-        a.pDmaBuffer += len(packet)
-        a.DmaSize -= len(packet)
-        if a.DmaBufferPrivateDataSize >= 16:
-            self.mem.write(a.pDmaBufferPrivateData, struct.pack("<IIII", self.PRIVATE_MAGIC, q.handle, len(packet), 1))
+        self.mem.write(args.pDmaBuffer, packet)
+        args.pDmaBuffer += len(packet)
+        args.DmaSize -= len(packet)
+        if args.DmaBufferPrivateDataSize >= 16:
+            self.mem.write(args.pDmaBufferPrivateData, struct.pack("<IIII", self.PRIVATE_MAGIC, q.handle, len(packet), 1))
         return SUCCESS
 
     # -- interrupts of hardware-scheduled nodes ------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Hardware scheduling (WDDM 2.x): hardware contexts, hardware queues with progress fences, and
-the OS's side of ``DxgkDdiSubmitCommandToHwQueue``.
+"""The OS's side of hardware scheduling (WDDM 2.x), :class:`OsHwScheduling`: hardware contexts,
+hardware queues with progress fences, and ``DxgkDdiSubmitCommandToHwQueue``. The driver's side is
+:mod:`wddmsim.kmd.wddm2`, the GPU's :mod:`wddmsim.gpu.scheduler`.
 
 The GPU (its context-management processor, programmed by the driver) picks what runs; the OS
 only feeds queues and retires what the progress fences say is done. One submission's life:
@@ -148,11 +149,11 @@ class HwNode:
         self.progress_t = 0  # when a buffer of the node last completed (or the node became busy)
 
 
-class HwSch:
+class OsHwScheduling:
     """The OS's hardware-scheduling state of one adapter."""
 
     def __init__(self, adapter, fences, gpuva, *, bands: dict | None = None):
-        self.adapter = ad = adapter
+        self.adapter = adapter
         self.sim = adapter.sim
         self.fences = fences
         self.gpuva = gpuva
@@ -174,9 +175,9 @@ class HwSch:
         self._by_driver_handle: dict[int, object] = {}  # driver context handle -> hardware context
         self._last_suspend: dict[int, int] = {}  # context handle -> last contextSuspendFence issued
         self._live_private: dict[int, tuple] = {}  # special-pool page -> the submission it was handed with
-        self._submit_cls = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMANDTOHWQUEUE"], ad.arch, ad.version)
+        self._submit_cls = layout.ctype(RECORDS["DXGKARG_SUBMITCOMMANDTOHWQUEUE"], adapter.arch, adapter.version)
         self._args = self._submit_cls()
-        self._submit_address = ad.pool.alloc(PAGE)  # where the arguments live (bug check P3)
+        self._submit_address = adapter.pool.alloc(PAGE)  # where the arguments live (bug check P3)
         #: ``release(context, va)``: the buffer at ``va`` of the context's command area is free again.
         self.release = None
         self.tdr = HwTdr(self)
@@ -192,15 +193,15 @@ class HwSch:
         """The nodes' hardware-queue caps (DXGK_NODEMETADATA.Flags), then DxgkDdiSetupPriorityBands."""
         for ordinal, flags in enumerate(metadata):
             self.nodes.append(HwNode(ordinal, int(flags.MaxInFlightHwQueueBuffers), bool(flags.RingBufferFenceRelease)))
-        ad = self.adapter
-        a = layout.ctype(RECORDS["DXGKARG_SETUPPRIORITYBANDS"], ad.arch, ad.version)()
+        adapter = self.adapter
+        args = layout.ctype(RECORDS["DXGKARG_SETUPPRIORITYBANDS"], adapter.arch, adapter.version)()
         b = self.bands
         for i, name in enumerate(BANDS):
-            a.gracePeriodForBand[i] = b.get("grace", {}).get(name, 0) // 100
-            a.processQuantumForBand[i] = b.get("quantum", {}).get(name, 2_000_000) // 100
-            a.processGracePeriodForBand[i] = b.get("process_grace", {}).get(name, 0) // 100
-        a.targetNormalBandPercentage = b.get("normal_share", 10)
-        ad.ddi.call("DxgkDdiSetupPriorityBands", ad.hAdapter, a, facts=R.Facts(version=ad.version),
+            args.gracePeriodForBand[i] = b.get("grace", {}).get(name, 0) // 100
+            args.processQuantumForBand[i] = b.get("quantum", {}).get(name, 2_000_000) // 100
+            args.processGracePeriodForBand[i] = b.get("process_grace", {}).get(name, 0) // 100
+        args.targetNormalBandPercentage = b.get("normal_share", 10)
+        adapter.ddi.call("DxgkDdiSetupPriorityBands", adapter.hAdapter, args, facts=R.Facts(version=adapter.version),
                     address=self._submit_address, fail="DxgkDdiSetupPriorityBands failed")
 
     # -- contexts and queues --------------------------------------------------------------------------
@@ -208,15 +209,15 @@ class HwSch:
                        grace_same: int = 0, grace_lower: int = 0) -> None:
         """DxgkDdiCreateHwContext, the root page table, then DxgkDdiSetContextSchedulingProperties
         (before anything can be submitted, rule 125)."""
-        ad = self.adapter
-        a = layout.ctype(RECORDS["DXGKARG_CREATEHWCONTEXT"], ad.arch, ad.version)()
-        a.hHwContext = ctx.handle
-        a.NodeOrdinal = ctx.node
-        a.EngineAffinity = 1
-        status = ad.ddi.call("DxgkDdiCreateHwContext", ctx.device.hDriver, a)
+        adapter = self.adapter
+        args = layout.ctype(RECORDS["DXGKARG_CREATEHWCONTEXT"], adapter.arch, adapter.version)()
+        args.hHwContext = ctx.handle
+        args.NodeOrdinal = ctx.node
+        args.EngineAffinity = 1
+        status = adapter.ddi.call("DxgkDdiCreateHwContext", ctx.device.hDriver, args)
         if status != SUCCESS:
             raise ApiError(status, "DxgkDdiCreateHwContext failed")
-        ctx.hDriver = ctx.hDdi = a.hHwContext
+        ctx.hDriver = ctx.hDdi = args.hHwContext
         self._by_driver_handle[ctx.hDriver] = ctx
         ctx.hw = True
         ctx.hwqueues = []
@@ -232,23 +233,23 @@ class HwSch:
 
     def set_properties(self, ctx) -> None:
         """DxgkDdiSetContextSchedulingProperties (on creation and on every priority change)."""
-        ad = self.adapter
-        a = layout.ctype(RECORDS["DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES"], ad.arch, ad.version)()
+        adapter = self.adapter
+        args = layout.ctype(RECORDS["DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES"], adapter.arch, adapter.version)()
         s = ctx.sched
-        a.hContext = ctx.hDriver
-        a.priorityBand = BANDS.index(ctx.band)
-        a.realtimeBandPriorityLevel = s["realtime_level"] if ctx.band == "realtime" else 0
-        a.inProcessPriority = ctx.priority
+        args.hContext = ctx.hDriver
+        args.priorityBand = BANDS.index(ctx.band)
+        args.realtimeBandPriorityLevel = s["realtime_level"] if ctx.band == "realtime" else 0
+        args.inProcessPriority = ctx.priority
         q = s["quantum"]
-        a.quantum = (q if q is not None else self.bands.get("quantum", {}).get(ctx.band, 2_000_000)) // 100
-        a.gracePeriodSamePriority = s["grace_same"] // 100
-        a.gracePeriodLowerPriority = s["grace_lower"] // 100
+        args.quantum = (q if q is not None else self.bands.get("quantum", {}).get(ctx.band, 2_000_000)) // 100
+        args.gracePeriodSamePriority = s["grace_same"] // 100
+        args.gracePeriodLowerPriority = s["grace_lower"] // 100
         # The model gives SE_INC_BASE_PRIORITY_NAME to processes of class high or realtime; a scenario
         # cannot give another process a FOCUS or REALTIME band (the schema refuses it, as Windows
         # refuses the request), so rule 126 holds by construction.
         privileged = ctx.system or ctx.device.process.priority_class in ("high", "realtime")
-        ad.ddi.call("DxgkDdiSetContextSchedulingProperties", ad.hAdapter, a,
-                    facts=R.Facts(version=ad.version, has_inc_base_priority=privileged), address=self._submit_address,
+        adapter.ddi.call("DxgkDdiSetContextSchedulingProperties", adapter.hAdapter, args,
+                    facts=R.Facts(version=adapter.version, has_inc_base_priority=privileged), address=self._submit_address,
                     fail="DxgkDdiSetContextSchedulingProperties failed")
 
     def set_priority(self, ctx, band: str) -> None:
@@ -261,23 +262,23 @@ class HwSch:
 
     def create_queue(self, ctx, flags=()) -> HwQueue:
         """DxgkDdiCreateHwQueue with a fresh progress fence (initial value 0)."""
-        ad = self.adapter
+        adapter = self.adapter
         q = HwQueue(ctx, len(ctx.hwqueues), frozenset(flags))
-        q.handle = ad.handles.add(q)
+        q.handle = adapter.handles.add(q)
         q.progress = self.fences.create(ctx.device.process, ctx.device, 0, ())
-        a = layout.ctype(RECORDS["DXGKARG_CREATEHWQUEUE"], ad.arch, ad.version)()
-        a.hHwQueue = q.handle
+        args = layout.ctype(RECORDS["DXGKARG_CREATEHWQUEUE"], adapter.arch, adapter.version)()
+        args.hHwQueue = q.handle
         for name in flags:
-            setattr(a.Flags, name, 1)
-        a.hHwQueueProgressFence = q.progress.handle
-        a.HwQueueProgressFenceCPUVirtualAddress = q.progress.cpu_va
-        a.HwQueueProgressFenceGPUVirtualAddress = q.progress.gpu_va.get(ctx.device.process, 0)
-        status = ad.ddi.call("DxgkDdiCreateHwQueue", ctx.hDriver, a, facts=R.Facts(version=ad.version),
+            setattr(args.Flags, name, 1)
+        args.hHwQueueProgressFence = q.progress.handle
+        args.HwQueueProgressFenceCPUVirtualAddress = q.progress.cpu_va
+        args.HwQueueProgressFenceGPUVirtualAddress = q.progress.gpu_va.get(ctx.device.process, 0)
+        status = adapter.ddi.call("DxgkDdiCreateHwQueue", ctx.hDriver, args, facts=R.Facts(version=adapter.version),
                              address=self._submit_address)
         if status != SUCCESS:
-            ad.handles.remove(q.handle)
+            adapter.handles.remove(q.handle)
             raise ApiError(status, "DxgkDdiCreateHwQueue failed")
-        q.hDriver = a.hHwQueue
+        q.hDriver = args.hHwQueue
         self._created += 1
         q.key = (ctx.node, self._created)
         self._by_progress[q.progress] = q
@@ -436,34 +437,34 @@ class HwSch:
 
     def _submit(self, node: HwNode, q: HwQueue, e: Entry) -> None:
         """DxgkDdiSubmitCommandToHwQueue for one buffer."""
-        ad = self.adapter
-        mem = ad.memory
-        a = self._args
-        a.hHwQueue = q.hDriver
-        a.HwQueueProgressFenceId = e.progress_id
-        a.DmaBufferVirtualAddress = e.va
-        a.DmaBufferSize = e.size
+        adapter = self.adapter
+        mem = adapter.memory
+        args = self._args
+        args.hHwQueue = q.hDriver
+        args.HwQueueProgressFenceId = e.progress_id
+        args.DmaBufferVirtualAddress = e.va
+        args.DmaBufferSize = e.size
         page = 0
         if e.private:
-            page = ad.special_pool.take(self._freed_read)
+            page = adapter.special_pool.take(self._freed_read)
             mem.open_pages(page, PAGE)
             mem.write(page, e.private)
-        a.pDmaBufferPrivateData = page
-        a.DmaBufferPrivateDataSize = len(e.private)
-        a.Flags.Value = 0
-        a.Flags.Present = 1 if e.present is not None else 0
-        a.HwQueueProgressFenceGpuVa = q.progress.gpu_va.get(q.context.device.process, 0)
-        a.HwQueueProgressFenceCpuVa = q.progress.cpu_va
+        args.pDmaBufferPrivateData = page
+        args.DmaBufferPrivateDataSize = len(e.private)
+        args.Flags.Value = 0
+        args.Flags.Present = 1 if e.present is not None else 0
+        args.HwQueueProgressFenceGpuVa = q.progress.gpu_va.get(q.context.device.process, 0)
+        args.HwQueueProgressFenceCpuVa = q.progress.cpu_va
         facts = None
-        if ad.verifier.mode != "off":
+        if adapter.verifier.mode != "off":
             facts = R.Facts(
-                version=ad.version, last_progress_fence_id=q.handed, queue_busy=False,
+                version=adapter.version, last_progress_fence_id=q.handed, queue_busy=False,
                 buffer_origin="present" if e.present is not None else "umd", max_in_flight=node.max_in_flight,
                 in_flight=node.in_flight, scheduling_properties_set=True)
-        truth = ad.vidsch.truth
+        truth = adapter.vidsch.truth
         if truth is not None:
             truth.queued(q, e)  # before the call: the driver's doorbell may start the engine inside it
-        status = ad.ddi.call("DxgkDdiSubmitCommandToHwQueue", ad.hAdapter, a, facts=facts,
+        status = adapter.ddi.call("DxgkDdiSubmitCommandToHwQueue", adapter.hAdapter, args, facts=facts,
                              address=self._submit_address,
                              bugcheck=(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR,
                                        VidSchError.DRIVER_FAILED_SUBMIT_COMMAND, self._submit_address,
@@ -471,8 +472,8 @@ class HwSch:
         if page:
             # The private data is freed when the call returns (WDDM 2.4+): poison and guard it.
             mem.write(page, b"\xcc" * len(e.private))
-            self._live_private[page] = (bytes(a), e.progress_id)
-            ad.special_pool.give_back(page)
+            self._live_private[page] = (bytes(args), e.progress_id)
+            adapter.special_pool.give_back(page)
         if status != SUCCESS:
             self._failed_submit(q, e, status)
             return
@@ -496,25 +497,25 @@ class HwSch:
         """DxgkDdiSignalMonitoredFence: the driver appends the write of ``value`` to the queue's
         progress fence after the ``length`` bytes of the kernel-built buffer at ``dma`` (a node
         without RingBufferFenceRelease); returns the buffer's new length."""
-        ad = self.adapter
+        adapter = self.adapter
         proc = q.context.device.process
-        a = layout.ctype(RECORDS["DXGKARG_SIGNALMONITOREDFENCE"], ad.arch, ad.version)()
-        a.KernelSubmissionType = kind
-        a.pDmaBuffer = dma + length
-        a.DmaBufferGpuVirtualAddress = (dma if q.context.system else self.gpuva.address_of(proc, dma)) + length
-        a.DmaSize = size - length
-        a.pDmaBufferPrivateData = priv
-        a.DmaBufferPrivateDataSize = 0
-        a.MultipassOffset = 0
-        a.MonitoredFenceGpuVa = q.progress.gpu_va[proc]
-        a.MonitoredFenceValue = value
-        a.MonitoredFenceCpuVa = q.progress.cpu_va
-        a.hHwQueue = q.hDriver
-        status = ad.ddi.call("DxgkDdiSignalMonitoredFence", q.context.hDriver, a, facts=R.Facts(version=ad.version),
+        args = layout.ctype(RECORDS["DXGKARG_SIGNALMONITOREDFENCE"], adapter.arch, adapter.version)()
+        args.KernelSubmissionType = kind
+        args.pDmaBuffer = dma + length
+        args.DmaBufferGpuVirtualAddress = (dma if q.context.system else self.gpuva.address_of(proc, dma)) + length
+        args.DmaSize = size - length
+        args.pDmaBufferPrivateData = priv
+        args.DmaBufferPrivateDataSize = 0
+        args.MultipassOffset = 0
+        args.MonitoredFenceGpuVa = q.progress.gpu_va[proc]
+        args.MonitoredFenceValue = value
+        args.MonitoredFenceCpuVa = q.progress.cpu_va
+        args.hHwQueue = q.hDriver
+        status = adapter.ddi.call("DxgkDdiSignalMonitoredFence", q.context.hDriver, args, facts=R.Facts(version=adapter.version),
                              address=self._submit_address)
         if status != SUCCESS:
             raise ApiError(status, "DxgkDdiSignalMonitoredFence failed")
-        return a.pDmaBuffer - dma
+        return args.pDmaBuffer - dma
 
     def _failed_submit(self, q: HwQueue, e: Entry, status: int) -> None:
         """STATUS_INVALID_PARAMETER puts the device in error (decision: as for
@@ -529,9 +530,9 @@ class HwSch:
             return
         raw, progress_id = found
         obj = self._submit_cls.from_buffer_copy(raw)
-        ad = self.adapter
-        ad.verifier.check("DXGKARG_SUBMITCOMMANDTOHWQUEUE", obj, R.Facts(
-            version=ad.version, private_data_reads_after_return=1), self._submit_address)
+        adapter = self.adapter
+        adapter.verifier.check("DXGKARG_SUBMITCOMMANDTOHWQUEUE", obj, R.Facts(
+            version=adapter.version, private_data_reads_after_return=1), self._submit_address)
 
     # -- presents -------------------------------------------------------------------------------------
     def present(self, ctx, source, destination, width: int, height: int, vidpn_source: int = 0,
@@ -540,41 +541,41 @@ class HwSch:
         buffer (mapped into the process's space) with its private data; on a node whose buffers
         write their own progress fence DxgkDdiSignalMonitoredFence appends the write; then the
         buffer goes to the queue with Flags.Present (rule 94)."""
-        ad = self.adapter
+        adapter = self.adapter
         if ctx.device.error:
             raise ApiError(DEVICE_REMOVED, "the device is in error")
         q = queue or ctx.hwqueues[0]
         v = q.last_id + 1
         self.check_progress_id(q, v)
         proc = ctx.device.process
-        block = ad.pool.alloc(PRESENT_DMA_SIZE + PAGE)
+        block = adapter.pool.alloc(PRESENT_DMA_SIZE + PAGE)
         dma, priv, alist = block, block + PRESENT_DMA_SIZE, block + PRESENT_DMA_SIZE + 2 * PRESENT_PRIVATE_SIZE
         entries = []
         for alloc in (None, source, destination):  # DXGK_PRESENT_SOURCE_INDEX 1, DESTINATION 2
-            e = ad._alist_cls()
+            e = adapter._alist_cls()
             if alloc is not None:
                 e.hDeviceSpecificAllocation = alloc.handle
                 e.VirtualAddress = alloc.va
             entries.append(bytes(e))
-        ad.memory.write(alist, b"".join(entries))
-        a = layout.ctype(RECORDS["DXGKARG_PRESENT"], ad.arch, ad.version)()
-        a.pDmaBuffer = dma
-        a.DmaSize = PRESENT_DMA_SIZE
-        a.pDmaBufferPrivateData = priv
-        a.DmaBufferPrivateDataSize = PRESENT_PRIVATE_SIZE
-        a.pAllocationList = alist
-        a.SrcRect.right = a.DstRect.right = width
-        a.SrcRect.bottom = a.DstRect.bottom = height
-        a.Flags.Blt = 1
-        a.DmaBufferGpuVirtualAddress = self.gpuva.address_of(proc, dma)
-        a.NumSrcAllocations = 1
-        a.NumDstAllocations = 1
-        status = ad.ddi.call("DxgkDdiPresentToHwQueue", q.hDriver, a)
+        adapter.memory.write(alist, b"".join(entries))
+        args = layout.ctype(RECORDS["DXGKARG_PRESENT"], adapter.arch, adapter.version)()
+        args.pDmaBuffer = dma
+        args.DmaSize = PRESENT_DMA_SIZE
+        args.pDmaBufferPrivateData = priv
+        args.DmaBufferPrivateDataSize = PRESENT_PRIVATE_SIZE
+        args.pAllocationList = alist
+        args.SrcRect.right = args.DstRect.right = width
+        args.SrcRect.bottom = args.DstRect.bottom = height
+        args.Flags.Blt = 1
+        args.DmaBufferGpuVirtualAddress = self.gpuva.address_of(proc, dma)
+        args.NumSrcAllocations = 1
+        args.NumDstAllocations = 1
+        status = adapter.ddi.call("DxgkDdiPresentToHwQueue", q.hDriver, args)
         if status != SUCCESS:
-            ad.pool.free(block, PRESENT_DMA_SIZE + PAGE)
+            adapter.pool.free(block, PRESENT_DMA_SIZE + PAGE)
             raise ApiError(status, "DxgkDdiPresentToHwQueue failed")
-        length = a.pDmaBuffer - dma
-        private = ad.memory.read(priv, PRESENT_PRIVATE_SIZE)
+        length = args.pDmaBuffer - dma
+        private = adapter.memory.read(priv, PRESENT_PRIVATE_SIZE)
         if not self.nodes[ctx.node].fence_release:
             length = self.signal_monitored_fence(q, KERNEL_SUBMISSION_PRESENTBLT, dma, PRESENT_DMA_SIZE, length,
                                                  priv + PRESENT_PRIVATE_SIZE, v)
@@ -583,14 +584,14 @@ class HwSch:
         p.vidpn_source = vidpn_source
         p.present_t = self.sim.now if call_start is None else call_start
         p.buffers = (block, PRESENT_DMA_SIZE + PAGE)
-        e = self.submit(q, a.DmaBufferGpuVirtualAddress, length, private, progress_id=v, present=p)
+        e = self.submit(q, args.DmaBufferGpuVirtualAddress, length, private, progress_id=v, present=p)
         p.fence = v
         self.presents += 1
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": proc.pid, "seq": e.seq,
                                                      "mode": "blt", "flip": 0, "interval": 0, "source": vidpn_source,
                                                      "width": width, "height": height, "cpu_start": p.present_t})
-        ad.vidsch.presents.presented(p)
+        adapter.vidsch.presents.presented(p)
         return e
 
     # -- completion ------------------------------------------------------------------------------------
@@ -726,19 +727,19 @@ class HwSch:
     def suspend(self, ctx):
         """DxgkDdiSuspendContext: an event that triggers when the GPU holds nothing of ``ctx``
         (with the contextSuspendFence acknowledged). Rule 104 is judged on the call."""
-        ad = self.adapter
+        adapter = self.adapter
         ev = self.sim.event()
         last = self._last_suspend.get(ctx.handle, 0)
         fence = last + 1
-        a = layout.ctype(RECORDS["DXGKARG_SUSPENDCONTEXT"], ad.arch, ad.version)()
-        a.hContext = ctx.hDriver
-        a.contextSuspendFence = fence
+        args = layout.ctype(RECORDS["DXGKARG_SUSPENDCONTEXT"], adapter.arch, adapter.version)()
+        args.hContext = ctx.hDriver
+        args.contextSuspendFence = fence
         already = ctx.suspended
         self._last_suspend[ctx.handle] = fence
         ctx.suspended = True
         self.suspends += 1
-        status = ad.ddi.call("DxgkDdiSuspendContext", ad.hAdapter, a, address=self._submit_address, judge="after",
-                             facts=R.Facts(version=ad.version, last_suspend_fence=last, already_suspended=already))
+        status = adapter.ddi.call("DxgkDdiSuspendContext", adapter.hAdapter, args, address=self._submit_address, judge="after",
+                             facts=R.Facts(version=adapter.version, last_suspend_fence=last, already_suspended=already))
         if status == SUCCESS:
             ev.succeed(fence)
         elif status == PENDING:
@@ -755,15 +756,15 @@ class HwSch:
         ctx = self._by_driver_handle.get(s.hContext)
         issued = self._last_suspend.get(ctx.handle, 0) if ctx is not None else 0
         if not 0 < s.ContextSuspendFence <= issued:
-            ad = self.adapter
+            adapter = self.adapter
             bc = BugCheck(BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.INCORRECT_SUSPEND_FENCE,
                           s.ContextSuspendFence, s.hContext, issued)
             raise BugCheckStop(CrashRecord(
                 time=self.sim.now, bugcheck=bc, rule=56, rule_name="SuspendFenceIssued",
                 message=f"SUSPEND_CONTEXT_COMPLETED for context 0x{s.hContext:x} carries ContextSuspendFence "
                         f"{s.ContextSuspendFence}, which the OS did not issue (last issued: {issued})",
-                struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA", arch=ad.arch, ddi_version=ad.version.name,
-                address=ad.interrupt_address, data=bytes(data)))
+                struct="DXGKARGCB_NOTIFY_INTERRUPT_DATA", arch=adapter.arch, ddi_version=adapter.version.name,
+                address=adapter.interrupt_address, data=bytes(data)))
         keep = []
         for fence, ev, c in self._suspend_waits.get(s.hContext, ()):  # none left: a stale acknowledgment
             if fence <= s.ContextSuspendFence:
@@ -775,10 +776,10 @@ class HwSch:
 
     def resume(self, ctx) -> None:
         """DxgkDdiResumeContext: the GPU may schedule ``ctx`` again."""
-        ad = self.adapter
-        a = layout.ctype(RECORDS["DXGKARG_RESUMECONTEXT"], ad.arch, ad.version)()
-        a.hContext = ctx.hDriver
-        ad.ddi.call("DxgkDdiResumeContext", ad.hAdapter, a, fail="DxgkDdiResumeContext failed")
+        adapter = self.adapter
+        args = layout.ctype(RECORDS["DXGKARG_RESUMECONTEXT"], adapter.arch, adapter.version)()
+        args.hContext = ctx.hDriver
+        adapter.ddi.call("DxgkDdiResumeContext", adapter.hAdapter, args, fail="DxgkDdiResumeContext failed")
         ctx.suspended = False
         self.resumes += 1
         for q in ctx.hwqueues:
@@ -809,16 +810,16 @@ class HwSch:
     def destroy(self, ctx) -> None:
         """The last buffer of destroyed ``ctx`` left the GPU: DxgkDdiDestroyHwQueue for each of its
         queues, then DxgkDdiDestroyHwContext."""
-        ad = self.adapter
+        adapter = self.adapter
         node = self.nodes[ctx.node]
         for q in ctx.hwqueues:
-            ad.ddi.call("DxgkDdiDestroyHwQueue", q.hDriver, log_args={"hHwQueue": q.hDriver})
+            adapter.ddi.call("DxgkDdiDestroyHwQueue", q.hDriver, log_args={"hHwQueue": q.hDriver})
             node.queues.remove(q)
             self.queues.remove(q)
             self._by_progress.pop(q.progress, None)
             self._new_head.discard(q)
-            ad.handles.remove(q.handle)
-        ad.ddi.call("DxgkDdiDestroyHwContext", ctx.hDriver, log_args={"hHwContext": ctx.hDriver})
+            adapter.handles.remove(q.handle)
+        adapter.ddi.call("DxgkDdiDestroyHwContext", ctx.hDriver, log_args={"hHwContext": ctx.hDriver})
         self._by_driver_handle.pop(ctx.hDriver, None)
 
     # -- devices in error ----------------------------------------------------------------------------------

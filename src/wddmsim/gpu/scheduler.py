@@ -1,7 +1,7 @@
 """The context-management processor: GPU firmware that schedules hardware contexts and their queues
 on one engine (WDDM 2.x hardware scheduling, where the OS no longer picks contexts).
 
-The driver programs it; it knows nothing of Windows. One :class:`HwScheduler` per engine, made by
+The driver programs it; it knows nothing of Windows. One :class:`GpuScheduler` per engine, made by
 ``GPU.hw_scheduler(index)``; from then on the engine's ring registers are the scheduler's: it loads
 the ring of one queue at a time (:meth:`Engine.load_context`) and saves it when the queue leaves
 the engine (:meth:`Engine.save_context`). The engine tells it, through ``Engine.listener``, when a
@@ -62,7 +62,7 @@ Scheduling rules (all times are virtual ns; no clock, no randomness; ties by cre
 
 Hardware queue slots
 --------------------
-``HwScheduler(gpu, engine, slots)`` with ``slots`` = n (``EngineSpec.hw_queue_slots``): the engine
+``GpuScheduler(gpu, engine, slots)`` with ``slots`` = n (``EngineSpec.hw_queue_slots``): the engine
 holds at most n queues *mapped* (its runlist); only a mapped queue's work counts in scheduling
 rule 1. A queue with work it could run (pending, not blocked, its context not suspended) and no
 slot waits for one;
@@ -86,7 +86,7 @@ pointers); contexts preempted earlier keep their saved state, which lives in mem
 the driver invalidates the *running* contexts the reset hit); nothing is scheduled (and no suspend
 is acknowledged) until ``resume()``. ``reset(everything=True)``, the whole GPU's reset, loses every
 queue's work. ``Engine.reset()`` called directly is ``reset()``.
-``destroy_context`` and ``destroy_queue`` are refused (HwSchedulerError) while the queue, or one of
+``destroy_context`` and ``destroy_queue`` are refused (GpuSchedulerError) while the queue, or one of
 the context's queues, is on the engine: suspend the context first.
 
 Native fences (WDDM 3.2)
@@ -135,7 +135,7 @@ __all__ = [
     "NATIVE_FENCE_CAUSE_SHIFT",
     "CTX_IDLE", "CTX_READY", "CTX_RUNNING", "CTX_SUSPENDED",
     "DEFAULT_GRACE", "DEFAULT_QUANTUM", "DEFAULT_PROCESS_GRACE", "DEFAULT_NORMAL_SHARE_PCT",
-    "HwSchedulerError", "HwScheduler",
+    "GpuSchedulerError", "GpuScheduler",
 ]
 
 IDLE_BAND = 0
@@ -164,7 +164,7 @@ _ORDER = operator.attrgetter("order")
 _NO_SLOTS = -1
 
 
-class HwSchedulerError(RuntimeError):
+class GpuSchedulerError(RuntimeError):
     """An operation the scheduler refuses in its current state (e.g. destroying a running context)."""
 
 
@@ -289,14 +289,14 @@ class _Group:
             heapify(self.rs)
 
 
-class HwScheduler:
+class GpuScheduler:
     """The GPU-side scheduler of one engine (see the module doc for the rules)."""
 
     def __init__(self, gpu, engine, slots: int | None = None, history: int | None = None):
         if engine.listener is not None:
-            raise HwSchedulerError(f"{engine.name} already has a scheduler")
+            raise GpuSchedulerError(f"{engine.name} already has a scheduler")
         if engine.state != IDLE or engine.rptr != engine.wptr:
-            raise HwSchedulerError(f"{engine.name} is busy: hardware scheduling starts on an idle engine")
+            raise GpuSchedulerError(f"{engine.name} is busy: hardware scheduling starts on an idle engine")
         self.gpu = gpu
         self.sim = gpu.sim
         self.engine = engine
@@ -401,7 +401,7 @@ class HwScheduler:
         c = self._ctx(cid)
         if self._running is c:
             if self._loaded is not None:
-                raise HwSchedulerError(f"context {cid} is running on {self.engine.name}")
+                raise GpuSchedulerError(f"context {cid} is running on {self.engine.name}")
             self._running = None
             self._preempting = False
             self._grant = False
@@ -437,7 +437,7 @@ class HwScheduler:
         """Forget a queue; refused while it is on the engine."""
         q = self._queue(qid)
         if q is self._loaded:
-            raise HwSchedulerError(f"queue {qid} is on {self.engine.name}")
+            raise GpuSchedulerError(f"queue {qid} is on {self.engine.name}")
         self._unblock(q)
         if self.slots is not None and q.slot is not None:
             self._unmap(q)

@@ -23,7 +23,7 @@ timeline (:mod:`.chrome`), the frame metrics (:mod:`.presentmon`) and the report
 Intervals still open when the log ends are closed at its last event (``LogEnd``), with
 ``ended`` set to ``""``. Contexts start idle, which the GPU does not log.
 
-Spec: docs/events.md (HwQueueCreate, HwContextState); gpu/hwsched.py's module doc (the scheduling
+Spec: docs/events.md (HwQueueCreate, HwContextState); gpu/scheduler.py's module doc (the scheduling
 rules and log); Microsoft's "DXGK_SCHEDULING_LOG_CONTEXT_STATE enumeration" page; PresentMon issue
 #265 (GameTechDev/PresentMon: GPU time from the scheduling log under hardware scheduling).
 """
