@@ -238,7 +238,7 @@ def test_compare_runs_both_schedulers_and_says_what_it_translated():
     d = json.loads(r.stdout)
     assert d["software"]["scheduling"] == "software" and d["hardware"]["scheduling"] == "hardware"
     assert d["software"]["gpu_va"] is True  # the fences need it
-    assert "hwsch" not in d["software"]["wddm2"] and "hwsch" in d["hardware"]["wddm2"]
+    assert "hw_scheduling" not in d["software"]["wddm2"] and "hw_scheduling" in d["hardware"]["wddm2"]
     assert d["translations"] == [
         "software run: game/render: band dropped (hardware scheduling only)",
         "software run: trainer/compute: suspend_at dropped (hardware scheduling only)",

@@ -94,7 +94,7 @@ def test_ring_buffer_fence_release_moves_the_progress_write_from_the_buffer_to_t
         subs = [c["args"] for c in ddi_calls(events, "DxgkDdiSubmitCommandToHwQueue") if c["args"]["hHwQueue"] == q.hDriver]
         logs[release] = ([a["DmaBufferSize"] for a in subs], len(ddi_calls(events, "DxgkDdiSignalMonitoredFence")),
                          [(e["fence"], e["t"]) for e in stops(events, system)])
-        assert system.adapter.wddm2.hwsch.nodes[0].fence_release is bool(release)
+        assert system.adapter.wddm2.hw_scheduling.nodes[0].fence_release is bool(release)
     work = len(C.work(MS))
     assert logs[0][0] == [work + FENCE_WRITE] * 2 and logs[1][0] == [work] * 2
     assert logs[0][1] >= 1 and logs[1][1] == 0  # VidMm's page-table buffers at the start
@@ -130,12 +130,12 @@ def test_the_reference_driver_reports_what_its_queue_ring_holds_so_a_burst_never
     system, result, events = run(scenario(adapter("hw"), [burst]))
     assert result.bugcheck is None and not result.summary["violations"]
     # What the OS read from DXGK_NODEMETADATA_FLAGS.MaxInFlightHwQueueBuffers of each node.
-    assert [n.max_in_flight for n in system.adapter.wddm2.hwsch.nodes] == [454, 454]
+    assert [n.max_in_flight for n in system.adapter.wddm2.hw_scheduling.nodes] == [454, 454]
     app = next(c for c in result.summary["contexts"] if c["context"] == "app/c")
     assert (app["submitted"], app["completed"]) == (3000, 3000)
 
     system, result, events = run(scenario(adapter("hw", node3d={"max_in_flight_hw_queue_buffers": 0}), [burst]))
-    assert [n.max_in_flight for n in system.adapter.wddm2.hwsch.nodes] == [0, 454]
+    assert [n.max_in_flight for n in system.adapter.wddm2.hw_scheduling.nodes] == [0, 454]
     bc = result.bugcheck
     assert (int(bc.bugcheck.code), bc.bugcheck.p1) == (0x119, 0x2)
 
@@ -145,7 +145,7 @@ def test_private_data_is_poisoned_when_the_call_returns_and_a_late_read_is_caugh
     """Rule 95: the private data lives only during DxgkDdiSubmitCommandToHwQueue. The model keeps it
     in a guarded page, poisoned on return; a driver that reads it later stops the model."""
     system, result, events = run(scenario(adapter("hw"), [script("app", (0, "1ms", 1))]))
-    hw = system.adapter.wddm2.hwsch
+    hw = system.adapter.wddm2.hw_scheduling
     (page, (raw, pid)), = [(p, v) for p, v in hw._live_private.items() if v[1] == 1][-1:]
     system.gpu.memory.open_pages(page, 4096)  # peek as the OS would, without tripping the guard
     assert system.gpu.memory.read(page, 16) == b"\xcc" * 16
@@ -403,7 +403,7 @@ def test_a_page_fault_names_the_queue_and_its_progress_fence():
     assert (reset["t"], reset["reason"], reset["contexts"]) == (pf["t"], "page_fault", [a.handle])
     assert not [e for e in events if e["event"] in ("LiveDump", "TdrDetected")]  # a fault is not a timeout
     assert [e["t"] for e in stops(events, system) if e["context"] == b.handle] == [pf["t"] + MS, pf["t"] + 2 * MS]
-    assert a.device.error and result.summary["wddm2"]["hwsch"]["page_faults"] == 1
+    assert a.device.error and result.summary["wddm2"]["hw_scheduling"]["page_faults"] == 1
 
 
 @pytest.mark.rule(101)
@@ -458,7 +458,7 @@ def test_destroying_a_hardware_context_cancels_what_is_queued_and_lets_the_gpu_f
     assert names == [("DxgkDdiDestroyHwQueue", start + MS), ("DxgkDdiDestroyHwContext", start + MS)]
     handles = system.adapter.handles
     assert handles.get(ctx.handle) is None and handles.get(q.handle) is None
-    assert (ctx.completed, ctx.cancelled) == (1, 2) and not system.adapter.wddm2.hwsch.queues[1:]
+    assert (ctx.completed, ctx.cancelled) == (1, 2) and not system.adapter.wddm2.hw_scheduling.queues[1:]
 
 
 @pytest.mark.parametrize("wait", ["os", "gpu"])

@@ -146,7 +146,7 @@ def test_a_hardware_engine_reset_is_among_the_incidents():
     system, result, events = run(hang_scenario())
     s = summarize(events)
     assert s == result.summary
-    assert (s["tdr"]["engine_resets"], s["wddm2"]["hwsch"]["engine_resets"], s["wddm2"]["engines"][0]["resets"]) == (1, 1, 1)
+    assert (s["tdr"]["engine_resets"], s["wddm2"]["hw_scheduling"]["engine_resets"], s["wddm2"]["engines"][0]["resets"]) == (1, 1, 1)
     assert markdown(s).endswith("## Recovery\n\n1 engine reset, 0 adapter resets\n\n"
                                 "- live dump 0x141 VIDEO_ENGINE_TIMEOUT_DETECTED at 2.001 s: Arg4 0x0: internal data "
                                 "that depends on the context, if there is any (the model: the ordinal of the node that "

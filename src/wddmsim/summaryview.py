@@ -250,7 +250,7 @@ def _processes(s: dict) -> list[Table]:
 
 def _wddm2(wddm2: dict) -> list[Lines]:
     out = []
-    h = wddm2.get("hwsch")
+    h = wddm2.get("hw_scheduling")
     if h is not None:
         out.append(Lines("Hardware queues", [
             plural(h["queues"], "queue"), f"{plural(h['submissions'], 'buffer')} submitted",

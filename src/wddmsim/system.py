@@ -305,9 +305,9 @@ class System:
         app = sum(ctx.submitted for ctx in self.contexts)
         total = adapter.interrupts * c.isr + adapter.dpcs * c.dpc
         wddm2 = adapter.wddm2
-        if wddm2 is not None and wddm2.hwsch is not None:
+        if wddm2 is not None and wddm2.hw_scheduling is not None:
             # The application's call, plus the OS's own call for a buffer it held behind a wait.
-            total += (wddm2.hwsch.submissions + wddm2.hwsch.deferred_submissions) * c.submit
+            total += (wddm2.hw_scheduling.submissions + wddm2.hw_scheduling.deferred_submissions) * c.submit
         else:
             physical = vs.packets_submitted - vs.virtual_submissions
             total += vs.virtual_submissions * c.submit + physical * (c.patch + c.submit)
@@ -324,7 +324,7 @@ class System:
         work counts for the process "System" (pid 4)."""
         vs = self.adapter.vidsch
         wddm2 = self.adapter.wddm2
-        hw = wddm2 is not None and wddm2.hwsch is not None
+        hw = wddm2 is not None and wddm2.hw_scheduling is not None
         procs: dict = {}
 
         def row(proc) -> dict:
@@ -369,9 +369,9 @@ class System:
                                       "mean_ns": wake.mean, "max_ns": wake.max}}
         if wddm2.native is not None:
             out["native_fences"] = wddm2.native.summary()
-        hw = wddm2.hwsch
+        hw = wddm2.hw_scheduling
         if hw is not None:
-            out["hwsch"] = hw.summary()
+            out["hw_scheduling"] = hw.summary()
             # The GPU's own view (its context-management processor), per engine and per context.
             scheds = {i: self.gpu.hw_scheduler(i) for i in range(len(hw.nodes))}
             out["engines"] = [{"node": i, "name": self.adapter.node_names[i], "context_switches": scheds[i].switches,
@@ -536,22 +536,22 @@ class System:
             })
         submitted, retired, makespan = vs.packets_submitted, vs.packets_retired, vs.last_retired_ns
         wddm2 = self.adapter.wddm2
-        hw = wddm2 is not None and wddm2.hwsch is not None
+        hw = wddm2 is not None and wddm2.hw_scheduling is not None
         if hw:
             # Hardware scheduling: DxgkDdiSubmitCommandToHwQueue calls and progress-fence completions.
-            submitted, retired = wddm2.hwsch.submissions, wddm2.hwsch.completions
-            makespan = max(makespan, wddm2.hwsch.last_completion_ns)
+            submitted, retired = wddm2.hw_scheduling.submissions, wddm2.hw_scheduling.completions
+            makespan = max(makespan, wddm2.hw_scheduling.last_completion_ns)
             for n in nodes:
                 n["busy_pct"] = n["gpu_busy_pct"]
-                n["packets"] = sum(q.submitted for q in wddm2.hwsch.nodes[n["node"]].queues)
+                n["packets"] = sum(q.submitted for q in wddm2.hw_scheduling.nodes[n["node"]].queues)
         out = {
             "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
             "events": sim.events_run,
             "packets_submitted": submitted, "packets_completed": retired, "makespan_ns": makespan,
             "null_rendering_packets": vs.null_rendering_packets, "resubmissions": vs.resubmissions,
             "preemption_aware": bool(self.adapter.preemption_aware),
-            "tdr": {"engine_resets": vs.tdr.engine_resets + (wddm2.hwsch.tdr.engine_resets if hw else 0),
-                    "adapter_resets": vs.tdr.adapter_resets + (wddm2.hwsch.tdr.adapter_resets if hw else 0),
+            "tdr": {"engine_resets": vs.tdr.engine_resets + (wddm2.hw_scheduling.tdr.engine_resets if hw else 0),
+                    "adapter_resets": vs.tdr.adapter_resets + (wddm2.hw_scheduling.tdr.adapter_resets if hw else 0),
                     "live_dumps": [{"t": t, "code": c, "p4": p4} for t, c, p4 in vs.tdr.live_dumps]},
             "interrupts": self.adapter.interrupts, "dpcs": self.adapter.dpcs,
             "gpu_faults": len(self.gpu.faults),

@@ -464,14 +464,14 @@ class Adapter:
                            f"node {node} does not exist (the adapter schedules {count} node{'s' if count > 1 else ''})")
         ctx = Context(name or f"context{len(self.contexts)}", device, node, priority)
         ctx.handle = self.handles.add(ctx)
-        if self.wddm2 is not None and self.wddm2.hwsch is not None:
+        if self.wddm2 is not None and self.wddm2.hw_scheduling is not None:
             hw = hw or {}
-            self.wddm2.hwsch.create_context(ctx, band=hw.get("band"), realtime_level=hw.get("realtime_level", 0),
+            self.wddm2.hw_scheduling.create_context(ctx, band=hw.get("band"), realtime_level=hw.get("realtime_level", 0),
                                             quantum=hw.get("quantum"), grace_same=hw.get("grace_same", 0),
                                             grace_lower=hw.get("grace_lower", 0))
             self.wddm2.context_created(ctx)
             for flags in hw.get("queues", [()]):
-                self.wddm2.hwsch.create_queue(ctx, flags)
+                self.wddm2.hw_scheduling.create_queue(ctx, flags)
         elif self.multi_engine_aware:
             args = layout.ctype(RECORDS["DXGKARG_CREATECONTEXT"], self.arch, self.version)()
             args.NodeOrdinal = node
@@ -493,7 +493,7 @@ class Adapter:
             # Rule 16/17: this model keeps DMA buffers in contiguous system memory only.
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            "the driver asked for DMA buffers in an aperture segment; this model pages DMA buffers only into system memory")
-        if self.wddm2 is not None and self.wddm2.hwsch is None:
+        if self.wddm2 is not None and self.wddm2.hw_scheduling is None:
             self.wddm2.context_created(ctx)  # GPU virtual addressing under the software scheduler
         device.contexts.append(ctx)
         self.contexts.append(ctx)
@@ -876,7 +876,7 @@ class Adapter:
 
     # -- scheduling priority while running ----------------------------------------------------------
     def _hardware_priority_unsupported(self, what: str) -> None:
-        if self.wddm2 is not None and self.wddm2.hwsch is not None:
+        if self.wddm2 is not None and self.wddm2.hw_scheduling is not None:
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            f"{what} under hardware scheduling reaches the driver through "
                            "DxgkDdiSetContextSchedulingProperties, which this model does not implement")
@@ -930,7 +930,7 @@ class Adapter:
         if ctx.destroyed:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_HANDLE), "the context was destroyed already")
         ctx.destroyed = True
-        hw = self.wddm2.hwsch if ctx.hw else None
+        hw = self.wddm2.hw_scheduling if ctx.hw else None
         if hw is not None:
             hw.cancel_queues(ctx)  # the hardware queues' buffers not yet with the driver
         self.drop_queue(ctx)
@@ -944,7 +944,7 @@ class Adapter:
         (DxgkDdiDestroyContext; for a hardware context DxgkDdiDestroyHwQueue for each of its
         queues, then DxgkDdiDestroyHwContext)."""
         if ctx.hw:
-            self.wddm2.hwsch.destroy(ctx)
+            self.wddm2.hw_scheduling.destroy(ctx)
             ctx.hDriver = 0
             self.handles.remove(ctx.handle)
             return

@@ -158,7 +158,7 @@ class DxgkInterface:
         adapter = self.adapter
         vidsch = adapter.vidsch
         wddm2 = adapter.wddm2
-        hw = wddm2.hwsch if wddm2 is not None else None
+        hw = wddm2.hw_scheduling if wddm2 is not None else None
         if itype == _DMA_COMPLETED:
             vidsch.dma_completed(data)
         elif itype == _DMA_PREEMPTED:
@@ -249,8 +249,8 @@ class DxgkInterface:
         if adapter.trace is not None:
             adapter.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
         wddm2 = adapter.wddm2
-        if wddm2 is not None and wddm2.hwsch is not None:
-            wddm2.hwsch.retire()  # progress fences, then every monitored fence with waiters
+        if wddm2 is not None and wddm2.hw_scheduling is not None:
+            wddm2.hw_scheduling.retire()  # progress fences, then every monitored fence with waiters
             if wddm2.native is not None:
                 wddm2.native.dpc()  # native fences named by NATIVE_FENCE_SIGNALED
             return
@@ -266,7 +266,7 @@ class DxgkInterface:
         if adapter.trace is not None:
             adapter.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbInvalidateHwContext", "irql": "PASSIVE_LEVEL",
                                                      "args": adapter.ddi.args_of(pInvalidateHwContext)})
-        adapter.wddm2.hwsch.tdr.invalidate(pInvalidateHwContext.hHwContext)
+        adapter.wddm2.hw_scheduling.tdr.invalidate(pInvalidateHwContext.hHwContext)
 
     def DxgkCbIsFeatureEnabled(self, hAdapter: int, FeatureId: str) -> bool:
         """DXGK_FEATURE_NATIVE_FENCE ("Native GPU fence objects") is enabled for a WDDM 3.2 driver on an

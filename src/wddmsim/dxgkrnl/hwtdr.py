@@ -71,10 +71,10 @@ PROCESS_HANDLE_VALID = 0x80
 class HwTdr:
     """Detection and recovery for one adapter's :class:`~wddmsim.dxgkrnl.hwscheduling.OsHwScheduling`."""
 
-    def __init__(self, hwsch):
-        self.hwsch = hwsch
-        self.adapter = hwsch.adapter
-        self.sim = hwsch.sim
+    def __init__(self, hw_scheduling):
+        self.hw_scheduling = hw_scheduling
+        self.adapter = hw_scheduling.adapter
+        self.sim = hw_scheduling.sim
         self.engine_resets = 0
         self.adapter_resets = 0
         self.page_faults = 0
@@ -91,8 +91,8 @@ class HwTdr:
         return self.adapter.vidsch.tdr
 
     def _emit(self, name: str, fields: dict) -> None:
-        if self.hwsch.trace is not None:
-            self.hwsch.trace.emit(self.sim.now, name, fields)
+        if self.hw_scheduling.trace is not None:
+            self.hw_scheduling.trace.emit(self.sim.now, name, fields)
 
     # -- detection ------------------------------------------------------------------------------------
     def submitted(self, node) -> None:
@@ -132,7 +132,7 @@ class HwTdr:
         ctx, fence = arg
         if self._suspends.pop((ctx.handle, fence), None) is None:
             return
-        self.timeout(self.hwsch.nodes[ctx.node], "suspend_timeout", ctx, 0)
+        self.timeout(self.hw_scheduling.nodes[ctx.node], "suspend_timeout", ctx, 0)
 
     def timeout(self, node, reason: str, ctx, progress_id: int) -> None:
         """``node`` timed out: TdrLevel 1 stops, 3 resets the engine."""
@@ -153,13 +153,13 @@ class HwTdr:
         if self._invalidated is not None:
             self._invalidated.append(ctx)
         else:
-            self.hwsch.device_error(ctx.device, "context invalidated by the driver")
+            self.hw_scheduling.device_error(ctx.device, "context invalidated by the driver")
 
     def reset_engine(self, node, reason: str, timeout: bool) -> None:
         """DxgkDdiResetHwEngine, the contexts it hit in error, DxgkDdiResumeHwEngine (Microsoft's pages);
         ``timeout``: a TDR (live dump, counted) rather than a page fault."""
         adapter = self.adapter
-        hw = self.hwsch
+        hw = self.hw_scheduling
         sw = self._sw
         if timeout:
             sw.live_dump(BugCheckCode.VIDEO_ENGINE_TIMEOUT_DETECTED, node.ordinal)
@@ -201,13 +201,13 @@ class HwTdr:
     def _restart(self, node) -> None:
         node.progress_t = self.sim.now
         for q in node.queues:
-            self.hwsch._feed(q)
+            self.hw_scheduling._feed(q)
         if node.in_flight and node.timer is None:
             self.submitted(node)
 
     def adapter_reset(self, node, timeout: bool) -> None:
         """The full GPU reset an engine reset escalates to (the adapter-wide reset applied to hardware queues)."""
-        hw = self.hwsch
+        hw = self.hw_scheduling
         sw = self._sw
         if timeout:
             sw.adapter_timeout(promoted=True)
@@ -230,7 +230,7 @@ class HwTdr:
 
     def check_interrupt(self, data, ordinal: int) -> None:
         """Rule 57: nothing may interrupt from a node between its reset and its resume (0x119/0x10)."""
-        nodes = self.hwsch.nodes
+        nodes = self.hw_scheduling.nodes
         if not (0 <= ordinal < len(nodes) and nodes[ordinal].resetting):
             return
         adapter = self.adapter
@@ -247,7 +247,7 @@ class HwTdr:
     def page_faulted(self, data) -> None:
         """HWQUEUE_PAGE_FAULTED (device IRQL): rules 51, 53 and 54, then recovery at PASSIVE_LEVEL."""
         adapter = self.adapter
-        hw = self.hwsch
+        hw = self.hw_scheduling
         pf = data.HwQueuePageFaulted
         flags = int(pf.PageFaultFlags)
         verifier = adapter.verifier
@@ -288,7 +288,7 @@ class HwTdr:
         handles = self.adapter.handles
         if not flags & FENCE_INVALID:
             q = handles.get(pf.FaultedHwQueue)
-            if q in self.hwsch.queues and q.context.node == pf.NodeOrdinal:
+            if q in self.hw_scheduling.queues and q.context.node == pf.NodeOrdinal:
                 return None
             return (f"HwQueuePageFaulted.FaultedHwQueue is 0x{pf.FaultedHwQueue:X} but must be the handle of a "
                     f"hardware queue on node {pf.NodeOrdinal} (PageFaultFlags 0x{flags:X}: FENCE_INVALID is clear, so "
@@ -309,7 +309,7 @@ class HwTdr:
     def _after_fault(self, arg) -> None:
         node, q, flags = arg
         if q is not None:
-            self.hwsch.device_error(q.context.device, "page fault")
+            self.hw_scheduling.device_error(q.context.device, "page fault")
         if flags & ADAPTER_RESET_REQUIRED:
             self.adapter_reset(node, timeout=False)
         elif flags & ENGINE_RESET_REQUIRED:

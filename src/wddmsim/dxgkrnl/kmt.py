@@ -141,7 +141,7 @@ class D3DKMT:
         DxgkDdiSubmitCommandToHwQueue in the calling thread (``CpuCost.submit``), as
         HwQueueProgressFenceId ``progress_id`` (default one above the queue's last)."""
         wddm2 = self._wddm2()
-        cost = self.adapter.costs.submit if wddm2.hwsch is not None else 0
+        cost = self.adapter.costs.submit if wddm2.hw_scheduling is not None else 0
         if cost:
             yield cost
         return wddm2.submit_buffer(context, buffer, private, queue=queue, progress_id=progress_id,
@@ -166,7 +166,7 @@ class D3DKMT:
         """Hardware scheduling: ``(queue, progress id, the progress-fence write a buffer ends with or
         None)`` for the next buffer of ``context`` (see :meth:`OsWddm2.progress_value`)."""
         wddm2 = self._wddm2()
-        if wddm2.hwsch is None:
+        if wddm2.hw_scheduling is None:
             return None, None, None
         return wddm2.progress_value(context, queue, progress_id)
 
@@ -251,8 +251,8 @@ class D3DKMT:
                            "the GPU waits for a native fence by itself (a WAIT on its CurrentValue in the buffer); "
                            "the OS does not hold queues behind one")
         fences.open(fence, context.device.process, context.device)
-        if wddm2.hwsch is not None:
-            wddm2.hwsch.wait(queue or context.hwqueues[0], fence, value)
+        if wddm2.hw_scheduling is not None:
+            wddm2.hw_scheduling.wait(queue or context.hwqueues[0], fence, value)
             return
         if context.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
@@ -270,8 +270,8 @@ class D3DKMT:
             raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                            "the GPU signals a native fence by itself (a native fence write in the buffer)")
         fences.open(fence, context.device.process, context.device)
-        if wddm2.hwsch is not None:
-            wddm2.hwsch.signal(queue or context.hwqueues[0], fence, value)
+        if wddm2.hw_scheduling is not None:
+            wddm2.hw_scheduling.signal(queue or context.hwqueues[0], fence, value)
             return
         fences.register_signaler(fence, context.device)
         done = self.adapter.wait_event(context, context.seq)
@@ -279,10 +279,10 @@ class D3DKMT:
 
     def SuspendContext(self, context: Context):
         """VidMm's suspension of a hardware context (an event: the GPU holds nothing of it)."""
-        return self.adapter.wddm2.hwsch.suspend(context)
+        return self.adapter.wddm2.hw_scheduling.suspend(context)
 
     def ResumeContext(self, context: Context) -> None:
-        self.adapter.wddm2.hwsch.resume(context)
+        self.adapter.wddm2.hw_scheduling.resume(context)
 
     def Present(self, context: Context, source: Allocation, destination: Allocation, width: int, height: int,
                 mode: str = "blt", sync_interval: int = 1, vidpn_source: int = 0, call_start: int | None = None,
@@ -298,11 +298,11 @@ class D3DKMT:
         if cost:
             yield cost
         wddm2 = self.adapter.wddm2
-        if wddm2 is not None and wddm2.hwsch is not None:
+        if wddm2 is not None and wddm2.hw_scheduling is not None:
             if mode != "blt":
                 raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                                "under hardware scheduling presents are blts (DxgkDdiPresentToHwQueue)")
-            return wddm2.hwsch.present(context, source, destination, width, height, vidpn_source, call_start=start).seq
+            return wddm2.hw_scheduling.present(context, source, destination, width, height, vidpn_source, call_start=start).seq
         return self.adapter.present(context, source, destination, width, height, mode, sync_interval,
                                     vidpn_source, call_start=start, independent=independent,
                                     composes=composes).seq

@@ -119,10 +119,10 @@ class OsWddm2:
         self.fences = FenceTable(adapter.sim, adapter.memory, self._allocate, trace=adapter.trace, map_gpu=self._map_fence,
                                  handles=adapter.handles, no64bit_atomics=adapter.caps.No64BitAtomics)
         self.gpuva = GpuVa(adapter, self._submit_paging)
-        self.hwsch = None
+        self.hw_scheduling = None
         if hardware:  # only a hardware-scheduled adapter has hardware queues
-            self.hwsch = OsHwScheduling(adapter, self.fences, self.gpuva, bands=bands)
-            self.hwsch.release = self.release
+            self.hw_scheduling = OsHwScheduling(adapter, self.fences, self.gpuva, bands=bands)
+            self.hw_scheduling.release = self.release
         #: native GPU fences (:mod:`.nativefence`), when the driver reports NativeGpuFence (the
         #: adapter starts with it only for a WDDM 3.2 driver under hardware scheduling)
         self.native = None
@@ -144,9 +144,9 @@ class OsWddm2:
     # -- start ------------------------------------------------------------------------------------------
     def start(self, metadata: list) -> None:
         """Hardware scheduling: the nodes' caps and bands, and VidMm's kernel queue for paging."""
-        if self.hwsch is None:
+        if self.hw_scheduling is None:
             return
-        self.hwsch.start(metadata)
+        self.hw_scheduling.start(metadata)
         adapter = self.adapter
         dev = Device(self.system_process)
         dev.handle = adapter.handles.add(dev)
@@ -156,8 +156,8 @@ class OsWddm2:
         ctx.system = True
         ctx.handle = adapter.handles.add(ctx)
         dev.contexts.append(ctx)
-        self.hwsch.create_context(ctx, band="realtime", realtime_level=31)
-        self._paging_queue = self.hwsch.create_queue(ctx)
+        self.hw_scheduling.create_context(ctx, band="realtime", realtime_level=31)
+        self._paging_queue = self.hw_scheduling.create_queue(ctx)
 
     def _system_device_driver_handle(self, dev) -> int:
         adapter = self.adapter
@@ -173,16 +173,16 @@ class OsWddm2:
         """A paging buffer that writes page tables: ``length`` bytes of commands at ``dma`` (a
         buffer of ``size``); ``done()`` once the GPU has run it."""
         adapter = self.adapter
-        if self.hwsch is None:
+        if self.hw_scheduling is None:
             adapter.vidsch.vidmm.page_table_buffer(dma, size, length, priv, done)
             return
         q = self._paging_queue
-        node = self.hwsch.nodes[q.context.node]
+        node = self.hw_scheduling.nodes[q.context.node]
         v = q.last_id + 1
         if not node.fence_release:
             # The buffer itself ends with the progress-fence write: DxgkDdiSignalMonitoredFence.
-            length = self.hwsch.signal_monitored_fence(q, KERNEL_SUBMISSION_PAGING, dma, size, length, priv, v)
-        self.hwsch.submit(q, dma, length)
+            length = self.hw_scheduling.signal_monitored_fence(q, KERNEL_SUBMISSION_PAGING, dma, size, length, priv, v)
+        self.hw_scheduling.submit(q, dma, length)
         self.fences.wait_queue(q.progress, v, lambda _status: done())
 
     # -- contexts -----------------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ class OsWddm2:
         """A context of a GPU-VA adapter: its root page table (hardware scheduling sets it while it
         creates the hardware context) and its command area."""
         adapter = self.adapter
-        if self.hwsch is None:
+        if self.hw_scheduling is None:
             self.gpuva.set_root(ctx)
         base = adapter.pool.alloc(COMMAND_AREA)
         va = self.gpuva.map(ctx.device.process, base, COMMAND_AREA)
@@ -264,9 +264,9 @@ class OsWddm2:
         self._live(ctx)
         q = queue or ctx.hwqueues[0]
         v = q.last_id + 1 if progress_id is None else progress_id
-        self.hwsch.check_progress_id(q, v)
+        self.hw_scheduling.check_progress_id(q, v)
         write = None
-        if not self.hwsch.nodes[ctx.node].fence_release:
+        if not self.hw_scheduling.nodes[ctx.node].fence_release:
             write = (q.progress.gpu_va[ctx.device.process], v, q.progress.bits)
         return q, v, write
 
@@ -288,6 +288,6 @@ class OsWddm2:
         adapter.memory.write(area.base + off, data)
         if self.on_buffer is not None:
             self.on_buffer(ctx, ctx.seq + 1, va)
-        if self.hwsch is not None:
-            return self.hwsch.submit(queue or ctx.hwqueues[0], va, len(data), private, progress_id=progress_id)
+        if self.hw_scheduling is not None:
+            return self.hw_scheduling.submit(queue or ctx.hwqueues[0], va, len(data), private, progress_id=progress_id)
         return adapter.render_virtual(ctx, va, len(data), private, null_rendering=null_rendering)
