@@ -8,34 +8,10 @@ its names may change without notice.
 
 __version__ = "0.1.0"
 
+from .publicnames import API_NAMES
+
 #: The public names, all from :mod:`wddmsim.api`.
-__all__ = [
-    "BugCheck",
-    "ContextSummary",
-    "CpuSummary",
-    "CrashRecord",
-    "DisplaySummary",
-    "EventRecord",
-    "FairnessSummary",
-    "LiveDump",
-    "MemorySummary",
-    "NodeSummary",
-    "ProcessSummary",
-    "Result",
-    "Scenario",
-    "ScenarioError",
-    "SegmentSummary",
-    "Simulation",
-    "Summary",
-    "TdrSummary",
-    "Violation",
-    "__version__",
-    "load",
-    "parse",
-    "read_events",
-    "run",
-    "validate",
-]
+__all__ = sorted(["__version__", *API_NAMES])
 
 
 def __getattr__(name: str):

@@ -26,37 +26,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .ddi.bugcheck import BugCheck
+from .ddi.bugcheck import BugCheck  # noqa: F401  (exported: API_NAMES)
 from .dxgkrnl.crash import CrashRecord
 from .scenario import Scenario, ScenarioError
+from .publicnames import API_NAMES
 from .trace.records import EventRecord
 
-__all__ = [
-    "BugCheck",
-    "ContextSummary",
-    "CpuSummary",
-    "CrashRecord",
-    "DisplaySummary",
-    "EventRecord",
-    "FairnessSummary",
-    "LiveDump",
-    "MemorySummary",
-    "NodeSummary",
-    "ProcessSummary",
-    "Result",
-    "Scenario",
-    "ScenarioError",
-    "SegmentSummary",
-    "Simulation",
-    "Summary",
-    "TdrSummary",
-    "Violation",
-    "load",
-    "parse",
-    "read_events",
-    "run",
-    "validate",
-]
+__all__ = list(API_NAMES)
 
 #: The verifier modes a run takes, as ``wddmsim run --verifier``.
 _VERIFIER_MODES = ("strict", "report", "off")
