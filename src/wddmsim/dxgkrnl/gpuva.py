@@ -40,6 +40,17 @@ VA_START = 0x40_0000_0000
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 
 
+
+def _paging_args(args, operation, dma: int, dma_size: int, private: int) -> None:
+    """Clear ``args`` (a DXGKARG_BUILDPAGINGBUFFER) and set what every paging operation of the
+    page-table writer has: the DMA buffer left, its page of private data, the operation."""
+    ctypes.memset(ctypes.addressof(args), 0, ctypes.sizeof(args))
+    args.pDmaBuffer = dma
+    args.DmaSize = dma_size
+    args.pDmaBufferPrivateData = private
+    args.DmaBufferPrivateDataSize = PAGE
+    args.Operation = int(operation)
+
 class AddressSpace:
     """One process's GPU virtual address space."""
 
@@ -277,12 +288,7 @@ class GpuVa:
         out = ptes
         for level, table, start, entries in runs:
             mem.write(out, self._pte_array(entries))
-            ctypes.memset(ctypes.addressof(args), 0, ctypes.sizeof(args))
-            args.pDmaBuffer = cursor
-            args.DmaSize = block + size - cursor
-            args.pDmaBufferPrivateData = priv
-            args.DmaBufferPrivateDataSize = PAGE
-            args.Operation = int(OP.DXGK_OPERATION_UPDATE_PAGE_TABLE)
+            _paging_args(args, OP.DXGK_OPERATION_UPDATE_PAGE_TABLE, cursor, block + size - cursor, priv)
             u = args.UpdatePageTable
             u.PageTableLevel = self.levels - 1 - level  # the DDI counts from the root (0)
             u.UpdateMode = int(DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL)
@@ -301,12 +307,7 @@ class GpuVa:
             lo = min(r[0] for r in sp.flush)
             hi = max(r[1] for r in sp.flush)
             sp.flush = []
-            ctypes.memset(ctypes.addressof(args), 0, ctypes.sizeof(args))
-            args.pDmaBuffer = cursor
-            args.DmaSize = block + size - cursor
-            args.pDmaBufferPrivateData = priv
-            args.DmaBufferPrivateDataSize = PAGE
-            args.Operation = int(OP.DXGK_OPERATION_FLUSH_TLB)
+            _paging_args(args, OP.DXGK_OPERATION_FLUSH_TLB, cursor, block + size - cursor, priv)
             f = args.FlushTlb
             f.RootPageTableAddress.SegmentId = 0
             f.RootPageTableAddress.SegmentOffset = sp.root
