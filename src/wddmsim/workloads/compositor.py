@@ -67,7 +67,7 @@ class Compositor:
 
     # -- what the swap chains of the source tell it -------------------------------------------------------
     def add_fullscreen(self, chain) -> None:
-        """A flip-model swap chain covering the display started presenting."""
+        """A flip-model swap chain covering the display was created on the source."""
         self.fullscreen[chain.ctx.handle] = chain
         self.streak[chain.ctx.handle] = 0
 
