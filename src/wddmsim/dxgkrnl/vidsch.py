@@ -226,6 +226,11 @@ class VidSch:
     def _dispatch(self, node_queue: NodeQueue) -> None:
         """Fill free hardware-queue slots of ``node_queue`` with packets the policy picks."""
         node_queue.dispatch_timer = None
+        if node_queue.worker_busy:
+            # The node's worker is patching and submitting a packet (``_submit_later`` dispatches
+            # again when it is done). A wake-up scheduled while it began that submission must not
+            # start a second worker: the two would fill the hardware queue past its depth.
+            return
         if node_queue.preemption.fence or self.stopped or node_queue.tdr.held_for is not None:
             # Nothing more goes to the node until the driver answers the preemption, nor while the
             # reset of an engine it depends on waits for it (dxgkrnl/tdr.py).
