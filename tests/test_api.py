@@ -391,7 +391,7 @@ def test_the_summary_is_typed_entry_by_entry():
 def test_displays_and_lookups():
     s = api.run(EXAMPLES / "flips.toml", until="500ms").summary
     assert s.display(0) == api.DisplaySummary(
-        source=0, refresh_hz=60.0, presents=25, displayed=24, dropped=0, frame_time_p50_ns=16_660_000,
+        source=0, refresh_hz=60.0, presents=25, displayed=24, dropped=0, frame_time_p50_ns=16_666_667,
         frame_time_p99_ns=33_330_000, latency_p50_ns=13_320_000, latency_p99_ns=19_990_000,
         latency_max_ns=19_990_008)
     assert (s.display(1).presents, s.display(1).displayed, s.display(1).dropped) == (88, 34, 51)

@@ -36,3 +36,13 @@ def test_add_counts_into_the_buckets(values):
     for v in values:
         hist[_by_division(v)] = hist.get(_by_division(v), 0) + 1
     assert s._hist == hist
+
+
+def test_a_percentile_never_lies_below_the_exact_minimum():
+    # 69,840 and 69,845 share the bucket 69,840; 69,845 alone has its bucket's edge 69,840 below it.
+    from wddmsim.dxgkrnl.stats import LatencyStats
+
+    s = LatencyStats()
+    for v in (69_845, 69_849, 70_000):
+        s.add(v)
+    assert (s.min, s.percentile(50), s.percentile(1), s.percentile(100)) == (69_845, 69_845, 69_845, 70_000)

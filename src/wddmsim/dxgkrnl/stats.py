@@ -57,7 +57,9 @@ class LatencyStats:
         h[v] = h.get(v, 0) + 1
 
     def percentile(self, q: float) -> int | None:
-        """The nearest-rank ``q`` percentile (0 < q <= 100), to four significant digits."""
+        """The nearest-rank ``q`` percentile (0 < q <= 100), to four significant digits, never
+        outside the exact minimum and maximum (a bucket's value is its lower edge, which can lie
+        below the smallest value it holds)."""
         if not self.count:
             return None
         rank = max(1, -(-self.count * q // 100))
@@ -65,7 +67,7 @@ class LatencyStats:
         for b in sorted(self._hist):
             seen += self._hist[b]
             if seen >= rank:
-                return min(b, self.max)
+                return max(min(b, self.max), self.min)
         return self.max
 
     @property
