@@ -198,6 +198,13 @@ def test_the_cli_writes_the_csv_and_prints_json(tmp_path, serial_rows):
     (["--set", "adapter.nodez=1,2", "--json"], "wddmsim: error: --set adapter.nodez=1: adapter.nodez: unknown field"),
     (["--set", "duration", "--json"], "wddmsim: error: --set 'duration': expected PATH=VALUE[,VALUE...]"),
     (["--seeds", "3-1", "--json"], "wddmsim: error: --seeds 3-1: the range 3-1 runs backwards"),
+    (["--seeds", "1-1000000000000", "--json"],
+     "wddmsim: error: --seeds 1-1000000000000: more than 100,000 seeds; a sweep takes at most 100,000 runs "
+     "(split it into several sweeps)"),
+    (["--set", "scheduler.quantum=1ms,2ms,3ms,4ms,5ms", "--set", "seed=1,2,3,4,5,6,7,8,9", "--seeds", "1-3000",
+      "--json"],
+     "wddmsim: error: the sweep has 135,000 runs (5 x 9 x 3000), more than the 100,000 one sweep takes: "
+     "split it into several sweeps"),
     ([], "wddmsim: error: sweep: give -o FILE.csv for the rows, --json to print them, or both"),
     (["--json", "--workers", "2", "--dask", "tcp://x:1"], "wddmsim: error: --workers and --dask: choose one"),
     (["--json", "--x", "duration"], "wddmsim: error: --x: goes with --plot METRIC"),

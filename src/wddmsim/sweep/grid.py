@@ -17,7 +17,12 @@ from typing import Any
 
 from ..scenario.overrides import Override, OverrideError, parse_path, parse_value, split_values
 
-__all__ = ["Run", "Setting", "SweepError", "grid", "parse_seeds", "parse_setting", "settings_from"]
+__all__ = ["MAX_RUNS", "Run", "Setting", "SweepError", "grid", "parse_seeds", "parse_setting", "settings_from"]
+
+#: The most runs one sweep takes. Its rows are kept in memory until they are written, at a few
+#: KiB each, and at the model's pace of a few runs a second per core a sweep past this size takes
+#: days: split such a study into several sweeps (each with its own --seeds range).
+MAX_RUNS = 100_000
 
 
 class SweepError(ValueError):
@@ -117,6 +122,9 @@ def parse_seeds(text: str | int | Iterable[int], option: str = "--seeds") -> lis
             b = int(hi) if dash else a
             if b < a:
                 raise SweepError(f"{option} {text}: the range {part} runs backwards")
+            if len(seeds) + b - a + 1 > MAX_RUNS:
+                raise SweepError(f"{option} {text}: more than {MAX_RUNS:,} seeds; a sweep takes at most "
+                                 f"{MAX_RUNS:,} runs (split it into several sweeps)")
             seeds.extend(range(a, b + 1))
     if not seeds:
         raise SweepError(f"{option}: no seeds")
@@ -132,7 +140,15 @@ def parse_seeds(text: str | int | Iterable[int], option: str = "--seeds") -> lis
 
 def grid(settings: Sequence[Setting], seeds: Sequence[int] | None) -> list[Run]:
     """The runs of a sweep: every combination of the settings' values (the first setting varies
-    slowest), each with every seed (``None``: once, with the scenario's seed)."""
+    slowest), each with every seed (``None``: once, with the scenario's seed). A grid of more than
+    :data:`MAX_RUNS` runs is a :class:`SweepError` saying how many it would have."""
+    total = len(seeds) if seeds else 1
+    for s in settings:
+        total *= len(s.values)
+    if total > MAX_RUNS:
+        sizes = " x ".join([str(len(s.values)) for s in settings] + ([str(len(seeds))] if seeds else []))
+        raise SweepError(f"the sweep has {total:,} runs ({sizes}), more than the {MAX_RUNS:,} one sweep takes: "
+                         f"split it into several sweeps")
     runs: list[Run] = []
     for combo in itertools.product(*(s.values for s in settings)):
         for seed in (seeds if seeds else [None]):
