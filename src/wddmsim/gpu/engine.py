@@ -659,6 +659,14 @@ class Engine:
     def hung(self) -> bool:
         return self.state == HUNG
 
+    def settle_hang(self) -> None:
+        """Count the time hung so far as busy now (the engine was occupied), the hang going on:
+        what a context loaded from now on is charged for starts here."""
+        if self.state == HUNG:
+            now = self.sim.now
+            self.busy_ns += now - self._hung_since
+            self._hung_since = now
+
     def reset(self) -> None:
         """Engine reset: abandon whatever runs, empty the ring, clear a hang or a pending
         preemption. The time spent hung counts as busy (the engine was occupied)."""
@@ -855,7 +863,16 @@ class Engine:
     def load_context(self, ctx: EngineContext) -> bool:
         """Context restore: continue exactly where ``ctx`` was saved: a WAIT saved at first, else the
         WORK still owed, then the rest of the interrupted buffer, then the ring. The engine must be
-        idle. Returns False, leaving it idle, when there is nothing to run."""
+        idle. Returns False, leaving it idle, when there is nothing to run.
+
+        A hung engine (a hang that struck while no context was loaded) takes the context's ring but
+        runs none of it, as if it had hung right after the load: the context stays loaded, making
+        no progress, until an engine reset drops it. Returns True then."""
+        if self.state == HUNG:
+            self.ring_base, self.ring_size = ctx.ring_base, ctx.ring_size
+            self.rptr, self.wptr = ctx.rptr, ctx.wptr
+            self.address_space = ctx.address_space
+            return True
         if self.state != IDLE:
             raise EngineFault(f"{self.name}: context loaded while {self.state}")
         self.ring_base = ctx.ring_base

@@ -1018,6 +1018,7 @@ class GpuScheduler:
                 "engine": self.index, "context": c.cid, "state": CTX_RUNNING, "queue": q.qid})
         self._loaded = q
         self._touch(c)
+        self.engine.settle_hang()  # an engine hung before the load: that time is not the context's
         self._busy_mark = self.engine.busy_ns
         if not self.engine.load_context(q.snap):
             self._loaded = None  # nothing to run after all
