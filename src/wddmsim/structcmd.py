@@ -308,6 +308,19 @@ def _violations(t: Record, data: bytes, arch: str, version: versions.DdiVersion)
     return rules.check(t.name, obj, rules.Facts(version=version))
 
 
+def decode_bytes(t: Record, raw: bytes, arch: str, version: versions.DdiVersion, where: str = "argument",
+                 all_arms: bool = False) -> tuple[list, list]:
+    """What ``decode`` makes of ``raw``: every member of structure ``t`` (:func:`codec.decode`)
+    and the contract rules the bytes break, judged from them alone. Bytes of the wrong length are
+    a :class:`StructInputError` naming ``where`` they came from (exit status 2)."""
+    try:
+        fields = codec.decode(t, raw, arch, version, all_arms=all_arms)
+    except codec.WrongSize as e:
+        raise StructInputError(f"{where}: {t.name} ({arch}, {version.name}) is {e.expected} bytes, "
+                               f"got {e.got}") from None
+    return fields, _violations(t, raw, arch, version)
+
+
 def _print_fields(con: Console, t: Record, fields, arch: str, version: versions.DdiVersion, size: int) -> None:
     con.print(f"[bold]{t.name}[/bold]  {arch}  DDI {version.name}  {size} bytes")
     tab = Table(box=None, pad_edge=False, show_edge=False)
@@ -379,12 +392,7 @@ def decode_cmd(struct: str, data: str | None, arch: str | None, ddi_version: str
         if not isinstance(t, Record):
             raise StructInputError(f"{t.name} is a scalar; decode takes a structure")
         raw, where = (bytes.fromhex(record["bytes"]), "crash record") if record is not None else read_input(data)
-        try:
-            fields = codec.decode(t, raw, arch, version, all_arms=all_arms)
-        except codec.WrongSize as e:
-            raise StructInputError(f"{where}: {t.name} ({arch}, {version.name}) is {e.expected} bytes, "
-                                   f"got {e.got}") from None
-        broken = _violations(t, raw, arch, version)
+        fields, broken = decode_bytes(t, raw, arch, version, where, all_arms=all_arms)
     failed = bool(broken) or bool(record is not None and record.get("rule"))
     if as_json:
         out = {

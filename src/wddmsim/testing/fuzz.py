@@ -1,0 +1,538 @@
+"""Random inputs for fuzzing wddmsim: valid scenarios with faults, DDI structure buffers, and
+malformed scenario TOML. The test suite (tests/test_fuzz_*.py) draws a bounded number of them
+through Hypothesis; ``tools/fuzz.py`` draws many more in a process pool. Everything here is a
+pure function of a seed (a :class:`random.Random`), so a failing input is reproduced from its seed
+alone, and written out as a file (:func:`to_toml`, hex) for a person to rerun.
+
+* :func:`scenario_data`: a scenario table (the dict ``tomllib`` would give) that stays within the
+  schema (:mod:`wddmsim.scenario.schema`): 1-3 nodes of several engine kinds and preemption
+  granularities, the software or the hardware scheduler, GPU virtual addressing on or off,
+  processes with contexts running every workload kind the schema has, priorities, destroy/suspend
+  times, adapter stops, budgets, displays, fences and chains, D3DKMT calls, TDR settings and faults
+  of every kind (hang, page fault, failing DDI calls, interrupt storms). Durations are a few to
+  tens of milliseconds of virtual time, so one run takes well under a wall second.
+* :func:`mutate_bytes`: a valid buffer changed the ways a corrupt one is (bits flipped, bytes set to
+  0 or 0xFF, cut short or lengthened, replaced by zeros, ones or random bytes).
+* :func:`mutate_toml`: scenario text broken the ways an edited file is (bytes flipped, cut at a
+  random point, lines deleted or duplicated, values of another type, huge, negative, NaN or
+  infinite numbers, unknown keys, tables written twice, bytes that are not UTF-8).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from dataclasses import dataclass
+
+__all__ = ["FAULT_KINDS", "STATUSES", "RunOutcome", "Runaway", "buffer_cases", "mutate_bytes", "mutate_toml",
+           "decodable", "decode_case", "run_scenario", "scenario_data", "structure_size", "to_toml"]
+
+#: The fault kinds a scenario may inject (schema.Fault.kind).
+FAULT_KINDS = ("hang", "page_fault", "ddi_error", "interrupt_storm")
+#: NTSTATUS errors a failing DDI call returns.
+STATUSES = ("STATUS_UNSUCCESSFUL", "STATUS_NO_MEMORY", "STATUS_INVALID_PARAMETER", "STATUS_NOT_SUPPORTED",
+            "STATUS_DEVICE_REMOVED", "STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER", "STATUS_GRAPHICS_ALLOCATION_BUSY",
+            "STATUS_INVALID_HANDLE", "STATUS_TIMEOUT", "STATUS_PENDING", "STATUS_RETRY", "STATUS_CANCELLED",
+            "STATUS_GRAPHICS_GPU_EXCEPTION_ON_DEVICE", "STATUS_ACCESS_DENIED")
+_DDIS = ("DxgkDdiRender", "DxgkDdiPresent", "DxgkDdiPatch", "DxgkDdiSubmitCommand", "DxgkDdiPreemptCommand",
+         "DxgkDdiCancelCommand", "DxgkDdiBuildPagingBuffer", "DxgkDdiQueryDependentEngineGroup",
+         "DxgkDdiResetEngine", "DxgkDdiResetFromTimeout", "DxgkDdiRestartFromTimeout")
+_OTHER_ENGINES = ("compute", "copy", "video_decode", "video_encode", "video_processing", "other")
+_PREEMPTION = ("none", "dma_buffer", "primitive", "interval", "instruction")
+_CLASSES = ("idle", "below_normal", "normal", "above_normal", "high", "realtime")
+_SOFTWARE_VERSIONS = ("vista", "win7", "win8", "wddm2_0", "wddm2_4", "wddm2_7")
+_VA_VERSIONS = ("wddm2_0", "wddm2_1", "wddm2_4", "wddm2_7", "wddm3_0")
+_HW_VERSIONS = ("wddm2_5", "wddm2_7", "wddm2_9", "wddm3_1")
+
+
+def _us(rng: random.Random, lo: int, hi: int) -> str:
+    """A duration of ``lo``..``hi`` microseconds, written the way a scenario file writes one."""
+    return f"{rng.randint(lo, hi)}us"
+
+
+def _ms(ns: int) -> str:
+    return f"{ns // 1000}us"
+
+
+def _workload(rng: random.Random, kinds: list[str], duration_ns: int) -> dict:
+    """One workload table of a kind drawn from ``kinds``; chains are made by the caller."""
+    kind = rng.choice(kinds)
+    start = _us(rng, 0, min(2000, duration_ns // 4000)) if rng.random() < 0.3 else None
+    count = rng.randint(1, 20) if rng.random() < 0.3 else None
+    w: dict = {"kind": kind}
+    if kind == "frame_loop":
+        w |= {"fps": rng.choice([30, 60, 90.5, 144, 240]), "packets_per_frame": rng.randint(1, 3),
+              "work": _us(rng, 50, 3000), "jitter": rng.choice([0.0, 0.1, 0.5]),
+              "present": rng.random() < 0.7, "present_mode": rng.choice(["blt", "flip", "flip_no_wait", "composed"]),
+              "sync_interval": rng.randint(0, 4), "max_frame_latency": rng.randint(1, 4)}
+        if rng.random() < 0.2:
+            w["fps_changes"] = [{"at": _us(rng, 1000, 3000), "fps": 30}, {"at": _us(rng, 4000, 8000), "fps": 120}]
+    elif kind == "swap_chain":
+        w |= {"runtime": rng.choice(["DXGI", "D3D9", "Other"]), "swap_effect": rng.choice(["flip", "copy", "exclusive"]),
+              "fullscreen": rng.random() < 0.5, "sync_interval": rng.randint(-1, 4),
+              "allows_tearing": rng.random() < 0.3}
+        if rng.random() < 0.6:
+            w |= {"fps": rng.choice([60, 120, 240]), "cpu": _us(rng, 0, 2000), "work": _us(rng, 0, 3000)}
+        else:
+            t = 0
+            frames = []
+            for _ in range(rng.randint(1, 6)):
+                t += rng.randint(0, 5000) * 1000
+                cpu = rng.randint(0, 2000) * 1000
+                frame = {"start": _ms(t), "cpu": _ms(cpu), "gpu": _us(rng, 0, 3000)}
+                if rng.random() < 0.5:
+                    frame["submit"] = _ms(rng.randint(0, cpu // 1000) * 1000)
+                frames.append(frame)
+            w["frames"] = frames
+            count = None
+    elif kind == "compute_batch":
+        w |= {"batch": rng.randint(1, 8), "work": _us(rng, 20, 3000), "interval": _us(rng, 0, 1000),
+              "sync": rng.random() < 0.7}
+        if rng.random() < 0.3:
+            w["window"] = rng.randint(1, 4)
+    elif kind == "copy_stream":
+        w |= {"size": rng.choice(["4KiB", "64KiB", "1MiB", 100]), "interval": _us(rng, 100, 3000)}
+    elif kind == "memory_pressure":
+        allocations = rng.randint(1, 8)
+        w |= {"allocations": allocations, "size": rng.choice(["64KiB", "1MiB", "4MiB"]),
+              "touch": rng.randint(1, allocations), "work": _us(rng, 0, 500), "interval": _us(rng, 200, 2000),
+              "segment": rng.choice(["memory", "aperture"])}
+        if rng.random() < 0.3:
+            w["offer"] = [{"at": _us(rng, 1000, 4000), "allocations": [0]}]
+            w["reclaim"] = [{"at": _us(rng, 4000, 8000), "allocations": [0]}]
+    elif kind == "bursty":
+        w |= {"burst": rng.randint(1, 6), "work": _us(rng, 20, 1000), "mean_gap": _us(rng, 100, 3000)}
+    elif kind == "script":
+        t = 0
+        packets = []
+        for _ in range(rng.randint(1, 6)):
+            t += rng.randint(0, 3000)
+            packet = {"at": f"{t}us", "work": _us(rng, 10, 2000), "repeat": rng.randint(1, 3)}
+            if rng.random() < 0.2:
+                packet["null_rendering"] = True
+            packets.append(packet)
+        w["packets"] = packets
+        count = None
+    if start is not None:
+        w["start"] = start
+    if count is not None:
+        w["count"] = count
+    return w
+
+
+def _fault(rng: random.Random, kind: str, nodes: list[str], contexts: list[tuple[str, str]], duration: int) -> dict:
+    if kind == "hang":
+        if rng.random() < 0.5:
+            return {"kind": "hang", "node": rng.choice(nodes), "at": _ms(rng.randint(0, duration * 3 // 4))}
+        process, context = rng.choice(contexts)
+        return {"kind": "hang", "process": process, "context": context, "packet": rng.randint(1, 12)}
+    if kind == "page_fault":
+        process, context = rng.choice(contexts)
+        return {"kind": "page_fault", "process": process, "context": context, "packet": rng.randint(1, 12),
+                "fatal": rng.random() < 0.3}
+    if kind == "ddi_error":
+        return {"kind": "ddi_error", "ddi": rng.choice(_DDIS), "call": rng.randint(1, 40),
+                "status": rng.choice(STATUSES)}
+    return {"kind": "interrupt_storm", "at": _ms(rng.randint(0, duration * 3 // 4)),
+            "duration": _us(rng, 50, 2000), "interval": _us(rng, 2, 50)}
+
+
+def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
+    """A random valid scenario as a TOML table, drawn from ``rng`` (see the module docstring for
+    what it may hold). ``faults``: whether to inject 1-3 faults (of every kind in turn)."""
+    duration = rng.randint(2, 30) * 1_000_000
+    hardware = rng.random() < 0.3
+    gpu_va = True if hardware else rng.choice([None, False, True])
+    va = hardware or bool(gpu_va)
+    data: dict = {"name": "fuzz", "seed": rng.randint(0, 2**31), "duration": _ms(duration)}
+    # adapter
+    nodes = [{"name": "3D", "engine": "3d"}]
+    for i, engine in enumerate(rng.sample(_OTHER_ENGINES, rng.randint(0, 2))):
+        nodes.append({"name": f"N{i}", "engine": engine})
+    for node in nodes:
+        node["preemption"] = rng.choice(_PREEMPTION)
+        if rng.random() < 0.5:
+            node["preemption_interval"] = _us(rng, 10, 200)
+        if rng.random() < 0.3:
+            node["preemption_save"] = _us(rng, 0, 20)
+        if rng.random() < 0.3:
+            node["hw_queue_depth"] = rng.randint(1, 4)
+        if rng.random() < 0.2:
+            node["first_fence_id"] = (1 << 32) - rng.randint(1, 20)
+        if hardware and rng.random() < 0.3:
+            node["hw_queue_slots"] = rng.randint(1, 3)
+    adapter: dict = {"scheduling": "hardware" if hardware else "software", "nodes": nodes,
+                     "displays": rng.sample([60.0, 75.0, 144.0, 240.0], rng.randint(1, 2)),
+                     "max_queued_flips": rng.randint(1, 3), "hw_queue_depth": rng.randint(1, 4)}
+    if gpu_va is not None:
+        adapter["gpu_va"] = gpu_va
+    if rng.random() < 0.05:
+        adapter["null_rendering"] = True
+    if not hardware and rng.random() < 0.15:
+        adapter["stop_at"] = _ms(rng.randint(duration // 4, duration - 1000) // 1000 * 1000)
+    if not va and rng.random() < 0.3:
+        adapter["segments"] = [{"name": "VRAM", "kind": "memory", "size": "8MiB", "budget": "4MiB"},
+                               {"name": "Aperture", "kind": "aperture", "size": "8MiB", "cpu_visible": True}]
+    if hardware and rng.random() < 0.3:
+        adapter["bands"] = {"grace": {"focus": _us(rng, 0, 200), "normal": _us(rng, 0, 200)},
+                            "normal_share": rng.randint(0, 50)}
+    data["adapter"] = adapter
+    # driver
+    versions = _HW_VERSIONS if hardware else _VA_VERSIONS if va else _SOFTWARE_VERSIONS
+    driver: dict = {"ddi_version": rng.choice(versions)}
+    for key in ("preemption_aware", "per_engine_reset", "cancel_aware"):
+        if rng.random() < 0.25:
+            driver[key] = rng.random() < 0.5
+    data["driver"] = driver
+    data["scheduler"] = {"policy": rng.choice(["strict_priority", "priority_quantum"]), "quantum": _us(rng, 200, 4000)}
+    data["tdr"] = {"level": rng.choice([0, 1, 3, 3]), "delay": _us(rng, 500, 20000), "watchdog": _us(rng, 500, 20000),
+                   "limit_count": rng.randint(0, 5), "limit_time": _us(rng, 1000, 60000)}
+    # processes
+    kinds = ["frame_loop", "compute_batch", "copy_stream", "bursty", "script"]
+    if not hardware:
+        kinds.append("swap_chain")
+    if not va:
+        kinds.append("memory_pressure")
+    node_names = [n["name"] for n in nodes]
+    processes = []
+    contexts: list[tuple[str, str]] = []
+    for p in range(rng.randint(1, 3)):
+        klass = rng.choice(_CLASSES)
+        proc: dict = {"name": f"p{p}.exe", "priority": klass, "context": []}
+        if rng.random() < 0.2:
+            proc["budget"] = [{"at": _us(rng, 0, 5000), "size": rng.choice(["0", "1MiB", "64MiB"])}]
+        if rng.random() < 0.1:
+            proc["virtual_machine"] = True
+        for c in range(rng.randint(1, 3)):
+            w = _workload(rng, kinds, duration)
+            if hardware and w["kind"] == "frame_loop":
+                w["present_mode"] = "blt"
+            ctx: dict = {"name": f"c{c}", "node": rng.choice(node_names), "priority": rng.randint(-7, 7), "workload": w}
+            if rng.random() < 0.15:
+                ctx["destroy_at"] = _ms(rng.randint(0, duration))
+            if hardware:
+                bands = ["idle", "normal"] + (["focus", "realtime"] if klass in ("high", "realtime") else [])
+                if rng.random() < 0.4:
+                    ctx["band"] = rng.choice(bands)
+                if rng.random() < 0.2:
+                    ctx["suspend_at"] = _ms(rng.randint(0, duration))
+                    ctx["suspend_for"] = _us(rng, 100, 3000)
+                if rng.random() < 0.2:
+                    ctx["hw_queues"] = rng.randint(1, 3)
+                if rng.random() < 0.2:
+                    ctx["quantum"] = _us(rng, 200, 3000)
+                if rng.random() < 0.1:
+                    ctx["disable_gpu_timeout"] = True
+            proc["context"].append(ctx)
+            contexts.append((proc["name"], ctx["name"]))
+        processes.append(proc)
+    if va and rng.random() < 0.4:
+        # A chain through a monitored fence: its members are new contexts, one per position.
+        members = rng.randint(1, 3)
+        wait = "gpu" if hardware and rng.random() < 0.5 else "os"
+        data["fence"] = [{"name": "chain"}]
+        proc = {"name": "chain.exe", "context": []}
+        for pos in range(members):
+            proc["context"].append({"name": f"m{pos}", "node": rng.choice(node_names),
+                                    "workload": {"kind": "chain", "fence": "chain", "members": members, "position": pos,
+                                                 "work": _us(rng, 20, 1000), "wait": wait,
+                                                 "count": rng.randint(1, 10)}})
+            contexts.append(("chain.exe", f"m{pos}"))
+        processes.append(proc)
+    data["process"] = processes
+    # calls
+    calls = []
+    if not hardware and rng.random() < 0.3:
+        process, context = rng.choice(contexts)
+        calls.append({"api": "SetContextSchedulingPriority", "at": _ms(rng.randint(0, duration)), "process": process,
+                      "context": context, "priority": [rng.randint(-7, 7), rng.randint(-7, 7)],
+                      "every": _us(rng, 500, 3000), "count": 3})
+    if not hardware and rng.random() < 0.2:
+        calls.append({"api": "SetProcessSchedulingPriorityClass", "at": _ms(rng.randint(0, duration)),
+                      "process": rng.choice(processes)["name"], "priority_class": rng.choice(_CLASSES)})
+    if calls:
+        data["call"] = calls
+    if not hardware and any(c["workload"]["kind"] in ("swap_chain", "frame_loop") for p in processes
+                            for c in p["context"]) and rng.random() < 0.3:
+        data["compositor"] = [{"node": "3D", "cpu": _us(rng, 0, 200), "work": _us(rng, 50, 1000)}]
+    if faults:
+        chosen = [FAULT_KINDS[rng.randrange(4)] for _ in range(rng.randint(1, 3))]
+        data["fault"] = [_fault(rng, k, node_names, contexts, duration) for k in chosen]
+    return data
+
+
+# -------------------------------------------------------------------------------------- TOML
+
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, str)):
+        return json.dumps(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"no TOML for {type(v).__name__}")
+
+
+def _key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
+
+
+def _table(lines: list[str], path: str, table: dict) -> None:
+    subs = []
+    for k, v in table.items():
+        if isinstance(v, dict) and k != "workload":
+            subs.append((k, v, False))
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            subs.append((k, v, True))
+        else:
+            lines.append(f"{_key(k)} = {_value(v)}")
+    for k, v, many in subs:
+        name = f"{path}.{_key(k)}" if path else _key(k)
+        for item in (v if many else [v]):
+            lines.append("")
+            lines.append(f"[[{name}]]" if many else f"[{name}]")
+            _table(lines, name, item)
+
+
+def to_toml(data: dict) -> str:
+    """``data`` (a scenario table of strings, numbers, booleans, arrays and tables) as TOML text
+    that ``tomllib`` reads back as ``data``: arrays of tables as ``[[...]]``, workloads inline."""
+    lines: list[str] = []
+    _table(lines, "", data)
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------ buffers
+
+
+def buffer_cases(size: int) -> list[bytes]:
+    """The fixed buffers every structure of ``size`` bytes is fed: all zero, all ones, and wrong
+    lengths (empty, one byte short, one byte over, double)."""
+    return [bytes(size), b"\xff" * size, b"", bytes(max(0, size - 1)), b"\xff" * (size + 1), bytes(2 * size)]
+
+
+def decodable() -> list[tuple[str, str, str]]:
+    """Every (structure, architecture, DDI version) ``wddmsim decode`` takes: each structure and
+    union ``layout --list`` knows, on x86 and x64, at the version it appeared in and at the latest."""
+    from ..ddi import layout, registry
+    from ..ddi.schema import Record
+
+    out = []
+    for name in registry.NAMES:
+        t = registry.lookup(name)
+        if not isinstance(t, Record):
+            continue
+        for version in dict.fromkeys((registry.since(t), "latest")):
+            out += [(t.name, arch, version) for arch in layout.ARCHES]
+    return out
+
+
+def structure_size(name: str, arch: str, version: str) -> int:
+    """The size in bytes of structure ``name`` on ``arch`` at DDI ``version``."""
+    import ctypes
+
+    from ..ddi import layout, registry, versions
+
+    return ctypes.sizeof(layout.ctype(registry.lookup(name), arch, versions.ddi_version(version)))
+
+
+def decode_case(name: str, raw: bytes, arch: str, version: str) -> tuple[str, int | str]:
+    """``raw`` through what ``wddmsim decode NAME HEX`` does (:func:`wddmsim.structcmd.decode_bytes`,
+    the members' text and JSON, the broken rules explained): ``("decoded", rules broken)``, or
+    ``("refused", message)`` for the input error the CLI turns into exit status 2. Anything else
+    raised is a crash and propagates."""
+    from .. import structcmd
+    from ..ddi import registry, versions
+
+    t = registry.lookup(name)
+    try:
+        fields, broken = structcmd.decode_bytes(t, raw, arch, versions.ddi_version(version), "fuzz")
+    except structcmd.StructInputError as e:
+        return "refused", e.message
+    for f in fields:
+        f.as_json()
+    for v in broken:
+        structcmd.rule_sentence(v.rule, v.name)
+        if v.bugcheck is not None:
+            structcmd.stop_name(v.bugcheck)
+    return "decoded", len(broken)
+
+
+def mutate_bytes(rng: random.Random, valid: bytes) -> bytes:
+    """``valid`` changed one random way: bits flipped, bytes set to 0 or 0xFF, cut short,
+    lengthened, or replaced by random bytes of the same or another length."""
+    b = bytearray(valid)
+    how = rng.randrange(7)
+    if how == 0 and b:  # flip 1-8 bits
+        for _ in range(rng.randint(1, 8)):
+            i = rng.randrange(len(b) * 8)
+            b[i // 8] ^= 1 << (i % 8)
+    elif how == 1 and b:  # set a run of bytes to 0 or 0xFF
+        i = rng.randrange(len(b))
+        n = rng.randint(1, len(b) - i)
+        b[i:i + n] = bytes([rng.choice((0, 0xFF))]) * n
+    elif how == 2:  # cut short
+        del b[rng.randint(0, max(0, len(b) - 1)):]
+    elif how == 3:  # lengthened
+        b += bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 16)))
+    elif how == 4:  # random bytes of the same length
+        b = bytearray(rng.getrandbits(8) for _ in range(len(b)))
+    elif how == 5:  # random bytes of a random length
+        b = bytearray(rng.getrandbits(8) for _ in range(rng.randint(0, 2 * len(b) + 8)))
+    else:  # random bytes in each aligned dword, the rest kept
+        for i in range(0, len(b) - 3, 4):
+            if rng.random() < 0.3:
+                b[i:i + 4] = rng.getrandbits(32).to_bytes(4, "little")
+    return bytes(b)
+
+
+# --------------------------------------------------------------------------------------- TOML
+
+
+_ODD_VALUES = ("1e400", "-1", "-9223372036854775808", "9223372036854775807", "nan", "inf", "-inf", "true",
+               '"x"', "[]", "{}", '"-5ms"', '"1e9s"', '"999999999999 GiB"', "0", "1979-05-27T07:32:00Z", '""',
+               "0.5", '"\\u0000"', "[1, 2]")
+
+
+def mutate_toml(rng: random.Random, text: str) -> bytes:
+    """Scenario text ``text`` broken one random way (see the module docstring); the result is
+    bytes, since some ways make it invalid UTF-8."""
+    lines = text.split("\n")
+    how = rng.randrange(9)
+    if how == 0:  # flip a few bytes
+        b = bytearray(text.encode())
+        for _ in range(rng.randint(1, 4)):
+            if b:
+                b[rng.randrange(len(b))] = rng.getrandbits(8)
+        return bytes(b)
+    if how == 1:  # cut at a random point
+        b = text.encode()
+        return b[:rng.randint(0, len(b))]
+    if how == 2 and len(lines) > 1:  # delete lines
+        for _ in range(rng.randint(1, 3)):
+            if lines:
+                del lines[rng.randrange(len(lines))]
+    elif how == 3:  # a value of another type, or a huge, negative, NaN or infinite number
+        assigned = [i for i, line in enumerate(lines) if re.match(r"\s*[A-Za-z_]\w*\s*=", line)]
+        for _ in range(rng.randint(1, 3)):
+            if assigned:
+                i = rng.choice(assigned)
+                key = lines[i].split("=", 1)[0]
+                lines[i] = f"{key}= {rng.choice(_ODD_VALUES)}"
+    elif how == 4:  # a value inside an inline table
+        spots = [m for i, line in enumerate(lines) for m in [(i, x) for x in re.finditer(r"(\w+) = ([^,}]+)", line)]]
+        if spots:
+            i, m = rng.choice(spots)
+            lines[i] = lines[i][:m.start(2)] + rng.choice(_ODD_VALUES) + lines[i][m.end(2):]
+    elif how == 5:  # an unknown key in a random table
+        i = rng.randrange(len(lines) + 1)
+        lines.insert(i, f"{rng.choice(['colour', 'nodes', 'kind', 'zz_unknown', 'Seed'])} = 1")
+    elif how == 6:  # a table written twice, or a line duplicated
+        heads = [i for i, line in enumerate(lines) if line.startswith("[")]
+        if heads:
+            i = rng.choice(heads)
+            lines.insert(rng.randrange(len(lines) + 1), lines[i].replace("[[", "[").replace("]]", "]"))
+        elif lines:
+            i = rng.randrange(len(lines))
+            lines.insert(i, lines[i])
+    elif how == 7:  # bytes that are not UTF-8
+        b = bytearray(text.encode())
+        b.insert(rng.randint(0, len(b)), rng.choice([0xFF, 0xC3, 0x80, 0xFE]))
+        return bytes(b)
+    else:  # a duplicated line
+        if lines:
+            i = rng.randrange(len(lines))
+            lines.insert(i, lines[i])
+    return "\n".join(lines).encode()
+
+
+# ---------------------------------------------------------------------------------------- runs
+
+
+class Runaway(Exception):
+    """A run that emitted more events than its budget: it would run away (an unbounded run is a
+    finding, like a crash)."""
+
+
+class _CountingSink:
+    """Counts the events of a run, remembers the last one, raises :class:`Runaway` past
+    ``max_events``, and passes every event on to ``inner`` (a log file) when there is one."""
+
+    def __init__(self, max_events: int, inner=None):
+        self.max_events = max_events
+        self.inner = inner
+        self.count = 0
+        self.last: tuple[str, dict] | None = None
+        # A DdiCall's structure as its raw bytes unless the log file wants it otherwise.
+        self.raw_args = getattr(inner, "raw_args", True) if inner is not None else True
+
+    def emit(self, t: int, event: str, fields: dict) -> None:
+        self.count += 1
+        if self.count > self.max_events:
+            raise Runaway(f"more than {self.max_events} events by t={t} ns")
+        self.last = (event, fields)
+        if self.inner is not None:
+            self.inner.emit(t, event, fields)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How one fuzz run ended: ``outcome`` is the LogEnd reason (``time`` or ``bugcheck``),
+    ``refused`` (the system could not be built, with the user-facing ``message``) or ``invalid``
+    (the scenario table broke the schema: a generator bug); ``events`` counts the events, ``end``
+    is the virtual time reached."""
+
+    outcome: str
+    events: int = 0
+    end: int = 0
+    message: str = ""
+
+
+def run_scenario(data: dict, *, verifier: str = "strict", events_path: str | None = None,
+                 max_events: int = 1_000_000) -> RunOutcome:
+    """Validate scenario table ``data`` and run it (:class:`~wddmsim.system.System`) with the
+    verifier in ``verifier`` mode, writing its event log to ``events_path`` when given (in this
+    process, so that two runs can be compared byte for byte).
+
+    A refusal to build the system the way ``wddmsim run`` refuses it (a setting the driver refuses,
+    an adapter Windows would not start, an application call that fails at creation) is the outcome
+    ``refused``; any other exception (the model crashing, a ledger violation, :class:`Runaway`)
+    propagates to the caller, which counts it."""
+    from ..dxgkrnl import ApiError
+    from ..dxgkrnl.errors import AdapterStartError
+    from ..scenario import ScenarioError, scenario_from_dict
+    from ..system import ConfigError, System
+    from ..trace import JsonlSink
+
+    try:
+        scenario = scenario_from_dict(data, "<fuzz>")
+    except ScenarioError as e:
+        return RunOutcome("invalid", message=str(e))
+    inner = JsonlSink(events_path, process=False) if events_path else None
+    sink = _CountingSink(max_events, inner)
+    try:
+        try:
+            system = System(scenario, trace=sink, verifier=verifier)
+        except (ConfigError, AdapterStartError) as e:
+            return RunOutcome("refused", sink.count, message="; ".join(map(str, e.problems)))
+        except ApiError as e:
+            return RunOutcome("refused", sink.count, message=str(e))
+        result = system.run()
+    finally:
+        if inner is not None:
+            inner.close()
+    event, fields = sink.last
+    if event != "LogEnd":
+        raise AssertionError(f"the log ends with {event}, not LogEnd")
+    return RunOutcome(fields["reason"], sink.count, result.end)

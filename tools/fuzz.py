@@ -1,0 +1,255 @@
+"""The long fuzz run: many random inputs through wddmsim, every failure saved for reproduction.
+
+    uv run python tools/fuzz.py [--decode N] [--scenarios M] [--toml K] [--seed S] [--workers W]
+                                [--out DIR] [--wall-limit SECONDS] [--max-events N]
+
+Three campaigns, run in a process pool of ``--workers`` processes (default: every CPU; 1: in this
+process):
+
+* ``--decode N`` buffers (default 100000) through what ``wddmsim decode`` does
+  (:func:`wddmsim.testing.fuzz.decode_case`), every structure ``wddmsim layout --list`` knows in
+  turn, on x86 and x64, at the DDI version it appeared in and at the latest: all-zero, all-ones and
+  wrong-length buffers, then mutations (bit flips, bytes set to 0 or 0xFF, cuts, extensions,
+  random bytes) of a zeroed or a random buffer. Each must decode (with the rules' verdict) or be
+  refused with the input error the CLI turns into exit status 2.
+* ``--scenarios M`` random valid scenarios with 1-3 random faults each (default 1000;
+  :func:`wddmsim.testing.fuzz.scenario_data`), run whole with the verifier in strict mode (even
+  indexes) or report mode (odd ones). Each must end with LogEnd reason ``time`` or ``bugcheck``
+  (or be refused as ``wddmsim run`` refuses an unbuildable system), within ``--wall-limit``
+  seconds of wall time (default 60: over it is a hang) and ``--max-events`` events (default
+  10^6: over it is a runaway, counted as a hang). The packet ledger, where the model has one,
+  checks every run at its end: its error is counted as a ledger violation. Every tenth scenario
+  runs twice with its event log written, and the two logs must be byte-identical.
+* ``--toml K`` mutations of the files in ``examples/*.toml`` (default 5000;
+  :func:`wddmsim.testing.fuzz.mutate_toml`) through the loader ``wddmsim run`` uses
+  (:func:`wddmsim.cliutil.load_scenario_file`): each must load or be refused with messages that
+  name the file.
+
+Input number ``i`` of a campaign is drawn from its own seed (``--seed``, campaign, ``i``), so any
+input is made again from its number alone. Each failing input is written to ``--out`` (default
+``fuzz-out/``): ``scenario-I.toml``, ``decode-I.txt`` (structure, architecture, version and the
+bytes as hex), ``toml-I.toml`` (the mutated bytes), each with ``...-I.error.txt`` holding the
+traceback. The counts are printed as one JSON line and a table; the exit status is 1 when anything
+failed, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from wddmsim.testing import fuzz  # noqa: E402
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+
+
+class WallLimit(Exception):
+    """The run went past its wall-time bound: a hang."""
+
+
+def _on_alarm(signum, frame):
+    raise WallLimit("over the wall-time bound")
+
+
+def _rng(seed: int, campaign: str, i: int) -> random.Random:
+    return random.Random(f"{seed}:{campaign}:{i}")
+
+
+def decode_input(seed: int, i: int, cases: list) -> tuple[str, str, str, bytes]:
+    """Decode input number ``i``: (structure, architecture, version, bytes)."""
+    name, arch, version = cases[i % len(cases)]
+    size = fuzz.structure_size(name, arch, version)
+    fixed = fuzz.buffer_cases(size)
+    rnd = i // len(cases)
+    if rnd < len(fixed):
+        return name, arch, version, fixed[rnd]
+    rng = _rng(seed, "decode", i)
+    base = bytes(size) if rng.random() < 0.5 else bytes(rng.getrandbits(8) for _ in range(size))
+    return name, arch, version, fuzz.mutate_bytes(rng, base)
+
+
+def _failure(kind: str, i: int, what: str, files: dict) -> dict:
+    return {"campaign": kind, "index": i, "what": what, "files": files, "traceback": traceback.format_exc()}
+
+
+def run_decode(seed: int, start: int, count: int) -> dict:
+    """Decode inputs ``start`` .. ``start + count - 1``: counts and failures."""
+    cases = fuzz.decodable()
+    out = {"runs": 0, "decoded": 0, "refused": 0, "crashes": 0, "failures": []}
+    for i in range(start, start + count):
+        name, arch, version, raw = decode_input(seed, i, cases)
+        out["runs"] += 1
+        try:
+            verdict, _ = fuzz.decode_case(name, raw, arch, version)
+        except Exception:  # noqa: BLE001 - a crash is what this counts
+            out["crashes"] += 1
+            out["failures"].append(_failure("decode", i, "crash", {
+                f"decode-{i}.txt": f"{name} {arch} {version}\n{raw.hex()}\n"}))
+            continue
+        out[verdict] += 1
+    return out
+
+
+def scenario_input(seed: int, j: int) -> dict:
+    """Scenario input number ``j`` (a scenario table)."""
+    return fuzz.scenario_data(_rng(seed, "scenario", j))
+
+
+def run_scenarios(seed: int, start: int, count: int, wall_limit: int, max_events: int) -> dict:
+    """Scenario inputs ``start`` .. ``start + count - 1``: counts and failures."""
+    out = {"runs": 0, "time": 0, "bugcheck": 0, "refused": 0, "invalid": 0, "crashes": 0, "ledger_violations": 0,
+           "hangs": 0, "nondeterministic": 0, "determinism_checked": 0, "events": 0, "failures": []}
+    signal.signal(signal.SIGALRM, _on_alarm)
+    for j in range(start, start + count):
+        data = scenario_input(seed, j)
+        verifier = "strict" if j % 2 == 0 else "report"
+        files = {f"scenario-{j}.toml": fuzz.to_toml(data)}
+        out["runs"] += 1
+        signal.alarm(wall_limit)
+        try:
+            res = fuzz.run_scenario(data, verifier=verifier, max_events=max_events)
+            if j % 10 == 0 and res.outcome in ("time", "bugcheck"):
+                with tempfile.TemporaryDirectory() as tmp:
+                    a, b = os.path.join(tmp, "a.jsonl"), os.path.join(tmp, "b.jsonl")
+                    fuzz.run_scenario(data, verifier=verifier, events_path=a, max_events=max_events)
+                    fuzz.run_scenario(data, verifier=verifier, events_path=b, max_events=max_events)
+                    out["determinism_checked"] += 1
+                    if Path(a).read_bytes() != Path(b).read_bytes():
+                        out["nondeterministic"] += 1
+                        out["failures"].append({"campaign": "scenario", "index": j, "what": "nondeterministic",
+                                                "files": files, "traceback": "two runs gave different logs\n"})
+        except (WallLimit, fuzz.Runaway):
+            out["hangs"] += 1
+            out["failures"].append(_failure("scenario", j, "hang", files))
+            continue
+        except Exception as e:  # noqa: BLE001 - a crash or a ledger violation is what this counts
+            kind = "ledger_violations" if "ledger" in type(e).__name__.lower() else "crashes"
+            out[kind] += 1
+            out["failures"].append(_failure("scenario", j, kind, files))
+            continue
+        finally:
+            signal.alarm(0)
+        out[res.outcome] += 1
+        out["events"] += res.events
+        if res.outcome == "invalid":
+            out["failures"].append({"campaign": "scenario", "index": j, "what": "invalid", "files": files,
+                                    "traceback": res.message + "\n"})
+    return out
+
+
+def toml_input(seed: int, k: int) -> tuple[Path, bytes]:
+    """TOML input number ``k``: the example it mutates and the mutated bytes."""
+    example = EXAMPLES[k % len(EXAMPLES)]
+    return example, fuzz.mutate_toml(_rng(seed, "toml", k), example.read_text())
+
+
+def run_toml(seed: int, start: int, count: int) -> dict:
+    """TOML inputs ``start`` .. ``start + count - 1``: counts and failures."""
+    from wddmsim.cliutil import UserError, load_scenario_file
+
+    out = {"runs": 0, "loaded": 0, "refused": 0, "crashes": 0, "failures": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(start, start + count):
+            example, text = toml_input(seed, k)
+            path = os.path.join(tmp, example.name)
+            Path(path).write_bytes(text)
+            out["runs"] += 1
+            files = {f"toml-{k}.toml": text.decode("utf-8", "replace")}
+            try:
+                load_scenario_file(path)
+                out["loaded"] += 1
+            except UserError as e:
+                if all(path in line for line in e.message.splitlines()):
+                    out["refused"] += 1
+                    continue
+                out["crashes"] += 1
+                out["failures"].append({"campaign": "toml", "index": k, "what": "message without the file",
+                                        "files": files, "traceback": e.message + "\n"})
+            except Exception:  # noqa: BLE001 - a crash is what this counts
+                out["crashes"] += 1
+                out["failures"].append(_failure("toml", k, "crash", files))
+    return out
+
+
+def _merge(total: dict, part: dict) -> None:
+    for key, value in part.items():
+        if key == "failures":
+            total.setdefault("failures", []).extend(value)
+        else:
+            total[key] = total.get(key, 0) + value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the three campaigns; print the counts; 1 when anything failed."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--decode", type=int, default=100_000, help="decode buffers (default 100000)")
+    ap.add_argument("--scenarios", type=int, default=1000, help="fault-injected scenarios (default 1000)")
+    ap.add_argument("--toml", type=int, default=5000, help="malformed scenario files (default 5000)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of every input (default 0)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every CPU)")
+    ap.add_argument("--out", default="fuzz-out", help="folder for failing inputs (default fuzz-out)")
+    ap.add_argument("--wall-limit", type=int, default=60, help="wall seconds a scenario may take (default 60)")
+    ap.add_argument("--max-events", type=int, default=1_000_000, help="events a scenario may emit (default 10^6)")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    jobs = []
+    for start in range(0, args.decode, 2000):
+        jobs.append(("decode", run_decode, (args.seed, start, min(2000, args.decode - start))))
+    for start in range(0, args.scenarios, 5):
+        jobs.append(("scenarios", run_scenarios, (args.seed, start, min(5, args.scenarios - start), args.wall_limit,
+                                                  args.max_events)))
+    for start in range(0, args.toml, 250):
+        jobs.append(("toml", run_toml, (args.seed, start, min(250, args.toml - start))))
+    totals: dict[str, dict] = {"decode": {}, "scenarios": {}, "toml": {}}
+    done = 0
+
+    def finished(name: str, part: dict) -> None:
+        nonlocal done
+        _merge(totals[name], part)
+        done += 1
+        if done % 20 == 0 or done == len(jobs):
+            print(f"  {done}/{len(jobs)} batches, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+
+    if args.workers <= 1:  # in this process
+        for name, fn, a in jobs:
+            finished(name, fn(*a))
+    else:
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            futures = {pool.submit(fn, *a): name for name, fn, a in jobs}
+            for fut in as_completed(futures):
+                finished(futures[fut], fut.result())
+    failures = [f for part in totals.values() for f in part.pop("failures", [])]
+    if failures:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for f in failures:
+            for name, text in f["files"].items():
+                (out / name).write_text(text)
+            stem = next(iter(f["files"])).rsplit(".", 1)[0]
+            (out / f"{stem}.error.txt").write_text(f"{f['what']} (seed {args.seed}, {f['campaign']} input "
+                                                   f"{f['index']})\n{f['traceback']}")
+    summary = {"seed": args.seed, "wall_s": round(time.perf_counter() - t0, 1), **totals}
+    print(json.dumps(summary))
+    for campaign, counts in totals.items():
+        print(f"{campaign:>9}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if failures:
+        print(f"{len(failures)} failing inputs written to {args.out}/", file=sys.stderr)
+        return 1
+    print("no crash, no ledger violation, no hang")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
