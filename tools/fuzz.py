@@ -27,7 +27,7 @@ process):
 
 Input number ``i`` of a campaign is drawn from its own seed (``--seed``, campaign, ``i``), so any
 input is made again from its number alone. Each failing input is written to ``--out`` (default
-``fuzz-out/``): ``scenario-I.toml``, ``decode-I.txt`` (structure, architecture, version and the
+``out/fuzz/``): ``scenario-I.toml``, ``decode-I.txt`` (structure, architecture, version and the
 bytes as hex), ``toml-I.toml`` (the mutated bytes), each with ``...-I.error.txt`` holding the
 traceback. The counts are printed as one JSON line and a table; the exit status is 1 when anything
 failed, else 0.
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--toml", type=int, default=5000, help="malformed scenario files (default 5000)")
     ap.add_argument("--seed", type=int, default=0, help="seed of every input (default 0)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every CPU)")
-    ap.add_argument("--out", default="fuzz-out", help="folder for failing inputs (default fuzz-out)")
+    ap.add_argument("--out", default="out/fuzz", help="folder for failing inputs (default out/fuzz)")
     ap.add_argument("--wall-limit", type=int, default=60, help="wall seconds a scenario may take (default 60)")
     ap.add_argument("--max-events", type=int, default=1_000_000, help="events a scenario may emit (default 10^6)")
     args = ap.parse_args(argv)

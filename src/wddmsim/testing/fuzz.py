@@ -181,10 +181,22 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
     data["adapter"] = adapter
     # driver
     versions = _HW_VERSIONS if hardware else _VA_VERSIONS if va else _SOFTWARE_VERSIONS
-    driver: dict = {"ddi_version": rng.choice(versions)}
+    native = hardware and rng.random() < 0.3
+    driver: dict = {"ddi_version": "wddm3_2" if native else rng.choice(versions)}
+    if native:
+        driver["native_fence"] = True
     for key in ("preemption_aware", "per_engine_reset", "cancel_aware"):
         if rng.random() < 0.25:
             driver[key] = rng.random() < 0.5
+    if not va and len(nodes) == 1 and rng.random() < 0.2:
+        driver["multi_engine_aware"] = False  # a legacy driver: devices, not contexts, submit
+        for key in ("preemption_aware", "per_engine_reset", "cancel_aware"):
+            driver.pop(key, None)  # the Windows 8 capabilities need MultiEngineAware
+    if rng.random() < 0.15:
+        driver["paging_buffer_size"] = rng.choice(["4KiB", "16KiB"])
+        driver["paging_transfer_chunk"] = rng.choice(["0", "4KiB", "64KiB"])
+    if not hardware and rng.random() < 0.1:
+        driver["ring_size"] = "4KiB"
     data["driver"] = driver
     data["scheduler"] = {"policy": rng.choice(["strict_priority", "priority_quantum"]), "quantum": _us(rng, 200, 4000)}
     data["tdr"] = {"level": rng.choice([0, 1, 3, 3]), "delay": _us(rng, 500, 20000), "watchdog": _us(rng, 500, 20000),
@@ -228,11 +240,28 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
             proc["context"].append(ctx)
             contexts.append((proc["name"], ctx["name"]))
         processes.append(proc)
+    fences: list[dict] = []
+    if va and rng.random() < 0.5:
+        # Script packets that wait for and signal a shared monitored fence (native or not).
+        fence = {"name": "f", "initial": rng.choice([0, 5])}
+        if native and rng.random() < 0.7:
+            fence["native"] = True
+        fences.append(fence)
+        scripts = [c for p in processes for c in p["context"] if c["workload"]["kind"] == "script"]
+        for ctx in scripts:
+            for packet in ctx["workload"]["packets"]:
+                if rng.random() < 0.5:
+                    packet |= {"signal_fence": "f", "signal_value": rng.randint(0, 12),
+                               "signal_step": rng.randint(0, 2)}
+                elif rng.random() < 0.5:
+                    by = "gpu" if fence.get("native") or (hardware and rng.random() < 0.5) else "os"
+                    packet |= {"wait_fence": "f", "wait_value": rng.randint(0, 12), "wait_by": by}
     if va and rng.random() < 0.4:
         # A chain through a monitored fence: its members are new contexts, one per position.
         members = rng.randint(1, 3)
-        wait = "gpu" if hardware and rng.random() < 0.5 else "os"
-        data["fence"] = [{"name": "chain"}]
+        chain_native = native and rng.random() < 0.5
+        wait = "gpu" if chain_native or (hardware and rng.random() < 0.5) else "os"
+        fences.append({"name": "chain", "native": True} if chain_native else {"name": "chain"})
         proc = {"name": "chain.exe", "context": []}
         for pos in range(members):
             proc["context"].append({"name": f"m{pos}", "node": rng.choice(node_names),
@@ -241,9 +270,36 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
                                                  "count": rng.randint(1, 10)}})
             contexts.append(("chain.exe", f"m{pos}"))
         processes.append(proc)
+    if fences:
+        data["fence"] = fences
     data["process"] = processes
     # calls
     calls = []
+    for fence in fences:
+        process = rng.choice(processes)["name"]
+        if rng.random() < 0.4:
+            call = {"api": "SignalSynchronizationObjectFromCpu", "at": _ms(rng.randint(0, duration)), "process": process,
+                    "fence": fence["name"], "value": rng.randint(0, 20)}
+            if rng.random() < 0.5:
+                call |= {"every": _us(rng, 300, 3000), "count": rng.randint(1, 5), "step": rng.randint(0, 3)}
+            if not fence.get("native") and rng.random() < 0.2:
+                call["rewind"] = True
+            calls.append(call)
+        if rng.random() < 0.4:
+            call = {"api": "WaitForSynchronizationObjectFromCpu", "at": _ms(rng.randint(0, duration)),
+                    "process": process, "fence": fence["name"], "value": rng.randint(0, 20)}
+            if rng.random() < 0.5:
+                call["timeout"] = _us(rng, 100, 5000)
+            calls.append(call)
+        if rng.random() < 0.15:
+            calls.append({"api": "DestroySynchronizationObject", "at": _ms(rng.randint(0, duration)),
+                          "process": process, "fence": fence["name"]})
+    movable = [(p["name"], c["name"]) for p in processes for c in p["context"]
+               if c["workload"]["kind"] in ("compute_batch", "bursty", "script")]
+    if not hardware and movable and len(node_names) > 1 and rng.random() < 0.3:
+        process, context = rng.choice(movable)
+        calls.append({"api": "MoveWork", "at": _ms(rng.randint(0, duration)), "process": process, "context": context,
+                      "node": rng.sample(node_names, 2), "every": _us(rng, 1000, 5000), "count": 2})
     if not hardware and rng.random() < 0.3:
         process, context = rng.choice(contexts)
         calls.append({"api": "SetContextSchedulingPriority", "at": _ms(rng.randint(0, duration)), "process": process,
@@ -256,7 +312,13 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
         data["call"] = calls
     if not hardware and any(c["workload"]["kind"] in ("swap_chain", "frame_loop") for p in processes
                             for c in p["context"]) and rng.random() < 0.3:
-        data["compositor"] = [{"node": "3D", "cpu": _us(rng, 0, 200), "work": _us(rng, 50, 1000)}]
+        compositor = {"node": "3D", "cpu": _us(rng, 0, 200), "work": _us(rng, 50, 1000)}
+        if rng.random() < 0.5:
+            compositor["update"] = [{"at": _ms(t)} for t in sorted(rng.randint(0, duration) for _ in range(3))]
+        data["compositor"] = [compositor]
+    if rng.random() < 0.2:
+        for i, proc in enumerate(processes):
+            proc["pid"] = 1000 + 4 * i
     if faults:
         chosen = [FAULT_KINDS[rng.randrange(4)] for _ in range(rng.randint(1, 3))]
         data["fault"] = [_fault(rng, k, node_names, contexts, duration) for k in chosen]
@@ -499,10 +561,11 @@ class RunOutcome:
     message: str = ""
 
 
-def run_scenario(data: dict, *, verifier: str = "strict", events_path: str | None = None,
+def run_scenario(data, *, verifier: str = "strict", events_path: str | None = None, seed: int | None = None,
                  max_events: int = 1_000_000) -> RunOutcome:
-    """Validate scenario table ``data`` and run it (:class:`~wddmsim.system.System`) with the
-    verifier in ``verifier`` mode, writing its event log to ``events_path`` when given (in this
+    """Validate scenario table ``data`` (or take a validated :class:`~wddmsim.scenario.Scenario`)
+    and run it (:class:`~wddmsim.system.System`) with the verifier in ``verifier`` mode and
+    ``seed`` (None: the scenario's), writing its event log to ``events_path`` when given (in this
     process, so that two runs can be compared byte for byte).
 
     A refusal to build the system the way ``wddmsim run`` refuses it (a setting the driver refuses,
@@ -515,15 +578,20 @@ def run_scenario(data: dict, *, verifier: str = "strict", events_path: str | Non
     from ..system import ConfigError, System
     from ..trace import JsonlSink
 
-    try:
-        scenario = scenario_from_dict(data, "<fuzz>")
-    except ScenarioError as e:
-        return RunOutcome("invalid", message=str(e))
+    from ..scenario import Scenario
+
+    if isinstance(data, Scenario):
+        scenario = data
+    else:
+        try:
+            scenario = scenario_from_dict(data, "<fuzz>")
+        except ScenarioError as e:
+            return RunOutcome("invalid", message=str(e))
     inner = JsonlSink(events_path, process=False) if events_path else None
     sink = _CountingSink(max_events, inner)
     try:
         try:
-            system = System(scenario, trace=sink, verifier=verifier)
+            system = System(scenario, seed=seed, trace=sink, verifier=verifier)
         except (ConfigError, AdapterStartError) as e:
             return RunOutcome("refused", sink.count, message="; ".join(map(str, e.problems)))
         except ApiError as e:
