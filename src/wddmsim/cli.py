@@ -19,7 +19,8 @@ from rich.console import Console
 
 from . import __version__
 from .cliutil import (ScenarioProblems, UserError, build_system, check_directory, check_writable, console,
-                      load_driver, load_scenario_file, parse_duration_option, parse_settings, read_log)
+                      load_driver, load_scenario_file, parse_duration_option, parse_settings, parse_size_option,
+                      read_log)
 
 __all__ = ["ScenarioProblems", "UserError", "build_system", "execute", "load_driver", "main", "parse_settings"]
 
@@ -39,16 +40,37 @@ def _print_bugcheck(con: Console, record: dict) -> None:
 # ---------------------------------------------------------------------------------------- run
 def execute(scenario, *, seed=None, until=None, events=None, as_json=False, verifier="strict",
             crash_record="wddmsim-crash.json", con: Console | None = None, trace=None, presentmon=None,
-            report=None, driver=None, memory=False, wide=False) -> int:
+            report=None, driver=None, memory=False, wide=False, max_events=None, max_log_bytes=None) -> int:
     """Build and run ``scenario``; print its summary (:mod:`wddmsim.summary`: tables, every column
     with ``wide``, or JSON); return the exit status (3 after a bug check). ``trace``: also write
     the run's timeline as Chrome trace JSON there; ``presentmon``: the PresentMon-style CSV of its
     presents; ``report``: the report folder; ``driver``: the driver's class (instead of the
     scenario's). On standard error after the run: its wall time and real-time factor, and with
     ``memory`` the peak resident memory (:mod:`wddmsim.runcost`); after a bug check with ``as_json``,
-    where its crash record went. None of these is in the summary, which the seed decides."""
+    where its crash record went. None of these is in the summary, which the seed decides.
+
+    SIGINT and SIGTERM, and the budgets ``max_events`` (kernel events) and ``max_log_bytes`` (bytes
+    of the ``events`` log), end the run early at the current virtual time with every output
+    written from what ran (:mod:`wddmsim.runstop`): one line on standard error says where and why,
+    and the status is 130 after a signal, 5 after a budget. Before a long run with ``events``, the
+    log's estimated size goes to standard error (:mod:`wddmsim.logestimate`)."""
+    from .runstop import RunStop, interrupts
+
+    if max_log_bytes is not None and not events:
+        raise UserError("--max-log-bytes: goes with --events FILE (it bounds that log)")
+    stop = RunStop(max_events=max_events, max_log_bytes=max_log_bytes)
+    with interrupts(stop):
+        return _execute(scenario, stop, seed=seed, until=until, events=events, as_json=as_json, verifier=verifier,
+                        crash_record=crash_record, con=con, trace=trace, presentmon=presentmon, report=report,
+                        driver=driver, memory=memory, wide=wide)
+
+
+def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_record, con, trace, presentmon,
+             report, driver, memory, wide) -> int:
+    """:func:`execute`'s work, with the signal handlers in place."""
     from .runcost import memory_line, peak_rss_bytes, timing_line, writer_peak_rss_bytes
     from .runprogress import progress_for
+    from .runstop import exit_status, stop_line
     from .summaryview import print_summary
     from .trace import JsonlSink, ListSink, TeeSink
 
@@ -58,6 +80,8 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
             sink = JsonlSink(events)
         except OSError as e:
             raise UserError(f"{events}: cannot write: {e.strerror}") from None
+        stop.log_bytes = sink.size
+    log_sink = sink
     collected = None
     if report:
         check_directory(report)
@@ -70,10 +94,12 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
     con = con or console()
     try:
         system = build_system(scenario, seed=seed, trace=sink, verifier=verifier, driver=driver)
+        if events:
+            _print_estimate(scenario, until, stop, seed=seed, verifier=verifier, driver=driver)
         rss_before = peak_rss_bytes() if memory else None
         progress = progress_for(con, as_json)
         try:
-            result = system.run(until, on_progress=progress)
+            result = system.run(until, on_progress=progress, stop=stop)
         finally:
             if progress is not None:
                 progress.finish()
@@ -81,9 +107,10 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
         close = getattr(sink, "close", None)
         if close is not None:
             close()
+    stop.outputs = True  # a second signal from here on ends the process at once
     rss_peak = peak_rss_bytes() if memory else None  # before the outputs made from the collected events
-    log_sinks = [s for s in getattr(sink, "sinks", (sink,)) if isinstance(s, JsonlSink)]
-    rss_writer = writer_peak_rss_bytes() if memory and log_sinks and not log_sinks[0].in_process else None
+    rss_writer = (writer_peak_rss_bytes() if memory and log_sink is not None and not log_sink.in_process
+                  else None)
     if trace:
         from .trace.chrome import write_chrome_trace
 
@@ -111,10 +138,26 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
             _print_bugcheck(con, result.bugcheck.to_json())
             con.print(f"  Crash record: {crash_record} (read it with: uv run wddmsim decode @{crash_record})",
                       markup=False)
+    line = stop_line(stop, result.end)
+    if line:
+        click.echo(line, err=True)
     click.echo(timing_line(result.end, result.wall_s), err=True)
     if memory:
         click.echo(memory_line(rss_peak, rss_before, rss_writer), err=True)
-    return 3 if result.bugcheck is not None else 0
+    return exit_status(stop, 3 if result.bugcheck is not None else 0)
+
+
+def _print_estimate(scenario, until, stop, **system_kw) -> None:
+    """Before a long run with an event log (or one with --max-log-bytes): the log's estimated size
+    on standard error (:mod:`wddmsim.logestimate`)."""
+    from .logestimate import estimate_line, estimate_log, wants_estimate
+
+    duration = scenario.duration if until is None else until
+    if not wants_estimate(duration, stop.max_log_bytes):
+        return
+    est = estimate_log(scenario, duration, stop=stop, **system_kw)
+    if est is not None:
+        click.echo(estimate_line(est, stop.max_log_bytes), err=True)
 
 
 @main.command("run")
@@ -141,20 +184,32 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
                    "VALUE a TOML value or a plain string (2ms); repeatable.")
 @click.option("--memory", is_flag=True,
               help="After the run, print the peak resident memory (ru_maxrss) on stderr.")
+@click.option("--max-events", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Stop the run after N kernel events (the summary's 'events'), LogEnd reason max_events; exit status 5.")
+@click.option("--max-log-bytes", default=None, metavar="SIZE",
+              help="Stop the run once the --events log holds SIZE bytes (200MB, 1GiB), checked every 1024 kernel "
+                   "events; LogEnd reason max_log_bytes; exit status 5.")
 def run_cmd(scenario: str, seed, until, events, as_json, wide, verifier, crash_record, trace_path, presentmon,
-            report_dir, driver, sets, memory) -> None:
+            report_dir, driver, sets, memory, max_events, max_log_bytes) -> None:
     """Run a scenario file and print its summary (exit status 3 if it ends in a bug check; a
     driver that does not load or that Windows would not start: 2). ``--set`` changes the file's
     values before they are checked (see docs/scenarios.md). The tables, ``--json``, ``--report``
     and the event log's last line hold the same summary (docs/timeline.md, "The run summary").
     The run's wall time and real-time factor (virtual seconds per wall second) follow on stderr,
-    never in the summary or the event log, which stay the same from run to run."""
+    never in the summary or the event log, which stay the same from run to run.
+
+    Ctrl-C (SIGINT) or SIGTERM ends the run at the current virtual time with every output written
+    from what ran (the event log's LogEnd says "interrupted"), exit status 130; --max-events and
+    --max-log-bytes end it the same way, exit status 5. Before a run of 1 s of virtual time or
+    more with --events, the log's estimated size is printed on stderr (docs/timeline.md,
+    "Stopping a run early")."""
     sc = load_scenario_file(scenario, sets)
     limit = parse_duration_option(until, "--until")
+    budget = parse_size_option(max_log_bytes, "--max-log-bytes")
     cls = load_driver(driver) if driver else None
     status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,
                      crash_record=crash_record, trace=trace_path, presentmon=presentmon, report=report_dir,
-                     driver=cls, memory=memory, wide=wide)
+                     driver=cls, memory=memory, wide=wide, max_events=max_events, max_log_bytes=budget)
     raise SystemExit(status)
 
 
@@ -164,17 +219,25 @@ def run_cmd(scenario: str, seed, until, events, as_json, wide, verifier, crash_r
               help="The report folder (summary.md, summary.json, PNG plots).")
 def report_cmd(events_file: str, output: str) -> None:
     """Make the report folder of a run from its saved event log: the summary the log's last line
-    carries (the one ``wddmsim run`` printed) and the plots."""
+    carries (the one ``wddmsim run`` printed) and the plots. A partial log (the run was stopped
+    early) says so on stderr and on summary.md's first line; a log cut short carries no summary:
+    the plots are written, summary.md says the summary is missing, and there is no summary.json."""
     from .report import write_report
     from .summary import NoSummary, from_log
+    from .trace.ending import log_ending
 
     events = read_log(events_file)
-    try:
-        from_log(events)
-    except NoSummary as e:
-        raise UserError(f"{events_file}: {e}") from None
+    cut = log_ending(events).reason is None
+    if not cut:
+        try:
+            from_log(events)
+        except NoSummary as e:
+            raise UserError(f"{events_file}: {e}") from None
     check_directory(output)
     files = write_report(events, output)
+    if cut:
+        click.echo(f"wddmsim: {events_file}: no run summary (it is written when a run ends): "
+                   f"summary.md says so and summary.json is not written", err=True)
     click.echo(f"{output}: {len(files)} files from {len(events)} log events")
 
 

@@ -14,7 +14,8 @@ import click
 from rich.console import Console
 
 __all__ = ["ScenarioProblems", "UserError", "build_system", "check_directory", "check_writable", "console",
-           "load_driver", "load_scenario_file", "parse_duration_option", "parse_settings", "read_log"]
+           "load_driver", "load_scenario_file", "parse_duration_option", "parse_settings", "parse_size_option",
+           "read_log"]
 
 
 class UserError(click.ClickException):
@@ -89,6 +90,19 @@ def parse_duration_option(text: str | None, option: str) -> int | None:
         raise UserError(f"{option}: {e}") from None
 
 
+def parse_size_option(text: str | None, option: str) -> int | None:
+    """A size option's value (``200MB``, ``1GiB``, ``4096``) in bytes, None when not given, or a
+    :class:`UserError` naming ``option``."""
+    from .units import parse_size
+
+    if text is None:
+        return None
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from None
+
+
 def build_system(scenario, **kw):
     """A :class:`~wddmsim.system.System`, or the :class:`UserError` that says why it cannot be
     built: a scenario or driver setting the driver refuses, a driver Windows would not start, an
@@ -144,15 +158,23 @@ def parse_settings(pairs, option: str = "--set") -> dict:
 
 def read_log(events_file: str) -> list[dict]:
     """The events of the log ``events_file`` (written with ``--events``), or a :class:`UserError`
-    when it cannot be read or is not a wddmsim event log."""
-    from .trace import read_events
+    when it cannot be read or is not a wddmsim event log. A last line cut mid-way (the run was
+    killed while it wrote) is left out with a warning on stderr; a partial log (a run stopped early
+    or cut short, :mod:`wddmsim.trace.ending`) is read whole, with a line on stderr saying so."""
+    from .trace.ending import log_ending
+    from .trace.records import read_events_cut
 
     try:
-        events = read_events(events_file)
+        events, cut = read_events_cut(events_file)
     except OSError as e:
         raise UserError(f"{events_file}: cannot read: {e.strerror}") from None
     except (ValueError, KeyError) as e:
         raise UserError(f"{events_file}: not a wddmsim event log: {e}") from None
     if not events or events[0].get("event") != "LogStart":
         raise UserError(f"{events_file}: not a wddmsim event log (the first line is not LogStart)")
+    if cut:
+        click.echo(f"wddmsim: warning: {events_file}: {cut}", err=True)
+    ending = log_ending(events)
+    if ending.partial:
+        click.echo(f"wddmsim: {events_file}: {ending.describe()}", err=True)
     return events

@@ -18,6 +18,9 @@ the buffers with the driver (``DxgkDdiSubmitCommandToHwQueue`` returned success)
 (``QueuePacketStop``).
 
 The plots are drawn by :mod:`wddmsim.report_plots` (matplotlib's Agg backend, no display needed).
+
+A run that stopped early (a signal, a budget: :mod:`wddmsim.runstop`) or a log cut short is
+partial: ``summary.md`` says so on its first line, in the words of :mod:`wddmsim.trace.ending`.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ import os
 
 from .summary import from_log
 from .summaryview import markdown
+from .trace.ending import log_ending
 
-__all__ = ["markdown", "summarize", "write_report"]
+__all__ = ["markdown", "partial_note", "summarize", "write_report"]
 
 
 def summarize(events: list[dict]) -> dict:
@@ -37,13 +41,29 @@ def summarize(events: list[dict]) -> dict:
     return from_log(events)
 
 
+def partial_note(events: list[dict]) -> str | None:
+    """The line ``summary.md`` opens with when the log is partial (the run stopped early or was
+    cut short, :mod:`wddmsim.trace.ending`), None for a complete one."""
+    ending = log_ending(events)
+    if not ending.partial:
+        return None
+    return f"> **Partial run:** {ending.describe().removeprefix('partial log: ')}."
+
+
 def write_report(events: list[dict], out_dir: str) -> list[str]:
     """Write the report folder: the summary (JSON and Markdown), then the plots
-    (:func:`wddmsim.report_plots.write_plots`); returns the files written."""
+    (:func:`wddmsim.report_plots.write_plots`); returns the files written. A partial log's
+    ``summary.md`` says so on its first line; a log cut short (no ``LogEnd``) carries no summary:
+    ``summary.md`` then says so, there is no ``summary.json``, and the plots are drawn from what
+    the log holds."""
     from .report_plots import write_plots
 
     os.makedirs(out_dir, exist_ok=True)
-    s = summarize(events)
+    note = partial_note(events)
+    if log_ending(events).reason is None:
+        s = None
+    else:
+        s = summarize(events)
     written = []
 
     def save(name: str, text: str) -> None:
@@ -52,6 +72,11 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
             f.write(text)
         written.append(path)
 
-    save("summary.json", json.dumps(s, indent=2) + "\n")
-    save("summary.md", markdown(s))
+    if s is not None:
+        save("summary.json", json.dumps(s, indent=2) + "\n")
+        md = markdown(s)
+    else:
+        md = (f"# {events[0].get('scenario', 'run') if events else 'run'}\n\nThe run summary is missing: it is "
+              f"written in the log's LogEnd line when a run ends, and this log has none.\n")
+    save("summary.md", md if note is None else f"{note}\n\n{md}")
     return written + write_plots(events, out_dir)

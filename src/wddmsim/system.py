@@ -93,6 +93,9 @@ class RunResult:
     wall_s: float
     bugcheck: CrashRecord | None
     summary: dict = field(default_factory=dict)
+    #: why the run stopped before its end time (``interrupted``, ``max_events``, ``max_log_bytes``:
+    #: :mod:`wddmsim.runstop`), None when it did not
+    stopped: str | None = None
 
     @property
     def real_time_factor(self) -> float | None:
@@ -458,31 +461,32 @@ class System:
         self.adapter.ddi.fail_call(name, call, status)
 
     # -- running ------------------------------------------------------------------------------------
-    def run(self, until: int | None = None, on_progress=None) -> RunResult:
+    def run(self, until: int | None = None, on_progress=None, stop=None) -> RunResult:
         """Run to ``until`` ns (default: the scenario's duration) or to a bug check.
 
         ``on_progress(now, limit)`` is called as virtual time advances, first after a thousandth
         of the run; it may return how many virtual ns to run before the next call (a progress bar
         asks for slices of a tenth of a wall second), else the slices stay a thousandth. Running in
-        slices changes nothing in the run (timers keep their absolute times and order). The event
-        log's last line, ``LogEnd``, carries the run's summary."""
+        slices changes nothing in the run (timers keep their absolute times and order). ``stop``:
+        a :class:`~wddmsim.runstop.RunStop` (a signal's flag, ``--max-events``,
+        ``--max-log-bytes``) that may end the run early, at the current virtual time; the result's
+        ``stopped`` and the ``LogEnd`` reason then say why. The event log's last line, ``LogEnd``,
+        carries the run's summary."""
+        from .runstop import run_checked
+
         limit = self.scenario.duration if until is None else until
         t0 = time.perf_counter()
         crash = None
+        stopped = None
         try:
             if self._early_stop is not None:
                 raise self._early_stop
-            if on_progress is None:
+            if on_progress is None and stop is None:
                 self.sim.run(until=limit)
             else:
-                step = max(1, limit // 1000)
-                while self.sim.now < limit:
-                    self.sim.run(until=min(limit, self.sim.now + step))
-                    asked = on_progress(self.sim.now, limit)
-                    if asked:
-                        step = max(1, int(asked))
-        except BugCheckStop as stop:
-            crash = stop.record
+                stopped = run_checked(self.sim, limit, stop, on_progress)
+        except BugCheckStop as halt:
+            crash = halt.record
             if self.trace is not None:
                 bc = crash.bugcheck
                 self.trace.emit(self.sim.now, "BugCheck", {
@@ -493,9 +497,9 @@ class System:
         self.crash = crash
         summary = self.summary()
         if self.trace is not None:
-            self.trace.emit(self.sim.now, "LogEnd", {"reason": "bugcheck" if crash is not None else "time",
+            self.trace.emit(self.sim.now, "LogEnd", {"reason": "bugcheck" if crash is not None else stopped or "time",
                                                      "summary": copy.deepcopy(summary)})
-        result = RunResult(self.sim.now, wall, crash)
+        result = RunResult(self.sim.now, wall, crash, stopped=None if crash is not None else stopped)
         result.summary = summary
         return result
 

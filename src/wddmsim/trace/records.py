@@ -1,7 +1,7 @@
 """The event log read back: its events as dicts or typed records, and flat rows for a data frame.
 
 :func:`read_events` reads a JSON Lines log, as :mod:`wddmsim.trace.sinks` writes it, back into
-dicts. ``EVENT_FIELDS`` is the schema of format ``wddmsim-events`` version 1 in code: each event's fields,
+dicts; :func:`read_events_cut` reads one whose last line was cut mid-way up to its last whole line. ``EVENT_FIELDS`` is the schema of format ``wddmsim-events`` version 1 in code: each event's fields,
 exactly as docs/events.md lists them (``tests/test_events_doc.py`` holds code, document and model
 to each other). :func:`read_records` gives a log back as one record class per event, each with
 ``t``, ``event`` and its fields as attributes (``getattr(r, "for")`` for the one field named by a
@@ -119,12 +119,33 @@ def record(event: dict) -> EventRecord:
 
 def read_events(path: str, typed: bool = False) -> list:
     """Read a JSON Lines event log back: a list of dicts, or with ``typed`` their typed records
-    (:func:`record`: one class per event, fields as attributes)."""
+    (:func:`record`: one class per event, fields as attributes). A line that is not JSON is a
+    ValueError (:func:`read_events_cut` reads a log whose last line was cut mid-way)."""
     with open(path, encoding="utf-8") as f:
         events = [json.loads(line) for line in f if line.strip()]
     if typed:
         return [record(e) for e in events]
     return events
+
+
+def read_events_cut(path: str) -> tuple[list[dict], str | None]:
+    """Read a log that may have been cut during a write (its process killed, the disk full): its
+    events up to its last whole line, and None, or the sentence that says a last line was cut and
+    left out. Only the last line may be cut (it is not JSON and no end of line follows it); a bad
+    line anywhere else is a ValueError, as for :func:`read_events`."""
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    tail = lines.pop()  # after the last end of line: empty unless the last line has none
+    events = [json.loads(line) for line in lines if line.strip()]
+    if not tail.strip():
+        return events, None
+    try:
+        events.append(json.loads(tail))
+    except ValueError:
+        return events, (f"its last line is cut short ({len(tail)} bytes with no end of line): read up to "
+                        f"line {len(lines)}, the last whole one")
+    return events, None
 
 
 def read_records(path: str) -> list[EventRecord]:

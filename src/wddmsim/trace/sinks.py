@@ -111,6 +111,16 @@ class JsonlSink:
             self._writer.send()
             self._batch = self._writer.batch
 
+    def size(self) -> int:
+        """The bytes of the log's lines emitted so far, exactly (the writer process is asked, after
+        it has written them; in process, the file is flushed and its position read)."""
+        if self._writer is not None:
+            size = self._writer.size()
+            self._batch = self._writer.batch  # the batch was sent: the next events go to a new one
+            return size
+        self._file.flush()
+        return self._file.buffer.tell() if hasattr(self._file, "buffer") else self._file.tell()
+
     def close(self) -> None:
         """Write every event emitted and close the file (or flush a file given open). With a writer
         process: wait until it has written them, and raise its error if it failed."""

@@ -11,8 +11,11 @@ writes them to the file in the order emitted: the file is byte for byte the one 
 writes.
 
 The child is forked where the platform forks (Linux) and the process has one thread; elsewhere it
-is spawned. It ignores the terminal's interrupt (Ctrl-C reaches the whole process group), so that
-:meth:`LogWriter.close` of an interrupted run still writes every event emitted before it. An error
+is spawned. It ignores SIGINT and SIGTERM (a terminal's Ctrl-C reaches the whole process group), so
+that :meth:`LogWriter.close` of an interrupted run still writes every event emitted before it; if
+the run's process is killed, the writer closes the file with the whole lines it was sent and exits
+quietly. :meth:`LogWriter.size` asks it for the bytes written so far (``--max-log-bytes``,
+:mod:`wddmsim.runstop`). An error
 in the child (an event whose value JSON cannot write, a full disk) is sent back and raised in the
 run's process at the next batch or at :meth:`LogWriter.close`: never a silently short log. When the
 child cannot be started (a daemonic pool worker, no ``fork`` or ``spawn``), :func:`start` returns
@@ -35,6 +38,11 @@ from .lines import Lines
 #: and the child's memory stay small (a batch is about 100 KB pickled, 2 MB of text).
 BATCH = 2048
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
+#: The message that asks the writer how many bytes it has written (a pickle never is one byte).
+SIZE = b"?"
+#: The signals the writer ignores: a terminal's Ctrl-C reaches the whole process group, and a
+#: SIGTERM may too; the run's process decides when the log ends (:mod:`wddmsim.runstop`).
+_IGNORED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
 
 
 #: Seconds close() waits for the writer to exit once it has answered (or failed), before it
@@ -48,30 +56,48 @@ class LogWriterError(RuntimeError):
 
 def _serve(conn, path: str) -> None:
     """The child: write each batch's lines to ``path`` until the empty message, then answer
-    ``("ok", events)``; on an error answer ``("error", exception, traceback text)`` and read (and
-    drop) what is still sent, so the run's process never waits on a full pipe."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ``("ok", events)``; answer :data:`SIZE` with ``("bytes", n)``, the bytes of every line
+    written so far; on an error answer ``("error", exception, traceback text)`` and read (and
+    drop) what is still sent, so the run's process never waits on a full pipe. When the run's
+    process is gone (killed: its end of the pipe closed), close the file, whose lines are whole,
+    and exit quietly."""
+    for sig in _IGNORED:
+        signal.signal(sig, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by start() until ignored here
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(_IGNORED))  # blocked by start() until ignored here
     events = 0
+    size = 0
     try:
         lines = Lines()
         with open(path, "w", encoding="utf-8", buffering=1 << 20) as f:
             write = f.write
             while True:
-                data = conn.recv_bytes()
+                try:
+                    data = conn.recv_bytes()
+                except EOFError:
+                    return  # the run's process died: the file is closed with what it was sent
                 if not data:
                     break
+                if data == SIZE:
+                    conn.send(("bytes", size))
+                    continue
                 batch = pickle.loads(data)
-                write(lines.text(batch))
+                text = lines.text(batch)
+                write(text)
+                size += len(text) if text.isascii() else len(text.encode("utf-8"))
                 events += len(batch)
         conn.send(("ok", events))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the run's process
         text = "".join(traceback.format_exception(exc))
         try:
-            conn.send(("error", exc, text))
-        except Exception:  # noqa: BLE001 - the exception itself does not pickle: send its text
-            conn.send(("error", LogWriterError(f"{type(exc).__name__}: {exc}"), text))
+            try:
+                conn.send(("error", exc, text))
+            except (BrokenPipeError, EOFError):
+                return  # nobody is left to tell
+            except Exception:  # noqa: BLE001 - the exception itself does not pickle: send its text
+                conn.send(("error", LogWriterError(f"{type(exc).__name__}: {exc}"), text))
+        except OSError:
+            return
         try:
             while conn.recv_bytes():
                 pass
@@ -112,6 +138,29 @@ class LogWriter:
         except OSError:
             self._answer()
         self.events += len(batch)
+
+    def size(self) -> int:
+        """The bytes of every line emitted so far: the batch is sent, and the writer answers once
+        it has written everything before it (raises the writer's error, if it failed)."""
+        if self.batch:
+            self.send()
+        try:
+            self._conn.send_bytes(SIZE)
+        except OSError:
+            self._answer()
+        self.failed = True  # until the answer says otherwise
+        try:
+            reply = self._conn.recv()
+        except (EOFError, OSError):
+            self._process.join()
+            raise LogWriterError(f"{self.path}: the event log's writer process stopped (exit code "
+                                 f"{self._process.exitcode}); the log is incomplete") from None
+        if reply[0] == "bytes":
+            self.failed = False
+            return reply[1]
+        _, exc, text = reply
+        exc.add_note(f"in the event log's writer process, writing {self.path}:\n{text.rstrip()}")
+        raise exc
 
     def close(self) -> None:
         """Send what is left, wait until the writer has written every event and closed the file,
@@ -167,13 +216,13 @@ def start(path: str) -> LogWriter | None:
         ours, theirs = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_serve, args=(theirs, path), name="wddmsim event log writer", daemon=True)
         mask = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-        if mask:  # the child is born with Ctrl-C blocked, and ignores it before unblocking it
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        if mask:  # the child is born with Ctrl-C and SIGTERM blocked, and ignores them before unblocking
+            before = signal.pthread_sigmask(signal.SIG_BLOCK, set(_IGNORED))
         try:
             process.start()
         finally:
             if mask:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                signal.pthread_sigmask(signal.SIG_SETMASK, before)
     except (OSError, AssertionError, ValueError, RuntimeError):  # e.g. a daemonic process has no children
         return None
     theirs.close()
