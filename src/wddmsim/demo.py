@@ -91,7 +91,18 @@ def _trip(events: list[dict]) -> list[tuple[int, str, str]]:
 def run_demo(con: Console, events_path: str | None = None, wide: bool = False) -> int:
     """Run the built-in scenario, print the summary (every column with ``wide``) and one packet's
     trip; return the exit status."""
+    from .runstop import RunStop, interrupts
+
+    stop = RunStop()
+    with interrupts(stop):
+        return _run_demo(con, stop, events_path, wide)
+
+
+def _run_demo(con: Console, stop, events_path: str | None, wide: bool) -> int:
+    """:func:`run_demo`'s work, with the signal handlers of ``stop`` in place: a signal stops the
+    run where it is, the summary covers what ran, exit status 130."""
     from .runcost import timing_line
+    from .runstop import exit_status, stop_line
     from .scenario import parse_scenario
     from .summaryview import print_summary, print_table
     from .system import System
@@ -105,14 +116,18 @@ def run_demo(con: Console, events_path: str | None = None, wide: bool = False) -
         jsonl = JsonlSink(events_path)
         sink = TeeSink(memory, jsonl)
     try:
-        result = System(scenario, trace=sink).run()
+        result = System(scenario, trace=sink).run(stop=stop)
     finally:
         if jsonl is not None:
             jsonl.close()
+    stop.outputs = True
     con.print(scenario.description)
     print_summary(con, result.summary, wide=wide)
     print_table(con, "The game's first packet, from the event log", ["t", "event", "what happened"],
                 [[f"{t / 1e6:.3f} ms", name, text] for t, name, text in _trip(memory.events)], right=[True, False, False])
     con.print("Next: uv run wddmsim run examples/<name>.toml --events out/log.jsonl  (see examples/README.md)")
+    line = stop_line(stop, result.end)
+    if line:
+        click.echo(line, err=True)
     click.echo(timing_line(result.end, result.wall_s), err=True)
-    return 3 if result.bugcheck is not None else 0
+    return exit_status(stop, 3 if result.bugcheck is not None else 0)

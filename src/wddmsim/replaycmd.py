@@ -30,13 +30,29 @@ import click
 @click.option("--check", is_flag=True, help="Exit with status 1 when a target is missed.")
 @click.option("--verifier", type=click.Choice(["strict", "report", "off"]), default="strict", show_default=True,
               help="The verifier's mode in the run.")
+@click.option("--max-events", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Stop the model's run after N kernel events, as 'wddmsim run --max-events' does; exit status 5.")
 def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, events, report_dir, as_json, check,
-               verifier) -> None:
+               verifier, max_events) -> None:
     """Replay CAPTURE (a PresentMon CSV in any of its three column sets) in the model: rebuild the
     machine's processes, swap chains, frames and display from it, run them, and print the model
     against the capture per swap chain (presents, present mode, frame time, time in Present, GPU
     busy, display latency, dropped frames) with the targets each meets. Exit status 2 for a file
-    that is not a capture; with --check, 1 when a target is missed."""
+    that is not a capture; with --check, 1 when a target is missed. Ctrl-C (SIGINT) or SIGTERM
+    stops the model's run where it is: the outputs and the comparison cover what ran, a line on
+    stderr says so, exit status 130; --max-events stops it the same way, exit status 5."""
+    from .runstop import RunStop, interrupts
+
+    stop = RunStop(max_events=max_events)
+    with interrupts(stop):
+        _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, events, report_dir, as_json, check,
+                verifier)
+
+
+def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, events, report_dir, as_json, check,
+            verifier) -> None:
+    """``wddmsim replay``'s work, with the signal handlers of ``stop`` in place."""
+    from .runstop import exit_status, stop_line
     from .cliutil import ScenarioProblems, UserError
     from .cliutil import check_directory as _check_directory, check_writable as _check_writable, console as _console
     from .replay.capture import CaptureError, read_capture
@@ -91,10 +107,11 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
     collected = ListSink() if trace_path else KindsSink(ROW_EVENTS)
     try:
         system = build_system(sc, trace=collected if sink is None else TeeSink(sink, collected), verifier=verifier)
-        result = replay(system, collected, capture_shift(cap))
+        result = replay(system, collected, capture_shift(cap), stop=stop)
     finally:
         if sink is not None:
             sink.close()
+    stop.outputs = True  # a second signal from here on ends the process at once
     comparisons = compare(cap, result.frames)
     con = _console()
     if presentmon:
@@ -111,12 +128,16 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
         con.print(f"{capture}: {len(cap.frames)} presents in the {cap.column_set} column set; "
                   f"model: {len(result.frames)} presents")
         print_comparison(con, comparisons)
+    line = stop_line(stop, result.end)
+    if line:
+        click.echo(line.replace("the outputs cover", "the model's outputs and the comparison cover"), err=True)
     if result.bugcheck is not None:
         click.echo(f"wddmsim: the replay ended in bug check 0x{int(result.bugcheck.bugcheck.code):X}: {result.bugcheck.message}",
                    err=True)
-        raise SystemExit(3)
-    if check and not all(c.passed for c in comparisons):
-        raise SystemExit(1)
+        raise SystemExit(exit_status(stop, 3))
+    status = 1 if check and not all(c.passed for c in comparisons) else 0
+    if exit_status(stop, status):
+        raise SystemExit(exit_status(stop, status))
 
 
 def _write_model_csv(write, frames, path, cap) -> None:

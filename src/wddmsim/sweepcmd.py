@@ -34,13 +34,28 @@ from rich.console import Console
               help="Where the PNG goes [default: next to the CSV, NAME-METRIC.png].")
 @click.option("--verifier", type=click.Choice(["strict", "report", "off"]), default="strict", show_default=True,
               help="The verifier's mode in every run.")
+@click.option("--max-events", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Stop each run after N kernel events; its row's error says 'stopped early'.")
 def sweep_cmd(scenario, sets, seeds, workers, dask_address, output, as_json, plot_metric, x_setting, plot_file,
-              verifier) -> None:
+              verifier, max_events) -> None:
     """Run SCENARIO for every combination of --set values and --seeds; one row of figures per run.
 
     A row holds the settings, the seed, an error (empty unless the run failed) and every figure
     of the run's summary with dotted names (nodes.0.busy_pct). The rows are in the order of the
-    cross product and the same byte for byte whatever the executor. See docs/sweeps.md."""
+    cross product and the same byte for byte whatever the executor. Ctrl-C (SIGINT) or SIGTERM
+    stops the sweep: the runs under way end, the rows of those that finished are written, a line
+    says how many of how many, exit status 130. See docs/sweeps.md."""
+    from .runstop import RunStop, interrupts
+
+    stop = RunStop()
+    with interrupts(stop):
+        _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, plot_metric, x_setting,
+               plot_file, verifier, max_events)
+
+
+def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, plot_metric, x_setting, plot_file,
+           verifier, max_events) -> None:
+    """``wddmsim sweep``'s work, with the signal handlers of ``stop`` in place."""
     import time
 
     from .cliutil import ScenarioProblems, UserError
@@ -67,7 +82,8 @@ def sweep_cmd(scenario, sets, seeds, workers, dask_address, output, as_json, plo
     started = time.perf_counter()
     try:
         with SweepProgress(Console(stderr=True), label=Path(scenario).stem) as bar:
-            rows = sweep(scenario, sets, seeds, workers=workers, dask=dask_address, verifier=verifier, progress=bar)
+            rows = sweep(scenario, sets, seeds, workers=workers, dask=dask_address, verifier=verifier, progress=bar,
+                         max_events=max_events, stop=stop)
     except SweepError as e:
         raise ScenarioProblems(str(e).splitlines()) from None
     except DaskMissing as e:
@@ -76,14 +92,19 @@ def sweep_cmd(scenario, sets, seeds, workers, dask_address, output, as_json, plo
         if not dask_address:
             raise
         raise UserError(f"--dask {dask_address}: cannot reach the scheduler: {e}") from None
+    stop.outputs = True  # a second signal from here on ends the process at once
     if output:
         write_csv(rows, output)
     if as_json:
         click.echo(json.dumps(rows, indent=1))
     failed = sum(1 for r in rows if r.get("error"))
+    if stop.interrupted:
+        done, total = stop.runs
+        click.echo(f"wddmsim: sweep interrupted by {stop.signal}: {done} of {total} runs finished"
+                   + (f"; their rows are in {output}" if output else ""), err=True)
     click.echo(f"{len(rows)} runs, {failed} failed, in {time.perf_counter() - started:.1f} s"
                + (f"; rows in {output}" if output else ""), err=True)
-    if plot_metric:
+    if plot_metric and rows:
         from .sweep.plot import PlotError, plot_metric as draw
 
         target = plot_file or _plot_path(output, plot_metric)
@@ -92,6 +113,8 @@ def sweep_cmd(scenario, sets, seeds, workers, dask_address, output, as_json, plo
         except PlotError as e:
             raise UserError(str(e)) from None
         click.echo(f"plot of {plot_metric} in {target}", err=True)
+    if stop.interrupted:
+        raise SystemExit(130)
 
 
 def _columns_of(sets) -> list[str]:

@@ -27,6 +27,10 @@ class ReplayResult:
     summary: dict
     shift: int
     bugcheck: object | None = None
+    #: why the run stopped before its end time (:mod:`wddmsim.runstop`), None when it did not
+    stopped: str | None = None
+    #: the virtual ns the run ended at
+    end: int = 0
 
 
 def _ns(ms) -> int | None:
@@ -68,9 +72,11 @@ def model_frames(events: list[dict], shift: int) -> list[Frame]:
     return out
 
 
-def replay(system, collected, shift: int) -> ReplayResult:
+def replay(system, collected, shift: int, stop=None) -> ReplayResult:
     """Run ``system`` (built with a trace sink that feeds ``collected``, a list sink) and return the
-    model's frames on the capture's clock (``shift``: the scenario's time shift)."""
-    result = system.run()
+    model's frames on the capture's clock (``shift``: the scenario's time shift). ``stop``: a
+    :class:`~wddmsim.runstop.RunStop` that may end the run early (the result's ``stopped``)."""
+    result = system.run(stop=stop)
     events = collected.events
-    return ReplayResult(model_frames(events, shift), events, dict(result.summary), shift, result.bugcheck)
+    return ReplayResult(model_frames(events, shift), events, dict(result.summary), shift, result.bugcheck,
+                        result.stopped, result.end)

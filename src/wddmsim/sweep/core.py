@@ -76,7 +76,8 @@ def plan(scenario, sets=None, seeds=None, option: str = "--set") -> tuple[list[R
 
 
 def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds=None, *, workers: int | None = None,
-          dask=None, verifier: str = "strict", progress: Callable[[int, int], None] | None = None) -> list[dict]:
+          dask=None, verifier: str = "strict", progress: Callable[[int, int], None] | None = None,
+          max_events: int | None = None, stop=None) -> list[dict]:
     """Run ``scenario`` for every combination of ``sets`` and every seed; one row per run.
 
     ``scenario``: a scenario file's path, a :class:`~wddmsim.scenario.Scenario` or its TOML data as
@@ -88,6 +89,11 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
     one per CPU this process may use, :func:`cpu_count`). ``dask``: a Dask scheduler's address or a ``distributed.Client``; the runs
     go there instead (``workers`` is then not used). ``verifier``: ``strict``, ``report`` or
     ``off``, as ``wddmsim run --verifier``. ``progress(done, total)`` is called as runs finish.
+    ``max_events``: each run stops after that many kernel events (its row's ``error`` then says
+    ``stopped early``). ``stop``: a :class:`~wddmsim.runstop.RunStop` whose signal flag ends the
+    sweep early; the rows are then those of the runs that finished (and of the settings the schema
+    refused), in the same order, and ``stop.runs`` is set to ``(rows returned, rows of the whole
+    sweep)``.
 
     Returns the rows (see :mod:`wddmsim.sweep.rows`) in the order of the cross product: the first
     setting varies slowest, the seeds fastest. Raises :class:`~wddmsim.sweep.grid.SweepError` before
@@ -100,7 +106,7 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
         raise SweepError(f"workers: must be a whole number, 1 or more, got {workers!r}")
     runs, work = plan(scenario, sets, seeds)
     todo = [r for r in runs if not isinstance(work[r.index], str)]
-    tasks = [(work[r.index], r.seed, verifier) for r in todo]
+    tasks = [(work[r.index], r.seed, verifier, max_events) for r in todo]
     skipped = len(runs) - len(todo)
     tick = None
     if progress is not None:
@@ -111,20 +117,26 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
     if not tasks:
         results = []
     elif dask is not None:
-        results = run_dask(tasks, dask, tick)
+        results = run_dask(tasks, dask, tick, stop=stop)
     elif (workers or cpu_count()) == 1 or len(tasks) == 1:
-        results = run_serial(tasks, tick)
+        results = run_serial(tasks, tick, stop=stop)
     else:
-        results = run_pool(tasks, workers or cpu_count(), tick)
+        results = run_pool(tasks, workers or cpu_count(), tick, stop=stop)
     by_index = {r.index: res for r, res in zip(todo, results)}
     rows = []
     for run in runs:
         if run.index in by_index:
+            if by_index[run.index] is None:
+                continue  # a sweep stopped early: this run did not finish
             summary, error = by_index[run.index]
+        elif not isinstance(work[run.index], str):
+            continue  # a sweep stopped early: this run did not start
         else:
             summary, error = None, work[run.index]
         seed = run.seed
         if seed is None and not isinstance(work[run.index], str):
             seed = work[run.index].seed  # the scenario's own seed (an --set may have changed it)
         rows.append(make_row(run.settings, seed, summary, error))
+    if stop is not None:
+        stop.runs = (len(rows), len(runs))
     return rows

@@ -14,17 +14,22 @@ order they finish in; ``progress(done, total)`` is called as each one finishes.
   files of a driver named by a path where the scenario says.
 
 A worker that dies (killed, out of memory) or a task the executor loses gives that run an error
-text instead of ending the sweep.
+text instead of ending the sweep. Each executor takes a :class:`~wddmsim.runstop.RunStop` whose
+signal flag (SIGINT, SIGTERM: ``wddmsim sweep`` sets it) ends the sweep early: the pool kills its
+workers, which ignore both signals themselves, within :data:`POLL_S`; the serial executor stops the
+run under way; Dask cancels what is left when the next run finishes. The runs that did not finish
+have no result (None).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import sys
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from typing import Any
 
 from .runner import run_one
@@ -47,11 +52,18 @@ def _lost(exc: BaseException) -> Result:
     return None, f"the run was lost by the executor: {type(exc).__name__}: {exc}"
 
 
-def run_serial(tasks: Sequence[Task], progress: Progress = None) -> list[Result]:
-    """Run every task here, in order."""
+def run_serial(tasks: Sequence[Task], progress: Progress = None, stop=None) -> list[Result]:
+    """Run every task here, in order. ``stop``: a :class:`~wddmsim.runstop.RunStop` whose signal
+    flag stops the run under way (its result is dropped) and the rest; the results of the runs
+    that finished come back, in order."""
     out: list[Result] = []
     for task in tasks:
-        out.append(run_one(*task))
+        if stop is not None and stop.reason is not None:
+            break
+        result = run_one(*task, stop=stop) if stop is not None else run_one(*task)
+        if stop is not None and stop.reason == "interrupted":
+            break
+        out.append(result)
         if progress:
             progress(len(out), len(tasks))
     return out
@@ -70,14 +82,40 @@ def _context():
     return multiprocessing.get_context("spawn")
 
 
-def run_pool(tasks: Sequence[Task], workers: int, progress: Progress = None) -> list[Result]:
-    """Run the tasks on a pool of ``workers`` processes (at most one per task)."""
+def _worker_start() -> None:
+    """A pool worker ignores SIGINT and SIGTERM (a terminal's Ctrl-C reaches the whole process
+    group): the sweep's process decides what stops, and stops its workers itself."""
+    for name in ("SIGINT", "SIGTERM"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            signal.signal(sig, signal.SIG_IGN)
+
+
+#: Wall seconds between two looks at the stop flag while the pool's runs go on.
+POLL_S = 0.1
+
+
+def run_pool(tasks: Sequence[Task], workers: int, progress: Progress = None, stop=None) -> list[Result | None]:
+    """Run the tasks on a pool of ``workers`` processes (at most one per task). ``stop``: a
+    :class:`~wddmsim.runstop.RunStop` whose signal flag ends the pool at once: the runs under way
+    are killed, the rest not started, and their results are None."""
     results: list[Result | None] = [None] * len(tasks)
     done = 0
-    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=_context()) as pool:
-        try:
-            futures = {pool.submit(run_one, *task): i for i, task in enumerate(tasks)}
-            for fut in as_completed(futures):
+    pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=_context(),
+                               initializer=_worker_start)
+    stopped = False
+    try:
+        futures = {pool.submit(run_one, *task): i for i, task in enumerate(tasks)}
+        if stop is None:
+            waiting = as_completed(futures)
+        pending = set(futures)
+        while pending:
+            if stop is None:
+                finished = [next(waiting)]
+            else:
+                finished, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                pending.discard(fut)
                 try:
                     results[futures[fut]] = fut.result()
                 except Exception as exc:  # noqa: BLE001 - a dead worker costs its run, not the sweep
@@ -85,10 +123,20 @@ def run_pool(tasks: Sequence[Task], workers: int, progress: Progress = None) -> 
                 done += 1
                 if progress:
                     progress(done, len(tasks))
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: do not start the runs left
-            raise
-    return results  # type: ignore[return-value]
+            if stop is not None and stop.reason is not None and pending:
+                stopped = True
+                break
+    except BaseException:
+        stopped = True
+        raise
+    finally:
+        if stopped:  # do not start the runs left, and end the ones under way now
+            workers_now = list((pool._processes or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers_now:
+                proc.kill()
+        pool.shutdown(wait=True)
+    return results
 
 
 def _distributed():
@@ -99,7 +147,7 @@ def _distributed():
     return distributed
 
 
-def run_dask(tasks: Sequence[Task], dask, progress: Progress = None) -> list[Result]:
+def run_dask(tasks: Sequence[Task], dask, progress: Progress = None, stop=None) -> list[Result | None]:
     """Run the tasks on a Dask cluster: ``dask`` is a scheduler's address (``tcp://host:8786``),
     for which a client is opened and closed here, or a ``distributed.Client`` already open."""
     distributed = _distributed()
@@ -121,6 +169,9 @@ def run_dask(tasks: Sequence[Task], dask, progress: Progress = None) -> list[Res
             if progress:
                 progress(done, len(tasks))
             fut.release()
+            if stop is not None and stop.reason is not None:  # looked at as each run finishes
+                client.cancel([f for f in futures if not f.done()])
+                break
         return results  # type: ignore[return-value]
     finally:
         if own:

@@ -31,15 +31,25 @@ def _build_problem(scenario, exc: Exception) -> str | None:
     return None
 
 
-def run_one(scenario, seed: int | None, verifier: str = "strict") -> tuple[dict | None, str | None]:
+def run_one(scenario, seed: int | None, verifier: str = "strict", max_events: int | None = None,
+            stop=None) -> tuple[dict | None, str | None]:
     """Run ``scenario`` (a validated :class:`~wddmsim.scenario.Scenario`) with ``seed`` (None: the
-    scenario's) and the verifier in ``verifier`` mode.
+    scenario's) and the verifier in ``verifier`` mode; ``max_events``: stop it after that many
+    kernel events (:mod:`wddmsim.runstop`); ``stop``: a :class:`~wddmsim.runstop.RunStop` of this
+    process whose signal flag stops the run too (the serial executor's).
 
     Returns ``(summary, error)``: the run's summary (None when the system could not even be built)
     and None, or with a bug check the summary with its ``bugcheck`` table and the text
     ``bug check 0x...: message``; an exception the model raises gives ``(None, "Type: message")``.
+    A run a budget or a signal stopped gives its summary and ``stopped early: ...``.
     """
+    from ..runstop import RunStop
     from ..system import System
+
+    if stop is None and max_events is not None:
+        stop = RunStop(max_events=max_events)
+    elif stop is not None:
+        stop.max_events = max_events
 
     try:
         try:
@@ -49,11 +59,15 @@ def run_one(scenario, seed: int | None, verifier: str = "strict") -> tuple[dict 
             if problem is None:
                 raise
             return None, problem
-        result = system.run()
+        result = system.run(stop=stop)
     except Exception as exc:  # noqa: BLE001 - the model failed: this run's row says how
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return None, f"{type(exc).__name__}: {exc} (at {where.name}, {where.filename.rsplit('/', 1)[-1]}:{where.lineno})"
     summary = dict(result.summary)
+    if result.stopped == "max_events":
+        return summary, f"stopped early: --max-events {max_events} ran out at {result.end} ns of virtual time"
+    if result.stopped is not None:
+        return summary, f"stopped early: {result.stopped} at {result.end} ns of virtual time"
     if result.bugcheck is None:
         return summary, None
     rec = result.bugcheck
