@@ -116,12 +116,12 @@ def run_checked(sim, limit: int, stop: RunStop | None = None, on_progress=None) 
                 return reason
             if not sim.exhausted:
                 break
-        if sim.now >= limit:
-            return None
         if on_progress is not None:
             asked = on_progress(sim.now, limit)
             if asked:
                 step = max(1, int(asked))
+        if sim.now >= limit:
+            return None
 
 
 def _budget_out(sim, stop: RunStop, limit: int) -> str | None:
