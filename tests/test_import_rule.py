@@ -2,8 +2,8 @@
 ``gpu`` imports ``sim``; ``kmd`` imports ``ddi``, ``gpu``, ``sim``; ``umd`` (the user-mode half of
 a driver) imports ``gpu`` (the command set); ``dxgkrnl`` imports ``ddi``, ``sim``, never a driver
 half or the GPU; ``workloads`` (the applications and their runtime) import the OS's API and
-``umd``; ``sweep`` (many runs of a scenario) imports the scenario files, the assembled system and
-the OS's errors, never the CLI; ``replay`` (real captures against the model) reads the event
+``umd``; ``sweep`` (many runs of a scenario) imports the scenario files, the assembled system, how
+a run stops early (``runstop``) and the OS's errors, never the CLI; ``replay`` (real captures against the model) reads the event
 log's PresentMon rows and nothing else of the model. Only the assembly code (the CLI, the demo, scenario wiring) knows all parts."""
 
 import ast
@@ -18,7 +18,7 @@ ALLOWED = {
     "umd": {"gpu"},
     "dxgkrnl": {"ddi", "sim"},
     "workloads": {"ddi", "dxgkrnl", "umd", "sim"},
-    "sweep": {"scenario", "system", "dxgkrnl"},
+    "sweep": {"scenario", "system", "dxgkrnl", "runstop"},
     "replay": {"trace"},
 }
 
