@@ -250,3 +250,30 @@ def test_ctrl_c_stops_a_sweep_and_keeps_its_finished_rows(tmp_path):
     assert said, err
     done = int(said.group(1))
     assert 1 <= done < 40 and len(out.read_text().splitlines()) == done + 1
+
+
+def test_replay_max_events_stops_the_model_run():
+    r = CliRunner().invoke(main, ["replay", str(ROOT / "tests" / "data" / "presentmon" / "test_case_4.csv"),
+                                  "--max-events", "500", "--json"])
+    assert r.exit_code == 5, r.output
+    assert r.stderr == ("wddmsim: stopped at 334.3 ms of virtual time: --max-events 500 ran out; the model's outputs "
+                        "and the comparison cover what ran until then\n")
+    assert json.loads(r.stdout)["passed"] is False  # the comparison of what ran is still printed
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="process groups are POSIX")
+def test_a_second_ctrl_c_while_the_outputs_are_written_stops_at_once(tmp_path):
+    """The first Ctrl-C stops the run; one more while the report's plots are drawn (after its
+    summary.md) ends the process at once, exit 130, with a line saying the outputs may be cut."""
+    log, rep = tmp_path / "e.jsonl", tmp_path / "r"
+    proc = _wddmsim("run", GAME, "--until", "60s", "--events", str(log), "--report", str(rep),
+                    start_new_session=True)
+    _wait_for(lambda: _size(log) > 300_000, proc, "the log grew")
+    os.killpg(proc.pid, signal.SIGINT)
+    _wait_for(lambda: (rep / "summary.md").exists(), proc, "the report was begun")
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert err.splitlines()[-1] == ("wddmsim: SIGINT again while the outputs were written: stopped at once; "
+                                    "the outputs may be incomplete")
+    assert _log(log)[-1]["reason"] == "interrupted"  # the log was whole before the outputs began
