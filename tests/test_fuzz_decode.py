@@ -2,7 +2,7 @@
 the DDI version it appeared in and at the latest, fed all-zero, all-ones and wrong-length buffers,
 random buffers and mutations of valid ones (bits flipped, bytes set to 0 or 0xFF, cut short,
 lengthened) through what the command does (:func:`wddmsim.structcmd.decode_bytes`, the members'
-text and JSON, the broken rules explained; :func:`wddmsim.testing.fuzz.decode_case`). Each buffer
+text and JSON, the broken rules explained; :func:`wddmsim.testing.mutate.decode_case`). Each buffer
 either decodes, with the structure rules' verdict, or is refused with the one input error the CLI
 prints as one line with exit status 2. A few cases go through the command line itself.
 
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from wddmsim.cli import main
 from wddmsim.ddi import layout, registry
-from wddmsim.testing.fuzz import buffer_cases, decodable, decode_case, mutate_bytes, structure_size
+from wddmsim.testing.mutate import buffer_cases, decodable, decode_case, mutate_bytes, structure_size
 
 CASES = decodable()
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))

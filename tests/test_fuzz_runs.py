@@ -72,6 +72,7 @@ def test_the_generator_covers_the_schema_and_stays_within_it():
         seen["legacy driver"] += sc.driver.settings.get("multi_engine_aware") is False
         seen["compositor update"] += any(c.update for c in sc.compositor)
         seen["pid"] += any(p.pid for p in sc.process)
+        seen["stepped"] += sc.adapter.engine_mode == "stepped"
         seen["script wait"] += any(k.wait_fence for p in sc.process for c in p.context if c.workload.kind == "script"
                                    for k in c.workload.packets)
         seen["stop_at"] += sc.adapter.stop_at is not None
@@ -86,8 +87,8 @@ def test_the_generator_covers_the_schema_and_stays_within_it():
               + [f"preemption:{p}" for p in ("none", "dma_buffer", "primitive", "interval", "instruction")]
               + ["scheduling:software", "scheduling:hardware", "gpu_va:True", "gpu_va:False", "gpu_va:None"]
               + [f"workload:{k}" for k in WORKLOAD_KINDS]
-              + [f"call:{api}" for api in CALL_APIS if api != "StepEngine"]
-              + ["fence", "native fence", "legacy driver", "compositor update", "pid", "script wait"]
+              + [f"call:{api}" for api in CALL_APIS]
+              + ["fence", "native fence", "legacy driver", "compositor update", "pid", "script wait", "stepped"]
               + ["destroy_at", "suspend_at", "stop_at", "budget", "compositor", "fatal",
                  "tdr:0", "tdr:1", "tdr:3"])
     assert [w for w in wanted if not seen[w]] == []

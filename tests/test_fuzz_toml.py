@@ -1,7 +1,7 @@
 """Fuzzing scenario files: every file in examples/*.toml broken the ways an edited file is (bytes
 flipped, cut at a random point, lines deleted or duplicated, values of another type, huge,
 negative, NaN or infinite numbers, unknown keys, tables written twice, bytes that are not UTF-8;
-:func:`wddmsim.testing.fuzz.mutate_toml`) through the loader ``wddmsim run`` uses
+:func:`wddmsim.testing.mutate.mutate_toml`) through the loader ``wddmsim run`` uses
 (:func:`wddmsim.cliutil.load_scenario_file`). Each file either loads as a valid scenario or is
 refused with a :class:`~wddmsim.cliutil.UserError` every line of which names the file; never
 another exception. A few go through the command line: exit status 2, no traceback.
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from wddmsim.cli import main
 from wddmsim.cliutil import ScenarioProblems, UserError, load_scenario_file
 from wddmsim.scenario import Scenario
-from wddmsim.testing.fuzz import mutate_toml
+from wddmsim.testing.mutate import mutate_toml
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))

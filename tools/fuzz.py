@@ -7,7 +7,7 @@ Three campaigns, run in a process pool of ``--workers`` processes (default: ever
 process):
 
 * ``--decode N`` buffers (default 100000) through what ``wddmsim decode`` does
-  (:func:`wddmsim.testing.fuzz.decode_case`), every structure ``wddmsim layout --list`` knows in
+  (:func:`wddmsim.testing.mutate.decode_case`), every structure ``wddmsim layout --list`` knows in
   turn, on x86 and x64, at the DDI version it appeared in and at the latest: all-zero, all-ones and
   wrong-length buffers, then mutations (bit flips, bytes set to 0 or 0xFF, cuts, extensions,
   random bytes) of a zeroed or a random buffer. Each must decode (with the rules' verdict) or be
@@ -19,9 +19,10 @@ process):
   seconds of wall time (default 60: over it is a hang) and ``--max-events`` events (default
   10^6: over it is a runaway, counted as a hang). The packet ledger, where the model has one,
   checks every run at its end: its error is counted as a ledger violation. Every tenth scenario
-  runs twice with its event log written, and the two logs must be byte-identical.
+  runs twice with its event log written: the two logs must be byte-identical, and the log is read
+  back into a Chrome trace and a PresentMon CSV (every fiftieth also into a report).
 * ``--toml K`` mutations of the files in ``examples/*.toml`` (default 5000;
-  :func:`wddmsim.testing.fuzz.mutate_toml`) through the loader ``wddmsim run`` uses
+  :func:`wddmsim.testing.mutate.mutate_toml`) through the loader ``wddmsim run`` uses
   (:func:`wddmsim.cliutil.load_scenario_file`): each must load or be refused with messages that
   name the file.
 
@@ -50,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from wddmsim.testing import fuzz  # noqa: E402
+from wddmsim.testing import fuzz, mutate  # noqa: E402
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
 
@@ -70,14 +71,14 @@ def _rng(seed: int, campaign: str, i: int) -> random.Random:
 def decode_input(seed: int, i: int, cases: list) -> tuple[str, str, str, bytes]:
     """Decode input number ``i``: (structure, architecture, version, bytes)."""
     name, arch, version = cases[i % len(cases)]
-    size = fuzz.structure_size(name, arch, version)
-    fixed = fuzz.buffer_cases(size)
+    size = mutate.structure_size(name, arch, version)
+    fixed = mutate.buffer_cases(size)
     rnd = i // len(cases)
     if rnd < len(fixed):
         return name, arch, version, fixed[rnd]
     rng = _rng(seed, "decode", i)
     base = bytes(size) if rng.random() < 0.5 else bytes(rng.getrandbits(8) for _ in range(size))
-    return name, arch, version, fuzz.mutate_bytes(rng, base)
+    return name, arch, version, mutate.mutate_bytes(rng, base)
 
 
 def _failure(kind: str, i: int, what: str, files: dict) -> dict:
@@ -86,13 +87,13 @@ def _failure(kind: str, i: int, what: str, files: dict) -> dict:
 
 def run_decode(seed: int, start: int, count: int) -> dict:
     """Decode inputs ``start`` .. ``start + count - 1``: counts and failures."""
-    cases = fuzz.decodable()
+    cases = mutate.decodable()
     out = {"runs": 0, "decoded": 0, "refused": 0, "crashes": 0, "failures": []}
     for i in range(start, start + count):
         name, arch, version, raw = decode_input(seed, i, cases)
         out["runs"] += 1
         try:
-            verdict, _ = fuzz.decode_case(name, raw, arch, version)
+            verdict, _ = mutate.decode_case(name, raw, arch, version)
         except Exception:  # noqa: BLE001 - a crash is what this counts
             out["crashes"] += 1
             out["failures"].append(_failure("decode", i, "crash", {
@@ -107,10 +108,27 @@ def scenario_input(seed: int, j: int) -> dict:
     return fuzz.scenario_data(_rng(seed, "scenario", j))
 
 
+def write_outputs(log: str, folder: str, report: bool) -> None:
+    """Read the event log ``log`` back and write what ``wddmsim trace``, ``wddmsim run --presentmon``
+    and (with ``report``) ``wddmsim report`` make of it into ``folder``."""
+    from wddmsim.trace import read_events
+    from wddmsim.trace.chrome import write_chrome_trace
+    from wddmsim.trace.presentmon import write_presentmon_csv
+
+    events = read_events(log)
+    write_chrome_trace(events, os.path.join(folder, "trace.json"))
+    write_presentmon_csv(events, os.path.join(folder, "presentmon.csv"))
+    if report:
+        from wddmsim.report import write_report
+
+        write_report(events, os.path.join(folder, "report"))
+
+
 def run_scenarios(seed: int, start: int, count: int, wall_limit: int, max_events: int) -> dict:
     """Scenario inputs ``start`` .. ``start + count - 1``: counts and failures."""
     out = {"runs": 0, "time": 0, "bugcheck": 0, "refused": 0, "invalid": 0, "crashes": 0, "ledger_violations": 0,
-           "hangs": 0, "nondeterministic": 0, "determinism_checked": 0, "events": 0, "failures": []}
+           "hangs": 0, "nondeterministic": 0, "determinism_checked": 0, "outputs_written": 0, "events": 0,
+           "failures": []}
     signal.signal(signal.SIGALRM, _on_alarm)
     for j in range(start, start + count):
         data = scenario_input(seed, j)
@@ -130,6 +148,8 @@ def run_scenarios(seed: int, start: int, count: int, wall_limit: int, max_events
                         out["nondeterministic"] += 1
                         out["failures"].append({"campaign": "scenario", "index": j, "what": "nondeterministic",
                                                 "files": files, "traceback": "two runs gave different logs\n"})
+                    write_outputs(a, tmp, report=j % 50 == 0)
+                    out["outputs_written"] += 1
         except (WallLimit, fuzz.Runaway):
             out["hangs"] += 1
             out["failures"].append(_failure("scenario", j, "hang", files))
@@ -152,7 +172,7 @@ def run_scenarios(seed: int, start: int, count: int, wall_limit: int, max_events
 def toml_input(seed: int, k: int) -> tuple[Path, bytes]:
     """TOML input number ``k``: the example it mutates and the mutated bytes."""
     example = EXAMPLES[k % len(EXAMPLES)]
-    return example, fuzz.mutate_toml(_rng(seed, "toml", k), example.read_text())
+    return example, mutate.mutate_toml(_rng(seed, "toml", k), example.read_text())
 
 
 def run_toml(seed: int, start: int, count: int) -> dict:
