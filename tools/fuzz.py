@@ -24,7 +24,8 @@ process):
 * ``--toml K`` mutations of the files in ``examples/*.toml`` (default 5000;
   :func:`wddmsim.testing.mutate.mutate_toml`) through the loader ``wddmsim run`` uses
   (:func:`wddmsim.cliutil.load_scenario_file`): each must load or be refused with messages that
-  name the file.
+  name the file. One that loads is run for (at most) its first 20 ms, under the same bounds as
+  the scenarios.
 
 Input number ``i`` of a campaign is drawn from its own seed (``--seed``, campaign, ``i``), so any
 input is made again from its number alone. Each failing input is written to ``--out`` (default
@@ -54,6 +55,8 @@ sys.path.insert(0, str(ROOT / "src"))
 from wddmsim.testing import fuzz, mutate  # noqa: E402
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+#: how much virtual time a mutated example that still loads runs for
+TOML_RUN_NS = 20_000_000
 
 
 class WallLimit(Exception):
@@ -175,11 +178,14 @@ def toml_input(seed: int, k: int) -> tuple[Path, bytes]:
     return example, mutate.mutate_toml(_rng(seed, "toml", k), example.read_text())
 
 
-def run_toml(seed: int, start: int, count: int) -> dict:
-    """TOML inputs ``start`` .. ``start + count - 1``: counts and failures."""
+def run_toml(seed: int, start: int, count: int, wall_limit: int, max_events: int) -> dict:
+    """TOML inputs ``start`` .. ``start + count - 1``: counts and failures. A file that loads is run
+    for its first 20 ms of virtual time (at most)."""
     from wddmsim.cliutil import UserError, load_scenario_file
 
-    out = {"runs": 0, "loaded": 0, "refused": 0, "crashes": 0, "failures": []}
+    out = {"runs": 0, "loaded": 0, "refused": 0, "ran": 0, "crashes": 0, "ledger_violations": 0, "hangs": 0,
+           "failures": []}
+    signal.signal(signal.SIGALRM, _on_alarm)
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(start, start + count):
             example, text = toml_input(seed, k)
@@ -188,7 +194,7 @@ def run_toml(seed: int, start: int, count: int) -> dict:
             out["runs"] += 1
             files = {f"toml-{k}.toml": text.decode("utf-8", "replace")}
             try:
-                load_scenario_file(path)
+                scenario = load_scenario_file(path)
                 out["loaded"] += 1
             except UserError as e:
                 if all(path in line for line in e.message.splitlines()):
@@ -200,6 +206,24 @@ def run_toml(seed: int, start: int, count: int) -> dict:
             except Exception:  # noqa: BLE001 - a crash is what this counts
                 out["crashes"] += 1
                 out["failures"].append(_failure("toml", k, "crash", files))
+                continue
+            signal.alarm(wall_limit)
+            try:
+                until = min(scenario.duration, TOML_RUN_NS)
+                if scenario.adapter.stop_at is not None and scenario.adapter.stop_at >= until:
+                    scenario.adapter.stop_at = None  # (the schema wants the stop before the end)
+                scenario.duration = until
+                fuzz.run_scenario(scenario, max_events=max_events)
+                out["ran"] += 1
+            except (WallLimit, fuzz.Runaway):
+                out["hangs"] += 1
+                out["failures"].append(_failure("toml", k, "hang", files))
+            except Exception as e:  # noqa: BLE001 - a crash or a ledger violation is what this counts
+                kind = "ledger_violations" if "ledger" in type(e).__name__.lower() else "crashes"
+                out[kind] += 1
+                out["failures"].append(_failure("toml", k, kind, files))
+            finally:
+                signal.alarm(0)
     return out
 
 
@@ -231,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         jobs.append(("scenarios", run_scenarios, (args.seed, start, min(5, args.scenarios - start), args.wall_limit,
                                                   args.max_events)))
     for start in range(0, args.toml, 250):
-        jobs.append(("toml", run_toml, (args.seed, start, min(250, args.toml - start))))
+        jobs.append(("toml", run_toml, (args.seed, start, min(250, args.toml - start), args.wall_limit,
+                                        args.max_events)))
     totals: dict[str, dict] = {"decode": {}, "scenarios": {}, "toml": {}}
     done = 0
 
