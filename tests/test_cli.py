@@ -72,7 +72,7 @@ def test_readme_examples_run(tmp_path, monkeypatch):
     # What the examples wrote, all under out/ and all ignored.
     assert ls_files("--ignored", "--directory") == [
         "out/desktop.csv", "out/log.jsonl", "out/p.csv", "out/r/", "out/results-contexts.0.latency_p99_ns.png",
-        "out/results.csv", "out/t.json", "out/tc0-report/", "out/tc0.toml"]
+        "out/results.csv", "out/t.json", "out/tc0-report/", "out/tc0.toml", "out/tdr.jsonl"]
 
 
 # -- wddmsim run / demo / decode @record (the submission path) ------------------------------------

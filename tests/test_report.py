@@ -156,4 +156,6 @@ def test_a_hardware_engine_reset_is_among_the_incidents():
                                 "- live dump 0x141 VIDEO_ENGINE_TIMEOUT_DETECTED at 2.001 s: Arg4 0x0: internal data "
                                 "that depends on the context, if there is any (the model: the ordinal of the node that "
                                 "timed out)\n"
-                                "- a/c: device in error, 2 packets aborted, 0 cancelled\n")
+                                "- a/c: device in error, 2 packets aborted, 0 cancelled\n\n"
+                                "**Ledger:** every packet, flip, paging operation and progress fence is accounted for: "
+                                "8 packets (0 in flight), 0 presents (0 pending), 8 progress fences (0 in flight)\n")

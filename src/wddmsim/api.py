@@ -275,8 +275,9 @@ def _tuple_of(cls, **nested):
 class Summary:
     """What a run produced, as ``wddmsim run --json`` prints it, with typed members. The same on
     every run of the same scenario and seed (no wall-clock figure in it). ``wddm2`` (GPU virtual
-    addresses, monitored fences, hardware queues; None before WDDM 2.0) stays the plain dict of the
-    JSON summary; :meth:`as_dict` gives the whole summary as that dict."""
+    addresses, monitored fences, hardware queues; None before WDDM 2.0) and ``ledger`` (the packet
+    ledger's totals per item kind, docs/ledger.md) stay plain dicts of the JSON summary;
+    :meth:`as_dict` gives the whole summary as that dict."""
 
     scenario: str
     seed: int
@@ -303,6 +304,7 @@ class Summary:
     gpu_va: bool
     wddm2: dict | None
     violations: tuple[Violation, ...]
+    ledger: dict
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Summary:
@@ -592,6 +594,11 @@ class Simulation:
             if exc[0] is None:
                 self.close()
             elif self._own is not None:
+                from .trace.ledger import LedgerError
+
+                if isinstance(exc[1], LedgerError) and self._log is not None and self._log.end is not None:
+                    # The ledger fails a run after its LogEnd: the log stays whole for `wddmsim check`.
+                    self._log.end_log(self.now)
                 self._own.close()
 
     def __repr__(self) -> str:

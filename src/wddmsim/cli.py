@@ -18,16 +18,22 @@ import click
 from rich.console import Console
 
 from . import __version__
-from .cliutil import (ScenarioProblems, UserError, build_system, check_directory, check_writable, console,
+from .cliutil import (ScenarioProblems, UserError, WddmsimGroup, build_system, check_directory, check_writable, console,
                       load_driver, load_scenario_file, parse_duration_option, parse_settings, parse_size_option,
                       read_log)
 
 __all__ = ["ScenarioProblems", "UserError", "build_system", "execute", "load_driver", "main", "parse_settings"]
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=WddmsimGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wddmsim")
 def main() -> None:
-    """wddmsim: an executable model of how Windows submits work to a GPU (WDDM)."""
+    """wddmsim: an executable model of how Windows submits work to a GPU (WDDM).
+
+    \b
+    Exit status: 0 ok; 1 a rule broken (verify, check); 2 bad input;
+    3 the run ended in a bug check; 4 a model bug (the packet ledger found
+    work the model lost track of: "internal error: ...", with its history).
+    """
 
 
 def _print_bugcheck(con: Console, record: dict) -> None:
@@ -375,9 +381,11 @@ from .rulescmd import rules_cmd  # noqa: E402  (the command lives in its own mod
 from .sweepcmd import sweep_cmd  # noqa: E402  (likewise)
 from .replaycmd import replay_cmd  # noqa: E402  (likewise)
 from .structcmd import decode_cmd, layout_cmd  # noqa: E402  (likewise)
+from .checkcmd import check_cmd  # noqa: E402  (likewise)
 
 main.add_command(rules_cmd)
 main.add_command(sweep_cmd)
 main.add_command(replay_cmd)
 main.add_command(layout_cmd)
 main.add_command(decode_cmd)
+main.add_command(check_cmd)

@@ -13,7 +13,7 @@ import os
 import click
 from rich.console import Console
 
-__all__ = ["ScenarioProblems", "UserError", "build_system", "check_directory", "check_writable", "console",
+__all__ = ["EXIT_STATUSES", "ModelBug", "ScenarioProblems", "UserError", "WddmsimGroup", "build_system", "check_directory", "check_writable", "console",
            "load_driver", "load_scenario_file", "parse_duration_option", "parse_settings", "parse_size_option",
            "read_log"]
 
@@ -37,6 +37,41 @@ class ScenarioProblems(UserError):
     def show(self, file=None) -> None:
         for line in self.problems:
             click.echo(f"wddmsim: error: {line}", err=True)
+
+
+#: The exit statuses every command uses (``wddmsim --help`` and README list them).
+EXIT_STATUSES = {0: "ok", 1: "a rule broken (verify, check) or a verdict failed", 2: "bad input",
+                 3: "the run ended in a bug check", 4: "a model bug: the packet ledger found work the model lost track of"}
+
+
+class ModelBug(click.ClickException):
+    """A bug of the model itself (:class:`~wddmsim.trace.ledger.LedgerError`): "internal error: the
+    model lost track of ...", each offending item's history, exit status 4."""
+
+    exit_code = 4
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+    def show(self, file=None) -> None:
+        click.echo(f"wddmsim: internal error: {self.error}", err=True)
+        click.echo(self.error.describe(), err=True)
+        click.echo("wddmsim: this is a bug of the model, not of the scenario or the driver; please report it "
+                   "with the scenario and seed", err=True)
+
+
+class WddmsimGroup(click.Group):
+    """The ``wddmsim`` command group: a :class:`~wddmsim.trace.ledger.LedgerError` from any
+    command (a run, a sweep's rows, a replay, a verify case, the demo) becomes a :class:`ModelBug`."""
+
+    def invoke(self, ctx):
+        from .trace.ledger import LedgerError
+
+        try:
+            return super().invoke(ctx)
+        except LedgerError as e:
+            raise ModelBug(e) from None
 
 
 def console() -> Console:

@@ -313,9 +313,26 @@ def _outcomes(s: dict) -> list[Table | Lines]:
         out.append(Lines(f"{plural(len(s['violations']), 'contract rule')} broken (verifier in report mode)", [],
                          [f"t={v['t']} rule {v['rule']} ({v['name']}): {v['message']}" for v in s["violations"]],
                          max_details=20, style="bold red"))
+    if s.get("ledger"):
+        out.append(_ledger(s["ledger"]))
     if s.get("bugcheck"):
         out.append(_bugcheck(s))
     return out
+
+
+def _ledger(led: dict) -> Lines:
+    """The packet ledger's line (docs/ledger.md): a run whose ledger found a violation fails
+    before any summary is shown, so a summary always says everything is accounted for."""
+    p, pr = led["packets"], led["presents"]
+    items = [f"{plural(p['created'], 'packet')} ({p['in_flight']} in flight)",
+             f"{plural(pr['created'], 'present')} ({pr['pending']} pending)"]
+    if led["paging"]["created"]:
+        items.append(f"{plural(led['paging']['created'], 'paging packet')} ({led['paging']['in_flight']} in flight)")
+    if led["progress_fences"]["created"]:
+        pf = led["progress_fences"]
+        items.append(f"{plural(pf['created'], 'progress fence')} ({pf['in_flight']} in flight)")
+    return Lines("Ledger", ["every packet, flip, paging operation and progress fence is accounted for: "
+                            + ", ".join(items)], sep="")
 
 
 def _recovery(s: dict) -> list[Lines]:

@@ -21,6 +21,7 @@ from .ddi.ntstatus import NTSTATUS
 from .gpu.device import APERTURE_BASE, GPU, SPURIOUS_BIT, EngineSpec
 from .kmd import ReferenceDriver
 from .sim import DEVICE, Simulator
+from .trace.ledger import Ledger, LedgerError, LedgerTee, Violation
 from .trace.sinks import EVENTS_FORMAT, EVENTS_VERSION
 from .loader import LoadError, load_class
 from .umd import ReferenceUmd, UmdAdapterInfo
@@ -117,6 +118,10 @@ class System:
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
         self.trace = trace
+        #: the packet ledger every run keeps (:mod:`wddmsim.trace.ledger`), checked at the end of :meth:`run`
+        self.ledger = Ledger()
+        #: what the model emits to: the ledger, and ``trace`` too when there is one
+        model_trace = self.ledger if trace is None else LedgerTee(self.ledger, trace)
         self.sim = sim = Simulator(self.seed)
         adapter = scenario.adapter
         driver_cls = _driver_class(driver if driver is not None else scenario.driver.class_)
@@ -137,7 +142,7 @@ class System:
         self.gpu.history = HW_HISTORY
         for e in self.gpu.engines:
             e.set_mode(engine_mode or adapter.engine_mode)
-        self.gpu.trace = trace
+        self.gpu.trace = trace  # the GPU's own events (Doorbell, HwContextState): none is the ledger's
         # DriverEntry and AddDevice: the driver gets its device (registers, memory) and settings.
         info = DeviceInfo(gpu=self.gpu.mmio, memory=self.gpu.memory, settings=self.driver_settings)
         try:
@@ -150,7 +155,7 @@ class System:
         depths = [n.hw_queue_depth or adapter.hw_queue_depth for n in adapter.nodes]
         policy = make_policy(scenario.scheduler.policy, scenario.scheduler.quantum)
         self.adapter = Adapter(sim, self.driver, self.gpu.memory, policy=policy, hw_queue_depth=depths,
-                               costs=self.costs, verifier=verifier, trace=trace, null_rendering=adapter.null_rendering,
+                               costs=self.costs, verifier=verifier, trace=model_trace, null_rendering=adapter.null_rendering,
                                tdr=TdrConfig(scenario.tdr.level, scenario.tdr.delay, scenario.tdr.watchdog,
                                              scenario.tdr.limit_count, scenario.tdr.limit_time),
                                displays=list(adapter.displays),
@@ -496,12 +501,80 @@ class System:
         wall = time.perf_counter() - t0
         self.crash = crash
         summary = self.summary()
+        found = self.check_ledger(summary)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "LogEnd", {"reason": "bugcheck" if crash is not None else stopped or "time",
                                                      "summary": copy.deepcopy(summary)})
+        if found:
+            raise LedgerError(found)
         result = RunResult(self.sim.now, wall, crash, stopped=None if crash is not None else stopped)
         result.summary = summary
         return result
+
+    # -- the packet ledger ---------------------------------------------------------------------------
+    def check_ledger(self, summary: dict) -> list[Violation]:
+        """The ledger's violations so far, with what the model itself holds and counts checked
+        against it: the packets in its queues are the ledger's in-flight ones, and its counters
+        (per context, VidSch's, the hardware scheduler's, the displays') agree with the ledger's
+        totals. ``summary`` is this run's (:meth:`summary`). After a bug check, which may strike in
+        the middle of a transition (a counter moved, its event not yet emitted), only what the
+        model holds is checked: each such packet is one the ledger has in flight."""
+        led = self.ledger
+        now = self.sim.now
+        found = led.check_now(now, self._held(), partial=self.crash is not None)
+        if self.crash is not None:
+            return found
+        totals = summary["ledger"]
+
+        def differ(what: str, model, ledger) -> None:
+            if model != ledger:
+                found.append(Violation(now, what, f"the model counts {model}, the ledger {ledger}", []))
+
+        for ctx in self.contexts:
+            mine = led.per_context.get(ctx.handle, [0, 0, 0, 0])
+            differ(f"the packets of context {ctx.handle} ({ctx.full_name}): submitted, completed, cancelled, aborted",
+                   [ctx.submitted, ctx.completed, ctx.cancelled, ctx.aborted], mine)
+        vs = self.adapter.vidsch
+        wddm2 = self.adapter.wddm2
+        hws = wddm2.hw_scheduling if wddm2 is not None else None
+        dma, pf = totals["dma_submissions"], totals["progress_fences"]
+        differ("the DMA submissions (VidSch's packets submitted)", vs.packets_submitted, dma["created"])
+        retired = totals["packets"]["completed"] + totals["paging"]["completed"] - pf["completed"]
+        differ("the packets VidSch retired", vs.packets_retired, retired)
+        if hws is not None:
+            differ("the progress fences completed (the hardware scheduler's completions)", hws.completions,
+                   pf["completed"])
+        shown = summary["displays"]
+        differ("the presents: presented, displayed, dropped",
+               [sum(s["presents"] for s in shown), sum(s["displayed"] for s in shown),
+                sum(s["dropped"] for s in shown)],
+               [totals["presents"]["created"], totals["presents"]["displayed"], totals["presents"]["dropped"]])
+        return found
+
+    def _held(self) -> set:
+        """``(context, seq)`` of every packet the model holds now: in a software queue, being
+        submitted, on a hardware queue, taken back by a preemption, or (hardware scheduling) in a
+        hardware queue's OS-side queue or with the driver."""
+        vs = self.adapter.vidsch
+        held = set()
+        for ctx in list(self.adapter.contexts) + list(vs.vidmm._system_contexts.values()):
+            for p in ctx.queue:
+                held.add((ctx.handle, p.seq))
+        for q in vs.nodes:
+            packets = list(q.hw) + list(q.preemption.preempted)
+            if q.submitting is not None:
+                packets.append(q.submitting)
+            for p in packets:
+                held.add((p.context.handle, p.seq))
+        wddm2 = self.adapter.wddm2
+        hws = wddm2.hw_scheduling if wddm2 is not None else None
+        if hws is not None:
+            for node in hws.nodes:
+                for q in node.queues:
+                    for e in list(q.pending) + list(q.in_flight):
+                        if e.kind == "buffer":
+                            held.add((q.context.handle, e.seq))
+        return held
 
     def summary(self) -> dict:
         """The run's summary, the one object every output shows (see :mod:`wddmsim.summary` for
@@ -569,6 +642,7 @@ class System:
             "wddm2": self._wddm2_summary(),
             "violations": [{"t": t, "rule": v.rule, "name": v.name, "message": v.message}
                            for t, v in self.adapter.verifier.violations],
+            "ledger": self.ledger.summary(),
         }
         crash = self.crash
         if crash is not None:
@@ -606,4 +680,4 @@ def _mean(stats) -> int | None:
     return stats.total // stats.count if stats.count else None
 
 
-__all__ = ["ApiError", "ConfigError", "RunResult", "System"]
+__all__ = ["ApiError", "ConfigError", "LedgerError", "RunResult", "System"]

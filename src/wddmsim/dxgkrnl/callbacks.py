@@ -43,6 +43,7 @@ check reference for 0xF2 and 0x133.
 
 from __future__ import annotations
 
+from ..sim.tracing import wants
 from ..ddi import codec
 from ..ddi import rules as R
 from ..ddi.bugcheck import BugCheck, BugCheckCode
@@ -149,7 +150,7 @@ class DxgkInterface:
             if not self.in_isr:
                 self._outside += 1
                 adapter.ddi.returned = self.returned  # judged when the entry point returns (rule 39)
-        if adapter.trace is not None:
+        if wants(adapter.trace, "Callback"):
             adapter.trace.emit(sim.now, "Callback", {"name": "DxgkCbNotifyInterrupt", "irql": "DIRQL",
                                                 "args": self._interrupt_args(data)})
         self._dispatch(data, itype)
@@ -188,7 +189,7 @@ class DxgkInterface:
                                   R.Facts(version=adapter.version, physical_adapter_count=1), adapter.interrupt_address)
             v = data.CrtcVsync
             self.vsyncs += 1
-            if adapter.trace is not None:
+            if wants(adapter.trace, "VSync"):
                 adapter.trace.emit(self.sim.now, "VSync", {"source": v.VidPnTargetId,
                                                      "address": v.PhysicalAddress.QuadPart})
             vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now, data)
@@ -246,7 +247,7 @@ class DxgkInterface:
         if self._in_dpc:
             self._dpc_notified = True
         self._unprocessed = 0
-        if adapter.trace is not None:
+        if wants(adapter.trace, "Callback"):
             adapter.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbNotifyDpc", "irql": "DISPATCH_LEVEL", "args": {}})
         wddm2 = adapter.wddm2
         if wddm2 is not None and wddm2.hw_scheduling is not None:
@@ -263,7 +264,7 @@ class DxgkInterface:
         self.callbacks += 1
         adapter = self.adapter
         self._not_from_isr("DxgkCbInvalidateHwContext")
-        if adapter.trace is not None:
+        if wants(adapter.trace, "Callback"):
             adapter.trace.emit(self.sim.now, "Callback", {"name": "DxgkCbInvalidateHwContext", "irql": "PASSIVE_LEVEL",
                                                      "args": adapter.ddi.args_of(pInvalidateHwContext)})
         adapter.wddm2.hw_scheduling.tdr.invalidate(pInvalidateHwContext.hHwContext)

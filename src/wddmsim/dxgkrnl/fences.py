@@ -77,6 +77,7 @@ from heapq import heapify, heappop, heappush
 from operator import attrgetter
 from typing import Any, Callable, Iterable
 
+from ..sim.tracing import wants
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..sim import DISPATCH
 from .errors import ApiError
@@ -315,7 +316,8 @@ class FenceTable:
         self._allocate = allocate
         #: software scheduler: fence signal -> wait released -> the held context's next submission
         self.wake_latency = LatencyStats()
-        self.trace = trace
+        #: the sink of Fence* events: None when no sink wants them
+        self.trace = trace if wants(trace, "FenceSignal") else None
         self.no64bit_atomics = no64bit_atomics
         self.map_gpu = map_gpu
         self.handles = handles if handles is not None else HandleTable()

@@ -44,6 +44,7 @@ from __future__ import annotations
 import ctypes
 import traceback
 
+from ..sim.tracing import wants
 from ..ddi import codec, layout, readers
 from ..ddi.bugcheck import BugCheck, BugCheckCode
 from ..ddi.interface import CONTRACTS
@@ -124,7 +125,8 @@ class DdiGateway:
         self.sim = sim
         self.driver = driver
         self.arch = arch
-        self.trace = trace
+        #: the sink of DdiCall events: None when no sink wants them (the packet ledger alone does not)
+        self.trace = trace if wants(trace, "DdiCall") else None
         self.version = None
         self.verifier = None
         self.hAdapter = 0

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import struct
 
+from ..sim.tracing import wants
 from ..ddi import layout
 from ..ddi.bugcheck import BugCheckCode, VidSchError
 from ..ddi.ntstatus import NTSTATUS
@@ -102,7 +103,8 @@ class NativeFences:
         self.adapter = adapter = wddm2.adapter
         self.sim = adapter.sim
         self.fences = wddm2.fences
-        self.trace = adapter.trace
+        #: the sink of NativeFence* events: None when no sink wants them
+        self.trace = adapter.trace if wants(adapter.trace, "NativeFenceSignaled") else None
         self.by_handle: dict[int, NativeFence] = {}  # the OS's handle -> fence (what interrupts name)
         self.interrupts = 0  # NATIVE_FENCE_SIGNALED events
         self.updates = 0  # DxgkDdiUpdateMonitoredValues calls

@@ -87,7 +87,7 @@ class NodeQueue:
         "last_completed", "worker_busy", "dispatch_timer", "submit_args", "patch_args", "facts",
         "notify_facts", "packets", "busy_ns", "busy_since", "engine_type", "submit_address",
         "max_depth_seen", "submit_fill", "submit_long", "preemption", "tdr", "virtual_args",
-        "last_stop", "last_stop_ctx", "handoffs",
+        "last_stop", "last_stop_ctx", "handoffs", "submitting",
     )
 
     def __init__(self, ordinal: int, name: str, depth: int):
@@ -119,6 +119,7 @@ class NodeQueue:
         self.last_stop = 0  # when the last context to run stopped running, and which it was
         self.last_stop_ctx = None
         self.handoffs = LatencyStats()  # a context stops, a waiting other one starts: the gap
+        self.submitting = None  # the packet the worker is patching and submitting (out of every queue)
 
 
 class VidSch:
@@ -279,6 +280,7 @@ class VidSch:
             if cost:
                 # The worker spends cost ns patching and submitting; it is busy until then.
                 node_queue.worker_busy = True
+                node_queue.submitting = packet
                 sim.after(cost, self._submit_later, packet, PASSIVE)
                 return
             self._submit(node_queue, packet)
@@ -382,6 +384,7 @@ class VidSch:
     def _submit_later(self, packet) -> None:
         node_queue = self.nodes[packet.context.node]
         node_queue.worker_busy = False
+        node_queue.submitting = None
         self._submit(node_queue, packet)
         self._dispatch(node_queue)
 

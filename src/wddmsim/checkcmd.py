@@ -1,0 +1,122 @@
+"""``wddmsim check LOG``: replay a saved event log through the packet ledger.
+
+The same ledger every run keeps (:mod:`wddmsim.trace.ledger`, docs/ledger.md) reads the log's
+events; its totals are compared with the ``ledger`` totals the log's ``LogEnd`` summary carries
+(what the run counted as it went). A partial log (stopped early, or with no ``LogEnd``: see
+:mod:`wddmsim.trace.ending`) is checked up to where it ends: what is still open there is in
+flight, never a violation. Exit status 0 when everything is accounted for, 1 when a violation is
+found (each printed with its item's history), 2 for bad input (not an event log).
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .cliutil import read_log
+
+__all__ = ["check_cmd", "check_log", "ledger_rows"]
+
+#: The most open items the text output names (``--json`` names them all).
+SHOWN_OPEN = 10
+
+
+def ledger_rows(totals: dict) -> list[tuple[str, int, int, int, str]]:
+    """The verdict table's rows for the ledger ``totals``: item kind, created, ended, in flight,
+    and how they ended."""
+    p, g, d, pr, f = (totals[k] for k in ("packets", "paging", "dma_submissions", "presents", "progress_fences"))
+
+    def ended(t, *keys):
+        return sum(t[k] for k in keys)
+
+    return [
+        ("packets", p["created"], ended(p, "completed", "cancelled", "aborted"), p["in_flight"],
+         f"{p['completed']} completed, {p['cancelled']} cancelled, {p['aborted']} aborted; "
+         f"{p['resubmitted']} resubmitted"),
+        ("paging packets", g["created"], ended(g, "completed", "cancelled", "aborted"), g["in_flight"],
+         f"{g['completed']} completed, {g['cancelled']} cancelled, {g['aborted']} aborted; "
+         f"{g['resubmitted']} resubmitted; {g['evictions']} evictions"),
+        ("DMA submissions", d["created"], ended(d, "completed", "preempted", "reset", "aborted"), d["in_flight"],
+         f"{d['completed']} completed, {d['preempted']} preempted, {d['reset']} reset, {d['aborted']} aborted"),
+        ("presents", pr["created"], ended(pr, "displayed", "dropped"), pr["pending"],
+         f"{pr['displayed']} displayed, {pr['dropped']} dropped"),
+        ("progress fences", f["created"], ended(f, "completed", "cancelled", "aborted"), f["in_flight"],
+         f"{f['completed']} completed, {f['cancelled']} cancelled, {f['aborted']} aborted"),
+    ]
+
+
+def check_log(events: list[dict]) -> dict:
+    """The ledger's verdict on a log read back as dicts: ``ending`` (how the log ends),
+    ``totals`` (the replay's), ``logged`` (the LogEnd summary's ledger totals, None when the log
+    has none), ``violations`` (:class:`~wddmsim.trace.ledger.Violation`), ``in_flight`` (the open
+    items' names)."""
+    from .trace.ending import log_ending
+    from .trace.ledger import Ledger, Violation
+
+    ending = log_ending(events)
+    ledger = Ledger()
+    ledger.feed(events)
+    end_t = ending.t if ending.t is not None else 0
+    found = ledger.check_now(end_t)
+    totals = ledger.summary()
+    logged = None
+    if ending.reason is not None:
+        summary = events[-1].get("summary")
+        if isinstance(summary, dict) and isinstance(summary.get("ledger"), dict):
+            logged = summary["ledger"]
+    if logged is not None:
+        for kind, counts in totals.items():
+            theirs = logged.get(kind, {})
+            for key, n in counts.items():
+                if theirs.get(key) != n:
+                    found.append(Violation(end_t, f"the {kind.replace('_', ' ')} total {key!r}",
+                                           f"the log's LogEnd summary says {theirs.get(key)}, the replay counts {n}",
+                                           []))
+    return {"ending": ending, "totals": totals, "logged": logged, "violations": found,
+            "in_flight": ledger.open_items()}
+
+
+@click.command("check")
+@click.argument("events_file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+def check_cmd(events_file: str, as_json: bool) -> None:
+    """Check an event log (written with --events) with the packet ledger: every packet, flip,
+    paging operation and progress fence created is accounted for exactly once, and the totals
+    agree with the log's LogEnd summary. A partial log is checked up to where it ends. Exit
+    status 0 when clean, 1 when a violation is found (printed with the item's history), 2 for bad
+    input."""
+    events = read_log(events_file)
+    verdict = check_log(events)
+    ending, found = verdict["ending"], verdict["violations"]
+    if as_json:
+        click.echo(json.dumps({
+            "log": events_file,
+            "ending": {"reason": ending.reason, "t": ending.t, "partial": ending.partial, "text": ending.describe()},
+            "totals": verdict["totals"], "logged_totals": verdict["logged"],
+            "in_flight": verdict["in_flight"], "violations": [v.as_dict() for v in found],
+            "verdict": "violations" if found else "clean",
+        }, indent=2))
+        raise SystemExit(1 if found else 0)
+    click.echo(f"{events_file}: {len(events)} events; {ending.describe()}")
+    rows = ledger_rows(verdict["totals"])
+    head = ("item kind", "created", "ended", "in flight", "how they ended")
+    width = [max(len(str(r[i])) for r in [head, *rows]) for i in range(4)]
+    for r in [head, *rows]:
+        click.echo(f"{r[0]:<{width[0]}}  {r[1]:>{width[1]}}  {r[2]:>{width[2]}}  {r[3]:>{width[3]}}  {r[4]}".rstrip())
+    if verdict["logged"] is None:
+        click.echo("totals: the log carries no LogEnd summary to compare with")
+    elif not any(v.item.startswith("the ") and " total " in v.item for v in found):
+        click.echo("totals: the same as the log's LogEnd summary")
+    open_items = verdict["in_flight"]
+    if open_items:
+        names = ", ".join(open_items[:SHOWN_OPEN]) + (f" and {len(open_items) - SHOWN_OPEN} more"
+                                                      if len(open_items) > SHOWN_OPEN else "")
+        click.echo(f"in flight at the end: {names}")
+    if not found:
+        click.echo("verdict: clean: every packet, flip, paging operation and progress fence is accounted for")
+        raise SystemExit(0)
+    click.echo(f"verdict: {len(found)} violation{'s' if len(found) != 1 else ''}: the model lost track of work")
+    for v in found:
+        click.echo(v.describe())
+    raise SystemExit(1)

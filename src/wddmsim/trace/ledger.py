@@ -1,0 +1,497 @@
+"""The packet ledger: every piece of work the model creates is accounted for exactly once.
+
+The ledger reads the event log's own vocabulary (docs/events.md), ``(t, event, fields)``, either
+live (every run feeds it, with or without ``--events``: :class:`wddmsim.system.System`) or from a
+saved log (``wddmsim check LOG``), and keeps each open item's state and history. The items and
+their lifecycles (docs/ledger.md):
+
+- a queue packet (``QueuePacketStart``, keyed by context and ``seq``; render, present and VidMm's
+  ``paging`` and ``context_switch`` packets) ends with exactly one ``QueuePacketStop``:
+  ``Completed``, ``Cancelled`` or ``Aborted``, or is still in flight when the run ended;
+- its DMA submissions to the driver (``DmaPacketQueued``, after ``DxgkDdiSubmitCommand`` returned):
+  one at a time, each started at most once (``DmaPacketStart``) and stopped exactly once
+  (``DmaPacketStop``); a ``Preempted`` or ``Reset`` one is followed by a new submission of the
+  same packet or by its ``QueuePacketStop`` saying why it was dropped; an ``Aborted`` one by its
+  ``Aborted`` stop; a ``Completed`` one (which must have started) by its ``Completed`` stop and
+  nothing else; a packet is never both completed and cancelled;
+- a present (``Present``) is shown (``Displayed``) or ``Dropped`` exactly once, or still pending;
+  a ``Flip`` names a flip present not yet shown or dropped;
+- a paging operation: VidMm's ``paging`` packets follow the packet rules; each
+  ``EvictAllocation`` is carried by a paging packet VidMm queues at the same instant;
+- hardware scheduling: each hardware queue's progress fence ids (``QueuePacketStart``
+  ``hwqueue``/``progress_id``) rise within the queue, and each completes (``QueuePacketStop``
+  ``fence``) exactly once, in the queue's order, and never one that was not submitted.
+
+A broken rule is a :class:`Violation` (a model bug, never a driver's: the driver's mistakes are the
+verifier's); :meth:`Ledger.check_now` gives them as of now, and :class:`LedgerError` carries each violation
+with the offending item's whole history (its events, with their times). To keep memory flat an
+item's history is dropped once it ends cleanly; the last :data:`KEEP_CLOSED` ended items are kept,
+so an event about one that ended recently still shows its history.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+
+__all__ = ["KINDS", "KEEP_CLOSED", "Ledger", "LedgerError", "Violation"]
+
+#: the events the ledger reads (the model need not build any other for it)
+KINDS = frozenset({"QueuePacketStart", "QueuePacketStop", "DmaPacketQueued", "DmaPacketStart", "DmaPacketStop",
+                   "Present", "Flip", "Displayed", "Dropped", "EvictAllocation", "LogEnd"})
+
+#: how many ended items keep their history (for an event about an item that already ended)
+KEEP_CLOSED = 4096
+
+# DMA states of a packet
+_NONE, _QUEUED, _STARTED, _DONE, _TAKEN, _ABORTED = range(6)
+_DMA_NAMES = ("never submitted", "queued to the driver", "running", "completed", "taken back", "aborted")
+
+
+class Violation:
+    """One broken ledger rule: ``item`` names the item, ``message`` says what is wrong, ``history``
+    is the item's events as ``(t, event, fields)``."""
+
+    __slots__ = ("item", "message", "history", "t")
+
+    def __reduce__(self):
+        return (Violation, (self.t, self.item, self.message, self.history))
+
+    def __init__(self, t: int, item: str, message: str, history: list):
+        self.t = t
+        self.item = item
+        self.message = message
+        self.history = list(history)
+
+    def describe(self) -> str:
+        """The violation and the item's history, one event a line."""
+        lines = [f"{self.item}: {self.message} (at {self.t} ns)"]
+        if self.history:
+            lines.append("  its history:")
+            lines.extend(f"    {t:>14} ns  {event} {_fields_text(fields)}" for t, event, fields in self.history)
+        else:
+            lines.append("  its history is no longer kept (it ended long before)")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        """The violation as JSON data."""
+        return {"t": self.t, "item": self.item, "message": self.message,
+                "history": [{"t": t, "event": e, **f} for t, e, f in self.history]}
+
+
+def _fields_text(fields: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in fields.items() if k != "summary")
+
+
+class LedgerError(Exception):
+    """A model bug: the ledger found work the model lost track of (``violations``)."""
+
+    def __init__(self, violations: list[Violation]):
+        self.violations = violations
+        first = violations[0]
+        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+        super().__init__(f"the model lost track of {first.item}{more}")
+
+    def __reduce__(self):
+        return (LedgerError, (self.violations,))  # whole across a sweep's worker processes
+
+    def describe(self) -> str:
+        """Every violation with its item's history."""
+        return "\n".join(v.describe() for v in self.violations)
+
+
+class _Packet:
+    __slots__ = ("context", "seq", "kind", "hwqueue", "progress_id", "dma", "fence", "submissions", "history", "node")
+
+    def __init__(self, context, seq, kind, hwqueue, progress_id, history):
+        self.context = context
+        self.seq = seq
+        self.kind = kind
+        self.hwqueue = hwqueue
+        self.progress_id = progress_id
+        self.dma = _NONE
+        self.fence = 0
+        self.submissions = 0
+        self.history = history
+        self.node = 0
+
+
+class _Frame:
+    __slots__ = ("flip", "history")
+
+    def __init__(self, flip, history):
+        self.flip = flip
+        self.history = history
+
+
+def _zero(*names) -> dict:
+    return {n: 0 for n in names}
+
+
+class Ledger:
+    """The ledger of one run (see the module doc). Feed it with :meth:`emit` (it is an event
+    sink: ``kinds`` names the events it reads, every other one is ignored), then :meth:`check_now`."""
+
+    kinds = KINDS
+
+    def __init__(self):
+        self.violations: list[Violation] = []
+        self._packets: dict = {}  # (context, seq) -> _Packet, open ones
+        self._last_seq: dict = {}  # context -> highest seq created
+        self._hwqueues: dict = {}  # hwqueue -> deque of open _Packet, in progress-id order
+        self._last_progress: dict = {}  # hwqueue -> highest progress id submitted
+        self._done: dict = {}  # node -> deque of packets whose DMA completed, not yet retired, in order
+        self.lost = 0  # items reported lost (their violation said so); no longer tracked
+        self._frames: dict = {}  # (context, seq) -> _Frame, pending ones
+        self._closed: OrderedDict = OrderedDict()  # (what, key) -> history of an ended item
+        self._evictions_open = 0  # evictions queued at this instant, waiting for their paging packet
+        self._eviction_t = -1
+        self._eviction_history: list = []
+        self.per_context: dict = {}  # context -> [created, completed, cancelled, aborted]
+        self.totals = {
+            "packets": _zero("created", "completed", "cancelled", "aborted", "resubmitted", "in_flight"),
+            "paging": _zero("created", "completed", "cancelled", "aborted", "resubmitted", "in_flight", "evictions"),
+            "dma_submissions": _zero("created", "completed", "preempted", "reset", "aborted", "in_flight"),
+            "presents": _zero("created", "displayed", "dropped", "pending"),
+            "progress_fences": _zero("created", "completed", "cancelled", "aborted", "in_flight"),
+        }
+        self._handlers = {
+            "QueuePacketStart": self._queue_start, "QueuePacketStop": self._queue_stop,
+            "DmaPacketQueued": self._dma_queued, "DmaPacketStart": self._dma_start, "DmaPacketStop": self._dma_stop,
+            "Present": self._present, "Flip": self._flip, "Displayed": self._shown, "Dropped": self._shown,
+            "EvictAllocation": self._evict,
+        }
+
+    # -- feeding -------------------------------------------------------------------------------------
+    def emit(self, t: int, event: str, fields: dict) -> None:
+        """Read one event (any other than the ledger's :data:`KINDS` is ignored)."""
+        h = self._handlers.get(event)
+        if h is not None:
+            if self._evictions_open and t != self._eviction_t:
+                self._eviction_unpaired(t)
+            h(t, event, fields)
+
+    def feed(self, events) -> None:
+        """Read a log's events (dicts as :func:`wddmsim.trace.read_events` gives them)."""
+        emit = self.emit
+        for e in events:
+            fields = {k: v for k, v in e.items() if k not in ("t", "event")}
+            emit(e.get("t", 0), e.get("event"), fields)
+
+    def _violate(self, t: int, item: str, message: str, history) -> None:
+        self.violations.append(Violation(t, item, message, history))
+
+    def _ended(self, what: str, key) -> list | None:
+        return self._closed.get((what, key))
+
+    def _remember(self, what: str, key, history: list) -> None:
+        closed = self._closed
+        closed[(what, key)] = history
+        if len(closed) > KEEP_CLOSED:
+            closed.popitem(last=False)
+
+    # -- queue packets --------------------------------------------------------------------------------
+    def _queue_start(self, t, event, f) -> None:
+        ctx, seq = f["context"], f["seq"]
+        key = (ctx, seq)
+        hwq = f.get("hwqueue", 0)
+        entry = (t, event, f)
+        if key in self._packets or seq <= self._last_seq.get(ctx, 0):
+            old = self._packets.get(key)
+            hist = old.history if old is not None else (self._ended("packet", key) or [])
+            self._violate(t, _packet_name(ctx, seq), "created twice (a second QueuePacketStart)", hist + [entry])
+            return
+        self._last_seq[ctx] = seq
+        kind = f.get("kind", "render")
+        p = _Packet(ctx, seq, kind, hwq, f.get("progress_id", 0), [entry])
+        self._packets[key] = p
+        self.totals["paging" if kind == "paging" else "packets"]["created"] += 1
+        counts = self.per_context.get(ctx)
+        if counts is None:
+            counts = self.per_context[ctx] = [0, 0, 0, 0]
+        counts[0] += 1
+        if kind == "paging" and self._evictions_open:
+            self._evictions_open = 0
+            self._eviction_history = []
+        if hwq:
+            self.totals["progress_fences"]["created"] += 1
+            last = self._last_progress.get(hwq, 0)
+            if p.progress_id <= last:
+                self._violate(t, _fence_name(hwq, p.progress_id),
+                              f"progress fence id {p.progress_id} is not above the queue's previous {last}", p.history)
+            else:
+                self._last_progress[hwq] = p.progress_id
+            q = self._hwqueues.get(hwq)
+            if q is None:
+                q = self._hwqueues[hwq] = deque()
+            q.append(p)
+
+    def _packet_of(self, t, event, f, what: str):
+        key = (f["context"], f["seq"])
+        p = self._packets.get(key)
+        if p is None:
+            hist = self._ended("packet", key)
+            why = "after the packet ended" if hist is not None else "for a packet never created (no QueuePacketStart)"
+            self._violate(t, _packet_name(*key), f"{what} {why}", (hist or []) + [(t, event, f)])
+            return None
+        p.history.append((t, event, f))
+        return p
+
+    def _queue_stop(self, t, event, f) -> None:
+        p = self._packet_of(t, event, f, f"QueuePacketStop {f.get('status')}")
+        if p is None:
+            return
+        status = f.get("status")
+        name = _packet_name(p.context, p.seq)
+        group = self.totals["paging" if p.kind == "paging" else "packets"]
+        counts = self.per_context[p.context]
+        ok = True
+        if p.hwqueue:
+            q = self._hwqueues[p.hwqueue]
+            fence = f.get("fence")
+            if fence != p.progress_id:
+                self._violate(t, name, f"its QueuePacketStop names progress fence {fence}, it was submitted with "
+                                       f"{p.progress_id}", p.history)
+                ok = False
+            if status == "Completed":
+                while q[0] is not p:
+                    # An older buffer of the queue never completed: its completion was lost.
+                    lost = q.popleft()
+                    self._violate(t, _fence_name(lost.hwqueue, lost.progress_id),
+                                  f"never completed, but progress fence {p.progress_id} after it in the same queue "
+                                  f"did", lost.history + [(t, event, f)])
+                    self._lose(lost)
+            q.remove(p)
+            pf = self.totals["progress_fences"]
+            if status == "Completed":
+                pf["completed"] += 1
+            elif status == "Aborted":
+                pf["aborted"] += 1
+            elif status == "Cancelled":
+                pf["cancelled"] += 1
+        else:
+            dma = p.dma
+            if status == "Completed" and dma != _DONE:
+                self._violate(t, name, f"retired as Completed while its DMA submission is {_DMA_NAMES[dma]}",
+                              p.history)
+                ok = False
+            elif status == "Completed":
+                done = self._done[p.node]
+                while done[0] is not p:
+                    # The DPC retires a node's completed packets in order: an older one was lost.
+                    lost = done.popleft()
+                    self._violate(t, _packet_name(lost.context, lost.seq),
+                                  f"completed on the GPU but never retired, while packet {p.seq} of context "
+                                  f"{p.context} completed after it on node {p.node} and was retired",
+                                  lost.history + [(t, event, f)])
+                    self._lose(lost)
+                done.popleft()
+            elif status == "Cancelled" and dma not in (_NONE, _TAKEN):
+                self._violate(t, name, f"cancelled while its DMA submission is {_DMA_NAMES[dma]}", p.history)
+                ok = False
+            elif status == "Aborted" and dma in (_QUEUED, _STARTED, _DONE):
+                self._violate(t, name, f"aborted while its DMA submission is {_DMA_NAMES[dma]}", p.history)
+                ok = False
+        if status == "Completed":
+            group["completed"] += 1
+            counts[1] += 1
+        elif status == "Cancelled":
+            group["cancelled"] += 1
+            counts[2] += 1
+        elif status == "Aborted":
+            group["aborted"] += 1
+            counts[3] += 1
+        else:
+            self._violate(t, name, f"QueuePacketStop with unknown status {status!r}", p.history)
+            ok = False
+        del self._packets[(p.context, p.seq)]
+        if ok:
+            self._remember("packet", (p.context, p.seq), p.history)
+
+    # -- DMA submissions ------------------------------------------------------------------------------
+    def _lose(self, p) -> None:
+        """Stop tracking ``p``, reported lost (so that one loss is one violation)."""
+        self._packets.pop((p.context, p.seq), None)
+        if p.hwqueue:
+            q = self._hwqueues.get(p.hwqueue)
+            if q is not None and p in q:
+                q.remove(p)
+        self.lost += 1
+
+    def _dma_queued(self, t, event, f) -> None:
+        p = self._packet_of(t, event, f, "DmaPacketQueued")
+        if p is None:
+            return
+        if p.dma in (_QUEUED, _STARTED, _DONE, _ABORTED):
+            self._violate(t, _packet_name(p.context, p.seq),
+                          f"submitted to the driver again while its DMA submission is {_DMA_NAMES[p.dma]}", p.history)
+            return
+        p.dma = _QUEUED
+        p.fence = f.get("fence")
+        p.submissions += 1
+        self.totals["dma_submissions"]["created"] += 1
+        if p.submissions > 1:
+            self.totals["paging" if p.kind == "paging" else "packets"]["resubmitted"] += 1
+
+    def _dma_start(self, t, event, f) -> None:
+        p = self._packet_of(t, event, f, "DmaPacketStart")
+        if p is None:
+            return
+        if p.dma != _QUEUED or f.get("fence") != p.fence:
+            self._violate(t, _packet_name(p.context, p.seq),
+                          f"DmaPacketStart (fence {f.get('fence')}) while its DMA submission is {_DMA_NAMES[p.dma]} "
+                          f"(fence {p.fence})", p.history)
+            return
+        p.dma = _STARTED
+
+    def _dma_stop(self, t, event, f) -> None:
+        status = f.get("status")
+        p = self._packet_of(t, event, f, f"DmaPacketStop {status}")
+        if p is None:
+            return
+        name = _packet_name(p.context, p.seq)
+        if p.dma not in (_QUEUED, _STARTED) or f.get("fence") != p.fence:
+            self._violate(t, name, f"DmaPacketStop {status} (fence {f.get('fence')}) while its DMA submission is "
+                                   f"{_DMA_NAMES[p.dma]} (fence {p.fence})", p.history)
+            return
+        d = self.totals["dma_submissions"]
+        if status == "Completed":
+            if p.dma != _STARTED:
+                self._violate(t, name, "DMA submission completed without a DmaPacketStart", p.history)
+            p.dma = _DONE
+            p.node = f.get("node", 0)
+            done = self._done.get(p.node)
+            if done is None:
+                done = self._done[p.node] = deque()
+            done.append(p)
+            d["completed"] += 1
+        elif status == "Preempted" or status == "Reset":
+            p.dma = _TAKEN
+            d["preempted" if status == "Preempted" else "reset"] += 1
+        elif status == "Aborted":
+            p.dma = _ABORTED
+            d["aborted"] += 1
+        else:
+            self._violate(t, name, f"DmaPacketStop with unknown status {status!r}", p.history)
+
+    # -- presents -------------------------------------------------------------------------------------
+    def _present(self, t, event, f) -> None:
+        key = (f["context"], f["seq"])
+        entry = (t, event, f)
+        if key in self._frames:
+            self._violate(t, _present_name(*key), "presented twice", self._frames[key].history + [entry])
+            return
+        self._frames[key] = _Frame(bool(f.get("flip")), [entry])
+        self.totals["presents"]["created"] += 1
+
+    def _flip(self, t, event, f) -> None:
+        key = (f["context"], f["seq"])
+        fr = self._frames.get(key)
+        if fr is None:
+            hist = self._ended("present", key)
+            why = "after the present was shown or dropped" if hist is not None else "with no Present before it"
+            self._violate(t, _present_name(*key), f"Flip {why}", (hist or []) + [(t, event, f)])
+            return
+        fr.history.append((t, event, f))
+        if not fr.flip:
+            self._violate(t, _present_name(*key), "Flip of a present that carries no flip", fr.history)
+
+    def _shown(self, t, event, f) -> None:
+        key = (f["context"], f["seq"])
+        fr = self._frames.pop(key, None)
+        if fr is None:
+            hist = self._ended("present", key)
+            why = "a second time" if hist is not None else "with no Present before it"
+            self._violate(t, _present_name(*key), f"{event} {why}", (hist or []) + [(t, event, f)])
+            return
+        fr.history.append((t, event, f))
+        self.totals["presents"]["displayed" if event == "Displayed" else "dropped"] += 1
+        self._remember("present", key, fr.history)
+
+    # -- paging ---------------------------------------------------------------------------------------
+    def _evict(self, t, event, f) -> None:
+        self.totals["paging"]["evictions"] += 1
+        self._evictions_open += 1
+        self._eviction_t = t
+        self._eviction_history.append((t, event, f))
+
+    def _eviction_unpaired(self, t) -> None:
+        self._violate(self._eviction_t, "eviction", f"{self._evictions_open} eviction(s) queued with no paging "
+                                                    f"packet queued at the same instant", self._eviction_history)
+        self._evictions_open = 0
+        self._eviction_history = []
+
+    # -- the end --------------------------------------------------------------------------------------
+    def check_now(self, t: int, held: set | None = None, partial: bool = False) -> list[Violation]:
+        """Every violation found so far, and, given ``held`` (the ``(context, seq)`` of every packet
+        the model still holds), each packet the ledger has in flight that the model no longer holds
+        or the other way round. What is open is in flight, never a violation by itself: a run's end
+        time, a bug check and an early stop all leave work in flight. ``partial``: the events stop
+        where the run was cut (a bug check, a partial log), maybe between an eviction and its
+        paging packet. The ledger goes on."""
+        found = list(self.violations)
+        if self._evictions_open and not partial:
+            found.append(Violation(self._eviction_t, "eviction", f"{self._evictions_open} eviction(s) queued with no "
+                                   f"paging packet queued at the same instant", self._eviction_history))
+        if held is not None:
+            mine = set(self._packets)
+            # A run cut by a bug check may have stopped inside a transition (a packet taken from
+            # its queue, the DDI call that hands it on failing): the model no longer holds it
+            # and no event says where it went. Only the other direction holds then.
+            for key in ([] if partial else sorted(mine - held)):
+                found.append(Violation(t, _packet_name(*key), "in flight by the ledger, but the model no longer holds "
+                                       "it", self._packets[key].history))
+            for key in sorted(held - mine):
+                found.append(Violation(t, _packet_name(*key), "held by the model, but the ledger has it ended or "
+                                       "never created", self._ended("packet", key) or []))
+        return found
+
+    def summary(self) -> dict:
+        """The totals per item kind as of now (the run summary's ``ledger``): what is open counts
+        as in flight (``pending`` for presents)."""
+        out = {k: dict(v) for k, v in self.totals.items()}
+        for p in self._packets.values():
+            out["paging" if p.kind == "paging" else "packets"]["in_flight"] += 1
+            if p.hwqueue:
+                out["progress_fences"]["in_flight"] += 1
+            if p.dma == _QUEUED or p.dma == _STARTED:
+                out["dma_submissions"]["in_flight"] += 1
+        out["presents"]["pending"] = len(self._frames)
+        return out
+
+    def open_items(self) -> list[str]:
+        """The items still open (in flight), named, in creation order: packets, then presents."""
+        return [_packet_name(*k) for k in self._packets] + [_present_name(*k) for k in self._frames]
+
+
+def _packet_name(ctx, seq) -> str:
+    return f"packet {seq} of context {ctx}"
+
+
+def _present_name(ctx, seq) -> str:
+    return f"present {seq} of context {ctx}"
+
+
+def _fence_name(hwq, progress_id) -> str:
+    return f"progress fence {progress_id} of hardware queue {hwq}"
+
+
+class LedgerTee:
+    """The sink the model sees when a run also has a sink of its own (a log, a trace): every event
+    the sink wants goes to it, and the ledger reads its own. ``kinds`` is the union of both (None:
+    every event), ``raw_args`` the sink's (the ledger reads no DdiCall)."""
+
+    def __init__(self, ledger: Ledger, sink):
+        self.ledger = ledger
+        self.sink = sink
+        own = getattr(sink, "kinds", None)
+        self._sink_kinds = None if own is None else frozenset(own)
+        self.kinds = None if own is None else self._sink_kinds | ledger.kinds
+        self.raw_args = getattr(sink, "raw_args", False)
+        self._ledger = ledger.emit
+        self._sink = sink.emit
+
+    def emit(self, t: int, event: str, fields: dict) -> None:
+        """Hand one event to the ledger and to the sink (if it wants it)."""
+        self._ledger(t, event, fields)
+        if self._sink_kinds is None or event in self._sink_kinds:
+            self._sink(t, event, fields)
