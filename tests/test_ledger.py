@@ -261,3 +261,11 @@ def test_check_refuses_a_file_that_is_not_a_log(tmp_path):
     r = _check(str(path))
     assert r.exit_code == 2
     assert r.stderr.startswith(f"wddmsim: error: {path}: not a wddmsim event log")
+
+
+def test_a_sweep_row_whose_ledger_breaks_fails_the_whole_sweep_with_exit_4(monkeypatch, tmp_path):
+    _forget_one_retirement(monkeypatch)
+    r = runner.invoke(main, ["sweep", str(ROOT / "examples" / "deep_queue.toml"), "--set", "seed=1,2",
+                             "--workers", "1", "-o", str(tmp_path / "rows.csv")])
+    assert r.exit_code == 4
+    assert r.stderr.startswith("wddmsim: internal error: the model lost track of packet 1 of context 1073742016\n")

@@ -52,10 +52,10 @@ def check_log(events: list[dict]) -> dict:
     has none), ``violations`` (:class:`~wddmsim.trace.ledger.Violation`), ``in_flight`` (the open
     items' names)."""
     from .trace.ending import log_ending
-    from .trace.ledger import Ledger, Violation
+    from .trace.ledger import KEEP_CLOSED, Ledger, Violation
 
     ending = log_ending(events)
-    ledger = Ledger()
+    ledger = Ledger(keep_closed=KEEP_CLOSED)
     ledger.feed(events)
     end_t = ending.t if ending.t is not None else 0
     found = ledger.check_now(end_t)

@@ -25,8 +25,8 @@ their lifecycles (docs/ledger.md):
 A broken rule is a :class:`Violation` (a model bug, never a driver's: the driver's mistakes are the
 verifier's); :meth:`Ledger.check_now` gives them as of now, and :class:`LedgerError` carries each violation
 with the offending item's whole history (its events, with their times). To keep memory flat an
-item's history is dropped once it ends cleanly; the last :data:`KEEP_CLOSED` ended items are kept,
-so an event about one that ended recently still shows its history.
+item's history is dropped once it ends cleanly; the last few ended items' are kept (:data:`KEEP_CLOSED`
+when a log is checked), so an event about one that ended recently still shows its history.
 """
 
 from __future__ import annotations
@@ -37,10 +37,13 @@ __all__ = ["KINDS", "KEEP_CLOSED", "Ledger", "LedgerError", "Violation"]
 
 #: the events the ledger reads (the model need not build any other for it)
 KINDS = frozenset({"QueuePacketStart", "QueuePacketStop", "DmaPacketQueued", "DmaPacketStart", "DmaPacketStop",
-                   "Present", "Flip", "Displayed", "Dropped", "EvictAllocation", "LogEnd"})
+                   "Present", "Flip", "Displayed", "Dropped", "EvictAllocation"})
 
-#: how many ended items keep their history (for an event about an item that already ended)
+#: how many ended items keep their history (for an event about an item that already ended) when
+#: a saved log is checked; a live run keeps :data:`KEEP_CLOSED_RUN` (the histories of ended items
+#: kept alive cost a run a few percent in memory management alone)
 KEEP_CLOSED = 4096
+KEEP_CLOSED_RUN = 64
 
 # DMA states of a packet
 _NONE, _QUEUED, _STARTED, _DONE, _TAKEN, _ABORTED = range(6)
@@ -99,8 +102,13 @@ class LedgerError(Exception):
         return "\n".join(v.describe() for v in self.violations)
 
 
+#: QueuePacketStop status -> its place in a context's counts [created, completed, cancelled, aborted]
+_STOPS = {"Completed": 1, "Cancelled": 2, "Aborted": 3}
+
+
 class _Packet:
-    __slots__ = ("context", "seq", "kind", "hwqueue", "progress_id", "dma", "fence", "submissions", "history", "node")
+    __slots__ = ("context", "seq", "kind", "hwqueue", "progress_id", "dma", "fence", "submissions", "history", "node",
+                 "counts", "group")
 
     def __init__(self, context, seq, kind, hwqueue, progress_id, history):
         self.context = context
@@ -133,7 +141,8 @@ class Ledger:
 
     kinds = KINDS
 
-    def __init__(self):
+    def __init__(self, keep_closed: int = KEEP_CLOSED_RUN):
+        self.keep_closed = keep_closed
         self.violations: list[Violation] = []
         self._packets: dict = {}  # (context, seq) -> _Packet, open ones
         self._last_seq: dict = {}  # context -> highest seq created
@@ -147,13 +156,12 @@ class Ledger:
         self._eviction_t = -1
         self._eviction_history: list = []
         self.per_context: dict = {}  # context -> [created, completed, cancelled, aborted]
-        self.totals = {
-            "packets": _zero("created", "completed", "cancelled", "aborted", "resubmitted", "in_flight"),
-            "paging": _zero("created", "completed", "cancelled", "aborted", "resubmitted", "in_flight", "evictions"),
-            "dma_submissions": _zero("created", "completed", "preempted", "reset", "aborted", "in_flight"),
-            "presents": _zero("created", "displayed", "dropped", "pending"),
-            "progress_fences": _zero("created", "completed", "cancelled", "aborted", "in_flight"),
-        }
+        # The counts (a QueuePacketStop's status counts under its own name, for speed).
+        self._plain = _zero("created", "Completed", "Cancelled", "Aborted", "resubmitted")
+        self._paging = _zero("created", "Completed", "Cancelled", "Aborted", "resubmitted", "evictions")
+        self._fences = _zero("created", "Completed", "Cancelled", "Aborted")
+        self._dma = _zero("created", "completed", "preempted", "reset", "aborted")
+        self._presents = _zero("created", "displayed", "dropped")
         self._handlers = {
             "QueuePacketStart": self._queue_start, "QueuePacketStop": self._queue_stop,
             "DmaPacketQueued": self._dma_queued, "DmaPacketStart": self._dma_start, "DmaPacketStop": self._dma_stop,
@@ -163,11 +171,57 @@ class Ledger:
 
     # -- feeding -------------------------------------------------------------------------------------
     def emit(self, t: int, event: str, fields: dict) -> None:
-        """Read one event (any other than the ledger's :data:`KINDS` is ignored)."""
+        """Read one event (any other than the ledger's :data:`KINDS` is ignored).
+
+        Every run calls this some five times a packet, so the usual case of the software
+        scheduler's packet events (every rule holds) is taken here in line; anything else goes to
+        the event's handler, which checks every rule and reports what breaks."""
+        if event == "DmaPacketStart":
+            p = self._packets.get((fields["context"], fields["seq"]))
+            if p is not None and p.dma == _QUEUED and fields["fence"] == p.fence:
+                p.history.append((t, event, fields))
+                p.dma = _STARTED
+                return
+        elif event == "DmaPacketStop":
+            p = self._packets.get((fields["context"], fields["seq"]))
+            if p is not None and p.dma == _STARTED and fields["status"] == "Completed" and fields["fence"] == p.fence:
+                p.history.append((t, event, fields))
+                p.dma = _DONE
+                p.node = node = fields["node"]
+                done = self._done.get(node)
+                if done is None:
+                    done = self._done[node] = deque()
+                done.append(p)
+                self._dma["completed"] += 1
+                return
+        elif event == "QueuePacketStop":
+            key = (fields["context"], fields["seq"])
+            p = self._packets.get(key)
+            if p is not None and p.dma == _DONE and fields["status"] == "Completed" and not p.hwqueue:
+                done = self._done[p.node]
+                if done[0] is p:
+                    p.history.append((t, event, fields))
+                    done.popleft()
+                    p.group["Completed"] += 1
+                    p.counts[1] += 1
+                    del self._packets[key]
+                    if self.keep_closed:
+                        closed = self._closed
+                        closed[("packet", key)] = p.history
+                        if len(closed) > self.keep_closed:
+                            closed.popitem(last=False)
+                    return
+        elif event == "DmaPacketQueued":
+            p = self._packets.get((fields["context"], fields["seq"]))
+            if p is not None and p.dma == _NONE:
+                p.history.append((t, event, fields))
+                p.dma = _QUEUED
+                p.fence = fields["fence"]
+                p.submissions = 1
+                self._dma["created"] += 1
+                return
         h = self._handlers.get(event)
         if h is not None:
-            if self._evictions_open and t != self._eviction_t:
-                self._eviction_unpaired(t)
             h(t, event, fields)
 
     def feed(self, events) -> None:
@@ -184,9 +238,11 @@ class Ledger:
         return self._closed.get((what, key))
 
     def _remember(self, what: str, key, history: list) -> None:
+        if not self.keep_closed:
+            return
         closed = self._closed
         closed[(what, key)] = history
-        if len(closed) > KEEP_CLOSED:
+        if len(closed) > self.keep_closed:
             closed.popitem(last=False)
 
     # -- queue packets --------------------------------------------------------------------------------
@@ -195,25 +251,33 @@ class Ledger:
         key = (ctx, seq)
         hwq = f.get("hwqueue", 0)
         entry = (t, event, f)
-        if key in self._packets or seq <= self._last_seq.get(ctx, 0):
-            old = self._packets.get(key)
+        packets = self._packets
+        if key in packets or seq <= self._last_seq.get(ctx, 0):
+            old = packets.get(key)
             hist = old.history if old is not None else (self._ended("packet", key) or [])
             self._violate(t, _packet_name(ctx, seq), "created twice (a second QueuePacketStart)", hist + [entry])
             return
         self._last_seq[ctx] = seq
         kind = f.get("kind", "render")
+        if self._evictions_open:
+            # VidMm queues an eviction's paging packet at the instant it queues the eviction.
+            if kind == "paging":
+                self._evictions_open = 0
+                self._eviction_history = []
+            elif t != self._eviction_t:
+                self._eviction_unpaired(t)
         p = _Packet(ctx, seq, kind, hwq, f.get("progress_id", 0), [entry])
-        self._packets[key] = p
-        self.totals["paging" if kind == "paging" else "packets"]["created"] += 1
+        packets[key] = p
+        group = self._paging if kind == "paging" else self._plain
+        group["created"] += 1
         counts = self.per_context.get(ctx)
         if counts is None:
             counts = self.per_context[ctx] = [0, 0, 0, 0]
         counts[0] += 1
-        if kind == "paging" and self._evictions_open:
-            self._evictions_open = 0
-            self._eviction_history = []
+        p.counts = counts
+        p.group = group
         if hwq:
-            self.totals["progress_fences"]["created"] += 1
+            self._fences["created"] += 1
             last = self._last_progress.get(hwq, 0)
             if p.progress_id <= last:
                 self._violate(t, _fence_name(hwq, p.progress_id),
@@ -225,32 +289,30 @@ class Ledger:
                 q = self._hwqueues[hwq] = deque()
             q.append(p)
 
-    def _packet_of(self, t, event, f, what: str):
+    def _missing(self, t, event, f) -> None:
+        """An event about a packet the ledger has not open: ended already, or never created."""
+        key = (f["context"], f["seq"])
+        hist = self._ended("packet", key)
+        what = event if event in ("DmaPacketQueued", "DmaPacketStart") else f"{event} {f.get('status')}"
+        ended = hist is not None or key[1] <= self._last_seq.get(key[0], 0)
+        why = "after the packet ended" if ended else "for a packet never created (no QueuePacketStart)"
+        self._violate(t, _packet_name(*key), f"{what} {why}", (hist or []) + [(t, event, f)])
+
+    def _queue_stop(self, t, event, f) -> None:
         key = (f["context"], f["seq"])
         p = self._packets.get(key)
         if p is None:
-            hist = self._ended("packet", key)
-            why = "after the packet ended" if hist is not None else "for a packet never created (no QueuePacketStart)"
-            self._violate(t, _packet_name(*key), f"{what} {why}", (hist or []) + [(t, event, f)])
-            return None
-        p.history.append((t, event, f))
-        return p
-
-    def _queue_stop(self, t, event, f) -> None:
-        p = self._packet_of(t, event, f, f"QueuePacketStop {f.get('status')}")
-        if p is None:
+            self._missing(t, event, f)
             return
-        status = f.get("status")
-        name = _packet_name(p.context, p.seq)
-        group = self.totals["paging" if p.kind == "paging" else "packets"]
-        counts = self.per_context[p.context]
+        p.history.append((t, event, f))
+        status = f["status"]
         ok = True
         if p.hwqueue:
             q = self._hwqueues[p.hwqueue]
             fence = f.get("fence")
             if fence != p.progress_id:
-                self._violate(t, name, f"its QueuePacketStop names progress fence {fence}, it was submitted with "
-                                       f"{p.progress_id}", p.history)
+                self._violate(t, _packet_name(*key), f"its QueuePacketStop names progress fence {fence}, it was "
+                                                     f"submitted with {p.progress_id}", p.history)
                 ok = False
             if status == "Completed":
                 while q[0] is not p:
@@ -260,52 +322,48 @@ class Ledger:
                                   f"never completed, but progress fence {p.progress_id} after it in the same queue "
                                   f"did", lost.history + [(t, event, f)])
                     self._lose(lost)
-            q.remove(p)
-            pf = self.totals["progress_fences"]
-            if status == "Completed":
-                pf["completed"] += 1
-            elif status == "Aborted":
-                pf["aborted"] += 1
-            elif status == "Cancelled":
-                pf["cancelled"] += 1
+                q.popleft()
+            else:
+                q.remove(p)
+            pf = self._fences
+            if status in pf:
+                pf[status] += 1
         else:
             dma = p.dma
-            if status == "Completed" and dma != _DONE:
-                self._violate(t, name, f"retired as Completed while its DMA submission is {_DMA_NAMES[dma]}",
+            if status == "Completed":
+                if dma != _DONE:
+                    self._violate(t, _packet_name(*key), f"retired as Completed while its DMA submission is "
+                                                         f"{_DMA_NAMES[dma]}", p.history)
+                    ok = False
+                else:
+                    done = self._done[p.node]
+                    while done[0] is not p:
+                        # The DPC retires a node's completed packets in order: an older one was lost.
+                        lost = done.popleft()
+                        self._violate(t, _packet_name(lost.context, lost.seq),
+                                      f"completed on the GPU but never retired, while packet {p.seq} of context "
+                                      f"{p.context} completed after it on node {p.node} and was retired",
+                                      lost.history + [(t, event, f)])
+                        self._lose(lost)
+                    done.popleft()
+            elif status == "Cancelled" and dma != _NONE and dma != _TAKEN:
+                self._violate(t, _packet_name(*key), f"cancelled while its DMA submission is {_DMA_NAMES[dma]}",
                               p.history)
                 ok = False
-            elif status == "Completed":
-                done = self._done[p.node]
-                while done[0] is not p:
-                    # The DPC retires a node's completed packets in order: an older one was lost.
-                    lost = done.popleft()
-                    self._violate(t, _packet_name(lost.context, lost.seq),
-                                  f"completed on the GPU but never retired, while packet {p.seq} of context "
-                                  f"{p.context} completed after it on node {p.node} and was retired",
-                                  lost.history + [(t, event, f)])
-                    self._lose(lost)
-                done.popleft()
-            elif status == "Cancelled" and dma not in (_NONE, _TAKEN):
-                self._violate(t, name, f"cancelled while its DMA submission is {_DMA_NAMES[dma]}", p.history)
+            elif status == "Aborted" and (dma == _QUEUED or dma == _STARTED or dma == _DONE):
+                self._violate(t, _packet_name(*key), f"aborted while its DMA submission is {_DMA_NAMES[dma]}",
+                              p.history)
                 ok = False
-            elif status == "Aborted" and dma in (_QUEUED, _STARTED, _DONE):
-                self._violate(t, name, f"aborted while its DMA submission is {_DMA_NAMES[dma]}", p.history)
-                ok = False
-        if status == "Completed":
-            group["completed"] += 1
-            counts[1] += 1
-        elif status == "Cancelled":
-            group["cancelled"] += 1
-            counts[2] += 1
-        elif status == "Aborted":
-            group["aborted"] += 1
-            counts[3] += 1
-        else:
-            self._violate(t, name, f"QueuePacketStop with unknown status {status!r}", p.history)
+        i = _STOPS.get(status)
+        if i is None:
+            self._violate(t, _packet_name(*key), f"QueuePacketStop with unknown status {status!r}", p.history)
             ok = False
-        del self._packets[(p.context, p.seq)]
+        else:
+            p.group[status] += 1
+            p.counts[i] += 1
+        del self._packets[key]
         if ok:
-            self._remember("packet", (p.context, p.seq), p.history)
+            self._remember("packet", key, p.history)
 
     # -- DMA submissions ------------------------------------------------------------------------------
     def _lose(self, p) -> None:
@@ -318,50 +376,58 @@ class Ledger:
         self.lost += 1
 
     def _dma_queued(self, t, event, f) -> None:
-        p = self._packet_of(t, event, f, "DmaPacketQueued")
+        p = self._packets.get((f["context"], f["seq"]))
         if p is None:
+            self._missing(t, event, f)
             return
-        if p.dma in (_QUEUED, _STARTED, _DONE, _ABORTED):
+        p.history.append((t, event, f))
+        if p.dma != _NONE and p.dma != _TAKEN:
             self._violate(t, _packet_name(p.context, p.seq),
                           f"submitted to the driver again while its DMA submission is {_DMA_NAMES[p.dma]}", p.history)
             return
         p.dma = _QUEUED
-        p.fence = f.get("fence")
+        p.fence = f["fence"]
         p.submissions += 1
-        self.totals["dma_submissions"]["created"] += 1
+        self._dma["created"] += 1
         if p.submissions > 1:
-            self.totals["paging" if p.kind == "paging" else "packets"]["resubmitted"] += 1
+            p.group["resubmitted"] += 1
 
     def _dma_start(self, t, event, f) -> None:
-        p = self._packet_of(t, event, f, "DmaPacketStart")
+        p = self._packets.get((f["context"], f["seq"]))
         if p is None:
+            self._missing(t, event, f)
             return
-        if p.dma != _QUEUED or f.get("fence") != p.fence:
+        p.history.append((t, event, f))
+        if p.dma != _QUEUED or f["fence"] != p.fence:
             self._violate(t, _packet_name(p.context, p.seq),
-                          f"DmaPacketStart (fence {f.get('fence')}) while its DMA submission is {_DMA_NAMES[p.dma]} "
+                          f"DmaPacketStart (fence {f['fence']}) while its DMA submission is {_DMA_NAMES[p.dma]} "
                           f"(fence {p.fence})", p.history)
             return
         p.dma = _STARTED
 
     def _dma_stop(self, t, event, f) -> None:
-        status = f.get("status")
-        p = self._packet_of(t, event, f, f"DmaPacketStop {status}")
+        p = self._packets.get((f["context"], f["seq"]))
         if p is None:
+            self._missing(t, event, f)
             return
-        name = _packet_name(p.context, p.seq)
-        if p.dma not in (_QUEUED, _STARTED) or f.get("fence") != p.fence:
-            self._violate(t, name, f"DmaPacketStop {status} (fence {f.get('fence')}) while its DMA submission is "
-                                   f"{_DMA_NAMES[p.dma]} (fence {p.fence})", p.history)
+        p.history.append((t, event, f))
+        status = f["status"]
+        dma = p.dma
+        if (dma != _QUEUED and dma != _STARTED) or f["fence"] != p.fence:
+            self._violate(t, _packet_name(p.context, p.seq),
+                          f"DmaPacketStop {status} (fence {f['fence']}) while its DMA submission is "
+                          f"{_DMA_NAMES[dma]} (fence {p.fence})", p.history)
             return
-        d = self.totals["dma_submissions"]
+        d = self._dma
         if status == "Completed":
-            if p.dma != _STARTED:
-                self._violate(t, name, "DMA submission completed without a DmaPacketStart", p.history)
+            if dma != _STARTED:
+                self._violate(t, _packet_name(p.context, p.seq), "DMA submission completed without a DmaPacketStart",
+                              p.history)
             p.dma = _DONE
-            p.node = f.get("node", 0)
-            done = self._done.get(p.node)
+            p.node = node = f["node"]
+            done = self._done.get(node)
             if done is None:
-                done = self._done[p.node] = deque()
+                done = self._done[node] = deque()
             done.append(p)
             d["completed"] += 1
         elif status == "Preempted" or status == "Reset":
@@ -371,7 +437,8 @@ class Ledger:
             p.dma = _ABORTED
             d["aborted"] += 1
         else:
-            self._violate(t, name, f"DmaPacketStop with unknown status {status!r}", p.history)
+            self._violate(t, _packet_name(p.context, p.seq), f"DmaPacketStop with unknown status {status!r}",
+                          p.history)
 
     # -- presents -------------------------------------------------------------------------------------
     def _present(self, t, event, f) -> None:
@@ -381,7 +448,7 @@ class Ledger:
             self._violate(t, _present_name(*key), "presented twice", self._frames[key].history + [entry])
             return
         self._frames[key] = _Frame(bool(f.get("flip")), [entry])
-        self.totals["presents"]["created"] += 1
+        self._presents["created"] += 1
 
     def _flip(self, t, event, f) -> None:
         key = (f["context"], f["seq"])
@@ -404,12 +471,12 @@ class Ledger:
             self._violate(t, _present_name(*key), f"{event} {why}", (hist or []) + [(t, event, f)])
             return
         fr.history.append((t, event, f))
-        self.totals["presents"]["displayed" if event == "Displayed" else "dropped"] += 1
+        self._presents["displayed" if event == "Displayed" else "dropped"] += 1
         self._remember("present", key, fr.history)
 
     # -- paging ---------------------------------------------------------------------------------------
     def _evict(self, t, event, f) -> None:
-        self.totals["paging"]["evictions"] += 1
+        self._paging["evictions"] += 1
         self._evictions_open += 1
         self._eviction_t = t
         self._eviction_history.append((t, event, f))
@@ -448,7 +515,14 @@ class Ledger:
     def summary(self) -> dict:
         """The totals per item kind as of now (the run summary's ``ledger``): what is open counts
         as in flight (``pending`` for presents)."""
-        out = {k: dict(v) for k, v in self.totals.items()}
+        def stops(c: dict, *more) -> dict:
+            return {"created": c["created"], "completed": c["Completed"], "cancelled": c["Cancelled"],
+                    "aborted": c["Aborted"], **{k: c[k] for k in more}, "in_flight": 0}
+
+        out = {"packets": stops(self._plain, "resubmitted"), "paging": stops(self._paging, "resubmitted"),
+               "dma_submissions": {**self._dma, "in_flight": 0}, "presents": {**self._presents, "pending": 0},
+               "progress_fences": stops(self._fences)}
+        out["paging"]["evictions"] = self._paging["evictions"]
         for p in self._packets.values():
             out["paging" if p.kind == "paging" else "packets"]["in_flight"] += 1
             if p.hwqueue:
