@@ -30,9 +30,11 @@ def main() -> None:
     """wddmsim: an executable model of how Windows submits work to a GPU (WDDM).
 
     \b
-    Exit status: 0 ok; 1 a rule broken (verify, check); 2 bad input;
-    3 the run ended in a bug check; 4 a model bug (the packet ledger found
-    work the model lost track of: "internal error: ...", with its history).
+    Exit status: 0 ok; 1 a rule broken (verify, decode, check) or a target
+    missed (replay --check); 2 bad input; 3 the run ended in a bug check;
+    4 a model bug (the packet ledger found work the model lost track of:
+    "internal error: ...", with its history); 5 a budget stopped the run
+    (--max-events, --max-log-bytes); 130 interrupted (SIGINT, SIGTERM).
     """
 
 

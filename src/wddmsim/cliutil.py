@@ -13,7 +13,7 @@ import os
 import click
 from rich.console import Console
 
-__all__ = ["EXIT_STATUSES", "ModelBug", "ScenarioProblems", "UserError", "WddmsimGroup", "build_system", "check_directory", "check_writable", "console",
+__all__ = ["ModelBug", "ScenarioProblems", "UserError", "WddmsimGroup", "build_system", "check_directory", "check_writable", "console",
            "load_driver", "load_scenario_file", "parse_duration_option", "parse_settings", "parse_size_option",
            "read_log"]
 
@@ -37,11 +37,6 @@ class ScenarioProblems(UserError):
     def show(self, file=None) -> None:
         for line in self.problems:
             click.echo(f"wddmsim: error: {line}", err=True)
-
-
-#: The exit statuses every command uses (``wddmsim --help`` and README list them).
-EXIT_STATUSES = {0: "ok", 1: "a rule broken (verify, check) or a verdict failed", 2: "bad input",
-                 3: "the run ended in a bug check", 4: "a model bug: the packet ledger found work the model lost track of"}
 
 
 class ModelBug(click.ClickException):
