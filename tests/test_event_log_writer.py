@@ -105,6 +105,7 @@ def test_an_interrupted_run_keeps_every_event_emitted(tmp_path, monkeypatch):
     path = tmp_path / "cut.jsonl"
     sink = JsonlSink(str(path))
     os.kill(sink._writer._process.pid, signal.SIGINT)  # Ctrl-C reaches the writer too: it goes on
+    os.kill(sink._writer._process.pid, signal.SIGTERM)  # and so may a SIGTERM to the process group
     with pytest.raises(KeyboardInterrupt):
         try:
             System(_scenario(), trace=_Interrupt(sink, at)).run(until=UNTIL)
@@ -145,3 +146,20 @@ def test_a_sink_nobody_closed_still_writes_every_event_at_exit(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = log.read_text().splitlines()
     assert len(lines) == 5000 and lines[-1] == '{"t":4999,"event":"Tick","i":4999}'
+
+
+def test_a_writer_whose_run_died_closes_its_file_with_whole_lines(tmp_path):
+    """The run's process gone (its end of the pipe closed without the end message): the writer
+    closes the file with every line it was sent, whole, and exits quietly."""
+    path = tmp_path / "log.jsonl"
+    sink = JsonlSink(str(path))
+    for i in range(3):
+        sink.emit(i, "Dropped", {"source": 1, "context": 2, "seq": i, "fence": i})
+    proc = sink._writer._process
+    sink._writer.send()
+    sink._finalizer.detach()
+    sink._writer._conn.close()
+    proc.join(30)
+    assert proc.exitcode == 0
+    assert path.read_text() == "".join(f'{{"t":{i},"event":"Dropped","source":1,"context":2,"seq":{i},"fence":{i}}}\n'
+                                       for i in range(3))

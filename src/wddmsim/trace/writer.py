@@ -54,13 +54,16 @@ class LogWriterError(RuntimeError):
     """The writer process stopped before writing every event (it died, or its pipe broke)."""
 
 
-def _serve(conn, path: str) -> None:
+def _serve(conn, path: str, other=None) -> None:
     """The child: write each batch's lines to ``path`` until the empty message, then answer
     ``("ok", events)``; answer :data:`SIZE` with ``("bytes", n)``, the bytes of every line
     written so far; on an error answer ``("error", exception, traceback text)`` and read (and
     drop) what is still sent, so the run's process never waits on a full pipe. When the run's
     process is gone (killed: its end of the pipe closed), close the file, whose lines are whole,
-    and exit quietly."""
+    and exit quietly. ``other``: the run's end of the pipe, which a forked child holds a copy of:
+    it is closed first, so that the child sees the end of the pipe when the run's process dies."""
+    if other is not None:
+        other.close()
     for sig in _IGNORED:
         signal.signal(sig, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
@@ -214,7 +217,7 @@ def start(path: str) -> LogWriter | None:
     try:
         ctx = _context()
         ours, theirs = ctx.Pipe(duplex=True)
-        process = ctx.Process(target=_serve, args=(theirs, path), name="wddmsim event log writer", daemon=True)
+        process = ctx.Process(target=_serve, args=(theirs, path, ours), name="wddmsim event log writer", daemon=True)
         mask = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
         if mask:  # the child is born with Ctrl-C and SIGTERM blocked, and ignores them before unblocking
             before = signal.pthread_sigmask(signal.SIG_BLOCK, set(_IGNORED))
