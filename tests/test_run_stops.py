@@ -277,3 +277,21 @@ def test_a_second_ctrl_c_while_the_outputs_are_written_stops_at_once(tmp_path):
     assert err.splitlines()[-1] == ("wddmsim: SIGINT again while the outputs were written: stopped at once; "
                                     "the outputs may be incomplete")
     assert _log(log)[-1]["reason"] == "interrupted"  # the log was whole before the outputs began
+
+
+def test_demo_interrupted_before_its_first_event(monkeypatch):
+    """SIGINT as the demo's run starts: it stops at 0 ns, still prints its summary, exit 130."""
+    import wddmsim.runstop as runstop
+
+    original = runstop.run_checked
+
+    def interrupted_first(sim, limit, stop=None, on_progress=None):
+        signal.raise_signal(signal.SIGINT)
+        return original(sim, limit, stop, on_progress)
+
+    monkeypatch.setattr(runstop, "run_checked", interrupted_first)
+    r = CliRunner().invoke(main, ["demo"])
+    assert r.exit_code == 130, r.output
+    assert r.stderr.splitlines()[0] == ("wddmsim: interrupted by SIGINT at 0 ns of virtual time; the outputs cover "
+                                        "what ran until then")
+    assert r.stdout.startswith("A game, a compute job, a copy stream and a bursty client sharing one GPU.")
