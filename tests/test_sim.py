@@ -84,3 +84,37 @@ def test_streams_are_independent_and_seeded():
     assert a.stream("jitter").random() == b.stream("jitter").random()
     assert Simulator(seed=6).stream("jitter").random() != Simulator(seed=5).stream("jitter").random()
     assert stream_seed(5, "jitter") == stream_seed(5, "jitter") != stream_seed(5, "jitter2")
+
+
+def _every_vs_at(use_every: bool):
+    """A periodic timer among one-shot timers at the same instants, some scheduled before it, some
+    after it, some by callbacks while the run goes on: the order of everything that ran."""
+    sim = Simulator()
+    log = []
+    sim.at(10, log.append, "before@10", DEVICE)
+    if use_every:
+        assert sim.every(10, 40, 10, log.append, "tick", DEVICE) == 3
+    else:
+        for t in range(10, 40, 10):
+            sim.at(t, log.append, "tick", DEVICE)
+    sim.at(20, log.append, "after@20", DEVICE)
+    sim.at(15, lambda: sim.at(30, log.append, "late@30", DEVICE))
+    sim.at(30, log.append, "dispatch@30", DISPATCH)
+    sim.run()
+    return log, sim.events_run
+
+
+def test_every_runs_in_the_order_the_same_at_calls_would_give():
+    log, count = _every_vs_at(True)
+    assert log == ["before@10", "tick", "tick", "after@20", "tick", "late@30", "dispatch@30"]
+    assert (log, count) == _every_vs_at(False)
+
+
+def test_every_holds_one_timer_whatever_the_period():
+    sim = Simulator()
+    hits = []
+    assert sim.every(0, 10**12, 1, hits.append, 1) == 10**12
+    assert sim.pending == 1
+    sim.run(until=4)
+    assert hits == [1] * 5 and sim.pending == 1
+    assert sim.every(7, 7, 1, hits.append, 2) == 0 and sim.pending == 1

@@ -421,8 +421,9 @@ class System:
             elif f.kind == "ddi_error":
                 self._failing_ddi(f.ddi, f.call, int(NTSTATUS[f.status]))
             elif f.kind == "interrupt_storm":
-                for t in range(f.at, f.at + f.duration, f.interval):
-                    self.sim.at(t, self.gpu.irq.assert_cause, SPURIOUS_BIT, irql=DEVICE)
+                # One self-rearming timer, not one per interrupt: a fine storm costs nothing up front.
+                self.sim.every(f.at, f.at + f.duration, f.interval, self.gpu.irq.assert_cause, SPURIOUS_BIT,
+                               irql=DEVICE)
         if not by_packet:
             return
         engines = self.gpu.engines

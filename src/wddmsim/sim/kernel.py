@@ -104,6 +104,37 @@ class Simulator:
         heappush(self._heap, entry)
         return entry
 
+    def every(self, start: int, stop: int, interval: int, callback: Callable, arg: Any = _NO_ARG,
+              irql: int = PASSIVE) -> int:
+        """Run ``callback`` (or ``callback(arg)``) at ``start``, ``start + interval``, ... up to but
+        not including ``stop``, at ``irql``; returns how many times it will run.
+
+        Only one timer is in the heap at a time, re-armed as it fires, so a fine period costs no
+        memory up front. Each firing still takes its place among timers due at the same instant as
+        if all of them had been scheduled by this call, one after the other: their sequence numbers
+        are reserved now, so the run is the one the same :meth:`at` calls would give."""
+        if interval <= 0:
+            raise ValueError(f"interval must be positive, got {interval}")
+        if start < self.now:
+            raise ValueError(f"cannot schedule in the past: {start} < now {self.now}")
+        count = max(0, -(-(stop - start) // interval))
+        if not count:
+            return 0
+        first = self._seq + 1
+        self._seq += count
+        heap = self._heap
+
+        def fire(k: int) -> None:
+            if k + 1 < count:
+                heappush(heap, Timer(((start + (k + 1) * interval) * 4 + irql, first + k + 1, fire, k + 1)))
+            if arg is _NO_ARG:
+                callback()
+            else:
+                callback(arg)
+
+        heappush(heap, Timer((start * 4 + irql, first, fire, 0)))
+        return count
+
     def process(self, generator) -> SimProcess:
         """Start a generator as a :class:`~wddmsim.sim.process.SimProcess` at this instant."""
         return SimProcess(self, generator)
