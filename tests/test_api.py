@@ -67,7 +67,8 @@ def test_the_tour_script_runs_and_prints_what_it_finds(tmp_path, monkeypatch, ca
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "deep_queue: 100 x 1 ms on one context, zero overhead: makespan exactly 100 ms."
     assert "100/100 packets retired, makespan 100000000 ns" in out
-    assert "refused: hw_queue_depth = 0 (Input should be greater than or equal to 1)" in out
+    assert ("refused: hw_queue_depth = 0 (must be at least 1, got 0 (range: 1 .. 64; the model's limit on a hardware "
+            "queue (VidSch's queue of submitted packets)))") in out
     assert ("queue depth 1 with 10 us per submission: makespan 101000000 ns (1000000 ns of submission overhead)"
             in out)
     assert "  at  50 ms:  50 retired, 613 events so far, next event at 51000000 ns" in out
@@ -159,10 +160,10 @@ def test_validate_takes_a_dict_or_a_scenario_and_gives_a_new_one():
     assert api.validate(sc) == sc
     with pytest.raises(api.ScenarioError) as e:
         api.validate(_tiny(seed=-1))
-    assert e.value.problems == ["<scenario>: seed: must be at least 0, got -1"]
+    assert e.value.problems == ["<scenario>: seed: must be at least 0, got -1 (range: 0 .. 2**64-1; a seed is a 64-bit unsigned number)"]
     with pytest.raises(api.ScenarioError) as e:
         api.validate(_tiny(name="mine", seed=-1))
-    assert e.value.problems == ["mine: seed: must be at least 0, got -1"]
+    assert e.value.problems == ["mine: seed: must be at least 0, got -1 (range: 0 .. 2**64-1; a seed is a 64-bit unsigned number)"]
     with pytest.raises(TypeError, match="data: expected a dict or a Scenario, got str"):
         api.validate("seed = 1")
 
@@ -173,7 +174,7 @@ def test_a_scenario_validates_each_assignment_and_keeps_the_old_value_when_refus
     sc.adapter.cpu_cost.submit = "2us"
     sc.process[0].context[0].priority = 3
     assert (sc.duration, sc.adapter.cpu_cost.submit, sc.process[0].context[0].priority) == (150 * MS, 2000, 3)
-    refusals = [(sc, "seed", -1, "greater_than_equal"), (sc, "duration", "soon", "value_error"),
+    refusals = [(sc, "seed", -1, "out_of_range"), (sc, "duration", "soon", "value_error"),
                 (sc.adapter, "hw_queue_depth", "2", "int_type"), (sc.adapter, "scheduling", "magic", "literal_error"),
                 (sc, "colour", "blue", "no_such_attribute")]
     for model, field, value, kind in refusals:

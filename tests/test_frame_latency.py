@@ -113,7 +113,7 @@ workload = { kind = "frame_loop", fps = 100, work = "1ms", fps_changes = [{ at =
     with pytest.raises(ScenarioError) as e:
         parse_scenario(text, "s.toml")
     assert e.value.problems == [
-        "s.toml: process[0].context[0].workload.fps_changes[2].fps: must be greater than 0, got 0",
+        "s.toml: process[0].context[0].workload.fps_changes[2].fps: must be greater than 0, got 0 (range: above 0 .. 1000; frames per second; no display and no frame limiter goes past 1000)",
     ]
     with pytest.raises(ScenarioError) as e:
         parse_scenario(text.replace(', { at = "200ms", fps = 0 }', ""), "s.toml")

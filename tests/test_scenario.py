@@ -333,12 +333,12 @@ workload = { kind = "frame_loop", fps = 2000, work = "4ms", jitter = 1.0, packet
     assert problems(text) == [
         "s.toml: seed: expected an integer, got '5'",
         "s.toml: duration: expected a duration such as '2ms' or '250us', got 'fast'",
-        "s.toml: adapter.hw_queue_depth: must be at least 1, got 0",
+        "s.toml: adapter.hw_queue_depth: must be at least 1, got 0 (range: 1 .. 64; the model's limit on a hardware queue (VidSch's queue of submitted packets))",
         "s.toml: adapter.cpu_cost.isr: a duration cannot be negative, got '-1us'",
         "s.toml: adapter.cpu_cost.dpc: '1.5ns' is not a whole number of nanoseconds",
         "s.toml: adapter.nodes[0].engine: must be one of '3d', 'compute', 'copy', 'video_decode', "
         "'video_encode', 'video_processing' or 'other', got 'gpu'",
-        "s.toml: adapter.nodes[0].hw_queue_depth: must be at most 64, got 65",
+        "s.toml: adapter.nodes[0].hw_queue_depth: must be at most 64, got 65 (range: 1 .. 64; the model's limit on a hardware queue (VidSch's queue of submitted packets))",
         "s.toml: adapter.nodes[1].name: must not be empty",
         "s.toml: adapter.nodes[1].copy_bandwidth: must be a finite number, got nan",
         "s.toml: adapter.nodes[1].command_cost: expected a duration such as '2ms' or '250us', "
@@ -350,17 +350,17 @@ workload = { kind = "frame_loop", fps = 2000, work = "4ms", jitter = 1.0, packet
         "table as ddi_version (the OS learns it from the driver's DXGK_DRIVERCAPS and node metadata)",
         "s.toml: scheduler.policy: must be one of 'strict_priority' or 'priority_quantum', "
         "got 'fifo'",
-        "s.toml: scheduler.quantum: must be greater than 0, got 0",
+        "s.toml: scheduler.quantum: must be greater than 0, got 0 (range: above 0 .. 3600s; a span that must last, within the longest run (1 hour of virtual time))",
         "s.toml: process[0].priority: must be one of 'idle', 'below_normal', 'normal', "
         "'above_normal', 'high' or 'realtime', got 'urgent'",
-        "s.toml: process[0].context[0].device: must be at least 0, got -1",
+        "s.toml: process[0].context[0].device: must be at least 0, got -1 (range: 0 .. 63; the model's limit on one process's devices)",
         "s.toml: process[0].context[0].node: expected a string, got 3",
-        "s.toml: process[0].context[0].priority: must be at most 7, got 8",
-        "s.toml: process[0].context[0].workload.fps: must be at most 1000, got 2000",
-        "s.toml: process[0].context[0].workload.packets_per_frame: must be at least 1, got 0",
-        "s.toml: process[0].context[0].workload.jitter: must be less than 1, got 1.0",
+        "s.toml: process[0].context[0].priority: must be at most 7, got 8 (range: -7 .. 7; what D3DKMTSetContextSchedulingPriority accepts)",
+        "s.toml: process[0].context[0].workload.fps: must be at most 1000, got 2000 (range: above 0 .. 1000; frames per second; no display and no frame limiter goes past 1000)",
+        "s.toml: process[0].context[0].workload.packets_per_frame: must be at least 1, got 0 (range: 1 .. 1000; the model's limit on one frame's packets)",
+        "s.toml: process[0].context[0].workload.jitter: must be less than 1, got 1.0 (range: 0 .. below 1; a relative variation: 0 (none) up to, not including, 1 (work never goes to 0))",
         "s.toml: process[0].context[0].workload.present: expected true or false, got 'yes'",
-        "s.toml: process[0].context[0].workload.max_frame_latency: must be at most 16, got 17",
+        "s.toml: process[0].context[0].workload.max_frame_latency: must be at most 16, got 17 (range: 1 .. 16; what DXGI's SetMaximumFrameLatency accepts)",
     ]
 
 
@@ -383,10 +383,10 @@ name = "c"
 workload = { kind = "bursty" }
 """
     assert problems(text) == [
-        "s.toml: duration: must be greater than 0, got 0",
-        "s.toml: adapter.nodes: needs at least 1 entry, got none",
+        "s.toml: duration: must be greater than 0, got 0 (range: above 0 .. 3600s; an event log of a busy run grows about 3 MB per virtual second, so an hour is already gigabytes of log)",
+        "s.toml: adapter.nodes: needs at least 1 entry, got none (range: 1 .. 64; engines an adapter reports as nodes: the model's limit)",
         "s.toml: process[0].name: required field missing",
-        "s.toml: process[0].context: needs at least 1 entry, got none",
+        "s.toml: process[0].context: needs at least 1 entry, got none (range: 1 .. 64; the model's limit on one process's GPU contexts)",
         "s.toml: process[1].context[0].node: required field missing",
         "s.toml: process[1].context[0].workload.work: required field missing",
         "s.toml: process[1].context[0].workload.mean_gap: required field missing",
@@ -413,7 +413,7 @@ def test_too_many_nodes():
         f'\n[[adapter.nodes]]\nname = "n{i}"\nengine = "{"3d" if i == 0 else "other"}"\n'
         for i in range(65)
     )
-    assert problems(nodes + MINIMAL) == ["s.toml: adapter.nodes: allows at most 64 entries, got 65"]
+    assert problems(nodes + MINIMAL) == ["s.toml: adapter.nodes: allows at most 64 entries, got 65 (range: 1 .. 64; engines an adapter reports as nodes: the model's limit)"]
 
 
 def test_dates_are_described_as_dates():
@@ -527,16 +527,17 @@ def test_workload_field_paths_leave_out_the_kind_tag():
         'name = "f"\nnode = "3D"\nworkload = { kind = "frame_loop", fps = inf, work = "1ms", start = -1 }',
     )
     assert problems(text) == [
-        "s.toml: process[0].context[0].workload.batch: must be at least 1, got 0",
-        "s.toml: process[0].context[1].workload.size: must be at most 64MiB (67108864 bytes), "
-        "got 68157440",
-        "s.toml: process[0].context[2].workload.size: must be greater than 0 bytes, got 0",
+        "s.toml: process[0].context[0].workload.batch: must be at least 1, got 0 (range: 1 .. 100,000; the model's limit on one flush)",
+        "s.toml: process[0].context[1].workload.size: must be at most 64MiB, got 65MiB (range: 1B .. 64MiB; the "
+        "bytes of one fill or copy command, the largest the model builds)",
+        "s.toml: process[0].context[2].workload.size: must be at least 1B, got 0 (range: 1B .. 64MiB; the bytes of "
+        "one fill or copy command, the largest the model builds)",
         "s.toml: process[0].context[2].workload.interval: expected a duration such as '2ms' or "
         "'250us', got 'x'",
-        "s.toml: process[0].context[3].workload.burst: must be at least 1, got 0",
-        "s.toml: process[0].context[3].workload.mean_gap: must be greater than 0, got 0",
-        "s.toml: process[0].context[4].workload.count: must be at least 1, got 0",
-        "s.toml: process[0].context[4].workload.fps: must be greater than 0, got 0",
+        "s.toml: process[0].context[3].workload.burst: must be at least 1, got 0 (range: 1 .. 100,000; the model's limit on one burst)",
+        "s.toml: process[0].context[3].workload.mean_gap: must be greater than 0, got 0 (range: above 0 .. 3600s; a span that must last, within the longest run (1 hour of virtual time))",
+        "s.toml: process[0].context[4].workload.count: must be at least 1, got 0 (range: 1 .. 1,000,000,000; a count that high is never reached within a run: leave it out to run until the end)",
+        "s.toml: process[0].context[4].workload.fps: must be greater than 0, got 0 (range: above 0 .. 1000; frames per second; no display and no frame limiter goes past 1000)",
         "s.toml: process[0].context[5].workload.start: a duration cannot be negative, got -1",
         "s.toml: process[0].context[5].workload.fps: must be a finite number, got inf",
     ]
@@ -552,9 +553,9 @@ def test_script_workload_errors():
     assert problems(text) == [
         "s.toml: process[0].context[0].workload.count: a script workload takes no count; "
         "its packets list is the whole of it",
-        "s.toml: process[0].context[1].workload.packets: needs at least 1 entry, got none",
+        "s.toml: process[0].context[1].workload.packets: needs at least 1 entry, got none (range: 1 .. 100,000; the model's limit on one script's hand-placed submissions)",
         "s.toml: process[0].context[2].workload.packets[1].at: required field missing",
-        "s.toml: process[0].context[2].workload.packets[1].repeat: must be at least 1, got 0",
+        "s.toml: process[0].context[2].workload.packets[1].repeat: must be at least 1, got 0 (range: at least 1; packets at that moment: at least 1; above 1,000,000 it is cut to what the run has time for, or refused when more than that fits)",
     ]
 
 
@@ -622,7 +623,7 @@ seed = -1
 nodes = [{ name = "A", engine = "3d" }, { name = "A", engine = "copy" }]
 """ + MINIMAL
     assert problems(text) == [
-        "s.toml: seed: must be at least 0, got -1",
+        "s.toml: seed: must be at least 0, got -1 (range: 0 .. 2**64-1; a seed is a 64-bit unsigned number)",
         "s.toml: adapter.nodes[1].name: duplicate node name 'A' (nodes[0] has it)",
     ]
 
@@ -690,7 +691,7 @@ workload = { kind = "copy_stream", size = "1MiB" }
 
 def test_scenario_cross_field_checks_wait_for_valid_fields():
     text = "seed = -1\n" + MINIMAL + MINIMAL.replace('node = "3D"', 'node = "GPU"')
-    assert problems(text) == ["s.toml: seed: must be at least 0, got -1"]
+    assert problems(text) == ["s.toml: seed: must be at least 0, got -1 (range: 0 .. 2**64-1; a seed is a 64-bit unsigned number)"]
 
 
 def test_copy_stream_may_run_on_any_node():
@@ -767,7 +768,7 @@ def test_errors_from_a_file_name_the_file(tmp_path):
     with pytest.raises(ScenarioError) as caught:
         load_scenario(path)
     assert caught.value.path == str(path)
-    assert caught.value.problems == [f"{path}: seed: must be at least 0, got -1"]
+    assert caught.value.problems == [f"{path}: seed: must be at least 0, got -1 (range: 0 .. 2**64-1; a seed is a 64-bit unsigned number)"]
 
 
 def test_scenario_from_dict():

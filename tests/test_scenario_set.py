@@ -106,7 +106,7 @@ def test_a_preemption_mode_set_on_a_node_changes_the_run():
                              "e.g. adapter.nodes[0]"),
     ("duration.x=1", "--set duration.x=1: duration is a value, not a table"),
     ("fence.0.name=f", "--set fence.0.name=f: fence has no entries; there is no entry 0"),
-    ("duration=0ms", "--set duration=0ms: duration: must be greater than 0, got 0"),
+    ("duration=0ms", "--set duration=0ms: duration: must be greater than 0, got 0 (range: above 0 .. 3600s; an event log of a busy run grows about 3 MB per virtual second, so an hour is already gigabytes of log)"),
     ("process.0.context.0.workload.packets.0.repeat=true",
      "--set process.0.context.0.workload.packets.0.repeat=true: process[0].context[0].workload.packets[0].repeat: "
      "expected an integer, got true"),
@@ -128,7 +128,7 @@ def test_a_files_own_problem_is_the_files_even_with_a_set(tmp_path):
         load_scenario(bad, _sets("process.0.context.0.workload.fps=0"))
     assert e.value.problems == [
         f"{bad}: duration: expected a duration such as '2ms' or '250us', got 'fast'",
-        "--set process.0.context.0.workload.fps=0: process[0].context[0].workload.fps: must be greater than 0, got 0",
+        "--set process.0.context.0.workload.fps=0: process[0].context[0].workload.fps: must be greater than 0, got 0 (range: above 0 .. 1000; frames per second; no display and no frame limiter goes past 1000)",
     ]
     # a --set may mend what the file lacks
     assert load_scenario(bad, _sets("duration=5ms")).duration == 5_000_000

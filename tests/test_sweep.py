@@ -106,12 +106,12 @@ def test_flatten_tables_by_key_arrays_by_number():
 def test_a_failing_run_is_an_error_row_and_the_sweep_goes_on():
     rows = sweep(PREEMPTION, {"duration": "20ms", "scheduler.quantum": ["0ms", "1ms"]}, [1, 2], workers=1)
     assert [(r["scheduler.quantum"], r["seed"], r["error"]) for r in rows] == [
-        ("0ms", 1, "--set scheduler.quantum=0ms: scheduler.quantum: must be greater than 0, got 0"),
-        ("0ms", 2, "--set scheduler.quantum=0ms: scheduler.quantum: must be greater than 0, got 0"),
+        ("0ms", 1, "--set scheduler.quantum=0ms: scheduler.quantum: must be greater than 0, got 0 (range: above 0 .. 3600s; a span that must last, within the longest run (1 hour of virtual time))"),
+        ("0ms", 2, "--set scheduler.quantum=0ms: scheduler.quantum: must be greater than 0, got 0 (range: above 0 .. 3600s; a span that must last, within the longest run (1 hour of virtual time))"),
         ("1ms", 1, None), ("1ms", 2, None)]
     assert "packets_completed" not in rows[0] and rows[2]["packets_completed"] == 4
     lines = rows_to_csv(rows).splitlines()
-    assert lines[1] == '20ms,0ms,1,"--set scheduler.quantum=0ms: scheduler.quantum: must be greater than 0, got 0"' + "," * (
+    assert lines[1] == '20ms,0ms,1,"--set scheduler.quantum=0ms: scheduler.quantum: must be greater than 0, got 0 (range: above 0 .. 3600s; a span that must last, within the longest run (1 hour of virtual time))"' + "," * (
         len(columns(rows)) - 4)
 
 

@@ -15,7 +15,7 @@ from rich.console import Console
 
 __all__ = ["ModelBug", "ScenarioProblems", "UserError", "WddmsimGroup", "build_system", "check_directory", "check_writable", "console",
            "load_driver", "load_scenario_file", "parse_duration_option", "parse_settings", "parse_size_option",
-           "read_log"]
+           "read_log", "show_warnings"]
 
 
 class UserError(click.ClickException):
@@ -100,24 +100,39 @@ def load_scenario_file(path: str, sets=()):
     from .scenario import OverrideError, ScenarioError, load_scenario, parse_override
 
     try:
-        return load_scenario(path, [parse_override(text) for text in sets])
+        scenario = load_scenario(path, [parse_override(text) for text in sets])
     except OverrideError as e:
         raise UserError(str(e)) from None
     except ScenarioError as e:
         raise ScenarioProblems(e.problems) from None
+    show_warnings(scenario.warnings)
+    return scenario
+
+
+def show_warnings(lines) -> None:
+    """Each of a scenario's warnings (a value taken otherwise than written, a fault after the end of
+    the run) on stderr, ``wddmsim: warning: FILE: field.path: what happens``."""
+    for line in lines:
+        click.echo(f"wddmsim: warning: {line}", err=True)
 
 
 def parse_duration_option(text: str | None, option: str) -> int | None:
     """A duration option's value (``500ms``) in ns, None when not given, or a :class:`UserError`
-    naming ``option``."""
+    naming ``option``: one that is not a duration, or that is outside the range of a scenario's
+    ``duration`` (above 0, at most 1 hour of virtual time)."""
     from .scenario import parse_duration
+    from .scenario.bounds import RUN_DURATION
 
     if text is None:
         return None
     try:
-        return parse_duration(text)
+        value = parse_duration(text)
     except ValueError as e:
         raise UserError(f"{option}: {e}") from None
+    problem = RUN_DURATION.problem(value)
+    if problem:
+        raise UserError(f"{option}: {problem}")
+    return value
 
 
 def parse_size_option(text: str | None, option: str) -> int | None:

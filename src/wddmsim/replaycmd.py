@@ -92,7 +92,9 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
         raise UserError(str(e)) from None
     except ScenarioError as e:
         raise ScenarioProblems(e.problems) from None
-    from .cliutil import build_system
+    from .cliutil import build_system, show_warnings
+
+    show_warnings(sc.warnings)
     from .trace import JsonlSink, ListSink, TeeSink
     from .trace.presentmon import ROW_EVENTS
     from .trace.sinks import KindsSink

@@ -58,7 +58,7 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
     """``wddmsim sweep``'s work, with the signal handlers of ``stop`` in place."""
     import time
 
-    from .cliutil import ScenarioProblems, UserError
+    from .cliutil import ScenarioProblems, UserError, show_warnings
     from .cliutil import check_writable as _check_writable
     from .sweep import DaskMissing, SweepError, sweep, write_csv
     from .sweep.progress import SweepProgress
@@ -80,10 +80,11 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
         if x_setting not in columns:
             raise UserError(f"--x {x_setting}: not a swept setting; the settings are {', '.join(columns) or 'none'}")
     started = time.perf_counter()
+    warnings: list[str] = []
     try:
         with SweepProgress(Console(stderr=True), label=Path(scenario).stem) as bar:
             rows = sweep(scenario, sets, seeds, workers=workers, dask=dask_address, verifier=verifier, progress=bar,
-                         max_events=max_events, stop=stop)
+                         max_events=max_events, stop=stop, on_warning=warnings.append)
     except SweepError as e:
         raise ScenarioProblems(str(e).splitlines()) from None
     except DaskMissing as e:
@@ -92,6 +93,8 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
         if not dask_address:
             raise
         raise UserError(f"--dask {dask_address}: cannot reach the scheduler: {e}") from None
+    finally:
+        show_warnings(warnings)
     stop.outputs = True  # a second signal from here on ends the process at once
     if output:
         write_csv(rows, output)

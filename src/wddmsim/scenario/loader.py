@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .overrides import Override, OverrideError, apply_overrides
+from .bounds import OUT_OF_RANGE
 from .schema import CONFLICT_ERROR, WORKLOAD_KINDS, Location, Scenario, field_path
 
 __all__ = ["ScenarioError", "load_scenario", "parse_scenario", "read_scenario_data", "resolve_driver_path",
@@ -118,6 +119,7 @@ def scenario_from_dict(data: Any, source: str = "<dict>", overrides: Sequence[Ov
             raise ScenarioError(source, _problems(exc, source)) from None
         lines, unknown = _override_problems(exc, source, overrides, base_ok)
         raise ScenarioError(source, lines, unknown) from None
+    scenario._source = f"{source} with {' '.join(ov.label for ov in overrides)}" if overrides else source
     if not scenario.name and not (source.startswith("<") and source.endswith(">")):
         scenario.name = Path(source).stem
     return scenario
@@ -271,6 +273,8 @@ def _explain(error: Any) -> list[tuple[Location, str]]:
     value = error.get("input")
     got = _describe(value)
 
+    if kind == OUT_OF_RANGE:
+        return [(loc, str(ctx["reason"]))]
     if kind == CONFLICT_ERROR:
         return [(loc + tuple(sub), reason) for sub, reason in ctx["problems"]]
     if kind in ("value_error", "assertion_error"):

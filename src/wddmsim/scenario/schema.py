@@ -24,13 +24,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Annotated, Literal, Union, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.ddi.versions import VERSIONS
 
 from ..units import format_duration, format_size, parse_duration, parse_size
+from .bounds import (MAX_COUNT, MAX_DURATION, MAX_REPEAT, MAX_STORM_INTERRUPTS, MIN_STORM_INTERVAL, RUN_DURATION,
+                     SECOND, WHY_CPU, WHY_RUN_TIME, In, show)
 
 __all__ = [
     "CALL_APIS",
@@ -65,10 +67,50 @@ __all__ = [
     "field_path",
 ]
 
-#: A span of virtual time: written as ``"2ms"``, ``"250us"`` or int nanoseconds; held as int ns.
-Duration = Annotated[int, BeforeValidator(parse_duration)]
+
+def _time(lo: int = 0, hi: int = MAX_DURATION, why: str = WHY_RUN_TIME, lo_open: bool = False) -> Any:
+    """A span of virtual time in ``lo`` .. ``hi`` ns, written ``"2ms"``, ``"250us"`` or as int ns."""
+    return Annotated[int, BeforeValidator(parse_duration), In(lo, hi, why, "time", lo_open)]
+
+
+def _size(lo: int, hi: int, why: str, lo_open: bool = False) -> Any:
+    """A byte count in ``lo`` .. ``hi``, written ``"64KiB"``, ``"4096"`` or as an int."""
+    return Annotated[int, BeforeValidator(parse_size), In(lo, hi, why, "size", lo_open)]
+
+
+def _int(lo: int | None, hi: int | None, why: str) -> Any:
+    """An integer in ``lo`` .. ``hi``."""
+    return Annotated[int, In(lo, hi, why)]
+
+
+def _real(lo: float, hi: float, why: str, lo_open: bool = False, hi_open: bool = False) -> Any:
+    """A finite number in the range (``lo_open``/``hi_open``: the limit itself excluded)."""
+    return Annotated[float, Field(allow_inf_nan=False), In(lo, hi, why, "", lo_open, hi_open)]
+
+
+def _entries(lo: int, hi: int, why: str) -> In:
+    """The range of a list's length."""
+    return In(lo, hi, why, "entries")
+
+
+#: A span of virtual time within a run: written as ``"2ms"``, ``"250us"`` or int nanoseconds; held
+#: as int ns, 0 .. 1 hour.
+Duration = _time()
 #: A byte count: written as ``"64KiB"``, ``"4096"`` or an int; held as int bytes.
 Size = Annotated[int, BeforeValidator(parse_size)]
+#: A span of virtual time that must be longer than zero (a period, a quantum, a timeout).
+Period = _time(0, MAX_DURATION, "a span that must last, within the longest run (1 hour of virtual time)", True)
+
+_U32 = (1 << 32) - 1
+_U64 = (1 << 64) - 1
+_WHY_PID = "a Windows process id is a 32-bit number other than 0"
+_WHY_COUNT = ("a count that high is never reached within a run: leave it out to run until the end")
+_WHY_GPU_TIME = WHY_RUN_TIME
+_WHY_FPS = "frames per second; no display and no frame limiter goes past 1000"
+_WHY_SOURCE = "an index into adapter.displays, which holds at most 16"
+_WHY_LATENCY = "what DXGI's SetMaximumFrameLatency accepts"
+_WHY_FENCE_VALUE = "a monitored fence's value is a 64-bit unsigned number"
+_WHY_COPY = "the bytes of one fill or copy command, the largest the model builds"
 
 #: Where a value sits in the scenario: table keys and array indexes, as pydantic reports them.
 Location = tuple[Union[str, int], ...]
@@ -151,16 +193,19 @@ class ScenarioModel(BaseModel):
 # --------------------------------------------------------------------------------------- adapter
 
 
+_Cpu = _time(0, SECOND, WHY_CPU)
+
+
 class CpuCostTable(ScenarioModel):
     """The ``[adapter.cpu_cost]`` table: CPU time the kernel-mode side spends in each driver
     callback, charged to the simulated CPU whenever the callback runs. Every cost may be zero."""
 
-    render: Duration = _ns("5us")  #: building one command buffer (DxgkDdiRender)
-    patch: Duration = _ns("1us")  #: patching allocation addresses into a DMA buffer
-    submit: Duration = _ns("2us")  #: handing a DMA buffer to the hardware queue
-    isr: Duration = _ns("1us")  #: the interrupt service routine
-    dpc: Duration = _ns("2us")  #: the deferred procedure call after an interrupt
-    present: Duration = _ns("5us")  #: queuing a present (flip or blit)
+    render: _Cpu = _ns("5us")  #: building one command buffer (DxgkDdiRender)
+    patch: _Cpu = _ns("1us")  #: patching allocation addresses into a DMA buffer
+    submit: _Cpu = _ns("2us")  #: handing a DMA buffer to the hardware queue
+    isr: _Cpu = _ns("1us")  #: the interrupt service routine
+    dpc: _Cpu = _ns("2us")  #: the deferred procedure call after an interrupt
+    present: _Cpu = _ns("5us")  #: queuing a present (flip or blit)
 
 
 def _moved(key: str, where: str = ""):
@@ -171,36 +216,45 @@ def _moved(key: str, where: str = ""):
     return Annotated[Any, BeforeValidator(refuse), Field(default=None, exclude=True)]
 
 
+_WHY_QUEUE_DEPTH = "the model's limit on a hardware queue (VidSch's queue of submitted packets)"
+
+
 class Node(ScenarioModel):
     """One GPU engine the scheduler sees as a node with its own hardware queue."""
 
     name: str = Field(min_length=1)
     engine: EngineKind
     #: packets the hardware queue holds; None takes the adapter's ``hw_queue_depth``
-    hw_queue_depth: int | None = Field(default=None, ge=1, le=64)
+    hw_queue_depth: _int(1, 64, _WHY_QUEUE_DEPTH) | None = None
     #: bytes per nanosecond the engine moves in fill and copy commands
-    copy_bandwidth: float = Field(default=16.0, gt=0, allow_inf_nan=False)
+    copy_bandwidth: _real(0, 10_000, "bytes per nanosecond; 10000 (10 TB/s) is past any GPU's "
+                                     "memory", lo_open=True) = 16.0
     #: time the engine spends fetching and decoding one command packet
-    command_cost: Duration = _ns("100ns")
+    command_cost: _time(0, SECOND, "engine time per command packet: longer than 1s would be a hang") = _ns("100ns")
     #: where a preemption request stops the engine: "none" (runs everything queued), "dma_buffer"
     #: (finishes the running DMA buffer), "primitive" (finishes the running command) or
     #: "interval" (stops a WORK command at the next multiple of preemption_interval) or
     #: "instruction" (stops a WORK command where it is)
     preemption: Literal["none", "dma_buffer", "primitive", "interval", "instruction"] = "dma_buffer"
-    preemption_interval: Duration = Field(default=_ns("100us"), gt=0)
+    preemption_interval: Period = _ns("100us")
     #: time the engine spends saving the state of a buffer it stopped mid-way (busy time, before
     #: the preemption is reported)
-    preemption_save: Duration = Field(default=0, ge=0)
+    preemption_save: Duration = 0
     #: VidSch's first SubmissionFenceId on this node (a 32-bit id, which wraps to 0 after
     #: 2**32 - 1): start near the top to run across the wrap
-    first_fence_id: int = Field(default=1, ge=1, le=(1 << 32) - 1)
+    first_fence_id: _int(1, _U32, "a SubmissionFenceId is 32 bits and 0 is never one") = 1
     #: hardware scheduling: how many hardware queues the engine's scheduler can hold mapped at once
     #: (its slots); more queues than slots are mapped and unmapped as they go idle. Unset: no limit
-    hw_queue_slots: int | None = Field(default=None, ge=1, le=1024)
+    hw_queue_slots: _int(1, 1024, "hardware queues an engine's scheduler holds mapped at once: the model's "
+                                  "limit, past any GPU's") | None = None
     # Moved to the driver's settings ([driver.engines.<name>]):
     ring_size: _moved("ring_size", "engines.<node name>.")
     ring_buffer_fence_release: _moved("ring_buffer_fence_release", "engines.<node name>.")
     max_in_flight_hw_queue_buffers: _moved("max_in_flight_hw_queue_buffers", "engines.<node name>.")
+
+
+_WHY_SEGMENT = ("DXGK_SEGMENTDESCRIPTOR.Size is a SIZE_T of whole 4KiB pages; the model stops at 1TiB, past any "
+                "GPU's memory")
 
 
 class Segment(ScenarioModel):
@@ -208,10 +262,10 @@ class Segment(ScenarioModel):
 
     name: str = Field(min_length=1)
     kind: Literal["memory", "aperture"]
-    size: Size
+    size: _size(_PAGE, 1 << 40, _WHY_SEGMENT)
     cpu_visible: bool = False
     #: how much of the segment VidMm may use (its residency budget); unset: all of it
-    budget: Size | None = None
+    budget: _size(_PAGE, 1 << 40, _WHY_SEGMENT) | None = None
 
     @model_validator(mode="after")
     def _budget_fits(self) -> Segment:
@@ -242,13 +296,17 @@ def _default_segments() -> list[Segment]:
     ]
 
 
+_BandTime = _time(0, 60 * SECOND, "a band's grace period or quantum; a minute is far past the TDR delay "
+                                      "(2s by default), the model's limit")
+
+
 class BandTimes(ScenarioModel):
     """One time per priority band (DXGK_SCHEDULING_PRIORITY_BAND)."""
 
-    idle: Duration = 0
-    normal: Duration = 0
-    focus: Duration = 0
-    realtime: Duration = 0
+    idle: _BandTime = 0
+    normal: _BandTime = 0
+    focus: _BandTime = 0
+    realtime: _BandTime = 0
 
 
 def _quanta() -> "BandTimes":
@@ -265,7 +323,7 @@ class Bands(ScenarioModel):
     #: grace period when processes inside the band preempt each other
     process_grace: BandTimes = Field(default_factory=BandTimes)
     #: targetNormalBandPercentage: share of the GPU kept for the normal band when focus starves it
-    normal_share: int = Field(default=10, ge=0, le=50)
+    normal_share: _int(0, 50, "targetNormalBandPercentage: the model keeps at most half the GPU for the normal band") = 10
 
 
 class AdapterTable(ScenarioModel):
@@ -275,19 +333,26 @@ class AdapterTable(ScenarioModel):
     driver's capabilities from the driver, at adapter start."""
 
     #: packets each node's hardware queue holds (VidSch)
-    hw_queue_depth: int = Field(default=2, ge=1, le=64)
+    hw_queue_depth: _int(1, 64, _WHY_QUEUE_DEPTH) = 2
     cpu_cost: CpuCostTable = Field(default_factory=CpuCostTable)
     #: the VidPn sources: one display per entry, its refresh rate in Hz
-    displays: list[Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]] = Field(
-        default_factory=lambda: [60.0], min_length=1, max_length=16)
+    displays: Annotated[list[_real(0, 1000, "a refresh rate in Hz; no display refreshes past 1000 Hz",
+                                   lo_open=True)],
+                        _entries(1, 16, "VidPn sources: the model's limit on displays per adapter")] = Field(
+        default_factory=lambda: [60.0])
     #: the display controller's pending-flip registers per source (what a driver reports as
     #: DXGK_DRIVERCAPS.MaxQueuedFlipOnVSync)
-    max_queued_flips: int = Field(default=1, ge=1, le=16)
+    max_queued_flips: _int(1, 16, "DXGK_DRIVERCAPS.MaxQueuedFlipOnVSync: pending-flip registers per "
+                                  "source, the model's limit") = 1
     #: every submission sets Flags.NullRendering: an infinitely fast GPU, leaving the submission
     #: path's own cost
     null_rendering: bool = False
-    nodes: list[Node] = Field(default_factory=_default_nodes, min_length=1, max_length=64)
-    segments: list[Segment] = Field(default_factory=_default_segments)
+    nodes: Annotated[list[Node], _entries(1, 64, "engines an adapter reports as nodes: the model's "
+                                                 "limit")] = Field(default_factory=_default_nodes)
+    segments: Annotated[list[Segment], _entries(0, 32, "DXGK_QUERYSEGMENTOUT's segments: 32 at most (the "
+                                                       "model's limit); an adapter needs a memory and an aperture "
+                                                       "segment")] = Field(
+        default_factory=_default_segments)
     #: "software": the OS's scheduler picks packets (DxgkDdiSubmitCommand, or
     #: DxgkDdiSubmitCommandVirtual with gpu_va); "hardware": WDDM 2.x hardware scheduling with GPU
     #: virtual addresses, hardware queues and monitored fences (DxgkDdiSubmitCommandToHwQueue; the
@@ -383,7 +448,7 @@ class Scheduler(ScenarioModel):
 
     policy: Literal["strict_priority", "priority_quantum"] = "priority_quantum"
     #: longest time a context runs before a context of equal priority gets its turn
-    quantum: Duration = Field(default=_ns("2ms"), gt=0)
+    quantum: Period = _ns("2ms")
 
 
 # ------------------------------------------------------------------------------------- workloads
@@ -393,7 +458,10 @@ class _Workload(ScenarioModel):
     #: when the generator starts, from the beginning of the run
     start: Duration = 0
     #: how many units (frames, batches, copies, bursts) to submit; None runs until the end
-    count: int | None = Field(default=None, ge=1)
+    count: _int(1, MAX_COUNT, _WHY_COUNT) | None = None
+
+
+_WHY_LIST_BIG = "the model's limit: a replayed capture of hours at hundreds of frames per second"
 
 
 def _ordered(value: list, strict: bool) -> list:
@@ -411,7 +479,7 @@ class FpsChange(ScenarioModel):
 
     #: from when, measured from the workload's ``start``: frame slots from then on are 1/fps apart
     at: Duration
-    fps: float = Field(gt=0, le=1000, allow_inf_nan=False)
+    fps: _real(0, 1000, _WHY_FPS, lo_open=True)
 
 
 class FrameLoop(_Workload):
@@ -419,12 +487,13 @@ class FrameLoop(_Workload):
     present. ``count`` is a number of frames."""
 
     kind: Literal["frame_loop"] = "frame_loop"
-    fps: float = Field(gt=0, le=1000, allow_inf_nan=False)
-    packets_per_frame: int = Field(default=1, ge=1)
+    fps: _real(0, 1000, _WHY_FPS, lo_open=True)
+    packets_per_frame: _int(1, 1000, "the model's limit on one frame's packets") = 1
     #: GPU time each packet takes
     work: Duration
     #: relative random variation of ``work``: 0.1 lets a packet take 90% to 110% of it
-    jitter: float = Field(default=0.0, ge=0, lt=1, allow_inf_nan=False)
+    jitter: _real(0, 1, "a relative variation: 0 (none) up to, not including, 1 (work never goes to 0)",
+                  hi_open=True) = 0.0
     present: bool = True
     #: how a frame reaches the screen: "blt" (DxgkDdiPresent copies to the primary), "flip"
     #: (DxgkDdiPresent flips the back buffer; the engine waits for the vsync), "flip_no_wait" (the
@@ -432,13 +501,14 @@ class FrameLoop(_Workload):
     #: compositor's surface, Flags.RedirectedPresent)
     present_mode: Literal["blt", "flip", "flip_no_wait", "composed"] = "blt"
     #: vsyncs per flip (the FlipInterval): 0 immediate, 1..4
-    sync_interval: int = Field(default=1, ge=0, le=4)
+    sync_interval: _int(0, 4, "a present's FlipInterval: immediate (0) or up to four vsyncs (D3DDDI_FLIPINTERVAL_FOUR)") = 1
     #: the VidPn source (index into adapter.displays) the frames go to
-    vidpn_source: int = Field(default=0, ge=0)
+    vidpn_source: _int(0, 15, _WHY_SOURCE) = 0
     #: frames that may be queued (presented, not yet retired) before the present blocks
-    max_frame_latency: int = Field(default=3, ge=1, le=16)
+    max_frame_latency: _int(1, 16, _WHY_LATENCY) = 3
     #: later target rates, in increasing ``at`` order
-    fps_changes: list[FpsChange] = Field(default_factory=list, max_length=64)
+    fps_changes: Annotated[list[FpsChange], _entries(0, 64, "the model's limit on one frame loop's rate changes")] = \
+        Field(default_factory=list)
 
     @field_validator("fps_changes")
     @classmethod
@@ -482,24 +552,24 @@ class SwapChain(_Workload):
     fullscreen: bool = False
     #: the application's sync interval: -1 (the runtime's default, which PresentMon shows for
     #: D3D9 and other runtimes that do not report one), 0 (do not wait for a vsync), 1..4
-    sync_interval: int = Field(default=1, ge=-1, le=4)
+    sync_interval: _int(-1, 4, "DXGI's SyncInterval (0: no wait, up to 4 vsyncs), or -1 for the runtime's default") = 1
     #: DXGI_PRESENT_ALLOW_TEARING: with sync interval 0, an independent flip is immediate
     allows_tearing: bool = False
     #: the application's present flags, reported as PresentMon's PresentFlags
-    present_flags: int = Field(default=0, ge=0, le=0xFFFFFFFF)
+    present_flags: _int(0, _U32, "PresentMon's PresentFlags: a 32-bit mask") = 0
     #: the swap chain's address as PresentMon shows it (e.g. "0x1BF098B1ED0"); default: made from
     #: the context handle and the VidPn source
     address: str | None = Field(default=None, pattern=r"^0x[0-9A-Fa-f]{1,16}$")
     #: the VidPn source (index into adapter.displays) it presents to
-    vidpn_source: int = Field(default=0, ge=0)
+    vidpn_source: _int(0, 15, _WHY_SOURCE) = 0
     #: frames that may be queued (presented, not yet retired) before the present blocks
-    max_frame_latency: int = Field(default=3, ge=1, le=16)
+    max_frame_latency: _int(1, 16, _WHY_LATENCY) = 3
     #: frames per second (with ``cpu`` and ``work``), when ``frames`` is empty
-    fps: float | None = Field(default=None, gt=0, le=1000, allow_inf_nan=False)
+    fps: _real(0, 1000, _WHY_FPS, lo_open=True) | None = None
     cpu: Duration = 0
     work: Duration = 0
     #: explicit frames (a replayed capture), in increasing ``start`` order
-    frames: list[SwapFrame] = Field(default_factory=list, max_length=1_000_000)
+    frames: Annotated[list[SwapFrame], _entries(0, 1_000_000, _WHY_LIST_BIG)] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _frames_or_fps(self) -> SwapChain:
@@ -522,7 +592,7 @@ class ComputeBatch(_Workload):
     finish plus ``interval``. ``count`` is a number of batches."""
 
     kind: Literal["compute_batch"] = "compute_batch"
-    batch: int = Field(default=8, ge=1)
+    batch: _int(1, 100_000, "the model's limit on one flush") = 8
     work: Duration
     interval: Duration = 0
     #: wait for the batch's last packet before the interval (false: submit the next batch after
@@ -530,7 +600,7 @@ class ComputeBatch(_Workload):
     sync: bool = True
     #: at most this many of its packets in flight: before each submission, wait for the packet
     #: ``window`` back to retire (a sliding window, drm_sched's interleaved submitters); None: no limit
-    window: int | None = Field(default=None, ge=1)
+    window: _int(1, 1_000_000, "the model's limit on packets in flight") | None = None
 
 
 class CopyStream(_Workload):
@@ -538,25 +608,21 @@ class CopyStream(_Workload):
     number of copies."""
 
     kind: Literal["copy_stream"] = "copy_stream"
-    size: Size
+    size: _size(1, _MAX_COPY, _WHY_COPY)
     interval: Duration = _ns("1ms")
 
-    @field_validator("size")
-    @classmethod
-    def _copy_size(cls, value: int) -> int:
-        if value <= 0:
-            raise ValueError(f"must be greater than 0 bytes, got {value}")
-        if value > _MAX_COPY:
-            raise ValueError(f"must be at most {format_size(_MAX_COPY)} ({_MAX_COPY} bytes), got {value}")
-        return value
+
+
+_WHY_CALLS = "the model's limit on timed calls (one table each)"
 
 
 class AllocationCall(ScenarioModel):
     """An application call on some of its workload's allocations at a time."""
 
-    at: Duration = Field(ge=0)
+    at: Duration
     #: the allocations, by their index in the workload (0 is the first)
-    allocations: list[int] = Field(min_length=1)
+    allocations: Annotated[list[_int(0, 255, "an index into the workload's allocations (256 at most)")],
+                           _entries(1, 256, "a call names each of the workload's allocations at most once")]
 
 
 class MemoryPressure(_Workload):
@@ -565,9 +631,9 @@ class MemoryPressure(_Workload):
     so VidMm keeps evicting and paging in. ``count`` is a number of packets."""
 
     kind: Literal["memory_pressure"] = "memory_pressure"
-    allocations: int = Field(ge=1, le=256)
-    size: Size
-    touch: int = Field(default=1, ge=1)
+    allocations: _int(1, 256, "the model's limit on one workload's allocations")
+    size: _size(4, _MAX_COPY, "one fill command fills the allocation in 4-byte words, and 64MiB is the largest command")
+    touch: _int(1, 256, "allocations one packet fills, no more than allocations") = 1
     work: Duration = 0
     interval: Duration = _ns("1ms")
     #: where the allocations prefer to live: "memory" (video memory, moved by TRANSFERs) or
@@ -575,9 +641,9 @@ class MemoryPressure(_Workload):
     segment: Literal["memory", "aperture"] = "memory"
     #: D3DKMTOfferAllocations at these times: the offered allocations are not touched until
     #: reclaimed, and VidMm may evict them without keeping their content
-    offer: list[AllocationCall] = Field(default_factory=list)
+    offer: Annotated[list[AllocationCall], _entries(0, 10_000, _WHY_CALLS)] = Field(default_factory=list)
     #: D3DKMTReclaimAllocations2 at these times (each result is in the ReclaimAllocations event)
-    reclaim: list[AllocationCall] = Field(default_factory=list)
+    reclaim: Annotated[list[AllocationCall], _entries(0, 10_000, _WHY_CALLS)] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _touch_fits(self) -> MemoryPressure:
@@ -599,10 +665,10 @@ class Bursty(_Workload):
     UI or browser work. ``count`` is a number of bursts."""
 
     kind: Literal["bursty"] = "bursty"
-    burst: int = Field(default=4, ge=1)
+    burst: _int(1, 100_000, "the model's limit on one burst") = 4
     work: Duration
     #: mean of the exponentially distributed idle time between bursts
-    mean_gap: Duration = Field(gt=0)
+    mean_gap: Period
 
 
 class ScriptPacket(ScenarioModel):
@@ -612,7 +678,8 @@ class ScriptPacket(ScenarioModel):
     at: Duration
     work: Duration
     #: how many identical packets to submit at that moment
-    repeat: int = Field(default=1, ge=1)
+    repeat: _int(1, None, "packets at that moment: at least 1; above 1,000,000 it is cut to what the run has "
+                          "time for, or refused when more than that fits") = 1
     #: submit with Flags.NullRendering: the fence completes, the GPU executes none of it
     null_rendering: bool = False
     #: the packet waits until the monitored fence ``wait_fence`` (a [[fence]] name) reaches
@@ -620,14 +687,14 @@ class ScriptPacket(ScenarioModel):
     #: (D3DKMTWaitForSynchronizationObjectFromGpu), "gpu" puts a WAIT command at its head
     #: (hardware scheduling only)
     wait_fence: str | None = Field(default=None, min_length=1)
-    wait_value: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+    wait_value: _int(0, _U64, _WHY_FENCE_VALUE) = 0
     wait_by: Literal["os", "gpu"] = "os"
     #: the packet's buffer ends with the GPU's write of ``signal_value`` to ``signal_fence`` (of a
     #: native fence: its CurrentValue, with the CPU interrupt only above its MonitoredValue)
     signal_fence: str | None = Field(default=None, min_length=1)
-    signal_value: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+    signal_value: _int(0, _U64, _WHY_FENCE_VALUE) = 0
     #: each repeat signals ``signal_step`` more than the one before (``signal_value`` first)
-    signal_step: int = Field(default=0, ge=0, le=(1 << 32) - 1)
+    signal_step: _int(0, _U32, "the step between repeats' signals: a 32-bit number") = 0
 
     def fences(self) -> list[str]:
         return [f for f in (self.wait_fence, self.signal_fence) if f is not None]
@@ -637,7 +704,8 @@ class Script(_Workload):
     """An exact list of submissions, for reproducing a situation by hand. Takes no ``count``."""
 
     kind: Literal["script"] = "script"
-    packets: list[ScriptPacket] = Field(min_length=1)
+    packets: Annotated[list[ScriptPacket], _entries(1, 100_000, "the model's limit on one script's "
+                                                                 "hand-placed submissions")]
 
     @field_validator("count")
     @classmethod
@@ -661,13 +729,13 @@ class Chain(_Workload):
 
     kind: Literal["chain"] = "chain"
     fence: str = Field(min_length=1)
-    members: int = Field(ge=1, le=64)
-    position: int = Field(ge=0)
+    members: _int(1, 64, "the model's limit on one chain's contexts")
+    position: _int(0, 63, "a member's place in its chain, below members")
     work: Duration
     wait: Literal["os", "gpu"] = "os"
     #: at most this many of the member's packets in flight: before each submission, wait for its
     #: packet ``window`` back to retire (a long chain submitted as it runs); None: all at once
-    window: int | None = Field(default=None, ge=1)
+    window: _int(1, 1_000_000, "the model's limit on packets in flight") | None = None
 
     @model_validator(mode="after")
     def _position_fits(self) -> Chain:
@@ -697,11 +765,11 @@ class Context(ScenarioModel):
 
     name: str = Field(min_length=1)
     #: index of the process's device the context is created on
-    device: int = Field(default=0, ge=0)
+    device: _int(0, 63, "the model's limit on one process's devices") = 0
     #: name of the adapter node the context submits to
     node: str
     #: priority within the process, -7 (lowest) to 7 (highest)
-    priority: int = Field(default=0, ge=-7, le=7)
+    priority: _int(-7, 7, "what D3DKMTSetContextSchedulingPriority accepts") = 0
     workload: Workload
     #: destroy the context at this time (D3DKMTDestroyContext): queued packets are cancelled,
     #: submitted ones finish, the workload's next call fails
@@ -710,13 +778,13 @@ class Context(ScenarioModel):
     #: idle, high -> focus, realtime -> realtime, the others normal)
     band: Literal["idle", "normal", "focus", "realtime"] | None = None
     #: hardware scheduling: realtimeBandPriorityLevel (realtime band only)
-    realtime_level: int = Field(default=0, ge=0, le=31)
+    realtime_level: _int(0, 31, "the range of realtimeBandPriorityLevel") = 0
     #: hardware scheduling: the context's quantum (unset: its band's) and grace periods
-    quantum: Duration | None = None
-    grace_same: Duration = 0
-    grace_lower: Duration = 0
+    quantum: _BandTime | None = None
+    grace_same: _BandTime = 0
+    grace_lower: _BandTime = 0
     #: hardware scheduling: its hardware queues (workloads submit to the first)
-    hw_queues: int = Field(default=1, ge=1, le=16)
+    hw_queues: _int(1, 16, "the model's limit on one context's hardware queues") = 1
     #: hardware scheduling: D3DDDI_CREATEHWQUEUEFLAGS.DisableGpuTimeout on its queues
     disable_gpu_timeout: bool = False
     #: hardware scheduling: suspend the context at this time (DxgkDdiSuspendContext, as VidMm does
@@ -728,9 +796,9 @@ class Context(ScenarioModel):
 class BudgetChange(ScenarioModel):
     """The OS sets a process's video memory budget at a time."""
 
-    at: Duration = Field(ge=0)
+    at: Duration
     #: bytes of local video memory the process may keep resident
-    size: Size
+    size: _size(0, 1 << 40, "a video memory budget; 1TiB is past any GPU's memory")
 
     @field_validator("size")
     @classmethod
@@ -754,15 +822,15 @@ class ProcessTable(ScenarioModel):
     #: the process id the OS gives it (default: the next free one); a replayed capture keeps the
     #: ProcessID it recorded. Processes that each have a pid may share a name (one program run
     #: twice), but then no [[call]] or [[fault]] may name them
-    pid: int | None = Field(default=None, ge=1, le=0xFFFFFFFF)
+    pid: _int(1, _U32, _WHY_PID) | None = None
     priority: ProcessPriority = "normal"
     #: the video memory budget the OS gives it from each time on (D3DKMTQueryVideoMemoryInfo's
     #: Budget); VidMm evicts its allocations to stay within it
-    budget: list[BudgetChange] = Field(default_factory=list)
+    budget: Annotated[list[BudgetChange], _entries(0, 10_000, _WHY_CALLS)] = Field(default_factory=list)
     #: the process runs in a virtual machine on a paravirtualized adapter: its submissions carry
     #: Flags.VirtualMachineData (drivers of WDDM 2.2 and later)
     virtual_machine: bool = False
-    context: list[Context] = Field(min_length=1)
+    context: Annotated[list[Context], _entries(1, 64, "the model's limit on one process's GPU contexts")]
 
 
 class FenceSpec(ScenarioModel):
@@ -771,7 +839,7 @@ class FenceSpec(ScenarioModel):
 
     name: str = Field(min_length=1)
     #: InitialFenceValue
-    initial: int = Field(default=0, ge=0, le=(1 << 64) - 1)
+    initial: _int(0, _U64, _WHY_FENCE_VALUE) = 0
     #: a native GPU fence (WDDM 3.2, D3DKMTCreateNativeFence, type DEFAULT): buffers signal it with a
     #: native fence write, the GPU waits for it by itself (``wait_by = "gpu"``), the CPU waits with
     #: WaitForSynchronizationObjectFromCpu; needs hardware scheduling and a driver reporting
@@ -834,9 +902,10 @@ def _fence_name(value) -> str | None:
     return None
 
 
-_Priorities = Annotated[list[int], BeforeValidator(_one_or_list(_priority))]
+_Priorities = Annotated[list[_int(-7, 7, "what D3DKMTSetContextSchedulingPriority accepts")],
+                        BeforeValidator(_one_or_list(_priority))]
 _Classes = Annotated[list[str], BeforeValidator(_one_or_list(_class))]
-_FenceValues = Annotated[list[int], BeforeValidator(_one_or_list(_fence_value))]
+_FenceValues = Annotated[list[_int(0, _U64, _WHY_FENCE_VALUE)], BeforeValidator(_one_or_list(_fence_value))]
 _FenceNames = Annotated[list[str], BeforeValidator(_one_or_list(_fence_name))]
 
 
@@ -890,17 +959,18 @@ class Call(ScenarioModel):
     priority_class: _Classes | None = None
     fence: _FenceNames | None = None
     value: _FenceValues | None = None
-    step: int = Field(default=1, ge=0)
+    step: _int(0, _U64, "added to the values at each repeat: a 64-bit number") = 1
     #: SignalSynchronizationObjectFromCpu: D3DDDICB_SIGNALFLAGS.AllowFenceRewind (a value below the
     #: fence's current one moves it back instead of being refused)
     rewind: bool = False
     timeout: Duration | None = None
     wait_any: bool = False
     node: _NodeNames | None = None
-    steps: int = Field(default=1, ge=1)
-    every: Duration | None = Field(default=None, gt=0)
+    steps: _int(1, 1_000_000, "the model's limit on one StepEngine call") = 1
+    every: _time(1_000, MAX_DURATION, "a D3DKMT call from user mode costs microseconds; the longest run is "
+                                      "1 hour") | None = None
     every_max: Duration | None = None
-    count: int | None = Field(default=None, ge=1)
+    count: _int(1, MAX_COUNT, _WHY_COUNT) | None = None
 
     def fences(self) -> list[str]:
         return list(self.fence or ())
@@ -958,13 +1028,13 @@ class Tdr(ScenarioModel):
     #: TdrLevel: 0 no detection, 1 bug check 0x116 on a timeout (no recovery), 3 recover
     level: Literal[0, 1, 3] = 3
     #: TdrDelay: how long a preemption request may go unanswered
-    delay: Duration = Field(default=_ns("2s"), gt=0)
+    delay: Period = _ns("2s")
     #: how long a packet may run before the scheduler asks to preempt it (the model's choice)
-    watchdog: Duration = Field(default=_ns("2s"), gt=0)
+    watchdog: Period = _ns("2s")
     #: TdrLimitCount and TdrLimitTime: more adapter timeouts than this within the window is
     #: bug check 0x116
-    limit_count: int = Field(default=5, ge=0)
-    limit_time: Duration = Field(default=_ns("60s"), gt=0)
+    limit_count: _int(0, 1_000_000, "TdrLimitCount: timeouts within limit_time, the model's limit") = 5
+    limit_time: Period = _ns("60s")
 
 
 #: Driver entry points a ``ddi_error`` fault can make fail.
@@ -993,13 +1063,16 @@ class Fault(ScenarioModel):
     at: Duration | None = None
     process: str | None = None
     context: str | None = None
-    packet: int | None = Field(default=None, ge=1)
+    packet: _int(1, MAX_COUNT, "the context's n-th packet, from 1") | None = None
     fatal: bool = False
     ddi: str | None = None
-    call: int = Field(default=1, ge=1)
+    call: _int(1, MAX_COUNT, "the entry point's n-th call, from 1") = 1
     status: str = "STATUS_UNSUCCESSFUL"
-    duration: Duration | None = Field(default=None, gt=0)
-    interval: Duration | None = Field(default=None, gt=0)
+    duration: Period | None = None
+    interval: _time(MIN_STORM_INTERVAL, MAX_DURATION, "the gap between a storm's interrupts: 1us at least, the "
+                                                      "model's floor; each interrupt costs the CPU an ISR and a "
+                                                      "DPC of about 1us each (adapter.cpu_cost), so a finer storm "
+                                                      "only piles up work the CPU never catches up with") | None = None
 
     @model_validator(mode="after")
     def _fields_of_kind(self) -> Fault:
@@ -1219,7 +1292,83 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
             problems.append((("fault", f, "context"),
                              f"no context {fault.context!r} in a process named {fault.process!r}"))
     problems += _presenting_problems(scenario, node_names)
+    problems += _bound_problems(scenario)
     return problems
+
+
+def _storm_interrupts(scenario: Scenario, fault: Fault) -> int:
+    """How many interrupts an interrupt storm raises within the run (the scenario's duration)."""
+    end = min(fault.at + fault.duration, scenario.duration)
+    return max(0, -(-(end - fault.at) // fault.interval))
+
+
+def _repeat_fits(scenario: Scenario, start: int, packet: ScriptPacket) -> int | None:
+    """How many of a script packet's repeats the run has time for: the engine runs them one after
+    the other, ``work`` each, from the packet's time to the end of the run. None when that is no
+    limit (packets of no work)."""
+    if packet.work == 0:
+        return None
+    left = scenario.duration - start - packet.at
+    return max(1, -(-left // packet.work))
+
+
+def _bound_problems(scenario: Scenario) -> list[tuple[Location, str]]:
+    """Ranges that depend on other fields and that no clamp can meet: a storm of more interrupts
+    than one storm may raise, a repeat of more packets than one moment may submit."""
+    problems: list[tuple[Location, str]] = []
+    for f, fault in enumerate(scenario.fault):
+        if fault.kind == "interrupt_storm" and fault.at < scenario.duration:
+            n = _storm_interrupts(scenario, fault)
+            if n > MAX_STORM_INTERRUPTS:
+                problems.append((("fault", f, "interval"),
+                                 f"the storm raises {show(n, '')} interrupts within the run (from "
+                                 f"{format_duration(fault.at)} to {format_duration(min(fault.at + fault.duration, scenario.duration))}, "
+                                 f"one every {format_duration(fault.interval)}); one storm raises at most "
+                                 f"{show(MAX_STORM_INTERRUPTS, '')} (each costs the CPU an ISR and a DPC and the log "
+                                 f"several lines): use a longer interval or a shorter duration"))
+    for p, process in enumerate(scenario.process):
+        for c, context in enumerate(process.context):
+            w = context.workload
+            if w.kind != "script":
+                continue
+            for k, packet in enumerate(w.packets):
+                if packet.repeat <= MAX_REPEAT:
+                    continue
+                fits = _repeat_fits(scenario, w.start, packet)
+                if fits is None or fits > MAX_REPEAT:
+                    room = "packets of no work all fit" if fits is None else f"{show(fits, '')} of them fit in the run"
+                    problems.append((("process", p, "context", c, "workload", "packets", k, "repeat"),
+                                     f"must be at most {show(MAX_REPEAT, '')}, got {show(packet.repeat, '')}: one "
+                                     f"moment submits at most {show(MAX_REPEAT, '')} packets (the OS holds them all "
+                                     f"queued at once) and {room}; split them over several packets entries"))
+    return problems
+
+
+def scenario_clamps(scenario: Scenario) -> list[tuple[Location, str]]:
+    """Values the run takes otherwise than written, or that cannot have the effect they ask for,
+    each with a warning saying so, with locations from the top of the scenario: a script packet's
+    ``repeat`` above 1,000,000 that the run has no time for is cut to the packets that fit; a
+    fault due at or after the end of the run never happens. Cuts are made on ``scenario``."""
+    notes: list[tuple[Location, str]] = []
+    end = scenario.duration
+    for f, fault in enumerate(scenario.fault):
+        if fault.at is not None and fault.at >= end:
+            notes.append((("fault", f, "at"), f"{format_duration(fault.at)} is not before the end of the run "
+                                              f"(duration {format_duration(end)}): the fault never happens"))
+    for p, process in enumerate(scenario.process):
+        for c, context in enumerate(process.context):
+            w = context.workload
+            if w.kind != "script":
+                continue
+            for k, packet in enumerate(w.packets):
+                fits = _repeat_fits(scenario, w.start, packet)
+                if packet.repeat > MAX_REPEAT and fits is not None and fits <= MAX_REPEAT:
+                    notes.append((("process", p, "context", c, "workload", "packets", k, "repeat"),
+                                  f"{show(packet.repeat, '')} packets of {format_duration(packet.work)} cannot run "
+                                  f"in the {format_duration(max(0, end - w.start - packet.at))} left of the run "
+                                  f"(duration {format_duration(end)}): taken as {show(fits, '')}, as many as fit"))
+                    packet.repeat = fits
+    return notes
 
 
 def _presenting_problems(scenario: Scenario, node_names: list[str]) -> list[tuple[Location, str]]:
@@ -1295,10 +1444,10 @@ class Compositor(ScenarioModel):
 
     #: its process (created once; several [[compositor]] tables share it)
     process: str = Field(default="dwm.exe", min_length=1)
-    pid: int | None = Field(default=None, ge=1, le=0xFFFFFFFF)
+    pid: _int(1, _U32, _WHY_PID) | None = None
     #: the node its composition runs on (default: the adapter's first)
     node: str | None = None
-    vidpn_source: int = Field(default=0, ge=0)
+    vidpn_source: _int(0, 15, _WHY_SOURCE) = 0
     #: its swap chain's address as PresentMon shows it
     address: str | None = Field(default=None, pattern=r"^0x[0-9A-Fa-f]{1,16}$")
     #: CPU time from the vsync it wakes at to its present call
@@ -1307,9 +1456,9 @@ class Compositor(ScenarioModel):
     work: Duration = _ns("500us")
     #: compositions in a row of a full-screen flip-model swap chain, alone on the source, before
     #: the compositor lets it flip independently
-    independent_flip_after: int = Field(default=2, ge=1, le=1000)
+    independent_flip_after: _int(1, 1000, "the model's limit on compositions before an independent flip") = 2
     #: desktop updates, in increasing ``at`` order
-    update: list[CompositorUpdate] = Field(default_factory=list, max_length=1_000_000)
+    update: Annotated[list[CompositorUpdate], _entries(0, 1_000_000, _WHY_LIST_BIG)] = Field(default_factory=list)
 
     @field_validator("update")
     @classmethod
@@ -1346,26 +1495,53 @@ class Scenario(ScenarioModel):
     name: str = ""
     description: str = ""
     #: seed of every random choice in the run (jitter, gaps), so runs repeat exactly
-    seed: int = Field(default=0, ge=0)
+    seed: _int(0, _U64, "a seed is a 64-bit unsigned number") = 0
     #: virtual time to simulate
-    duration: Duration = Field(default=_ns("1s"), gt=0)
+    duration: Annotated[int, BeforeValidator(parse_duration), RUN_DURATION] = _ns("1s")
     adapter: AdapterTable = Field(default_factory=AdapterTable)
     #: the driver and its settings (the reference driver with its defaults when absent)
     driver: Annotated[Driver, BeforeValidator(_driver_table)] = Field(default_factory=Driver)
     scheduler: Scheduler = Field(default_factory=Scheduler)
     tdr: Tdr = Field(default_factory=Tdr)
-    fault: list[Fault] = Field(default_factory=list)
+    fault: Annotated[list[Fault], _entries(0, 1000, "the model's limit on injected faults")] = Field(default_factory=list)
     #: monitored fences shared by the processes (chain workloads name them)
-    fence: list[FenceSpec] = Field(default_factory=list)
-    process: list[ProcessTable] = Field(min_length=1)
+    fence: Annotated[list[FenceSpec], _entries(0, 1024, "the model's limit on shared fences")] = Field(
+        default_factory=list)
+    process: Annotated[list[ProcessTable], _entries(1, 1024, "the model's limit on processes")]
     #: D3DKMT calls the processes make while the run goes on
-    call: list[Call] = Field(default_factory=list)
+    call: Annotated[list[Call], _entries(0, 10_000, _WHY_CALLS)] = Field(default_factory=list)
     #: the desktop compositor, one table per display it composes
-    compositor: list[Compositor] = Field(default_factory=list)
+    compositor: Annotated[list[Compositor], _entries(0, 16, "one compositor per display, and an adapter has at most 16")] = Field(
+        default_factory=list)
+
+    #: warnings of the values taken otherwise than written, with their locations
+    _clamps: list = PrivateAttr(default_factory=list)
+    #: what names the scenario in a warning (the loader's source, with its --set options)
+    _source: str = PrivateAttr(default="<scenario>")
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
         problems = cross_field_problems(self)
         if problems:
             raise _conflicts(problems)
+        notes = scenario_clamps(self)
+        if notes:  # a later assignment validates again: keep what the first validation cut
+            earlier = getattr(self, "__pydantic_private__", None) or {}
+            kept = list(earlier.get("_clamps") or ())
+            self._clamps = kept + [note for note in notes if note not in kept]
         return self
+
+    def __eq__(self, other: object) -> bool:
+        # Two scenarios with the same values are equal, whatever names them in warnings.
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def warnings(self) -> list[str]:
+        """The values the run takes otherwise than written or that cannot have their effect (a
+        ``repeat`` cut to what fits, a fault after the end of the run), one line each:
+        ``FILE: field.path: what happens``. Empty for most scenarios."""
+        return [f"{self._source}: {field_path(loc)}: {msg}" for loc, msg in self._clamps]

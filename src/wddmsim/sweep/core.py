@@ -77,7 +77,7 @@ def plan(scenario, sets=None, seeds=None, option: str = "--set") -> tuple[list[R
 
 def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds=None, *, workers: int | None = None,
           dask=None, verifier: str = "strict", progress: Callable[[int, int], None] | None = None,
-          max_events: int | None = None, stop=None) -> list[dict]:
+          max_events: int | None = None, stop=None, on_warning: Callable[[str], None] | None = None) -> list[dict]:
     """Run ``scenario`` for every combination of ``sets`` and every seed; one row per run.
 
     ``scenario``: a scenario file's path, a :class:`~wddmsim.scenario.Scenario` or its TOML data as
@@ -94,6 +94,9 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
     sweep early; the rows are then those of the runs that finished (and of the settings the schema
     refused), in the same order, and ``stop.runs`` is set to ``(rows returned, rows of the whole
     sweep)``.
+    ``on_warning(line)`` is called, before anything runs, once for each distinct warning of the
+    runs' scenarios (:attr:`Scenario.warnings <wddmsim.scenario.schema.Scenario.warnings>`: a value
+    taken otherwise than written).
 
     Returns the rows (see :mod:`wddmsim.sweep.rows`) in the order of the cross product: the first
     setting varies slowest, the seeds fastest. Raises :class:`~wddmsim.sweep.grid.SweepError` before
@@ -105,6 +108,13 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise SweepError(f"workers: must be a whole number, 1 or more, got {workers!r}")
     runs, work = plan(scenario, sets, seeds)
+    if on_warning is not None:
+        seen: set[str] = set()
+        for sc in work.values():
+            for line in [] if isinstance(sc, str) else sc.warnings:
+                if line not in seen:
+                    seen.add(line)
+                    on_warning(line)
     todo = [r for r in runs if not isinstance(work[r.index], str)]
     tasks = [(work[r.index], r.seed, verifier, max_events) for r in todo]
     skipped = len(runs) - len(todo)
