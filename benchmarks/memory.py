@@ -45,7 +45,7 @@ def stream_scenario(packets: int, contexts: int = 8) -> dict:
     """``contexts`` contexts on one node, each ``packets / contexts`` packets in batches of 16."""
     batches = max(1, packets // contexts // 16)
     return {
-        "name": f"memory-{packets}", "duration": "100000s",
+        "name": f"memory-{packets}", "duration": "3600s",
         "adapter": {"nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}], "cpu_cost": ZERO,
                     "hw_queue_depth": 2},
         "process": [{"name": f"p{i}", "context": [{"name": "c", "node": "3D", "workload": {
