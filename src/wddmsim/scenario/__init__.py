@@ -1,7 +1,8 @@
 """Scenario files: TOML descriptions of a simulated machine and its GPU workloads.
 
 :mod:`.units` reads and writes durations and sizes, :mod:`.schema` holds the pydantic models the
-simulator consumes, and :mod:`.loader` turns a file into a validated :class:`Scenario` or a
+simulator consumes (the workload tables in :mod:`.workloads`, the kinds of value in :mod:`.fields`,
+the range of each and its reason in :mod:`.bounds`), and :mod:`.loader` turns a file into a validated :class:`Scenario` or a
 :class:`ScenarioError` listing every problem in it; :mod:`.overrides` makes ``--set PATH=VALUE``
 assignments on a file's data before validation. docs/scenarios.md is the reference.
 """

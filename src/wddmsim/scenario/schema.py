@@ -14,6 +14,11 @@ Three layers of checking happen here:
 * per scenario, once every field is valid: contexts naming nodes that exist and names that must
   be unique among processes and among a process's contexts.
 
+The tables are built from :mod:`.fields` (the base model and the kinds of value, each with its
+range from :mod:`.bounds`); the workload tables are :mod:`.workloads`. Once the scenario is
+consistent, :func:`scenario_clamps` cuts what it takes otherwise than written, each with a warning
+(:attr:`Scenario.warnings`).
+
 The two cross-field layers report every problem they find in one pydantic error of type
 :data:`CONFLICT_ERROR`, whose context carries the individual problems with their own field
 locations; :mod:`wddmsim.scenario.loader` unpacks them into one message each.
@@ -22,7 +27,7 @@ locations; :mod:`wddmsim.scenario.loader` unpacks them into one message each.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Annotated, Literal, Union, get_args
+from typing import Any, Annotated, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -30,9 +35,14 @@ from pydantic_core import PydanticCustomError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.ddi.versions import VERSIONS
 
-from ..units import format_duration, format_size, parse_duration, parse_size
+from ..units import format_duration, parse_duration
 from .bounds import (MAX_COUNT, MAX_DURATION, MAX_REPEAT, MAX_STORM_INTERRUPTS, MIN_STORM_INTERVAL, RUN_DURATION,
-                     SECOND, WHY_CPU, WHY_RUN_TIME, In, show)
+                     SECOND, WHY_CPU, show)
+from .fields import (PAGE, U32, U64, WHY_CALLS, WHY_COUNT, WHY_FENCE_VALUE, WHY_LIST_BIG, WHY_PID, WHY_SOURCE,
+                     Duration, Location, Period, ScenarioModel, Size, entries_in, int_in, ns, ordered, real_in,
+                     size_in, time_in)
+from .workloads import (WORKLOAD_KINDS, Bursty, ComputeBatch, CopyStream, FrameLoop, Script, ScriptPacket, SwapChain,
+                        SwapFrame, Workload)
 
 __all__ = [
     "CALL_APIS",
@@ -68,52 +78,6 @@ __all__ = [
 ]
 
 
-def _time(lo: int = 0, hi: int = MAX_DURATION, why: str = WHY_RUN_TIME, lo_open: bool = False) -> Any:
-    """A span of virtual time in ``lo`` .. ``hi`` ns, written ``"2ms"``, ``"250us"`` or as int ns."""
-    return Annotated[int, BeforeValidator(parse_duration), In(lo, hi, why, "time", lo_open)]
-
-
-def _size(lo: int, hi: int, why: str, lo_open: bool = False) -> Any:
-    """A byte count in ``lo`` .. ``hi``, written ``"64KiB"``, ``"4096"`` or as an int."""
-    return Annotated[int, BeforeValidator(parse_size), In(lo, hi, why, "size", lo_open)]
-
-
-def _int(lo: int | None, hi: int | None, why: str) -> Any:
-    """An integer in ``lo`` .. ``hi``."""
-    return Annotated[int, In(lo, hi, why)]
-
-
-def _real(lo: float, hi: float, why: str, lo_open: bool = False, hi_open: bool = False) -> Any:
-    """A finite number in the range (``lo_open``/``hi_open``: the limit itself excluded)."""
-    return Annotated[float, Field(allow_inf_nan=False), In(lo, hi, why, "", lo_open, hi_open)]
-
-
-def _entries(lo: int, hi: int, why: str) -> In:
-    """The range of a list's length."""
-    return In(lo, hi, why, "entries")
-
-
-#: A span of virtual time within a run: written as ``"2ms"``, ``"250us"`` or int nanoseconds; held
-#: as int ns, 0 .. 1 hour.
-Duration = _time()
-#: A byte count: written as ``"64KiB"``, ``"4096"`` or an int; held as int bytes.
-Size = Annotated[int, BeforeValidator(parse_size)]
-#: A span of virtual time that must be longer than zero (a period, a quantum, a timeout).
-Period = _time(0, MAX_DURATION, "a span that must last, within the longest run (1 hour of virtual time)", True)
-
-_U32 = (1 << 32) - 1
-_U64 = (1 << 64) - 1
-_WHY_PID = "a Windows process id is a 32-bit number other than 0"
-_WHY_COUNT = ("a count that high is never reached within a run: leave it out to run until the end")
-_WHY_GPU_TIME = WHY_RUN_TIME
-_WHY_FPS = "frames per second; no display and no frame limiter goes past 1000"
-_WHY_SOURCE = "an index into adapter.displays, which holds at most 16"
-_WHY_LATENCY = "what DXGI's SetMaximumFrameLatency accepts"
-_WHY_FENCE_VALUE = "a monitored fence's value is a 64-bit unsigned number"
-_WHY_COPY = "the bytes of one fill or copy command, the largest the model builds"
-
-#: Where a value sits in the scenario: table keys and array indexes, as pydantic reports them.
-Location = tuple[Union[str, int], ...]
 
 #: The pydantic error type that carries every cross-field problem of one model at once.
 CONFLICT_ERROR = "scenario_conflict"
@@ -132,14 +96,6 @@ ProcessPriority = Literal["idle", "below_normal", "normal", "above_normal", "hig
 ENGINES: tuple[str, ...] = get_args(EngineKind)
 #: The scheduling priority classes a process may have, lowest first.
 PROCESS_PRIORITIES: tuple[str, ...] = get_args(ProcessPriority)
-
-_PAGE = 4096
-_MAX_COPY = 64 << 20
-
-
-def _ns(text: str) -> int:
-    return parse_duration(text)
-
 
 def _quoted(names: Sequence[str]) -> str:
     return ", ".join(repr(n) for n in names)
@@ -171,41 +127,22 @@ def _conflicts(problems: list[tuple[Location, str]]) -> PydanticCustomError:
     )
 
 
-class ScenarioModel(BaseModel):
-    """Base of every scenario table: unknown keys are errors, values are taken strictly (a TOML
-    string is never silently turned into a number or a boolean), and assigning a field validates
-    the new value (and the table's cross-field checks) the way loading does."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, validate_assignment=True)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # pydantic keeps a value that only the table's own checks (an after model validator) refuse
-        # (pydantic issue #7105); a refused assignment leaves the table as it was.
-        before = dict(self.__dict__)
-        try:
-            super().__setattr__(name, value)
-        except ValueError:  # pydantic's ValidationError is one
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
-
-
 # --------------------------------------------------------------------------------------- adapter
 
 
-_Cpu = _time(0, SECOND, WHY_CPU)
+_Cpu = time_in(0, SECOND, WHY_CPU)
 
 
 class CpuCostTable(ScenarioModel):
     """The ``[adapter.cpu_cost]`` table: CPU time the kernel-mode side spends in each driver
     callback, charged to the simulated CPU whenever the callback runs. Every cost may be zero."""
 
-    render: _Cpu = _ns("5us")  #: building one command buffer (DxgkDdiRender)
-    patch: _Cpu = _ns("1us")  #: patching allocation addresses into a DMA buffer
-    submit: _Cpu = _ns("2us")  #: handing a DMA buffer to the hardware queue
-    isr: _Cpu = _ns("1us")  #: the interrupt service routine
-    dpc: _Cpu = _ns("2us")  #: the deferred procedure call after an interrupt
-    present: _Cpu = _ns("5us")  #: queuing a present (flip or blit)
+    render: _Cpu = ns("5us")  #: building one command buffer (DxgkDdiRender)
+    patch: _Cpu = ns("1us")  #: patching allocation addresses into a DMA buffer
+    submit: _Cpu = ns("2us")  #: handing a DMA buffer to the hardware queue
+    isr: _Cpu = ns("1us")  #: the interrupt service routine
+    dpc: _Cpu = ns("2us")  #: the deferred procedure call after an interrupt
+    present: _Cpu = ns("5us")  #: queuing a present (flip or blit)
 
 
 def _moved(key: str, where: str = ""):
@@ -225,27 +162,27 @@ class Node(ScenarioModel):
     name: str = Field(min_length=1)
     engine: EngineKind
     #: packets the hardware queue holds; None takes the adapter's ``hw_queue_depth``
-    hw_queue_depth: _int(1, 64, _WHY_QUEUE_DEPTH) | None = None
+    hw_queue_depth: int_in(1, 64, _WHY_QUEUE_DEPTH) | None = None
     #: bytes per nanosecond the engine moves in fill and copy commands
-    copy_bandwidth: _real(0, 10_000, "bytes per nanosecond; 10000 (10 TB/s) is past any GPU's "
+    copy_bandwidth: real_in(0, 10_000, "bytes per nanosecond; 10000 (10 TB/s) is past any GPU's "
                                      "memory", lo_open=True) = 16.0
     #: time the engine spends fetching and decoding one command packet
-    command_cost: _time(0, SECOND, "engine time per command packet: longer than 1s would be a hang") = _ns("100ns")
+    command_cost: time_in(0, SECOND, "engine time per command packet: longer than 1s would be a hang") = ns("100ns")
     #: where a preemption request stops the engine: "none" (runs everything queued), "dma_buffer"
     #: (finishes the running DMA buffer), "primitive" (finishes the running command) or
     #: "interval" (stops a WORK command at the next multiple of preemption_interval) or
     #: "instruction" (stops a WORK command where it is)
     preemption: Literal["none", "dma_buffer", "primitive", "interval", "instruction"] = "dma_buffer"
-    preemption_interval: Period = _ns("100us")
+    preemption_interval: Period = ns("100us")
     #: time the engine spends saving the state of a buffer it stopped mid-way (busy time, before
     #: the preemption is reported)
     preemption_save: Duration = 0
     #: VidSch's first SubmissionFenceId on this node (a 32-bit id, which wraps to 0 after
     #: 2**32 - 1): start near the top to run across the wrap
-    first_fence_id: _int(1, _U32, "a SubmissionFenceId is 32 bits and 0 is never one") = 1
+    first_fence_id: int_in(1, U32, "a SubmissionFenceId is 32 bits and 0 is never one") = 1
     #: hardware scheduling: how many hardware queues the engine's scheduler can hold mapped at once
     #: (its slots); more queues than slots are mapped and unmapped as they go idle. Unset: no limit
-    hw_queue_slots: _int(1, 1024, "hardware queues an engine's scheduler holds mapped at once: the model's "
+    hw_queue_slots: int_in(1, 1024, "hardware queues an engine's scheduler holds mapped at once: the model's "
                                   "limit, past any GPU's") | None = None
     # Moved to the driver's settings ([driver.engines.<name>]):
     ring_size: _moved("ring_size", "engines.<node name>.")
@@ -262,21 +199,21 @@ class Segment(ScenarioModel):
 
     name: str = Field(min_length=1)
     kind: Literal["memory", "aperture"]
-    size: _size(_PAGE, 1 << 40, _WHY_SEGMENT)
+    size: size_in(PAGE, 1 << 40, _WHY_SEGMENT)
     cpu_visible: bool = False
     #: how much of the segment VidMm may use (its residency budget); unset: all of it
-    budget: _size(_PAGE, 1 << 40, _WHY_SEGMENT) | None = None
+    budget: size_in(PAGE, 1 << 40, _WHY_SEGMENT) | None = None
 
     @model_validator(mode="after")
     def _budget_fits(self) -> Segment:
-        if self.budget is not None and (self.budget <= 0 or self.budget % _PAGE or self.budget > self.size):
+        if self.budget is not None and (self.budget <= 0 or self.budget % PAGE or self.budget > self.size):
             raise ValueError(f"budget must be a positive multiple of 4096 bytes no larger than size ({self.size})")
         return self
 
     @field_validator("size")
     @classmethod
     def _whole_pages(cls, value: int) -> int:
-        if value <= 0 or value % _PAGE:
+        if value <= 0 or value % PAGE:
             raise ValueError(f"must be a positive multiple of 4096 bytes, got {value}")
         return value
 
@@ -296,7 +233,7 @@ def _default_segments() -> list[Segment]:
     ]
 
 
-_BandTime = _time(0, 60 * SECOND, "a band's grace period or quantum; a minute is far past the TDR delay "
+_BandTime = time_in(0, 60 * SECOND, "a band's grace period or quantum; a minute is far past the TDR delay "
                                       "(2s by default), the model's limit")
 
 
@@ -323,7 +260,7 @@ class Bands(ScenarioModel):
     #: grace period when processes inside the band preempt each other
     process_grace: BandTimes = Field(default_factory=BandTimes)
     #: targetNormalBandPercentage: share of the GPU kept for the normal band when focus starves it
-    normal_share: _int(0, 50, "targetNormalBandPercentage: the model keeps at most half the GPU for the normal band") = 10
+    normal_share: int_in(0, 50, "targetNormalBandPercentage: the model keeps at most half the GPU for the normal band") = 10
 
 
 class AdapterTable(ScenarioModel):
@@ -333,23 +270,23 @@ class AdapterTable(ScenarioModel):
     driver's capabilities from the driver, at adapter start."""
 
     #: packets each node's hardware queue holds (VidSch)
-    hw_queue_depth: _int(1, 64, _WHY_QUEUE_DEPTH) = 2
+    hw_queue_depth: int_in(1, 64, _WHY_QUEUE_DEPTH) = 2
     cpu_cost: CpuCostTable = Field(default_factory=CpuCostTable)
     #: the VidPn sources: one display per entry, its refresh rate in Hz
-    displays: Annotated[list[_real(0, 1000, "a refresh rate in Hz; no display refreshes past 1000 Hz",
+    displays: Annotated[list[real_in(0, 1000, "a refresh rate in Hz; no display refreshes past 1000 Hz",
                                    lo_open=True)],
-                        _entries(1, 16, "VidPn sources: the model's limit on displays per adapter")] = Field(
+                        entries_in(1, 16, "VidPn sources: the model's limit on displays per adapter")] = Field(
         default_factory=lambda: [60.0])
     #: the display controller's pending-flip registers per source (what a driver reports as
     #: DXGK_DRIVERCAPS.MaxQueuedFlipOnVSync)
-    max_queued_flips: _int(1, 16, "DXGK_DRIVERCAPS.MaxQueuedFlipOnVSync: pending-flip registers per "
+    max_queued_flips: int_in(1, 16, "DXGK_DRIVERCAPS.MaxQueuedFlipOnVSync: pending-flip registers per "
                                   "source, the model's limit") = 1
     #: every submission sets Flags.NullRendering: an infinitely fast GPU, leaving the submission
     #: path's own cost
     null_rendering: bool = False
-    nodes: Annotated[list[Node], _entries(1, 64, "engines an adapter reports as nodes: the model's "
+    nodes: Annotated[list[Node], entries_in(1, 64, "engines an adapter reports as nodes: the model's "
                                                  "limit")] = Field(default_factory=_default_nodes)
-    segments: Annotated[list[Segment], _entries(0, 32, "DXGK_QUERYSEGMENTOUT's segments: 32 at most (the "
+    segments: Annotated[list[Segment], entries_in(0, 32, "DXGK_QUERYSEGMENTOUT's segments: 32 at most (the "
                                                        "model's limit); an adapter needs a memory and an aperture "
                                                        "segment")] = Field(
         default_factory=_default_segments)
@@ -448,313 +385,7 @@ class Scheduler(ScenarioModel):
 
     policy: Literal["strict_priority", "priority_quantum"] = "priority_quantum"
     #: longest time a context runs before a context of equal priority gets its turn
-    quantum: Period = _ns("2ms")
-
-
-# ------------------------------------------------------------------------------------- workloads
-
-
-class _Workload(ScenarioModel):
-    #: when the generator starts, from the beginning of the run
-    start: Duration = 0
-    #: how many units (frames, batches, copies, bursts) to submit; None runs until the end
-    count: _int(1, MAX_COUNT, _WHY_COUNT) | None = None
-
-
-_WHY_LIST_BIG = "the model's limit: a replayed capture of hours at hundreds of frames per second"
-
-
-def _ordered(value: list, strict: bool) -> list:
-    """``value`` (items with an ``at``) when their ``at`` increase (``strict``) or never decrease."""
-    for i in range(1, len(value)):
-        before, at = value[i - 1].at, value[i].at
-        if at < before or strict and at == before:
-            raise ValueError(f"[{i}].at must be {'later than' if strict else 'no earlier than'} [{i - 1}].at "
-                             f"({format_duration(before)}), got {format_duration(at)}")
-    return value
-
-
-class FpsChange(ScenarioModel):
-    """A change of a frame loop's target rate (a game leaving its menu, a frame limiter)."""
-
-    #: from when, measured from the workload's ``start``: frame slots from then on are 1/fps apart
-    at: Duration
-    fps: _real(0, 1000, _WHY_FPS, lo_open=True)
-
-
-class FrameLoop(_Workload):
-    """A game or renderer: frames at a target rate, each a few packets, usually ending in a
-    present. ``count`` is a number of frames."""
-
-    kind: Literal["frame_loop"] = "frame_loop"
-    fps: _real(0, 1000, _WHY_FPS, lo_open=True)
-    packets_per_frame: _int(1, 1000, "the model's limit on one frame's packets") = 1
-    #: GPU time each packet takes
-    work: Duration
-    #: relative random variation of ``work``: 0.1 lets a packet take 90% to 110% of it
-    jitter: _real(0, 1, "a relative variation: 0 (none) up to, not including, 1 (work never goes to 0)",
-                  hi_open=True) = 0.0
-    present: bool = True
-    #: how a frame reaches the screen: "blt" (DxgkDdiPresent copies to the primary), "flip"
-    #: (DxgkDdiPresent flips the back buffer; the engine waits for the vsync), "flip_no_wait" (the
-    #: flip waits in the display's flip registers instead), "composed" (a copy into the
-    #: compositor's surface, Flags.RedirectedPresent)
-    present_mode: Literal["blt", "flip", "flip_no_wait", "composed"] = "blt"
-    #: vsyncs per flip (the FlipInterval): 0 immediate, 1..4
-    sync_interval: _int(0, 4, "a present's FlipInterval: immediate (0) or up to four vsyncs (D3DDDI_FLIPINTERVAL_FOUR)") = 1
-    #: the VidPn source (index into adapter.displays) the frames go to
-    vidpn_source: _int(0, 15, _WHY_SOURCE) = 0
-    #: frames that may be queued (presented, not yet retired) before the present blocks
-    max_frame_latency: _int(1, 16, _WHY_LATENCY) = 3
-    #: later target rates, in increasing ``at`` order
-    fps_changes: Annotated[list[FpsChange], _entries(0, 64, "the model's limit on one frame loop's rate changes")] = \
-        Field(default_factory=list)
-
-    @field_validator("fps_changes")
-    @classmethod
-    def _in_order(cls, value: list[FpsChange]) -> list[FpsChange]:
-        return _ordered(value, strict=True)
-
-
-class SwapFrame(ScenarioModel):
-    """One frame of a swap chain's application: when its CPU work starts, how long the CPU works
-    before the present call, when during that the frame's rendering is submitted, and how much GPU
-    time the rendering takes (a replayed capture gives these per frame)."""
-
-    #: when the frame's CPU work starts, from the workload's ``start`` (the application starts it
-    #: then, or as soon as its previous present call returned, whichever is later)
-    start: Duration
-    #: CPU time from the frame's start to its present call (PresentMon's MsCPUBusy)
-    cpu: Duration = 0
-    #: GPU time of the frame's rendering (0: the frame renders nothing before its present)
-    gpu: Duration = 0
-    #: when the rendering is submitted, from the frame's start (at most ``cpu``; default: at the
-    #: present call)
-    submit: Duration | None = None
-
-
-class SwapChain(_Workload):
-    """An application presenting through a graphics runtime's swap chain, whose present mode the
-    OS and the compositor decide (see :mod:`wddmsim.workloads.swapchain`): frames at ``fps`` (each
-    ``cpu`` then ``work``), or the explicit ``frames`` of a replayed capture. ``count`` is a
-    number of frames (with ``fps``)."""
-
-    kind: Literal["swap_chain"] = "swap_chain"
-    #: the runtime that presents: "DXGI", "D3D9", or "Other" (one PresentMon sees no present
-    #: calls of: OpenGL, Vulkan, GDI)
-    runtime: Literal["DXGI", "D3D9", "Other"] = "DXGI"
-    #: how the swap chain presents: "flip" (flip model: the compositor takes its buffers, or they
-    #: flip to the screen when it steps aside), "copy" (blt model: each present is a copy into the
-    #: window's redirection surface), "exclusive" (a full-screen exclusive swap chain that flips
-    #: itself and owns the display)
-    swap_effect: Literal["flip", "copy", "exclusive"] = "flip"
-    #: the window covers the whole display (a flip-model swap chain may then flip independently)
-    fullscreen: bool = False
-    #: the application's sync interval: -1 (the runtime's default, which PresentMon shows for
-    #: D3D9 and other runtimes that do not report one), 0 (do not wait for a vsync), 1..4
-    sync_interval: _int(-1, 4, "DXGI's SyncInterval (0: no wait, up to 4 vsyncs), or -1 for the runtime's default") = 1
-    #: DXGI_PRESENT_ALLOW_TEARING: with sync interval 0, an independent flip is immediate
-    allows_tearing: bool = False
-    #: the application's present flags, reported as PresentMon's PresentFlags
-    present_flags: _int(0, _U32, "PresentMon's PresentFlags: a 32-bit mask") = 0
-    #: the swap chain's address as PresentMon shows it (e.g. "0x1BF098B1ED0"); default: made from
-    #: the context handle and the VidPn source
-    address: str | None = Field(default=None, pattern=r"^0x[0-9A-Fa-f]{1,16}$")
-    #: the VidPn source (index into adapter.displays) it presents to
-    vidpn_source: _int(0, 15, _WHY_SOURCE) = 0
-    #: frames that may be queued (presented, not yet retired) before the present blocks
-    max_frame_latency: _int(1, 16, _WHY_LATENCY) = 3
-    #: frames per second (with ``cpu`` and ``work``), when ``frames`` is empty
-    fps: _real(0, 1000, _WHY_FPS, lo_open=True) | None = None
-    cpu: Duration = 0
-    work: Duration = 0
-    #: explicit frames (a replayed capture), in increasing ``start`` order
-    frames: Annotated[list[SwapFrame], _entries(0, 1_000_000, _WHY_LIST_BIG)] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _frames_or_fps(self) -> SwapChain:
-        if not self.frames and self.fps is None:
-            raise ValueError("a swap chain needs fps (frames at a rate) or frames (explicit frames)")
-        if self.frames and self.fps is not None:
-            raise ValueError("give fps or frames, not both")
-        for i in range(1, len(self.frames)):
-            if self.frames[i].start < self.frames[i - 1].start:
-                raise ValueError(f"frames[{i}].start must not be earlier than frames[{i - 1}].start")
-        for i, f in enumerate(self.frames):
-            if f.submit is not None and f.submit > f.cpu:
-                raise ValueError(f"frames[{i}].submit ({format_duration(f.submit)}) is after the present call "
-                                 f"(cpu = {format_duration(f.cpu)})")
-        return self
-
-
-class ComputeBatch(_Workload):
-    """A compute job: flushes of ``batch`` packets, the next flush waiting for the previous to
-    finish plus ``interval``. ``count`` is a number of batches."""
-
-    kind: Literal["compute_batch"] = "compute_batch"
-    batch: _int(1, 100_000, "the model's limit on one flush") = 8
-    work: Duration
-    interval: Duration = 0
-    #: wait for the batch's last packet before the interval (false: submit the next batch after
-    #: the interval whatever the GPU did, a deep asynchronous queue)
-    sync: bool = True
-    #: at most this many of its packets in flight: before each submission, wait for the packet
-    #: ``window`` back to retire (a sliding window, drm_sched's interleaved submitters); None: no limit
-    window: _int(1, 1_000_000, "the model's limit on packets in flight") | None = None
-
-
-class CopyStream(_Workload):
-    """A transfer of ``size`` bytes every ``interval``, such as streaming uploads. ``count`` is a
-    number of copies."""
-
-    kind: Literal["copy_stream"] = "copy_stream"
-    size: _size(1, _MAX_COPY, _WHY_COPY)
-    interval: Duration = _ns("1ms")
-
-
-
-_WHY_CALLS = "the model's limit on timed calls (one table each)"
-
-
-class AllocationCall(ScenarioModel):
-    """An application call on some of its workload's allocations at a time."""
-
-    at: Duration
-    #: the allocations, by their index in the workload (0 is the first)
-    allocations: Annotated[list[_int(0, 255, "an index into the workload's allocations (256 at most)")],
-                           _entries(1, 256, "a call names each of the workload's allocations at most once")]
-
-
-class MemoryPressure(_Workload):
-    """An application whose allocations do not all fit in video memory: each packet fills
-    ``touch`` of its ``allocations`` (taken in turn) with a pattern of their own, then does ``work``,
-    so VidMm keeps evicting and paging in. ``count`` is a number of packets."""
-
-    kind: Literal["memory_pressure"] = "memory_pressure"
-    allocations: _int(1, 256, "the model's limit on one workload's allocations")
-    size: _size(4, _MAX_COPY, "one fill command fills the allocation in 4-byte words, and 64MiB is the largest command")
-    touch: _int(1, 256, "allocations one packet fills, no more than allocations") = 1
-    work: Duration = 0
-    interval: Duration = _ns("1ms")
-    #: where the allocations prefer to live: "memory" (video memory, moved by TRANSFERs) or
-    #: "aperture" (system memory the GPU reaches through the aperture, mapped and unmapped)
-    segment: Literal["memory", "aperture"] = "memory"
-    #: D3DKMTOfferAllocations at these times: the offered allocations are not touched until
-    #: reclaimed, and VidMm may evict them without keeping their content
-    offer: Annotated[list[AllocationCall], _entries(0, 10_000, _WHY_CALLS)] = Field(default_factory=list)
-    #: D3DKMTReclaimAllocations2 at these times (each result is in the ReclaimAllocations event)
-    reclaim: Annotated[list[AllocationCall], _entries(0, 10_000, _WHY_CALLS)] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _touch_fits(self) -> MemoryPressure:
-        if self.touch > self.allocations:
-            raise ValueError(f"touch ({self.touch}) cannot exceed allocations ({self.allocations})")
-        for name in ("offer", "reclaim"):
-            for i, call in enumerate(getattr(self, name)):
-                bad = [x for x in call.allocations if not 0 <= x < self.allocations]
-                if bad:
-                    raise ValueError(f"{name}[{i}].allocations: index {bad[0]} names no allocation "
-                                     f"(0..{self.allocations - 1})")
-        if self.size <= 0 or self.size % 4 or self.size > _MAX_COPY:
-            raise ValueError(f"size must be a positive multiple of 4 bytes up to {format_size(_MAX_COPY)}")
-        return self
-
-
-class Bursty(_Workload):
-    """Bursts of packets separated by idle gaps drawn from an exponential distribution, such as
-    UI or browser work. ``count`` is a number of bursts."""
-
-    kind: Literal["bursty"] = "bursty"
-    burst: _int(1, 100_000, "the model's limit on one burst") = 4
-    work: Duration
-    #: mean of the exponentially distributed idle time between bursts
-    mean_gap: Period
-
-
-class ScriptPacket(ScenarioModel):
-    """One hand-placed submission of a script workload."""
-
-    #: submit time, from the workload's ``start``
-    at: Duration
-    work: Duration
-    #: how many identical packets to submit at that moment
-    repeat: _int(1, None, "packets at that moment: at least 1; above 1,000,000 it is cut to what the run has "
-                          "time for, or refused when more than that fits") = 1
-    #: submit with Flags.NullRendering: the fence completes, the GPU executes none of it
-    null_rendering: bool = False
-    #: the packet waits until the monitored fence ``wait_fence`` (a [[fence]] name) reaches
-    #: ``wait_value`` (GPU virtual addressing): ``wait_by`` "os" holds it in the OS
-    #: (D3DKMTWaitForSynchronizationObjectFromGpu), "gpu" puts a WAIT command at its head
-    #: (hardware scheduling only)
-    wait_fence: str | None = Field(default=None, min_length=1)
-    wait_value: _int(0, _U64, _WHY_FENCE_VALUE) = 0
-    wait_by: Literal["os", "gpu"] = "os"
-    #: the packet's buffer ends with the GPU's write of ``signal_value`` to ``signal_fence`` (of a
-    #: native fence: its CurrentValue, with the CPU interrupt only above its MonitoredValue)
-    signal_fence: str | None = Field(default=None, min_length=1)
-    signal_value: _int(0, _U64, _WHY_FENCE_VALUE) = 0
-    #: each repeat signals ``signal_step`` more than the one before (``signal_value`` first)
-    signal_step: _int(0, _U32, "the step between repeats' signals: a 32-bit number") = 0
-
-    def fences(self) -> list[str]:
-        return [f for f in (self.wait_fence, self.signal_fence) if f is not None]
-
-
-class Script(_Workload):
-    """An exact list of submissions, for reproducing a situation by hand. Takes no ``count``."""
-
-    kind: Literal["script"] = "script"
-    packets: Annotated[list[ScriptPacket], _entries(1, 100_000, "the model's limit on one script's "
-                                                                 "hand-placed submissions")]
-
-    @field_validator("count")
-    @classmethod
-    def _no_count(cls, value: int | None) -> int | None:
-        if value is not None:
-            raise ValueError("a script workload takes no count; its packets list is the whole of it")
-        return value
-
-
-#: Any workload, told apart by its ``kind`` key.
-class Chain(_Workload):
-    """One member of a chain of GPU work passed along through a monitored fence (GPU virtual
-    addressing): the chain's packets are numbered 0, 1, 2, ... and dealt round robin to its
-    ``members`` contexts; this context runs those at ``position``, ``position + members``, ... .
-    Packet k waits until the ``fence`` reaches k, does ``work``, and its buffer ends with the
-    GPU's write of k + 1. With two members it is a ping-pong. Everything is submitted at once (the
-    OS or the GPU holds each packet until its turn) unless ``window`` bounds the member's packets
-    in flight; ``count`` is how many packets this member runs. ``wait``: "os" (D3DKMTWaitForSynchronizationObjectFromGpu: the OS holds the context's or
-    queue's later buffers) or "gpu" (a WAIT command at the head of the buffer: the engine, or under
-    hardware scheduling the queue, stalls on it)."""
-
-    kind: Literal["chain"] = "chain"
-    fence: str = Field(min_length=1)
-    members: _int(1, 64, "the model's limit on one chain's contexts")
-    position: _int(0, 63, "a member's place in its chain, below members")
-    work: Duration
-    wait: Literal["os", "gpu"] = "os"
-    #: at most this many of the member's packets in flight: before each submission, wait for its
-    #: packet ``window`` back to retire (a long chain submitted as it runs); None: all at once
-    window: _int(1, 1_000_000, "the model's limit on packets in flight") | None = None
-
-    @model_validator(mode="after")
-    def _position_fits(self) -> Chain:
-        if self.position >= self.members:
-            raise ValueError(f"position ({self.position}) must be below members ({self.members})")
-        if self.count is None:
-            raise ValueError("a chain member needs count (how many packets it runs)")
-        return self
-
-
-Workload = Annotated[
-    Union[FrameLoop, SwapChain, ComputeBatch, CopyStream, MemoryPressure, Bursty, Script, Chain], Field(discriminator="kind")
-]
-
-#: The values ``kind`` may take in a workload table.
-WORKLOAD_KINDS: tuple[str, ...] = tuple(
-    get_args(member.model_fields["kind"].annotation)[0]
-    for member in get_args(get_args(Workload)[0])
-)
+    quantum: Period = ns("2ms")
 
 
 # ------------------------------------------------------------------------- processes, scenario
@@ -765,11 +396,11 @@ class Context(ScenarioModel):
 
     name: str = Field(min_length=1)
     #: index of the process's device the context is created on
-    device: _int(0, 63, "the model's limit on one process's devices") = 0
+    device: int_in(0, 63, "the model's limit on one process's devices") = 0
     #: name of the adapter node the context submits to
     node: str
     #: priority within the process, -7 (lowest) to 7 (highest)
-    priority: _int(-7, 7, "what D3DKMTSetContextSchedulingPriority accepts") = 0
+    priority: int_in(-7, 7, "what D3DKMTSetContextSchedulingPriority accepts") = 0
     workload: Workload
     #: destroy the context at this time (D3DKMTDestroyContext): queued packets are cancelled,
     #: submitted ones finish, the workload's next call fails
@@ -778,19 +409,19 @@ class Context(ScenarioModel):
     #: idle, high -> focus, realtime -> realtime, the others normal)
     band: Literal["idle", "normal", "focus", "realtime"] | None = None
     #: hardware scheduling: realtimeBandPriorityLevel (realtime band only)
-    realtime_level: _int(0, 31, "the range of realtimeBandPriorityLevel") = 0
+    realtime_level: int_in(0, 31, "the range of realtimeBandPriorityLevel") = 0
     #: hardware scheduling: the context's quantum (unset: its band's) and grace periods
     quantum: _BandTime | None = None
     grace_same: _BandTime = 0
     grace_lower: _BandTime = 0
     #: hardware scheduling: its hardware queues (workloads submit to the first)
-    hw_queues: _int(1, 16, "the model's limit on one context's hardware queues") = 1
+    hw_queues: int_in(1, 16, "the model's limit on one context's hardware queues") = 1
     #: hardware scheduling: D3DDDI_CREATEHWQUEUEFLAGS.DisableGpuTimeout on its queues
     disable_gpu_timeout: bool = False
     #: hardware scheduling: suspend the context at this time (DxgkDdiSuspendContext, as VidMm does
     #: to move its memory) and resume it ``suspend_for`` later (DxgkDdiResumeContext)
     suspend_at: Duration | None = None
-    suspend_for: Duration = _ns("1ms")
+    suspend_for: Duration = ns("1ms")
 
 
 class BudgetChange(ScenarioModel):
@@ -798,12 +429,12 @@ class BudgetChange(ScenarioModel):
 
     at: Duration
     #: bytes of local video memory the process may keep resident
-    size: _size(0, 1 << 40, "a video memory budget; 1TiB is past any GPU's memory")
+    size: size_in(0, 1 << 40, "a video memory budget; 1TiB is past any GPU's memory")
 
     @field_validator("size")
     @classmethod
     def _pages(cls, value: int) -> int:
-        if value < 0 or value % _PAGE:
+        if value < 0 or value % PAGE:
             raise ValueError(f"must be a multiple of 4096 bytes, 0 or more, got {value}")
         return value
 
@@ -822,15 +453,15 @@ class ProcessTable(ScenarioModel):
     #: the process id the OS gives it (default: the next free one); a replayed capture keeps the
     #: ProcessID it recorded. Processes that each have a pid may share a name (one program run
     #: twice), but then no [[call]] or [[fault]] may name them
-    pid: _int(1, _U32, _WHY_PID) | None = None
+    pid: int_in(1, U32, WHY_PID) | None = None
     priority: ProcessPriority = "normal"
     #: the video memory budget the OS gives it from each time on (D3DKMTQueryVideoMemoryInfo's
     #: Budget); VidMm evicts its allocations to stay within it
-    budget: Annotated[list[BudgetChange], _entries(0, 10_000, _WHY_CALLS)] = Field(default_factory=list)
+    budget: Annotated[list[BudgetChange], entries_in(0, 10_000, WHY_CALLS)] = Field(default_factory=list)
     #: the process runs in a virtual machine on a paravirtualized adapter: its submissions carry
     #: Flags.VirtualMachineData (drivers of WDDM 2.2 and later)
     virtual_machine: bool = False
-    context: Annotated[list[Context], _entries(1, 64, "the model's limit on one process's GPU contexts")]
+    context: Annotated[list[Context], entries_in(1, 64, "the model's limit on one process's GPU contexts")]
 
 
 class FenceSpec(ScenarioModel):
@@ -839,7 +470,7 @@ class FenceSpec(ScenarioModel):
 
     name: str = Field(min_length=1)
     #: InitialFenceValue
-    initial: _int(0, _U64, _WHY_FENCE_VALUE) = 0
+    initial: int_in(0, U64, WHY_FENCE_VALUE) = 0
     #: a native GPU fence (WDDM 3.2, D3DKMTCreateNativeFence, type DEFAULT): buffers signal it with a
     #: native fence write, the GPU waits for it by itself (``wait_by = "gpu"``), the CPU waits with
     #: WaitForSynchronizationObjectFromCpu; needs hardware scheduling and a driver reporting
@@ -902,10 +533,10 @@ def _fence_name(value) -> str | None:
     return None
 
 
-_Priorities = Annotated[list[_int(-7, 7, "what D3DKMTSetContextSchedulingPriority accepts")],
+_Priorities = Annotated[list[int_in(-7, 7, "what D3DKMTSetContextSchedulingPriority accepts")],
                         BeforeValidator(_one_or_list(_priority))]
 _Classes = Annotated[list[str], BeforeValidator(_one_or_list(_class))]
-_FenceValues = Annotated[list[_int(0, _U64, _WHY_FENCE_VALUE)], BeforeValidator(_one_or_list(_fence_value))]
+_FenceValues = Annotated[list[int_in(0, U64, WHY_FENCE_VALUE)], BeforeValidator(_one_or_list(_fence_value))]
 _FenceNames = Annotated[list[str], BeforeValidator(_one_or_list(_fence_name))]
 
 
@@ -959,18 +590,18 @@ class Call(ScenarioModel):
     priority_class: _Classes | None = None
     fence: _FenceNames | None = None
     value: _FenceValues | None = None
-    step: _int(0, _U64, "added to the values at each repeat: a 64-bit number") = 1
+    step: int_in(0, U64, "added to the values at each repeat: a 64-bit number") = 1
     #: SignalSynchronizationObjectFromCpu: D3DDDICB_SIGNALFLAGS.AllowFenceRewind (a value below the
     #: fence's current one moves it back instead of being refused)
     rewind: bool = False
     timeout: Duration | None = None
     wait_any: bool = False
     node: _NodeNames | None = None
-    steps: _int(1, 1_000_000, "the model's limit on one StepEngine call") = 1
-    every: _time(1_000, MAX_DURATION, "a D3DKMT call from user mode costs microseconds; the longest run is "
+    steps: int_in(1, 1_000_000, "the model's limit on one StepEngine call") = 1
+    every: time_in(1_000, MAX_DURATION, "a D3DKMT call from user mode costs microseconds; the longest run is "
                                       "1 hour") | None = None
     every_max: Duration | None = None
-    count: _int(1, MAX_COUNT, _WHY_COUNT) | None = None
+    count: int_in(1, MAX_COUNT, WHY_COUNT) | None = None
 
     def fences(self) -> list[str]:
         return list(self.fence or ())
@@ -1028,13 +659,13 @@ class Tdr(ScenarioModel):
     #: TdrLevel: 0 no detection, 1 bug check 0x116 on a timeout (no recovery), 3 recover
     level: Literal[0, 1, 3] = 3
     #: TdrDelay: how long a preemption request may go unanswered
-    delay: Period = _ns("2s")
+    delay: Period = ns("2s")
     #: how long a packet may run before the scheduler asks to preempt it (the model's choice)
-    watchdog: Period = _ns("2s")
+    watchdog: Period = ns("2s")
     #: TdrLimitCount and TdrLimitTime: more adapter timeouts than this within the window is
     #: bug check 0x116
-    limit_count: _int(0, 1_000_000, "TdrLimitCount: timeouts within limit_time, the model's limit") = 5
-    limit_time: Period = _ns("60s")
+    limit_count: int_in(0, 1_000_000, "TdrLimitCount: timeouts within limit_time, the model's limit") = 5
+    limit_time: Period = ns("60s")
 
 
 #: Driver entry points a ``ddi_error`` fault can make fail.
@@ -1063,13 +694,13 @@ class Fault(ScenarioModel):
     at: Duration | None = None
     process: str | None = None
     context: str | None = None
-    packet: _int(1, MAX_COUNT, "the context's n-th packet, from 1") | None = None
+    packet: int_in(1, MAX_COUNT, "the context's n-th packet, from 1") | None = None
     fatal: bool = False
     ddi: str | None = None
-    call: _int(1, MAX_COUNT, "the entry point's n-th call, from 1") = 1
+    call: int_in(1, MAX_COUNT, "the entry point's n-th call, from 1") = 1
     status: str = "STATUS_UNSUCCESSFUL"
     duration: Period | None = None
-    interval: _time(MIN_STORM_INTERVAL, MAX_DURATION, "the gap between a storm's interrupts: 1us at least, the "
+    interval: time_in(MIN_STORM_INTERVAL, MAX_DURATION, "the gap between a storm's interrupts: 1us at least, the "
                                                       "model's floor; each interrupt costs the CPU an ISR and a "
                                                       "DPC of about 1us each (adapter.cpu_cost), so a finer storm "
                                                       "only piles up work the CPU never catches up with") | None = None
@@ -1444,26 +1075,26 @@ class Compositor(ScenarioModel):
 
     #: its process (created once; several [[compositor]] tables share it)
     process: str = Field(default="dwm.exe", min_length=1)
-    pid: _int(1, _U32, _WHY_PID) | None = None
+    pid: int_in(1, U32, WHY_PID) | None = None
     #: the node its composition runs on (default: the adapter's first)
     node: str | None = None
-    vidpn_source: _int(0, 15, _WHY_SOURCE) = 0
+    vidpn_source: int_in(0, 15, WHY_SOURCE) = 0
     #: its swap chain's address as PresentMon shows it
     address: str | None = Field(default=None, pattern=r"^0x[0-9A-Fa-f]{1,16}$")
     #: CPU time from the vsync it wakes at to its present call
-    cpu: Duration = _ns("100us")
+    cpu: Duration = ns("100us")
     #: GPU time of one composition
-    work: Duration = _ns("500us")
+    work: Duration = ns("500us")
     #: compositions in a row of a full-screen flip-model swap chain, alone on the source, before
     #: the compositor lets it flip independently
-    independent_flip_after: _int(1, 1000, "the model's limit on compositions before an independent flip") = 2
+    independent_flip_after: int_in(1, 1000, "the model's limit on compositions before an independent flip") = 2
     #: desktop updates, in increasing ``at`` order
-    update: Annotated[list[CompositorUpdate], _entries(0, 1_000_000, _WHY_LIST_BIG)] = Field(default_factory=list)
+    update: Annotated[list[CompositorUpdate], entries_in(0, 1_000_000, WHY_LIST_BIG)] = Field(default_factory=list)
 
     @field_validator("update")
     @classmethod
     def _updates_in_order(cls, value: list[CompositorUpdate]) -> list[CompositorUpdate]:
-        return _ordered(value, strict=False)
+        return ordered(value, strict=False)
 
 
 class Driver(BaseModel):
@@ -1495,23 +1126,23 @@ class Scenario(ScenarioModel):
     name: str = ""
     description: str = ""
     #: seed of every random choice in the run (jitter, gaps), so runs repeat exactly
-    seed: _int(0, _U64, "a seed is a 64-bit unsigned number") = 0
+    seed: int_in(0, U64, "a seed is a 64-bit unsigned number") = 0
     #: virtual time to simulate
-    duration: Annotated[int, BeforeValidator(parse_duration), RUN_DURATION] = _ns("1s")
+    duration: Annotated[int, BeforeValidator(parse_duration), RUN_DURATION] = ns("1s")
     adapter: AdapterTable = Field(default_factory=AdapterTable)
     #: the driver and its settings (the reference driver with its defaults when absent)
     driver: Annotated[Driver, BeforeValidator(_driver_table)] = Field(default_factory=Driver)
     scheduler: Scheduler = Field(default_factory=Scheduler)
     tdr: Tdr = Field(default_factory=Tdr)
-    fault: Annotated[list[Fault], _entries(0, 1000, "the model's limit on injected faults")] = Field(default_factory=list)
+    fault: Annotated[list[Fault], entries_in(0, 1000, "the model's limit on injected faults")] = Field(default_factory=list)
     #: monitored fences shared by the processes (chain workloads name them)
-    fence: Annotated[list[FenceSpec], _entries(0, 1024, "the model's limit on shared fences")] = Field(
+    fence: Annotated[list[FenceSpec], entries_in(0, 1024, "the model's limit on shared fences")] = Field(
         default_factory=list)
-    process: Annotated[list[ProcessTable], _entries(1, 1024, "the model's limit on processes")]
+    process: Annotated[list[ProcessTable], entries_in(1, 1024, "the model's limit on processes")]
     #: D3DKMT calls the processes make while the run goes on
-    call: Annotated[list[Call], _entries(0, 10_000, _WHY_CALLS)] = Field(default_factory=list)
+    call: Annotated[list[Call], entries_in(0, 10_000, WHY_CALLS)] = Field(default_factory=list)
     #: the desktop compositor, one table per display it composes
-    compositor: Annotated[list[Compositor], _entries(0, 16, "one compositor per display, and an adapter has at most 16")] = Field(
+    compositor: Annotated[list[Compositor], entries_in(0, 16, "one compositor per display, and an adapter has at most 16")] = Field(
         default_factory=list)
 
     #: warnings of the values taken otherwise than written, with their locations
