@@ -555,7 +555,7 @@ def test_script_workload_errors():
         "its packets list is the whole of it",
         "s.toml: process[0].context[1].workload.packets: needs at least 1 entry, got none (range: 1 .. 100,000; the model's limit on one script's hand-placed submissions)",
         "s.toml: process[0].context[2].workload.packets[1].at: required field missing",
-        "s.toml: process[0].context[2].workload.packets[1].repeat: must be at least 1, got 0 (range: at least 1; packets at that moment: at least 1; above 1,000,000 it is cut to what the run has time for, or refused when more than that fits)",
+        "s.toml: process[0].context[2].workload.packets[1].repeat: must be at least 1, got 0 (range: at least 1; packets at that moment: above 1,000,000 it is cut to the submissions the run has time for, or refused when more than that fit)",
     ]
 
 

@@ -15,7 +15,8 @@ figures are those the command prints.
 - Results: :class:`Result` with a typed :class:`Summary`, the :class:`CrashRecord` of a bug check
   (None without one) and the event log as typed records (docs/events.md).
 
-Problems of the input are :class:`ScenarioError` (a file, field or setting named in each line);
+Problems of the input are :class:`ScenarioError` (a file, field or setting named in each line;
+what a scenario takes otherwise than written is in its ``warnings``);
 an assignment a scenario model refuses is pydantic's ``ValidationError``.
 """
 

@@ -42,7 +42,7 @@ MAX_DURATION = 3600 * SECOND
 #: The shortest gap between two interrupts of an interrupt storm: 1 µs.
 MIN_STORM_INTERVAL = 1_000
 #: The most interrupts one storm may raise (its duration over its interval).
-MAX_STORM_INTERRUPTS = 10_000_000
+MAX_STORM_INTERRUPTS = 1_000_000
 #: The most packets one script entry submits at one moment (``repeat``).
 MAX_REPEAT = 1_000_000
 #: The most units (frames, batches, copies, bursts, calls) a ``count`` may ask for.
@@ -73,7 +73,7 @@ def show(value: Any, unit: str) -> str:
         return str(int(value))
     if isinstance(value, int) and abs(value) >= 10**15:
         return f"{value:.3g}"
-    if isinstance(value, int) and abs(value) >= 100_000:
+    if isinstance(value, int) and abs(value) >= 10_000:
         return f"{value:_}".replace("_", ",")
     return str(value)
 

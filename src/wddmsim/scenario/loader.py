@@ -5,7 +5,9 @@ Loading goes read -> TOML parse -> field validation -> cross-field checks. Each 
 when the one before succeeded, and a failing stage reports all of its problems together, one line
 each, in the form ``FILE: field.path: reason``. Field paths are spelled the way the TOML file is
 written (``process[0].context[1].workload.fps``), and pydantic's own wording is replaced by
-messages meant for the person editing the file.
+messages meant for the person editing the file. A value out of its range says the range and why
+(:mod:`.bounds`). What a valid scenario takes otherwise than written is not an error: it is in the
+scenario's ``warnings``, named by the same source (with its ``--set`` options).
 """
 
 from __future__ import annotations

@@ -933,14 +933,29 @@ def _storm_interrupts(scenario: Scenario, fault: Fault) -> int:
     return max(0, -(-(end - fault.at) // fault.interval))
 
 
+def _submission_cost(scenario: Scenario) -> tuple[int, str]:
+    """The CPU time the application's thread spends on each submission, and the setting it comes
+    from: DxgkDdiRender (``cpu_cost.render``) under physical addressing, nothing under GPU virtual
+    addressing with the software scheduler (DxgkDdiSubmitCommandVirtual costs the application
+    nothing), DxgkDdiSubmitCommandToHwQueue (``cpu_cost.submit``) under hardware scheduling."""
+    adapter = scenario.adapter
+    if adapter.scheduling == "hardware":
+        return adapter.cpu_cost.submit, "adapter.cpu_cost.submit"
+    if adapter.gpu_va:
+        return 0, "GPU virtual addressing under the software scheduler"
+    return adapter.cpu_cost.render, "adapter.cpu_cost.render"
+
+
 def _repeat_fits(scenario: Scenario, start: int, packet: ScriptPacket) -> int | None:
-    """How many of a script packet's repeats the run has time for: the engine runs them one after
-    the other, ``work`` each, from the packet's time to the end of the run. None when that is no
-    limit (packets of no work)."""
-    if packet.work == 0:
+    """How many of a script packet's repeats can matter to the run: the application's thread
+    submits them one after the other, each costing it :func:`_submission_cost`, from the packet's
+    time on, so submission k ends no earlier than k such costs later; those that end after the end
+    of the run are never seen, and one more than the rest keeps the thread busy to the end. None
+    when submissions cost nothing (every repeat is queued at once)."""
+    cost, _ = _submission_cost(scenario)
+    if cost == 0:
         return None
-    left = scenario.duration - start - packet.at
-    return max(1, -(-left // packet.work))
+    return max(0, scenario.duration - start - packet.at) // cost + 1
 
 
 def _bound_problems(scenario: Scenario) -> list[tuple[Location, str]]:
@@ -956,7 +971,7 @@ def _bound_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                  f"{format_duration(fault.at)} to {format_duration(min(fault.at + fault.duration, scenario.duration))}, "
                                  f"one every {format_duration(fault.interval)}); one storm raises at most "
                                  f"{show(MAX_STORM_INTERRUPTS, '')} (each costs the CPU an ISR and a DPC and the log "
-                                 f"several lines): use a longer interval or a shorter duration"))
+                                 f"several lines, and a million takes the simulator tens of seconds): use a longer interval or a shorter duration"))
     for p, process in enumerate(scenario.process):
         for c, context in enumerate(process.context):
             w = context.workload
@@ -967,19 +982,23 @@ def _bound_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                     continue
                 fits = _repeat_fits(scenario, w.start, packet)
                 if fits is None or fits > MAX_REPEAT:
-                    room = "packets of no work all fit" if fits is None else f"{show(fits, '')} of them fit in the run"
+                    cost, source = _submission_cost(scenario)
+                    room = (f"submissions cost the application no CPU time ({source}), so every repeat is queued "
+                            f"at once" if fits is None else
+                            f"{show(fits, '')} submissions of {format_duration(cost)} ({source}) fit in the run")
                     problems.append((("process", p, "context", c, "workload", "packets", k, "repeat"),
-                                     f"must be at most {show(MAX_REPEAT, '')}, got {show(packet.repeat, '')}: one "
-                                     f"moment submits at most {show(MAX_REPEAT, '')} packets (the OS holds them all "
-                                     f"queued at once) and {room}; split them over several packets entries"))
+                                     f"must be at most {show(MAX_REPEAT, '')}, got {show(packet.repeat, '')}: "
+                                     f"{room}; one packets entry submits at most {show(MAX_REPEAT, '')}: split "
+                                     f"them over several entries"))
     return problems
 
 
 def scenario_clamps(scenario: Scenario) -> list[tuple[Location, str]]:
     """Values the run takes otherwise than written, or that cannot have the effect they ask for,
     each with a warning saying so, with locations from the top of the scenario: a script packet's
-    ``repeat`` above 1,000,000 that the run has no time for is cut to the packets that fit; a
-    fault due at or after the end of the run never happens. Cuts are made on ``scenario``."""
+    ``repeat`` above 1,000,000 that the run has no time to submit is cut to the submissions the
+    run sees (the run is the same, event for event); a fault due at or after the end of the run
+    never happens. Cuts are made on ``scenario``."""
     notes: list[tuple[Location, str]] = []
     end = scenario.duration
     for f, fault in enumerate(scenario.fault):
@@ -994,10 +1013,12 @@ def scenario_clamps(scenario: Scenario) -> list[tuple[Location, str]]:
             for k, packet in enumerate(w.packets):
                 fits = _repeat_fits(scenario, w.start, packet)
                 if packet.repeat > MAX_REPEAT and fits is not None and fits <= MAX_REPEAT:
+                    cost, source = _submission_cost(scenario)
                     notes.append((("process", p, "context", c, "workload", "packets", k, "repeat"),
-                                  f"{show(packet.repeat, '')} packets of {format_duration(packet.work)} cannot run "
-                                  f"in the {format_duration(max(0, end - w.start - packet.at))} left of the run "
-                                  f"(duration {format_duration(end)}): taken as {show(fits, '')}, as many as fit"))
+                                  f"{show(packet.repeat, '')} submissions of {format_duration(cost)} each ({source}) "
+                                  f"cannot be made in the {format_duration(max(0, end - w.start - packet.at))} left "
+                                  f"of the run (duration {format_duration(end)}): taken as {show(fits, '')}, as many "
+                                  f"as the run sees"))
                     packet.repeat = fits
     return notes
 

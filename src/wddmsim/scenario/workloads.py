@@ -232,8 +232,8 @@ class ScriptPacket(ScenarioModel):
     at: Duration
     work: Duration
     #: how many identical packets to submit at that moment
-    repeat: int_in(1, None, "packets at that moment: at least 1; above 1,000,000 it is cut to what the run has "
-                          "time for, or refused when more than that fits") = 1
+    repeat: int_in(1, None, "packets at that moment: above 1,000,000 it is cut to the submissions the run "
+                          "has time for, or refused when more than that fit") = 1
     #: submit with Flags.NullRendering: the fence completes, the GPU executes none of it
     null_rendering: bool = False
     #: the packet waits until the monitored fence ``wait_fence`` (a [[fence]] name) reaches
