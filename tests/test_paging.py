@@ -544,7 +544,8 @@ def test_multipass_transfer_keeps_the_drivers_multipass_offset_between_buffers()
     ({}, {"offer": [{"at": "1ms", "allocations": [6]}]},
      "process[0].context[0].workload: offer[0].allocations: index 6 names no allocation (0..5)"),
     ({}, {"reclaim": [{"at": "1ms", "allocations": []}]},
-     "process[0].context[0].workload.reclaim[0].allocations: needs at least 1 entry, got none"),
+     "process[0].context[0].workload.reclaim[0].allocations: needs at least 1 entry, got none (range: 1 .. 256; a "
+     "call names each of the workload's allocations at most once)"),
 ])
 def test_residency_fields_say_what_is_wrong(process, workload, message):
     app = dict(pressure("app", allocations=6, size="64KiB"), **process)

@@ -14,8 +14,10 @@ The ceilings come from three places:
   (the examples), so an hour is already some gigabytes of log;
 * what Windows' interfaces can carry: 32-bit fence ids and process ids, 64-bit fence values,
   priorities -7..7, the D3DDDI limits on the objects one call names;
-* what a GPU can do: no interrupt controller raises interrupts faster than :data:`MIN_STORM_INTERVAL`
-  apart, no display refreshes above 1000 Hz.
+* what a GPU can do and the model's own limits: no interrupt storm finer than
+  :data:`MIN_STORM_INTERVAL` (each interrupt costs the simulated CPU an ISR and a DPC of about a
+  microsecond, so a finer storm only piles up work it never catches up with), no display above
+  1000 Hz, no segment above 1 TiB; where a limit is only the model's, its reason says so.
 
 Values that depend on other fields (a storm's number of interrupts, a repeat count against the
 time left, a fault after the end of the run) are checked once the whole scenario is read, by
@@ -43,7 +45,7 @@ MAX_DURATION = 3600 * SECOND
 MIN_STORM_INTERVAL = 1_000
 #: The most interrupts one storm may raise (its duration over its interval).
 MAX_STORM_INTERRUPTS = 1_000_000
-#: The most packets one script entry submits at one moment (``repeat``).
+#: The most packets one script entry submits (``repeat``; a larger one is cut to what the run sees).
 MAX_REPEAT = 1_000_000
 #: The most units (frames, batches, copies, bursts, calls) a ``count`` may ask for.
 MAX_COUNT = 1_000_000_000
