@@ -133,7 +133,9 @@ def test_a_scenario_outside_the_schema_is_reported_as_invalid():
     data = fuzz.scenario_data(random.Random(1))
     data["adapter"]["hw_queue_depth"] = 0
     res = fuzz.run_scenario(data)
-    assert (res.outcome, res.message) == ("invalid", "<fuzz>: adapter.hw_queue_depth: must be at least 1, got 0")
+    assert (res.outcome, res.message) == ("invalid", "<fuzz>: adapter.hw_queue_depth: must be at least 1, got 0 "
+                                                     "(range: 1 .. 64; the model's limit on a hardware queue (VidSch's "
+                                                     "queue of submitted packets))")
 
 
 # ------------------------------------------------------------------ what the campaign found

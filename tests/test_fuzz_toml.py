@@ -63,7 +63,7 @@ def _mutated(tmp_path: Path, old: str, new: str | bytes) -> Path:
     ("fps = 120", "fps = nan", "process[0].context[0].workload.fps: must be a finite number, got nan"),
     ("fps = 120", "fps = inf", "process[0].context[0].workload.fps: must be a finite number, got inf"),
     ("fps = 120", "fps = -inf", "process[0].context[0].workload.fps: must be a finite number, got -inf"),
-    ("packet = 5", "packet = -5", "fault[0].packet: must be at least 1, got -5"),
+    ("packet = 5", "packet = -5", "fault[0].packet: must be at least 1, got -5 (range: 1 .. 1,000,000,000; the context's n-th packet, from 1)"),
     ("seed = 1", 'seed = "1"', "seed: expected an integer, got '1'"),
     ("seed = 1", "seed = 1979-05-27T07:32:00Z", "seed: expected an integer, got the date/time 1979-05-27T07:32:00+00:00"),
     ("seed = 1", 'seed = 1\ncolour = "red"', "colour: unknown field"),
@@ -93,7 +93,7 @@ def test_the_scenario_problems_are_one_error_each(tmp_path):
     path = _mutated(tmp_path, "packet = 5", 'packet = -5\nfatal = "yes"')
     with pytest.raises(ScenarioProblems) as info:
         load_scenario_file(str(path))
-    assert info.value.problems == [f"{path}: fault[0].packet: must be at least 1, got -5",
+    assert info.value.problems == [f"{path}: fault[0].packet: must be at least 1, got -5 (range: 1 .. 1,000,000,000; the context's n-th packet, from 1)",
                                    f"{path}: fault[0].fatal: expected true or false, got 'yes'"]
 
 
