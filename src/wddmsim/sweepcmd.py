@@ -80,11 +80,11 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
         if x_setting not in columns:
             raise UserError(f"--x {x_setting}: not a swept setting; the settings are {', '.join(columns) or 'none'}")
     started = time.perf_counter()
-    warnings: list[str] = []
     try:
         with SweepProgress(Console(stderr=True), label=Path(scenario).stem) as bar:
+            # The warnings come before the first run, so before the progress bar shows.
             rows = sweep(scenario, sets, seeds, workers=workers, dask=dask_address, verifier=verifier, progress=bar,
-                         max_events=max_events, stop=stop, on_warning=warnings.append)
+                         max_events=max_events, stop=stop, on_warning=lambda line: show_warnings([line]))
     except SweepError as e:
         raise ScenarioProblems(str(e).splitlines()) from None
     except DaskMissing as e:
@@ -93,8 +93,6 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
         if not dask_address:
             raise
         raise UserError(f"--dask {dask_address}: cannot reach the scheduler: {e}") from None
-    finally:
-        show_warnings(warnings)
     stop.outputs = True  # a second signal from here on ends the process at once
     if output:
         write_csv(rows, output)
