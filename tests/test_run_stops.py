@@ -295,3 +295,15 @@ def test_demo_interrupted_before_its_first_event(monkeypatch):
     assert r.stderr.splitlines()[0] == ("wddmsim: interrupted by SIGINT at 0 ns of virtual time; the outputs cover "
                                         "what ran until then")
     assert r.stdout.startswith("A game, a compute job, a copy stream and a bursty client sharing one GPU.")
+
+
+def test_ctrl_c_outside_a_run_is_exit_130_with_one_line(monkeypatch):
+    """A Ctrl-C while a command reads its input (no run to stop yet): one line, exit 130."""
+    import wddmsim.cli as cli
+
+    def interrupted(*args, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "load_scenario_file", interrupted)
+    r = CliRunner().invoke(main, ["run", GAME])
+    assert (r.exit_code, r.stderr) == (130, "wddmsim: interrupted by SIGINT\n")

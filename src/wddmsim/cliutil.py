@@ -58,7 +58,10 @@ class ModelBug(click.ClickException):
 
 class WddmsimGroup(click.Group):
     """The ``wddmsim`` command group: a :class:`~wddmsim.trace.ledger.LedgerError` from any
-    command (a run, a sweep's rows, a replay, a verify case, the demo) becomes a :class:`ModelBug`."""
+    command (a run, a sweep's rows, a replay, a verify case, the demo) becomes a :class:`ModelBug`.
+    A Ctrl-C that reaches a command outside a run (which stops cleanly, :mod:`wddmsim.runstop`),
+    e.g. while a scenario is read, ends it with one line and exit status 130, not click's
+    "Aborted!" and 1."""
 
     def invoke(self, ctx):
         from .trace.ledger import LedgerError
@@ -67,6 +70,9 @@ class WddmsimGroup(click.Group):
             return super().invoke(ctx)
         except LedgerError as e:
             raise ModelBug(e) from None
+        except KeyboardInterrupt:
+            click.echo("wddmsim: interrupted by SIGINT", err=True)
+            raise SystemExit(130) from None
 
 
 def console() -> Console:
