@@ -584,15 +584,32 @@ class OsHwScheduling:
         p.vidpn_source = vidpn_source
         p.present_t = self.sim.now if call_start is None else call_start
         p.buffers = (block, PRESENT_DMA_SIZE + PAGE)
-        e = self.submit(q, args.DmaBufferGpuVirtualAddress, length, private, progress_id=v, present=p)
-        p.fence = v
+        try:
+            e = self.submit(q, args.DmaBufferGpuVirtualAddress, length, private, progress_id=v, present=p)
+        except ApiError:
+            # Feeding the queue failed after the buffer was queued (its QueuePacketStart is out):
+            # VidMm's page-table write for it went to a system device in error. The present did
+            # enter the scheduler, and its buffer leaves it later (cancelled, so dropped), so it is
+            # counted and logged as presented before the error reaches the application; the
+            # packet ledger found it counted dropped and never presented.
+            e = next((x for x in (*q.pending, *q.in_flight) if x.present is p), None)
+            if e is not None:
+                self._presented(ctx, e, p, vidpn_source, width, height)
+            raise
+        self._presented(ctx, e, p, vidpn_source, width, height)
+        return e
+
+    def _presented(self, ctx, e: Entry, p: Packet, vidpn_source: int, width: int, height: int) -> None:
+        """A blt present's buffer ``e`` entered its queue: counted, logged (``Present``), and told to
+        the display's statistics."""
+        p.fence = e.progress_id
         self.presents += 1
         if self.trace is not None:
-            self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": proc.pid, "seq": e.seq,
-                                                     "mode": "blt", "flip": 0, "interval": 0, "source": vidpn_source,
-                                                     "width": width, "height": height, "cpu_start": p.present_t})
-        adapter.vidsch.presents.presented(p)
-        return e
+            self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": ctx.device.process.pid,
+                                                     "seq": e.seq, "mode": "blt", "flip": 0, "interval": 0,
+                                                     "source": vidpn_source, "width": width, "height": height,
+                                                     "cpu_start": p.present_t})
+        self.adapter.vidsch.presents.presented(p)
 
     # -- completion ------------------------------------------------------------------------------------
     def retire(self) -> None:

@@ -53,6 +53,10 @@ PRESENT_FLAGS = FLAG_PRESENT | FLAG_REDIRECTED_PRESENT
 FLIP_FLAGS = FLAG_FLIP | FLAG_FLIP_NO_WAIT
 FLAG_NULL_RENDERING = 0x8
 
+#: ``displayed`` of a present not shown (yet), and of one dropped
+NOT_SHOWN = -1
+DROPPED = -2
+
 
 class SourceStats:
     """One VidPn source: what is waiting to be shown and what was shown."""
@@ -156,8 +160,8 @@ class Presents:
                 waiting, src.blocked = src.blocked, []
                 for ctx in waiting:
                     self.vs.unblock(ctx)
-        if dropped and packet.displayed < 0:
-            self._drop(src, packet)
+        if dropped and packet.displayed == NOT_SHOWN:
+            self._drop(src, packet)  # unless shown, or dropped already (replaced at a vsync)
 
     def vsync(self, source: int, address: int, t: int, data=None) -> None:
         """See :meth:`_vsync`; then the vsync control counts the report (idle unless a flip was
@@ -265,6 +269,9 @@ class Presents:
 
     def _drop(self, src: SourceStats, packet) -> None:
         src.dropped += 1
+        # Marked, so that a present replaced at a vsync while its packet was still on the hardware
+        # is not dropped (and counted) a second time when that packet is cancelled or aborted later.
+        packet.displayed = DROPPED
         comp = self.compositions.get(src.index)
         if comp is not None and comp.carried:
             comp.dropped(packet)
