@@ -1,5 +1,5 @@
 """``python -m wddmsim``: the same command line as the ``wddmsim`` script."""
 
-from .cli import main
+from .entry import main
 
-main(prog_name="wddmsim")
+main()
