@@ -252,13 +252,22 @@ def test_ctrl_c_stops_a_sweep_and_keeps_its_finished_rows(tmp_path):
     assert 1 <= done < 40 and len(out.read_text().splitlines()) == done + 1
 
 
-def test_replay_max_events_stops_the_model_run():
+def test_replay_max_events_stops_the_model_run(tmp_path):
     r = CliRunner().invoke(main, ["replay", str(ROOT / "tests" / "data" / "presentmon" / "test_case_4.csv"),
-                                  "--max-events", "500", "--json"])
+                                  "--max-events", "500", "--json", "--report", str(tmp_path / "rep")])
     assert r.exit_code == 5, r.output
     assert r.stderr == ("wddmsim: stopped at 334.3 ms of virtual time: --max-events 500 ran out; the model's outputs "
                         "and the comparison cover what ran until then\n")
-    assert json.loads(r.stdout)["passed"] is False  # the comparison of what ran is still printed
+    printed = json.loads(r.stdout)
+    # The comparison of what ran is still printed and written, and both say why it is partial.
+    assert (printed["passed"], printed["stopped"]) == (False, "max_events")
+    assert json.loads((tmp_path / "rep" / "comparison.json").read_text()) == printed
+
+
+def test_a_whole_replay_says_it_did_not_stop():
+    r = CliRunner().invoke(main, ["replay", str(ROOT / "tests" / "data" / "presentmon" / "test_case_4.csv"), "--json"])
+    assert r.exit_code == 0, r.output
+    assert (json.loads(r.stdout)["passed"], json.loads(r.stdout)["stopped"]) == (True, None)
 
 
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="process groups are POSIX")

@@ -125,7 +125,7 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
     if report_dir:
         _write_report(report_dir, cap, result, comparisons, write_capture_csv)
     if as_json:
-        click.echo(json.dumps(comparison_json(comparisons), indent=2))
+        click.echo(json.dumps(comparison_json(comparisons, result.stopped), indent=2))
     else:
         con.print(f"{capture}: {len(cap.frames)} presents in the {cap.column_set} column set; "
                   f"model: {len(result.frames)} presents")
@@ -149,7 +149,8 @@ def _write_model_csv(write, frames, path, cap) -> None:
 
 def _write_report(directory: str, cap, result, comparisons, write) -> None:
     """The report folder: the plots, the capture's and the model's frames as CSV in the capture's
-    column set, and the comparison as JSON."""
+    column set, and the comparison as JSON (its ``stopped`` says why a run that stopped early did,
+    the report then covering what ran)."""
     from .replay.compare import comparison_json
     from .replay.plots import plot_comparison
 
@@ -158,4 +159,4 @@ def _write_report(directory: str, cap, result, comparisons, write) -> None:
     plot_comparison(cap, result.frames, out)
     _write_model_csv(write, result.frames, out / "model.csv", cap)
     _write_model_csv(write, cap.frames, out / "capture.csv", cap)
-    (out / "comparison.json").write_text(json.dumps(comparison_json(comparisons), indent=2) + "\n")
+    (out / "comparison.json").write_text(json.dumps(comparison_json(comparisons, result.stopped), indent=2) + "\n")

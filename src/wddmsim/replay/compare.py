@@ -268,9 +268,11 @@ def print_comparison(console: Console, comparisons: list[ChainComparison]) -> No
     console.print(f"{good} of {len(comparisons)} swap chains meet every target")
 
 
-def comparison_json(comparisons: list[ChainComparison]) -> dict:
-    """The comparisons as a JSON-ready dict: overall verdict, and per chain its key, verdict, the
-    two summaries and the targets."""
+def comparison_json(comparisons: list[ChainComparison], stopped: str | None = None) -> dict:
+    """The comparisons as a JSON-ready dict: overall verdict, why the model's run stopped before
+    its end time (``stopped``: a LogEnd reason such as ``interrupted`` or ``max_events``; None
+    when it ran to its end, and then the comparison covers the whole capture), and per chain its
+    key, verdict, the two summaries and the targets."""
     def stats(s: ChainStats | None) -> dict | None:
         if s is None:
             return None
@@ -280,6 +282,7 @@ def comparison_json(comparisons: list[ChainComparison]) -> dict:
 
     return {
         "passed": all(c.passed for c in comparisons),
+        "stopped": stopped,
         "chains": [{
             "application": c.key[0], "pid": c.key[1], "swap_chain": c.key[2], "passed": c.passed,
             "real": stats(c.real), "model": stats(c.model),
