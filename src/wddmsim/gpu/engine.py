@@ -242,10 +242,16 @@ class Engine:
             self._run()
 
     def step(self, submissions: int = 1) -> None:
-        """Stepped mode: run ring packets through the next ``submissions`` interrupting FENCEs."""
+        """Stepped mode: run ring packets through the next ``submissions`` interrupting FENCEs
+        (under a hardware scheduler, those of the context it has loaded, or of the next it loads)."""
         if self.mode != "stepped":
             raise EngineFault(f"{self.name}: step() needs stepped mode")
         self._steps += submissions
+        if self.state == IDLE and self.listener is not None:
+            # Under a hardware scheduler an idle engine has no context loaded: its ring registers
+            # still hold the last context saved from it, which is not the engine's to run. The
+            # steps wait for the scheduler's next load.
+            return
         if self.state in (HELD, IDLE) and (self.rptr != self.wptr or self._buf is not None):
             self.stopped = False
             self.state = RUNNING
