@@ -1,5 +1,6 @@
 """Determinism kept: the same scenario and seed give a byte-identical event log whatever outputs are
-asked for beside it (``--trace``, ``--presentmon``, ``--report``, ``--json``), for a
+asked for beside it (``--trace``, ``--presentmon``, ``--report``, ``--json``, budgets that do not
+run out), for a
 hardware-scheduling example, a fault-injected one and a scenario rebuilt from a PresentMon capture
 by ``wddmsim replay --emit``; and a ``sweep`` gives the same rows, and each of its runs the same log, in
 the sweep's process pool of two workers as one after the other in this process.
@@ -56,7 +57,8 @@ def test_the_log_is_byte_identical_whatever_outputs_are_asked_for(tmp_path, repl
     _invoke(*base, "--events", str(tmp_path / "alone.jsonl"))
     more = ["--report", str(tmp_path / "report")] if report else []
     with_all = _invoke(*base, "--events", str(tmp_path / "all.jsonl"), "--trace", str(tmp_path / "t.json"),
-                       "--presentmon", str(tmp_path / "p.csv"), "--json", *more)
+                       "--presentmon", str(tmp_path / "p.csv"), "--json", "--max-events", "100000000",
+                       "--max-log-bytes", "1GiB", *more)
     json_only = _invoke(*base, "--json")
     alone = (tmp_path / "alone.jsonl").read_bytes()
     assert (tmp_path / "all.jsonl").read_bytes() == alone

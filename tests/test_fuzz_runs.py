@@ -127,6 +127,8 @@ def test_an_event_budget_stops_a_run_that_would_run_away():
     assert fuzz.run_scenario(data) == fuzz.RunOutcome("time", 943, 100_000_000)
     with pytest.raises(fuzz.Runaway, match=r"^more than 200 events by t=10346400 ns$"):
         fuzz.run_scenario(data, max_events=200)
+    # the run's own --max-events budget (kernel events) ends it early and cleanly
+    assert fuzz.run_scenario(data, max_kernel_events=100) == fuzz.RunOutcome("max_events", 169, 8_045_900)
 
 
 def test_a_scenario_outside_the_schema_is_reported_as_invalid():

@@ -1,7 +1,7 @@
 """The long fuzz run: many random inputs through wddmsim, every failure saved for reproduction.
 
     uv run python tools/fuzz.py [--decode N] [--scenarios M] [--toml K] [--seed S] [--workers W]
-                                [--out DIR] [--wall-limit SECONDS] [--max-events N]
+                                [--out DIR] [--wall-limit SECONDS] [--max-events N] [--max-kernel-events N]
 
 Three campaigns, run in a process pool of ``--workers`` processes (default: every CPU; 1: in this
 process):
@@ -16,8 +16,9 @@ process):
   :func:`wddmsim.testing.fuzz.scenario_data`), run whole with the verifier in strict mode (even
   indexes) or report mode (odd ones). Each must end with LogEnd reason ``time`` or ``bugcheck``
   (or be refused as ``wddmsim run`` refuses an unbuildable system), within ``--wall-limit``
-  seconds of wall time (default 60: over it is a hang) and ``--max-events`` events (default
-  10^6: over it is a runaway, counted as a hang). The packet ledger, where the model has one,
+  seconds of wall time (default 60: over it is a hang), ``--max-events`` events in its log
+  (default 10^6) and ``--max-kernel-events`` kernel events (default 5 x 10^6, the run's own
+  ``--max-events`` budget, which stops it cleanly): over either is a runaway, counted as a hang. The packet ledger, where the model has one,
   checks every run at its end: its error is counted as a ledger violation. Every tenth scenario
   runs twice with its event log written: the two logs must be byte-identical, and the log is read
   back into a Chrome trace and a PresentMon CSV (every fiftieth also into a report).
@@ -127,7 +128,8 @@ def write_outputs(log: str, folder: str, report: bool) -> None:
         write_report(events, os.path.join(folder, "report"))
 
 
-def run_scenarios(seed: int, start: int, count: int, wall_limit: int, max_events: int) -> dict:
+def run_scenarios(seed: int, start: int, count: int, wall_limit: int, max_events: int,
+                  max_kernel_events: int = 5_000_000) -> dict:
     """Scenario inputs ``start`` .. ``start + count - 1``: counts and failures."""
     out = {"runs": 0, "time": 0, "bugcheck": 0, "refused": 0, "invalid": 0, "crashes": 0, "ledger_violations": 0,
            "hangs": 0, "nondeterministic": 0, "determinism_checked": 0, "outputs_written": 0, "events": 0,
@@ -140,12 +142,14 @@ def run_scenarios(seed: int, start: int, count: int, wall_limit: int, max_events
         out["runs"] += 1
         signal.alarm(wall_limit)
         try:
-            res = fuzz.run_scenario(data, verifier=verifier, max_events=max_events)
+            res = fuzz.run_scenario(data, verifier=verifier, max_events=max_events,
+                                    max_kernel_events=max_kernel_events)
             if j % 10 == 0 and res.outcome in ("time", "bugcheck"):
                 with tempfile.TemporaryDirectory() as tmp:
                     a, b = os.path.join(tmp, "a.jsonl"), os.path.join(tmp, "b.jsonl")
-                    fuzz.run_scenario(data, verifier=verifier, events_path=a, max_events=max_events)
-                    fuzz.run_scenario(data, verifier=verifier, events_path=b, max_events=max_events)
+                    for log in (a, b):
+                        fuzz.run_scenario(data, verifier=verifier, events_path=log, max_events=max_events,
+                                          max_kernel_events=max_kernel_events)
                     out["determinism_checked"] += 1
                     if Path(a).read_bytes() != Path(b).read_bytes():
                         out["nondeterministic"] += 1
@@ -164,6 +168,11 @@ def run_scenarios(seed: int, start: int, count: int, wall_limit: int, max_events
             continue
         finally:
             signal.alarm(0)
+        if res.outcome == "max_events":  # the kernel-event budget ran out: a runaway
+            out["hangs"] += 1
+            out["failures"].append({"campaign": "scenario", "index": j, "what": "hang", "files": files,
+                                    "traceback": f"more than {max_kernel_events} kernel events\n"})
+            continue
         out[res.outcome] += 1
         out["events"] += res.events
         if res.outcome == "invalid":
@@ -178,7 +187,8 @@ def toml_input(seed: int, k: int) -> tuple[Path, bytes]:
     return example, mutate.mutate_toml(_rng(seed, "toml", k), example.read_text())
 
 
-def run_toml(seed: int, start: int, count: int, wall_limit: int, max_events: int) -> dict:
+def run_toml(seed: int, start: int, count: int, wall_limit: int, max_events: int,
+             max_kernel_events: int = 5_000_000) -> dict:
     """TOML inputs ``start`` .. ``start + count - 1``: counts and failures. A file that loads is run
     for its first 20 ms of virtual time (at most)."""
     from wddmsim.cliutil import UserError, load_scenario_file
@@ -213,7 +223,9 @@ def run_toml(seed: int, start: int, count: int, wall_limit: int, max_events: int
                 if scenario.adapter.stop_at is not None and scenario.adapter.stop_at >= until:
                     scenario.adapter.stop_at = None  # (the schema wants the stop before the end)
                 scenario.duration = until
-                fuzz.run_scenario(scenario, max_events=max_events)
+                res = fuzz.run_scenario(scenario, max_events=max_events, max_kernel_events=max_kernel_events)
+                if res.outcome == "max_events":
+                    raise fuzz.Runaway(f"more than {max_kernel_events} kernel events")
                 out["ran"] += 1
             except (WallLimit, fuzz.Runaway):
                 out["hangs"] += 1
@@ -245,7 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every CPU)")
     ap.add_argument("--out", default="out/fuzz", help="folder for failing inputs (default out/fuzz)")
     ap.add_argument("--wall-limit", type=int, default=60, help="wall seconds a scenario may take (default 60)")
-    ap.add_argument("--max-events", type=int, default=1_000_000, help="events a scenario may emit (default 10^6)")
+    ap.add_argument("--max-events", type=int, default=1_000_000,
+                    help="events a scenario's log may hold (default 10^6)")
+    ap.add_argument("--max-kernel-events", type=int, default=5_000_000,
+                    help="kernel events a scenario may run, its --max-events budget (default 5 x 10^6)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     jobs = []
@@ -253,10 +268,10 @@ def main(argv: list[str] | None = None) -> int:
         jobs.append(("decode", run_decode, (args.seed, start, min(2000, args.decode - start))))
     for start in range(0, args.scenarios, 5):
         jobs.append(("scenarios", run_scenarios, (args.seed, start, min(5, args.scenarios - start), args.wall_limit,
-                                                  args.max_events)))
+                                                  args.max_events, args.max_kernel_events)))
     for start in range(0, args.toml, 250):
         jobs.append(("toml", run_toml, (args.seed, start, min(250, args.toml - start), args.wall_limit,
-                                        args.max_events)))
+                                        args.max_events, args.max_kernel_events)))
     totals: dict[str, dict] = {"decode": {}, "scenarios": {}, "toml": {}}
     done = 0
 

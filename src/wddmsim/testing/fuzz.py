@@ -408,7 +408,8 @@ class _CountingSink:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How one fuzz run ended: ``outcome`` is the LogEnd reason (``time`` or ``bugcheck``),
+    """How one fuzz run ended: ``outcome`` is the LogEnd reason (``time`` or ``bugcheck``, or
+    ``max_events`` when the run's kernel-event budget ran out),
     ``refused`` (the system could not be built, with the user-facing ``message``) or ``invalid``
     (the scenario table broke the schema: a generator bug); ``events`` counts the events, ``end``
     is the virtual time reached."""
@@ -420,11 +421,14 @@ class RunOutcome:
 
 
 def run_scenario(data, *, verifier: str = "strict", events_path: str | None = None, seed: int | None = None,
-                 max_events: int = 1_000_000) -> RunOutcome:
+                 max_events: int = 1_000_000, max_kernel_events: int = 5_000_000) -> RunOutcome:
     """Validate scenario table ``data`` (or take a validated :class:`~wddmsim.scenario.Scenario`)
     and run it (:class:`~wddmsim.system.System`) with the verifier in ``verifier`` mode and
     ``seed`` (None: the scenario's), writing its event log to ``events_path`` when given (in this
-    process, so that two runs can be compared byte for byte).
+    process, so that two runs can be compared byte for byte). ``max_kernel_events`` is the run's
+    ``--max-events`` budget (:class:`~wddmsim.runstop.RunStop`): a run that needs more kernel
+    events ends early, cleanly, with the outcome ``max_events`` (a runaway, like :class:`Runaway`,
+    which ``max_events`` events of the log raise).
 
     A refusal to build the system the way ``wddmsim run`` refuses it (a setting the driver refuses,
     an adapter Windows would not start, an application call that fails at creation) is the outcome
@@ -432,6 +436,7 @@ def run_scenario(data, *, verifier: str = "strict", events_path: str | None = No
     propagates to the caller, which counts it."""
     from ..dxgkrnl import ApiError
     from ..dxgkrnl.errors import AdapterStartError
+    from ..runstop import RunStop
     from ..scenario import ScenarioError, scenario_from_dict
     from ..system import ConfigError, System
     from ..trace import JsonlSink
@@ -454,7 +459,7 @@ def run_scenario(data, *, verifier: str = "strict", events_path: str | None = No
             return RunOutcome("refused", sink.count, message="; ".join(map(str, e.problems)))
         except ApiError as e:
             return RunOutcome("refused", sink.count, message=str(e))
-        result = system.run()
+        result = system.run(stop=RunStop(max_events=max_kernel_events))
     finally:
         if inner is not None:
             inner.close()
