@@ -114,10 +114,17 @@ class Presents:
     def block(self, ctx, packet) -> None:
         self.sources[packet.vidpn_source].blocked.append(ctx)
 
-    def submitted(self, packet) -> None:
+    def submitted(self, packet) -> bool:
+        """A present packet went to the driver (again, after a preemption or a reset, when it is a
+        resubmission). True while the present is still to be shown or dropped: a resubmitted flip
+        whose present already reached the screen, or was replaced, flips nothing new and stays
+        counted once."""
+        if packet.displayed != NOT_SHOWN:
+            return False
         src = self.sources[packet.vidpn_source]
         if packet.flags & FLIP_FLAGS and packet not in src.pending_flips:
             src.pending_flips.append(packet)
+        return True
 
     # -- on the way out ---------------------------------------------------------------------------------------
     def completed(self, packet, t: int) -> None:
@@ -268,6 +275,10 @@ class Presents:
             })
 
     def _drop(self, src: SourceStats, packet) -> None:
+        """``packet`` will never be shown: counted as dropped, once (a present already shown or
+        dropped, then aborted or cancelled with its packet, is not counted again)."""
+        if packet.displayed != NOT_SHOWN:
+            return
         src.dropped += 1
         # Marked, so that a present replaced at a vsync while its packet was still on the hardware
         # is not dropped (and counted) a second time when that packet is cancelled or aborted later.

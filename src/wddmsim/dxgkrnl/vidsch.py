@@ -444,8 +444,7 @@ class VidSch:
             if signalled is not None:
                 self.adapter.wddm2.fences.wake_latency.add(sim.now - signalled)
         if flags & FLIP_FLAGS:
-            self.presents.submitted(packet)
-            if tr is not None:
+            if self.presents.submitted(packet) and tr is not None:
                 tr.emit(sim.now, "Flip", {
                     "context": ctx.handle, "seq": packet.seq, "fence": fence, "source": packet.vidpn_source,
                     "interval": packet.flip_interval, "no_wait": int(bool(flags & FLAG_FLIP_NO_WAIT)),
