@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wddmsim.scenario import parse_scenario, read_scenario_data, scenario_from_dict
-from wddmsim.system import System
+from wddmsim.scenario import ScenarioError, load_scenario, parse_scenario, read_scenario_data, scenario_from_dict
+from wddmsim.system import ConfigError, System
 from wddmsim.testing import fuzz
 from wddmsim.trace import ListSink
 
@@ -186,6 +186,48 @@ def test_a_hang_on_an_idle_engine_under_hardware_scheduling_is_detected_and_rese
     # the time hung before the load is the engine's, not the application's
     assert [(p["process"], p["gpu_busy_ns"]) for p in s["processes"]] == [("app", 5_000_000)]
     assert s["nodes"][0]["busy_pct"] == 20.011
+
+
+#: Flip-no-wait presents whose packet went to the driver again after its present had reached the
+#: screen or been replaced (a resubmission after a preemption or an engine reset), or was cancelled
+#: or aborted after that: the OS queued the flip again and counted the present shown or dropped a
+#: second time, and the packet ledger stopped the run ("the model lost track of present 2 ...").
+#: Found by tools/fuzz.py --seed 0 (4 of 3000 scenarios). (presented, displayed, dropped) on source 0:
+FLIP_RESUBMITTED = {558: (5, 1, 1), 820: (9, 1, 4), 1672: (5, 2, 2), 2151: (6, 1, 0)}
+
+
+@pytest.mark.parametrize("n", sorted(FLIP_RESUBMITTED))
+def test_a_resubmitted_or_cancelled_flip_counts_its_present_once(n):
+    scenario = load_scenario(ROOT / "tests" / "data" / "fuzz" / f"flip-resubmitted-{n}.toml")
+    sink = ListSink()
+    result = System(scenario, trace=sink).run()  # the ledger checks every present at the end
+    display = result.summary["displays"][0]
+    assert (display["presents"], display["displayed"], display["dropped"]) == FLIP_RESUBMITTED[n]
+    ended = Counter((e["context"], e["seq"]) for e in sink.of("Displayed", "Dropped"))
+    assert ended and max(ended.values()) == 1
+    shown = {(e["context"], e["seq"]) for e in sink.of("Displayed", "Dropped")}
+    flips_after = [e for e in sink.of("Flip", "Displayed", "Dropped") if e["event"] == "Flip"
+                   and (e["context"], e["seq"]) in shown
+                   and e["t"] > min(x["t"] for x in sink.of("Displayed", "Dropped")
+                                    if (x["context"], x["seq"]) == (e["context"], e["seq"]))]
+    assert flips_after == []
+
+
+#: A GPU in stepped mode under hardware scheduling: the GPU's scheduler loaded a context on an
+#: engine holding a stepped submission and the run crashed (EngineFault "context loaded while
+#: held"; tools/fuzz.py --seed 0, scenario 977). docs/gpu.md says stepped mode is not supported
+#: under a scheduler: the scenario is now refused.
+def test_a_stepped_gpu_under_hardware_scheduling_is_refused():
+    text = IDLE_HANG.replace('scheduling = "hardware"', 'scheduling = "hardware"\nengine_mode = "stepped"')
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, "<stepped>")
+    assert info.value.problems == [
+        "<stepped>: adapter.engine_mode: a stepped GPU is modelled under the software scheduler only (the GPU's own "
+        "scheduler cannot run a stepped engine); remove engine_mode or use scheduling = \"software\""]
+    with pytest.raises(ConfigError) as built:
+        System(parse_scenario(IDLE_HANG, "<idle hang>"), engine_mode="stepped")
+    assert built.value.problems == [("engine_mode", "a stepped GPU is modelled under the software scheduler only (the "
+                                                    "GPU's own scheduler cannot run a stepped engine)")]
 
 
 # ------------------------------------------------------------------------------ the long tool

@@ -304,7 +304,7 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
     if not hardware and rng.random() < 0.2:
         calls.append({"api": "SetProcessSchedulingPriorityClass", "at": _ms(rng.randint(0, duration)),
                       "process": rng.choice(processes)["name"], "priority_class": rng.choice(_CLASSES)})
-    if rng.random() < 0.05:
+    if not hardware and rng.random() < 0.07:
         # A GPU in stepped mode: its engines run only what StepEngine calls let through.
         adapter["engine_mode"] = "stepped"
         for name in rng.sample(node_names, rng.randint(1, len(node_names))):
