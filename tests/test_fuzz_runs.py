@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wddmsim.scenario import ScenarioError, load_scenario, parse_scenario, read_scenario_data, scenario_from_dict
-from wddmsim.system import ConfigError, System
+from wddmsim.scenario import load_scenario, parse_scenario, read_scenario_data, scenario_from_dict
+from wddmsim.system import System
 from wddmsim.testing import fuzz
 from wddmsim.trace import ListSink
 
@@ -211,23 +211,6 @@ def test_a_resubmitted_or_cancelled_flip_counts_its_present_once(n):
                    and e["t"] > min(x["t"] for x in sink.of("Displayed", "Dropped")
                                     if (x["context"], x["seq"]) == (e["context"], e["seq"]))]
     assert flips_after == []
-
-
-#: A GPU in stepped mode under hardware scheduling: the GPU's scheduler loaded a context on an
-#: engine holding a stepped submission and the run crashed (EngineFault "context loaded while
-#: held"; tools/fuzz.py --seed 0, scenario 977). docs/gpu.md says stepped mode is not supported
-#: under a scheduler: the scenario is now refused.
-def test_a_stepped_gpu_under_hardware_scheduling_is_refused():
-    text = IDLE_HANG.replace('scheduling = "hardware"', 'scheduling = "hardware"\nengine_mode = "stepped"')
-    with pytest.raises(ScenarioError) as info:
-        parse_scenario(text, "<stepped>")
-    assert info.value.problems == [
-        "<stepped>: adapter.engine_mode: a stepped GPU is modelled under the software scheduler only (the GPU's own "
-        "scheduler cannot run a stepped engine); remove engine_mode or use scheduling = \"software\""]
-    with pytest.raises(ConfigError) as built:
-        System(parse_scenario(IDLE_HANG, "<idle hang>"), engine_mode="stepped")
-    assert built.value.problems == [("engine_mode", "a stepped GPU is modelled under the software scheduler only (the "
-                                                    "GPU's own scheduler cannot run a stepped engine)")]
 
 
 # ------------------------------------------------------------------------------ the long tool

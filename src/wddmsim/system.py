@@ -127,9 +127,6 @@ class System:
         driver_cls = _driver_class(driver if driver is not None else scenario.driver.class_)
         table = {**scenario.driver.settings, **(settings or {})}
         self.driver_settings = validated_settings(driver_cls, table)
-        if engine_mode == "stepped" and adapter.scheduling == "hardware":
-            raise ConfigError([("engine_mode", "a stepped GPU is modelled under the software scheduler only (the "
-                                               "GPU's own scheduler cannot run a stepped engine)")])
         if trace is not None:
             trace.emit(0, "LogStart", {"format": EVENTS_FORMAT, "version": EVENTS_VERSION,
                                        "scenario": scenario.name, "seed": self.seed})

@@ -349,10 +349,6 @@ class AdapterTable(ScenarioModel):
         if self.scheduling == "hardware" and self.stop_at is not None:
             problems.append((("stop_at",), "an adapter stop is modelled under the software scheduler only; "
                                            "remove stop_at or use scheduling = \"software\""))
-        if self.scheduling == "hardware" and self.engine_mode == "stepped":
-            problems.append((("engine_mode",), "a stepped GPU is modelled under the software scheduler only (the GPU's "
-                                               "own scheduler cannot run a stepped engine); remove engine_mode or use "
-                                               "scheduling = \"software\""))
         if self.scheduling == "hardware" and self.gpu_va is False:
             problems.append((("gpu_va",), "hardware scheduling always uses GPU virtual addresses; "
                                           "remove gpu_va = false or use scheduling = \"software\""))
