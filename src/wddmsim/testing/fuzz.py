@@ -304,10 +304,9 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
     if not hardware and rng.random() < 0.2:
         calls.append({"api": "SetProcessSchedulingPriorityClass", "at": _ms(rng.randint(0, duration)),
                       "process": rng.choice(processes)["name"], "priority_class": rng.choice(_CLASSES)})
-    if not hardware and rng.random() < 0.07:
-        # A GPU in stepped mode: its engines run only what StepEngine calls let through (the software
-        # scheduler only: docs/gpu.md says the GPU's own scheduler does not support a stepped engine,
-        # and it can crash, EngineFault "context loaded while held").
+    if rng.random() < 0.07:
+        # A GPU in stepped mode: its engines run only what StepEngine calls let through (under
+        # hardware scheduling, the context the GPU's scheduler has loaded; tests/test_stepped_hardware.py).
         adapter["engine_mode"] = "stepped"
         for name in rng.sample(node_names, rng.randint(1, len(node_names))):
             calls.append({"api": "StepEngine", "at": _ms(rng.randint(0, duration // 2)), "node": name,
