@@ -140,6 +140,12 @@ def test_a_duration_past_an_hour_is_refused_in_the_file_in_a_set_and_in_until(tm
         2, f"wddmsim: error: --until: must be greater than 0, got 0 {DURATION_WHY}\n")
 
 
+def test_the_api_refuses_an_until_past_an_hour_the_same_way():
+    with pytest.raises(ValueError) as e:
+        api.run(str(ROOT / "examples" / "deep_queue.toml"), until="7200s")
+    assert str(e.value) == f"until: must be at most 3600s, got 7200s {DURATION_WHY}"
+
+
 def test_a_list_too_long_and_a_size_too_big_name_their_range(tmp_path):
     path = _write(tmp_path, SCRIPT_TOML.format(repeat=1, fault=""))
     assert _run(["run", path, "--set", "adapter.displays=[60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, "

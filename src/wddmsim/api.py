@@ -425,6 +425,18 @@ def _time(value, what: str) -> int:
         raise ValueError(f"{what}: {e}") from None
 
 
+def _run_length(value) -> int:
+    """``until``: a duration within the range of a run's length (``wddmsim run --until`` takes the
+    same), or :class:`ValueError` naming it."""
+    from .scenario.bounds import RUN_DURATION
+
+    end = _time(value, "until")
+    problem = RUN_DURATION.problem(end)
+    if problem:
+        raise ValueError(f"until: {problem}")
+    return end
+
+
 class Simulation:
     """One run, advanced in steps: build it, :meth:`step` through virtual time reading
     :attr:`summary`, :attr:`events` and :attr:`crash` in between, and :meth:`run` it to the end or
@@ -436,7 +448,7 @@ class Simulation:
     class, or its name (``"package.module:Class"``, ``"path/file.py:Class"``); default the
     scenario's ``[driver]``, else the reference driver. ``settings``: driver settings over the
     scenario's ``[driver]`` table. ``until``: where the run ends (ns, or a duration such as
-    ``"500ms"``; default the scenario's duration). ``events``: the event log: None (none kept),
+    ``"500ms"``, at most 1 hour as a scenario's ``duration``; default the scenario's duration). ``events``: the event log: None (none kept),
     True (kept in memory), a file path (written as JSON Lines), or a sink of your own (any object
     with ``emit(t, event, fields)``; you close it). ``verifier``: ``"strict"`` (a broken contract
     rule stops the run with its bug check), ``"report"`` (listed in the summary's violations) or
@@ -454,7 +466,7 @@ class Simulation:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed: must be a whole number, 0 or more, got {seed!r}")
         sc = _as_scenario(scenario)
-        self._end = sc.duration if until is None else _time(until, "until")
+        self._end = sc.duration if until is None else _run_length(until)
         self._list = self._file = None
         self._own = None  # a sink this object opened and closes
         if events is None or events is False:

@@ -171,7 +171,7 @@ def _print_estimate(scenario, until, stop, **system_kw) -> None:
 @main.command("run")
 @click.argument("scenario", type=click.Path(dir_okay=True))
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed for every random stream [default: the scenario's].")
-@click.option("--until", default=None, help="Virtual time to stop at, e.g. 500ms [default: the scenario's duration].")
+@click.option("--until", default=None, help="Virtual time to stop at, e.g. 500ms; at most 3600s [default: the scenario's duration].")
 @click.option("--events", type=click.Path(dir_okay=False), default=None, help="Write the event log as JSON Lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (every figure; the same bytes on every run).")
 @click.option("--wide", is_flag=True, help="Show every column of the summary's tables (wider than 100 columns).")
