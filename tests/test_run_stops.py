@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from wddmsim.cli import main
 from wddmsim.cliutil import load_scenario_file
-from wddmsim.runstop import CHECK_EVERY, RunStop, interrupts
+from wddmsim.runstop import CHECK_EVERY, SAME_SIGNAL_S, RunStop, interrupts
 from wddmsim.system import System
 from wddmsim.trace import ListSink
 
@@ -271,6 +271,27 @@ def test_a_whole_replay_says_it_did_not_stop():
 
 
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="process groups are POSIX")
+def test_a_ctrl_c_delivered_twice_at_once_is_one_ctrl_c(tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group, and ``uv run`` (the README's way to
+    start wddmsim) forwards it to the command too: the command gets SIGINT twice within
+    microseconds. That is one Ctrl-C: the outputs are written whole, exit 130."""
+    log, trace, rep = tmp_path / "e.jsonl", tmp_path / "t.json", tmp_path / "r"
+    proc = _wddmsim("run", GAME, "--until", "60s", "--events", str(log), "--trace", str(trace), "--report",
+                    str(rep), start_new_session=True)
+    _wait_for(lambda: _size(log) > 300_000, proc, "the log grew")
+    os.killpg(proc.pid, signal.SIGINT)
+    os.kill(proc.pid, signal.SIGINT)  # what uv run does with the SIGINT it got from the terminal
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "again while the outputs were written" not in err
+    said = [line for line in err.splitlines() if line.startswith("wddmsim: ")]
+    assert len(said) == 1 and re.fullmatch(r"wddmsim: interrupted by SIGINT at [0-9.]+ m?s of virtual time; the "
+                                           r"outputs cover what ran until then", said[0]), err
+    assert _log(log)[-1]["reason"] == "interrupted"
+    assert json.loads(trace.read_text())["traceEvents"]
+    assert (rep / "summary.md").read_text().startswith("> **Partial run:**")
+
+
 def test_a_second_ctrl_c_while_the_outputs_are_written_stops_at_once(tmp_path):
     """The first Ctrl-C stops the run; one more while the report's plots are drawn (after its
     summary.md) ends the process at once, exit 130, with a line saying the outputs may be cut."""
@@ -279,7 +300,11 @@ def test_a_second_ctrl_c_while_the_outputs_are_written_stops_at_once(tmp_path):
                     start_new_session=True)
     _wait_for(lambda: _size(log) > 300_000, proc, "the log grew")
     os.killpg(proc.pid, signal.SIGINT)
+    first = time.monotonic()
     _wait_for(lambda: (rep / "summary.md").exists(), proc, "the report was begun")
+    # Past the window in which a second signal is taken for the first one forwarded (uv run).
+    time.sleep(max(0.0, first + SAME_SIGNAL_S + 0.05 - time.monotonic()))
+    assert proc.poll() is None, "the plots were drawn before the second Ctrl-C could come"
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130

@@ -23,7 +23,8 @@ every :data:`CHECK_EVERY` events (a few per wall second).
 :func:`interrupts` installs the handlers for a command and puts the previous ones back after it
 (the API and the tests run in-process). The first SIGINT or SIGTERM sets the flag; a second one,
 while the outputs are being written, ends the process at once with exit status 130 and a line
-saying the outputs may be incomplete. The event log's writer process ignores both signals and
+saying the outputs may be incomplete (one that comes within :data:`SAME_SIGNAL_S` of the first is
+the same Ctrl-C, forwarded by a launcher such as ``uv run``, and changes nothing). The event log's writer process ignores both signals and
 writes every event it is sent (:mod:`wddmsim.trace.writer`).
 """
 
@@ -33,6 +34,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from typing import Callable
 
@@ -47,6 +49,10 @@ EXIT_INTERRUPTED = 130
 #: Exit status of a run a budget (``--max-events``, ``--max-log-bytes``) stopped: its outputs are
 #: whole and valid but cover less than the scenario asked for.
 EXIT_BUDGET = 5
+#: A second signal this soon (wall seconds) after the first is the same one delivered twice: a
+#: terminal sends Ctrl-C to the whole foreground process group, and a launcher in that group (``uv
+#: run``) forwards it to the command as well.
+SAME_SIGNAL_S = 0.5
 #: The stop reasons a budget gives.
 BUDGET_REASONS = ("max_events", "max_log_bytes")
 
@@ -68,6 +74,7 @@ class RunStop:
         self.reason: str | None = None
         self.signal: str | None = None
         self.signals = 0
+        self.first_signal_at: float | None = None  # time.monotonic() of the first signal
         self.outputs = False
         self._bytes_checked_at = -1
 
@@ -81,6 +88,7 @@ class RunStop:
         self.signals += 1
         if self.signal is None:
             self.signal = name
+            self.first_signal_at = time.monotonic()
         if self.reason is None and not self.outputs:
             self.reason = "interrupted"
 
@@ -145,7 +153,8 @@ def _budget_out(sim, stop: RunStop, limit: int) -> str | None:
 def interrupts(stop: RunStop):
     """Within the block, SIGINT and SIGTERM ask ``stop``'s run to stop (:meth:`RunStop.interrupt`)
     instead of raising KeyboardInterrupt or ending the process; a second signal once the outputs
-    are being written (``stop.outputs``) ends the process at once, exit status 130. The previous
+    are being written (``stop.outputs``) ends the process at once, exit status 130, unless it
+    comes within :data:`SAME_SIGNAL_S` of the first (the same Ctrl-C, forwarded by ``uv run``). The previous
     handlers come back after the block. Outside the main thread (where Python takes no signal
     handler) it changes nothing."""
     if threading.current_thread() is not threading.main_thread():
@@ -154,6 +163,8 @@ def interrupts(stop: RunStop):
 
     def handler(signum, frame) -> None:
         name = signal.Signals(signum).name
+        if stop.first_signal_at is not None and time.monotonic() - stop.first_signal_at < SAME_SIGNAL_S:
+            return  # the first one again, forwarded by a launcher (uv run): it is being handled
         if stop.signals and stop.outputs:
             sys.stderr.write(f"wddmsim: {name} again while the outputs were written: stopped at once; "
                              f"the outputs may be incomplete\n")
