@@ -972,25 +972,30 @@ def _bound_problems(scenario: Scenario) -> list[tuple[Location, str]]:
                                  f"one every {format_duration(fault.interval)}); one storm raises at most "
                                  f"{show(MAX_STORM_INTERRUPTS, '')} (each costs the CPU an ISR and a DPC and the log "
                                  f"several lines, and a million takes the simulator tens of seconds): use a longer interval or a shorter duration"))
+    for where, w, packet in _script_packets(scenario):
+        if packet.repeat <= MAX_REPEAT:
+            continue
+        fits = _repeat_fits(scenario, w.start, packet)
+        if fits is None or fits > MAX_REPEAT:
+            cost, source = _submission_cost(scenario)
+            room = (f"submissions cost the application no CPU time ({source}), so every repeat is queued "
+                    f"at once" if fits is None else
+                    f"{show(fits, '')} submissions of {format_duration(cost)} ({source}) fit in the run")
+            problems.append((where, f"must be at most {show(MAX_REPEAT, '')}, got {show(packet.repeat, '')}: "
+                                    f"{room}; one packets entry submits at most {show(MAX_REPEAT, '')}: split "
+                                    f"them over several entries"))
+    return problems
+
+
+def _script_packets(scenario: Scenario):
+    """Every ``packets`` entry of every script workload: (the location of its ``repeat``, the
+    workload, the entry)."""
     for p, process in enumerate(scenario.process):
         for c, context in enumerate(process.context):
             w = context.workload
-            if w.kind != "script":
-                continue
-            for k, packet in enumerate(w.packets):
-                if packet.repeat <= MAX_REPEAT:
-                    continue
-                fits = _repeat_fits(scenario, w.start, packet)
-                if fits is None or fits > MAX_REPEAT:
-                    cost, source = _submission_cost(scenario)
-                    room = (f"submissions cost the application no CPU time ({source}), so every repeat is queued "
-                            f"at once" if fits is None else
-                            f"{show(fits, '')} submissions of {format_duration(cost)} ({source}) fit in the run")
-                    problems.append((("process", p, "context", c, "workload", "packets", k, "repeat"),
-                                     f"must be at most {show(MAX_REPEAT, '')}, got {show(packet.repeat, '')}: "
-                                     f"{room}; one packets entry submits at most {show(MAX_REPEAT, '')}: split "
-                                     f"them over several entries"))
-    return problems
+            if w.kind == "script":
+                for k, packet in enumerate(w.packets):
+                    yield ("process", p, "context", c, "workload", "packets", k, "repeat"), w, packet
 
 
 def scenario_clamps(scenario: Scenario) -> list[tuple[Location, str]]:
@@ -1005,21 +1010,15 @@ def scenario_clamps(scenario: Scenario) -> list[tuple[Location, str]]:
         if fault.at is not None and fault.at >= end:
             notes.append((("fault", f, "at"), f"{format_duration(fault.at)} is not before the end of the run "
                                               f"(duration {format_duration(end)}): the fault never happens"))
-    for p, process in enumerate(scenario.process):
-        for c, context in enumerate(process.context):
-            w = context.workload
-            if w.kind != "script":
-                continue
-            for k, packet in enumerate(w.packets):
-                fits = _repeat_fits(scenario, w.start, packet)
-                if packet.repeat > MAX_REPEAT and fits is not None and fits <= MAX_REPEAT:
-                    cost, source = _submission_cost(scenario)
-                    notes.append((("process", p, "context", c, "workload", "packets", k, "repeat"),
-                                  f"{show(packet.repeat, '')} submissions of {format_duration(cost)} each ({source}) "
-                                  f"cannot be made in the {format_duration(max(0, end - w.start - packet.at))} left "
-                                  f"of the run (duration {format_duration(end)}): taken as {show(fits, '')}, as many "
-                                  f"as the run sees"))
-                    packet.repeat = fits
+    for where, w, packet in _script_packets(scenario):
+        fits = _repeat_fits(scenario, w.start, packet)
+        if packet.repeat > MAX_REPEAT and fits is not None and fits <= MAX_REPEAT:
+            cost, source = _submission_cost(scenario)
+            notes.append((where, f"{show(packet.repeat, '')} submissions of {format_duration(cost)} each ({source}) "
+                                 f"cannot be made in the {format_duration(max(0, end - w.start - packet.at))} left "
+                                 f"of the run (duration {format_duration(end)}): taken as {show(fits, '')}, as many "
+                                 f"as the run sees"))
+            packet.repeat = fits
     return notes
 
 

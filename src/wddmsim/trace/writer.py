@@ -151,19 +151,9 @@ class LogWriter:
             self._conn.send_bytes(SIZE)
         except OSError:
             self._answer()
-        self.failed = True  # until the answer says otherwise
-        try:
-            reply = self._conn.recv()
-        except (EOFError, OSError):
-            self._process.join()
-            raise LogWriterError(f"{self.path}: the event log's writer process stopped (exit code "
-                                 f"{self._process.exitcode}); the log is incomplete") from None
-        if reply[0] == "bytes":
-            self.failed = False
-            return reply[1]
-        _, exc, text = reply
-        exc.add_note(f"in the event log's writer process, writing {self.path}:\n{text.rstrip()}")
-        raise exc
+        reply = self._reply("bytes")
+        self.failed = False
+        return reply[1]
 
     def close(self) -> None:
         """Send what is left, wait until the writer has written every event and closed the file,
@@ -194,6 +184,15 @@ class LogWriter:
 
     def _answer(self, final: bool = False) -> None:
         """Read the writer's answer: return after ``ok`` at the end, raise otherwise."""
+        reply = self._reply("ok")
+        if final and reply[1] == self.events:
+            self.failed = False
+            return
+        raise LogWriterError(f"{self.path}: the event log's writer wrote {reply[1]} of {self.events} events")
+
+    def _reply(self, expected: str) -> tuple:
+        """The writer's next answer, which must be tagged ``expected``; its error (an answer of
+        any other tag), or its end, raised. ``failed`` is left True: the caller clears it."""
         self.failed = True  # until the answer says otherwise
         try:
             reply = self._conn.recv()
@@ -201,11 +200,8 @@ class LogWriter:
             self._process.join()
             raise LogWriterError(f"{self.path}: the event log's writer process stopped (exit code "
                                  f"{self._process.exitcode}); the log is incomplete") from None
-        if reply[0] == "ok":
-            if final and reply[1] == self.events:
-                self.failed = False
-                return
-            raise LogWriterError(f"{self.path}: the event log's writer wrote {reply[1]} of {self.events} events")
+        if reply[0] == expected:
+            return reply
         _, exc, text = reply
         exc.add_note(f"in the event log's writer process, writing {self.path}:\n{text.rstrip()}")
         raise exc
