@@ -316,7 +316,7 @@ kind = "rom"
 size = 4097
 
 [scheduler]
-policy = "fifo"
+policy = "lottery"
 quantum = 0
 
 [[process]]
@@ -348,8 +348,9 @@ workload = { kind = "frame_loop", fps = 2000, work = "4ms", jitter = 1.0, packet
         "s.toml: adapter.segments[0].size: must be a positive multiple of 4096 bytes, got 4097",
         "s.toml: adapter.ddi_version: the driver's setting now, not the adapter's: write it in the [driver] "
         "table as ddi_version (the OS learns it from the driver's DXGK_DRIVERCAPS and node metadata)",
-        "s.toml: scheduler.policy: must be one of 'strict_priority' or 'priority_quantum', "
-        "got 'fifo'",
+        "s.toml: scheduler.policy: unknown scheduling policy 'lottery'; the shipped ones are windows, "
+        "priority_quantum, strict_priority, fifo, round_robin, priority, fair, edf, llf, partition, mlfq, or name "
+        "a class as 'path/to/file.py:Class'",
         "s.toml: scheduler.quantum: must be greater than 0, got 0 (range: above 0 .. 3600s; a span that must last, within the longest run (1 hour of virtual time))",
         "s.toml: process[0].priority: must be one of 'idle', 'below_normal', 'normal', "
         "'above_normal', 'high' or 'realtime', got 'urgent'",
@@ -473,7 +474,7 @@ workload = { kind = "script", packets = [{ at = 0, work = 1, when = 2 }], fps = 
         "s.toml: adapter.nodes[0].queue: unknown field",
         "s.toml: adapter.segments[0].visible: unknown field",
         "s.toml: adapter.nodez: unknown field",
-        "s.toml: scheduler.timeslice: unknown field",
+        "s.toml: scheduler: policy priority_quantum has no setting timeslice; its settings are quantum, starvation",
         "s.toml: process[0].context[0].workload.packets[0].when: unknown field",
         "s.toml: process[0].context[0].workload.fps: unknown field",
         "s.toml: process[0].context[0].engine: unknown field",

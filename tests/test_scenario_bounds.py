@@ -79,7 +79,7 @@ def test_every_number_of_a_scenario_has_a_range():
     assert rows["duration"].text == "above 0 .. 3600s"
     assert rows["process[].context[].priority"].text == "-7 .. 7"
     assert rows["adapter.nodes"].text == "1 .. 64" and rows["adapter.nodes"].unit == "entries"
-    assert len(list(tool.ranges())) == 157
+    assert len(list(tool.ranges())) == 165
 
 
 def _scenario_files():

@@ -190,6 +190,9 @@ def _print_estimate(scenario, until, stop, **system_kw) -> None:
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE",
               help="Change the scenario: PATH as in the file (adapter.nodes.0.preemption, scheduler.quantum); "
                    "VALUE a TOML value or a plain string (2ms); repeatable.")
+@click.option("--policy", "policy", default=None, metavar="NAME",
+              help="The OS scheduler's policy instead of the scenario's: a shipped one (wddmsim policies) or "
+                   "'path/file.py:Class' (docs/policies.md); its settings with --set scheduler.KEY=VALUE.")
 @click.option("--memory", is_flag=True,
               help="After the run, print the peak resident memory (ru_maxrss) on stderr.")
 @click.option("--max-events", type=click.IntRange(min=0), default=None, metavar="N",
@@ -198,7 +201,7 @@ def _print_estimate(scenario, until, stop, **system_kw) -> None:
               help="Stop the run once the --events log holds SIZE bytes (200MB, 1GiB), checked every 1024 kernel "
                    "events; LogEnd reason max_log_bytes; exit status 5.")
 def run_cmd(scenario: str, seed, until, events, as_json, wide, verifier, crash_record, trace_path, presentmon,
-            report_dir, driver, sets, memory, max_events, max_log_bytes) -> None:
+            report_dir, driver, sets, policy, memory, max_events, max_log_bytes) -> None:
     """Run a scenario file and print its summary (exit status 3 if it ends in a bug check; a
     driver that does not load or that Windows would not start: 2). ``--set`` changes the file's
     values before they are checked (see docs/scenarios.md). The tables, ``--json``, ``--report``
@@ -211,6 +214,8 @@ def run_cmd(scenario: str, seed, until, events, as_json, wide, verifier, crash_r
     --max-log-bytes end it the same way, exit status 5. Before a run of 1 s of virtual time or
     more with --events, the log's estimated size is printed on stderr (docs/timeline.md,
     "Stopping a run early")."""
+    if policy is not None:
+        sets = (*sets, f"scheduler.policy={policy}")
     sc = load_scenario_file(scenario, sets)
     limit = parse_duration_option(until, "--until")
     budget = parse_size_option(max_log_bytes, "--max-log-bytes")
@@ -219,6 +224,31 @@ def run_cmd(scenario: str, seed, until, events, as_json, wide, verifier, crash_r
                      crash_record=crash_record, trace=trace_path, presentmon=presentmon, report=report_dir,
                      driver=cls, memory=memory, wide=wide, max_events=max_events, max_log_bytes=budget)
     raise SystemExit(status)
+
+
+@main.command("policies")
+@click.option("--show", "show", default=None, metavar="NAME",
+              help="Print the source of the shipped policy NAME (a starting point to copy).")
+def policies_cmd(show: str | None) -> None:
+    """The scheduling policies shipped with wddmsim: NAME for [scheduler] policy, --policy and
+    sweeps, and what each does. A researcher's own policy is a class in a file
+    ('path/file.py:Class'), written as docs/policies.md shows."""
+    import inspect
+    import importlib
+
+    from .policies.names import SHIPPED
+
+    if show is not None:
+        if show not in SHIPPED:
+            raise UserError(f"--show {show!r}: no shipped policy of that name; they are {', '.join(SHIPPED)}")
+        module, cls_name, _ = SHIPPED[show]
+        mod = importlib.import_module("wddmsim.dxgkrnl.policy" if module == "builtin" else f"wddmsim.policies.{module}")
+        click.echo(inspect.getsource(mod), nl=False)
+        return
+    width = max(len(n) for n in SHIPPED)
+    for name, (module, cls_name, what) in SHIPPED.items():
+        where = "wddmsim.dxgkrnl.policy" if module == "builtin" else f"wddmsim.policies.{module}"
+        click.echo(f"{name:<{width}}  {what}  [{where}:{cls_name}]")
 
 
 @main.command("report")

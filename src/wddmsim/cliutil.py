@@ -58,18 +58,23 @@ class ModelBug(click.ClickException):
 
 class WddmsimGroup(click.Group):
     """The ``wddmsim`` command group: a :class:`~wddmsim.trace.ledger.LedgerError` from any
-    command (a run, a sweep's rows, a replay, a verify case, the demo) becomes a :class:`ModelBug`.
+    command (a run, a sweep's rows, a replay, a verify case, the demo) becomes a :class:`ModelBug`;
+    a research policy that broke its protocol (:class:`~wddmsim.policies.protocol.PolicyError`)
+    one line and exit status 2.
     A Ctrl-C that reaches a command outside a run (which stops cleanly, :mod:`wddmsim.runstop`),
     e.g. while a scenario is read, ends it with one line and exit status 130, not click's
     "Aborted!" and 1."""
 
     def invoke(self, ctx):
+        from .policies.protocol import PolicyError
         from .trace.ledger import LedgerError
 
         try:
             return super().invoke(ctx)
         except LedgerError as e:
             raise ModelBug(e) from None
+        except PolicyError as e:
+            raise UserError(str(e)) from None
         except KeyboardInterrupt:
             click.echo("wddmsim: interrupted by SIGINT", err=True)
             raise SystemExit(130) from None

@@ -13,7 +13,9 @@ import time
 from dataclasses import dataclass, field
 
 from .ddi.interface import DeviceInfo
-from .dxgkrnl import D3DKMT, Adapter, ApiError, BugCheckStop, CpuCost, make_policy
+from .dxgkrnl import D3DKMT, Adapter, ApiError, BugCheckStop, CpuCost
+from .dxgkrnl.hints import SchedulingHints
+from .policies.load import PolicyLoadError, make_policy
 from .dxgkrnl.errors import AdapterStartError
 from .dxgkrnl.tdr import TdrConfig
 from .dxgkrnl.crash import CrashRecord
@@ -153,7 +155,10 @@ class System:
         c = adapter.cpu_cost
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
         depths = [n.hw_queue_depth or adapter.hw_queue_depth for n in adapter.nodes]
-        policy = make_policy(scenario.scheduler.policy, scenario.scheduler.quantum)
+        try:
+            policy = make_policy(scenario.scheduler.policy, scenario.scheduler.settings)
+        except PolicyLoadError as e:
+            raise ConfigError(e.problems) from None
         self.adapter = Adapter(sim, self.driver, self.gpu.memory, policy=policy, hw_queue_depth=depths,
                                costs=self.costs, verifier=verifier, trace=model_trace, null_rendering=adapter.null_rendering,
                                tdr=TdrConfig(scenario.tdr.level, scenario.tdr.delay, scenario.tdr.watchdog,
@@ -236,6 +241,7 @@ class System:
                           "grace_same": c.grace_same, "grace_lower": c.grace_lower,
                           "queues": [flags] * c.hw_queues}
                 ctx = self.kmt.CreateContext(dev, node_index[c.node], c.name, c.priority, hw)
+                ctx.hints = SchedulingHints(c.weight, c.period, c.deadline, c.utilization)
                 if c.suspend_at is not None:
                     self.sim.at(c.suspend_at, self._suspend, (ctx, c.suspend_for))
                 self.contexts.append(ctx)

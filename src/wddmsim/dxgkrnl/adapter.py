@@ -891,6 +891,21 @@ class Adapter:
             if vs.preemptor.enabled:
                 vs.preemptor.consider(node_queue)
 
+    def set_scheduling_hints(self, ctx: Context, changes: dict) -> None:
+        """The model's SetSchedulingHints (no Windows call: :mod:`.hints`): ``changes`` maps hint
+        names (weight, period, deadline, utilization) to new values; the others keep theirs. The
+        policy is told (a research policy's ``on_changed``) and looks again at the node."""
+        if ctx.destroyed:
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "the context was destroyed")
+        for key, value in changes.items():
+            setattr(ctx.hints, key, value)
+        if self.trace is not None:
+            self.trace.emit(self.sim.now, "SchedulingHints", {"context": ctx.handle, **ctx.hints.as_dict()})
+        changed = getattr(self.vidsch.policy, "changed", None)
+        if changed is not None:
+            changed([ctx])
+        self._reprioritized([ctx])
+
     def set_context_priority(self, ctx: Context, priority: int) -> None:
         """D3DKMTSetContextSchedulingPriority: the context's priority within its process, -7..7
         (STATUS_INVALID_PARAMETER outside it, or for a destroyed context). Packets already queued

@@ -75,6 +75,12 @@ class D3DKMT:
         queued packets keep their order, the scheduler ranks the context anew."""
         self.adapter.set_context_priority(context, priority)
 
+    def SetSchedulingHints(self, context: Context, **hints) -> None:
+        """The model's extension for research policies, no D3DKMT thunk (:mod:`.hints`): new
+        ``weight``, ``period``, ``deadline`` or ``utilization`` for ``context``; the others keep
+        their values."""
+        self.adapter.set_scheduling_hints(context, hints)
+
     def SetProcessSchedulingPriorityClass(self, process: Process, priority_class: str) -> None:
         """D3DKMTSetProcessSchedulingPriorityClass: the process's D3DKMT_SCHEDULINGPRIORITYCLASS
         ("idle" .. "realtime"), the base of every one of its contexts' priority."""

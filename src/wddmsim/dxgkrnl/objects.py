@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections import deque
 
+from ..policies.protocol import SchedContext
+from .hints import SchedulingHints
 from .stats import LatencyStats
 
 #: Scheduling priority classes (D3DKMT_SCHEDULINGPRIORITYCLASS order).
@@ -87,7 +89,7 @@ class Context:
         "last_dispatch", "seq", "hDdi", "null_packets", "preempted", "aborted", "cancelled",
         "removed_at", "api_error", "destroyed", "system", "workload_allocations",
         "hw", "hwqueues", "band", "sched", "suspended", "gates", "virtual_packets",
-        "wait_since", "worst_wait", "gpu_ns", "contended",
+        "wait_since", "worst_wait", "gpu_ns", "contended", "hints", "sched_view", "job_release",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -137,6 +139,12 @@ class Context:
         self.worst_wait = 0
         self.gpu_ns = 0
         self.contended = False
+        # Research scheduling (wddmsim.policies): the application's hints (a model extension), the
+        # context as a research policy sees it (made on first use), and when its current job (a
+        # frame) was released (-1: each packet is a job of its own, released when queued).
+        self.hints = SchedulingHints()
+        self.sched_view = SchedContext(self)
+        self.job_release = -1
 
     @property
     def in_flight(self) -> int:
@@ -199,7 +207,7 @@ class Packet:
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
         "submit_bytes", "preempted", "surface", "present_t", "displayed", "allocations", "deps",
-        "priv_start", "priv_end", "pinned", "moves", "va", "umd_priv", "rejected", "ran_at",
+        "priv_start", "priv_end", "pinned", "moves", "va", "umd_priv", "rejected", "ran_at", "release",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -247,3 +255,4 @@ class Packet:
         self.va = 0
         self.umd_priv = 0
         self.rejected = False
+        self.release = 0  # when its job began (a frame's start; else when it was queued)

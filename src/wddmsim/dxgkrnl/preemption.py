@@ -128,6 +128,8 @@ class Preemptor:
         cand, when = policy.preempt_candidate(node_queue.ordinal, running, run_since, now)
         if cand is not None:
             return cand, None
+        if not getattr(policy, "priority_preemption", True):
+            return None, None  # a research policy: the OS preempts when the policy asks, not on its own
         mine = running.effective_priority
         quantum = policy.quantum
         for p in islice(node_queue.hw, node_queue.stopped + 1, None):
@@ -250,7 +252,10 @@ class Preemptor:
             vs.charge(node_queue, taken[0], now)
             vs.stopped_running(node_queue, taken[0].context, now)
         tr = vs.trace
+        observer = vs._observer
         for p in taken:
+            if observer is not None:
+                observer.packet_preempted(ordinal, p, now - p.started if p.started >= 0 and p is taken[0] else 0)
             vs.off_hardware(p)
             p.preempted = True
             c = p.context

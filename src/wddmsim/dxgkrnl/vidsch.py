@@ -188,6 +188,11 @@ class VidSch:
         self.vidmm = VidMm(adapter)
         self.preemptor = Preemptor(self)
         self.tdr = Tdr(self, adapter.tdr_config)
+        #: a research policy's host (wddmsim.policies.host), told of every packet's queueing, start,
+        #: completion and preemption; None under the OS's own policies, which need none of it
+        self._observer = policy if getattr(policy, "observes", False) else None
+        if self._observer is not None:
+            policy.attach(self)
 
     # -- 1. queueing ----------------------------------------------------------------------------
     def enqueue(self, packet) -> None:
@@ -195,6 +200,7 @@ class VidSch:
         ctx = packet.context
         now = self.sim.now
         packet.queued = now
+        packet.release = ctx.job_release if ctx.job_release >= 0 else now
         ctx.queue.append(packet)
         tr = self.trace
         if tr is not None:
@@ -206,6 +212,8 @@ class VidSch:
             ctx.queue.pop()
             self.adapter.cancel_packet(packet)  # the adapter was stopped: it never runs
             return
+        if self._observer is not None:
+            self._observer.queued(packet)
         if not ctx.ready:
             ctx.ready = True
             self.policy.ready(ctx, now)
@@ -575,6 +583,8 @@ class VidSch:
             self._runs(node_queue, packet.context, now)
         if self.trace is not None:
             self.emit_start(node_queue, packet, now)
+        if self._observer is not None:
+            self._observer.packet_started(node_queue.ordinal, packet)
         if packet.rejected:
             # Refused by DxgkDdiSubmitCommandVirtual: the GPU never runs it; every packet before it
             # is done, so the OS counts its fence complete now (rule 24) and retires it.
@@ -654,6 +664,8 @@ class VidSch:
                 p.started = now
                 if tr is not None:
                     self.emit_start(node_queue, p, now)
+                if self._observer is not None:
+                    self._observer.packet_started(ordinal, p)
             p.done = now
             if p.flags & FLAG_NULL_RENDERING and self.truth is not None:
                 self.truth.null_rendering_done(node_queue, p)
@@ -664,6 +676,8 @@ class VidSch:
                     "context": p.context.handle, "node": ordinal, "fence": p.fence, "kind": p.kind,
                     "seq": p.seq, "status": "Completed",
                 })
+            if self._observer is not None:
+                self._observer.packet_completed(ordinal, p, now - p.started if p.started >= 0 else 0)
             i += 1
         if i > node_queue.stopped:
             ran = hw[node_queue.stopped].context

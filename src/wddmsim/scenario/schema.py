@@ -35,6 +35,7 @@ from pydantic_core import PydanticCustomError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.ddi.versions import VERSIONS
 
+from ..policies.names import check_policy_name
 from ..units import format_duration, parse_duration
 from .bounds import (MAX_COUNT, MAX_DURATION, MAX_REPEAT, MAX_STORM_INTERRUPTS, MIN_STORM_INTERVAL, RUN_DURATION,
                      SECOND, WHY_CPU, show)
@@ -381,14 +382,54 @@ class AdapterTable(ScenarioModel):
 
 
 class Scheduler(ScenarioModel):
-    """The OS GPU scheduler's policy for choosing among contexts that have work on a node."""
+    """The OS GPU scheduler's policy for choosing among contexts that have work on a node:
+    ``policy`` names a shipped policy (``wddmsim policies`` lists them) or a researcher's class
+    (``"package.module:Class"`` or ``"path/to/file.py:Class"``, a relative path taken from the
+    current folder, as a driver's is); every other key of the table is the policy's setting, which its own
+    ``Settings`` model checks when the run is built (docs/policies.md)."""
 
-    policy: Literal["strict_priority", "priority_quantum"] = "priority_quantum"
+    model_config = ConfigDict(extra="allow")
+
+    policy: str = Field(default="priority_quantum", min_length=1)
     #: longest time a context runs before a context of equal priority gets its turn
     quantum: Period = ns("2ms")
 
+    @field_validator("policy")
+    @classmethod
+    def _policy_name(cls, value: str) -> str:
+        problem = check_policy_name(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _shipped_settings(self) -> Scheduler:
+        from ..policies.load import settings_problems
+
+        problems = settings_problems(self.policy, self.settings)
+        if problems:
+            raise ValueError("; ".join(why if field.removeprefix("scheduler.") in why
+                                       else f"{field.removeprefix('scheduler.')}: {why}" for field, why in problems))
+        return self
+
+    @property
+    def settings(self) -> dict:
+        """The policy's settings: every key of the table but ``policy`` (``quantum`` included
+        when written)."""
+        out = dict(self.model_extra or {})
+        if "quantum" in self.model_fields_set:
+            out["quantum"] = self.quantum
+        return out
+
 
 # ------------------------------------------------------------------------- processes, scenario
+
+
+_Weight = real_in(0, 1e6, "a share against the other contexts of the node: above 0, at most a million times another's",
+                  lo_open=True)
+_HintTime = time_in(1_000, MAX_DURATION, "a period or deadline of a microsecond at least, within the longest run "
+                                         "(1 hour)")
+_Utilization = real_in(0, 1, "a fraction of the node's GPU time, above 0 and at most 1", lo_open=True)
 
 
 class Context(ScenarioModel):
@@ -422,6 +463,15 @@ class Context(ScenarioModel):
     #: to move its memory) and resume it ``suspend_for`` later (DxgkDdiResumeContext)
     suspend_at: Duration | None = None
     suspend_for: Duration = ns("1ms")
+    #: scheduling hints, a model extension (docs/policies.md): what the application tells a
+    #: research policy beyond WDDM's priorities. ``weight``: its share against the node's other
+    #: contexts; ``period``: the span between its jobs (frames); ``deadline``: a job must finish
+    #: this long after it was released (unset with a period: the period); ``utilization``: the
+    #: most of the node's GPU time it may take (a cap a partitioning policy enforces)
+    weight: _Weight = 1.0
+    period: _HintTime | None = None
+    deadline: _HintTime | None = None
+    utilization: _Utilization | None = None
 
 
 class BudgetChange(ScenarioModel):
@@ -482,12 +532,12 @@ class FenceSpec(ScenarioModel):
 CALL_APIS = (
     "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
     "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "DestroySynchronizationObject",
-    "MoveWork", "StepEngine",
+    "MoveWork", "StepEngine", "SetSchedulingHints",
 )
 CallApi = Literal[
     "SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass",
     "SignalSynchronizationObjectFromCpu", "WaitForSynchronizationObjectFromCpu", "DestroySynchronizationObject",
-    "MoveWork", "StepEngine",
+    "MoveWork", "StepEngine", "SetSchedulingHints",
 ]
 def _one_or_list(check):
     """A value written once or as a list of such values, held as a list; ``check(value)`` returns a
@@ -555,6 +605,10 @@ MOVABLE_WORKLOADS = ("compute_batch", "bursty", "script")
 MAX_CALL_OBJECTS = 32
 
 
+#: The scheduling hints a context table and a SetSchedulingHints call carry.
+HINTS = ("weight", "period", "deadline", "utilization")
+
+
 class Call(ScenarioModel):
     """A call a process makes through the D3DKMT API while the run goes on, at ``at`` and, with
     ``every``, again every ``every`` (or a time drawn evenly between ``every`` and ``every_max``
@@ -579,7 +633,10 @@ class Call(ScenarioModel):
       there once the previous context retired its last one;
     - ``StepEngine``: not a D3DKMT call but the test bench's hand on a GPU in stepped mode
       (``adapter.engine_mode = "stepped"``): ``node``'s engine runs through ``steps`` more
-      submissions.
+      submissions;
+    - ``SetSchedulingHints``: not a D3DKMT call but the model's extension for research policies
+      (docs/policies.md): ``process`` gives ``context`` new hints, any of ``weight``, ``period``,
+      ``deadline``, ``utilization``; the others keep their values.
     """
 
     api: CallApi
@@ -602,6 +659,11 @@ class Call(ScenarioModel):
                                       "1 hour") | None = None
     every_max: Duration | None = None
     count: int_in(1, MAX_COUNT, WHY_COUNT) | None = None
+    #: SetSchedulingHints: the hints it sets (those left out keep their values)
+    weight: _Weight | None = None
+    period: _HintTime | None = None
+    deadline: _HintTime | None = None
+    utilization: _Utilization | None = None
 
     def fences(self) -> list[str]:
         return list(self.fence or ())
@@ -620,15 +682,18 @@ class Call(ScenarioModel):
             "DestroySynchronizationObject": {"process", "fence"},
             "MoveWork": {"process", "context", "node"},
             "StepEngine": {"node", "steps"},
+            "SetSchedulingHints": {"process", "context", "weight", "period", "deadline", "utilization"},
         }[api]
         defaults = {"step": 1, "wait_any": False, "steps": 1, "rewind": False}
         for key in ("process", "context", "priority", "priority_class", "fence", "value", "step", "rewind",
-                    "timeout", "wait_any", "node", "steps"):
+                    "timeout", "wait_any", "node", "steps", "weight", "period", "deadline", "utilization"):
             have = getattr(self, key)
             if key not in uses and have is not None and have != defaults.get(key):
                 raise ValueError(f"{key} is not a field of a {api} call")
-        missing = [k for k in sorted(uses - {"step", "rewind", "timeout", "wait_any", "steps"})
+        missing = [k for k in sorted(uses - {"step", "rewind", "timeout", "wait_any", "steps", *HINTS})
                    if getattr(self, k) is None]
+        if api == "SetSchedulingHints" and all(getattr(self, k) is None for k in HINTS):
+            raise ValueError(f"a SetSchedulingHints call needs at least one of {', '.join(HINTS)}")
         if missing:
             raise ValueError(f"a {api} call needs {', '.join(missing)}")
         if api == "StepEngine" and len(self.node) != 1:

@@ -44,6 +44,7 @@ def run_one(scenario, seed: int | None, verifier: str = "strict", max_events: in
     A run a budget or a signal stopped gives its summary and ``stopped early: ...``.
     """
     from ..runstop import RunStop
+    from ..policies.protocol import PolicyError
     from ..system import LedgerError, System
 
     if stop is None and max_events is not None:
@@ -60,8 +61,8 @@ def run_one(scenario, seed: int | None, verifier: str = "strict", max_events: in
                 raise
             return None, problem
         result = system.run(stop=stop)
-    except LedgerError:
-        raise  # a model bug fails the whole sweep loudly (exit status 4), not one row
+    except (LedgerError, PolicyError):
+        raise  # a model bug (exit status 4) or a broken policy (2) fails the whole sweep loudly, not one row
     except Exception as exc:  # noqa: BLE001 - the model failed: this run's row says how
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return None, f"{type(exc).__name__}: {exc} (at {where.name}, {where.filename.rsplit('/', 1)[-1]}:{where.lineno})"

@@ -19,7 +19,9 @@ a list of calls), so a ``count`` of 10^9 costs only the calls the run reaches. T
 for life, DXGKARG_CREATECONTEXT.NodeOrdinal): D3DKMTCreateContext there the first time, then its
 next packets go there once the previous context retired its last one
 (:meth:`~wddmsim.workloads.runtime.Runtime.move`); and ``StepEngine``, which is no D3DKMT call but the test bench's hand on a GPU in stepped mode:
-the node's engine runs through the next submissions.
+the node's engine runs through the next submissions; and ``SetSchedulingHints``, the model's
+extension for research policies (no D3DKMT call): new scheduling hints for a context
+(:mod:`wddmsim.dxgkrnl.hints`).
 
 A call that fails returns its NTSTATUS to the application, as the thunk would: the run goes on. Every
 call, when it returns, is an event ``ScenarioCall`` in the log with its status.
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..dxgkrnl.errors import ApiError
+from ..scenario.schema import HINTS
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 
@@ -84,6 +87,9 @@ class ScenarioCalls:
             elif api == "MoveWork":
                 name = call.node[k % len(call.node)]
                 self.system.runtime.move(self.contexts[f"{call.process}/{call.context}"], self.nodes[name], name)
+            elif api == "SetSchedulingHints":
+                ctx = self.contexts[f"{call.process}/{call.context}"]
+                kmt.SetSchedulingHints(ctx, **{k: getattr(call, k) for k in HINTS if getattr(call, k) is not None})
             elif api == "StepEngine":
                 self.system.gpu.engines[self.nodes[call.node[0]]].step(call.steps)
             else:

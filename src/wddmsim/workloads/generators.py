@@ -101,6 +101,7 @@ def frame_loop(rt, ctx, w, rng, surfaces):
             period = changes.pop(0)[1]
         frame += 1
         seq = 0
+        rt.release(ctx)  # the frame is one job: its packets share its deadline
         for _ in range(w.packets_per_frame):
             seq = yield from rt.submit(ctx, (Work(_jittered(rng, w.work, w.jitter)),))
         # The present call begins; it blocks while max_frame_latency frames are queued, until the

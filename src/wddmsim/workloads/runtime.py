@@ -108,9 +108,20 @@ class Runtime:
             base = st.current if st.current.node == ctx.node else ctx
             name = f"{ctx.name}@{node_name or node}"
             target = st.by_node[node] = self.kmt.CreateContext(ctx.device, node, name, base.priority)
+            target.hints = ctx.hints  # the application's hints follow its work
             if self.on_context is not None:
                 self.on_context(target)
         st.next = None if target is st.current else target
+
+    def release(self, ctx) -> None:
+        """A job of ``ctx`` (a frame) begins now: its packets' deadlines count from here
+        (:mod:`wddmsim.dxgkrnl.hints`), wherever its work was moved."""
+        now = self.sim.now
+        ctx.job_release = now
+        st = self.moves.get(ctx) if self.moves else None
+        if st is not None:
+            for other in st.by_node.values():
+                other.job_release = now
 
     def _route(self, ctx):
         """Generator: the context a submission of ``ctx``'s work goes to now, after the previous
