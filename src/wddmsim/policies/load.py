@@ -1,7 +1,7 @@
 """Making the scheduler's policy from a scenario's ``[scheduler]`` table: a shipped policy by name
 (:data:`wddmsim.policies.names.SHIPPED`) or a researcher's :class:`~.protocol.Policy` subclass named
-``"package.module:Class"`` or ``"path/to/file.py:Class"`` (a relative path is taken from the
-current folder, as a driver's is), with its settings checked by the class's ``Settings`` model.
+``"package.module:Class"`` or ``"path/to/file.py:Class"`` (a relative path in a scenario file is
+found next to the file when it is there, else from the current folder), with its settings checked by the class's ``Settings`` model.
 
 A name that does not load, a class that is no policy, or a setting the policy refuses is a
 :class:`PolicyLoadError` whose ``problems`` are ``(field, reason)`` pairs, one line each on the

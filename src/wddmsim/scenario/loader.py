@@ -81,12 +81,21 @@ def read_scenario_data(path: str | Path) -> dict:
 
 def resolve_driver_path(scenario: Scenario, folder: str | Path) -> Scenario:
     """Make a driver named by a relative file path (``drivers/mine.py:MyDriver``) absolute,
-    relative to ``folder`` (the scenario file's); returns ``scenario``, changed in place."""
+    relative to ``folder`` (the scenario file's), and a scheduling policy's file too when it is
+    found there; returns ``scenario``, changed in place."""
     spec = scenario.driver.class_
     if spec and ":" in spec:
         where, _, name = spec.rpartition(":")
         if (where.endswith(".py") or "/" in where) and not Path(where).is_absolute():
             scenario.driver.class_ = f"{(Path(folder) / where).resolve()}:{name}"
+    # A scheduling policy's file (``[scheduler] policy = "mine.py:Edf"``) likewise, when it is
+    # there; else it stays as written and is found from the current folder (``--policy mine.py:Edf``).
+    spec = scenario.scheduler.policy
+    if ":" in spec:
+        where, _, name = spec.rpartition(":")
+        beside = Path(folder) / where
+        if (where.endswith(".py") or "/" in where) and not Path(where).is_absolute() and beside.is_file():
+            scenario.scheduler.policy = f"{beside.resolve()}:{name}"
     return scenario
 
 

@@ -384,8 +384,8 @@ class AdapterTable(ScenarioModel):
 class Scheduler(ScenarioModel):
     """The OS GPU scheduler's policy for choosing among contexts that have work on a node:
     ``policy`` names a shipped policy (``wddmsim policies`` lists them) or a researcher's class
-    (``"package.module:Class"`` or ``"path/to/file.py:Class"``, a relative path taken from the
-    current folder, as a driver's is); every other key of the table is the policy's setting, which its own
+    (``"package.module:Class"`` or ``"path/to/file.py:Class"``, a relative path found next to the
+    scenario file when it is there, else from the current folder); every other key of the table is the policy's setting, which its own
     ``Settings`` model checks when the run is built (docs/policies.md)."""
 
     model_config = ConfigDict(extra="allow")
