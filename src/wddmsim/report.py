@@ -19,6 +19,12 @@ the buffers with the driver (``DxgkDdiSubmitCommandToHwQueue`` returned success)
 
 The plots are drawn by :mod:`wddmsim.report_plots` (matplotlib's Agg backend, no display needed).
 
+A sweep over scheduler policies (``wddmsim sweep ... --set scheduler.policy=A,B --report DIR``)
+writes a comparison from its rows instead, :func:`write_comparison`:
+
+- ``policy_comparison.png``: each policy's latency distribution over all its runs and its deadline
+  misses per run (:func:`wddmsim.report_plots.policy_figure`).
+
 A run that stopped early (a signal, a budget: :mod:`wddmsim.runstop`) or a log cut short is
 partial: ``summary.md`` says so on its first line, in the words of :mod:`wddmsim.trace.ending`.
 """
@@ -32,7 +38,16 @@ from .summary import from_log
 from .summaryview import markdown
 from .trace.ending import log_ending
 
-__all__ = ["markdown", "partial_note", "summarize", "write_report"]
+__all__ = ["COMPARISON_FILE", "ComparisonError", "markdown", "partial_note", "summarize", "write_comparison",
+           "write_report"]
+
+#: the policy comparison's file in the report folder
+COMPARISON_FILE = "policy_comparison.png"
+
+
+class ComparisonError(ValueError):
+    """Rows that give no policy comparison: none carries the policy's column, or every run failed.
+    ``str()`` says which, in one line."""
 
 
 def summarize(events: list[dict]) -> dict:
@@ -80,3 +95,21 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
               f"written in the log's LogEnd line when a run ends, and this log has none.\n")
     save("summary.md", md if note is None else f"{note}\n\n{md}")
     return written + write_plots(events, out_dir)
+
+
+def write_comparison(rows, out_dir: str, setting: str = "scheduler.policy") -> list[str]:
+    """Write ``policy_comparison.png`` into ``out_dir`` (created when missing) from a sweep's rows
+    (:func:`wddmsim.sweep.sweep`'s, or its ``--json`` read back) by the value of ``setting``:
+    :func:`wddmsim.report_plots.policy_figure`. Returns the files written; raises
+    :class:`ComparisonError` when no row has ``setting`` or every run failed."""
+    from .report_plots import policy_figure
+
+    rows = list(rows)
+    if not any(setting in row for row in rows):
+        raise ComparisonError(f"the rows have no {setting} column; sweep the policies with --set {setting}=A,B,...")
+    if all(row.get("error") for row in rows if setting in row):
+        raise ComparisonError(f"every run failed ({len(rows)} of {len(rows)}); no policy to compare")
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, COMPARISON_FILE)
+    policy_figure(rows, setting).savefig(path)
+    return [path]

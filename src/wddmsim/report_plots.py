@@ -27,6 +27,21 @@ appear every other vsync gives twice its period; lines are then drawn at the eve
 still at true vsync distances. A period under 1 ms (above the 1000 Hz a scenario allows) is taken
 as unknown.
 
+A sweep's runs give one more figure (``wddmsim sweep ... --set scheduler.policy=A,B --report
+DIR``, :func:`wddmsim.report.write_comparison`), made from the sweep's rows rather than an event
+log:
+
+- ``policy_comparison.png``: on the left each policy's packet latency distribution (cumulative,
+  log time axis), pooled over every context of every run of the policy that went to its end; on
+  the right each policy's deadline misses per run (the sum over the contexts of the summary's
+  ``deadline_misses``; a context without a deadline has None or no such field), the bar the mean
+  over its runs, the whisker from the fewest to the most. A row holds no per-packet latency, only
+  each context's ``latency_min_ns``, ``latency_p50_ns``, ``latency_p99_ns`` and ``latency_max_ns``
+  and its ``completed`` packets, so a run's context counts as a distribution rising linearly
+  between those four points (0, 0.5, 0.99 and 1 of its packets), and a policy's curve is the mix
+  of these weighted by packets completed (:func:`latency_cdf`): it passes exactly through each
+  percentile when there is one context and one run, and is an estimate between them.
+
 Figures are built as :class:`matplotlib.figure.Figure` objects (no pyplot state, Agg to draw the
 PNG), so tests can read their axes; :func:`write_plots` saves them.
 """
@@ -35,12 +50,15 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from .sweep.plot import POLICY, value_label
 from .trace.hwcontexts import HwNames, is_hardware, running_turns
 
 MS = 1e6
@@ -430,3 +448,176 @@ def write_plots(events: list[dict], out_dir: str) -> list[str]:
         fig.savefig(path)
         written.append(path)
     return written
+
+
+# -- a sweep's policies compared ---------------------------------------------------------------------
+#: a context's latency figures in a row and the fraction of its packets at or below each
+_CDF_POINTS = (("latency_min_ns", 0.0), ("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99), ("latency_max_ns", 1.0))
+_CONTEXT_FIELD = re.compile(r"contexts\.(\d+)\.(\w+)")
+
+
+def _context_fields(row: Mapping) -> dict[int, dict[str, object]]:
+    """A row's ``contexts.N.field`` figures as ``{N: {field: value}}``, in context order."""
+    out: dict[int, dict[str, object]] = {}
+    for key, value in row.items():
+        m = _CONTEXT_FIELD.fullmatch(key)
+        if m:
+            out.setdefault(int(m[1]), {})[m[2]] = value
+    return dict(sorted(out.items()))
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def context_latencies(row: Mapping) -> list[tuple[int, list[tuple[float, float]]]]:
+    """Each context of a row with packets completed and its latency figures: ``(completed,
+    [(latency ns, fraction of its packets), ...])`` at its min, p50, p99 and max."""
+    out = []
+    for fields in _context_fields(row).values():
+        n = fields.get("completed")
+        knots = [(fields.get(name), frac) for name, frac in _CDF_POINTS]
+        if _number(n) and n > 0 and all(_number(v) for v, _ in knots):
+            out.append((int(n), [(float(v), f) for v, f in knots]))
+    return out
+
+
+def _cdf_at(knots: list[tuple[float, float]], x: float) -> float:
+    """The fraction of packets at or below ``x`` of a distribution rising linearly between
+    ``knots`` (ascending latencies with their fractions; equal latencies take the highest)."""
+    below = [i for i, (v, _) in enumerate(knots) if v <= x]
+    if not below:
+        return 0.0
+    j = below[-1]
+    if j == len(knots) - 1:
+        return 1.0
+    (v0, f0), (v1, f1) = knots[j], knots[j + 1]
+    return f0 + (f1 - f0) * (x - v0) / (v1 - v0)
+
+
+def latency_cdf(rows: Sequence[Mapping]) -> tuple[list[tuple[float, float]], int]:
+    """The pooled latency distribution of ``rows`` (runs that went to their end) and the packets
+    it counts: ``([(latency ns, fraction of the packets at or below it), ...], packets)`` at every
+    latency a context's figures name, ascending; each context's linear rise between its min, p50,
+    p99 and max (:func:`context_latencies`) weighted by its packets completed. ``([], 0)`` when
+    no context retired a packet."""
+    parts = [part for row in rows for part in context_latencies(row)]
+    total = sum(n for n, _ in parts)
+    if not total:
+        return [], 0
+    xs = sorted({v for _, knots in parts for v, _ in knots})
+    return [(x, sum(n * _cdf_at(knots, x) for n, knots in parts) / total) for x in xs], total
+
+
+def deadline_misses(row: Mapping) -> int | None:
+    """A run's deadline misses: the sum over its contexts of the summary's ``deadline_misses``;
+    None when no context has a deadline (the field None, or not in the row)."""
+    values = [f["deadline_misses"] for f in _context_fields(row).values()
+              if _number(f.get("deadline_misses"))]
+    return int(sum(values)) if values else None
+
+
+def row_settings(rows: Sequence[Mapping]) -> list[str]:
+    """The swept settings of a sweep's rows: the columns before ``seed`` (docs/sweeps.md, "Rows")."""
+    out: list[str] = []
+    for row in rows:
+        for key in row:
+            if key == "seed":
+                break
+            if key not in out:
+                out.append(key)
+    return out
+
+
+def policy_groups(rows: Sequence[Mapping], setting: str = POLICY) -> dict[str, list[Mapping]]:
+    """The rows by the value of ``setting`` (the scheduler policy), in the order the values first
+    appear, each labelled by its name (:func:`wddmsim.sweep.plot.value_label`; the whole value
+    where two values would give one name). Failed runs are in their policy's group."""
+    values: list = []
+    for row in rows:
+        if setting in row and row[setting] not in values:
+            values.append(row[setting])
+    names = [value_label(setting, v) for v in values]
+    if len(set(names)) < len(names):
+        names = [str(v) for v in values]
+    return {name: [row for row in rows if setting in row and row[setting] == v] for name, v in zip(names, values)}
+
+
+def policy_figure(rows: Sequence[Mapping], setting: str = POLICY) -> Figure:
+    """``policy_comparison.png``: per value of ``setting`` (a scheduler policy), the pooled latency
+    distribution of its runs (:func:`latency_cdf`, log time axis) on the left and its deadline
+    misses per run (:func:`deadline_misses`: the bar their mean, the whisker their range) on the
+    right. Rows with an error are left out (the legend counts them)."""
+    groups = policy_groups(rows, setting)
+    fig = Figure(figsize=(_WIDTH + 2, 5.4), dpi=100, layout="constrained")
+    lat_ax, miss_ax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.3, 1]})
+    ok_rows = [r for r in rows if not r.get("error")]
+    scenario = next((r["scenario"] for r in ok_rows if r.get("scenario")), None)
+    pooled = [s for s in row_settings(rows) + ["seed"] if s != setting and len({repr(r.get(s)) for r in rows}) > 1]
+    over = f", each policy pooled over {', '.join('seeds' if s == 'seed' else s for s in pooled)}" if pooled else ""
+    fig.suptitle("Scheduler policies compared" + (f": {scenario}" if scenario else "")
+                 + f" ({_count(len(ok_rows), 'run')}{over})")
+
+    curves = []
+    idle = []
+    for name, group in groups.items():
+        good = [r for r in group if not r.get("error")]
+        points, packets = latency_cdf(good)
+        failed = len(group) - len(good)
+        label = (f"{name}: {_count(len(good), 'run')}, {_count(packets, 'packet')}"
+                 + (f", {failed} failed" if failed else ""))
+        if points:
+            curves.append((label, points))
+        else:
+            idle.append(name)
+    for i, (label, points) in enumerate(curves):
+        xs = [max(v / MS, LATENCY_FLOOR_MS) for v, _ in points]
+        lat_ax.plot([xs[0]] + xs, [0.0] + [f for _, f in points], linestyle=_STYLES[i % len(_STYLES)],
+                    linewidth=1.6, label=label)
+    if curves:
+        every = [max(v / MS, LATENCY_FLOOR_MS) for _, pts in curves for v, _ in pts]
+        _log_ms_axis(lat_ax, min(every), max(every))
+        for frac, name in ((0.5, "p50"), (0.99, "p99")):
+            lat_ax.axhline(frac, color="grey", linewidth=0.8, linestyle=":")
+            lat_ax.text(1.005, frac, name, transform=lat_ax.get_yaxis_transform(), va="center", fontsize=8,
+                        color="grey")
+        lat_ax.legend(loc="lower right", fontsize="small", title=setting, title_fontsize="small")
+    else:
+        lat_ax.set_xscale("log")
+        lat_ax.text(0.5, 0.5, "no run retired a packet", transform=lat_ax.transAxes, ha="center", va="center")
+    lat_ax.set_title("Packet latency, every context (estimated from each run's min, p50, p99 and max)"
+                     + (f"\nno packet retired: {', '.join(idle)}" if idle and curves else ""), fontsize=9)
+    lat_ax.set_ylim(0, 1.02)
+    lat_ax.set_xlabel("latency (ms, log scale)")
+    lat_ax.set_ylabel("fraction of the policy's packets")
+    lat_ax.grid(alpha=0.3)
+
+    names = list(groups)
+    per_run = {name: [m for r in group if not r.get("error") and (m := deadline_misses(r)) is not None]
+               for name, group in groups.items()}
+    shown = [(i, name, v) for i, (name, v) in enumerate(per_run.items()) if v]
+    if shown:
+        means = [sum(v) / len(v) for _, _, v in shown]
+        low = [max(0.0, m - min(v)) for m, (_, _, v) in zip(means, shown)]
+        high = [max(0.0, max(v) - m) for m, (_, _, v) in zip(means, shown)]
+        miss_ax.bar([i for i, _, _ in shown], means, width=0.6, color="C3", alpha=0.75, yerr=[low, high],
+                    capsize=4, error_kw={"linewidth": 1})
+        for (i, _, v), m in zip(shown, means):
+            # beside the bar's top, clear of the whisker through its middle
+            miss_ax.annotate(f"{m:.4g}", (i + 0.3, m), xytext=(3, 0), textcoords="offset points", ha="left",
+                             va="center", fontsize=8)
+        top = max(max(v) for _, _, v in shown)
+        miss_ax.set_ylim(0, top * 1.2 if top else 1)
+    else:
+        miss_ax.set_ylim(0, 1)
+        miss_ax.text(0.5, 0.5, "no context has a deadline", transform=miss_ax.transAxes, ha="center", va="center")
+    for i, name in enumerate(names):
+        if shown and not per_run[name]:
+            miss_ax.text(i, 0, "no deadline", ha="center", va="bottom", fontsize=8, color="grey", rotation=90)
+    miss_ax.set_xticks(range(len(names)), names)
+    miss_ax.set_xlim(-0.6, len(names) - 0.4)
+    miss_ax.set_xlabel(setting)
+    miss_ax.set_ylabel("deadline misses per run")
+    miss_ax.set_title("Deadline misses, sum over contexts\n(mean of the runs; whisker: fewest to most)", fontsize=9)
+    miss_ax.grid(alpha=0.3, axis="y")
+    return fig

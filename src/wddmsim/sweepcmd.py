@@ -1,7 +1,7 @@
 """``wddmsim sweep``: a scenario run for every combination of ``--set`` values and ``--seeds``, one
 row of figures per run (the work is :mod:`wddmsim.sweep`'s; this module reads the options, shows
-the progress bar, writes the CSV, JSON and plot, and turns bad input into one line per problem on
-stderr with exit status 2). docs/sweeps.md is the guide.
+the progress bar, writes the CSV, JSON, plot and policy comparison, and turns bad input into one
+line per problem on stderr with exit status 2). docs/sweeps.md is the guide.
 """
 
 from __future__ import annotations
@@ -30,35 +30,42 @@ from rich.console import Console
               help="Draw this figure (a column, e.g. contexts.0.latency_p99_ns) against the swept setting.")
 @click.option("--x", "x_setting", default=None, metavar="SETTING",
               help="The setting on the plot's x axis when several vary (the others give one line each).")
+@click.option("--series", "series_setting", default=None, metavar="SETTING",
+              help="The setting whose values are the plot's lines (e.g. scheduler.policy); every setting but it "
+                   "and --x must then take one value.")
 @click.option("--plot-file", default=None, type=click.Path(dir_okay=False),
               help="Where the PNG goes [default: next to the CSV, NAME-METRIC.png].")
+@click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False), metavar="DIR",
+              help="Write the policy comparison (DIR/policy_comparison.png: latency CDF and deadline misses per "
+                   "scheduler.policy value) from the rows; needs --set scheduler.policy=...")
 @click.option("--verifier", type=click.Choice(["strict", "report", "off"]), default="strict", show_default=True,
               help="The verifier's mode in every run.")
 @click.option("--max-events", type=click.IntRange(min=0), default=None, metavar="N",
               help="Stop each run after N kernel events; its row's error says 'stopped early'.")
-def sweep_cmd(scenario, sets, seeds, workers, dask_address, output, as_json, plot_metric, x_setting, plot_file,
-              verifier, max_events) -> None:
+def sweep_cmd(scenario, sets, seeds, workers, dask_address, output, as_json, plot_metric, x_setting, series_setting,
+              plot_file, report_dir, verifier, max_events) -> None:
     """Run SCENARIO for every combination of --set values and --seeds; one row of figures per run.
 
     A row holds the settings, the seed, an error (empty unless the run failed) and every figure
     of the run's summary with dotted names (nodes.0.busy_pct). The rows are in the order of the
     cross product and the same byte for byte whatever the executor. Ctrl-C (SIGINT) or SIGTERM
     stops the sweep: the runs under way end, the rows of those that finished are written, a line
-    says how many of how many, exit status 130. See docs/sweeps.md."""
+    says how many of how many, exit status 130. --plot draws a column against a setting (one line
+    per --series value); --report DIR compares the swept scheduler policies. See docs/sweeps.md."""
     from .runstop import RunStop, interrupts
 
     stop = RunStop()
     with interrupts(stop):
         _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, plot_metric, x_setting,
-               plot_file, verifier, max_events)
+               plot_file, verifier, max_events, series_setting, report_dir)
 
 
 def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, plot_metric, x_setting, plot_file,
-           verifier, max_events) -> None:
+           verifier, max_events, series_setting=None, report_dir=None) -> None:
     """``wddmsim sweep``'s work, with the signal handlers of ``stop`` in place."""
     import time
 
-    from .cliutil import ScenarioProblems, UserError, show_warnings
+    from .cliutil import ScenarioProblems, UserError, check_directory, show_warnings
     from .cliutil import check_writable as _check_writable
     from .sweep import DaskMissing, SweepError, sweep, write_csv
     from .sweep.progress import SweepProgress
@@ -67,18 +74,34 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
         raise UserError("sweep: give -o FILE.csv for the rows, --json to print them, or both")
     if dask_address and workers:
         raise UserError("--workers and --dask: choose one (the Dask cluster has its own workers)")
-    if plot_metric is None and (x_setting or plot_file):
-        raise UserError(f"{'--x' if x_setting else '--plot-file'}: goes with --plot METRIC")
+    if plot_metric is None and (x_setting or series_setting or plot_file):
+        option = "--x" if x_setting else "--series" if series_setting else "--plot-file"
+        raise UserError(f"{option}: goes with --plot METRIC")
     for path in (output, plot_file):
         if path:
             _check_writable(path)
-    if x_setting:
+    if x_setting or series_setting or report_dir:
+        from .sweep.plot import POLICY, PlotError, choose_axes
+
         try:
-            columns = _columns_of(sets)
+            settings = _settings_of(sets)
         except SweepError as e:
             raise ScenarioProblems(str(e).splitlines()) from None
-        if x_setting not in columns:
+        columns = list(settings)
+        if x_setting and x_setting not in columns:
             raise UserError(f"--x {x_setting}: not a swept setting; the settings are {', '.join(columns) or 'none'}")
+        if series_setting:
+            # --series fixes what the lines are: refuse a plot it cannot draw before anything runs
+            moving = [c for c, values in settings.items() if len(values) > 1]
+            try:
+                choose_axes(plot_metric, columns, moving, x_setting, series_setting)
+            except PlotError as e:
+                raise UserError(str(e)) from None
+        if report_dir:
+            if POLICY not in columns:
+                raise UserError(f"--report {report_dir}: compares scheduler policies; sweep them with "
+                                f"--set {POLICY}=A,B,...")
+            check_directory(report_dir)
     started = time.perf_counter()
     try:
         with SweepProgress(Console(stderr=True), label=Path(scenario).stem) as bar:
@@ -105,17 +128,42 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
                    + (f"; their rows are in {output}" if output else ""), err=True)
     click.echo(f"{len(rows)} runs, {failed} failed, in {time.perf_counter() - started:.1f} s"
                + (f"; rows in {output}" if output else ""), err=True)
+    problems = []  # a plot that cannot be drawn does not keep the other output from being written
     if plot_metric and rows:
         from .sweep.plot import PlotError, plot_metric as draw
 
         target = plot_file or _plot_path(output, plot_metric)
         try:
-            draw(rows, plot_metric, _columns_of(sets), target, x=x_setting)
+            draw(rows, plot_metric, _columns_of(sets), target, x=x_setting, series=series_setting)
+            click.echo(f"plot of {plot_metric} in {target}", err=True)
         except PlotError as e:
-            raise UserError(str(e)) from None
-        click.echo(f"plot of {plot_metric} in {target}", err=True)
+            problems.append(str(e))
+    if report_dir and rows:
+        from .report import ComparisonError, write_comparison
+
+        try:
+            written = write_comparison(rows, report_dir)
+            click.echo(f"policy comparison in {', '.join(written)}", err=True)
+        except ComparisonError as e:
+            problems.append(f"--report {report_dir}: {e}")
+    if problems:
+        raise ScenarioProblems(problems)
     if stop.interrupted:
         raise SystemExit(130)
+
+
+def _settings_of(sets) -> dict[str, list]:
+    """The ``--set`` options' columns, each with its distinct values in the order given (a
+    :class:`~wddmsim.sweep.SweepError` for a malformed one or a path given twice)."""
+    from .sweep import settings_from
+
+    out: dict[str, list] = {}
+    for setting in settings_from(sets):
+        values = out[setting.column] = []
+        for ov in setting.values:
+            if ov.value not in values:
+                values.append(ov.value)
+    return out
 
 
 def _columns_of(sets) -> list[str]:

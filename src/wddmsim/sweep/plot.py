@@ -1,13 +1,18 @@
 """``wddmsim sweep --plot METRIC``: one figure of a sweep's rows drawn against one setting.
 
 The x axis is the swept setting that takes more than one value; when several do, the caller
-names one (``--x``) and each combination of the others is a line of its own. A point is the mean
-of the metric over the seeds of that setting's value; its error bar runs from the smallest to the
-largest value among those seeds (the spread of the seeds, not a confidence interval). Rows with an
-error or without the metric are left out. Numeric settings give a numeric axis, any other (``1ms``,
-``dma_buffer``) one tick per value in the order the sweep gave them. A metric's unit comes from its
-name: ``_ns`` is drawn in milliseconds, ``_pct`` in %, ``_s`` in seconds, ``_hz`` in Hz, ``_bytes``
-in KiB.
+names one (``--x``) and each combination of the others is a line of its own, or names the one
+setting whose values make the lines (``--series``; every other setting must then have a single
+value). A point is the mean of the metric over the seeds of that setting's value; its error bar
+runs from the smallest to the largest value among those seeds (the spread of the seeds, not a
+confidence interval); the mean is kept between the two, so a float that every seed gave alike is
+drawn with bars of length 0 (a sum rounded up would otherwise put the mean past the largest).
+Rows with an error or without the metric are left out. Numeric settings give a numeric axis, any
+other (``1ms``, ``dma_buffer``, a policy's name) one tick per value in the order the sweep gave
+them. A line is labelled ``setting=value``, except a scheduler policy, labelled by its name alone
+(``edf``; the class name ``Edf`` of a researcher's ``mypolicy.py:Edf``). A metric's unit comes
+from its name: ``_ns`` is drawn in milliseconds, ``_pct`` in %, ``_s`` in seconds, ``_hz`` in Hz,
+``_bytes`` in KiB.
 
 The figure says what it shows in words: the title names the entry the metric belongs to (the
 context, node, process or VidPn source, read from the row's own name column) and the figure
@@ -25,16 +30,22 @@ matplotlib's Agg backend (no display needed).
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from matplotlib.figure import Figure
 
-__all__ = ["PlotError", "axis_unit", "describe", "metric_figure", "plot_metric", "points", "varying"]
+__all__ = ["POLICY", "PlotError", "axis_unit", "choose_axes", "describe", "metric_figure", "plot_metric", "points",
+           "policy_name", "series_label", "value_label", "varying"]
 
 #: Metric name endings, the factor from the summary's unit and the unit drawn.
 _UNITS = (("_ns", 1e-6, "ms"), ("_pct", 1.0, "%"), ("_s", 1.0, "s"), ("_hz", 1.0, "Hz"), ("_bytes", 1 / 1024, "KiB"))
+
+
+#: The setting that names the OS scheduler's policy (docs/scenarios.md, ``[scheduler]``).
+POLICY = "scheduler.policy"
 
 
 class PlotError(ValueError):
@@ -51,26 +62,90 @@ def axis_unit(metric: str) -> tuple[float, str]:
     return 1.0, ""
 
 
+def _distinct(values) -> list:
+    """The values in the order they first appear, each once (lists and tables too, which a set
+    cannot hold)."""
+    out: list = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
 def varying(rows: Sequence[Mapping], settings: Sequence[str]) -> list[str]:
     """The settings that take more than one value among the rows."""
-    out = []
-    for s in settings:
-        values = []
-        for row in rows:
-            if row.get(s) not in values:
-                values.append(row.get(s))
-        if len(values) > 1:
-            out.append(s)
-    return out
+    return [s for s in settings if len(_distinct(row.get(s) for row in rows)) > 1]
 
 
 def _numeric(values) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
-def points(rows: Sequence[Mapping], metric: str, settings: Sequence[str], x: str | None = None) -> dict:
+def policy_name(value: Any) -> str:
+    """A ``scheduler.policy`` value as a reader names the policy: a shipped one by its name
+    (``edf``), a researcher's class by the class's name (``mypolicy.py:Edf`` and
+    ``package.module:Edf`` are ``Edf``)."""
+    text = str(value)
+    head, sep, tail = text.rpartition(":")
+    return tail if sep and head and tail else text
+
+
+def value_label(setting: str, value: Any) -> str:
+    """A setting's value as a tick or legend shows it: a policy by :func:`policy_name`, anything
+    else as written."""
+    return policy_name(value) if setting == POLICY else str(value)
+
+
+def series_label(settings: Sequence[str], values: Sequence[Any]) -> str:
+    """A line's label: ``setting=value`` for each setting that tells the lines apart, joined with
+    commas; a scheduler policy by its name alone (``edf, adapter.hw_queue_depth=2``)."""
+    return ", ".join(value_label(s, v) if s == POLICY else f"{s}={v}" for s, v in zip(settings, values))
+
+
+def choose_axes(metric: str, settings: Sequence[str], moving: Sequence[str], x: str | None = None,
+                series: str | None = None) -> tuple[str, list[str]]:
+    """The x axis and the settings whose combinations make the lines, for ``--plot metric``
+    with ``--x x`` and ``--series series`` (None: not given), ``settings`` the swept ones and
+    ``moving`` those among them that take more than one value. Raises :class:`PlotError` with the
+    line the command prints: an unknown setting, the same one for both, no x axis to be had, or,
+    with ``series``, a third setting that varies too."""
+    if x is not None and x not in settings:
+        raise PlotError(f"--x {x}: not a swept setting; the settings are {', '.join(settings) or 'none'}")
+    if series is not None:
+        if series not in settings:
+            raise PlotError(f"--series {series}: not a swept setting; the settings are "
+                            f"{', '.join(settings) or 'none'}")
+        if series == x:
+            raise PlotError(f"--series {series}: is the x axis too; choose another setting for --x or --series")
+    if x is None:
+        candidates = [s for s in moving if s != series]
+        if not candidates:
+            if series is not None:
+                raise PlotError(f"--series {series}: no other setting takes more than one value to put on the "
+                                f"x axis; sweep one with --set PATH=V1,V2")
+            raise PlotError(f"--plot {metric}: no setting takes more than one value; sweep one with --set PATH=V1,V2")
+        if len(candidates) > 1:
+            rest = "--series gives the lines" if series is not None else "the others give one line each"
+            raise PlotError(f"--plot {metric}: several settings vary ({', '.join(candidates)}); choose the x axis "
+                            f"with --x ({rest})")
+        x = candidates[0]
+    if series is None:
+        return x, [s for s in moving if s != x]
+    extra = [s for s in moving if s not in (x, series)]
+    if extra:
+        words = ", ".join(extra)
+        raise PlotError(f"--series {series}: {words} {'varies' if len(extra) == 1 else 'vary'} too; with --x and "
+                        f"--series every other setting takes one value (or leave out --series for a line per "
+                        f"combination)")
+    return x, [series]
+
+
+def points(rows: Sequence[Mapping], metric: str, settings: Sequence[str], x: str | None = None,
+           series: str | None = None) -> dict:
     """What :func:`plot_metric` draws: ``{"x": setting, "lines": {label: [(x value, mean, min, max,
-    seeds), ...]}, "xs": [x values in the sweep's order]}`` in the metric's own unit. Raises
+    seeds), ...]}, "xs": [x values in the sweep's order]}`` in the metric's own unit; a line's
+    label is :func:`series_label`'s (the metric's name when a single line is drawn over no other
+    setting). ``series``: the setting whose values make the lines (:func:`choose_axes`). Raises
     :class:`PlotError`."""
     cols: list[str] = []
     for row in rows:
@@ -79,18 +154,10 @@ def points(rows: Sequence[Mapping], metric: str, settings: Sequence[str], x: str
         near = difflib.get_close_matches(metric, cols, n=3)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         raise PlotError(f"--plot {metric}: no such figure in the rows{hint}")
-    moving = varying(rows, settings)
-    if x is None:
-        if not moving:
-            raise PlotError(f"--plot {metric}: no setting takes more than one value; sweep one with --set PATH=V1,V2")
-        if len(moving) > 1:
-            raise PlotError(f"--plot {metric}: several settings vary ({', '.join(moving)}); choose the x axis "
-                            f"with --x (the others give one line each)")
-        x = moving[0]
-    elif x not in settings:
-        raise PlotError(f"--x {x}: not a swept setting; the settings are {', '.join(settings) or 'none'}")
-    others = [s for s in moving if s != x]
-    groups: dict[tuple, dict[Any, list[float]]] = {}
+    x, others = choose_axes(metric, settings, varying(rows, settings), x, series)
+    xs = _distinct(row.get(x) for row in rows)
+    lines: list[tuple] = []  # each line's values of ``others``, in the order they first appear
+    values: list[list[list[float]]] = []  # per line, per x value: the metric over the seeds
     for row in rows:
         value = row.get(metric)
         if row.get("error") or value is None:
@@ -98,25 +165,34 @@ def points(rows: Sequence[Mapping], metric: str, settings: Sequence[str], x: str
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise PlotError(f"--plot {metric}: not a number ({value!r}); choose a numeric figure")
         line = tuple(row.get(o) for o in others)
-        groups.setdefault(line, {}).setdefault(row.get(x), []).append(float(value))
-    if not groups:
+        if line not in lines:
+            lines.append(line)
+            values.append([[] for _ in xs])
+        values[lines.index(line)][xs.index(row.get(x))].append(float(value))
+    if not lines:
         raise PlotError(f"--plot {metric}: every run failed or lacks the figure; nothing to draw")
-    xs: list[Any] = []
-    for row in rows:
-        if row.get(x) not in xs:
-            xs.append(row.get(x))
     drawn: dict[str, list[tuple]] = {}
-    for line, by_x in groups.items():
-        label = ", ".join(f"{o}={v}" for o, v in zip(others, line)) or metric
-        drawn[label] = [(xv, sum(vs) / len(vs), min(vs), max(vs), len(vs)) for xv in xs if (vs := by_x.get(xv))]
+    for line, by_x in zip(lines, values):
+        label = series_label(others, line) or metric
+        drawn[label] = [(xv, _mean(vs), min(vs), max(vs), len(vs)) for xv, vs in zip(xs, by_x) if vs]
     return {"x": x, "lines": drawn, "xs": xs}
 
 
-def plot_metric(rows: Sequence[Mapping], metric: str, settings: Sequence[str], path, x: str | None = None) -> dict:
-    """Draw ``metric`` against the setting ``x`` (default: the one setting that varies) and write
-    the PNG to ``path``. Returns what was drawn: ``{"x": setting, "lines": {label: [(x value, mean,
-    min, max, seeds), ...]}}`` in the metric's own unit. Raises :class:`PlotError`."""
-    drawn = points(rows, metric, settings, x)
+def _mean(values: Sequence[float]) -> float:
+    """The mean, never outside the smallest and largest value: their sum's rounding can put the
+    quotient a hair past them (three 0.1s give 0.10000000000000002), which would make a seeds'
+    bar end negative."""
+    return min(max(math.fsum(values) / len(values), min(values)), max(values))
+
+
+def plot_metric(rows: Sequence[Mapping], metric: str, settings: Sequence[str], path, x: str | None = None,
+                series: str | None = None) -> dict:
+    """Draw ``metric`` against the setting ``x`` (default: the one setting that varies, besides
+    ``series``), one line per value of ``series`` (default: per combination of the other settings
+    that vary), and write the PNG to ``path``. Returns what was drawn: ``{"x": setting, "lines":
+    {label: [(x value, mean, min, max, seeds), ...]}}`` in the metric's own unit. Raises
+    :class:`PlotError`."""
+    drawn = points(rows, metric, settings, x, series)
     metric_figure(rows, metric, drawn).savefig(path, format="png")
     return {"x": drawn["x"], "lines": drawn["lines"]}
 
@@ -175,8 +251,10 @@ def metric_figure(rows: Sequence[Mapping], metric: str, drawn: dict) -> Figure:
         shift = (i - (len(lines) - 1) / 2) * width / max(len(lines) - 1, 1)
         pos = [p[0] if numeric else xs.index(p[0]) + shift for p in pts]
         mean = [p[1] * factor for p in pts]
-        low = [(p[1] - p[2]) * factor for p in pts]
-        high = [(p[3] - p[1]) * factor for p in pts]
+        # mean - min and max - mean are >= 0 (points keeps the mean between them); the clamp
+        # guards a caller's own points, as matplotlib refuses a negative bar
+        low = [max(0.0, (p[1] - p[2]) * factor) for p in pts]
+        high = [max(0.0, (p[3] - p[1]) * factor) for p in pts]
         ax.errorbar(pos, mean, yerr=[low, high], marker="o", capsize=5, label=label,
                     linestyle="-" if numeric else ":", linewidth=1.2 if numeric else 0.9)
         if total <= 12:
@@ -189,7 +267,7 @@ def metric_figure(rows: Sequence[Mapping], metric: str, drawn: dict) -> Figure:
             ax.set_xticks(xs, [f"{v:g}" for v in xs])
             ax.minorticks_off()
     else:
-        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+        ax.set_xticks(range(len(xs)), [value_label(drawn["x"], v) for v in xs])
         ax.set_xlim(-0.5, len(xs) - 0.5)
     if all(p[2] >= 0 for pts in lines.values() for p in pts):
         ax.set_ylim(bottom=0, top=max(p[3] for pts in lines.values() for p in pts) * factor * 1.15 or 1)
