@@ -1,8 +1,10 @@
-"""The error an application sees when a D3DKMT-style call fails.
+"""The errors of the OS's side that are not bug checks.
 
 A failing call returns an NTSTATUS to the user-mode runtime (``STATUS_DEVICE_REMOVED`` after a
 device went to error, the status a driver entry point answered, ...); the model raises
-:class:`ApiError` carrying it. It is not a bug check: the system goes on.
+:class:`ApiError` carrying it. It is not a bug check: the system goes on. A driver Windows would
+not start is an :class:`AdapterStartError`; a research scheduling policy that broke its protocol
+(:mod:`wddmsim.policies`) a :class:`PolicyError`, which stops the run without blaming the driver.
 """
 
 from __future__ import annotations
@@ -26,3 +28,8 @@ class AdapterStartError(Exception):
     def __init__(self, problems: list[str]):
         super().__init__("; ".join(problems))
         self.problems = list(problems)
+
+
+class PolicyError(Exception):
+    """A research scheduling policy broke its protocol (:mod:`wddmsim.policies.protocol`);
+    ``str()`` names the policy, the call and the virtual instant."""

@@ -10,6 +10,9 @@ misses and shares against them.
 
 from __future__ import annotations
 
+#: The hints, by name: a context table's keys and a SetSchedulingHints call's.
+HINTS = ("weight", "period", "deadline", "utilization")
+
 
 class SchedulingHints:
     """One context's hints: ``weight`` (its share against the node's other contexts, default 1),

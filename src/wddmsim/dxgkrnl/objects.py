@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..policies.protocol import SchedContext
 from .hints import SchedulingHints
 from .stats import LatencyStats
 
@@ -90,6 +89,7 @@ class Context:
         "removed_at", "api_error", "destroyed", "system", "workload_allocations",
         "hw", "hwqueues", "band", "sched", "suspended", "gates", "virtual_packets",
         "wait_since", "worst_wait", "gpu_ns", "contended", "hints", "sched_view", "job_release",
+        "job_deadline", "jobs", "preemptions", "preemption_cost",
     )
 
     def __init__(self, name: str, device: Device, node: int, priority: int):
@@ -143,8 +143,16 @@ class Context:
         # context as a research policy sees it (made on first use), and when its current job (a
         # frame) was released (-1: each packet is a job of its own, released when queued).
         self.hints = SchedulingHints()
-        self.sched_view = SchedContext(self)
+        self.sched_view = None
         self.job_release = -1
+        # Research measures (the summary's): the relative deadline in force at the current job's
+        # release (None: none), its jobs with a deadline (a dxgkrnl.deadlines.ContextJobs, made at
+        # the first), how often a running packet of it was preempted, and the GPU time those
+        # preemptions cost by the GPU's own account (None: no account, see dxgkrnl/preemption.py).
+        self.job_deadline = None
+        self.jobs = None
+        self.preemptions = 0
+        self.preemption_cost = 0
 
     @property
     def in_flight(self) -> int:
@@ -207,7 +215,7 @@ class Packet:
         "priv_size", "alist", "alist_n", "plist", "plist_n", "fence", "queued", "submitted",
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
         "submit_bytes", "preempted", "surface", "present_t", "displayed", "allocations", "deps",
-        "priv_start", "priv_end", "pinned", "moves", "va", "umd_priv", "rejected", "ran_at", "release",
+        "priv_start", "priv_end", "pinned", "moves", "va", "umd_priv", "rejected", "ran_at", "release", "job",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -256,3 +264,4 @@ class Packet:
         self.umd_priv = 0
         self.rejected = False
         self.release = 0  # when its job began (a frame's start; else when it was queued)
+        self.job = None  # its job with a deadline, until it completes (dxgkrnl/deadlines.py)

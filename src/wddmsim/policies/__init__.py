@@ -3,10 +3,10 @@
 name (:mod:`.load`), and the shipped reference policies, one file each (``fifo``, ``round_robin``,
 ``priority``, ``fair``, ``edf``, ``llf``, ``partition``, ``mlfq``). docs/policies.md is the guide.
 
-Only the protocol is imported here, so that the OS's objects may name it without importing the
-scheduler back.
+The package stands above the OS (``dxgkrnl``): it imports the OS's scheduler interface and errors,
+and the OS never imports it (tests/test_import_rule.py). Only the protocol is imported here.
 """
 
-from .protocol import Os, Policy, PolicyError, SchedContext, SchedPacket
+from .protocol import Duration, Os, Policy, PolicyError, SchedContext, SchedPacket
 
-__all__ = ["Os", "Policy", "PolicyError", "SchedContext", "SchedPacket"]
+__all__ = ["Duration", "Os", "Policy", "PolicyError", "SchedContext", "SchedPacket"]

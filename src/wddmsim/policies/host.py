@@ -21,7 +21,7 @@ import traceback
 from collections import deque
 
 from ..sim import DISPATCH
-from .protocol import Os, Policy, PolicyError, SchedPacket
+from .protocol import Os, Policy, PolicyError, SchedPacket, view_of
 
 
 class PolicyHost:
@@ -85,7 +85,7 @@ class PolicyHost:
         if ctx.system:
             self._system[ctx.node].append(ctx)
             return
-        view = ctx.sched_view
+        view = view_of(ctx)
         self._ready[ctx.node][view] = None
         self._guard(f"on_ready({view.name})", lambda: self.policy.on_ready(view, now))
 
@@ -93,7 +93,7 @@ class PolicyHost:
         if ctx.system:
             self._system[ctx.node].remove(ctx)
             return
-        view = ctx.sched_view
+        view = view_of(ctx)
         del self._ready[ctx.node][view]
         now = self.sim.now
         self._guard(f"on_idle({view.name})", lambda: self.policy.on_idle(view, now))
@@ -149,7 +149,7 @@ class PolicyHost:
         now = self.sim.now
         for ctx in contexts:
             if not ctx.system:
-                view = ctx.sched_view
+                view = view_of(ctx)
                 self._guard(f"on_changed({view.name})", lambda: self.policy.on_changed(view, now))
 
     # -- the research hooks ---------------------------------------------------------------------------

@@ -36,12 +36,24 @@ Time is virtual nanoseconds throughout (``now``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
+
+from ..dxgkrnl.errors import PolicyError
+from ..units import parse_duration
+
+#: A span of virtual time in a policy's ``Settings``: written ``"2ms"``, ``"250us"`` or as int ns
+#: (as a scenario writes durations), held as int ns.
+Duration = Annotated[int, BeforeValidator(parse_duration)]
 
 
-class PolicyError(Exception):
-    """A scheduling policy broke the research protocol; ``str()`` names the policy, the call and the
-    virtual instant."""
+def view_of(ctx) -> SchedContext:
+    """The :class:`SchedContext` of the OS's context ``ctx``, made on first use and kept on it."""
+    view = ctx.sched_view
+    if view is None:
+        view = ctx.sched_view = SchedContext(ctx)
+    return view
 
 
 class SchedContext:
@@ -104,7 +116,7 @@ class SchedPacket:
     def __init__(self, packet):
         self._p = packet
 
-    context = property(lambda self: self._p.context.sched_view)
+    context = property(lambda self: view_of(self._p.context))
     seq = property(lambda self: self._p.seq)
     kind = property(lambda self: self._p.kind)
     queued = property(lambda self: self._p.queued)
@@ -152,7 +164,9 @@ class Os:
         """The context whose packet is at the bottom of ``node``'s hardware queue (running, as the OS
         sees it), or None when the node is idle."""
         nq = self._host.vidsch.nodes[node]
-        return nq.hw[nq.stopped].context.sched_view if len(nq.hw) > nq.stopped and not nq.hw[nq.stopped].context.system else None
+        if len(nq.hw) == nq.stopped or nq.hw[nq.stopped].context.system:
+            return None
+        return view_of(nq.hw[nq.stopped].context)
 
     def queued_on_hardware(self, node: int) -> list[SchedPacket]:
         """The packets on ``node``'s hardware queue not yet completed, the running one first."""
@@ -234,4 +248,4 @@ class Policy:
         (a SetSchedulingHints call) changed."""
 
 
-__all__ = ["Os", "Policy", "PolicyError", "SchedContext", "SchedPacket"]
+__all__ = ["Duration", "Os", "Policy", "PolicyError", "SchedContext", "SchedPacket", "view_of"]

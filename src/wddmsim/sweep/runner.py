@@ -44,7 +44,7 @@ def run_one(scenario, seed: int | None, verifier: str = "strict", max_events: in
     A run a budget or a signal stopped gives its summary and ``stopped early: ...``.
     """
     from ..runstop import RunStop
-    from ..policies.protocol import PolicyError
+    from ..dxgkrnl.errors import PolicyError
     from ..system import LedgerError, System
 
     if stop is None and max_events is not None:

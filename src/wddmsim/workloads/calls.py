@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from ..ddi.ntstatus import NTSTATUS, status_name
 from ..dxgkrnl.errors import ApiError
-from ..scenario.schema import HINTS
+from ..dxgkrnl.hints import HINTS
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 
