@@ -5,7 +5,8 @@ where the driver can preempt.
 Source: Liu and Layland, "Scheduling Algorithms for Multiprogramming in a Hard-Real-Time
 Environment", JACM 20(1), 1973 (the deadline-driven scheduling algorithm, optimal on one processor:
 a set of periodic tasks with deadlines equal to their periods is schedulable if and only if its
-utilization is at most 1); for GPUs, XSched's deadline policy (Shen et al., OSDI 2025).
+utilization is at most 1); for GPUs, XSched's EDF policy (Shen et al., "XSched: Preemptive
+Scheduling for Diverse XPUs", OSDI 2025; github.com/XpuOS/xsched, sched/src/policy/kedf.cpp).
 
 A job is a frame of a ``frame_loop`` (its packets share the frame's release) or a packet; its
 absolute deadline is its release plus the context's ``deadline`` hint (its ``period`` when only

@@ -4,7 +4,8 @@ for its weight goes next.
 Source: the Completely Fair Scheduler of Linux (vruntime, min_vruntime; kernel/sched/fair.c and
 Documentation/scheduler/sched-design-CFS.rst), after the virtual time of fair queueing (Stoica et
 al., "A Proportional Share Resource Allocation Algorithm for Real-Time, Time-Shared Systems",
-RTSS 1996); for GPUs, XSched's fair-share policy (Shen et al., OSDI 2025).
+RTSS 1996); for GPUs, XSched's CFS policy (Shen et al., "XSched: Preemptive Scheduling for Diverse
+XPUs", OSDI 2025; github.com/XpuOS/xsched, sched/src/policy/cfs.cpp).
 
 Each context has a virtual runtime: every GPU ns it gets (a packet completed, or taken back by a
 preemption) adds ``gpu_ns / weight``, ``weight`` being its hint (1 when not given). A pick takes
@@ -44,14 +45,18 @@ class FairShare(Policy):
         ctx = packet.context
         self.vruntime[ctx] = self.vruntime.get(ctx, 0.0) + gpu_ns / ctx.weight
 
-    def _min(self, node, but=None):
-        running = self.os.running(node)
-        vs = [self.vruntime.get(c, 0.0) for c in self.os.ready(node) + [running] if c is not None and c is not but]
-        low = max(min(vs), self.floor.get(node, 0.0)) if vs else self.floor.get(node, 0.0)
-        self.floor[node] = low
+    def _min(self, node, but):
+        """The least virtual runtime of ``node``'s contexts ready or running, ``but`` aside; it never
+        goes back (CFS's min_vruntime)."""
+        others = [c for c in self.os.ready(node) + [self.os.running(node)] if c is not None and c is not but]
+        low = self.floor.get(node, 0.0)
+        if others:
+            low = self.floor[node] = max(low, min(self.vruntime.get(c, 0.0) for c in others))
         return low
 
     def on_ready(self, ctx, now):
+        if any(p.context is ctx for p in self.os.queued_on_hardware(ctx.node)):
+            return  # it never stopped: its last packets were picked and are still on the GPU
         self.vruntime[ctx] = max(self.vruntime.get(ctx, 0.0), self._min(ctx.node, but=ctx))
 
     def pick(self, node, now):
@@ -80,7 +85,7 @@ class FairShare(Policy):
         if self.os.running(node) is not ctx:
             return
         others = [self.vruntime.get(c, 0.0) for c in self.os.ready(node) if c is not ctx]
-        mine = self.vruntime.get(ctx, 0.0) + (now - self.started[node]) / ctx.weight  # with the packet running
+        mine = self.vruntime.get(ctx, 0.0) + (now - self.started[node]) / ctx.weight  # with its run so far
         if others and min(others) < mine:
             self.os.preempt(node)
         else:

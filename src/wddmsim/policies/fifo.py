@@ -2,7 +2,8 @@
 
 Source: the Linux DRM GPU scheduler's default run-queue policy, ``DRM_SCHED_POLICY_FIFO``
 (drivers/gpu/drm/scheduler/sched_main.c, ``drm_sched_rq_select_entity_fifo``: the entity whose
-oldest job has the earliest submit timestamp; the kernel's ``drm_sched_policy`` module parameter).
+oldest job has the earliest submit timestamp; the scheduler's ``sched_policy`` module
+parameter chooses it or round robin).
 
 Settings: none.
 

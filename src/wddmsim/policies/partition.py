@@ -4,8 +4,10 @@ its node's GPU time in every window; a context at its cap is not picked until th
 Source: resource reservations with a budget replenished every period, as in Mercer, Savage and
 Tokuda, "Processor Capacity Reserves for Multimedia Operating Systems" (ICMCS 1994) and the
 constant bandwidth server of Abeni and Buttazzo (RTSS 1998), here with fixed windows (the budget
-refills at each multiple of ``window``); for GPUs, XSched's utilization-partition policy
-(Shen et al., OSDI 2025).
+refills at each multiple of ``window``). XSched's utilization-partition policy (Shen et al.,
+"XSched: Preemptive Scheduling for Diverse XPUs", OSDI 2025; github.com/XpuOS/xsched,
+sched/src/policy/up.cpp) gives each queue time slices in proportion to its utilization and skips
+the queues with no work; here the hint is a cap, as a reservation's budget is.
 
 In each window a context may run ``utilization x window`` ns (no cap without the hint). Among
 the contexts under their caps the first queued goes first. The GPU time of a packet counts in the

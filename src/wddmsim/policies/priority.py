@@ -3,12 +3,12 @@ context that becomes ready preempts a lower-priority one running, where the driv
 
 Source: fixed-priority preemptive scheduling as in the Windows CPU scheduler ("Scheduling
 Priorities", learn.microsoft.com/windows/win32/procthread/scheduling-priorities) and XSched's
-fixed-priority policy (Shen et al., "XSched: Preemptive Scheduling for Diverse XPUs", OSDI 2025),
-without Windows' quantum and starvation boost (compare the OS's own ``strict_priority`` and
-``windows``). The priority is the effective one WDDM gives: process class x 16 + the context's
-own (D3DKMTSetContextSchedulingPriority).
+highest-priority-first policy (Shen et al., "XSched: Preemptive Scheduling for Diverse XPUs", OSDI
+2025; github.com/XpuOS/xsched, sched/src/policy/hpf.cpp), without Windows' quantum and starvation
+boost (compare the OS's own ``strict_priority`` and ``windows``). The priority is the effective one
+WDDM gives: process class x 16 + the context's own (D3DKMTSetContextSchedulingPriority).
 
-Settings: ``preempt`` (default true): preempt a lower priority that runs when a higher one becomes
+Settings: ``preempt`` (default true): preempt a lower priority that runs while a higher one is
 ready (only with ``os.can_preempt``).
 
 Defining property: while a context of a higher priority has work, no packet of a lower priority
