@@ -89,12 +89,18 @@ def test_the_cli_exits_2_with_the_message_and_no_traceback(tmp_path):
     assert "Traceback" not in r.output
 
 
-def test_priority_calls_are_refused_under_hardware_scheduling():
+def test_priority_calls_are_accepted_under_hardware_scheduling():
+    """Under hardware scheduling the priority calls reach the driver through
+    DxgkDdiSetContextSchedulingProperties (tests/test_hw_priority_calls.py; until issue 26 they were
+    refused here); SetSchedulingHints, which informs the software scheduler's policy, is refused."""
     hw = BASE.replace('[adapter]\n', '[adapter]\nscheduling = "hardware"\n')
-    got = problems('[[call]]\napi = "SetContextSchedulingPriority"\nprocess = "app"\ncontext = "a"\npriority = 1\n', hw)
-    assert got == ["bad.toml: call[0].api: SetContextSchedulingPriority under hardware scheduling reaches the driver "
-                   "through DxgkDdiSetContextSchedulingProperties, which the model does not implement; use the "
-                   "software scheduler"]
+    sc = parse_scenario(hw + '[[call]]\napi = "SetContextSchedulingPriority"\nprocess = "app"\ncontext = "a"\n'
+                             'priority = 1\n[[call]]\napi = "SetProcessSchedulingPriorityClass"\nprocess = "app"\n'
+                             'priority_class = "high"\n', "ok.toml")
+    assert [c.api for c in sc.call] == ["SetContextSchedulingPriority", "SetProcessSchedulingPriorityClass"]
+    got = problems('[[call]]\napi = "SetSchedulingHints"\nprocess = "app"\ncontext = "a"\nweight = 2\n', hw)
+    assert got == ["bad.toml: call[0].api: SetSchedulingHints informs the software scheduler's policy; under "
+                   "hardware scheduling the GPU decides: use the software scheduler"]
 
 
 def test_move_work_is_refused_for_a_frame_loop():

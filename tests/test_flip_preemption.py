@@ -64,7 +64,10 @@ def test_preempted_flips_go_back_and_every_vsync_shows_a_frame(tmp_path):
 
     taken_back = [e for e in log if e["event"] == "DmaPacketStop" and e["kind"] == "present"
                   and e["status"] == "Preempted"]
-    assert len(taken_back) == 52
+    # (52 before issue 26: the trainer, starved by the game, now preempts the node the instant it has
+    # waited 20 ms, 24 times, instead of waiting for a free hardware-queue slot: 8 flips are taken
+    # back by those, and the game's own preemptions find fewer flips queued behind the trainer.)
+    assert len(taken_back) == 37
     # Each flip taken back is submitted again and completes.
     done = {(e["context"], e["seq"]) for e in log
             if e["event"] == "QueuePacketStop" and e["kind"] == "present" and e["status"] == "Completed"}

@@ -875,11 +875,11 @@ class Adapter:
         ctx.waiters = []
 
     # -- scheduling priority while running ----------------------------------------------------------
-    def _hardware_priority_unsupported(self, what: str) -> None:
-        if self.wddm2 is not None and self.wddm2.hw_scheduling is not None:
-            raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
-                           f"{what} under hardware scheduling reaches the driver through "
-                           "DxgkDdiSetContextSchedulingProperties, which this model does not implement")
+    def _hardware_scheduling(self):
+        """The OS's hardware scheduling (:mod:`.hwscheduling`), None under the software scheduler:
+        there the priority calls reach the driver through DxgkDdiSetContextSchedulingProperties and
+        the GPU's scheduler decides."""
+        return self.wddm2.hw_scheduling if self.wddm2 is not None else None
 
     def _reprioritized(self, contexts) -> None:
         """The scheduler looks again at the nodes of ``contexts`` whose priority changed: a raised
@@ -914,13 +914,18 @@ class Adapter:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), "the context was destroyed")
         if not isinstance(priority, int) or not -7 <= priority <= 7:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"context priority {priority!r} outside -7..7")
-        self._hardware_priority_unsupported("D3DKMTSetContextSchedulingPriority")
         old = ctx.priority
-        self.vidsch.policy.reprioritize([ctx], lambda: setattr(ctx, "priority", priority))
+        hw = self._hardware_scheduling()
+        if hw is not None:
+            hw.reprioritize([ctx], lambda: setattr(ctx, "priority", priority), lambda: setattr(ctx, "priority", old),
+                            reband=False)
+        else:
+            self.vidsch.policy.reprioritize([ctx], lambda: setattr(ctx, "priority", priority))
         if self.trace is not None:
             self.trace.emit(self.sim.now, "ContextPriority", {"context": ctx.handle, "priority": priority,
                                                               "previous": old})
-        self._reprioritized([ctx])
+        if hw is None:
+            self._reprioritized([ctx])
 
     def set_process_priority_class(self, process: Process, priority_class: str) -> None:
         """D3DKMTSetProcessSchedulingPriorityClass: the process's D3DKMT_SCHEDULINGPRIORITYCLASS
@@ -929,15 +934,20 @@ class Adapter:
         if priority_class not in PRIORITY_CLASSES:
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER),
                            f"priority class {priority_class!r}; the classes are {', '.join(PRIORITY_CLASSES)}")
-        self._hardware_priority_unsupported("D3DKMTSetProcessSchedulingPriorityClass")
         old = process.priority_class
         contexts = [c for d in process.devices for c in d.contexts if not c.destroyed]
-        self.vidsch.policy.reprioritize(contexts, lambda: setattr(process, "priority_class", priority_class))
+        hw = self._hardware_scheduling()
+        if hw is not None:
+            hw.reprioritize(contexts, lambda: setattr(process, "priority_class", priority_class),
+                            lambda: setattr(process, "priority_class", old), reband=True)
+        else:
+            self.vidsch.policy.reprioritize(contexts, lambda: setattr(process, "priority_class", priority_class))
         if self.trace is not None:
             self.trace.emit(self.sim.now, "ProcessPriorityClass", {"process": process.pid,
                                                                    "priority_class": priority_class,
                                                                    "previous": old})
-        self._reprioritized(contexts)
+        if hw is None:
+            self._reprioritized(contexts)
 
     def destroy_context(self, ctx: Context) -> None:
         """D3DKMTDestroyContext: queued packets are cancelled at once; packets already on the

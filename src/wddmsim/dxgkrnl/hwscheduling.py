@@ -23,7 +23,8 @@ only feeds queues and retires what the progress fences say is done. One submissi
 
 Also here: scheduling properties (``DxgkDdiSetupPriorityBands`` once at start,
 ``DxgkDdiSetContextSchedulingProperties`` before a context's first submission, rule 125
-SchedulingPropertiesBeforeSubmit), blt presents (``DxgkDdiPresentToHwQueue``, then
+SchedulingPropertiesBeforeSubmit, and again at every D3DKMTSetContextSchedulingPriority or
+D3DKMTSetProcessSchedulingPriorityClass, :meth:`OsHwScheduling.reprioritize`), blt presents (``DxgkDdiPresentToHwQueue``, then
 ``DxgkDdiSignalMonitoredFence`` on a node whose buffers write their own progress fence), and suspend
 and resume (``DxgkDdiSuspendContext`` / ``SUSPEND_CONTEXT_COMPLETED`` / ``DxgkDdiResumeContext``,
 which replace the null-context switch; rules 56 SuspendFenceIssued and 104 SuspendFenceIncreases).
@@ -69,6 +70,7 @@ PENDING = int(NTSTATUS.STATUS_PENDING)
 INVALID_PARAMETER = int(NTSTATUS.STATUS_INVALID_PARAMETER)
 DEVICE_REMOVED = int(NTSTATUS.STATUS_DEVICE_REMOVED)
 BANDS = ("idle", "normal", "focus", "realtime")
+BAND_INDEX = {name: i for i, name in enumerate(BANDS)}
 #: D3DKMT_SCHEDULINGPRIORITYCLASS of a process -> its contexts' default band.
 CLASS_BAND = {"idle": "idle", "below_normal": "normal", "normal": "normal", "above_normal": "normal",
               "high": "focus", "realtime": "realtime"}
@@ -105,7 +107,7 @@ class HwQueue:
         self.submitted = 0
         self.completed = 0
         self.key = (0, 0)  # (node, creation order): the order the OS goes through queues in
-        self.in_line = False  # in its node's ``waiting`` line (kept with it: no search of the line)
+        self.in_line = -1  # the band whose line of its node's ``waiting`` it is in, -1: none (no search)
 
 
 class Entry:
@@ -129,6 +131,52 @@ class Entry:
         self.present = None  # a present blt: its Packet record for the display statistics
 
 
+class WaitLine:
+    """The queues a node's MaxInFlightHwQueueBuffers cap holds back, one line per priority band: a
+    freed slot goes to the first queue of the highest band waiting (arrival order within a band),
+    so a REALTIME queue's buffer is not held behind lower bands' buffers the GPU would preempt
+    anyway. A queue's ``in_line`` is the band index it waits under, -1 when not in line."""
+
+    __slots__ = ("lines", "count")
+
+    def __init__(self):
+        self.lines = tuple(deque() for _ in BANDS)
+        self.count = 0
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def append(self, q) -> None:
+        band = BAND_INDEX[q.context.band]
+        self.lines[band].append(q)
+        q.in_line = band
+        self.count += 1
+
+    def remove(self, q) -> None:
+        self.lines[q.in_line].remove(q)
+        q.in_line = -1
+        self.count -= 1
+
+    def popleft(self):
+        """The first queue of the highest band waiting."""
+        for line in reversed(self.lines):
+            if line:
+                q = line.popleft()
+                q.in_line = -1
+                self.count -= 1
+                return q
+        raise IndexError("no queue waits")
+
+    def rebanded(self, q) -> None:
+        """``q``'s context changed band: it waits at the back of its new band's line."""
+        if q.in_line >= 0 and q.in_line != BAND_INDEX[q.context.band]:
+            self.remove(q)
+            self.append(q)
+
+
 class HwNode:
     """The OS's view of one node under hardware scheduling."""
 
@@ -140,7 +188,7 @@ class HwNode:
         self.max_in_flight = max_in_flight  # 0: unlimited
         self.in_flight = 0
         self.fence_release = fence_release
-        self.waiting: deque = deque()  # queues held by the in-flight cap, in line
+        self.waiting = WaitLine()  # queues held by the in-flight cap, in line by band
         self.granted = 0  # freed slots kept for waiting queues until the OS's submission into them
         self.queues: list[HwQueue] = []
         self.timer = None  # the watchdog (hwtdr)
@@ -252,13 +300,41 @@ class OsHwScheduling:
                     facts=R.Facts(version=adapter.version, has_inc_base_priority=privileged), address=self._submit_address,
                     fail="DxgkDdiSetContextSchedulingProperties failed")
 
-    def set_priority(self, ctx, band: str) -> None:
-        """D3DKMTSetContextSchedulingPriority: a new band for ``ctx``, effective at the GPU's next
-        scheduling decision."""
-        if band not in BANDS:
-            raise ApiError(INVALID_PARAMETER, f"band {band!r} is not one of {', '.join(BANDS)}")
-        ctx.band = band
-        self.set_properties(ctx)
+    def reprioritize(self, contexts, change, undo, *, reband: bool) -> None:
+        """D3DKMTSetContextSchedulingPriority or D3DKMTSetProcessSchedulingPriorityClass under
+        hardware scheduling: ``change()`` records the new priority (a context's, or its process's
+        class), then each of ``contexts`` gets DxgkDdiSetContextSchedulingProperties with its new
+        properties, effective at the GPU's next scheduling decision in the band (Microsoft's
+        DxgkDdiSetContextSchedulingProperties page: the call "can be made in the middle of context
+        execution"). The context's priority is ``inProcessPriority``; with ``reband`` (a class
+        change) the context moves to its new class's band, as when it was created (a band a
+        scenario gave the context is replaced). A queue of the context waiting for an in-flight
+        slot moves to the back of its new band's line. If the driver fails a call, ``undo()`` and
+        the contexts already told get their old properties back, and the thunk fails with the
+        driver's status."""
+        change()
+        done = []
+        try:
+            for ctx in contexts:
+                old = ctx.band
+                if reband:
+                    ctx.band = CLASS_BAND[ctx.device.process.priority_class]
+                try:
+                    self.set_properties(ctx)
+                except ApiError:
+                    ctx.band = old
+                    raise
+                done.append((ctx, old))
+        except ApiError:
+            undo()
+            for ctx, old in done:
+                ctx.band = old
+                self.set_properties(ctx)
+            raise
+        for ctx in contexts:
+            line = self.nodes[ctx.node].waiting
+            for q in ctx.hwqueues:
+                line.rebanded(q)
 
     def create_queue(self, ctx, flags=()) -> HwQueue:
         """DxgkDdiCreateHwQueue with a fresh progress fence (initial value 0)."""
@@ -358,9 +434,9 @@ class OsHwScheduling:
         """Hand the queue's head items to the driver as far as waits and the in-flight cap allow.
 
         Under a MaxInFlightHwQueueBuffers cap the queues that found the node full wait in line
-        (``node.waiting``); a freed slot is kept for the first of them and its next buffer goes
-        into it (:meth:`_feed_turn`), one buffer per turn while others wait, so no queue keeps the
-        node to itself."""
+        (``node.waiting``); a freed slot is kept for the first of them in the highest band waiting
+        and its next buffer goes into it (:meth:`_feed_turn`), one buffer per turn while others of
+        its band wait, so no queue keeps the node to itself."""
         self._feed_queue(q, False)
 
     def _feed_turn(self, q: HwQueue) -> None:
@@ -402,8 +478,7 @@ class OsHwScheduling:
                     turn = False  # into the slot kept for it
                     used = True
                 elif node.in_flight + node.granted >= node.max_in_flight or node.waiting:
-                    if not q.in_line:
-                        q.in_line = True
+                    if q.in_line < 0:
                         node.waiting.append(q)
                     return used
             q.pending.popleft()
@@ -681,13 +756,12 @@ class OsHwScheduling:
                     heappush(heap, (q.key, next(self._tick), q))
 
     def _grant_slots(self) -> None:
-        """Free in-flight slots go to the queues waiting for them, in line (each slot is kept for
-        its queue until the OS's submission into it is done)."""
+        """Free in-flight slots go to the queues waiting for them: the highest band first, in line
+        within a band (each slot is kept for its queue until the OS's submission into it is done)."""
         for node in self.nodes:
             free = node.max_in_flight - node.in_flight - node.granted
             while node.waiting and free > 0:
                 q = node.waiting.popleft()
-                q.in_line = False
                 node.granted += 1
                 free -= 1
                 self._feed_deferred(q, True)
@@ -820,8 +894,7 @@ class OsHwScheduling:
         if q.wait_token is not None:
             q.wait_token.cancel()
             q.wait_token = None
-        if q.in_line:
-            q.in_line = False
+        if q.in_line >= 0:
             node.waiting.remove(q)
 
     def destroy(self, ctx) -> None:

@@ -15,7 +15,9 @@ chooses between contexts.
   (n - 1) quanta plus one packet. Higher priorities still win, but a ready context that has
   waited ``starvation`` ns (default 10 quanta) without running is boosted above everyone for one
   pick, and the boost buys it real GPU time: once it runs, nothing preempts it for one quantum
-  (or until its turn ends), so nothing starves forever.
+  (or until its turn ends), so nothing starves forever. With a preempting driver the starved
+  context also preempts the node the instant it has starved (:meth:`PriorityQuantum.preempt_candidate`),
+  so the boost does not wait for a free hardware-queue slot and the packets queued there.
 
 Windows' CPU scheduler, which the GPU scheduler's priority classes mirror, behaves the same way:
 "Scheduling Priorities" (https://learn.microsoft.com/windows/win32/procthread/scheduling-priorities)
@@ -73,6 +75,19 @@ class Policy:
 
     #: ns a context may hold a node while an equal-priority context waits (None: no limit)
     quantum: int | None = None
+    #: ns a context may wait without running before it is boosted above higher priorities (None: never)
+    starvation: int | None = None
+
+    @staticmethod
+    def waiting_since(ctx) -> int | None:
+        """Since when ``ctx`` has waited without running, for the starvation boost: from when its
+        wait began (``wait_since``: it has work the scheduler could run, and none of it runs) or,
+        if later, from when a packet of it was last picked; None while it is not waiting (it runs,
+        or something other than the GPU holds it back)."""
+        since = ctx.wait_since
+        if since < 0:
+            return None
+        return since if since >= ctx.last_dispatch else ctx.last_dispatch
 
     def preempt_candidate(self, node: int, running, run_since: int, now: int):
         """``(context, when)``: the ready context that should preempt ``running`` on ``node`` now
@@ -178,6 +193,47 @@ class PriorityQuantum(Policy):
             q.appendleft(cand)
             cand.turn_start = -1
 
+    def _starving(self, levels: dict, below: int, now: int):
+        """``(context, None)``: the ready context below priority ``below`` that has waited longest
+        without running, once that is ``starvation`` ns or more; else ``(None, the instant the
+        first of them will have waited that long, or None)``. A boosted packet preempted before it
+        ran does not count as running: its wait goes on."""
+        starving = None
+        at = None
+        limit = self.starvation
+        for prio, q in levels.items():
+            if prio >= below:
+                continue
+            for c in q:
+                since = self.waiting_since(c)
+                if since is None:
+                    continue
+                waited = now - since
+                if waited >= limit:
+                    if starving is None or waited > starving[0]:
+                        starving = (waited, c)
+                elif at is None or since + limit < at:
+                    at = since + limit
+        return (starving[1], None) if starving is not None else (None, at)
+
+    def preempt_candidate(self, node: int, running, run_since: int, now: int):
+        """As :meth:`Policy.preempt_candidate`, and a ready context of lower priority than
+        ``running`` that has starved (waited ``starvation`` ns without running) preempts it: the
+        boost picks it ahead of higher priorities, and it runs now, not after the packets of
+        ``running`` already on the hardware queue."""
+        cand, when = super().preempt_candidate(node, running, run_since, now)
+        if cand is not None:
+            return cand, when
+        levels = self._levels.get(node)
+        if not levels:
+            return None, when
+        starving, at = self._starving(levels, running.effective_priority, now)
+        if starving is not None:
+            return starving, None
+        if at is not None and (when is None or at < when):
+            when = at
+        return None, when
+
     def shielded(self, node: int, running, run_since: int, now: int) -> int | None:
         """A boosted context, once running, keeps the node for one quantum."""
         b = self._boosted.get(node)
@@ -203,20 +259,10 @@ class PriorityQuantum(Policy):
         top = max(levels)
         # Starvation boost: the longest-waiting ready context below the top, if it waited too long.
         if len(levels) > 1:
-            starving = None
-            for prio, q in levels.items():
-                if prio == top:
-                    continue
-                for c in q:
-                    # How long it has waited without running (a boosted packet preempted before it
-                    # ran does not count as running: its wait goes on).
-                    since = c.wait_since if c.wait_since >= 0 else c.ready_since
-                    waited = now - max(since, c.last_dispatch)
-                    if waited >= self.starvation and (starving is None or waited > starving[0]):
-                        starving = (waited, c)
+            starving, _at = self._starving(levels, top, now)
             if starving is not None:
                 self.boosts += 1
-                ctx = starving[1]
+                ctx = starving
                 ctx.last_dispatch = now
                 self._boosted[node] = [ctx, False]
                 return ctx

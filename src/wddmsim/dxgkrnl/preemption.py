@@ -5,7 +5,10 @@ are the model's decisions):
 
 - a context of higher effective priority than the one running on a node becomes ready, or
 - under ``priority_quantum``, the running context has held the node for a whole quantum while
-  another context of the same priority waits.
+  another context of the same priority waits, or
+- under ``priority_quantum``, a context of lower priority, ready or queued behind the running one,
+  has starved (the starvation boost of :mod:`wddmsim.dxgkrnl.policy`): it runs now, not after the
+  packets already on the hardware queue.
 
 How: VidSch takes the node's next fence id as ``PreemptionFenceId`` and calls
 ``DxgkDdiPreemptCommand`` at DISPATCH_LEVEL (a failure is bug check 0x119/0x2 like a failed
@@ -132,6 +135,7 @@ class Preemptor:
             return None, None  # a research policy: the OS preempts when the policy asks, not on its own
         mine = running.effective_priority
         quantum = policy.quantum
+        starvation = policy.starvation
         for p in islice(node_queue.hw, node_queue.stopped + 1, None):
             c = p.context
             if c is running:
@@ -145,12 +149,18 @@ class Preemptor:
                     return c, None
                 if when is None or end < when:
                     when = end
+            elif prio < mine and starvation is not None and c.wait_since >= 0:
+                # A lower context's packet (a boosted one, or one picked while ``running`` had
+                # nothing ready) waits behind ``running``'s: once it has starved it runs now.
+                end = c.wait_since + starvation
+                if now >= end:
+                    return c, None
+                if when is None or end < when:
+                    when = end
         return None, when
 
     def _arm(self, node_queue, when: int | None = None) -> None:
         st = node_queue.preemption
-        if st.timer is not None:
-            return
         if when is None:
             if st.run_ctx is None:
                 return
@@ -160,6 +170,12 @@ class Preemptor:
             if when is None:
                 # A higher priority is already waiting: decide at DISPATCH level this instant.
                 when = self.sim.now
+        if st.timer is not None:
+            if when >= st.timer.time:
+                return
+            # A check due earlier replaces the one armed (for a quantum's end, or a lower context's
+            # starvation): the earlier one arms the later one again if it is still due.
+            st.timer.cancel()
         st.timer = self.sim.at(max(when, self.sim.now), self._timer_fired, node_queue, DISPATCH)
 
     def _timer_fired(self, node_queue) -> None:
@@ -178,7 +194,8 @@ class Preemptor:
         st.fence = fence
         st.since = sim.now
         if reason is None:
-            reason = "priority" if cand.effective_priority > running.effective_priority else "quantum"
+            prio, mine = cand.effective_priority, running.effective_priority
+            reason = "priority" if prio > mine else "quantum" if prio == mine else "starvation"
         st.reason = reason
         args = st.args
         args.PreemptionFenceId = fence & U32  # a UINT on the DDI (ddi/fenceid.py)

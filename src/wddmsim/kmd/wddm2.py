@@ -13,7 +13,8 @@
   operations of :class:`wddmsim.gpu.mmio.Mmio`): a context per hardware context, a ring per
   hardware queue. ``DxgkDdiSetupPriorityBands`` and
   ``DxgkDdiSetContextSchedulingProperties`` become its band and context settings (100 ns units to
-  ns). ``DxgkDdiSubmitCommandToHwQueue`` appends an INDIRECT to the queue's ring; when the node has
+  ns); the latter comes at creation and again whenever the OS changes a context's priority, and the
+  GPU's scheduler re-ranks the context at once (a raised context preempts after its grace). ``DxgkDdiSubmitCommandToHwQueue`` appends an INDIRECT to the queue's ring; when the node has
   ``RingBufferFenceRelease`` the driver writes the progress fence itself with a ring FENCE after the
   INDIRECT (the value lands once the engine has left the buffer), otherwise the buffer's own last
   instruction writes it. The private data is read during the call only.

@@ -35,6 +35,7 @@ from pydantic_core import PydanticCustomError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.ddi.versions import VERSIONS
 
+from ..dxgkrnl.hints import HINTS
 from ..policies.names import check_policy_name
 from ..units import format_duration, parse_duration
 from .bounds import (MAX_COUNT, MAX_DURATION, MAX_REPEAT, MAX_STORM_INTERRUPTS, MIN_STORM_INTERVAL, RUN_DURATION,
@@ -605,10 +606,6 @@ MOVABLE_WORKLOADS = ("compute_batch", "bursty", "script")
 MAX_CALL_OBJECTS = 32
 
 
-#: The scheduling hints a context table and a SetSchedulingHints call carry.
-HINTS = ("weight", "period", "deadline", "utilization")
-
-
 class Call(ScenarioModel):
     """A call a process makes through the D3DKMT API while the run goes on, at ``at`` and, with
     ``every``, again every ``every`` (or a time drawn evenly between ``every`` and ``every_max``
@@ -976,10 +973,10 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
         if call.api == "StepEngine" and adapter.engine_mode != "stepped":
             problems.append((where + ("api",), "StepEngine steps a GPU in stepped mode: set adapter.engine_mode = "
                                                "\"stepped\""))
-        if call.api.startswith("Set") and hardware:
-            problems.append((where + ("api",), f"{call.api} under hardware scheduling reaches the driver through "
-                                               "DxgkDdiSetContextSchedulingProperties, which the model does not "
-                                               "implement; use the software scheduler"))
+        if call.api == "SetSchedulingHints" and hardware:
+            # (The priority calls reach the driver through DxgkDdiSetContextSchedulingProperties.)
+            problems.append((where + ("api",), "SetSchedulingHints informs the software scheduler's policy; under "
+                                               "hardware scheduling the GPU decides: use the software scheduler"))
     for f, fault in enumerate(scenario.fault):
         if fault.node is not None and fault.node not in node_names:
             problems.append((("fault", f, "node"),
