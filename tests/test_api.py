@@ -372,16 +372,19 @@ def test_the_summary_is_typed_entry_by_entry():
     assert s.nodes == (api.NodeSummary(
         node=0, name="3D_0", engine="3d", packets=100, busy_pct=10.0, gpu_busy_pct=10.0, hw_queue_depth=2,
         max_queued=2, last_fence=100, preemption="dma_buffer", preemptions=0, preempt_latency_p50_ns=None,
-        preempt_latency_max_ns=None, handoffs=0, handoff_min_ns=None, handoff_mean_ns=None, handoff_max_ns=None),)
+        preempt_latency_max_ns=None, handoffs=0, handoff_min_ns=None, handoff_mean_ns=None, handoff_max_ns=None,
+        idle_while_waiting_ns=0),)
     assert s.contexts == (api.ContextSummary(
         context="bench.exe/queue", node="3D_0", submitted=100, completed=100, null_rendering=0, preempted=0,
         aborted=0, cancelled=0, device_error=False, api_error="", destroyed=False, latency_min_ns=MS,
         latency_mean_ns=50_500_000, latency_p50_ns=50 * MS, latency_p99_ns=99 * MS, latency_max_ns=100 * MS,
-        gpu_ns=100 * MS, worst_wait_ns=0),)
+        gpu_ns=100 * MS, worst_wait_ns=0, weight=1.0, share=1.0, share_target=None, share_error=None,
+        deadline_misses=None, jobs=None, tardiness_p50_ns=None, tardiness_p99_ns=None, tardiness_max_ns=None,
+        preemptions=0, preemption_cost_ns=0),)
     assert (s.scenario, s.seed, s.virtual_time_ns, s.events, s.packets_submitted, s.packets_completed) == \
         ("deep_queue", 0, 1000 * MS, 400, 100, 100)
-    assert (s.makespan_ns, s.interrupts, s.gpu_faults, s.scheduling, s.gpu_va, s.wddm2) == \
-        (100 * MS, 100, 0, "software", False, None)
+    assert (s.makespan_ns, s.interrupts, s.gpu_faults, s.scheduling, s.policy, s.gpu_va, s.wddm2) == \
+        (100 * MS, 100, 0, "software", "priority_quantum", False, None)
     assert s.tdr == api.TdrSummary(engine_resets=0, adapter_resets=0, live_dumps=())
     assert s.cpu == api.CpuSummary(total_ns=0, submissions=100, per_submission_ns=0.0)
     assert s.memory.segments[0] == api.SegmentSummary(id=1, kind="memory", size=256 << 20, used=0)

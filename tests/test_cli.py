@@ -118,7 +118,8 @@ def test_run_summary_table_and_overrides(tmp_path):
     path = str(Path(__file__).parent.parent / "examples" / "deep_queue.toml")
     r = CliRunner().invoke(main, ["run", path, "--until", "50500us", "--seed", "9"])
     assert r.exit_code == 0
-    assert r.stdout.splitlines()[:3] == ["deep_queue  seed 9  virtual time 50.50 ms  software scheduling",
+    assert r.stdout.splitlines()[:3] == ["deep_queue  seed 9  virtual time 50.50 ms  software scheduling  "
+                                         "policy priority_quantum",
                                          "DMA packets: 52 submitted to the driver, 50 completed, the last at 50.00 ms",
                                          "50 interrupts, 50 DPCs, 202 simulation events"]
     assert "bench.exe/queue" in r.output and "3D_0" in r.output

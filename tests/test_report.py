@@ -52,7 +52,7 @@ def test_the_report_summary_is_the_run_summary():
             render["latency_max_ns"], render["gpu_ns"]) == (757_798, 2_772_632, 2_925_000, 4_489_000, 4_489_857,
                                                              114_928_358)
     assert ("| game.exe/render | 3D_0 | 145 | 145 | 757.8 µs | 2.773 ms | 2.925 ms | 4.489 ms | 4.490 ms | 114.9 ms | "
-            "3.000 µs | 0 | 0 | 0 | 0 |") in md.splitlines()
+            "3.000 µs | 1 | 100.0 % | - | - | 0 | 0 ns | 0 | 0 | 0 | 0 |") in md.splitlines()
     assert json.loads(json.dumps(s)) == s
 
 

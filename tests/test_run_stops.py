@@ -80,7 +80,7 @@ def test_run_max_events_and_max_log_bytes_on_the_command_line(tmp_path):
         "wddmsim: stopped at 127.4 ms of virtual time: the event log reached --max-log-bytes 200000; "
         "the outputs cover what ran until then"]
     # The first check at or past 200 KB is the one at kernel event 1024; then the LogEnd line.
-    assert os.path.getsize(log) == 397062 and _log(log)[-1]["summary"]["events"] == 1024
+    assert os.path.getsize(log) == 397596 and _log(log)[-1]["summary"]["events"] == 1024
     r = CliRunner().invoke(main, ["run", GAME, "--max-log-bytes", "1MB"])
     assert r.exit_code == 2 and r.stderr == "wddmsim: error: --max-log-bytes: goes with --events FILE (it bounds that log)\n"
     r = CliRunner().invoke(main, ["run", GAME, "--events", str(log), "--max-log-bytes", "lots"])
@@ -102,7 +102,7 @@ def test_the_estimate_line_and_an_identical_log_without_it(tmp_path, monkeypatch
     r = CliRunner().invoke(main, ["run", GAME, "--until", "1s", "--events", str(without)])
     assert r.exit_code == 0 and not r.stderr.startswith("event log:")
     assert with_probe.read_bytes() == without.read_bytes()
-    assert os.path.getsize(with_probe) == 3085028
+    assert os.path.getsize(with_probe) == 3085563
 
 
 def test_report_and_trace_of_a_stopped_log_say_partial(tmp_path):

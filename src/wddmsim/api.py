@@ -118,8 +118,9 @@ def _typed(cls, data: Mapping, **nested):
 @dataclass(frozen=True)
 class NodeSummary:
     """One node (an engine the OS schedules): the Nodes table of ``wddmsim run``. Under hardware
-    scheduling ``packets`` counts the buffers submitted to its queues and ``busy_pct`` is the
-    GPU's own figure."""
+    scheduling ``packets`` counts the buffers submitted to its queues, ``busy_pct`` is the
+    GPU's own figure and ``idle_while_waiting_ns`` (nothing to run on its hardware queue while the
+    OS held work for it, docs/scheduling.md) is None."""
 
     node: int
     name: str
@@ -138,14 +139,21 @@ class NodeSummary:
     handoff_min_ns: int | None
     handoff_mean_ns: int | None
     handoff_max_ns: int | None
+    idle_while_waiting_ns: int | None
 
 
 @dataclass(frozen=True)
 class ContextSummary:
     """One GPU context, ``context`` named ``"process/context"``: packets submitted and completed,
-    latency from submitted to completed, GPU time and worst wait (None under hardware
-    scheduling), and how it ended: device in error, ``api_error`` (the NTSTATUS name of the API
-    call that failed and stopped its application, ``""`` when none did), destroyed."""
+    latency from submitted to completed, GPU time and worst wait, and how it ended: device in
+    error, ``api_error`` (the NTSTATUS name of the API call that failed and stopped its
+    application, ``""`` when none did), destroyed. The research figures (docs/scheduling.md,
+    "Scheduling quality in the summary"): its ``weight`` hint; ``share`` of its node's GPU time
+    against ``share_target``, the share its weight asks for among the contexts that contended,
+    and ``share_error``, the difference; its ``jobs`` judged against their deadlines,
+    ``deadline_misses`` and tardiness (None without a deadline); ``preemptions`` of its running
+    packets and ``preemption_cost_ns``, what they cost by the GPU's own account. Every figure but
+    ``weight`` after ``latency_max_ns`` is None under hardware scheduling."""
 
     context: str
     node: str
@@ -165,6 +173,17 @@ class ContextSummary:
     latency_max_ns: int | None
     gpu_ns: int | None
     worst_wait_ns: int | None
+    weight: float
+    share: float | None
+    share_target: float | None
+    share_error: float | None
+    deadline_misses: int | None
+    jobs: int | None
+    tardiness_p50_ns: int | None
+    tardiness_p99_ns: int | None
+    tardiness_max_ns: int | None
+    preemptions: int | None
+    preemption_cost_ns: int | None
 
 
 @dataclass(frozen=True)
@@ -301,6 +320,7 @@ class Summary:
     displays: tuple[DisplaySummary, ...]
     memory: MemorySummary
     scheduling: str
+    policy: str
     cpu: CpuSummary
     gpu_va: bool
     wddm2: dict | None

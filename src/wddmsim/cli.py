@@ -99,7 +99,7 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
                 check_writable(path)
         collected = ListSink()
         sink = collected if sink is None else TeeSink(sink, collected)
-    con = con or console()
+    con = con or console(wide)
     try:
         system = build_system(scenario, seed=seed, trace=sink, verifier=verifier, driver=driver)
         if events:
@@ -405,7 +405,7 @@ def demo_cmd(events, wide) -> None:
     """Run the built-in scenario: a game, a compute job, a copy stream and a bursty client at once."""
     from .demo import run_demo
 
-    raise SystemExit(run_demo(console(), events, wide=wide))
+    raise SystemExit(run_demo(console(wide), events, wide=wide))
 
 
 # ---------------------------------------------------------------------------------------- rules

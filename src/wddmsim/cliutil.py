@@ -80,11 +80,12 @@ class WddmsimGroup(click.Group):
             raise SystemExit(130) from None
 
 
-def console() -> Console:
-    """Rich console; when stdout is not a terminal, wide enough that no member name is cut."""
+def console(wide: bool = False) -> Console:
+    """Rich console; when stdout is not a terminal, wide enough that no member name is cut (and,
+    ``wide``, that no column of the summary's ``--wide`` tables is squeezed)."""
     con = Console(highlight=False)
     if not con.is_terminal:
-        con = Console(highlight=False, width=200)
+        con = Console(highlight=False, width=400 if wide else 200)
     return con
 
 

@@ -6,9 +6,11 @@ column and cell text is decided there, once. :func:`print_summary` draws them on
 report), so the terminal and the report show the same figures in the same words.
 
 Default tables fit :data:`WIDTH` columns; the columns marked ``wide`` appear with ``--wide`` and in
-Markdown (the JSON has every figure anyway). Times carry their unit and four significant digits,
+Markdown (the JSON has every figure anyway). The deadline columns (jobs, misses, tardiness) are
+there only when some context has a deadline. Times carry their unit and four significant digits,
 the precision of the summary's percentiles (``2.925 ms``, ``757.8 µs``, ``2.004 s``); busy
-fractions are percentages with one decimal.
+fractions and shares are percentages with one decimal (a share's error in signed percentage
+points).
 """
 
 from __future__ import annotations
@@ -54,6 +56,20 @@ def pct_text(value) -> str:
 
 def _count(value) -> str:
     return "-" if value is None else str(value)
+
+
+def _fraction(value) -> str:
+    """A fraction (a share) as a percentage with one decimal; ``-`` for None."""
+    return "-" if value is None else f"{100 * value:.1f} %"
+
+
+def _signed(value) -> str:
+    """A difference of fractions in signed percentage points; ``-`` for None."""
+    return "-" if value is None else f"{100 * value:+.1f} pt"
+
+
+def _number(value) -> str:
+    return "-" if value is None else f"{value:g}"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -142,9 +158,10 @@ def _header(s: dict, hardware: bool) -> Lines:
     where = "to hardware queues" if hardware else "to the driver"
     last = "" if not s["packets_completed"] else f", the last at {time_text(s['makespan_ns'])}"
     again = f" ({s['resubmissions']} of them again after a preemption or reset)" if s.get("resubmissions") else ""
+    policy = "" if hardware or not s.get("policy") else f"  policy {s['policy']}"
     return Lines(None, [
         f"{s['scenario']}  seed {s['seed']}  virtual time {time_text(s['virtual_time_ns'])}  "
-        f"{s['scheduling']} scheduling",
+        f"{s['scheduling']} scheduling{policy}",
         f"{what}: {s['packets_submitted']} submitted {where}{again}, {s['packets_completed']} completed{last}",
         f"{plural(s['interrupts'], 'interrupt')}, {plural(s['dpcs'], 'DPC')}, "
         f"{plural(s['events'], 'simulation event')}",
@@ -180,7 +197,9 @@ def _software(s: dict) -> list[Table | Lines]:
         _col("hand-off min", "handoff_min_ns", time_cell, wide=True),
         _col("hand-off mean", "handoff_mean_ns", time_cell, wide=True),
         _col("hand-off max", "handoff_max_ns", time_cell, wide=True),
+        _col("idle while waiting", "idle_while_waiting_ns", time_cell, wide=True),
     ], s["nodes"])
+    deadlines = any(c.get("deadline_misses") is not None for c in s["contexts"])
     contexts = Table("Contexts (latency: submitted to completed)", [
         _text("context", "context"),
         _text("node", "node"),
@@ -189,6 +208,17 @@ def _software(s: dict) -> list[Table | Lines]:
         *_latency(),
         _col("GPU time", "gpu_ns", time_cell, wide=True),
         _col("worst wait", "worst_wait_ns", time_cell, wide=True),
+        _col("weight", "weight", _number, wide=True),
+        _col("share", "share", _fraction, wide=True),
+        _col("share target", "share_target", _fraction, wide=True),
+        _col("share error", "share_error", _signed, wide=True),
+        *([_col("jobs", "jobs", wide=True),
+           _col("deadline misses", "deadline_misses", wide=True),
+           _col("tardiness p50", "tardiness_p50_ns", time_cell, wide=True),
+           _col("tardiness p99", "tardiness_p99_ns", time_cell, wide=True),
+           _col("tardiness max", "tardiness_max_ns", time_cell, wide=True)] if deadlines else []),
+        _col("preemptions", "preemptions", wide=True),
+        _col("preemption cost", "preemption_cost_ns", time_cell, wide=True),
         _col("preempted", "preempted", wide=True),
         _col("aborted", "aborted", wide=True),
         _col("cancelled", "cancelled", wide=True),

@@ -176,6 +176,9 @@ class System:
                 self.adapter.vidsch.first_fence(i, n.first_fence_id)
         # The verifier's ground truth (dxgkrnl/groundtruth.py): what the GPU really fetched and ran.
         self.gpu.bus = self.adapter.vidsch.truth
+        # The GPU's own account of what preemption stops cost its engines, for the summary's
+        # per-context preemption_cost_ns (Windows cannot see it).
+        self.adapter.vidsch.preemptor.gpu_account = self._preemption_cost(self.gpu.engines)
         if self.gpu.bus is not None:
             self.gpu.bus.engines = self.gpu.engines
         self.kmt = D3DKMT(self.adapter)
@@ -295,6 +298,21 @@ class System:
             comp = Compositor(self.runtime, ctx, spec, spec.address)
             self.runtime.compositors[spec.vidpn_source] = comp
             self.sim.process(_until_removed(self.sim, ctx, comp.run()))
+
+    @staticmethod
+    def _preemption_cost(engines):
+        """``account(node)``: the engine time node ``node``'s engine has spent on preemption stops
+        since the last call (:attr:`wddmsim.gpu.engine.Engine.preempt_cost_ns`)."""
+        marks = [0] * len(engines)
+
+        def account(node: int) -> int:
+            if node >= len(engines):
+                return 0
+            total = engines[node].preempt_cost_ns
+            d, marks[node] = total - marks[node], total
+            return d
+
+        return account
 
     def _set_budget(self, arg) -> None:
         proc, size = arg
@@ -604,8 +622,10 @@ class System:
                 "preempt_latency_max_ns": node_queue.preemption.latencies.max,
                 "handoffs": node_queue.handoffs.count, "handoff_min_ns": node_queue.handoffs.min,
                 "handoff_mean_ns": _mean(node_queue.handoffs), "handoff_max_ns": node_queue.handoffs.max,
+                "idle_while_waiting_ns": vs.idle_waiting(node_queue),
             })
         contexts = []
+        research = self._research(elapsed)
         for ctx in self.contexts:
             lat = ctx.latencies
             contexts.append({
@@ -617,6 +637,7 @@ class System:
                 "latency_p99_ns": lat.percentile(99), "latency_max_ns": lat.max,
                 "gpu_ns": None if ctx.hw else ctx.gpu_ns,
                 "worst_wait_ns": None if ctx.hw else vs.worst_wait(ctx),
+                **research[ctx],
             })
         submitted, retired, makespan = vs.packets_submitted, vs.packets_retired, vs.last_retired_ns
         wddm2 = self.adapter.wddm2
@@ -628,6 +649,7 @@ class System:
             for n in nodes:
                 n["busy_pct"] = n["gpu_busy_pct"]
                 n["packets"] = sum(q.submitted for q in wddm2.hw_scheduling.nodes[n["node"]].queues)
+                n["idle_while_waiting_ns"] = None
         out = {
             "scenario": self.scenario.name, "seed": self.seed, "virtual_time_ns": elapsed,
             "events": sim.events_run,
@@ -644,6 +666,7 @@ class System:
             "displays": vs.presents.summary(elapsed),
             "memory": vs.vidmm.summary(),
             "scheduling": self.scenario.adapter.scheduling,
+            "policy": self.scenario.scheduler.policy,
             "cpu": self._cpu_cost(),
             "gpu_va": bool(self.adapter.gpu_va),
             "wddm2": self._wddm2_summary(),
@@ -658,6 +681,60 @@ class System:
                                "p4": bc.p4, "rule": crash.rule, "message": crash.message}
         return out
 
+
+    def _research(self, elapsed: int) -> dict:
+        """Per context, the summary's research figures (docs/scheduling.md, "Scheduling quality in
+        the summary"): its weight, its share of its node's GPU time against the share its weight
+        asks for, its jobs against their deadlines (:mod:`wddmsim.dxgkrnl.deadlines`) and the
+        preemptions of its running packets with their cost by the GPU's own account. Measures are
+        None under hardware scheduling (the GPU decides), as ``gpu_ns`` is."""
+        vs = self.adapter.vidsch
+        mine = [c for c in self.contexts if not c.system]
+        node_ns: dict = {}
+        weights: dict = {}
+        for c in mine:
+            node_ns[c.node] = node_ns.get(c.node, 0) + c.gpu_ns
+            if c.contended:
+                weights[c.node] = weights.get(c.node, 0) + c.hints.weight
+        # Jobs whose packets the ISR completed and the DPC has not retired yet: finished at ``done``.
+        done: dict = {}
+        for node_queue in vs.nodes:
+            # (A bug check may stop the model between the ISR's count and its queue's update.)
+            for i in range(min(node_queue.stopped, len(node_queue.hw))):
+                p = node_queue.hw[i]
+                if p.job is not None:
+                    n, last = done.get(p.job, (0, -1))
+                    done[p.job] = (n + 1, max(last, p.done))
+        out = {}
+        for ctx in self.contexts:
+            row = out[ctx] = {"weight": ctx.hints.weight}
+            if ctx.hw:
+                row.update(dict.fromkeys(("share", "share_target", "share_error", "deadline_misses", "jobs",
+                                          "tardiness_p50_ns", "tardiness_p99_ns", "tardiness_max_ns",
+                                          "preemptions", "preemption_cost_ns")))
+                continue
+            total = node_ns.get(ctx.node, 0)
+            share = ctx.gpu_ns / total if total and not ctx.system else None
+            target = ctx.hints.weight / weights[ctx.node] if ctx.contended and weights.get(ctx.node) else None
+            row["share"] = None if share is None else round(share, 6)
+            row["share_target"] = None if target is None else round(target, 6)
+            row["share_error"] = None if share is None or target is None else round(share - target, 6)
+            if ctx.jobs is None and ctx.hints.relative_deadline is None:
+                misses = jobs = None
+                tardiness = None
+            elif ctx.jobs is None:
+                misses, jobs, tardiness = 0, 0, None
+            else:
+                misses, tardiness = ctx.jobs.figures(elapsed, done)
+                jobs = tardiness.count
+            row["deadline_misses"] = misses
+            row["jobs"] = jobs
+            row["tardiness_p50_ns"] = tardiness.percentile(50) if tardiness is not None else None
+            row["tardiness_p99_ns"] = tardiness.percentile(99) if tardiness is not None else None
+            row["tardiness_max_ns"] = tardiness.max if tardiness is not None else None
+            row["preemptions"] = ctx.preemptions
+            row["preemption_cost_ns"] = ctx.preemption_cost
+        return out
 
     def _fairness(self) -> list[dict]:
         """Jain's fairness index of GPU time, per node and effective priority, over the contexts of

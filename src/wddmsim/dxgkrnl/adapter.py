@@ -837,6 +837,8 @@ class Adapter:
         (``reached_hardware``) is not; then it goes."""
         ctx = p.context
         ctx.cancelled += 1
+        if p.job is not None:
+            ctx.jobs.dropped(p)  # its job never finishes: not judged (dxgkrnl/deadlines.py)
         if p.pinned:
             self.vidsch.vidmm.dropped(p)
         if p.present_t >= 0:
@@ -870,6 +872,7 @@ class Adapter:
         if ctx.ready:
             ctx.ready = False
             self.vidsch.policy.idle(ctx)
+            self.vidsch.idle_check(self.vidsch.nodes[ctx.node])
         for _target, event in ctx.waiters:
             event.succeed(ctx.completed)
         ctx.waiters = []

@@ -87,6 +87,10 @@ class Preemptor:
         cls = layout.ctype(RECORDS["DXGKARG_PREEMPTCOMMAND"], adapter.arch, adapter.version)
         for node_queue in vidsch.nodes:
             node_queue.preemption = NodePreemption(cls(), node_queue.submit_address + 0x800)
+        #: the GPU's own account, which Windows cannot see (set by whoever builds the GPU,
+        #: wddmsim.system): ``gpu_account(node)`` is the engine time the node's engine has spent on
+        #: preemption stops since the last call (:attr:`wddmsim.gpu.engine.Engine.preempt_cost_ns`)
+        self.gpu_account = None
 
     # -- deciding -------------------------------------------------------------------------------------
     def started(self, node_queue, packet) -> None:
@@ -265,9 +269,14 @@ class Preemptor:
         while len(hw) > node_queue.stopped:
             taken.append(hw.pop())
         taken.reverse()
+        cost = self.gpu_account(ordinal) if self.gpu_account is not None else 0
         if taken:
             vs.charge(node_queue, taken[0], now)
             vs.stopped_running(node_queue, taken[0].context, now)
+            # The summary's per-context preemptions: the packet that was running was taken back;
+            # the stop's cost on the engine is its context's.
+            taken[0].context.preemptions += 1
+            taken[0].context.preemption_cost += cost
         tr = vs.trace
         observer = vs._observer
         for p in taken:

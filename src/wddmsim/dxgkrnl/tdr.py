@@ -633,6 +633,8 @@ class Tdr:
         """A packet that will never complete: its buffers go, waiters are woken by the device error."""
         ctx = p.context
         ctx.aborted += 1
+        if p.job is not None:
+            ctx.jobs.dropped(p)  # its job never finishes: not judged (dxgkrnl/deadlines.py)
         self.vs.off_hardware(p)
         if p.present_t >= 0:
             self.vs.presents.forget(p)
@@ -661,6 +663,7 @@ class Tdr:
         st = node_queue.preemption
         st.preempted.extend(taken)
         st.answered = True
+        self.vs.idle_check(node_queue)
 
     def _clear_preemption(self, node_queue) -> None:
         st = node_queue.preemption

@@ -49,6 +49,7 @@ from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..sim import DISPATCH, PASSIVE
 from .crash import BugCheckStop, CrashRecord
+from .deadlines import ContextJobs
 from .groundtruth import GroundTruth
 from .preemption import Preemptor
 from .present import FLIP_FLAGS, PRESENT_FLAGS, Presents
@@ -87,7 +88,7 @@ class NodeQueue:
         "last_completed", "worker_busy", "dispatch_timer", "submit_args", "patch_args", "facts",
         "notify_facts", "packets", "busy_ns", "busy_since", "engine_type", "submit_address",
         "max_depth_seen", "submit_fill", "submit_long", "preemption", "tdr", "virtual_args",
-        "last_stop", "last_stop_ctx", "handoffs", "submitting",
+        "last_stop", "last_stop_ctx", "handoffs", "submitting", "idle_waiting_ns", "idle_since",
     )
 
     def __init__(self, ordinal: int, name: str, depth: int):
@@ -120,6 +121,10 @@ class NodeQueue:
         self.last_stop_ctx = None
         self.handoffs = LatencyStats()  # a context stops, a waiting other one starts: the gap
         self.submitting = None  # the packet the worker is patching and submitting (out of every queue)
+        # Nothing to run on the hardware queue while the OS holds work for the node (a ready context,
+        # or a packet being submitted): the time so far, and since when now (-1: not so now).
+        self.idle_waiting_ns = 0
+        self.idle_since = -1
 
 
 class VidSch:
@@ -201,6 +206,12 @@ class VidSch:
         now = self.sim.now
         packet.queued = now
         packet.release = ctx.job_release if ctx.job_release >= 0 else now
+        own = ctx.job_release < 0  # each packet is a job of its own
+        relative = ctx.hints.relative_deadline if own else ctx.job_deadline
+        if ctx.jobs is None and relative is not None:
+            ctx.jobs = ContextJobs()
+        if ctx.jobs is not None:
+            ctx.jobs.queued(packet, own, relative)
         ctx.queue.append(packet)
         tr = self.trace
         if tr is not None:
@@ -219,6 +230,7 @@ class VidSch:
             self.policy.ready(ctx, now)
             node_queue = self.nodes[ctx.node]
             self._waiting(node_queue, ctx, now)
+            self.idle_check(node_queue)
             self._wake_worker(node_queue)
             if self.preemptor.enabled:
                 self.preemptor.consider(node_queue)
@@ -251,6 +263,7 @@ class VidSch:
         while len(node_queue.hw) < node_queue.depth and not node_queue.preemption.fence:
             ctx = policy.pick(node_queue.ordinal, sim.now)
             if ctx is None:
+                self.idle_check(node_queue)
                 return
             head = ctx.queue[0]
             if ctx.gates is not None and not self._gates_open(ctx, head):
@@ -290,10 +303,29 @@ class VidSch:
                 node_queue.worker_busy = True
                 node_queue.submitting = packet
                 sim.after(cost, self._submit_later, packet, PASSIVE)
+                self.idle_check(node_queue)
                 return
             self._submit(node_queue, packet)
 
     # -- waits, GPU time and hand-offs (the summary's scheduling figures) ------------------------
+    def idle_check(self, node_queue: NodeQueue) -> None:
+        """Called where ``node_queue``'s state may have changed: its hardware queue holds nothing to
+        run (nothing at the bottom) while the OS holds work for it (the policy has a ready context
+        there, or the worker is submitting a packet), or not; the summary's
+        ``idle_while_waiting_ns`` adds up the stretches of the first."""
+        if len(node_queue.hw) == node_queue.stopped and (
+                node_queue.submitting is not None or self.policy.has_ready(node_queue.ordinal)):
+            if node_queue.idle_since < 0:
+                node_queue.idle_since = self.sim.now
+        elif node_queue.idle_since >= 0:
+            node_queue.idle_waiting_ns += self.sim.now - node_queue.idle_since
+            node_queue.idle_since = -1
+
+    def idle_waiting(self, node_queue: NodeQueue) -> int:
+        """``node_queue``'s idle time while the OS held work for it, the stretch going on included."""
+        since = node_queue.idle_since
+        return node_queue.idle_waiting_ns + (self.sim.now - since if since >= 0 else 0)
+
     def _waiting(self, node_queue: NodeQueue, ctx, now: int) -> None:
         """``ctx`` has work it could run: unless it runs now, its wait starts."""
         if ctx.wait_since < 0 and not (node_queue.stopped < len(node_queue.hw) and node_queue.hw[node_queue.stopped].context is ctx):
@@ -475,6 +507,7 @@ class VidSch:
             self._start(node_queue, packet)
         elif self.preemptor.enabled and packet.context is not hw[node_queue.stopped].context:
             self.preemptor.consider(node_queue)  # it waits behind another context's packet
+        self.idle_check(node_queue)
 
     def _empty_private_read(self, addr: int, size: int) -> None:
         """Rule 21: the driver read the private data of a submission that has none (its
@@ -698,6 +731,8 @@ class VidSch:
                 ran.wait_since = now  # it has more work, and another context (or no one) runs
             if i < n:
                 self._start(node_queue, hw[i])
+            else:
+                self.idle_check(node_queue)
 
     def charge(self, node_queue: NodeQueue, bottom, now: int) -> None:
         """The node was busy, as the OS sees it, from ``busy_since`` (the DmaPacketStart of
@@ -727,11 +762,15 @@ class VidSch:
             ctx.ready = True
             self.policy.ready(ctx, self.sim.now)
             self._waiting(self.nodes[ctx.node], ctx, self.sim.now)
+            self.idle_check(self.nodes[ctx.node])
             self._wake_worker(self.nodes[ctx.node], delay)
 
     def dma_preempted(self, data) -> None:
         """``DXGK_INTERRUPT_DMA_PREEMPTED`` (see :mod:`wddmsim.dxgkrnl.preemption`)."""
         self.preemptor.dma_preempted(data)
+        ordinal = data.DmaPreempted.NodeOrdinal
+        if 0 <= ordinal < len(self.nodes):
+            self.idle_check(self.nodes[ordinal])
 
     # -- 5. retirement in the DPC ----------------------------------------------------------------
     def retire(self) -> None:
@@ -744,6 +783,8 @@ class VidSch:
         has_ready = self.policy.has_ready
         for node_queue in self.nodes:
             requeued = node_queue.preemption.answered and self.preemptor.requeue(node_queue)
+            if requeued:
+                self.idle_check(node_queue)
             if not node_queue.stopped:
                 if requeued and has_ready(node_queue.ordinal):
                     self._wake_worker(node_queue, wake_delay)
@@ -758,6 +799,8 @@ class VidSch:
                 ctx.completed += 1
                 ctx.gpu_packets += 1
                 ctx.latencies.add(now - p.queued)
+                if p.job is not None:
+                    ctx.jobs.completed(p)
                 self.packets_retired += 1
                 free_packet(p)
                 if p.allocations:

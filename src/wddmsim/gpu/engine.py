@@ -28,7 +28,14 @@ stops before its next command. ``interval``: a WORK command stops at the next mu
 ``preempt_interval`` ns of its own work. ``instruction``: a WORK command stops where it is (the
 finest, D3DKMDT ``SHADER_BOUNDARY``). ``none``: everything on the ring runs first. A stop inside a
 buffer first spends ``preempt_save`` ns saving its state (busy time; the cause is raised after it),
-so the preemption latency is the way to the stop point plus that save. What was left
+so the preemption latency is the way to the stop point plus that save. The engine's own account
+of what its preemption stops cost it, :attr:`Engine.preempt_cost_ns`, adds up those saves and the
+work a stop discards and runs again: a stop placed before a command the engine has already
+decoded (a WORK run ahead but not begun, a stalled WAIT) decodes it again after the resume, one
+``command_cost``. Nothing else is lost: every granularity keeps the progress made up to the stop
+point, and the engine restores for free (the driver's resubmission is ordinary ring work; under a
+hardware scheduler the ring packets fetched past the stop point are fetched again, not counted
+there). What was left
 of an interrupted buffer is in :attr:`Engine.preempt_state` (buffer address, offset of the next
 command, buffer end, ns of WORK still owed; the address is None when the engine stopped in a WORK on
 the ring itself) for the driver to resume from; the ring is stopped (``stopped``, the status
@@ -112,7 +119,7 @@ class Engine:
         "_preempt", "_ahead", "_buf_addr", "_timer", "_boundary", "_preempt_bit", "_hang_buffers",
         "_hung_since", "resets", "_fault_buffers", "fault_address", "fault_fatal", "fault_latch",
         "listener", "stopped",
-        "address_space", "_vdepth", "fault_level", "fault_write", "fault_root",
+        "address_space", "_vdepth", "fault_level", "fault_write", "fault_root", "preempt_cost_ns",
     )
 
     def __init__(self, gpu, index: int, name: str, kind: str, command_cost: int = 100, bandwidth: float = 16.0,
@@ -157,6 +164,9 @@ class Engine:
         self.preempt_save = preempt_save  # ns to save the state of a buffer stopped mid-way
         self.preempt_state: tuple[int, int, int, int] | None = None
         self.preemptions = 0  # preemption requests answered
+        #: busy ns its preemption stops cost it: state saves, plus decodes redone after a resume
+        #: (see the module doc); the GPU's own account, which no driver or OS reads
+        self.preempt_cost_ns = 0
         self._preempt = False  # a preemption request is pending
         self._ahead: list = []  # WORK run ahead of now: (start, end, buf addr, pc before, pc after, buf end,
         #                         ring rptr after the packet that holds or called it)
@@ -740,6 +750,7 @@ class Engine:
             saved = None
             if self._buf is not None and not self._stack:
                 saved = (self._buf_addr, self._pc - self._pending.length, self._end, 0)
+                self.preempt_cost_ns += self._redecode()  # the resume starts at the WAIT again
             self._stop_saving(now, saved)
             return
         if self.granularity not in MID_BUFFER or self._stack:
@@ -750,6 +761,8 @@ class Engine:
                 continue
             if start >= now:
                 stop, saved = start, (addr, before, buf_end, end - start if before == after else 0)
+                if before != after:
+                    self.preempt_cost_ns += self._redecode()  # decoded, not begun: decoded again
             elif self.granularity == "primitive":
                 stop, saved = end, (addr, after, buf_end, 0)
             elif self.granularity == "instruction":
@@ -781,7 +794,12 @@ class Engine:
         if saved is not None and self.preempt_save:
             t += self.preempt_save
             self.busy_ns += self.preempt_save
+            self.preempt_cost_ns += self.preempt_save
         self._stop(t, saved)
+
+    def _redecode(self) -> int:
+        """What decoding a command again after a resume costs (nothing in stepped mode)."""
+        return 0 if self.mode == "stepped" else self.command_cost
 
     def _stop_at(self, arg) -> None:
         stop, saved = arg

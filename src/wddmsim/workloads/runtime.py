@@ -115,13 +115,16 @@ class Runtime:
 
     def release(self, ctx) -> None:
         """A job of ``ctx`` (a frame) begins now: its packets' deadlines count from here
-        (:mod:`wddmsim.dxgkrnl.hints`), wherever its work was moved."""
+        (:mod:`wddmsim.dxgkrnl.hints`), wherever its work was moved. The job keeps the relative
+        deadline in force now (:mod:`wddmsim.dxgkrnl.deadlines`)."""
         now = self.sim.now
         ctx.job_release = now
+        ctx.job_deadline = ctx.hints.relative_deadline
         st = self.moves.get(ctx) if self.moves else None
         if st is not None:
             for other in st.by_node.values():
                 other.job_release = now
+                other.job_deadline = other.hints.relative_deadline
 
     def _route(self, ctx):
         """Generator: the context a submission of ``ctx``'s work goes to now, after the previous
