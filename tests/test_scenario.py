@@ -474,7 +474,7 @@ workload = { kind = "script", packets = [{ at = 0, work = 1, when = 2 }], fps = 
         "s.toml: adapter.nodes[0].queue: unknown field",
         "s.toml: adapter.segments[0].visible: unknown field",
         "s.toml: adapter.nodez: unknown field",
-        "s.toml: scheduler: policy priority_quantum has no setting timeslice; its settings are quantum, starvation",
+        "s.toml: scheduler.timeslice: unknown field",
         "s.toml: process[0].context[0].workload.packets[0].when: unknown field",
         "s.toml: process[0].context[0].workload.fps: unknown field",
         "s.toml: process[0].context[0].engine: unknown field",

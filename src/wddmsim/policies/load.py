@@ -112,14 +112,32 @@ def make_policy(name: str, settings: dict | None = None):
     return PolicyHost(cls, _settings(model, table, name), label)
 
 
-def settings_problems(name: str, settings: dict) -> list[tuple[str, str]]:
-    """What is wrong with ``settings`` for the shipped policy ``name``, as ``(field, reason)``
-    pairs (a scenario is checked with this before any run). A researcher's class is loaded only
-    when the run is built, so its settings are checked then: here it gives no problem."""
+def unknown_settings(name: str, settings: dict) -> list[tuple[str, str]]:
+    """The keys of ``settings`` that the shipped policy ``name`` does not take, each with the reason
+    to give (``unknown field``, and for a research policy what it does take). Empty for a
+    researcher's class, which is loaded only when the run is built."""
     if check_policy_name(name) or is_class_spec(name):
         return []
+    module, cls_name, _ = SHIPPED[name]
+    if module == "builtin":
+        known = ["quantum"] + (["starvation"] if cls_name == "PriorityQuantum" else [])
+        return [(k, "unknown field") for k in settings if k not in known]
+    model = getattr(policy_class(name), "Settings", None)
+    known = list(getattr(model, "model_fields", {}))
+    takes = f"its settings are {', '.join(known)}" if known else "it takes no settings"
+    return [(k, f"unknown field (policy {name}: {takes})") for k in settings if k not in known and k != "quantum"]
+
+
+def settings_problems(name: str, settings: dict) -> list[tuple[str, str]]:
+    """What is wrong with ``settings`` for the shipped policy ``name``, as ``(field, reason)``
+    pairs (a scenario is checked with this before any run), the keys it does not take aside
+    (:func:`unknown_settings`). A researcher's class is loaded only when the run is built, so its
+    settings are checked then: here it gives no problem."""
+    if check_policy_name(name) or is_class_spec(name):
+        return []
+    unknown = {k for k, _ in unknown_settings(name, settings)}
     try:
-        make_policy(name, settings)
+        make_policy(name, {k: v for k, v in settings.items() if k not in unknown})
     except PolicyLoadError as e:
         return e.problems
     return []
@@ -131,4 +149,4 @@ def policy_label(name: str) -> str:
     return name.rpartition(":")[2] if is_class_spec(name) else name
 
 
-__all__ = ["PolicyLoadError", "make_policy", "policy_class", "policy_label", "settings_problems"]
+__all__ = ["PolicyLoadError", "make_policy", "policy_class", "policy_label", "settings_problems", "unknown_settings"]

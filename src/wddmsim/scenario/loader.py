@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from .overrides import Override, OverrideError, apply_overrides
 from .bounds import OUT_OF_RANGE
-from .schema import CONFLICT_ERROR, WORKLOAD_KINDS, Location, Scenario, field_path
+from .schema import CONFLICT_ERROR, UNKNOWN_SETTING, WORKLOAD_KINDS, Location, Scenario, field_path
 
 __all__ = ["ScenarioError", "load_scenario", "parse_scenario", "read_scenario_data", "resolve_driver_path",
            "scenario_from_dict"]
@@ -185,7 +185,7 @@ def _override_problems(exc: ValidationError, source: str, overrides: Sequence[Ov
             line = f"{where_text}: {path}: {reason}" if path else f"{where_text}: {reason}"
         if line not in lines:
             lines.append(line)
-            if owner is not None and kind == "extra_forbidden":
+            if owner is not None and kind in ("extra_forbidden", UNKNOWN_SETTING):
                 unknown.append(line)
     return lines, unknown
 
@@ -294,6 +294,8 @@ def _explain(error: Any) -> list[tuple[Location, str]]:
         return [(loc, "required field missing")]
     if kind == "extra_forbidden":
         return [(loc, "unknown field")]
+    if kind == UNKNOWN_SETTING:
+        return [(loc + (key,), reason) for key, reason in ctx["problems"]]
     if kind == "union_tag_not_found":
         return [(loc + ("kind",), f"required field missing; the workload kinds are {_kinds()}")]
     if kind == "union_tag_invalid":

@@ -382,6 +382,11 @@ class AdapterTable(ScenarioModel):
         raise KeyError(name)
 
 
+#: The error kind of a ``[scheduler]`` key the named policy does not take: located at the key, and
+#: counted as an unknown field (scenario/loader.py).
+UNKNOWN_SETTING = "unknown_setting"
+
+
 class Scheduler(ScenarioModel):
     """The OS GPU scheduler's policy for choosing among contexts that have work on a node:
     ``policy`` names a shipped policy (``wddmsim policies`` lists them) or a researcher's class
@@ -405,8 +410,13 @@ class Scheduler(ScenarioModel):
 
     @model_validator(mode="after")
     def _shipped_settings(self) -> Scheduler:
-        from ..policies.load import settings_problems
+        from ..policies.load import settings_problems, unknown_settings
 
+        unknown = unknown_settings(self.policy, self.model_extra or {})
+        if unknown:
+            # Located at the key, and told apart from a bad value as a mistyped field is
+            # (``--set scheduler.quantun=1ms`` names a path the scenario does not have).
+            raise PydanticCustomError(UNKNOWN_SETTING, "{reason}", {"problems": unknown})
         problems = settings_problems(self.policy, self.settings)
         if problems:
             raise ValueError("; ".join(why if field.removeprefix("scheduler.") in why
