@@ -38,6 +38,8 @@ _DDIS = ("DxgkDdiRender", "DxgkDdiPresent", "DxgkDdiPatch", "DxgkDdiSubmitComman
 _OTHER_ENGINES = ("compute", "copy", "video_decode", "video_encode", "video_processing", "other")
 _PREEMPTION = ("none", "dma_buffer", "primitive", "interval", "instruction")
 _CLASSES = ("idle", "below_normal", "normal", "above_normal", "high", "realtime")
+#: The research policies a fuzzed scenario may run under the software scheduler (wddmsim.policies).
+RESEARCH_POLICIES = ("fifo", "round_robin", "priority", "fair", "edf", "llf", "partition", "mlfq")
 _SOFTWARE_VERSIONS = ("vista", "win7", "win8", "wddm2_0", "wddm2_4", "wddm2_7")
 _VA_VERSIONS = ("wddm2_0", "wddm2_1", "wddm2_4", "wddm2_7", "wddm3_0")
 _HW_VERSIONS = ("wddm2_5", "wddm2_7", "wddm2_9", "wddm3_1")
@@ -195,6 +197,10 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
         driver["ring_size"] = "4KiB"
     data["driver"] = driver
     data["scheduler"] = {"policy": rng.choice(["strict_priority", "priority_quantum"]), "quantum": _us(rng, 200, 4000)}
+    if not hardware and rng.random() < 0.4:
+        # A research policy (wddmsim.policies) instead of the OS's own: the host's checks and the
+        # ledger hold the policy to the contract, so a shipped policy that breaks it is found here.
+        data["scheduler"]["policy"] = rng.choice(RESEARCH_POLICIES)
     data["tdr"] = {"level": rng.choice([0, 1, 3, 3]), "delay": _us(rng, 500, 20000), "watchdog": _us(rng, 500, 20000),
                    "limit_count": rng.randint(0, 5), "limit_time": _us(rng, 1000, 60000)}
     # processes
@@ -304,6 +310,13 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
     if not hardware and rng.random() < 0.2:
         calls.append({"api": "SetProcessSchedulingPriorityClass", "at": _ms(rng.randint(0, duration)),
                       "process": rng.choice(processes)["name"], "priority_class": rng.choice(_CLASSES)})
+    if not hardware and rng.random() < 0.2:
+        process, context = rng.choice(contexts)
+        hints = {"weight": rng.choice([0.5, 1, 3]), "period": _us(rng, 1000, 20000), "deadline": _us(rng, 1000, 20000),
+                 "utilization": rng.choice([0.2, 0.5, 1.0])}
+        keep = rng.sample(sorted(hints), rng.randint(1, 4))
+        calls.append({"api": "SetSchedulingHints", "at": _ms(rng.randint(0, duration)), "process": process,
+                      "context": context, **{k: hints[k] for k in keep}})
     if rng.random() < 0.07:
         # A GPU in stepped mode: its engines run only what StepEngine calls let through (under
         # hardware scheduling, the context the GPU's scheduler has loaded; tests/test_stepped_hardware.py).
