@@ -170,3 +170,11 @@ def test_sweep_report_needs_the_policy_swept_and_refuses_before_running(tmp_path
     assert r.stderr == (f"wddmsim: error: --report {tmp_path / 'cmp'}: compares scheduler policies; sweep them "
                         f"with --set scheduler.policy=A,B,...\n")
     assert r.stdout == "" and not (tmp_path / "cmp").exists()
+
+
+def test_rows_that_carry_their_histograms_give_the_exact_distribution():
+    from wddmsim.report_plots import latency_cdf
+
+    rows = [{"scheduler.policy": "edf", "seed": 1, "error": None, "_latency": [[[1000, 1], [2000, 1]], [[3000, 2]]]},
+            {"scheduler.policy": "edf", "seed": 2, "error": None, "_latency": [[], [[2000, 4]]]}]
+    assert latency_cdf(rows) == ([(1000.0, 0.125), (2000.0, 0.75), (3000.0, 1.0)], 8)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from wddmsim.cli import main
-from wddmsim.sweep import (DaskMissing, SweepError, columns, flatten, parse_seeds, parse_setting, rows_to_csv,
+from wddmsim.sweep import (DaskMissing, SweepError, columns, flatten, parse_seeds, parse_setting, public, rows_to_csv,
                            rows_to_dataframe, sweep)
 from wddmsim.sweep.plot import PlotError, axis_unit, plot_metric
 from wddmsim.sweep.progress import SweepProgress
@@ -94,8 +94,15 @@ def test_a_row_is_the_summary_run_json_prints_flattened(serial_rows):
     summary = json.loads(r.stdout)
     flat = flatten(summary)
     row = serial_rows[3]
-    assert {k: v for k, v in row.items() if k not in ("duration", JITTER, "error")} == {
+    assert {k: v for k, v in public(row).items() if k not in ("duration", JITTER, "error")} == {
         k: v for k, v in flat.items() if k != "wall_s"}
+    # Beside its columns a row carries each context's whole latency histogram, which adds up to
+    # the packets it retired and spans its min and max.
+    for i, hist in enumerate(row["_latency"]):
+        assert sum(c for _, c in hist) == row[f"contexts.{i}.completed"]
+        low, high = row[f"contexts.{i}.latency_min_ns"], row[f"contexts.{i}.latency_max_ns"]
+        assert hist[0][0] == low and hist[-1][0] <= high < hist[-1][0] * 1.001  # four significant digits
+    assert "_latency" not in columns([row])
 
 
 def test_flatten_tables_by_key_arrays_by_number():
@@ -186,7 +193,7 @@ def test_the_cli_writes_the_csv_and_prints_json(tmp_path, serial_rows):
     r = runner.invoke(main, ["sweep", GAME, "--set", SETS[0], "--set", SETS[1], "--seeds", SEEDS, "--workers", "1",
                              "-o", str(out), "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout) == serial_rows
+    assert json.loads(r.stdout) == [public(row) for row in serial_rows]
     assert out.read_text() == rows_to_csv(serial_rows)
     read = list(csv.DictReader(io.StringIO(out.read_text())))
     assert [(d["seed"], d["error"], d["contexts.0.latency_max_ns"]) for d in read] == [

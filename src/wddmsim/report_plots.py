@@ -495,18 +495,52 @@ def _cdf_at(knots: list[tuple[float, float]], x: float) -> float:
     return f0 + (f1 - f0) * (x - v0) / (v1 - v0)
 
 
+def exact_latencies(row: Mapping) -> list[tuple[int, list[tuple[float, float]]]] | None:
+    """Each context of a row with packets retired and its whole latency distribution, from the
+    histograms a sweep's run carries (``_latency``, :mod:`wddmsim.sweep.rows`): ``(packets,
+    [(latency ns, fraction of its packets at or below it), ...])`` at every bucket (four
+    significant digits). None for a row without them (rows read back from CSV or JSON)."""
+    hist = row.get("_latency")
+    if not isinstance(hist, list):
+        return None
+    out = []
+    for buckets in hist:
+        n = sum(c for _, c in buckets)
+        if n:
+            seen, knots = 0, []
+            for v, c in buckets:
+                seen += c
+                knots.append((float(v), seen / n))
+            out.append((n, knots))
+    return out
+
+
 def latency_cdf(rows: Sequence[Mapping]) -> tuple[list[tuple[float, float]], int]:
     """The pooled latency distribution of ``rows`` (runs that went to their end) and the packets
     it counts: ``([(latency ns, fraction of the packets at or below it), ...], packets)`` at every
-    latency a context's figures name, ascending; each context's linear rise between its min, p50,
-    p99 and max (:func:`context_latencies`) weighted by its packets completed. ``([], 0)`` when
-    no context retired a packet."""
-    parts = [part for row in rows for part in context_latencies(row)]
-    total = sum(n for n, _ in parts)
+    latency a context's figures name, ascending, each context weighted by its packets. A row that
+    carries its histograms (a sweep's own rows) counts exactly (:func:`exact_latencies`); one
+    that does not (rows read back from a file) is estimated by a linear rise between its min,
+    p50, p99 and max (:func:`context_latencies`). ``([], 0)`` when no context retired a packet."""
+    exact: dict[float, int] = defaultdict(int)  # latency -> packets, over the exact contexts
+    estimated = []
+    for row in rows:
+        hist = row.get("_latency")
+        if isinstance(hist, list):
+            for buckets in hist:
+                for v, c in buckets:
+                    exact[float(v)] += c
+        else:
+            estimated += context_latencies(row)
+    total = sum(exact.values()) + sum(n for n, _ in estimated)
     if not total:
         return [], 0
-    xs = sorted({v for _, knots in parts for v, _ in knots})
-    return [(x, sum(n * _cdf_at(knots, x) for n, knots in parts) / total) for x in xs], total
+    xs = sorted(set(exact) | {v for _, knots in estimated for v, _ in knots})
+    out, below = [], 0
+    for x in xs:
+        below += exact.get(x, 0)
+        out.append((x, (below + sum(n * _cdf_at(knots, x) for n, knots in estimated)) / total))
+    return out, total
 
 
 def deadline_misses(row: Mapping) -> int | None:
@@ -585,7 +619,9 @@ def policy_figure(rows: Sequence[Mapping], setting: str = POLICY) -> Figure:
     else:
         lat_ax.set_xscale("log")
         lat_ax.text(0.5, 0.5, "no run retired a packet", transform=lat_ax.transAxes, ha="center", va="center")
-    lat_ax.set_title("Packet latency, every context (estimated from each run's min, p50, p99 and max)"
+    how = ("each run's whole distribution" if all(isinstance(r.get("_latency"), list) for r in ok_rows)
+           else "estimated from each run's min, p50, p99 and max")
+    lat_ax.set_title(f"Packet latency, every context ({how})"
                      + (f"\nno packet retired: {', '.join(idle)}" if idle and curves else ""), fontsize=9)
     lat_ax.set_ylim(0, 1.02)
     lat_ax.set_xlabel("latency (ms, log scale)")
@@ -614,7 +650,8 @@ def policy_figure(rows: Sequence[Mapping], setting: str = POLICY) -> Figure:
     for i, name in enumerate(names):
         if shown and not per_run[name]:
             miss_ax.text(i, 0, "no deadline", ha="center", va="bottom", fontsize=8, color="grey", rotation=90)
-    miss_ax.set_xticks(range(len(names)), names)
+    slant = sum(len(n) for n in names) > 30  # many or long names would run into each other
+    miss_ax.set_xticks(range(len(names)), names, rotation=40 if slant else 0, ha="right" if slant else "center")
     miss_ax.set_xlim(-0.6, len(names) - 0.4)
     miss_ax.set_xlabel(setting)
     miss_ax.set_ylabel("deadline misses per run")

@@ -67,7 +67,7 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
 
     from .cliutil import ScenarioProblems, UserError, check_directory, show_warnings
     from .cliutil import check_writable as _check_writable
-    from .sweep import DaskMissing, SweepError, sweep, write_csv
+    from .sweep import DaskMissing, SweepError, public, sweep, write_csv
     from .sweep.progress import SweepProgress
 
     if not output and not as_json:
@@ -120,7 +120,7 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
     if output:
         write_csv(rows, output)
     if as_json:
-        click.echo(json.dumps(rows, indent=1))
+        click.echo(json.dumps([public(r) for r in rows], indent=1))
     failed = sum(1 for r in rows if r.get("error"))
     if stop.interrupted:
         done, total = stop.runs

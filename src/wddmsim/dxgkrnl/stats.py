@@ -70,6 +70,22 @@ class LatencyStats:
                 return max(min(b, self.max), self.min)
         return self.max
 
+    def histogram(self) -> list[tuple[int, int]]:
+        """``[(value, count), ...]`` ascending: each bucket's value (its lower edge, four
+        significant digits, never outside the exact minimum and maximum) and how many values it
+        holds; every value added is counted once."""
+        if not self.count:
+            return []
+        lo, hi = self.min, self.max
+        out: list[tuple[int, int]] = []
+        for b in sorted(self._hist):
+            v = max(min(b, hi), lo)
+            if out and out[-1][0] == v:
+                out[-1] = (v, out[-1][1] + self._hist[b])
+            else:
+                out.append((v, self._hist[b]))
+        return out
+
     @property
     def mean(self) -> float | None:
         return self.total / self.count if self.count else None

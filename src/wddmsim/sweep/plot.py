@@ -267,7 +267,10 @@ def metric_figure(rows: Sequence[Mapping], metric: str, drawn: dict) -> Figure:
             ax.set_xticks(xs, [f"{v:g}" for v in xs])
             ax.minorticks_off()
     else:
-        ax.set_xticks(range(len(xs)), [value_label(drawn["x"], v) for v in xs])
+        labels = [value_label(drawn["x"], v) for v in xs]
+        # Many or long names (ten policies) would run into each other: slant them.
+        slant = sum(len(t) for t in labels) > 60
+        ax.set_xticks(range(len(xs)), labels, rotation=30 if slant else 0, ha="right" if slant else "center")
         ax.set_xlim(-0.5, len(xs) - 0.5)
     if all(p[2] >= 0 for pts in lines.values() for p in pts):
         ax.set_ylim(bottom=0, top=max(p[3] for pts in lines.values() for p in pts) * factor * 1.15 or 1)

@@ -13,6 +13,11 @@ number, which is the order the summary lists them in (the scenario's order). The
 standard error); as a guard, a top-level figure named for the wall clock (``wall_s``) is left out,
 so the rows of a sweep are the same byte for byte whatever executor or number of workers ran it.
 
+A row that ran also carries ``_latency``, which is no column (neither the CSV nor ``--json`` has
+it): per context, in the summary's order, its whole latency histogram (``[[latency ns, packets],
+...]``, buckets of four significant digits), from which the policy comparison draws exact
+distributions.
+
 The CSV's columns are the union of every row's keys, in the order they first appear (the rows'
 order is the sweep's); a cell is empty for None or a figure a run does not have, ``true`` or
 ``false`` for a boolean and the shortest exact text for a number.
@@ -25,7 +30,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["WALL_CLOCK", "columns", "flatten", "make_row", "rows_to_csv", "rows_to_dataframe", "write_csv"]
+__all__ = ["WALL_CLOCK", "columns", "flatten", "make_row", "public", "rows_to_csv", "rows_to_dataframe", "write_csv"]
 
 #: Summary figures measured on the wall clock, which differ from one run of the same scenario and
 #: seed to the next: they are not part of a row. Any other top-level key that speaks of the wall
@@ -60,21 +65,33 @@ def make_row(settings: Mapping[str, Any], seed: int | None, summary: Mapping | N
     """One run's row: its settings, ``seed`` (the summary's own when None is given), ``error``,
     then the summary's figures flattened."""
     row = dict(settings)
+    hidden = {}
+    if summary is not None and any(str(k).startswith("_") for k in summary):
+        hidden = {k: v for k, v in summary.items() if str(k).startswith("_")}
+        summary = {k: v for k, v in summary.items() if not str(k).startswith("_")}
     figures = flatten(summary) if summary is not None else {}
     row["seed"] = seed if seed is not None else figures.get("seed")
     row["error"] = error
     for key, value in figures.items():
         if key != "seed" and key not in row:
             row[key] = value
+    row.update(hidden)
     return row
 
 
+def public(row: Mapping) -> dict:
+    """``row`` without what is not a column (``_latency``: the runs' latency histograms)."""
+    return {k: v for k, v in row.items() if not str(k).startswith("_")}
+
+
 def columns(rows: Iterable[Mapping]) -> list[str]:
-    """The union of the rows' keys, in the order they first appear."""
+    """The union of the rows' keys, in the order they first appear (but ``_latency`` and any other
+    key that starts with ``_``, which is not a column)."""
     seen: dict[str, None] = {}
     for row in rows:
         for key in row:
-            seen.setdefault(key, None)
+            if not str(key).startswith("_"):
+                seen.setdefault(key, None)
     return list(seen)
 
 

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import traceback
 
-__all__ = ["run_one"]
+__all__ = ["LATENCY", "run_one"]
+
+#: The key under which a run's summary carries its contexts' latency histograms to the row
+#: (``[[[latency ns, packets], ...] per context]``); :mod:`.rows` keeps it out of the columns.
+LATENCY = "_latency"
 
 
 def _build_problem(scenario, exc: Exception) -> str | None:
@@ -67,6 +71,9 @@ def run_one(scenario, seed: int | None, verifier: str = "strict", max_events: in
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return None, f"{type(exc).__name__}: {exc} (at {where.name}, {where.filename.rsplit('/', 1)[-1]}:{where.lineno})"
     summary = dict(result.summary)
+    # Not a figure of the summary but the runs' whole latency distributions, per context in the
+    # summary's order, for the policy comparison's CDF (rows keep it out of their columns).
+    summary[LATENCY] = [[list(b) for b in ctx.latencies.histogram()] for ctx in system.contexts]
     if result.stopped == "max_events":
         return summary, f"stopped early: --max-events {max_events} ran out at {result.end} ns of virtual time"
     if result.stopped is not None:
