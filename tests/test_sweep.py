@@ -96,8 +96,10 @@ def test_a_row_is_the_summary_run_json_prints_flattened(serial_rows):
     row = serial_rows[3]
     assert {k: v for k, v in public(row).items() if k not in ("duration", JITTER, "error")} == {
         k: v for k, v in flat.items() if k != "wall_s"}
-    # Beside its columns a row carries each context's whole latency histogram, which adds up to
-    # the packets it retired and spans its min and max.
+    # Asked for, a row carries beside its columns each context's whole latency histogram, which
+    # adds up to the packets it retired and spans its min and max.
+    assert "_latency" not in row
+    (row,) = sweep(GAME, {"duration": "20ms", JITTER: 0.25}, [2], workers=1, latency=True)
     for i, hist in enumerate(row["_latency"]):
         assert sum(c for _, c in hist) == row[f"contexts.{i}.completed"]
         low, high = row[f"contexts.{i}.latency_min_ns"], row[f"contexts.{i}.latency_max_ns"]
@@ -193,7 +195,7 @@ def test_the_cli_writes_the_csv_and_prints_json(tmp_path, serial_rows):
     r = runner.invoke(main, ["sweep", GAME, "--set", SETS[0], "--set", SETS[1], "--seeds", SEEDS, "--workers", "1",
                              "-o", str(out), "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout) == [public(row) for row in serial_rows]
+    assert json.loads(r.stdout) == serial_rows
     assert out.read_text() == rows_to_csv(serial_rows)
     read = list(csv.DictReader(io.StringIO(out.read_text())))
     assert [(d["seed"], d["error"], d["contexts.0.latency_max_ns"]) for d in read] == [

@@ -107,7 +107,8 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
         with SweepProgress(Console(stderr=True), label=Path(scenario).stem) as bar:
             # The warnings come before the first run, so before the progress bar shows.
             rows = sweep(scenario, sets, seeds, workers=workers, dask=dask_address, verifier=verifier, progress=bar,
-                         max_events=max_events, stop=stop, on_warning=lambda line: show_warnings([line]))
+                         max_events=max_events, stop=stop, on_warning=lambda line: show_warnings([line]),
+                         latency=report_dir is not None)
     except SweepError as e:
         raise ScenarioProblems(str(e).splitlines()) from None
     except DaskMissing as e:

@@ -77,7 +77,8 @@ def plan(scenario, sets=None, seeds=None, option: str = "--set") -> tuple[list[R
 
 def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds=None, *, workers: int | None = None,
           dask=None, verifier: str = "strict", progress: Callable[[int, int], None] | None = None,
-          max_events: int | None = None, stop=None, on_warning: Callable[[str], None] | None = None) -> list[dict]:
+          max_events: int | None = None, stop=None, on_warning: Callable[[str], None] | None = None,
+          latency: bool = False) -> list[dict]:
     """Run ``scenario`` for every combination of ``sets`` and every seed; one row per run.
 
     ``scenario``: a scenario file's path, a :class:`~wddmsim.scenario.Scenario` or its TOML data as
@@ -94,6 +95,9 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
     sweep early; the rows are then those of the runs that finished (and of the settings the schema
     refused), in the same order, and ``stop.runs`` is set to ``(rows returned, rows of the whole
     sweep)``.
+    ``latency``: each row that ran also carries ``_latency``, its contexts' whole latency
+    histograms (not a column; what the policy comparison draws exact distributions from, kept off
+    by default since a large sweep holds every row in memory).
     ``on_warning(line)`` is called, before anything runs, once for each distinct warning of the
     runs' scenarios (:attr:`Scenario.warnings <wddmsim.scenario.schema.Scenario.warnings>`: a value
     taken otherwise than written).
@@ -116,7 +120,7 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
                     seen.add(line)
                     on_warning(line)
     todo = [r for r in runs if not isinstance(work[r.index], str)]
-    tasks = [(work[r.index], r.seed, verifier, max_events) for r in todo]
+    tasks = [(work[r.index], r.seed, verifier, max_events, latency) for r in todo]
     skipped = len(runs) - len(todo)
     tick = None
     if progress is not None:

@@ -13,7 +13,8 @@ number, which is the order the summary lists them in (the scenario's order). The
 standard error); as a guard, a top-level figure named for the wall clock (``wall_s``) is left out,
 so the rows of a sweep are the same byte for byte whatever executor or number of workers ran it.
 
-A row that ran also carries ``_latency``, which is no column (neither the CSV nor ``--json`` has
+A row of a sweep asked for latencies (``sweep(..., latency=True)``, ``wddmsim sweep --report``)
+that ran also carries ``_latency``, which is no column (neither the CSV nor ``--json`` has
 it): per context, in the summary's order, its whole latency histogram (``[[latency ns, packets],
 ...]``, buckets of four significant digits), from which the policy comparison draws exact
 distributions.

@@ -36,11 +36,12 @@ def _build_problem(scenario, exc: Exception) -> str | None:
 
 
 def run_one(scenario, seed: int | None, verifier: str = "strict", max_events: int | None = None,
-            stop=None) -> tuple[dict | None, str | None]:
+            latency: bool = False, stop=None) -> tuple[dict | None, str | None]:
     """Run ``scenario`` (a validated :class:`~wddmsim.scenario.Scenario`) with ``seed`` (None: the
     scenario's) and the verifier in ``verifier`` mode; ``max_events``: stop it after that many
     kernel events (:mod:`wddmsim.runstop`); ``stop``: a :class:`~wddmsim.runstop.RunStop` of this
-    process whose signal flag stops the run too (the serial executor's).
+    process whose signal flag stops the run too (the serial executor's); ``latency``: the summary
+    also carries each context's latency histogram under :data:`LATENCY`.
 
     Returns ``(summary, error)``: the run's summary (None when the system could not even be built)
     and None, or with a bug check the summary with its ``bugcheck`` table and the text
@@ -73,7 +74,8 @@ def run_one(scenario, seed: int | None, verifier: str = "strict", max_events: in
     summary = dict(result.summary)
     # Not a figure of the summary but the runs' whole latency distributions, per context in the
     # summary's order, for the policy comparison's CDF (rows keep it out of their columns).
-    summary[LATENCY] = [[list(b) for b in ctx.latencies.histogram()] for ctx in system.contexts]
+    if latency:
+        summary[LATENCY] = [[list(b) for b in ctx.latencies.histogram()] for ctx in system.contexts]
     if result.stopped == "max_events":
         return summary, f"stopped early: --max-events {max_events} ran out at {result.end} ns of virtual time"
     if result.stopped is not None:
