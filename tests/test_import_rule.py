@@ -4,8 +4,8 @@ a driver) imports ``gpu`` (the command set); ``dxgkrnl`` imports ``ddi``, ``sim`
 half or the GPU; ``workloads`` (the applications and their runtime) import the OS's API and
 ``umd``; ``sweep`` (many runs of a scenario) imports the scenario files, the assembled system, how
 a run stops early (``runstop``) and the OS's errors, never the CLI; ``policies`` (research
-scheduling policies and their host inside the OS scheduler) import the OS, the kernel and the class
-loader, and the OS never imports them back; ``replay`` (real captures against the model) reads the event
+scheduling policies and their hosts inside the OS scheduler and the GPU's) import the OS, the GPU's
+scheduler interface (``gpu.policy``), the kernel and the class loader, and neither imports them back; ``replay`` (real captures against the model) reads the event
 log's PresentMon rows and nothing else of the model. Only the assembly code (the CLI, the demo, scenario wiring) knows all parts."""
 
 import ast
@@ -21,7 +21,7 @@ ALLOWED = {
     "dxgkrnl": {"ddi", "sim"},
     "workloads": {"ddi", "dxgkrnl", "umd", "sim"},
     "sweep": {"scenario", "system", "dxgkrnl", "runstop"},
-    "policies": {"dxgkrnl", "sim", "units", "loader"},
+    "policies": {"dxgkrnl", "gpu", "sim", "units", "loader"},
     "replay": {"trace"},
 }
 

@@ -371,7 +371,7 @@ def test_a_copy_of_a_shipped_policy_runs_as_the_shipped_one(tmp_path, policy):
 @pytest.mark.parametrize("policy, settings, problem", [
     ("mlfq", 'levels = 2\nquanta = ["1ms"]', "scheduler: quanta: give one per level (2 levels), got 1"),
     ("fair", 'slice = "soon"', "scheduler: slice: expected a duration such as '2ms' or '250us', got 'soon'"),
-    ("partition", "budget = 1", "policy partition has no setting budget; its settings are window"),
+    ("partition", "budget = 1", "scheduler.budget: unknown field (policy partition: its settings are window)"),
 ])
 def test_a_reference_policys_settings_are_checked(policy, settings, problem):
     with pytest.raises(api.ScenarioError) as info:

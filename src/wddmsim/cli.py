@@ -229,26 +229,39 @@ def run_cmd(scenario: str, seed, until, events, as_json, wide, verifier, crash_r
 @main.command("policies")
 @click.option("--show", "show", default=None, metavar="NAME",
               help="Print the source of the shipped policy NAME (a starting point to copy).")
-def policies_cmd(show: str | None) -> None:
+@click.option("--gpu", "gpu", is_flag=True,
+              help="With --show: the GPU scheduler's policy of that name (hardware scheduling), where both "
+                   "schedulers have one.")
+def policies_cmd(show: str | None, gpu: bool) -> None:
     """The scheduling policies shipped with wddmsim: NAME for [scheduler] policy, --policy and
-    sweeps, and what each does. A researcher's own policy is a class in a file
-    ('path/file.py:Class'), written as docs/policies.md shows."""
+    sweeps, the scheduling mode each is for, and what each does. Under software scheduling a name
+    is the OS scheduler's policy, under hardware scheduling ([adapter] scheduling = "hardware") the
+    GPU's own scheduler's. A researcher's own policy is a class in a file ('path/file.py:Class'),
+    written as docs/policies.md shows."""
     import inspect
     import importlib
 
-    from .policies.names import SHIPPED
+    from .policies.names import SHIPPED, SHIPPED_GPU
+
+    def where(module: str, hardware: bool) -> str:
+        if module == "builtin":
+            return "wddmsim.gpu.policy" if hardware else "wddmsim.dxgkrnl.policy"
+        return f"wddmsim.policies.{module}"
 
     if show is not None:
-        if show not in SHIPPED:
-            raise UserError(f"--show {show!r}: no shipped policy of that name; they are {', '.join(SHIPPED)}")
-        module, cls_name, _ = SHIPPED[show]
-        mod = importlib.import_module("wddmsim.dxgkrnl.policy" if module == "builtin" else f"wddmsim.policies.{module}")
+        hardware = gpu or show not in SHIPPED
+        table = SHIPPED_GPU if hardware else SHIPPED
+        if show not in table:
+            names = ", ".join(table) if gpu else ", ".join([*SHIPPED, *(n for n in SHIPPED_GPU if n not in SHIPPED)])
+            raise UserError(f"--show {show!r}: no shipped {'GPU ' if gpu else ''}policy of that name; they are {names}")
+        module, cls_name, _ = table[show]
+        mod = importlib.import_module(where(module, hardware))
         click.echo(inspect.getsource(mod), nl=False)
         return
-    width = max(len(n) for n in SHIPPED)
-    for name, (module, cls_name, what) in SHIPPED.items():
-        where = "wddmsim.dxgkrnl.policy" if module == "builtin" else f"wddmsim.policies.{module}"
-        click.echo(f"{name:<{width}}  {what}  [{where}:{cls_name}]")
+    rows = [(n, "software", *v) for n, v in SHIPPED.items()] + [(n, "hardware", *v) for n, v in SHIPPED_GPU.items()]
+    width = max(len(r[0]) for r in rows)
+    for name, mode, module, cls_name, what in rows:
+        click.echo(f"{name:<{width}}  {mode:<8}  {what}  [{where(module, mode == 'hardware')}:{cls_name}]")
 
 
 @main.command("report")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .ddi.interface import DeviceInfo
 from .dxgkrnl import D3DKMT, Adapter, ApiError, BugCheckStop, CpuCost
 from .dxgkrnl.hints import SchedulingHints
-from .policies.load import PolicyLoadError, make_policy
+from .policies.load import PolicyLoadError, make_policies
 from .dxgkrnl.errors import AdapterStartError
 from .dxgkrnl.tdr import TdrConfig
 from .dxgkrnl.crash import CrashRecord
@@ -156,9 +156,14 @@ class System:
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
         depths = [n.hw_queue_depth or adapter.hw_queue_depth for n in adapter.nodes]
         try:
-            policy = make_policy(scenario.scheduler.policy, scenario.scheduler.settings)
+            # Under hardware scheduling the policy named is the GPU's scheduler's (its firmware's
+            # band rules unless another is named): it is put on the GPU before the driver starts it.
+            policy, gpu_policy = make_policies(scenario.scheduler.policy, scenario.scheduler.settings,
+                                               adapter.scheduling == "hardware")
         except PolicyLoadError as e:
             raise ConfigError(e.problems) from None
+        if gpu_policy is not None:
+            gpu_policy.bind(self.gpu, os_context=self._os_hw_context)
         self.adapter = Adapter(sim, self.driver, self.gpu.memory, policy=policy, hw_queue_depth=depths,
                                costs=self.costs, verifier=verifier, trace=model_trace, null_rendering=adapter.null_rendering,
                                tdr=TdrConfig(scenario.tdr.level, scenario.tdr.delay, scenario.tdr.watchdog,
@@ -298,6 +303,13 @@ class System:
             comp = Compositor(self.runtime, ctx, spec, spec.address)
             self.runtime.compositors[spec.vidpn_source] = comp
             self.sim.process(_until_removed(self.sim, ctx, comp.run()))
+
+    def _os_hw_context(self, cid: int):
+        """The OS's hardware context the GPU's scheduler calls ``cid`` (the driver's handle, which the
+        reference driver gives the firmware), or None: for a GPU research policy's names and hints."""
+        wddm2 = self.adapter.wddm2
+        hw = wddm2.hw_scheduling if wddm2 is not None else None
+        return hw.context(cid) if hw is not None else None
 
     @staticmethod
     def _preemption_cost(engines):

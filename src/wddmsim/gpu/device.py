@@ -157,6 +157,11 @@ class GPU:
             d.scanout = LOCAL_BASE
         self.faults: list[tuple[int, str, str]] = []
         self._hw_schedulers: dict[int, GpuScheduler] = {}
+        #: The policy of each engine's hardware scheduler (gpu/policy.py): ``hw_policy(engine_index)``
+        #: makes it, called when the scheduler is made; None: the band rules (BandPolicy). Set it
+        #: before the driver starts hardware scheduling (a model extension: on a real GPU it is the
+        #: vendor's firmware).
+        self.hw_policy = None
         #: The register interface (gpu/mmio.py): the only view of this GPU a driver is given.
         self.mmio = Mmio(self)
 
@@ -196,8 +201,10 @@ class GPU:
         if hs is None:
             if not 0 <= engine_index < len(self.engines):
                 raise ValueError(f"no engine {engine_index}")
+            policy = None if self.hw_policy is None else self.hw_policy(engine_index)
             hs = self._hw_schedulers[engine_index] = GpuScheduler(self, self.engines[engine_index],
-                                                                 self._slots[engine_index], history=self.history)
+                                                                 self._slots[engine_index], history=self.history,
+                                                                 policy=policy)
         return hs
 
     def engine_faulted(self, engine: Engine, reason: str) -> None:

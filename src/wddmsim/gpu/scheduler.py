@@ -25,6 +25,13 @@ Objects
 
 Scheduling rules (all times are virtual ns; no clock, no randomness; ties by creation order)
 ----------------------------------------------------------------------------------------------
+This module is the mechanism (scheduling rules 1, 5 and 6, the queues, slots, context load and
+save, suspend, reset); the decisions are its *policy*'s (:mod:`wddmsim.gpu.policy`): which
+runnable context gets the free engine (``pick``) and until when the running one may keep it
+(``deadline``). The band rules, scheduling rules 2 to 4, are
+:class:`~wddmsim.gpu.policy.BandPolicy`'s, the default; ``GpuScheduler(..., policy=...)``
+(``GPU.hw_policy`` for a whole GPU) puts another in its place, a model extension.
+
 1. A context is *runnable* when it is resumed and one of its queues has work (packets past the
    read pointer or a saved stop point), is not blocked on a WAIT and holds a slot (see "Hardware
    queue slots"; always, without a slot limit).
@@ -48,7 +55,8 @@ Scheduling rules (all times are virtual ns; no clock, no randomness; ties by cre
    - it is suspended (preempted at once, no grace).
 
    The scheduler then asks the engine to preempt; the stop comes at the engine's granularity and
-   the next context is chosen by scheduling rule 2 when it does.
+   the next context is chosen by scheduling rule 2 when it does. (A suspended context is
+   preempted at once under any policy; the rest of scheduling rule 3 is the policy's ``deadline``.)
 4. NORMAL share: while a FOCUS context runs and a NORMAL context is runnable, NORMAL earns credit
    ``elapsed * pct / (100 - pct)``. When the credit reaches the NORMAL band's process quantum, the
    FOCUS context is preempted after NORMAL's band grace and a NORMAL context (scheduling rule 2
@@ -106,10 +114,10 @@ which is not logged); when ``gpu.trace`` is set each change is also emitted as `
 :meth:`preemptions` and :meth:`busy_ns`.
 
 Cost: a decision does not walk every context. Contexts are re-examined when something their
-runnability depends on changes (a doorbell, a WAIT, a slot, a suspension, the engine, their
-rank), runnable ones are grouped by rank, and the state sweep logs only touched contexts (in
-creation order, as a walk over all of them would). With a slot limit, the remap still looks at
-every queue at each decision.
+runnability depends on changes (a doorbell, a WAIT, a slot, a suspension, the engine), the policy
+is told only of changes (BandPolicy groups the runnable ones by rank), and the state sweep logs
+only touched contexts (in creation order, as a walk over all of them would). With a slot limit,
+the remap still looks at every queue at each decision.
 
 Spec: Microsoft's pages for DXGK_SCHEDULING_PRIORITY_BAND and DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES
 (bands and properties), DxgkDdiSuspendContext and DXGK_SCHEDULING_LOG_CONTEXT_STATE (suspend and
@@ -122,27 +130,19 @@ from __future__ import annotations
 
 import operator
 from collections import deque
-from heapq import heapify, heappop, heappush
-from fractions import Fraction
-from math import ceil
 
 from ..sim import DEVICE
 from . import commands as C
 from .engine import IDLE, EngineContext, EngineFault
+from .policy import BAND_NAMES, FOCUS_BAND, IDLE_BAND, NORMAL_BAND, REALTIME_BAND, BandPolicy, GpuPolicy
 
 __all__ = [
     "IDLE_BAND", "NORMAL_BAND", "FOCUS_BAND", "REALTIME_BAND", "BAND_NAMES", "SUSPEND_CAUSE_SHIFT",
     "NATIVE_FENCE_CAUSE_SHIFT",
     "CTX_IDLE", "CTX_READY", "CTX_RUNNING", "CTX_SUSPENDED",
     "DEFAULT_GRACE", "DEFAULT_QUANTUM", "DEFAULT_PROCESS_GRACE", "DEFAULT_NORMAL_SHARE_PCT",
-    "GpuSchedulerError", "GpuScheduler",
+    "GpuSchedulerError", "GpuScheduler", "HwContext", "GpuPolicy", "BandPolicy",
 ]
-
-IDLE_BAND = 0
-NORMAL_BAND = 1
-FOCUS_BAND = 2
-REALTIME_BAND = 3
-BAND_NAMES = ("idle", "normal", "focus", "realtime")
 
 #: A completed suspend sets bit ``SUSPEND_CAUSE_SHIFT + engine index`` of the interrupt status.
 SUSPEND_CAUSE_SHIFT = 128
@@ -185,11 +185,18 @@ def _bands(name: str, values, lo: int) -> list[int]:
     return [_int(f"{name}[{i}]", v, lo) for i, v in enumerate(vals)]
 
 
-class _Context:
+class HwContext:
+    """A context as the firmware holds it. What the driver programmed: ``cid``, ``process``,
+    ``address_space``, ``band``, ``level``, ``priority``, ``quantum``, ``grace_same``,
+    ``grace_lower``; what the firmware knows: ``order`` (creation order), ``state``, ``suspended``,
+    ``runnable`` (as its policy was last told), ``last_run`` (a stamp that grows at each switch-in;
+    -1: never run), ``run_start`` (when it last got the engine), ``busy_ns``, ``preemptions``,
+    ``runs``. ``policy_data`` belongs to the engine's policy (:mod:`wddmsim.gpu.policy`)."""
+
     __slots__ = (
         "cid", "process", "address_space", "order", "band", "level", "priority", "quantum",
         "grace_same", "grace_lower", "suspended", "suspend_fences", "queues", "rr", "last_run",
-        "ready_since", "run_start", "state", "busy_ns", "preemptions", "runs", "grp",
+        "run_start", "state", "busy_ns", "preemptions", "runs", "runnable", "turn_mark", "policy_data",
     )
 
     def __init__(self, cid: int, process, address_space: int, order: int):
@@ -208,19 +215,23 @@ class _Context:
         self.queues: list[_Queue] = []
         self.rr = 0  # index of the queue it ran last
         self.last_run = -1  # stamp of the last time it got the engine (-1: never)
-        self.ready_since = 0
         self.run_start = 0
         self.state = CTX_IDLE
         self.busy_ns = 0
         self.preemptions = 0
         self.runs = 0
-        self.grp: _Group | None = None  # the group of runnable contexts it is indexed in (None: not runnable)
+        self.runnable = False  # runnable, as its policy was last told
+        self.turn_mark = 0  # busy_ns when it last got the engine
+        self.policy_data = None
+
+    def __repr__(self) -> str:
+        return f"<hardware context {self.cid}>"
 
 
 class _Queue:
     __slots__ = ("qid", "ctx", "snap", "blocked", "watch", "slot", "want", "used", "order")
 
-    def __init__(self, qid: int, ctx: _Context, snap: EngineContext, order: int):
+    def __init__(self, qid: int, ctx: HwContext, snap: EngineContext, order: int):
         self.qid = qid
         self.ctx = ctx
         self.snap = snap  # the engine state of this ring while it is not loaded
@@ -232,67 +243,11 @@ class _Queue:
         self.used = 0  # stamp of when it was last mapped or loaded (least recently used leaves first)
 
 
-class _Group:
-    """The runnable contexts of one rank (band, and realtime level in REALTIME): the index that lets
-    a decision look at the few contexts that matter instead of every context.
-
-    ``lru`` is a heap of ``(last_run, order, context)`` (rule 2's order) and ``rs`` one of
-    ``(ready_since, order, context)`` (rule 3's claims); both are lazy: an entry whose context has
-    left the group or whose key has changed since is dropped when it reaches the top. ``procs``
-    holds the members of each process (rule 2's and rule 3's in-process priorities)."""
-
-    __slots__ = ("rank", "members", "procs", "lru", "rs")
-
-    def __init__(self, rank: tuple[int, int]):
-        self.rank = rank
-        self.members: dict[_Context, None] = {}
-        self.procs: dict = {}
-        self.lru: list = []
-        self.rs: list = []
-
-    def first_lru(self) -> _Context:
-        """The member least recently run (never run first, then creation order)."""
-        heap = self.lru
-        while True:
-            lr, _, c = heap[0]
-            if c.grp is self and c.last_run == lr:
-                return c
-            heappop(heap)
-
-    def min_ready_since(self, skip=None) -> int | None:
-        """The earliest ``ready_since`` of a member whose process is not ``skip`` (None: any)."""
-        heap = self.rs
-        held = []
-        found = None
-        while heap:
-            rs, _, c = heap[0]
-            if c.grp is not self or c.ready_since != rs:
-                heappop(heap)
-                continue
-            if skip is not None and c.process == skip:
-                held.append(heappop(heap))
-                continue
-            found = rs
-            break
-        for item in held:
-            heappush(heap, item)
-        return found
-
-    def compact(self) -> None:
-        """Drop the stale entries once they outnumber the members."""
-        n = len(self.members)
-        if len(self.lru) > 2 * n + 16:
-            self.lru = [(c.last_run, c.order, c) for c in self.members]
-            heapify(self.lru)
-        if len(self.rs) > 2 * n + 16:
-            self.rs = [(c.ready_since, c.order, c) for c in self.members]
-            heapify(self.rs)
-
-
 class GpuScheduler:
     """The GPU-side scheduler of one engine (see the module doc for the rules)."""
 
-    def __init__(self, gpu, engine, slots: int | None = None, history: int | None = None):
+    def __init__(self, gpu, engine, slots: int | None = None, history: int | None = None,
+                 policy: GpuPolicy | None = None):
         if engine.listener is not None:
             raise GpuSchedulerError(f"{engine.name} already has a scheduler")
         if engine.state != IDLE or engine.rptr != engine.wptr:
@@ -311,32 +266,26 @@ class GpuScheduler:
         self.completed_suspends: deque[tuple[int, int]] = deque()
         self.switches = 0  # contexts put on the engine
         self.queue_switches = 0  # a running context moving to another of its queues
-        self._contexts: dict[int, _Context] = {}
+        self._contexts: dict[int, HwContext] = {}
         self._queues: dict[int, _Queue] = {}
         # The bookkeeping that keeps a decision's work independent of the number of contexts: the
-        # contexts whose runnability may have changed (``_dirty``, re-indexed before a decision) and
-        # whose state the next sweep must look at (``_stale``), and the runnable contexts by rank.
-        self._dirty: set[_Context] = set()
-        self._stale: set[_Context] = set()
-        self._groups: dict[tuple[int, int], _Group] = {}
-        self._running: _Context | None = None
+        # contexts whose runnability may have changed (``_dirty``, told to the policy before a
+        # decision) and whose state the next sweep must look at (``_stale``).
+        self._dirty: set[HwContext] = set()
+        self._stale: set[HwContext] = set()
+        self._nrunnable = 0  # contexts runnable, as the policy was last told
+        self._timers: dict[object, object] = {}  # the policy's timers: handle -> simulator timer
+        self._running: HwContext | None = None
         self._loaded: _Queue | None = None
         self._preempting = False
         self._halted = False
-        self._deferred: list[tuple[_Context, int]] = []  # suspends completed while halted
+        self._deferred: list[tuple[HwContext, int]] = []  # suspends completed while halted
         self._hit: list[int] = []  # the contexts the last engine reset hit
         self._reset_everything = False  # the reset in progress is one of the whole GPU
         self._kick_timer = None
         self._deadline_timer = None
         self._busy_mark = 0
         self._seq = 0
-        self._grant = False  # the running NORMAL context is on its share quantum
-        self._grant_end = 0
-        self._credit = Fraction(0)  # NORMAL share credit, ns
-        self._share_due: int | None = None  # when the credit reached the NORMAL quantum
-        self._acct_at = self.sim.now
-        self._accruing = False
-        self._spending = False
         self._suspend_bit = 1 << (SUSPEND_CAUSE_SHIFT + engine.index)
         #: Native fence writes that raised the CPU interrupt: (queue id, CurrentValue address,
         #: value), oldest first; the driver drains it. ``native_fence_writes`` counts every
@@ -352,6 +301,9 @@ class GpuScheduler:
         self.slot_log: list[tuple[int, int, int, str]] = [] if history is None else deque(maxlen=history)
         self.maps = 0
         self.unmaps = 0
+        #: the decisions (gpu/policy.py): the band rules unless the GPU was given another
+        self.policy: GpuPolicy = BandPolicy() if policy is None else policy
+        self.policy.attach(self)
         engine.listener = self
 
     # -- configuration ----------------------------------------------------------------------------
@@ -364,9 +316,8 @@ class GpuScheduler:
         q = _bands("quantum", quantum, 1)
         pg = _bands("process_grace", process_grace, 0)
         pct = _int("normal_share_pct", normal_share_pct, 0, 50)
-        self._account(self.sim.now)
+        self.policy.configuring(self.sim.now)
         self.grace, self.quantum, self.process_grace, self.normal_share_pct = g, q, pg, pct
-        self._share_due = None
         self._kick()
 
     def create_context(self, cid: int, process, address_space: int = 0) -> None:
@@ -375,7 +326,7 @@ class GpuScheduler:
         if cid in self._contexts:
             raise ValueError(f"context {cid} exists")
         self._seq += 1
-        self._contexts[cid] = _Context(cid, process, address_space, self._seq)
+        self._contexts[cid] = HwContext(cid, process, address_space, self._seq)
 
     def set_context(self, cid: int, band: int, realtime_level: int = 0, in_process_priority: int = 0,
                     quantum: int | None = None, grace_same: int = 0, grace_lower: int = 0) -> None:
@@ -388,12 +339,11 @@ class GpuScheduler:
             quantum = _int("quantum", quantum, 1)
         grace_same = _int("grace_same", grace_same, 0)
         grace_lower = _int("grace_lower", grace_lower, 0)
-        if (band, level, prio) != (c.band, c.level, c.priority) and c.state == CTX_READY:
-            c.ready_since = self.sim.now  # a new claim on the engine starts now
-            self._ready_moved(c)
+        before = (c.band, c.level, c.priority, c.quantum, c.grace_same, c.grace_lower)
         c.band, c.level, c.priority = band, level, prio
         c.quantum, c.grace_same, c.grace_lower = quantum, grace_same, grace_lower
         self._touch(c)
+        self.policy.changed(c, before, self.sim.now)
         self._kick()
 
     def destroy_context(self, cid: int) -> None:
@@ -403,8 +353,8 @@ class GpuScheduler:
             if self._loaded is not None:
                 raise GpuSchedulerError(f"context {cid} is running on {self.engine.name}")
             self._running = None
-            self._preempting = False
-            self._grant = False
+            preempted, self._preempting = self._preempting, False
+            self.policy.switched_out(c, c.busy_ns - c.turn_mark, preempted, self.sim.now)
         for q in c.queues:
             self._unblock(q)
             if self.slots is not None and q.slot is not None:
@@ -412,7 +362,10 @@ class GpuScheduler:
             del self._queues[q.qid]
         c.queues = []
         del self._contexts[cid]
-        self._leave(c)
+        if c.runnable:
+            c.runnable = False
+            self._nrunnable -= 1
+            self.policy.unrunnable(c, self.sim.now)
         self._dirty.discard(c)
         self._stale.discard(c)
         self._deferred = [(x, f) for x, f in self._deferred if x is not c]
@@ -514,8 +467,6 @@ class GpuScheduler:
     def engine_reset(self, engine) -> None:
         """The engine was reset (see :meth:`reset`)."""
         now = self.sim.now
-        self._account(now)
-        self._accruing = self._spending = False
         self._set_deadline(None)
         if self._kick_timer is not None:
             self._kick_timer.cancel()
@@ -526,8 +477,10 @@ class GpuScheduler:
         if cur is not None:
             self._touch(cur)
         self._running = self._loaded = None
-        self._preempting = self._grant = False
+        self._preempting = False
         self._halted = True
+        if cur is not None:
+            self.policy.switched_out(cur, cur.busy_ns - cur.turn_mark, True, now)
         # The engine's own state is lost: the context on it. A context preempted earlier keeps its
         # saved state (it is in memory) and resumes after resume(); a reset of the whole GPU loses
         # every queue's work.
@@ -552,7 +505,6 @@ class GpuScheduler:
         if not self._halted:
             return
         self._halted = False
-        self._acct_at = self.sim.now
         deferred, self._deferred = self._deferred, []
         for c, f in deferred:
             self._complete_suspend(c, f)
@@ -563,6 +515,11 @@ class GpuScheduler:
     def current(self) -> int | None:
         """The cid of the context on the engine, or None."""
         return None if self._running is None else self._running.cid
+
+    @property
+    def current_context(self) -> HwContext | None:
+        """The context on the engine, or None."""
+        return self._running
 
     @property
     def current_queue(self) -> int | None:
@@ -622,7 +579,7 @@ class GpuScheduler:
             self.gpu.irq.assert_cause(self._native_bit)
 
     # -- internals --------------------------------------------------------------------------------------
-    def _ctx(self, cid: int) -> _Context:
+    def _ctx(self, cid: int) -> HwContext:
         c = self._contexts.get(cid)
         if c is None:
             raise KeyError(f"no context {cid} on {self.engine.name}")
@@ -657,7 +614,7 @@ class GpuScheduler:
         if t is not None:
             self._deadline_timer = self.sim.at(t, self._on_deadline, irql=DEVICE)
 
-    def _runnable(self, c: _Context) -> bool:
+    def _runnable(self, c: HwContext) -> bool:
         if c.suspended:
             return False
         for q in c.queues:
@@ -665,20 +622,19 @@ class GpuScheduler:
                 return True
         return False
 
-    def _state_off(self, c: _Context) -> str:
+    def _state_off(self, c: HwContext) -> str:
         """The state of a context that is not on the engine."""
         if c.suspended:
             return CTX_SUSPENDED
         return CTX_READY if self._runnable(c) else CTX_IDLE
 
-    def _set_state(self, c: _Context, state: str, qid: int = -1) -> None:
+    def _set_state(self, c: HwContext, state: str, qid: int = -1) -> None:
         if c.state == state:
             return
         now = self.sim.now
-        if state == CTX_READY:
-            c.ready_since = now
-            self._ready_moved(c)
         c.state = state
+        if state == CTX_READY:
+            self.policy.waiting(c, now)
         self.log.append((now, c.cid, state))
         tr = self.gpu.trace
         if tr is not None:
@@ -698,57 +654,34 @@ class GpuScheduler:
                 self._set_state(c, self._state_off(c))
 
     # -- the index of runnable contexts ------------------------------------------------------------------
-    def _touch(self, c: _Context) -> None:
+    def _touch(self, c: HwContext) -> None:
         """Something ``c``'s runnability or state depends on changed (a queue's work, a WAIT, a
         slot, suspension, the engine, its rank)."""
         self._dirty.add(c)
         self._stale.add(c)
 
     def _fresh(self) -> None:
-        """Re-index the touched contexts: each runnable one in the group of its rank."""
+        """Tell the policy which of the touched contexts became runnable or stopped being so (in
+        creation order)."""
         dirty = self._dirty
-        while dirty:
-            c = dirty.pop()
-            g = c.grp
-            if self._runnable(c):
-                rank = self._rank(c)
-                if g is not None:
-                    if g.rank == rank:
-                        continue
-                    self._leave(c)
-                g = self._groups.get(rank)
-                if g is None:
-                    g = self._groups[rank] = _Group(rank)
-                c.grp = g
-                g.members[c] = None
-                g.procs.setdefault(c.process, {})[c] = None
-                heappush(g.lru, (c.last_run, c.order, c))
-                heappush(g.rs, (c.ready_since, c.order, c))
-            elif g is not None:
-                self._leave(c)
-
-    def _leave(self, c: _Context) -> None:
-        g = c.grp
-        if g is None:
+        if not dirty:
             return
-        c.grp = None
-        del g.members[c]
-        mates = g.procs[c.process]
-        del mates[c]
-        if not mates:
-            del g.procs[c.process]
-        if not g.members:
-            del self._groups[g.rank]
-        else:
-            g.compact()
+        todo = sorted(dirty, key=_ORDER) if len(dirty) > 1 else list(dirty)
+        dirty.clear()
+        policy = self.policy
+        now = self.sim.now
+        for c in todo:
+            r = self._runnable(c)
+            if r != c.runnable:
+                c.runnable = r
+                if r:
+                    self._nrunnable += 1
+                    policy.runnable(c, now)
+                else:
+                    self._nrunnable -= 1
+                    policy.unrunnable(c, now)
 
-    def _ready_moved(self, c: _Context) -> None:
-        """``c.ready_since`` changed: index the new value."""
-        g = c.grp
-        if g is not None:
-            heappush(g.rs, (c.ready_since, c.order, c))
-
-    def _next_queue(self, c: _Context, skip: int) -> _Queue | None:
+    def _next_queue(self, c: HwContext, skip: int) -> _Queue | None:
         """The first queue of ``c`` with runnable work, from its last one (``skip`` 0) or the one
         after it (``skip`` 1, round robin)."""
         qs = c.queues
@@ -759,43 +692,29 @@ class GpuScheduler:
                 return q
         return None
 
-    @staticmethod
-    def _rank(c: _Context) -> tuple[int, int]:
-        return (c.band, c.level if c.band == REALTIME_BAND else 0)
-
-    def _pick(self) -> tuple[_Context, bool] | None:
-        """Rule 2 (and rule 4's NORMAL turn) among the runnable contexts."""
+    def _pick(self, now: int) -> HwContext | None:
+        """The policy's choice among the runnable contexts for the free engine."""
         self._fresh()
-        groups = self._groups
-        if not groups:
+        if not self._nrunnable:
             return None
-        top = max(groups)
-        grant = False
-        g = groups[top]
-        if top[0] == FOCUS_BAND and self.normal_share_pct and self._credit >= self.quantum[NORMAL_BAND]:
-            normals = groups.get((NORMAL_BAND, 0))
-            if normals is not None:
-                g, grant = normals, True
-        c = g.first_lru()
-        mates = g.procs[c.process]
-        if len(mates) == 1 or c.priority == max(x.priority for x in mates):
-            return c, grant
-        # Several contexts of one process in the rank, the least recently run not its highest
-        # priority: rule 2 in full over the group.
-        best: dict = {}
-        for x in g.members:
-            p = best.get(x.process)
-            if p is None or x.priority > p:
-                best[x.process] = x.priority
-        return min((x for x in g.members if x.priority == best[x.process]),
-                   key=lambda x: (x.last_run, x.order)), grant
+        c = self.policy.pick(now)
+        if c is not None and (not c.runnable or self._contexts.get(c.cid) is not c):
+            raise GpuSchedulerError(f"{self.engine.name}: the scheduling policy picked {c!r}, which is not runnable")
+        return c
+
+    def _deadline(self, cur: HwContext, now: int) -> int | None:
+        """When the running context must be preempted (None: not while things stay as they are):
+        at once when it is suspended, else when the policy says."""
+        if cur.suspended:
+            return now
+        self._fresh()
+        return self.policy.deadline(cur, now)
 
     def _decide(self) -> None:
         if self._halted:
             self._sweep()
             return
         now = self.sim.now
-        self._account(now)
         if self.slots is not None:
             self._remap()
         cur = self._running
@@ -805,7 +724,7 @@ class GpuScheduler:
             self._preempting = False
             q = None
             if not preempted and not cur.suspended:
-                d = self._yield_deadline(cur, now)
+                d = self._deadline(cur, now)
                 if d is None or d > now:
                     q = self._next_queue(cur, 1)
             if q is not None:
@@ -814,101 +733,58 @@ class GpuScheduler:
             else:
                 self._switch_out(cur, preempted)
         if self._running is None:
-            pick = self._pick()
+            pick = self._pick(now)
             if pick is not None:
-                self._switch_in(*pick)
+                self._switch_in(pick)
         self._sweep()
         cur = self._running
         deadline = None
         if cur is not None and self._loaded is not None and not self._preempting:
-            deadline = self._yield_deadline(cur, now)
+            deadline = self._deadline(cur, now)
             if deadline is not None and deadline <= now:
                 deadline = None
                 self._set_deadline(None)
                 self._preempting = True
                 self.engine.request_preempt()
         self._set_deadline(deadline)
-        cur = self._running
-        if cur is not None and cur.band == FOCUS_BAND and self.normal_share_pct and not self._grant:
-            self._fresh()
-            self._accruing = (NORMAL_BAND, 0) in self._groups
-        else:
-            self._accruing = False
-        self._spending = self._grant and cur is not None
-
-    def _yield_deadline(self, cur: _Context, now: int) -> int | None:
-        """When the running context must be preempted (None: not while things stay as they are).
-        Rule 3 over the runnable contexts, a group at a time: in a group the earliest claim
-        (``ready_since``) gives the earliest deadline, as every deadline grows with it."""
-        if cur.suspended:
-            return now
         self._fresh()
-        best = None
-        start = cur.run_start
-        band = cur.band
-        for rank, g in self._groups.items():
-            b = rank[0]
-            if b < band:
-                continue
-            if b > band:
-                rs = g.min_ready_since()
-                since = self._grant_end if (self._grant and b == FOCUS_BAND) else start
-                d = max(rs, since) + self.grace[b]
-            elif band == REALTIME_BAND and rank[1] != cur.level:
-                if rank[1] < cur.level:
-                    continue
-                d = max(g.min_ready_since(), start) + cur.grace_lower
-            else:
-                quantum = cur.quantum if cur.quantum is not None else self.quantum[band]
-                rs = g.min_ready_since(cur.process)
-                d = None if rs is None else max(rs, start + quantum) + self.process_grace[band]
-                for c in g.procs.get(cur.process, ()):
-                    if c is cur:
-                        continue
-                    if c.priority != cur.priority:
-                        if c.priority < cur.priority:
-                            continue
-                        e = max(c.ready_since, start) + cur.grace_lower
-                    else:
-                        e = max(c.ready_since, start + quantum) + cur.grace_same
-                    if d is None or e < d:
-                        d = e
-                if d is None:
-                    continue
-            if best is None or d < best:
-                best = d
-        pct = self.normal_share_pct
-        if band == FOCUS_BAND and pct and (NORMAL_BAND, 0) in self._groups:
-            q = self.quantum[NORMAL_BAND]
-            if self._credit >= q:
-                if self._share_due is None:
-                    self._share_due = now
-                due = self._share_due
-            else:
-                due = now + ceil((q - self._credit) * (100 - pct) / pct)
-            d = max(due, start) + self.grace[NORMAL_BAND]
-            if best is None or d < best:
-                best = d
-        return best
+        self.policy.decided(self._running, now)
 
-    def _account(self, now: int) -> None:
-        """NORMAL share credit for the time since the last decision."""
-        start = self._acct_at
-        if now <= start:
+    # -- what a policy may ask ------------------------------------------------------------------------------
+    def preempt(self) -> bool:
+        """Ask the engine to preempt the context on it (at the engine's granularity); the next
+        decision, when it has stopped, picks again. False when no ring is on the engine or a
+        preemption is under way."""
+        if self._halted or self._running is None or self._loaded is None or self._preempting:
+            return False
+        self._set_deadline(None)
+        self._preempting = True
+        self.engine.request_preempt()
+        return True
+
+    def kick(self) -> None:
+        """Decide again at this instant (a policy whose answers changed between decisions)."""
+        self._kick()
+
+    def set_timer(self, at: int, token=None) -> object:
+        """Call the policy's ``timer(token, now)`` at ``at`` (now, if it has passed), then decide;
+        returns a handle for :meth:`cancel_timer`."""
+        handle = object()
+        self._timers[handle] = self.sim.at(max(at, self.sim.now), self._on_timer, (handle, token), irql=DEVICE)
+        return handle
+
+    def cancel_timer(self, handle) -> None:
+        """Cancel a timer :meth:`set_timer` returned (nothing happens if it already fired)."""
+        timer = self._timers.pop(handle, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _on_timer(self, arg) -> None:
+        handle, token = arg
+        if self._timers.pop(handle, None) is None:
             return
-        self._acct_at = now
-        dt = now - start
-        if self._accruing:
-            pct = self.normal_share_pct
-            q = self.quantum[NORMAL_BAND]
-            before = self._credit
-            self._credit = before + Fraction(dt * pct, 100 - pct)
-            if before < q <= self._credit:
-                self._share_due = start + ceil((q - before) * (100 - pct) / pct)
-        elif self._spending:
-            self._credit -= dt
-            if self._credit < self.quantum[NORMAL_BAND]:
-                self._share_due = None
+        self.policy.timer(token, self.sim.now)
+        self._kick()
 
     # -- hardware queue slots -------------------------------------------------------------------------
     def _wants_slot(self, q: _Queue) -> bool:
@@ -979,27 +855,25 @@ class GpuScheduler:
         """The slot queue ``qid`` is mapped to (None: unmapped; -1: the engine has no slot limit)."""
         return self._queue(qid).slot
 
-    def _switch_in(self, c: _Context, grant: bool) -> None:
+    def _switch_in(self, c: HwContext) -> None:
         now = self.sim.now
         q = self._next_queue(c, 0)
         self._running = c
         self._seq += 1
         c.last_run = self._seq
-        if c.grp is not None:
-            heappush(c.grp.lru, (c.last_run, c.order, c))
         self._touch(c)
         c.run_start = now
         c.runs += 1
+        c.turn_mark = c.busy_ns
         self.switches += 1
-        self._grant = grant
-        self._grant_end = now + self.quantum[NORMAL_BAND] if grant else 0
+        self.policy.switched_in(c, now)
         self._set_state(c, CTX_RUNNING, q.qid)
         self._load(c, q)
 
-    def _switch_out(self, c: _Context, preempted: bool) -> None:
+    def _switch_out(self, c: HwContext, preempted: bool) -> None:
         self._running = None
         self._touch(c)
-        self._grant = False
+        self.policy.switched_out(c, c.busy_ns - c.turn_mark, preempted, self.sim.now)
         if preempted and any(q.snap.pending for q in c.queues):
             c.preemptions += 1
         fences, c.suspend_fences = c.suspend_fences, []
@@ -1007,7 +881,7 @@ class GpuScheduler:
             self._complete_suspend(c, f)
         self._set_state(c, self._state_off(c))
 
-    def _load(self, c: _Context, q: _Queue, queue_switch: bool = False) -> None:
+    def _load(self, c: HwContext, q: _Queue, queue_switch: bool = False) -> None:
         """Put the queue's ring on the engine (the engine may report back before this returns)."""
         c.rr = c.queues.index(q)
         self._seq += 1
@@ -1065,7 +939,7 @@ class GpuScheduler:
             q.blocked = None
             self._touch(q.ctx)
 
-    def _complete_suspend(self, c: _Context, fence: int) -> None:
+    def _complete_suspend(self, c: HwContext, fence: int) -> None:
         if self._halted:
             self._deferred.append((c, fence))
             return

@@ -849,6 +849,11 @@ def cross_field_problems(scenario: Scenario) -> list[tuple[Location, str]]:
     adapter = scenario.adapter
     hardware = adapter.scheduling == "hardware"
     gpu_va = hardware or bool(adapter.gpu_va)
+    # [scheduler] policy names the OS's policy or, under hardware scheduling, the GPU's (docs/policies.md).
+    from ..policies.load import mode_problems
+
+    sched = scenario.scheduler
+    problems += mode_problems(sched.policy, sched.model_extra or {}, sched.settings, hardware)
     fence_names = [f.name for f in scenario.fence]
     for f, name in enumerate(fence_names):
         if name in fence_names[:f]:

@@ -197,6 +197,10 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
         driver["ring_size"] = "4KiB"
     data["driver"] = driver
     data["scheduler"] = {"policy": rng.choice(["strict_priority", "priority_quantum"]), "quantum": _us(rng, 200, 4000)}
+    if hardware:
+        # Under hardware scheduling [scheduler] policy is the GPU's scheduler's: the OS's strict
+        # priority has none there (docs/policies.md, "Under hardware scheduling").
+        data["scheduler"]["policy"] = "priority_quantum"
     if not hardware and rng.random() < 0.4:
         # A research policy (wddmsim.policies) instead of the OS's own: the host's checks and the
         # ledger hold the policy to the contract, so a shipped policy that breaks it is found here.
