@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 
 #: The benchmark files, in the order they run: the submission path first, the log, memory, real time,
 #: sweeps, and last the profile that explains the throughput figures.
-BENCHMARKS = ("throughput", "logcost", "memory", "realtime", "sweep", "profile_path")
+BENCHMARKS = ("throughput", "logcost", "memory", "realtime", "sweep", "study", "profile_path")
 
 
 def load(name: str):

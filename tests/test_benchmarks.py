@@ -158,3 +158,10 @@ def test_each_way_runs_the_same_packets(tmp_path):
         if way in ("inproc", "file"):
             logs[way] = Path(path).read_bytes()
     assert logs["inproc"] == logs["file"] and logs["file"].count(b"\n") > 32 * 8
+
+
+def test_the_study_benchmark_times_a_whole_study_with_no_failed_run():
+    fig = _bench("study").measure("1", workers=1)
+    assert (fig["benchmark"], fig["runs"], fig["policies"], fig["workloads"], fig["failed_runs"], fig["target"]) == (
+        "study", 30, 10, 3, 0, 180.0)
+    assert fig["met"] == (fig["wall_s"] <= 180.0)

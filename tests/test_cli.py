@@ -71,7 +71,8 @@ def test_readme_examples_run(tmp_path, monkeypatch):
     assert ls_files() == [".gitignore", "examples", "out/README.md", "tests/data"]
     # What the examples wrote, all under out/ and all ignored.
     assert ls_files("--ignored", "--directory") == [
-        "out/desktop.csv", "out/log.jsonl", "out/p.csv", "out/r/", "out/results-contexts.0.latency_p99_ns.png",
+        "out/desktop.csv", "out/log.jsonl", "out/p.csv", "out/policies.csv", "out/policies/", "out/r/",
+        "out/results-contexts.0.latency_p99_ns.png",
         "out/results.csv", "out/t.json", "out/tc0-report/", "out/tc0.toml", "out/tdr.jsonl"]
 
 
