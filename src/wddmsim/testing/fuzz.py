@@ -40,6 +40,8 @@ _PREEMPTION = ("none", "dma_buffer", "primitive", "interval", "instruction")
 _CLASSES = ("idle", "below_normal", "normal", "above_normal", "high", "realtime")
 #: The research policies a fuzzed scenario may run under the software scheduler (wddmsim.policies).
 RESEARCH_POLICIES = ("fifo", "round_robin", "priority", "fair", "edf", "llf", "partition", "mlfq")
+#: The research policies of the GPU's own scheduler a hardware-scheduled scenario may run.
+GPU_RESEARCH_POLICIES = ("round_robin", "fifo")
 _SOFTWARE_VERSIONS = ("vista", "win7", "win8", "wddm2_0", "wddm2_4", "wddm2_7")
 _VA_VERSIONS = ("wddm2_0", "wddm2_1", "wddm2_4", "wddm2_7", "wddm3_0")
 _HW_VERSIONS = ("wddm2_5", "wddm2_7", "wddm2_9", "wddm3_1")
@@ -205,6 +207,9 @@ def scenario_data(rng: random.Random, *, faults: bool = True) -> dict:
         # A research policy (wddmsim.policies) instead of the OS's own: the host's checks and the
         # ledger hold the policy to the contract, so a shipped policy that breaks it is found here.
         data["scheduler"]["policy"] = rng.choice(RESEARCH_POLICIES)
+    elif hardware and rng.random() < 0.4:
+        # The GPU's scheduler under a research policy instead of the band rules (its own settings).
+        data["scheduler"] = {"policy": rng.choice(GPU_RESEARCH_POLICIES)}
     data["tdr"] = {"level": rng.choice([0, 1, 3, 3]), "delay": _us(rng, 500, 20000), "watchdog": _us(rng, 500, 20000),
                    "limit_count": rng.randint(0, 5), "limit_time": _us(rng, 1000, 60000)}
     # processes
