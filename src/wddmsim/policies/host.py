@@ -17,14 +17,14 @@ preemption questions). :class:`PolicyHost` answers it for a researcher's :class:
 
 from __future__ import annotations
 
-import traceback
 from collections import deque
 
 from ..sim import DISPATCH
-from .protocol import Os, Policy, PolicyError, SchedPacket, view_of
+from .checks import Checks
+from .protocol import Os, Policy, SchedPacket, view_of
 
 
-class PolicyHost:
+class PolicyHost(Checks):
     """Runs ``policy_cls`` (a :class:`Policy` subclass, made with ``settings``) for one VidSch."""
 
     #: VidSch asks for the research hooks (queued, started, completed, preempted)
@@ -59,25 +59,6 @@ class PolicyHost:
 
     def ready_list(self, node: int):
         return self._ready[node].keys()
-
-    # -- the protocol's checks ----------------------------------------------------------------------
-    def _stop(self, call: str, why: str) -> PolicyError:
-        now = self.sim.now if self.sim is not None else 0
-        return PolicyError(f"scheduling policy {self.label}: {call} at {now} ns: {why}")
-
-    def _guard(self, call: str, fn):
-        try:
-            return fn()
-        except PolicyError:
-            raise
-        except Exception as e:  # noqa: BLE001 - the researcher's code failed: the policy is stopped
-            where = ""
-            frames = traceback.extract_tb(e.__traceback__)
-            mine = [f for f in frames if f.filename != __file__]
-            if mine:
-                f = mine[-1]
-                where = f" (at {f.filename.rsplit('/', 1)[-1]}:{f.lineno} in {f.name})"
-            raise self._stop(call, f"raised {type(e).__name__}: {e}{where}") from None
 
     # -- VidSch's questions ---------------------------------------------------------------------------
     def ready(self, ctx, now: int) -> None:

@@ -18,16 +18,17 @@ Each engine's firmware (:class:`wddmsim.gpu.scheduler.GpuScheduler`) talks to it
 
 from __future__ import annotations
 
-import traceback
-
 from ..gpu.policy import GpuPolicy
 from ..sim import DEVICE
-from .hwprotocol import HwOs, HwPolicy, HwSchedContext, PolicyError
+from .checks import Checks
+from .hwprotocol import HwOs, HwPolicy, HwSchedContext
 
 
-class HwPolicyHost:
+class HwPolicyHost(Checks):
     """Runs ``policy_cls`` (a :class:`HwPolicy` subclass, made with ``settings``) on every engine of
     a GPU: :meth:`bind` it to the GPU before the driver starts hardware scheduling."""
+
+    who = "GPU scheduling policy"
 
     def __init__(self, policy_cls: type, settings, label: str):
         self.label = label
@@ -110,26 +111,6 @@ class HwPolicyHost:
         self._guard(f"on_timer({token!r})", lambda: self.policy.on_timer(token, now))
         for seat in self._seats.values():
             seat.fw.kick()
-
-    # -- the protocol's checks ----------------------------------------------------------------------------
-    def _stop(self, call: str, why: str) -> PolicyError:
-        now = self.sim.now if self.sim is not None else 0
-        return PolicyError(f"GPU scheduling policy {self.label}: {call} at {now} ns: {why}")
-
-    def _guard(self, call: str, fn):
-        try:
-            return fn()
-        except PolicyError:
-            raise
-        except Exception as e:  # noqa: BLE001 - the researcher's code failed: the policy is stopped
-            where = ""
-            frames = traceback.extract_tb(e.__traceback__)
-            mine = [f for f in frames if f.filename != __file__]
-            if mine:
-                f = mine[-1]
-                where = f" (at {f.filename.rsplit('/', 1)[-1]}:{f.lineno} in {f.name})"
-            raise self._stop(call, f"raised {type(e).__name__}: {e}{where}") from None
-
 
 class _Seat(GpuPolicy):
     """The researcher's policy as engine ``index``'s firmware policy."""
