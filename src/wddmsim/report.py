@@ -23,7 +23,7 @@ A sweep over scheduler policies (``wddmsim sweep ... --set scheduler.policy=A,B 
 writes a comparison from its rows instead, :func:`write_comparison`:
 
 - ``policy_comparison.png``: each policy's latency distribution over all its runs and its deadline
-  misses per run (:func:`wddmsim.report_plots.policy_figure`).
+  misses per run (:func:`wddmsim.report_compare.policy_figure`).
 
 A run that stopped early (a signal, a budget: :mod:`wddmsim.runstop`) or a log cut short is
 partial: ``summary.md`` says so on its first line, in the words of :mod:`wddmsim.trace.ending`.
@@ -100,9 +100,9 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
 def write_comparison(rows, out_dir: str, setting: str = "scheduler.policy") -> list[str]:
     """Write ``policy_comparison.png`` into ``out_dir`` (created when missing) from a sweep's rows
     (:func:`wddmsim.sweep.sweep`'s, or its ``--json`` read back) by the value of ``setting``:
-    :func:`wddmsim.report_plots.policy_figure`. Returns the files written; raises
+    :func:`wddmsim.report_compare.policy_figure`. Returns the files written; raises
     :class:`ComparisonError` when no row has ``setting`` or every run failed."""
-    from .report_plots import policy_figure
+    from .report_compare import policy_figure
 
     rows = list(rows)
     if not any(setting in row for row in rows):

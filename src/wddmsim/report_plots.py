@@ -27,20 +27,8 @@ appear every other vsync gives twice its period; lines are then drawn at the eve
 still at true vsync distances. A period under 1 ms (above the 1000 Hz a scenario allows) is taken
 as unknown.
 
-A sweep's runs give one more figure (``wddmsim sweep ... --set scheduler.policy=A,B --report
-DIR``, :func:`wddmsim.report.write_comparison`), made from the sweep's rows rather than an event
-log:
-
-- ``policy_comparison.png``: on the left each policy's packet latency distribution (cumulative,
-  log time axis), pooled over every context of every run of the policy that went to its end; on
-  the right each policy's deadline misses per run (the sum over the contexts of the summary's
-  ``deadline_misses``; a context without a deadline has None or no such field), the bar the mean
-  over its runs, the whisker from the fewest to the most. A row holds no per-packet latency, only
-  each context's ``latency_min_ns``, ``latency_p50_ns``, ``latency_p99_ns`` and ``latency_max_ns``
-  and its ``completed`` packets, so a run's context counts as a distribution rising linearly
-  between those four points (0, 0.5, 0.99 and 1 of its packets), and a policy's curve is the mix
-  of these weighted by packets completed (:func:`latency_cdf`): it passes exactly through each
-  percentile when there is one context and one run, and is an estimate between them.
+A sweep's runs give one more figure, the policy comparison, made from the sweep's rows rather
+than an event log: :mod:`wddmsim.report_compare`.
 
 Figures are built as :class:`matplotlib.figure.Figure` objects (no pyplot state, Agg to draw the
 PNG), so tests can read their axes; :func:`write_plots` saves them.
@@ -58,7 +46,6 @@ from dataclasses import dataclass
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from .sweep.plot import POLICY, value_label
 from .trace.hwcontexts import HwNames, is_hardware, running_turns
 
 MS = 1e6
@@ -68,9 +55,9 @@ MIN_PERIOD_NS = 1_000_000
 MAX_REFRESH_LINES = 8
 #: latencies below this are drawn at it on the log axis (a packet retired at once)
 LATENCY_FLOOR_MS = 1e-3
-_WIDTH = 10.0  # inches; rows are ROW_HEIGHT each, plus room for titles and labels
+WIDTH = 10.0  # inches; rows are ROW_HEIGHT each, plus room for titles and labels
 _ROW_HEIGHT = 1.35
-_STYLES = ("-", "--", "-.", ":")
+STYLES = ("-", "--", "-.", ":")
 
 
 @dataclass(frozen=True)
@@ -273,7 +260,7 @@ def time_mean(steps: list[tuple[int, int]], end: int) -> float:
 
 # -- the figures ------------------------------------------------------------------------------------
 def _rows(n: int, title: str, row_height: float = _ROW_HEIGHT) -> tuple[Figure, list]:
-    fig = Figure(figsize=(_WIDTH, 1.1 + row_height * max(n, 1)), dpi=100, layout="constrained")
+    fig = Figure(figsize=(WIDTH, 1.1 + row_height * max(n, 1)), dpi=100, layout="constrained")
     axes = fig.subplots(max(n, 1), 1, sharex=True, squeeze=False)[:, 0]
     fig.suptitle(title)
     return fig, list(axes)
@@ -315,7 +302,7 @@ def utilisation_figure(events: list[dict]) -> Figure:
     return fig
 
 
-def _log_ms_axis(ax, low_ms: float, high_ms: float) -> None:
+def log_ms_axis(ax, low_ms: float, high_ms: float) -> None:
     ax.set_xscale("log")
     decades = math.log10(max(high_ms, low_ms * 10) / low_ms)
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 2.5 else (1.0,)))
@@ -328,7 +315,7 @@ def latency_figure(events: list[dict]) -> Figure:
     """``context_latency.png``: each context's latency distribution, cumulative, on a log axis."""
     facts = run_facts(events)
     lat = latencies(events)
-    fig = Figure(figsize=(_WIDTH, 5.2), dpi=100, layout="constrained")
+    fig = Figure(figsize=(WIDTH, 5.2), dpi=100, layout="constrained")
     ax = fig.add_subplot()
     fig.suptitle("Packet latency per context, submitted to completed (QueuePacketStart to QueuePacketStop)")
     drawn = [(ctx, sorted(max(v / MS, LATENCY_FLOOR_MS) for v in values)) for ctx, values in lat.items() if values]
@@ -336,10 +323,10 @@ def latency_figure(events: list[dict]) -> Figure:
         n = len(values)
         p50, p99 = (values[min(n - 1, max(0, round(p * n + 0.5) - 1))] for p in (0.5, 0.99))
         ax.step([values[0]] + values, [0.0] + [(k + 1) / n for k in range(n)], where="post",
-                linestyle=_STYLES[i % len(_STYLES)], linewidth=1.6,
-                label=f"{facts.contexts.get(ctx, str(ctx))}: {_count(n, 'packet')}, p50 {p50:.3g} ms, p99 {p99:.3g} ms")
+                linestyle=STYLES[i % len(STYLES)], linewidth=1.6,
+                label=f"{facts.contexts.get(ctx, str(ctx))}: {counted(n, 'packet')}, p50 {p50:.3g} ms, p99 {p99:.3g} ms")
     if drawn:
-        _log_ms_axis(ax, min(v[0] for _, v in drawn), max(v[-1] for _, v in drawn))
+        log_ms_axis(ax, min(v[0] for _, v in drawn), max(v[-1] for _, v in drawn))
         for frac, name in ((0.5, "p50"), (0.99, "p99")):
             ax.axhline(frac, color="grey", linewidth=0.8, linestyle=":")
             ax.text(1.005, frac, name, transform=ax.get_yaxis_transform(), va="center", fontsize=8, color="grey")
@@ -386,8 +373,8 @@ def frame_figure(events: list[dict]) -> Figure | None:
         if dropped:
             ax.plot([t / MS for t in dropped], [0.0] * len(dropped), linestyle="none", marker="x", color="tab:red",
                     markersize=6, clip_on=False, zorder=5)
-        shown = f"VidPn source {source}: {_count(len(ts), 'display change')}"
-        _row_titles(ax, shown + (f", {_count(len(dropped), 'present')} dropped (x)" if dropped else ""), refresh)
+        shown = f"VidPn source {source}: {counted(len(ts), 'display change')}"
+        _row_titles(ax, shown + (f", {counted(len(dropped), 'present')} dropped (x)" if dropped else ""), refresh)
         ax.set_ylim(0, top * 1.15)
         ax.set_ylabel("frame time (ms)")
         ax.grid(alpha=0.3)
@@ -395,7 +382,7 @@ def frame_figure(events: list[dict]) -> Figure | None:
     return fig
 
 
-def _count(n: int, thing: str) -> str:
+def counted(n: int, thing: str) -> str:
     return f"{n} {thing}" + ("" if n == 1 else "s")
 
 
@@ -448,213 +435,3 @@ def write_plots(events: list[dict], out_dir: str) -> list[str]:
         fig.savefig(path)
         written.append(path)
     return written
-
-
-# -- a sweep's policies compared ---------------------------------------------------------------------
-#: a context's latency figures in a row and the fraction of its packets at or below each
-_CDF_POINTS = (("latency_min_ns", 0.0), ("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99), ("latency_max_ns", 1.0))
-_CONTEXT_FIELD = re.compile(r"contexts\.(\d+)\.(\w+)")
-
-
-def _context_fields(row: Mapping) -> dict[int, dict[str, object]]:
-    """A row's ``contexts.N.field`` figures as ``{N: {field: value}}``, in context order."""
-    out: dict[int, dict[str, object]] = {}
-    for key, value in row.items():
-        m = _CONTEXT_FIELD.fullmatch(key)
-        if m:
-            out.setdefault(int(m[1]), {})[m[2]] = value
-    return dict(sorted(out.items()))
-
-
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def context_latencies(row: Mapping) -> list[tuple[int, list[tuple[float, float]]]]:
-    """Each context of a row with packets completed and its latency figures: ``(completed,
-    [(latency ns, fraction of its packets), ...])`` at its min, p50, p99 and max."""
-    out = []
-    for fields in _context_fields(row).values():
-        n = fields.get("completed")
-        knots = [(fields.get(name), frac) for name, frac in _CDF_POINTS]
-        if _number(n) and n > 0 and all(_number(v) for v, _ in knots):
-            out.append((int(n), [(float(v), f) for v, f in knots]))
-    return out
-
-
-def _cdf_at(knots: list[tuple[float, float]], x: float) -> float:
-    """The fraction of packets at or below ``x`` of a distribution rising linearly between
-    ``knots`` (ascending latencies with their fractions; equal latencies take the highest)."""
-    below = [i for i, (v, _) in enumerate(knots) if v <= x]
-    if not below:
-        return 0.0
-    j = below[-1]
-    if j == len(knots) - 1:
-        return 1.0
-    (v0, f0), (v1, f1) = knots[j], knots[j + 1]
-    return f0 + (f1 - f0) * (x - v0) / (v1 - v0)
-
-
-def exact_latencies(row: Mapping) -> list[tuple[int, list[tuple[float, float]]]] | None:
-    """Each context of a row with packets retired and its whole latency distribution, from the
-    histograms a sweep's run carries (``_latency``, :mod:`wddmsim.sweep.rows`): ``(packets,
-    [(latency ns, fraction of its packets at or below it), ...])`` at every bucket (four
-    significant digits). None for a row without them (rows read back from CSV or JSON)."""
-    hist = row.get("_latency")
-    if not isinstance(hist, list):
-        return None
-    out = []
-    for buckets in hist:
-        n = sum(c for _, c in buckets)
-        if n:
-            seen, knots = 0, []
-            for v, c in buckets:
-                seen += c
-                knots.append((float(v), seen / n))
-            out.append((n, knots))
-    return out
-
-
-def latency_cdf(rows: Sequence[Mapping]) -> tuple[list[tuple[float, float]], int]:
-    """The pooled latency distribution of ``rows`` (runs that went to their end) and the packets
-    it counts: ``([(latency ns, fraction of the packets at or below it), ...], packets)`` at every
-    latency a context's figures name, ascending, each context weighted by its packets. A row that
-    carries its histograms (a sweep's own rows) counts exactly (:func:`exact_latencies`); one
-    that does not (rows read back from a file) is estimated by a linear rise between its min,
-    p50, p99 and max (:func:`context_latencies`). ``([], 0)`` when no context retired a packet."""
-    exact: dict[float, int] = defaultdict(int)  # latency -> packets, over the exact contexts
-    estimated = []
-    for row in rows:
-        hist = row.get("_latency")
-        if isinstance(hist, list):
-            for buckets in hist:
-                for v, c in buckets:
-                    exact[float(v)] += c
-        else:
-            estimated += context_latencies(row)
-    total = sum(exact.values()) + sum(n for n, _ in estimated)
-    if not total:
-        return [], 0
-    xs = sorted(set(exact) | {v for _, knots in estimated for v, _ in knots})
-    out, below = [], 0
-    for x in xs:
-        below += exact.get(x, 0)
-        out.append((x, (below + sum(n * _cdf_at(knots, x) for n, knots in estimated)) / total))
-    return out, total
-
-
-def deadline_misses(row: Mapping) -> int | None:
-    """A run's deadline misses: the sum over its contexts of the summary's ``deadline_misses``;
-    None when no context has a deadline (the field None, or not in the row)."""
-    values = [f["deadline_misses"] for f in _context_fields(row).values()
-              if _number(f.get("deadline_misses"))]
-    return int(sum(values)) if values else None
-
-
-def row_settings(rows: Sequence[Mapping]) -> list[str]:
-    """The swept settings of a sweep's rows: the columns before ``seed`` (docs/sweeps.md, "Rows")."""
-    out: list[str] = []
-    for row in rows:
-        for key in row:
-            if key == "seed":
-                break
-            if key not in out:
-                out.append(key)
-    return out
-
-
-def policy_groups(rows: Sequence[Mapping], setting: str = POLICY) -> dict[str, list[Mapping]]:
-    """The rows by the value of ``setting`` (the scheduler policy), in the order the values first
-    appear, each labelled by its name (:func:`wddmsim.sweep.plot.value_label`; the whole value
-    where two values would give one name). Failed runs are in their policy's group."""
-    values: list = []
-    for row in rows:
-        if setting in row and row[setting] not in values:
-            values.append(row[setting])
-    names = [value_label(setting, v) for v in values]
-    if len(set(names)) < len(names):
-        names = [str(v) for v in values]
-    return {name: [row for row in rows if setting in row and row[setting] == v] for name, v in zip(names, values)}
-
-
-def policy_figure(rows: Sequence[Mapping], setting: str = POLICY) -> Figure:
-    """``policy_comparison.png``: per value of ``setting`` (a scheduler policy), the pooled latency
-    distribution of its runs (:func:`latency_cdf`, log time axis) on the left and its deadline
-    misses per run (:func:`deadline_misses`: the bar their mean, the whisker their range) on the
-    right. Rows with an error are left out (the legend counts them)."""
-    groups = policy_groups(rows, setting)
-    fig = Figure(figsize=(_WIDTH + 2, 5.4), dpi=100, layout="constrained")
-    lat_ax, miss_ax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.3, 1]})
-    ok_rows = [r for r in rows if not r.get("error")]
-    scenario = next((r["scenario"] for r in ok_rows if r.get("scenario")), None)
-    pooled = [s for s in row_settings(rows) + ["seed"] if s != setting and len({repr(r.get(s)) for r in rows}) > 1]
-    over = f", each policy pooled over {', '.join('seeds' if s == 'seed' else s for s in pooled)}" if pooled else ""
-    fig.suptitle("Scheduler policies compared" + (f": {scenario}" if scenario else "")
-                 + f" ({_count(len(ok_rows), 'run')}{over})")
-
-    curves = []
-    idle = []
-    for name, group in groups.items():
-        good = [r for r in group if not r.get("error")]
-        points, packets = latency_cdf(good)
-        failed = len(group) - len(good)
-        label = (f"{name}: {_count(len(good), 'run')}, {_count(packets, 'packet')}"
-                 + (f", {failed} failed" if failed else ""))
-        if points:
-            curves.append((label, points))
-        else:
-            idle.append(name)
-    for i, (label, points) in enumerate(curves):
-        xs = [max(v / MS, LATENCY_FLOOR_MS) for v, _ in points]
-        lat_ax.plot([xs[0]] + xs, [0.0] + [f for _, f in points], linestyle=_STYLES[i % len(_STYLES)],
-                    linewidth=1.6, label=label)
-    if curves:
-        every = [max(v / MS, LATENCY_FLOOR_MS) for _, pts in curves for v, _ in pts]
-        _log_ms_axis(lat_ax, min(every), max(every))
-        for frac, name in ((0.5, "p50"), (0.99, "p99")):
-            lat_ax.axhline(frac, color="grey", linewidth=0.8, linestyle=":")
-            lat_ax.text(1.005, frac, name, transform=lat_ax.get_yaxis_transform(), va="center", fontsize=8,
-                        color="grey")
-        lat_ax.legend(loc="lower right", fontsize="small", title=setting, title_fontsize="small")
-    else:
-        lat_ax.set_xscale("log")
-        lat_ax.text(0.5, 0.5, "no run retired a packet", transform=lat_ax.transAxes, ha="center", va="center")
-    how = ("each run's whole distribution" if all(isinstance(r.get("_latency"), list) for r in ok_rows)
-           else "estimated from each run's min, p50, p99 and max")
-    lat_ax.set_title(f"Packet latency, every context ({how})"
-                     + (f"\nno packet retired: {', '.join(idle)}" if idle and curves else ""), fontsize=9)
-    lat_ax.set_ylim(0, 1.02)
-    lat_ax.set_xlabel("latency (ms, log scale)")
-    lat_ax.set_ylabel("fraction of the policy's packets")
-    lat_ax.grid(alpha=0.3)
-
-    names = list(groups)
-    per_run = {name: [m for r in group if not r.get("error") and (m := deadline_misses(r)) is not None]
-               for name, group in groups.items()}
-    shown = [(i, name, v) for i, (name, v) in enumerate(per_run.items()) if v]
-    if shown:
-        means = [sum(v) / len(v) for _, _, v in shown]
-        low = [max(0.0, m - min(v)) for m, (_, _, v) in zip(means, shown)]
-        high = [max(0.0, max(v) - m) for m, (_, _, v) in zip(means, shown)]
-        miss_ax.bar([i for i, _, _ in shown], means, width=0.6, color="C3", alpha=0.75, yerr=[low, high],
-                    capsize=4, error_kw={"linewidth": 1})
-        for (i, _, v), m in zip(shown, means):
-            # beside the bar's top, clear of the whisker through its middle
-            miss_ax.annotate(f"{m:.4g}", (i + 0.3, m), xytext=(3, 0), textcoords="offset points", ha="left",
-                             va="center", fontsize=8)
-        top = max(max(v) for _, _, v in shown)
-        miss_ax.set_ylim(0, top * 1.2 if top else 1)
-    else:
-        miss_ax.set_ylim(0, 1)
-        miss_ax.text(0.5, 0.5, "no context has a deadline", transform=miss_ax.transAxes, ha="center", va="center")
-    for i, name in enumerate(names):
-        if shown and not per_run[name]:
-            miss_ax.text(i, 0, "no deadline", ha="center", va="bottom", fontsize=8, color="grey", rotation=90)
-    slant = sum(len(n) for n in names) > 30  # many or long names would run into each other
-    miss_ax.set_xticks(range(len(names)), names, rotation=40 if slant else 0, ha="right" if slant else "center")
-    miss_ax.set_xlim(-0.6, len(names) - 0.4)
-    miss_ax.set_xlabel(setting)
-    miss_ax.set_ylabel("deadline misses per run")
-    miss_ax.set_title("Deadline misses, sum over contexts\n(mean of the runs; whisker: fewest to most)", fontsize=9)
-    miss_ax.grid(alpha=0.3, axis="y")
-    return fig
