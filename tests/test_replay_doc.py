@@ -17,3 +17,5 @@ def test_the_tables_in_docs_replay_md_are_the_models():
     doc = (ROOT / "docs" / "replay.md").read_text()
     for capture, table in tool.tables().items():
         assert f"{capture}\n\n{table}\n" in doc, f"docs/replay.md: the table of {capture} is out of date"
+    assert f"The compositor's cadence\n\n{tool.cadence_table()}\n" in doc, \
+        "docs/replay.md: the table of the compositor's cadence is out of date"

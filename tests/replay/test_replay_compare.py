@@ -10,7 +10,8 @@ from replay_data import gold
 from rich.console import Console
 
 from wddmsim.replay.compare import (
-    TARGET_NAMES, Summary, chain_stats, compare, comparison_json, nearest_rank, print_comparison,
+    COMPOSITOR_TARGET_NAMES, TARGET_NAMES, Summary, chain_stats, compare, comparison_json, nearest_rank,
+    presents_per_second, print_comparison,
 )
 
 DWM = ("dwm.exe", 10376, "0x1BF098B1ED0")
@@ -58,7 +59,8 @@ def test_a_capture_meets_every_target_against_itself(case, column_set):
     comparisons = compare(capture, capture)
     assert [c.key for c in comparisons] == list(capture.chains())  # every chain has >= 10 presents
     for c in comparisons:
-        assert [t.name for t in c.targets] == list(TARGET_NAMES)
+        extra = COMPOSITOR_TARGET_NAMES if c.key[0] == "dwm.exe" else ()
+        assert [t.name for t in c.targets] == list(TARGET_NAMES + extra)
         assert [t for t in c.targets if not t.passed] == []
 
 
@@ -99,6 +101,26 @@ def test_an_altered_copy_fails_exactly_the_altered_target(target):
     comparisons = compare(real, model)
     failed = {(c.key, t.name) for c in comparisons for t in c.targets if not t.passed}
     assert failed == {(DWM, target)}
+
+
+def test_the_compositor_cadence_is_its_presents_per_second():
+    """dwm.exe's cadence in test_case_4: 114 MsBetweenPresents values summing to 3.2864878 s (the
+    first from the baseline present, 50 ms before the first row): 34.687 a second. v2 derives the
+    value from the rows, so its first row has none (113 over 3.2363433 s); v1 also has the last
+    present. A copy whose gaps are 6% longer misses the target (and the median interval)."""
+    chains = {s: gold(4, s).chains() for s in ("current", "v1", "v2")}
+    assert chain_stats(chains["current"][DWM]).presents_per_second == 34.687
+    assert presents_per_second(chains["v2"][DWM]) == 34.916
+    v1 = next(v for k, v in chains["v1"].items() if k[0] == "dwm.exe")
+    assert presents_per_second(v1) == 33.915
+    assert presents_per_second([]) is None
+    real = gold(4, "current")
+    slower = compare(real, _alter(real.frames, DWM, between_presents=_plus("between_presents", 0, 1.06)))[0]
+    cadence = slower.target("presents per second")
+    assert (cadence.real, cadence.passed, cadence.tolerance) == (34.687, False, "within 5%")
+    assert {t.name for t in slower.targets if not t.passed} == {"presents per second", "MsBetweenPresents median"}
+    # the applications' chains have no cadence target
+    assert [t.name for t in compare(real, real)[1].targets] == list(TARGET_NAMES)
 
 
 def test_close_but_within_tolerance_passes():
@@ -179,7 +201,7 @@ def test_the_table_fits_100_columns(width):
     assert lines[0] == "dwm.exe (pid 10376, swap chain 0x1BF098B1ED0)"
     mode = next(line for line in lines if line.startswith("│ present mode"))
     assert mode.endswith("│ FAIL │") and mode.split("│")[2].strip().startswith("Hardware:")
-    assert "8 of 9 targets met" in lines
+    assert "9 of 10 targets met" in lines  # dwm.exe: the 9 of every chain and its cadence
     assert "0 of 9 targets met: no such swap chain in the model" in lines
     assert next(line for line in lines if line.startswith("│ presents")).split() == [
         "│", "presents", "│", "114", "│", "114", "│", "within", "5%", "│", "pass", "│"]
@@ -193,7 +215,8 @@ def test_json():
     first = data["chains"][0]
     assert (first["application"], first["pid"], first["swap_chain"]) == DWM
     assert first["real"]["presents"] == 114 and first["real"]["metrics"]["MsGPUBusy"]["median"] == 1.5298
-    assert [t["name"] for t in first["targets"]] == list(TARGET_NAMES)
+    assert [t["name"] for t in first["targets"]] == list(TARGET_NAMES + COMPOSITOR_TARGET_NAMES)
+    assert first["real"]["presents_per_second"] == 34.687
     presents = first["targets"][4]
     assert presents == {"name": "presents", "real": 114, "model": presents["model"],
                         "tolerance": "within 5%", "passed": False, "detail": ""}

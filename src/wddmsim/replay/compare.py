@@ -26,10 +26,14 @@ MsBetweenPresents median   within 2%
 MsGPUBusy median           within 10%
 MsInPresentAPI median      within 1 ms or within 20%
 MsUntilDisplayed median    within one refresh period of the display
+presents per second        the compositor's chains only (dwm.exe): its cadence, the number of
+                           MsBetweenPresents values over their sum (1000 / the mean frame time),
+                           within 5%; its median interval is the MsBetweenPresents median (2%)
 =========================  ===========================================================================
 
 The refresh period is passed in, or the median MsBetweenDisplayChange of the real capture's
-dwm.exe chain (the compositor presents on every refresh), else of all its frames. Percentages are
+dwm.exe chain (the compositor presents at most once a refresh, and mostly on consecutive ones
+while anything changes), else of all its frames. Percentages are
 of the real value. A chain missing from the model fails every target; a median neither side has
 (e.g. MsUntilDisplayed of a chain never displayed) passes, and one only the model has is not
 checked (passes, said in the detail).
@@ -85,6 +89,9 @@ class ChainStats:
     sync_interval: int
     dropped: int
     metrics: dict[str, Summary]
+    #: presents a second over the chain's MsBetweenPresents (their count over their sum); None
+    #: without two presents
+    presents_per_second: float | None = None
 
     @property
     def application(self) -> str:
@@ -97,6 +104,21 @@ class ChainStats:
 
 def _most_common(values: Iterable) -> tuple[object, int]:
     return Counter(values).most_common(1)[0]
+
+
+def presents_per_second(frames: Iterable[Frame]) -> float | None:
+    """The chain's present rate: how many MsBetweenPresents values over their sum in seconds (1000
+    over the mean frame time in ms), to 3 decimals; None when no frame has the value. The first
+    present of a model chain has no MsBetweenPresents (nothing before it) and so does not count,
+    as the capture's baseline present has no row."""
+    gaps = [f.between_presents for f in frames if f.between_presents is not None]
+    total = sum(gaps)
+    return round(len(gaps) * 1e9 / total, 3) if gaps and total > 0 else None
+
+
+def is_compositor(key: ChainKey) -> bool:
+    """Whether the chain is the desktop compositor's (dwm.exe)."""
+    return key[0].lower() == "dwm.exe"
 
 
 def chain_stats(frames: Iterable[Frame]) -> ChainStats:
@@ -113,7 +135,8 @@ def chain_stats(frames: Iterable[Frame]) -> ChainStats:
         key=frames[0].key, presents=len(frames), present_mode=mode,
         present_mode_fraction=in_mode / len(frames), runtime=_most_common(f.runtime for f in frames)[0],
         sync_interval=_most_common(f.sync_interval for f in frames)[0],
-        dropped=sum(f.displayed is None for f in frames), metrics=metrics)
+        dropped=sum(f.displayed is None for f in frames), metrics=metrics,
+        presents_per_second=presents_per_second(frames))
 
 
 @dataclass(frozen=True)
@@ -170,6 +193,8 @@ def _within(fraction: float) -> Callable[[float, float], bool]:
 TARGET_NAMES = ("application", "runtime", "sync interval", "present mode", "presents",
                 "MsBetweenPresents median", "MsGPUBusy median", "MsInPresentAPI median",
                 "MsUntilDisplayed median")
+#: the targets only a compositor's (dwm.exe) chain has, after :data:`TARGET_NAMES`: its cadence
+COMPOSITOR_TARGET_NAMES = ("presents per second",)
 MISSING = "no such swap chain in the model"
 
 
@@ -178,12 +203,15 @@ def _targets(real: list[Frame], model: list[Frame] | None, rs: ChainStats, refre
     refresh = "one refresh" + (f" ({refresh_ms:.2f} ms)" if refresh_ms else " (unknown)")
     tolerances = ("same", "same", "same", ">= 90% of frames", "within 5%", "within 2%", "within 10%",
                   "1 ms or 20%", refresh)
+    compositor = is_compositor(rs.key)
     if model is None:
         values = (rs.application, rs.runtime, rs.sync_interval, rs.present_mode, rs.presents,
                   *(rs.median(m) for m in ("MsBetweenPresents", "MsGPUBusy", "MsInPresentAPI",
                                            "MsUntilDisplayed")))
+        if compositor:
+            values, tolerances = values + (rs.presents_per_second,), tolerances + ("within 5%",)
         return None, [Target(n, v, None, t, False, MISSING)
-                      for n, v, t in zip(TARGET_NAMES, values, tolerances)]
+                      for n, v, t in zip(TARGET_NAMES + COMPOSITOR_TARGET_NAMES, values, tolerances)]
     ms = chain_stats(model)
     matched = sum(a.present_mode == b.present_mode for a, b in zip(real, model))
     share = matched / max(len(real), len(model))
@@ -194,7 +222,7 @@ def _targets(real: list[Frame], model: list[Frame] | None, rs: ChainStats, refre
     def median(i: int, column: str, ok: Callable[[float, float], bool]) -> Target:
         return _numeric(TARGET_NAMES[i], rs.median(column), ms.median(column), tolerances[i], ok)
 
-    return ms, [
+    targets = [
         same("application", rs.application, ms.application),
         same("runtime", rs.runtime, ms.runtime),
         same("sync interval", rs.sync_interval, ms.sync_interval),
@@ -206,6 +234,12 @@ def _targets(real: list[Frame], model: list[Frame] | None, rs: ChainStats, refre
         median(7, "MsInPresentAPI", lambda r, m: abs(m - r) <= 1.0 or _within(0.20)(r, m)),
         median(8, "MsUntilDisplayed", lambda r, m: refresh_ms is not None and abs(m - r) <= refresh_ms),
     ]
+    if compositor:
+        # The compositor's cadence: it presents when something on the desktop changed, so its
+        # rate says whether the model composed when the machine's compositor did.
+        targets.append(_numeric("presents per second", rs.presents_per_second, ms.presents_per_second,
+                                "within 5%", _within(0.05)))
+    return ms, targets
 
 
 def compare(real: Capture | Iterable[Frame], model: Capture | Iterable[Frame], *,

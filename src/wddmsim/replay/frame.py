@@ -82,7 +82,8 @@ def frames_by_chain(frames: Iterable[Frame]) -> dict[ChainKey, list[Frame]]:
 def refresh_period_ns(frames: Iterable[Frame], key: ChainKey | None = None) -> int | None:
     """The display's refresh period: the median (nearest-rank: the lower middle of an even count)
     MsBetweenDisplayChange of the chain ``key``; without a key, of the dwm.exe chains (the
-    compositor shows every refresh), else of all frames."""
+    compositor presents at most once a refresh, and mostly on consecutive ones while anything on
+    the desktop changes), else of all frames."""
     frames = list(frames)
     if key is not None:
         pool = [f for f in frames if f.key == key]

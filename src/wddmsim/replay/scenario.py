@@ -15,19 +15,22 @@ What is taken from the capture (the applications' own doing, and the machine's d
   frame's CPU work started, its CPU time to the present call (MsCPUBusy), its GPU busy time
   (MsGPUBusy), and when its rendering reached the GPU (MsGPULatency, if within the CPU time);
 - the compositor (dwm.exe) with its ProcessID and swap chain, and a desktop update at the vsync
-  before each of its presents (what changed on the machine's desktop is not in a capture; that
-  dwm.exe presented then is), with that present's CPU time after the vsync and GPU busy time; a
-  capture without dwm.exe (filtered to some processes) still gets a compositor, with no updates of
-  its own.
+  before each of its presents that no captured window's frame explains (:func:`desktop_updates`:
+  what changed on the machine's desktop then is not in a capture; that dwm.exe presented is), with
+  that present's CPU time after the vsync and GPU busy time; a capture without dwm.exe (filtered to
+  some processes) still gets a compositor, with no updates of its own.
 
-What is not taken: every present mode, present call duration, display time and dropped frame;
-those are the model's answers (:mod:`wddmsim.replay.run` compares them with the capture).
+What is not taken: every present mode, present call duration, display time and dropped frame, and
+the compositor's presents that showed a window's frame (the model's compositor presents when a
+window's frame is new, :mod:`wddmsim.workloads.compositor`, so its cadence is the model's); those
+are the model's answers (:mod:`wddmsim.replay.run` compares them with the capture).
 
 The scenario can be written as TOML (:func:`scenario_toml`) to edit and run again.
 """
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections import Counter
 
@@ -199,8 +202,9 @@ def build_scenario(capture, name: str = "") -> dict:
         "compositor": [],
         "process": [],
     }
+    composed = composed_displays(frames)
     for i, key in enumerate(dwm):
-        scenario["compositor"].append(_compositor(key, by_chain[key], i, shift, period))
+        scenario["compositor"].append(_compositor(key, by_chain[key], i, shift, period, composed))
     if not dwm:
         # Windows always composes the desktop; a capture filtered to some processes just does not
         # show it. A compositor with no desktop updates of its own composes the windows' frames.
@@ -231,12 +235,38 @@ def build_scenario(capture, name: str = "") -> dict:
     return scenario
 
 
-def _compositor(key, frames, source: int, shift: int, period: int) -> dict:
-    """The [[compositor]] table of a dwm.exe swap chain: an update at the vsync before each of its
-    presents, with that present's CPU time after the vsync and its GPU busy time."""
+def composed_displays(frames) -> list[int]:
+    """The screen times (capture clock, sorted) of the applications' frames the compositor showed:
+    every displayed frame of a swap chain outside dwm.exe in a composed present mode
+    ("Composed: ..."). A dwm.exe present shown at one of these vsyncs composed a window's frame."""
+    return sorted(f.displayed for f in frames
+                  if not is_compositor(f.key) and f.displayed is not None and f.present_mode.startswith("Composed"))
+
+
+def _shows_a_window(f, composed: list[int]) -> bool:
+    """Whether dwm.exe present ``f`` was shown at the vsync a window's composed frame was."""
+    if f.displayed is None:
+        return False
+    i = bisect.bisect_left(composed, f.displayed - SAME_VSYNC_NS)
+    return i < len(composed) and composed[i] <= f.displayed + SAME_VSYNC_NS
+
+
+def desktop_updates(frames, composed: list[int]) -> list:
+    """The dwm.exe presents (``frames``, one swap chain) that no application's frame explains: the
+    ones not shown with a composed frame of a captured window. What changed on the desktop then is
+    not in the capture (a window PresentMon does not see, the cursor), only that dwm.exe presented;
+    the rest of its presents are the model's answer to the windows' frames."""
+    return [f for f in frames if not _shows_a_window(f, composed)]
+
+
+def _compositor(key, frames, source: int, shift: int, period: int, composed: list[int] = ()) -> dict:
+    """The [[compositor]] table of a dwm.exe swap chain: its CPU time after the vsync and GPU time
+    (the medians of its presents), and a desktop update at the vsync before each of its presents
+    that no window's frame explains (:func:`desktop_updates`), with that present's CPU and GPU
+    time."""
     app, pid, address = key
     updates = []
-    for f in frames:
+    for f in desktop_updates(frames, list(composed)):
         t = f.present_start + shift
         at = t // period * period
         update = {"at": format_duration(at), "cpu": format_duration(t - at)}

@@ -5,7 +5,10 @@ What it does, after Microsoft's "Desktop Window Manager" and "DXGI flip model" p
 - It wakes at every vsync of its VidPn source (``D3DKMTWaitForVerticalBlankEvent``).
 - It composes when something on the desktop is new: a window's present whose GPU work has
   retired (:mod:`wddmsim.dxgkrnl.composition`), or a desktop update the scenario lists (a window
-  it does not run, the cursor). Nothing new: no composition, no present.
+  it does not run, the cursor). Nothing new: no composition, no present. Its cadence is what
+  changed: at most one present a vsync, none on an idle desktop, 30 a second for one window at
+  30 fps on a 60 Hz display (tests/test_compositor_cadence.py); a replayed capture's dwm.exe
+  cadence comes from this rule applied to the replayed windows' frames (docs/replay.md).
 - A composition costs CPU time (from the vsync to its present call) and GPU time (its rendering,
   one DMA buffer); then it flips its own swap chain of two buffers, a flip that waits in the
   display's flip registers for the next vsync (``FlipWithNoWait``, ``FlipInterval`` 1), naming the
