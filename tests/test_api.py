@@ -398,7 +398,9 @@ def test_displays_and_lookups():
         source=0, refresh_hz=60.0, presents=25, displayed=24, dropped=0, frame_time_p50_ns=16_666_667,
         frame_time_p99_ns=33_330_000, latency_p50_ns=13_320_000, latency_p99_ns=19_990_000,
         latency_max_ns=19_990_008)
-    assert (s.display(1).presents, s.display(1).displayed, s.display(1).dropped) == (88, 34, 51)
+    # (88, 34, 51 before issue 27: the game's flips on source 0 are MMIO flips now, which no longer stall
+    # the shared 3D engine until their vsync, so the video player's composed frames run sooner.)
+    assert (s.display(1).presents, s.display(1).displayed, s.display(1).dropped) == (100, 57, 43)
     assert s.context("player.exe/video").node == s.node("3D_0").name
     with pytest.raises(KeyError, match=r"no display 2; there are: 0, 1"):
         s.display(2)

@@ -3,7 +3,8 @@ D3DDDI_FLIPINTERVAL_TYPE and DXGK_FLIPCAPS pages): flips only at vsync, FlipInte
 frame that misses its vsync shown one interval later, the flip queue limited by
 MaxQueuedFlipOnVSync, composed presents dropped when replaced before a vsync, and each submission
 flag (Present, Flip, FlipWithNoWait, RedirectedPresent) in the event log with VidPnSourceId and
-FlipInterval. Exact virtual times on a 60 Hz grid (period 16 666 667 ns)."""
+FlipInterval. Exact virtual times on a 60 Hz grid (period 16 666 667 ns). The DMA-buffer flip path:
+a driver without DXGK_FLIPCAPS.FlipOnVSyncMmIo (tests/test_mmio_flips.py has the MMIO path)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,15 @@ MS = 1_000_000
 V = 16_666_667  # one refresh at 60 Hz, ns
 
 
+#: A reference driver whose flips are DMA-buffer commands: it declares no FlipOnVSyncMmIo (and so is
+#: not PreemptionAware, which needs it: rule 64). These tests are the DMA-buffer flip path, which stays
+#: for such drivers; tests/test_mmio_flips.py has the MMIO path the reference driver takes by default.
+DMA_FLIPS = {"mmio_flips": False, "preemption_aware": False}
+
+
 def run(mode, fps, *, interval=1, work="1ms", count=12, max_queued=1, displays=(60.0,), source=0):
     sc = scenario_from_dict({
-        "name": "flip", "duration": "400ms",
+        "name": "flip", "duration": "400ms", "driver": DMA_FLIPS,
         "adapter": {"cpu_cost": ZERO, "max_queued_flips": max_queued, "displays": list(displays),
                     "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
         "process": [{"name": "game", "context": [{"name": "c", "node": "3D", "workload": {
@@ -193,7 +200,7 @@ def _with_flip_caps(**caps):
 
 def _system(mode, interval, driver, fps=30):
     sc = scenario_from_dict({
-        "name": "caps", "duration": "200ms",
+        "name": "caps", "duration": "200ms", "driver": DMA_FLIPS,
         "adapter": {"cpu_cost": ZERO, "nodes": [{"name": "3D", "engine": "3d", "command_cost": 0}]},
         "process": [{"name": "game", "context": [{"name": "c", "node": "3D", "workload": {
             "kind": "frame_loop", "fps": fps, "work": "1ms", "present_mode": mode, "sync_interval": interval,

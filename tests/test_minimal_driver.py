@@ -50,6 +50,8 @@ NOT_APPLICABLE = {
     "flips/interval_3": "the driver does not report FlipCaps.FlipInterval",
     "flips/interval_4": "the driver does not report FlipCaps.FlipInterval",
     "flips/no_wait": "the driver does not report FlipCaps.FlipOnVSyncWithNoWait",
+    "flips/mmio_interval_1": "the driver does not report FlipCaps.FlipOnVSyncMmIo (its flips are DMA-buffer commands)",
+    "flips/mmio_immediate": "the driver does not report FlipCaps.FlipOnVSyncMmIo (its flips are DMA-buffer commands)",
     "preemption/dma_buffer": "the driver is not PreemptionAware",
     "preemption/primitive": "the driver is not PreemptionAware",
     "preemption/interval": "the driver is not PreemptionAware",
@@ -74,7 +76,7 @@ def test_verify_passes_every_case_its_declarations_allow_and_only_those():
     assert not any((d.multi_engine_aware, d.preemption_aware, d.per_engine_reset, d.cancel_aware,
                     d.virtual_addressing, d.hardware_scheduling, d.flip_interval, d.flip_no_wait, d.page_faults))
     assert report.passed
-    assert (report.count("pass"), report.count("fail"), report.count("skip")) == (19, 0, 19)
+    assert (report.count("pass"), report.count("fail"), report.count("skip")) == (20, 0, 21)
     assert {r.case.id: r.reason for r in report.results if r.verdict == "skip"} == NOT_APPLICABLE
     # The recovery cases a one-node driver gets: an adapter reset after a hang, and after a fault
     # it cannot report, each with the other process's work done.
@@ -87,8 +89,8 @@ def test_the_cli_verify_exits_0_and_the_tutorial_quotes_its_verdict(monkeypatch)
     r = runner.invoke(main, ["verify", SPEC, "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["passed"] is True and out["counts"] == {"pass": 19, "fail": 0, "skip": 19}
-    verdict = f"PASS: 19 passed, 0 failed, 19 not applicable; {len(out['rules_exercised'])} rules exercised"
+    assert out["passed"] is True and out["counts"] == {"pass": 20, "fail": 0, "skip": 21}
+    verdict = f"PASS: 20 passed, 0 failed, 21 not applicable; {len(out['rules_exercised'])} rules exercised"
     assert verdict in TUTORIAL.read_text()
 
 
@@ -107,7 +109,7 @@ def test_the_driver_reaches_the_gpu_only_through_the_register_interface():
             super().__init__(DeviceInfo(gpu=strict(info.gpu, PUBLIC, seen, bad, {"memory": mem}),
                                         memory=mem(info.memory), settings=info.settings))
 
-    assert verify(Guarded).count("pass") == 19 and bad == []
+    assert verify(Guarded).count("pass") == 20 and bad == []
     assert seen == {"program_ring", "rptr", "doorbell", "irq_status", "irq_ack", "display_count", "scanout",
                     "segments", "reset_engine", "vsync_interrupt"}
 

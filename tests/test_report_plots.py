@@ -134,15 +134,17 @@ def test_latencies_are_per_context_from_queued_to_completed():
 
 # -- frame times ------------------------------------------------------------------------------------
 def test_frame_times_have_one_row_per_source_with_its_refresh_multiples_dashed():
-    """flips.toml: a 60 Hz source whose frames stay up one or two refreshes, a 144 Hz one that
-    waits up to six."""
+    """flips.toml: a 60 Hz source whose frames stay up one or two refreshes, a 144 Hz one whose
+    frames stay up one or two."""
     fig = rp.frame_figure(run("flips"))
     assert titles(fig) == [
         ("VidPn source 0: 49 display changes", "refresh 60 Hz (16.667 ms, dashed: whole refreshes)"),
-        ("VidPn source 1: 69 display changes, 101 presents dropped (x)",
+        ("VidPn source 1: 114 display changes, 86 presents dropped (x)",
          "refresh 144 Hz (6.944 ms, dashed: whole refreshes)")]
     assert dashed(fig.axes[0]) == [16.666667, 33.333334]
-    assert dashed(fig.axes[1]) == pytest.approx([k * 6.944444 for k in range(1, 7)], abs=1e-9)
+    # (69 display changes, 101 dropped, up to six refreshes before issue 27: the game's MMIO flips no
+    # longer stall the shared 3D engine until their vsync, so the composed frames run sooner.)
+    assert dashed(fig.axes[1]) == pytest.approx([k * 6.944444 for k in range(1, 3)], abs=1e-9)
     for ax in fig.axes:
         assert ax.get_ylabel() == "frame time (ms)" and ax.get_ylim()[0] == 0
     assert fig.axes[-1].get_xlabel() == "virtual time (ms)"

@@ -222,6 +222,7 @@ FIRING = {
          Facts(status=int(NTSTATUS.STATUS_UNSUCCESSFUL)), None),
     83: (SETVIDPN, lambda: new(SETVIDPN, ContextCount=1, Flags=0x1), Facts(), None),
     85: (SETVIDPN, lambda: flip_vidpn(Flags=0x4 | 0x8 | 0x10), Facts(), None),
+    86: (SETVIDPN, lambda: flip_vidpn(Flags=0x4), Facts(status=int(NTSTATUS.STATUS_INVALID_PARAMETER)), None),
     88: (SUBMIT, lambda: valid_submit(Flags=0x10, FlipInterval=2), Facts(flip_interval_supported=False), None),
     92: (HWQUEUE, lambda: valid_hwqueue(HwQueueProgressFenceId=11), Facts(last_progress_fence_id=11), None),
     93: (HWQUEUE, lambda: valid_hwqueue(), Facts(queue_busy=True), None),
@@ -337,6 +338,8 @@ QUIET = {
          Facts(status=int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER))),
     83: (SETVIDPN, lambda: flip_vidpn(ContextCount=4), Facts(broadcast_context_count=3)),
     85: (SETVIDPN, lambda: flip_vidpn(Flags=0x4 | 0x8 | 0x20), Facts()),
+    # SharedPrimaryTransition is bit 6 (0x40): the one case that may answer STATUS_INVALID_PARAMETER
+    86: (SETVIDPN, lambda: flip_vidpn(Flags=0x4 | 0x40), Facts(status=int(NTSTATUS.STATUS_INVALID_PARAMETER))),
     88: (SUBMIT, lambda: valid_submit(Flags=0x10, FlipInterval=1), Facts(flip_interval_supported=False)),
     92: (HWQUEUE, lambda: valid_hwqueue(HwQueueProgressFenceId=12), Facts(last_progress_fence_id=11)),
     93: (HWQUEUE, lambda: valid_hwqueue(), Facts(queue_busy=False)),

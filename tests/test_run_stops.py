@@ -256,7 +256,7 @@ def test_replay_max_events_stops_the_model_run(tmp_path):
     r = CliRunner().invoke(main, ["replay", str(ROOT / "tests" / "data" / "presentmon" / "test_case_4.csv"),
                                   "--max-events", "500", "--json", "--report", str(tmp_path / "rep")])
     assert r.exit_code == 5, r.output
-    assert r.stderr == ("wddmsim: stopped at 334.3 ms of virtual time: --max-events 500 ran out; the model's outputs "
+    assert r.stderr == ("wddmsim: stopped at 333.6 ms of virtual time: --max-events 500 ran out; the model's outputs "
                         "and the comparison cover what ran until then\n")
     printed = json.loads(r.stdout)
     # The comparison of what ran is still printed and written, and both say why it is partial.

@@ -28,14 +28,14 @@ START = [b for b in ZOO if b.kind == "start"]
 
 #: Names of the rules checked outside the registered ones (callbacks, VidMm, hardware scheduling).
 UNREGISTERED = {38: "NotifyInterruptAtDirql", 39: ("IsrQueuesDpc", "DpcNotifiesDpc"), 41: "IsrCallbacks",
-                42: "DmaBeforeCrtc", 43: "IsrDismissesInterrupt", 48: "VsyncReportedWhileEnabled", 54: "HwQueueFaultHandleArm",
+                42: "DmaBeforeCrtc", 43: "IsrDismissesInterrupt", 48: "VsyncReportedWhileEnabled", 49: "ControlInterruptOnlyVsync", 54: "HwQueueFaultHandleArm",
                 56: "SuspendFenceIssued", 57: "NoInterruptBeforeResume", 69: "PagingBufferAdvanceExact",
                 75: "FailedSystemCommandBugChecks", 108: "ResetFromTimeoutSucceeds",
                 21: "NoPrivateDataValidationWhenEmpty", 37: "LastCompletedAdvancesOnlyOnCompletion",
                 65: "PreemptionGranularityCoarsest",
                 96: "ProgressFenceReleaseTiming",
                 110: "NoGpuMemoryAccessAfterReset",
-                114: "ResetEngineLeavesQueueEmpty"}
+                114: "ResetEngineLeavesQueueEmpty", 84: "MmioFlipPath"}
 
 runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
 

@@ -13,7 +13,12 @@ one engine runs each frame's 4 ms of work, then its flip, in order; a flip takes
 first vsync at or after the flip reaches the engine and at least one refresh after the previous
 one (FlipInterval 1, Microsoft's D3DDDI_FLIPINTERVAL_TYPE), and the engine waits for it; the
 application's present blocks while three frames are queued (IDXGIDevice1::SetMaximumFrameLatency,
-default 3) until the oldest one's flip has completed."""
+default 3) until the oldest one's flip has completed.
+
+The rules are those of DMA-buffer flips (the engine waits for the flip): the scenario's driver
+declares no DXGK_FLIPCAPS.FlipOnVSyncMmIo (and so is not PreemptionAware, which needs it). The same
+game with the MMIO flips the reference driver makes by default is judged last, on rules of its own
+(:func:`expected_mmio`); tests/test_mmio_flips.py has more."""
 
 from __future__ import annotations
 
@@ -33,6 +38,10 @@ CHANGE = 100 * MS
 SCENARIO = f"""
 name = "ref24"
 duration = "1s"
+
+[driver]
+mmio_flips = false
+preemption_aware = false
 
 [adapter]
 displays = [60.0]
@@ -158,3 +167,50 @@ def test_dropped_frames_are_counted_exactly():
     # With SyncInterval 1 every frame is shown once, in order: none is dropped.
     assert (d["presents"], d["displayed"], d["dropped"]) == (FRAMES, FRAMES, 0)
     assert len(na) == d["dropped"] == len(trace.of("Dropped")) == 0
+
+
+# -- the same game with MMIO flips (the reference driver's default; issue 27) ---------------------------------
+def expected_mmio():
+    """(present call start, present return, display time) of each frame with MMIO flips, from these
+    rules, independent of the model: the flip's packet is an empty submission behind the frame's 4 ms
+    of work on the one engine; it is submitted once the present call returned and the source's one
+    flip slot is free (the previous flip shown), and the next frame's work queues behind it; its fence
+    comes back when the work before it is done, and the OS then programs the flip, which takes effect
+    at the first vsync after (DxgkDdiSetVidPnSourceAddress, FlipOnNextVSync). The present call blocks
+    while three frames are queued, until the oldest one's packet has completed."""
+    out, done = [], []
+    slot, period = 0, 10 * MS
+    render_end, submitted, latch = 0, 0, 0
+    for k in range(FRAMES):
+        if slot >= CHANGE:
+            period = 20 * MS
+        call = slot
+        render_start = max(call, submitted)  # behind the previous frame's flip packet
+        render_end = max(render_start, render_end) + WORK
+        returned = call if k < 3 else max(call, done[k - 3])
+        submitted = max(returned, render_start, latch)
+        programmed = max(render_end, submitted)
+        latch = (programmed // V + 1) * V
+        out.append((call, returned, latch))
+        done.append(programmed)
+        slot += period
+        if slot <= returned:
+            slot = returned
+    return out
+
+
+def test_mmio_flips_take_effect_at_the_first_vsync_after_their_rendering():
+    trace = ListSink()
+    scenario = SCENARIO.replace("[driver]\nmmio_flips = false\npreemption_aware = false\n", "")
+    system = System(scenario_from_dict(tomllib.loads(scenario), "ref24.toml"), trace=trace)
+    r = system.run()
+    assert r.bugcheck is None and r.summary["violations"] == []
+    shown = [e["displayed"] for e in trace.of("Displayed")]
+    assert shown == [latch for _, _, latch in expected_mmio()]
+    # Each was programmed by the OS (one DxgkDdiSetVidPnSourceAddress per frame) and reported with
+    # CRTC_VSYNC naming its surface at that vsync.
+    programmed = {e["seq"]: e["surface"] for e in trace.of("MmioFlip")}
+    vsyncs = {e["t"]: e["address"] for e in trace.of("VSync")}
+    assert len(programmed) == FRAMES
+    assert [vsyncs[e["displayed"]] for e in trace.of("Displayed")] == [programmed[e["seq"]] for e in trace.of("Displayed")]
+    assert r.summary["displays"][0]["dropped"] == 0

@@ -16,7 +16,7 @@ it breaks, the ``wddmsim verify`` area whose cases catch it, the settings it run
     PYTHONPATH=tests uv run wddmsim verify zoo.submission:IsrWithoutDpc --only submission
 
 The modules are by area: :mod:`.submission`, :mod:`.fences`, :mod:`.preemption`, :mod:`.faults`,
-:mod:`.flips`, :mod:`.tdr`, :mod:`.paging`, :mod:`.processes`, :mod:`.gpu_va`, :mod:`.hwqueues`,
+:mod:`.flips`, :mod:`.interrupts`, :mod:`.tdr`, :mod:`.paging`, :mod:`.processes`, :mod:`.gpu_va`, :mod:`.hwqueues`,
 :mod:`.start`, and :mod:`.groundtruth` (drivers only the GPU's ground truth catches: Windows would
 see nothing wrong).
 """
@@ -131,6 +131,7 @@ from . import (  # noqa: E402,F401  (registers the drivers)
     gpu_va,
     groundtruth,
     hwqueues,
+    interrupts,
     paging,
     preemption,
     processes,

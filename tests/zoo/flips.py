@@ -1,4 +1,4 @@
-"""Drivers the flip cases catch: vsync reports and flip intervals."""
+"""Drivers the flip cases catch: vsync reports, flip intervals and MMIO flips."""
 
 from __future__ import annotations
 
@@ -68,10 +68,11 @@ class IgnoresVsyncControl(ReferenceDriver):
         return 0
 
 
-@breaks(88, "flips", stop=(C4, 88))
+@breaks(88, "flips", stop=(C4, 88), settings={"mmio_flips": False, "preemption_aware": False})
 class FlipsAtTheNextVsync(ReferenceDriver):
     """Declares DXGK_FLIPCAPS.FlipInterval but programs every flip for the next vsync: a flip asked
-    with FlipInterval 2 takes effect one refresh after the previous one."""
+    with FlipInterval 2 takes effect one refresh after the previous one. (Its flips are DMA-buffer
+    commands: it declares no FlipOnVSyncMmIo, so the FlipInterval it writes is the one that counts.)"""
 
     def DxgkDdiPresent(self, hContext, pPresent):
         asked = pPresent.FlipInterval
@@ -81,3 +82,24 @@ class FlipsAtTheNextVsync(ReferenceDriver):
             return super().DxgkDdiPresent(hContext, pPresent)
         finally:
             pPresent.FlipInterval = asked
+
+
+@breaks(84, "flips", stop=(C4, 84))
+class ForgetsMmioFlips(ReferenceDriver):
+    """Declares FlipOnVSyncMmIo and answers DxgkDdiSetVidPnSourceAddress with STATUS_SUCCESS but never
+    writes the scanout address: the vsync after the call still reports the old address, so the flip
+    the OS programmed is never reported with CRTC_VSYNC."""
+
+    def DxgkDdiSetVidPnSourceAddress(self, hAdapter, pSetVidPnSourceAddress):
+        return 0
+
+
+@breaks(86, "flips", stop=(C4, 86))
+class RefusesImmediateMmioFlips(ReferenceDriver):
+    """Declares FlipImmediateMmIo but refuses every Flags.FlipImmediate call with
+    STATUS_INVALID_PARAMETER: that status is allowed only for a shared-primary transition."""
+
+    def DxgkDdiSetVidPnSourceAddress(self, hAdapter, pSetVidPnSourceAddress):
+        if pSetVidPnSourceAddress.Flags.FlipImmediate:
+            return 0xC000000D  # STATUS_INVALID_PARAMETER
+        return super().DxgkDdiSetVidPnSourceAddress(hAdapter, pSetVidPnSourceAddress)

@@ -167,12 +167,21 @@ CONTRACTS: dict[str, DdiContract] = {c.name: c for c in (
        "reported.", lifetime="", first="MiniportDeviceContext"),
     _c("DxgkDdiControlInterrupt", PASSIVE_LEVEL, None, ("STATUS_SUCCESS", "STATUS_NOT_IMPLEMENTED"),
        "STATUS_NOT_IMPLEMENTED is the answer for any InterruptType other than DXGK_INTERRUPT_CRTC_VSYNC, which "
-       "the OS never asks; other statuses are logged and the OS carries on with the state it asked for (the "
-       "driver may keep the interrupt on for its own needs).", "always",
+       "the OS never asks in a run (wddmsim verify's interrupts/control_interrupt case does; any other answer "
+       "breaks rule 49, judged on every call); other statuses are logged and the OS carries on with the state "
+       "it asked for (the driver may keep the interrupt on for its own needs).", "always",
        "d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt",
        "Enable (TRUE) or disable (FALSE) an interrupt type; the OS passes only DXGK_INTERRUPT_CRTC_VSYNC. "
        "Enabled, the driver reports CRTC_VSYNC at every vertical retrace, with the address now scanned out.",
        lifetime=""),
+    _c("DxgkDdiSetVidPnSourceAddress", DIRQL, "DXGKARG_SETVIDPNSOURCEADDRESS",
+       ("STATUS_SUCCESS", "STATUS_INVALID_PARAMETER"),
+       "STATUS_INVALID_PARAMETER only with Flags.SharedPrimaryTransition (rule 86); any other failure and the "
+       "flip is not shown (the OS reports it dropped).", "caps:FlipOnVSyncMmIo",
+       "d3dkmddi/nc-d3dkmddi-dxgkddi_setvidpnsourceaddress",
+       "Program the VidPn source's scan-out address (an MMIO flip): with Flags.FlipOnNextVSync it takes effect "
+       "at the next vsync, after which the driver reports CRTC_VSYNC with the new address and calls "
+       "DxgkCbNotifyDpc; with Flags.FlipImmediate at once.", first="hAdapter"),
     _c("DxgkDdiQueryCurrentFence", PASSIVE_LEVEL, "DXGKARG_QUERYCURRENTFENCE", ("STATUS_SUCCESS",),
        "anything else breaks the contract.", "always", "d3dkmddi/nc-d3dkmddi-dxgkddi_querycurrentfence",
        "Answer the node's last completed fence; a newer completed fence than the last reported is "
@@ -316,7 +325,7 @@ def _contract(fn: Callable) -> Callable:
 #: Capability names a contract's ``need`` may name, and how to read them from what the OS learnt
 #: at adapter start (its DXGK_DRIVERCAPS plus the OS's own choices).
 NEED_CAPS = ("MultiEngineAware", "PreemptionAware", "CancelCommandAware", "SupportPerEngineTDR",
-             "PhysicalSubmission", "HardwareScheduling", "NativeGpuFence")
+             "PhysicalSubmission", "HardwareScheduling", "NativeGpuFence", "FlipOnVSyncMmIo")
 
 
 #: The rule that names a capability's entry points, quoted in the reason. Rule 118:
@@ -447,6 +456,9 @@ class Miniport(Protocol):
 
     @_contract
     def DxgkDdiControlInterrupt(self, hAdapter: int, InterruptType: int, EnableInterrupt: bool) -> int: ...
+
+    @_contract
+    def DxgkDdiSetVidPnSourceAddress(self, hAdapter: int, pSetVidPnSourceAddress: Any) -> int: ...
 
     @_contract
     def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence: Any) -> int: ...

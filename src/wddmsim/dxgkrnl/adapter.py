@@ -118,6 +118,9 @@ class Adapter:
         self.scheduling = scheduling
         #: GPU virtual addressing (WDDM 2.0 GpuMmu); hardware scheduling always has it
         self.gpu_va = gpu_va or scheduling == "hardware"
+        #: flips go through DxgkDdiSetVidPnSourceAddress (decided at start from DXGK_FLIPCAPS)
+        self.mmio_flips = False
+        self._svsa_args = None
         self._bands = bands
         self.wddm2 = None
         self.driver = driver
@@ -202,7 +205,12 @@ class Adapter:
             "CancelCommandAware": caps.CancelCommandAware and caps.MultiEngineAware,
             "SupportPerEngineTDR": caps.SupportPerEngineTDR,
             "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware,
-            "NativeGpuFence": caps.NativeGpuFence})
+            "NativeGpuFence": caps.NativeGpuFence, "FlipOnVSyncMmIo": bool(caps.FlipCaps.get("FlipOnVSyncMmIo"))})
+        # MMIO flips (DXGK_FLIPCAPS.FlipOnVSyncMmIo): the OS flips through DxgkDdiSetVidPnSourceAddress
+        # for a driver that declares them (dxgkrnl/present.py). The model does so where DMA buffers are
+        # physical and scheduled in software; under GPU virtual addressing and hardware scheduling its
+        # flips stay DMA-buffer commands.
+        self.mmio_flips = bool(caps.FlipCaps.get("FlipOnVSyncMmIo")) and not self.gpu_va and not hardware
         if caps.NativeGpuFence and not self.native_fence_enabled:
             # "Native GPU fence objects": the OS fails adapter initialization when the driver reports
             # native fences and the OS did not enable the feature, which it does for WDDM 3.2 drivers
@@ -766,6 +774,12 @@ class Adapter:
         args.DstRect.right = width
         args.DstRect.bottom = height
         args.FlipInterval = flip_interval if flip else 0
+        # An MMIO flip: no DMA buffer is asked for (pDmaBuffer NULL, Microsoft's DXGK_FLIPCAPS page);
+        # the OS flips it with DxgkDdiSetVidPnSourceAddress once its rendering is done.
+        mmio = flip and self.mmio_flips
+        if mmio:
+            args.pDmaBuffer = 0
+            args.DmaSize = 0
         args.Flags.Value = 0
         if flip:
             args.Flags.Flip = 1
@@ -792,9 +806,10 @@ class Adapter:
         p.present_t = self.sim.now if call_start is None else call_start
         p.dma = dma
         p.dma_size = info.DmaBufferSize
-        p.end_off = args.pDmaBuffer - dma
+        p.end_off = 0 if mmio else args.pDmaBuffer - dma
+        p.mmio = mmio
         p.priv = priv
-        p.priv_size = info.DmaBufferPrivateDataSize
+        p.priv_size = 0 if mmio else info.DmaBufferPrivateDataSize  # an MMIO flip's driver wrote none
         p.alist = alist
         p.alist_n = 3
         p.plist = plist
@@ -814,6 +829,30 @@ class Adapter:
         self.vidsch.presents.presented(p)
         self.vidsch.enqueue(p)
         return p
+
+    def set_vidpn_source_address(self, p: Packet, immediate: bool) -> int:
+        """DxgkDdiSetVidPnSourceAddress for the MMIO flip ``p`` (device IRQL): its source, the
+        surface's segment and address, ``ContextCount`` 1 (the model broadcasts no flip: the flip's
+        own context, rule 83) and ``FlipImmediate`` (interval 0) or ``FlipOnNextVSync``. Judged
+        after the call (rules 83, 85, 86); the driver's status is returned."""
+        args = self._svsa_args
+        if args is None:
+            args = self._svsa_args = self.ddi.new("DXGKARG_SETVIDPNSOURCEADDRESS")
+        source = p.allocations[1] if len(p.allocations) > 1 else None
+        args.VidPnSourceId = p.vidpn_source
+        args.PrimarySegment = source.segment_id if source is not None else 0
+        args.PrimaryAddress.QuadPart = p.surface
+        args.hAllocation = source.handle if source is not None else 0
+        args.ContextCount = 1
+        args.Context[0] = p.context.hDdi
+        args.Flags.Value = 0
+        if immediate:
+            args.Flags.FlipImmediate = 1
+        else:
+            args.Flags.FlipOnNextVSync = 1
+        return self.ddi.call("DxgkDdiSetVidPnSourceAddress", self.hAdapter, args, judge="after",
+                             facts=R.Facts(version=self.version, broadcast_context_count=0,
+                                           vidpn_source_count=len(self.display_refresh)))
 
     def free_packet(self, p: Packet) -> None:
         if p.va:

@@ -20,7 +20,9 @@ One call, in order:
    point's status (rules 1, 23, 25, 58, 67, 68, 115, 117, 76 ... of the rule catalogue:
    ``wddmsim rules N`` prints rule N, docs/rules.md lists them all) are the ones that stop the
    model, with the bug check the caller names for a status outside the contract (its parameters 3
-   and 4 are the caller's: the structure's address, scheduler data);
+   and 4 are the caller's: the structure's address, scheduler data); an entry point without an
+   argument structure whose answer a rule judges is judged here on every call, from its parameters
+   and status (rule 49, ControlInterruptOnlyVsync, on DxgkDdiControlInterrupt: :mod:`.controlinterrupt`);
 6. the status is held to the contract: a status the contract allows is returned to the caller,
    which acts on it (STATUS_INVALID_PARAMETER from DxgkDdiSubmitCommandVirtual puts the device in
    error, STATUS_PENDING from DxgkDdiSuspendContext waits for the interrupt...). Any other status
@@ -52,6 +54,7 @@ from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
 from ..ddi.rules import RULES
 from ..sim import DEVICE, DISPATCH, PASSIVE
+from . import controlinterrupt
 from .crash import BugCheckStop, CrashRecord
 from .errors import ApiError
 
@@ -104,9 +107,15 @@ def _allowed(names: tuple[str, ...]) -> frozenset[int] | None:
     return frozenset(int(NTSTATUS[n]) for n in names if n.startswith("STATUS_"))
 
 
+#: Entry points whose every crossing the verifier judges from the call's parameters and status
+#: (they have no argument structure): ``judge(verifier, params, status)``, after the DdiCall event.
+_CROSSING_RULES = {controlinterrupt.ENTRY: controlinterrupt.judge}  # rule 49
+
 #: Per entry point, what a call needs of its contract, read once: (IRQL class, argument structure,
-#: whether it returns a BOOLEAN or nothing, the statuses it may return or None for any error).
-_PLANS = {name: (_IRQL[c.irql], c.struct, c.returns[0] in ("BOOLEAN", "VOID"), _allowed(c.returns))
+#: whether it returns a BOOLEAN or nothing, the statuses it may return or None for any error, its
+#: crossing rule or None).
+_PLANS = {name: (_IRQL[c.irql], c.struct, c.returns[0] in ("BOOLEAN", "VOID"), _allowed(c.returns),
+                 _CROSSING_RULES.get(name))
           for name, c in CONTRACTS.items()}
 _STRUCTS = (ctypes.Structure, ctypes.Union)
 #: type -> whether it is a DDI structure (a ctypes Structure or Union): an isinstance test against
@@ -219,7 +228,7 @@ class DdiGateway:
         that bug check with the status as parameter 2; the crash record is built here),
         else an :class:`ApiError` with ``fail`` as its message when ``fail`` is given, else it is
         returned."""
-        irql, struct, plain, allowed = _PLANS[name]
+        irql, struct, plain, allowed, crossing = _PLANS[name]
         sim = self.sim
         if args is None and params:
             last = type(params[-1])
@@ -255,6 +264,8 @@ class DdiGateway:
             self.returned(name)
         if log and self.trace is not None:
             self.log(name, args, status, log_args)
+        if crossing is not None and verifier is not None and verifier.mode != "off":
+            crossing(verifier, params, status)
         if judged and judge == "after":
             self._judge_after(name, CONTRACTS[name], args, facts, address, status, bugcheck)
         if status == SUCCESS or plain or type(status) is not int:

@@ -448,8 +448,12 @@ class VidSch:
             return
         # Every member as Microsoft's page says: the private-data range starts at 0 for a non-paging
         # packet; VidPnSourceId and FlipInterval mean something only with the flip flags.
-        vidpn = packet.vidpn_source if flags & (FLAG_FLIP | FLAG_FLIP_NO_WAIT) else 0
-        interval = packet.flip_interval if flags & FLAG_FLIP else 0
+        # An MMIO flip's packet carries no DMA buffer: the driver gets an empty submission (its fence
+        # only, ordered after the context's rendering) that is no flip to it; the OS flips it with
+        # DxgkDdiSetVidPnSourceAddress when the fence comes back (dxgkrnl/present.py).
+        sub_flags = flags & ~FLIP_FLAGS if packet.mmio else flags
+        vidpn = packet.vidpn_source if sub_flags & (FLAG_FLIP | FLAG_FLIP_NO_WAIT) else 0
+        interval = packet.flip_interval if sub_flags & FLAG_FLIP else 0
         args = node_queue.submit_args
         # A paging buffer serves several submissions: each has its own private-data range.
         priv_end = packet.priv_size if packet.priv_end < 0 else packet.priv_end
@@ -460,11 +464,11 @@ class VidSch:
             self.verifier.judged_rules.add(21)
         if node_queue.submit_long:
             node_queue.submit_fill(args, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           priv, packet.priv_size, packet.priv_start, priv_end, fence & U32, vidpn, interval, flags,
+                           priv, packet.priv_size, packet.priv_start, priv_end, fence & U32, vidpn, interval, sub_flags,
                            0, 0, node_queue.ordinal)
         else:
             node_queue.submit_fill(args, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
-                           priv, packet.priv_size, packet.priv_start, priv_end, fence & U32, vidpn, interval, flags, 0)
+                           priv, packet.priv_size, packet.priv_start, priv_end, fence & U32, vidpn, interval, sub_flags, 0)
         self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, args, address=node_queue.submit_address,
                       facts=self._submission_facts(node_queue, packet, args, packet.dma), judge="after",
                       bugcheck=(_VIDSCH, _FAILED_SUBMIT, node_queue.submit_address, (node_queue.ordinal << 32) | packet.fence & U32))

@@ -21,6 +21,13 @@ period" once enabled. Cleared, the source schedules nothing; a latch at a vsync 
 cause (the flip-done event a flip's completion depends on). Disabling keeps the phase (the grid is
 fixed from time 0), as ``DXGK_VSYNC_DISABLE_KEEP_PHASE`` asks.
 
+The scanout-address registers (MMIO flips, :meth:`DisplaySource.program_address`): a write of the
+address register with "immediate" shows the surface at once (no vsync cause); without it the address
+waits in the source's pending-address register and latches at the first vsync strictly after the
+write (a write at a vsync instant latches at the next one), raising the vsync cause like any latch at
+a vsync. A second write before the latch replaces the pending address (one register: the latest
+write wins).
+
 Spec: docs/gpu.md (display controller); Microsoft's pages
 d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt and d3dkmddi/ne-d3dkmddi-_dxgk_crtc_vsync_state.
 """
@@ -40,7 +47,7 @@ class DisplaySource:
 
     __slots__ = ("index", "refresh_hz", "period_ns", "scanout", "flips", "last_flip_time", "last_vsync_latch",
                  "pending", "max_pending", "gpu", "_timer", "vsyncs_reported", "vsync_interrupt", "_tick",
-                 "ticks")
+                 "ticks", "mmio_pending", "_mmio_timer")
 
     def __init__(self, index: int, refresh_hz: float = 60.0, gpu=None, max_pending: int = 1):
         if refresh_hz <= 0:
@@ -62,6 +69,9 @@ class DisplaySource:
         self._tick = None
         #: vsyncs at which the periodic interrupt raised the cause
         self.ticks = 0
+        #: the pending scanout address an MMIO write left for the next vsync (None: nothing pending)
+        self.mmio_pending: int | None = None
+        self._mmio_timer = None
 
     def next_vsync(self, t: int) -> int:
         """The first vsync at or after ``t``."""
@@ -107,6 +117,28 @@ class DisplaySource:
         self.gpu.irq.assert_cause(1 << (VSYNC_CAUSE_SHIFT + self.index))
         sim = self.gpu.sim
         self._tick = sim.at(sim.now + self.period_ns, self._vsync_tick, irql=DEVICE)
+
+    # -- the scanout-address registers (MMIO flips) ----------------------------------------------------
+    def program_address(self, surface: int, immediate: bool) -> None:
+        """Write the scanout address (see the module doc): at once with ``immediate``, else at the
+        first vsync strictly after now."""
+        sim = self.gpu.sim
+        if immediate:
+            if self._mmio_timer is not None:
+                self._mmio_timer.cancel()
+                self._mmio_timer = None
+            self.mmio_pending = None
+            self.latch(surface, sim.now)
+            return
+        self.mmio_pending = surface
+        if self._mmio_timer is None:
+            self._mmio_timer = sim.at(self.next_vsync(sim.now + 1), self._latch_mmio, irql=0)
+
+    def _latch_mmio(self) -> None:
+        self._mmio_timer = None
+        surface, self.mmio_pending = self.mmio_pending, None
+        if surface is not None:
+            self.latch(surface, self.gpu.sim.now, at_vsync=True)
 
     # -- pending-flip registers (FLIP with FLIP_NO_WAIT) --------------------------------------------
     @property

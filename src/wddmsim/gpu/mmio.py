@@ -300,6 +300,14 @@ class Mmio:
         of local memory)."""
         return self._displays[source].scanout
 
+    def set_scanout_address(self, source: int, address: int, immediate: bool = False) -> None:
+        """Write display source ``source``'s scanout address register (an MMIO flip): with
+        ``immediate`` the surface at ``address`` is shown at once (no vsync cause); otherwise it
+        waits in the pending-address register and latches at the first vsync strictly after this
+        write, raising the vsync cause (:func:`vsync_bit`). A later write before that vsync replaces
+        the pending address."""
+        self._displays[source].program_address(address, immediate)
+
     def vsync_interrupt(self, source: int, enable: bool) -> None:
         """Write display source ``source``'s vsync interrupt enable register. Set, the source
         raises its vsync cause (:func:`vsync_bit`) at every vsync from the next one, a flip or not;

@@ -59,10 +59,13 @@ from the driver):
   ``DxgkDdiControlInterrupt(DXGK_INTERRUPT_CRTC_VSYNC, Enable)`` writes every source's vsync
   interrupt enable register (the call names no source): enabled, each source raises its vsync cause
   at every vsync and the ISR reports each one; any other interrupt type is
-  ``STATUS_NOT_IMPLEMENTED``. Preemption-aware, it declares ``FlipOnVSyncMmIo`` as Windows requires
-  (rule 64, PreemptionAwareNeedsMmioFlip: ``wddmsim rules 64``, docs/rules.md); the OS model builds
-  every flip as a DMA-buffer command, so the MMIO flip path (``DxgkDdiSetVidPnSourceAddress`` at
-  device IRQL) is never asked of it.
+  ``STATUS_NOT_IMPLEMENTED``. With ``mmio_flips`` (by default as preemption-aware, which needs it:
+  rule 64, PreemptionAwareNeedsMmioFlip: ``wddmsim rules 64``, docs/rules.md) it declares
+  ``FlipOnVSyncMmIo`` and ``FlipImmediateMmIo``: ``DxgkDdiPresent`` then gets no DMA buffer for a
+  flip and writes nothing, and ``DxgkDdiSetVidPnSourceAddress`` (device IRQL) writes the source's
+  scanout address register, at once for ``FlipImmediate`` (and ``ModeChange``), else into the
+  pending-address register that latches at the next vsync, which the ISR reports with
+  ``CRTC_VSYNC`` and the new address.
 - Recovery: ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
   preemption request unanswered or faulted; ``DxgkDdiQueryDependentEngineGroup`` answers the node
   alone (no engine depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
@@ -251,6 +254,7 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi):
         self.preemption_aware = win8 if s.preemption_aware is None else s.preemption_aware
         self.per_engine_reset = win8 if s.per_engine_reset is None else s.per_engine_reset
         self.cancel_aware = win8 if s.cancel_aware is None else s.cancel_aware
+        self.mmio_flips = self.preemption_aware if s.mmio_flips is None else s.mmio_flips
         wddm2 = self.version.value >= ddi_version("wddm2_0").value
         self.virtual_addressing = wddm2 if s.virtual_addressing is None else s.virtual_addressing
         hws = self.version.value >= ddi_version("wddm2_5").value and multi_engine_aware
@@ -394,9 +398,12 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi):
         c.MaxQueuedFlipOnVSync = hw.flip_queue_depth(0) if hw.display_count else 1
         c.FlipCaps.FlipOnVSyncWithNoWait = 1
         c.FlipCaps.FlipInterval = 1
-        # A preemption-aware driver declares MMIO flips at the next vsync (rule 64: the Windows 8
-        # scheduler preempts while flips are pending).
-        c.FlipCaps.FlipOnVSyncMmIo = 1 if self.preemption_aware else 0
+        # MMIO flips at the next vsync (DxgkDdiSetVidPnSourceAddress): by default from WDDM 1.2 (win8)
+        # on, as preemption_aware; a preemption-aware driver must declare them (rule 64: the Windows 8
+        # scheduler preempts while flips are pending). Immediate MMIO flips come with them (Windows 7+).
+        c.FlipCaps.FlipOnVSyncMmIo = 1 if self.mmio_flips else 0
+        if self.mmio_flips and hasattr(c.FlipCaps, "FlipImmediateMmIo"):
+            c.FlipCaps.FlipImmediateMmIo = 1
         sc = c.SchedulingCaps
         sc.MultiEngineAware = 1 if self.multi_engine_aware else 0
         sc.VSyncPowerSaveAware = 1 if self.vsync_power_save_aware else 0
@@ -679,6 +686,10 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi):
         if self._node_of(hContext) < 0:
             return int(NTSTATUS.STATUS_INVALID_HANDLE)
         flags = pPresent.Flags
+        if flags.Flip and not pPresent.pDmaBuffer:
+            # An MMIO flip (FlipOnVSyncMmIo): no DMA buffer to write; the OS flips the source with
+            # DxgkDdiSetVidPnSourceAddress.
+            return SUCCESS
         cb = C.CommandBuffer()
         patches = []
         if flags.Flip:
@@ -934,6 +945,20 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi):
         hw = self.hw
         for source in range(hw.display_count):
             hw.vsync_interrupt(source, bool(EnableInterrupt))
+        return SUCCESS
+
+    # -- MMIO flips ----------------------------------------------------------------------------------------
+    def DxgkDdiSetVidPnSourceAddress(self, hAdapter: int, pSetVidPnSourceAddress) -> int:
+        """Write the source's scanout address register (device IRQL): at once for ModeChange and
+        FlipImmediate, else into the pending-address register, which latches at the next vsync; the
+        ISR then reports CRTC_VSYNC with the new address (and the DPC calls DxgkCbNotifyDpc)."""
+        args = pSetVidPnSourceAddress
+        source = args.VidPnSourceId
+        if not 0 <= source < self.hw.display_count:
+            return int(NTSTATUS.STATUS_UNSUCCESSFUL)  # the OS names only its sources
+        flags = args.Flags
+        self.hw.set_scanout_address(source, args.PrimaryAddress.QuadPart,
+                                    immediate=bool(flags.ModeChange or flags.FlipImmediate))
         return SUCCESS
 
     # -- preemption ----------------------------------------------------------------------------------------

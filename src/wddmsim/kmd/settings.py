@@ -68,6 +68,9 @@ class Settings(BaseModel):
     per_engine_reset: bool | None = None
     #: DXGK_VIDSCHCAPS.CancelCommandAware; unset: as preemption_aware
     cancel_aware: bool | None = None
+    #: DXGK_FLIPCAPS.FlipOnVSyncMmIo (and FlipImmediateMmIo): flips through DxgkDdiSetVidPnSourceAddress;
+    #: unset: as preemption_aware (which needs it, rule 64)
+    mmio_flips: bool | None = None
     #: DXGK_VIDSCHCAPS.No64BitAtomics: the GPU's monitored fences are written 32 bits at a time
     no64bit_atomics: bool = False
     #: native GPU fences: DXGK_VIDSCHCAPS.NativeGpuFence is reported when the OS says it enabled them

@@ -10,7 +10,7 @@ Layout (one process, the adapter):
 - per context (every context created), its CPU queue (``QueuePacketStart`` to ``QueuePacketStop``,
   or to the end of the log for a packet still queued then, status ``Pending``), stacked the same way;
 - per VidPn source, its flip queue (present call to ``Displayed``), stacked, with a vsync marker at
-  each display change;
+  each display change and a ``SetVidPnSourceAddress`` marker at each MMIO flip the OS programmed;
 - an interrupt track: one short slice per ``DxgkCbNotifyInterrupt``;
 - flow arrows from each queue packet to its DMA packet to the interrupt that ended it (DMA_COMPLETED,
   or DMA_PREEMPTED for a packet taken back);
@@ -198,8 +198,8 @@ def _dma_slices(events: list[dict]) -> tuple[list, list]:
 
 def _flip_slices(events: list[dict]) -> tuple[list, list]:
     """Each frame's time in its VidPn source's flip queue (the ``Present`` call to ``Displayed`` or
-    ``Dropped``) as ``(source, start, end, context, seq, result)``, and the display changes as
-    ``(t, source)``."""
+    ``Dropped``) as ``(source, start, end, context, seq, result)``, and the display changes and
+    the MMIO flips programmed (``MmioFlip``) as ``(t, source, label)``."""
     presents: dict = {}  # (context, seq) -> (t, source)
     slices, vsyncs = [], []
     for e in events:
@@ -210,11 +210,15 @@ def _flip_slices(events: list[dict]) -> tuple[list, list]:
             p = presents.pop((e["context"], e["seq"]), None)
             start = p[0] if p is not None else e["t"] - e["latency"]
             slices.append((e["source"], start, e["t"], e["context"], e["seq"], "Displayed"))
-            vsyncs.append((e["t"], e["source"]))
+            vsyncs.append((e["t"], e["source"], "vsync (display change)"))
         elif ev == "Dropped":
             p = presents.pop((e["context"], e["seq"]), None)
             if p is not None:
                 slices.append((e["source"], p[0], e["t"], e["context"], e["seq"], "Dropped"))
+        elif ev == "MmioFlip":
+            # DxgkDdiSetVidPnSourceAddress programmed a flip: a marker on its source's flip queue
+            vsyncs.append((e["t"], e["source"], "SetVidPnSourceAddress " + ("immediate" if e["immediate"] else
+                                                                            "next vsync") + f" #{e['seq']}"))
     return slices, vsyncs
 
 
@@ -309,11 +313,11 @@ def _flip_tracks(slices: list, vsyncs: list, log: _Names, names: dict, out: list
         names[tid] = f"VidPn source {source} flip queue" + (f" {row}" if row else "")
         out.append({"name": f"{log.context(ctx)} #{seq}", "cat": "present", "ph": "X", "pid": PID, "tid": tid,
                     "ts": _us(start), "dur": _us(end - start), "args": {"result": what}})
-    for t, source in vsyncs:
+    for t, source, label in vsyncs:
         tid = _SOURCE_BASE + 100 * source
         names.setdefault(tid, f"VidPn source {source} flip queue")
-        out.append({"name": "vsync (display change)", "cat": "vsync", "ph": "i", "s": "t", "pid": PID, "tid": tid,
-                    "ts": _us(t)})
+        out.append({"name": label, "cat": "vsync" if label.startswith("vsync") else "mmio_flip", "ph": "i", "s": "t",
+                    "pid": PID, "tid": tid, "ts": _us(t)})
 
 
 def _counters(depths: list, rings: list, lengths: list, log: _Names, hw: HwNames | None, out: list) -> None:

@@ -34,6 +34,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
                         "allows_tearing", "present_flags", "fullscreen"),
     "Present": ("context", "process", "seq", "mode", "flip", "interval", "source", "width", "height", "cpu_start"),
     "Flip": ("context", "seq", "fence", "source", "interval", "no_wait", "surface"),
+    "MmioFlip": ("source", "context", "seq", "fence", "surface", "interval", "immediate", "status"),
+    "FlipReplaced": ("source", "context", "seq", "fence", "by_context", "by_seq", "by_fence"),
     "VSync": ("source", "address"),
     "VSyncControl": ("enabled", "reason", "status"),
     "Doorbell": ("engine", "wptr", "rptr", "ring_used", "ring_size"),

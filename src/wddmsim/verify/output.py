@@ -55,7 +55,8 @@ def declared_line(report: Report) -> str:
         ("MultiEngineAware", d.multi_engine_aware), ("PreemptionAware", d.preemption_aware),
         ("SupportPerEngineTDR", d.per_engine_reset), ("CancelCommandAware", d.cancel_aware),
         ("GPU virtual addressing", d.virtual_addressing), ("hardware scheduling", d.hardware_scheduling),
-        ("FlipInterval", d.flip_interval), ("FlipOnVSyncWithNoWait", d.flip_no_wait)) if on]
+        ("FlipInterval", d.flip_interval), ("FlipOnVSyncWithNoWait", d.flip_no_wait),
+        ("FlipOnVSyncMmIo", d.mmio_flips)) if on]
     return f"DDI {d.version} (0x{d.version_value:X}), {d.nodes} node(s); declares: {', '.join(caps) or 'nothing optional'}"
 
 

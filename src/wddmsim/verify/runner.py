@@ -111,6 +111,7 @@ def declared(system) -> Declared:
         virtual_addressing=caps.VirtualAddressingSupported and version.value >= ddi_version("wddm2_0").value,
         hardware_scheduling=hws and caps.VirtualAddressingSupported,
         flip_interval=bool(flip.get("FlipInterval")), flip_no_wait=bool(flip.get("FlipOnVSyncWithNoWait")),
+        mmio_flips=bool(flip.get("FlipOnVSyncMmIo")),
         page_faults=version.value >= ddi_version("wddm2_0").value,
     )
 

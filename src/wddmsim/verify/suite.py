@@ -48,6 +48,7 @@ class Declared:
     flip_interval: bool
     flip_no_wait: bool
     page_faults: bool
+    mmio_flips: bool = False
 
     def lacks(self, needs: tuple[str, ...]) -> str | None:
         """Why a case that ``needs`` these does not apply to this driver (None: it does)."""
@@ -61,6 +62,8 @@ class Declared:
             "hardware_scheduling": (self.hardware_scheduling, "the driver does not support hardware scheduling"),
             "flip_interval": (self.flip_interval, "the driver does not report FlipCaps.FlipInterval"),
             "flip_no_wait": (self.flip_no_wait, "the driver does not report FlipCaps.FlipOnVSyncWithNoWait"),
+            "mmio_flips": (self.mmio_flips, "the driver does not report FlipCaps.FlipOnVSyncMmIo (its flips are "
+                                            "DMA-buffer commands)"),
             "page_faults": (self.page_faults, "the driver's DDI version has no DmaPageFaulted interrupt"),
             "no_page_faults": (not self.page_faults, "the driver reports page faults"),
         }
@@ -410,7 +413,70 @@ def _flip_cases() -> list[Case]:
                           all_of(healthy, on_vsync(interval)), needs=("flip_interval",)))
     cases.append(Case("flips", "no_wait", "FlipWithNoWait flips", flips(1, "flip_no_wait"),
                       all_of(healthy, on_vsync(0)), needs=("flip_no_wait",)))
+
+    # MMIO flips (FlipOnVSyncMmIo): the OS programs each flip with DxgkDdiSetVidPnSourceAddress; the
+    # verifier judges every call (rules 83, 86) and that each flip for the next vsync is reported
+    # with CRTC_VSYNC naming its address (rule 84).
+    def mmio(immediate: bool):
+        def check(out: Outcome) -> list[str]:
+            calls = [e for e in out.of("DdiCall") if e["name"] == "DxgkDdiSetVidPnSourceAddress"]
+            bad = []
+            if not calls:
+                return ["the OS made no MMIO flip (no DxgkDdiSetVidPnSourceAddress call)"]
+            for e in calls:
+                flags = e["args"]["Flags"]
+                if (flags["FlipImmediate"], flags["FlipOnNextVSync"]) != ((1, 0) if immediate else (0, 1)):
+                    bad.append(f"DxgkDdiSetVidPnSourceAddress at {e['t']} ns: Flags {flags}")
+                    break
+            # Each flip the driver accepted is displayed (the last one, programmed for a vsync after the
+            # run's end, may still wait).
+            accepted = sum(1 for e in out.of("MmioFlip") if e["status"] == 0)
+            displayed = out.summary["displays"][0]["displayed"]
+            if not 0 <= accepted - displayed <= (0 if immediate else 1):
+                bad.append(f"the driver accepted {accepted} MMIO flips but {displayed} were displayed")
+            return bad
+        return check
+
+    cases.append(Case("flips", "mmio_interval_1", "MMIO flips at the next vsync (FlipOnNextVSync)", flips(1),
+                      all_of(healthy, on_vsync(1), mmio(False)), needs=("mmio_flips",)))
+    cases.append(Case("flips", "mmio_immediate", "immediate MMIO flips (FlipImmediate)", flips(0),
+                      all_of(healthy, on_vsync(0), mmio(True)), needs=("mmio_flips",)))
     return cases
+
+
+def _interrupt_cases() -> list[Case]:
+    """DxgkDdiControlInterrupt asked for the interrupt types Windows never asks about (rule 49): the
+    OS model asks each one TRUE then FALSE mid-work (:func:`wddmsim.dxgkrnl.controlinterrupt.ask_other_types`);
+    the verifier judges every answer, and the work goes on as if nothing was asked."""
+    ask_at = 1_500 * US
+
+    def work(d):
+        return scenario("control_interrupt", [process("app", context("c", script(("0ns", "1ms", 3), ("5ms", "1ms", 2))))])
+
+    def ask(system) -> None:
+        from ..dxgkrnl.controlinterrupt import ask_other_types
+        from ..sim import PASSIVE
+
+        system.sim.at(ask_at, ask_other_types, system.adapter, irql=PASSIVE)
+
+    def not_implemented(out: Outcome) -> list[str]:
+        from ..dxgkrnl.controlinterrupt import ENTRY, other_types
+        from ..ddi.enums import DXGK_INTERRUPT_TYPE
+
+        calls = [e for e in out.of("DdiCall") if e["name"] == ENTRY
+                 and e["args"].get("InterruptType") != "DXGK_INTERRUPT_CRTC_VSYNC"]
+        want = [(DXGK_INTERRUPT_TYPE(t).name, enable) for t in other_types(out.system.adapter.version)
+                for enable in (1, 0)]
+        asked = [(e["args"]["InterruptType"], e["args"]["EnableInterrupt"]) for e in calls]
+        bad = [] if asked == want else [f"the OS asked {len(asked)} DxgkDdiControlInterrupt calls for other "
+                                        f"interrupt types, not the {len(want)} expected"]
+        bad += [f"DxgkDdiControlInterrupt({e['args']['InterruptType']}) answered {e['status']}, not "
+                f"STATUS_NOT_IMPLEMENTED" for e in calls if e["status"] != "STATUS_NOT_IMPLEMENTED"]
+        return bad
+
+    return [Case("interrupts", "control_interrupt", "DxgkDdiControlInterrupt asked for every interrupt type but "
+                 "CRTC_VSYNC, mid-work: STATUS_NOT_IMPLEMENTED", work, all_of(healthy, not_implemented),
+                 prepare=ask)]
 
 
 def _null_rendering_cases() -> list[Case]:
@@ -646,7 +712,7 @@ def _hardware_cases() -> list[Case]:
 
 #: Every case, in the order the table lists them.
 CASES: list[Case] = (_submission_cases() + _queue_cases() + _process_cases() + _priority_cases() + _fence_cases()
-                     + _paging_cases() + _flip_cases() + _null_rendering_cases() + _preemption_cases()
+                     + _paging_cases() + _flip_cases() + _interrupt_cases() + _null_rendering_cases() + _preemption_cases()
                      + _tdr_cases() + _fault_cases() + _gpu_va_cases() + _hardware_cases())
 
 #: The areas, in order.

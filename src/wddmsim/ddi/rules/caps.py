@@ -1,8 +1,9 @@
 """Rules on what the adapter's capabilities and topology allow: node and engine ordinals,
 ``DXGK_VIDSCHCAPS``, and flips as the flip capabilities permit (``DXGKARG_SETVIDPNSOURCEADDRESS``,
 flip intervals in submissions): rules 19 (EngineOrdinalZeroUnlinked), 20 (NodeOrdinalInRange), 63
-(SchedulingCapsDependencies), 83 (VidPnContextCount), 85 (StereoFlagsExclusive) and 88
-(FlipIntervalSupported) of the rule catalogue (``wddmsim rules 19 20 63 83 85 88``,
+(SchedulingCapsDependencies), 83 (VidPnContextCount), 85 (StereoFlagsExclusive), 86
+(SetVidPnInvalidParameterOnlySharedPrimary) and 88 (FlipIntervalSupported) of the rule catalogue
+(``wddmsim rules 19 20 63 83 85 86 88``,
 docs/rules.md).
 
 Spec: Microsoft's pages for D3DDDI_FLIPINTERVAL_TYPE and DXGK_FLIPCAPS (flip intervals and flip
@@ -126,6 +127,25 @@ def vidpn_context_count(obj, facts: Facts):
     if 1 <= count <= 1 + D3DDDI_MAX_BROADCAST_CONTEXT:
         return None
     return [f"ContextCount is {count} but must be 1..{1 + D3DDDI_MAX_BROADCAST_CONTEXT} (1 + broadcast contexts) for a flip"]
+
+
+_INVALID_PARAMETER = 0xC000000D
+
+
+@rule(86, "SetVidPnInvalidParameterOnlySharedPrimary", structs=(SETVIDPN,))
+def setvidpn_invalid_parameter(obj, facts: Facts):
+    """DxgkDdiSetVidPnSourceAddress may answer STATUS_INVALID_PARAMETER only for a shared-primary
+    transition.
+
+    Judged after the call, with its status in ``facts.status``."""
+    if facts.status is None or facts.status & 0xFFFFFFFF != _INVALID_PARAMETER:
+        return None
+    if getattr(obj.Flags, "SharedPrimaryTransition", 0):
+        return None
+    return [
+        "DxgkDdiSetVidPnSourceAddress returned STATUS_INVALID_PARAMETER but Flags.SharedPrimaryTransition is 0: "
+        "that status is allowed only for a shared-primary transition"
+    ]
 
 
 @rule(85, "StereoFlagsExclusive", structs=(SETVIDPN,))

@@ -269,12 +269,12 @@ ENTRIES: dict[int, Entry] = {
               name="VsyncReportedWhileEnabled",
               words="While the OS has the vsync interrupt enabled, the driver keeps reporting CRTC_VSYNC; it may "
                     "stop only while it is disabled."),
-    49: Entry(N, (_k("nc-d3dkmddi-dxgkddi_controlinterrupt"), _u("display/saving-energy-with-vsync-control")),
+    49: Entry(R, (_k("nc-d3dkmddi-dxgkddi_controlinterrupt"), _INTERRUPT_TYPE,
+                  _u("display/saving-energy-with-vsync-control")),
+              check=(_DX + "controlinterrupt.judge", _DX + "controlinterrupt.ask_other_types"),
               name="ControlInterruptOnlyVsync",
               words="DxgkDdiControlInterrupt answers STATUS_NOT_IMPLEMENTED for every interrupt type other "
-                    "than CRTC_VSYNC.",
-              reason="the OS calls DxgkDdiControlInterrupt only with DXGK_INTERRUPT_CRTC_VSYNC, as Windows "
-                     "does, so no run asks another type; comes with a wddmsim verify case that asks one"),
+                    "than CRTC_VSYNC."),
     50: Entry(N, (_BUGCHECK_119,), name="MpoPlaneInRange",
               words="Multiplane-overlay vsync reports name only planes below MaxOverlayPlanes; Windows stops "
                     "with bug check 0x119 otherwise.",
@@ -412,21 +412,16 @@ ENTRIES: dict[int, Entry] = {
               words="Every physical engine of a linked adapter exposes the same number of nodes.",
               reason="linked (multi-GPU) adapters are not modelled: one GPU per adapter; comes with linked "
                      "adapters"),
-    83: Entry(N, (_VIDPN_ADDR, _VIDPN_ADDR_ARGS),
-              reason="DxgkDdiSetVidPnSourceAddress is never called (flips are DMA commands, mode changes are "
-                     "not modelled); the registered rule waits for MMIO flips (rule 84)"),
-    84: Entry(N, (_PRESENT, _FLIPCAPS), name="MmioFlipPath",
+    83: Entry(C, (_VIDPN_ADDR, _VIDPN_ADDR_ARGS), check=(AD + "set_vidpn_source_address",),
+              reason=_self("ContextCount of every MMIO flip (1: the model broadcasts no flip; it changes no mode)")),
+    84: Entry(R, (_PRESENT, _FLIPCAPS), check=(_DX + "present.Presents._flip_reported",), name="MmioFlipPath",
               words="With vsync flips through MMIO, a flip reaches DxgkDdiPresent without a DMA buffer, the "
                     "OS programs it with DxgkDdiSetVidPnSourceAddress at device IRQL and the driver reports it "
-                    "with CRTC_VSYNC and DxgkCbNotifyDpc.",
-              reason="MMIO flips are not modelled: flips are FLIP commands in DMA buffers; comes with MMIO flips"),
-    85: Entry(N, (_VIDPN_ADDR_ARGS, _k("ns-d3dkmddi-_dxgk_setvidpnsourceaddress_flags")),
-              reason="DxgkDdiSetVidPnSourceAddress is never called and stereo is not modelled; the registered "
-                     "rule waits for MMIO flips (rule 84)"),
-    86: Entry(N, (_VIDPN_ADDR, _VIDPN_ADDR_ARGS), name="SetVidPnInvalidParameterOnlySharedPrimary",
-              words="DxgkDdiSetVidPnSourceAddress may answer STATUS_INVALID_PARAMETER only for a shared-primary "
-                    "transition.",
-              reason="DxgkDdiSetVidPnSourceAddress is never called; comes with MMIO flips (rule 84)"),
+                    "with CRTC_VSYNC and DxgkCbNotifyDpc."),
+    85: Entry(C, (_VIDPN_ADDR_ARGS, _k("ns-d3dkmddi-_dxgk_setvidpnsourceaddress_flags")),
+              check=(AD + "set_vidpn_source_address",),
+              reason=_self("the Flags of every MMIO flip (never a stereo flag: stereo is not modelled)")),
+    86: Entry(R, (_VIDPN_ADDR, _VIDPN_ADDR_ARGS), check=(AD + "set_vidpn_source_address",)),
     87: Entry(C, (_PRESENT, _FLIPCAPS), check=(AD + "present",), name="FlipWithNoWaitNeedsCap",
               words="The OS asks for FlipWithNoWait only from a driver that declared FlipOnVSyncWithNoWait.",
               reason="the OS reads DXGK_FLIPCAPS at adapter start and turns a no-wait flip into a waiting one "
