@@ -76,6 +76,9 @@ def _rare_runs():
     stop = scenario_of({"name": "adapterstop", "duration": "50ms", "adapter": dict(base, stop_at="5ms"),
                         "process": [app]}, "<adapterstop>")
     yield _run(stop)
+    # Multiplane-overlay vsync reports (PlaneVSync), from a driver that declares two planes.
+    from test_overlays import CASE as OVERLAY_CASE, WDDM2_1, TwoPlanes
+    yield _run(scenario_of(OVERLAY_CASE.scenario(None), "<overlays>"), driver=TwoPlanes, settings=WDDM2_1)
 
 
 @pytest.fixture(scope="module")

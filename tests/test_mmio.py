@@ -69,6 +69,7 @@ def test_every_public_member_is_documented_in_its_docstring_and_the_manual():
         "irq_status", "irq_ack", "program_ring", "rptr", "doorbell", "reset_ring",
         "status", "preempt", "preempt_state", "reset_engine", "fault", "fault_ack", "map_aperture", "scanout",
         "set_scanout_address", "vsync_interrupt",
+        "hw_flip_queue_submit", "hw_flip_queue_cancel", "hw_flip_queue_log", "hw_flip_queue_interrupt_target",
         "sched_bands", "sched_create_context", "sched_set_context", "sched_destroy_context",
         "sched_create_queue", "sched_destroy_queue", "sched_doorbell", "sched_rptr", "sched_suspend",
         "sched_resume", "sched_pop_suspend", "sched_reset", "sched_restart", "sched_running_queue",

@@ -206,6 +206,8 @@ FIRING = {
     45: (NOTIFY, lambda: interrupt(T.DXGK_INTERRUPT_CRTC_VSYNC), Facts(), None),
     46: (NOTIFY, lambda: interrupt(T.DXGK_INTERRUPT_CRTC_VSYNC, sets=[("CrtcVsync.PhysicalAddress.QuadPart", 0x80000)]),
          Facts(physical_adapter_count=2), bc(VidSchError.DRIVER_INVALID_ADAPTER_MASK)),
+    50: (NOTIFY, lambda: interrupt(T.DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2),
+         Facts(max_overlay_planes=2, mpo_layer_indexes=(0, 2)), bc(VidSchError.REPORT_VSYNC_PLANE_OUT_OF_RANGE)),
     51: (NOTIFY, lambda: interrupt(T.DXGK_INTERRUPT_DMA_PAGE_FAULTED, sets=[
             ("DmaPageFaulted.PageFaultFlags", int(PF.DXGK_PAGE_FAULT_FENCE_INVALID)),
         ]), Facts(), bc(VidSchError.INVALID_DMA_FAULT_PARAMETERS)),
@@ -324,6 +326,8 @@ QUIET = {
                                                                         ("CrtcVsync.PhysicalAdapterMask", 0x2),
                                                                         ("Flags.ValidPhysicalAdapterMask", 1)]),
          Facts(physical_adapter_count=2)),
+    50: (NOTIFY, lambda: interrupt(T.DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2),
+         Facts(max_overlay_planes=2, mpo_layer_indexes=(0, 1))),
     51: (NOTIFY, lambda: interrupt(T.DXGK_INTERRUPT_DMA_PAGE_FAULTED, sets=[
             ("DmaPageFaulted.PageFaultFlags", int(PF.DXGK_PAGE_FAULT_FENCE_INVALID | PF.DXGK_PAGE_FAULT_ENGINE_RESET_REQUIRED)),
         ]), Facts()),

@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Cases a driver without the capability sees as not applicable, per DDI version of the reference
 #: driver (its defaults otherwise).
 SKIPPED = {
-    "wddm2_0": {"tdr/adapter_reset", "faults/page_fault_timeout", "hardware_queues/basic",
+    "wddm2_0": {"tdr/adapter_reset", "faults/page_fault_timeout", "interrupts/overlay_vsync", "hardware_queues/basic",
                 "hardware_queues/gpu_wait_chain", "hardware_queues/suspend", "hardware_queues/hang",
                 "hardware_queues/page_fault"},
-    "wddm2_7": {"tdr/adapter_reset", "faults/page_fault_timeout"},
+    "wddm2_7": {"tdr/adapter_reset", "faults/page_fault_timeout", "interrupts/overlay_vsync"},
 }
 
 

@@ -62,6 +62,9 @@ _SUSPEND_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_SUSPEND_CONTEXT_COMP
 _HWQUEUE_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_HWQUEUE_PAGE_FAULTED)
 _NATIVE_FENCE_SIGNALED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED)
 _INTERRUPT_NAMES = {int(v): v.name for v in DXGK_INTERRUPT_TYPE}
+#: Multiplane-overlay vsyncs whose plane array the OS reads (rule 50, :mod:`.overlays`).
+_MPO_VSYNCS = frozenset((int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2),
+                         int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY3)))
 #: CRTC-type events: after every DMA-type event of the same ISR pass (rule 42).
 _CRTC_TYPES = frozenset(int(v) for v in DXGK_INTERRUPT_TYPE if v.name.startswith("DXGK_INTERRUPT_CRTC_VSYNC"))
 
@@ -88,6 +91,7 @@ class DxgkInterface:
         self.callbacks = 0
         self.vsyncs = 0  # CRTC_VSYNC interrupts reported
         self.unhandled_interrupts = 0  # interrupt types this part of the model does not act on
+        self.overlays = None  # multiplane-overlay vsync reports (made at the first)
         self.dpc_pending = False
         self.in_isr = False
         self._isr_events = 0  # DxgkCbNotifyInterrupt calls in this ISR pass
@@ -193,6 +197,12 @@ class DxgkInterface:
                 adapter.trace.emit(self.sim.now, "VSync", {"source": v.VidPnTargetId,
                                                      "address": v.PhysicalAddress.QuadPart})
             vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now, data)
+        elif itype in _MPO_VSYNCS:
+            if self.overlays is None:
+                from .overlays import Overlays
+
+                self.overlays = Overlays(adapter)
+            self.overlays.vsync(data, itype)
         else:
             # Other interrupt types arrive with the later parts of the model; the verifier still
             # judges them, so a malformed one is not lost.

@@ -53,6 +53,10 @@ class AdapterCaps:
     PagingNode: int = 0
     VSyncPowerSaveAware: bool = False
     NativeGpuFence: bool = False
+    #: multiplane overlays (WDDM 1.3+): SupportMultiPlaneOverlay and MaxOverlayPlanes (planes shown
+    #: at once on one output, the primary plane included; 0 where the driver's version lacks them)
+    SupportMultiPlaneOverlay: bool = False
+    MaxOverlayPlanes: int = 0
 
     @classmethod
     def read(cls, raw, version: DdiVersion) -> "AdapterCaps":
@@ -78,6 +82,8 @@ class AdapterCaps:
             PagingNode=int(mm.PagingNode),
             VSyncPowerSaveAware=bool(getattr(sc, "VSyncPowerSaveAware", 0)),
             NativeGpuFence=bool(getattr(sc, "NativeGpuFence", 0)),
+            SupportMultiPlaneOverlay=bool(getattr(raw, "SupportMultiPlaneOverlay", 0)),
+            MaxOverlayPlanes=int(getattr(raw, "MaxOverlayPlanes", 0)),
         )
 
     @property

@@ -28,8 +28,22 @@ write (a write at a vsync instant latches at the next one), raising the vsync ca
 a vsync. A second write before the latch replaces the pending address (one register: the latest
 write wins).
 
+The hardware flip queue (WDDM 3.0; :class:`HwFlipQueue`, the source's ``hwq``): per plane a queue of
+flips, each a PresentId, a surface and a target flip time, written ahead of time
+(:meth:`HwFlipQueue.submit`, at most ``depth`` waiting per plane). The head of a plane's queue
+latches at the first vsync at or after its target time and strictly after its submission, and no
+sooner than the vsync after the plane's previous latch (each queued frame stays on screen at least
+one refresh); the others wait behind it, in order. A latch appends ``(PresentId, vsync time)`` to the
+plane's flip queue log and, when the PresentId reaches the plane's interrupt target
+(:meth:`HwFlipQueue.set_interrupt_target`: 0 every latch, ``UINT64_MAX`` none), raises the vsync
+cause. :meth:`HwFlipQueue.cancel` takes back the waiting flips from a PresentId to the last one
+written, logging each with :data:`HWFLIPQUEUE_TIMESTAMP_CANCELLED`. A model decision: the log keeps
+every entry (no ring buffer to wrap); ``len(log)`` is the first free entry index.
+
 Spec: docs/gpu.md (display controller); Microsoft's pages
-d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt and d3dkmddi/ne-d3dkmddi-_dxgk_crtc_vsync_state.
+d3dkmddi/nc-d3dkmddi-dxgkddi_controlinterrupt and d3dkmddi/ne-d3dkmddi-_dxgk_crtc_vsync_state; for the
+hardware flip queue, "Hardware flip queue" (display/hardware-flip-queue), DXGK_FLIPQUEUE_LOG_ENTRY,
+DXGK_CANCELFLIPS_PLANE and DXGKARG_SETINTERRUPTTARGETPRESENTID.
 """
 
 from __future__ import annotations
@@ -40,6 +54,9 @@ from ..sim import DEVICE
 
 #: A source's vsync interrupt cause is bit ``VSYNC_CAUSE_SHIFT + index`` of the interrupt status.
 VSYNC_CAUSE_SHIFT = 96
+#: Flips each plane's hardware flip queue holds (a model choice; a driver reports its hardware's
+#: depth as DXGK_DRIVERCAPS.MaxHwQueuedFlips)
+HW_FLIP_QUEUE_DEPTH = 8
 
 
 class DisplaySource:
@@ -47,7 +64,7 @@ class DisplaySource:
 
     __slots__ = ("index", "refresh_hz", "period_ns", "scanout", "flips", "last_flip_time", "last_vsync_latch",
                  "pending", "max_pending", "gpu", "_timer", "vsyncs_reported", "vsync_interrupt", "_tick",
-                 "ticks", "mmio_pending", "_mmio_timer")
+                 "ticks", "mmio_pending", "_mmio_timer", "hwq")
 
     def __init__(self, index: int, refresh_hz: float = 60.0, gpu=None, max_pending: int = 1):
         if refresh_hz <= 0:
@@ -72,6 +89,14 @@ class DisplaySource:
         #: the pending scanout address an MMIO write left for the next vsync (None: nothing pending)
         self.mmio_pending: int | None = None
         self._mmio_timer = None
+        #: the hardware flip queue (WDDM 3.0), made on first use (:meth:`flip_queue`)
+        self.hwq: HwFlipQueue | None = None
+
+    def flip_queue(self, depth: int | None = None) -> "HwFlipQueue":
+        """The source's hardware flip queue (made on first use, ``depth`` flips per plane)."""
+        if self.hwq is None:
+            self.hwq = HwFlipQueue(self, HW_FLIP_QUEUE_DEPTH if depth is None else depth)
+        return self.hwq
 
     def next_vsync(self, t: int) -> int:
         """The first vsync at or after ``t``."""
@@ -166,3 +191,139 @@ class DisplaySource:
         self.latch(surface, now, at_vsync=True)
         if self.pending:
             self._schedule(now + 1)
+
+
+#: ``PresentTimestamp`` of a flip queue log entry for a flip cancelled before it was shown
+#: (DXGK_HWFLIPQUEUE_TIMESTAMP_CANCELLED; the model's value: no time is ever negative)
+HWFLIPQUEUE_TIMESTAMP_CANCELLED = -1
+#: an interrupt target PresentId that asks for no latch interrupt (UINT64_MAX)
+NO_INTERRUPT = (1 << 64) - 1
+
+
+class HwFlipQueue:
+    """One VidPn source's hardware flip queue (see the module doc): per plane the waiting flips
+    ``(present_id, surface, target_ns, submitted_ns)``, the log of completed and cancelled ones and
+    what each plane scans out."""
+
+    __slots__ = ("source", "depth", "waiting", "log", "scanout", "last_latch", "last_id", "interrupt_target",
+                 "_timers", "_cancelled")
+
+    def __init__(self, source: DisplaySource, depth: int = HW_FLIP_QUEUE_DEPTH):
+        if depth < 1:
+            raise ValueError(f"flip queue depth must be at least 1, got {depth}")
+        self.source = source
+        self.depth = depth
+        self.waiting: dict[int, deque] = {}
+        self.log: dict[int, list[tuple[int, int]]] = {}
+        self.scanout: dict[int, int] = {}
+        self.last_latch: dict[int, int] = {}  # plane -> the vsync of its last latch
+        self.last_id: dict[int, int] = {}  # plane -> the last PresentId written
+        self.interrupt_target: dict[int, int] = {}
+        self._timers: dict[int, object] = {}
+        #: plane -> [(the PresentId after whose latch they are logged, cancelled PresentIds)]
+        self._cancelled: dict[int, list] = {}
+
+    def full(self, plane: int) -> bool:
+        q = self.waiting.get(plane)
+        return q is not None and len(q) >= self.depth
+
+    def submit(self, plane: int, present_id: int, surface: int, target_ns: int) -> bool:
+        """Write one flip into ``plane``'s queue; False (nothing written) when the queue is full."""
+        q = self.waiting.setdefault(plane, deque())
+        if len(q) >= self.depth:
+            return False
+        now = self.source.gpu.sim.now
+        q.append((present_id, surface, max(0, target_ns), now))
+        self.last_id[plane] = present_id
+        if plane not in self._timers:
+            self._schedule(plane)
+        return True
+
+    def latch_time(self, plane: int) -> int | None:
+        """When the head of ``plane``'s queue latches (None: nothing waits)."""
+        q = self.waiting.get(plane)
+        if not q:
+            return None
+        _pid, _surface, target, submitted = q[0]
+        src = self.source
+        t = max(target, submitted + 1)
+        last = self.last_latch.get(plane)
+        if last is not None:
+            t = max(t, last + 1)
+        return src.next_vsync(t)
+
+    def _schedule(self, plane: int) -> None:
+        when = self.latch_time(plane)
+        if when is None:
+            self._timers.pop(plane, None)
+            return
+        self._timers[plane] = self.source.gpu.sim.at(when, self._latch, plane, irql=0)
+
+    def _latch(self, plane: int) -> None:
+        self._timers.pop(plane, None)
+        q = self.waiting.get(plane)
+        if not q:
+            return
+        src = self.source
+        now = src.gpu.sim.now
+        present_id, surface, _target, _submitted = q.popleft()
+        self.scanout[plane] = surface
+        self.last_latch[plane] = now
+        log = self.log.setdefault(plane, [])
+        log.append((present_id, now))
+        held = self._cancelled.get(plane)
+        if held and held[0][0] == present_id:
+            log.extend((pid, HWFLIPQUEUE_TIMESTAMP_CANCELLED) for pid in held.pop(0)[1])
+        target = self.interrupt_target.get(plane, 0)
+        raise_cause = target != NO_INTERRUPT and present_id >= target
+        if plane == 0:
+            # the primary plane is the source's scanout: the vsync latch path reports it
+            src.scanout = surface
+            src.flips += 1
+            src.last_flip_time = now
+            src.last_vsync_latch = now
+        else:
+            src.flips += 1
+        if raise_cause and src.gpu is not None:
+            src.gpu.irq.assert_cause(1 << (VSYNC_CAUSE_SHIFT + src.index))
+        if q:
+            self._schedule(plane)
+
+    def cancel(self, plane: int, first_present_id: int) -> int:
+        """Cancel ``plane``'s waiting flips from ``first_present_id`` to the last written. Each is
+        logged cancelled, in PresentId order: at once when no flip before them still waits, else
+        right after the last of those latches. Returns the first PresentId cancelled
+        (``first_present_id`` when every flip of the range still waited), or 0 when none was."""
+        q = self.waiting.get(plane)
+        if not q:
+            return 0
+        keep = [e for e in q if e[0] < first_present_id]
+        gone = [e[0] for e in q if e[0] >= first_present_id]
+        if not gone:
+            return 0
+        q.clear()
+        q.extend(keep)
+        held = self._cancelled.get(plane)
+        if held:
+            # runs cancelled before, waiting to be logged after a flip cancelled now, follow this run
+            for entry in [h for h in held if h[0] >= first_present_id]:
+                held.remove(entry)
+                gone.extend(entry[1])
+        if keep:
+            self._cancelled.setdefault(plane, []).append((keep[-1][0], gone))
+        else:
+            log = self.log.setdefault(plane, [])
+            log.extend((pid, HWFLIPQUEUE_TIMESTAMP_CANCELLED) for pid in gone)
+            timer = self._timers.pop(plane, None)
+            if timer is not None:
+                timer.cancel()
+        return gone[0]
+
+    def set_interrupt_target(self, plane: int, present_id: int) -> None:
+        """The PresentId whose latch (and every later one) raises the vsync cause: 0 every latch,
+        :data:`NO_INTERRUPT` none."""
+        self.interrupt_target[plane] = present_id
+
+    def first_free_log_index(self, plane: int) -> int:
+        """The index after the last log entry written for ``plane``."""
+        return len(self.log.get(plane, ()))

@@ -314,6 +314,27 @@ class Mmio:
         cleared (the state at power-on), only a flip latched at a vsync raises it. Idempotent."""
         self._displays[source].set_vsync_interrupt(enable)
 
+    # -- the hardware flip queue (WDDM 3.0; gpu/display.py HwFlipQueue) -------------------------------------
+    def hw_flip_queue_submit(self, source: int, plane: int, present_id: int, address: int, target_ns: int) -> bool:
+        """Write one flip into display source ``source``'s hardware flip queue for ``plane``: it
+        latches at the first vsync at or after ``target_ns`` (and after the plane's previous latch),
+        in order. False, and nothing written, when the plane's queue is full."""
+        return self._displays[source].flip_queue().submit(plane, present_id, address, target_ns)
+
+    def hw_flip_queue_cancel(self, source: int, plane: int, first_present_id: int) -> int:
+        """Cancel the plane's queued flips from ``first_present_id`` on; the first PresentId
+        cancelled, or 0 when none still waited (each cancelled one is logged cancelled)."""
+        return self._displays[source].flip_queue().cancel(plane, first_present_id)
+
+    def hw_flip_queue_log(self, source: int, plane: int, start: int = 0) -> list[tuple[int, int]]:
+        """Read the plane's flip queue log from entry ``start``: ``(PresentId, vsync time)``, or the
+        cancelled marker (:data:`~wddmsim.gpu.display.HWFLIPQUEUE_TIMESTAMP_CANCELLED`) for the time."""
+        return self._displays[source].flip_queue().log.get(plane, [])[start:]
+
+    def hw_flip_queue_interrupt_target(self, source: int, plane: int, present_id: int) -> None:
+        """Write the plane's interrupt target PresentId (0: a vsync cause at every latch; UINT64_MAX: none)."""
+        self._displays[source].flip_queue().set_interrupt_target(plane, present_id)
+
     # -- the hardware scheduler's mailbox (one per engine) -----------------------------------------------
     # The first command to an engine's scheduler starts it: from then on it owns the engine's ring
     # registers (program_ring, doorbell, rptr, reset_ring are not to be used on that engine). It

@@ -37,6 +37,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "MmioFlip": ("source", "context", "seq", "fence", "surface", "interval", "immediate", "status"),
     "FlipReplaced": ("source", "context", "seq", "fence", "by_context", "by_seq", "by_fence"),
     "VSync": ("source", "address"),
+    "PlaneVSync": ("source", "layer"),
     "VSyncControl": ("enabled", "reason", "status"),
     "Doorbell": ("engine", "wptr", "rptr", "ring_used", "ring_size"),
     "Displayed": ("source", "context", "seq", "fence", "displayed", "latency"),

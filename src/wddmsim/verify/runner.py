@@ -112,6 +112,7 @@ def declared(system) -> Declared:
         hardware_scheduling=hws and caps.VirtualAddressingSupported,
         flip_interval=bool(flip.get("FlipInterval")), flip_no_wait=bool(flip.get("FlipOnVSyncWithNoWait")),
         mmio_flips=bool(flip.get("FlipOnVSyncMmIo")),
+        overlays=caps.SupportMultiPlaneOverlay and caps.MaxOverlayPlanes >= 1,
         page_faults=version.value >= ddi_version("wddm2_0").value,
     )
 

@@ -49,6 +49,7 @@ class Declared:
     flip_no_wait: bool
     page_faults: bool
     mmio_flips: bool = False
+    overlays: bool = False  # SupportMultiPlaneOverlay with MaxOverlayPlanes >= 1
 
     def lacks(self, needs: tuple[str, ...]) -> str | None:
         """Why a case that ``needs`` these does not apply to this driver (None: it does)."""
@@ -64,6 +65,7 @@ class Declared:
             "flip_no_wait": (self.flip_no_wait, "the driver does not report FlipCaps.FlipOnVSyncWithNoWait"),
             "mmio_flips": (self.mmio_flips, "the driver does not report FlipCaps.FlipOnVSyncMmIo (its flips are "
                                             "DMA-buffer commands)"),
+            "overlays": (self.overlays, "the driver does not report SupportMultiPlaneOverlay (no overlay planes)"),
             "page_faults": (self.page_faults, "the driver's DDI version has no DmaPageFaulted interrupt"),
             "no_page_faults": (not self.page_faults, "the driver reports page faults"),
         }
@@ -474,9 +476,23 @@ def _interrupt_cases() -> list[Case]:
                 f"STATUS_NOT_IMPLEMENTED" for e in calls if e["status"] != "STATUS_NOT_IMPLEMENTED"]
         return bad
 
+    # Multiplane overlays (rule 50): flips on the primary; whatever per-plane vsyncs the driver
+    # reports (CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2/3) the OS reads and judges against MaxOverlayPlanes.
+    def planes(d):
+        return scenario("overlay_vsync", [process("game", context("render", {
+            "kind": "frame_loop", "fps": 60, "packets_per_frame": 1, "work": "2ms", "present_mode": "flip",
+            "sync_interval": 1, "count": 6}))], duration="200ms")
+
+    def planes_in_range(out: Outcome) -> list[str]:
+        caps = out.system.adapter.caps
+        return [f"a plane vsync named LayerIndex {e['layer']} at {e['t']} ns; MaxOverlayPlanes is "
+                f"{caps.MaxOverlayPlanes}" for e in out.of("PlaneVSync") if e["layer"] >= caps.MaxOverlayPlanes][:1]
+
     return [Case("interrupts", "control_interrupt", "DxgkDdiControlInterrupt asked for every interrupt type but "
                  "CRTC_VSYNC, mid-work: STATUS_NOT_IMPLEMENTED", work, all_of(healthy, not_implemented),
-                 prepare=ask)]
+                 prepare=ask),
+            Case("interrupts", "overlay_vsync", "flips with per-plane vsync reports: every LayerIndex below "
+                 "MaxOverlayPlanes", planes, all_of(healthy, planes_in_range), needs=("overlays",))]
 
 
 def _null_rendering_cases() -> list[Case]:

@@ -275,11 +275,9 @@ ENTRIES: dict[int, Entry] = {
               name="ControlInterruptOnlyVsync",
               words="DxgkDdiControlInterrupt answers STATUS_NOT_IMPLEMENTED for every interrupt type other "
                     "than CRTC_VSYNC."),
-    50: Entry(N, (_BUGCHECK_119,), name="MpoPlaneInRange",
-              words="Multiplane-overlay vsync reports name only planes below MaxOverlayPlanes; Windows stops "
-                    "with bug check 0x119 otherwise.",
-              reason="multiplane overlays are not modelled: the display model has one plane per source; comes "
-                     "with MPO support in gpu/display.py"),
+    50: Entry(R, (_NOTIFY, _k("ns-d3dkmddi-_dxgk_multiplane_overlay_vsync_info2"),
+                  _k("ns-d3dkmddi-dxgk_multiplane_overlay_vsync_info3"), _BUGCHECK_119),
+              check=(_DX + "overlays.Overlays.vsync",)),
     51: Entry(R, (_NOTIFY, _FAULT_FLAGS)),
     52: Entry(C, (_NOTIFY, _FAULT_FLAGS), check=(TDR + "page_fault",),
               name="FaultCompletesEarlierFences",
@@ -440,7 +438,10 @@ ENTRIES: dict[int, Entry] = {
     91: Entry(N, (_u("display/hardware-flip-queue"),), name="HwFlipQueueOrdering",
               words="In the hardware flip queue, target flip times of one plane never go backwards, and flips "
                     "cancelled together form one run ending at the last PresentId submitted.",
-              reason="the hardware flip queue is not modelled; comes with it"),
+              reason="the OS never submits to the hardware flip queue: the display's queue (gpu/display.py "
+                     "HwFlipQueue) and the judge (ddi/rules/flipqueue.py) exist, but "
+                     "DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3, DxgkDdiCancelFlips and the flip queue "
+                     "log DDIs wait for their structures' layout tables; comes with them"),
     # -- hardware queues and monitored fences -----------------------------------------------------------------
     92: Entry(C, (_HWQ_SUBMIT_ARGS, _HWQ_CREATE), check=(HW + "check_progress_id",),
               reason="the OS refuses a non-increasing progress fence id at the API (OsHwScheduling.check_progress_id) "

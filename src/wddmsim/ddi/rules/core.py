@@ -121,6 +121,11 @@ class Facts:
       DxgkDdiSuspendContext was called (rule 104, with ``status``).
       ``has_inc_base_priority``: the process that asked for the context's priority holds
       SE_INC_BASE_PRIORITY_NAME (rule 126).
+
+    Multiplane overlays:
+      ``max_overlay_planes``: ``DXGK_DRIVERCAPS.MaxOverlayPlanes`` (0 without SupportMultiPlaneOverlay);
+      ``mpo_layer_indexes``: the LayerIndex of each entry of a multiplane-overlay vsync report's
+      ``pMultiPlaneOverlayVsyncInfo`` array, as the OS read it (rule 50).
     """
 
     version: DdiVersion = LATEST
@@ -153,6 +158,8 @@ class Facts:
     last_suspend_fence: int | None = None
     already_suspended: bool | None = None
     has_inc_base_priority: bool | None = None
+    max_overlay_planes: int | None = None
+    mpo_layer_indexes: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.version, DdiVersion):

@@ -1,15 +1,15 @@
 """Rules on what a driver reports through DxgkCbNotifyInterrupt: ``DXGKARGCB_NOTIFY_INTERRUPT_DATA``
 (rules 32 CompletedFenceWasSubmitted, 33 CompletedFenceMonotonic, 35 PreemptedFenceOutstanding, 36
 PreemptLastCompletedValid, 44 NoDriverDmaFaulted, 45 VsyncAddressNonNull, 46
-PhysicalAdapterMaskValid, 51 FenceInvalidFaultFlags and 53 FatalHardwareErrorBugChecks). The
+PhysicalAdapterMaskValid, 50 MpoPlaneInRange, 51 FenceInvalidFaultFlags and 53 FatalHardwareErrorBugChecks). The
 numbers are the rule catalogue's: ``wddmsim rules N`` prints rule N, docs/rules.md lists them all.
 
 Spec: Microsoft's pages "Supplying fence identifiers" (fence ids, cumulative completion),
 DXGK_INTERRUPT_TYPE and DXGKARGCB_NOTIFY_INTERRUPT_DATA (interrupt types and their union arms),
 DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS (ValidPhysicalAdapterMask), DXGK_PAGE_FAULT_FLAGS (page-fault
 flags), DxgkDdiQueryCurrentFence (reported fences only move forward), DxgkDdiPreemptCommand
-(preemption fences) and "Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR" (parameters 0x1, 0x6, 0xC,
-0xD).
+(preemption fences), DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2/3 (LayerIndex: the zero-based plane) and
+"Bug Check 0x119: VIDEO_SCHEDULER_INTERNAL_ERROR" (parameters 0x1, 0x6, 0xC, 0xD, 0xE).
 
 Only the union arm that ``InterruptType`` selects is read; an arm the structure's DDI version lacks
 is not judged. Fence facts are the scheduler's view of the node the interrupt names.
@@ -24,6 +24,11 @@ Decisions:
   multi-plane-overlay vsyncs). A nonzero mask without Flags.ValidPhysicalAdapterMask is a violation
   without a bug check; a zero mask on a GPU with more than one physical adapter
   (``physical_adapter_count``, else ``linked_adapter_count``) is bug check 0x119/0x6.
+- Rule 50 judges CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2 and 3 on the LayerIndex values the OS read
+  from the report's array (``mpo_layer_indexes``, :mod:`wddmsim.dxgkrnl.overlays`) against
+  ``MaxOverlayPlanes``: a plane at or above it is bug check 0x119/0xE. The WDDM 1.3 arm
+  (CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY) is not judged: its entries embed
+  DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES, whose layout the model has no table for.
 - Rule 51 judges DMA_PAGE_FAULTED only (0xD is about DMA page-fault interrupts); rule 53 judges
   both DMA_PAGE_FAULTED and HWQUEUE_PAGE_FAULTED.
 """
@@ -182,6 +187,34 @@ def physical_adapter_mask(obj, facts: Facts):
         f"{arm_name}.PhysicalAdapterMask is 0 (NULL) but must name the reporting adapter on a GPU with "
         f"{adapters} physical adapters",
         vidsch_bugcheck(VidSchError.DRIVER_INVALID_ADAPTER_MASK),
+    )]
+
+
+#: The multiplane-overlay vsync types whose per-plane array the OS reads (rule 50), and their arm.
+MPO_VSYNC_ARMS = {
+    int(T.DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2): "CrtcVsyncWithMultiPlaneOverlay2",
+    int(T.DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY3): "CrtcVsyncWithMultiPlaneOverlay3",
+}
+
+
+@rule(50, "MpoPlaneInRange", structs=(NOTIFY,))
+def mpo_plane_in_range(obj, facts: Facts):
+    """A multiplane-overlay vsync report names only planes below MaxOverlayPlanes; any other
+    LayerIndex is bug check 0x119/0xE."""
+    arm_name = MPO_VSYNC_ARMS.get(obj.InterruptType)
+    if arm_name is None or facts.max_overlay_planes is None or facts.mpo_layer_indexes is None:
+        return None
+    limit = facts.max_overlay_planes
+    bad = [(i, layer) for i, layer in enumerate(facts.mpo_layer_indexes) if not 0 <= layer < limit]
+    if not bad:
+        return None
+    i, layer = bad[0]
+    return [(
+        f"{arm_name}.pMultiPlaneOverlayVsyncInfo[{i}].LayerIndex is {layer} but the driver reports "
+        f"MaxOverlayPlanes = {limit}: a plane vsync names a plane 0..{limit - 1}" if limit else
+        f"{arm_name}.pMultiPlaneOverlayVsyncInfo[{i}].LayerIndex is {layer} but the driver reports no overlay "
+        f"planes (MaxOverlayPlanes = 0)",
+        vidsch_bugcheck(VidSchError.REPORT_VSYNC_PLANE_OUT_OF_RANGE),
     )]
 
 

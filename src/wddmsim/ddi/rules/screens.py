@@ -14,7 +14,7 @@ Each screen lists the rules it stands for (``covers``). If the rules registered 
 are not exactly those, :func:`screen_for` gives no screen and every crossing gets the full check:
 adding a rule can make the model slower, never blind.
 
-Spec: rules 1, 4-6, 9-16, 18-20, 23, 32, 33, 35, 36, 44-46, 51, 53, 88, 92-95, 100, 105 and 125 of
+Spec: rules 1, 4-6, 9-16, 18-20, 23, 32, 33, 35, 36, 44-46, 50, 51, 53, 88, 92-95, 100, 105 and 125 of
 the rule catalogue (``wddmsim rules N`` prints rule N, docs/rules.md lists them all).
 """
 
@@ -150,7 +150,7 @@ def _notify(cls) -> Screen:
         count = 1 if f.multi_engine_aware is False else f.node_count
         if count is not None and (count > _MAX_NODES or dc.NodeOrdinal >= count):  # rule 20
             return False
-        return True  # rules 35, 36, 44, 45, 46, 51, 53 judge other interrupt types only
+        return True  # rules 35, 36, 44, 45, 46, 50, 51, 53 judge other interrupt types only
 
     return ok
 
@@ -158,7 +158,7 @@ def _notify(cls) -> Screen:
 #: struct name -> (rule numbers the screen stands for, builder taking the ctypes class).
 SCREENS: dict[str, tuple[frozenset[int], Callable[[type], Screen]]] = {
     "DXGKARG_SUBMITCOMMAND": (frozenset({1, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 88}), _submit),
-    "DXGKARGCB_NOTIFY_INTERRUPT_DATA": (frozenset({19, 20, 32, 33, 35, 36, 44, 45, 46, 51, 53}), _notify),
+    "DXGKARGCB_NOTIFY_INTERRUPT_DATA": (frozenset({19, 20, 32, 33, 35, 36, 44, 45, 46, 50, 51, 53}), _notify),
     "DXGKARG_SUBMITCOMMANDVIRTUAL": (frozenset({9, 10, 13, 14, 19, 20, 23, 88}), _virtual),
     "DXGKARG_SUBMITCOMMANDTOHWQUEUE": (frozenset({10, 92, 93, 94, 95, 100, 105, 125}), _hwqueue),
 }
