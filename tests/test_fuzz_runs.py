@@ -216,13 +216,13 @@ def test_a_resubmitted_or_cancelled_flip_counts_its_present_once(n):
 # ------------------------------------------------------------------------------ the long tool
 def test_the_long_fuzz_tool_at_a_tiny_size(tmp_path, capsys):
     tool = _tool()
-    status = tool.main(["--decode", "2500", "--scenarios", "3", "--toml", "30", "--workers", "1", "--seed", "3",
+    status = tool.main(["--decode", "2800", "--scenarios", "3", "--toml", "30", "--workers", "1", "--seed", "3",
                         "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert status == 0 and out.endswith("no crash, no ledger violation, no hang\n")
     counts = json.loads(out.splitlines()[0])
-    # 412 zeroed then 412 all-ones buffers decode, 4 x 412 of the wrong length are refused, then mutations
-    assert counts["decode"] == {"runs": 2500, "decoded": 838, "refused": 1662, "crashes": 0}
+    # 456 zeroed then 456 all-ones buffers decode, 4 x 456 of the wrong length are refused, then mutations
+    assert counts["decode"] == {"runs": 2800, "decoded": 959, "refused": 1841, "crashes": 0}
     sc = counts["scenarios"]
     assert (sc["runs"], sc["time"] + sc["bugcheck"], sc["crashes"], sc["ledger_violations"], sc["hangs"],
             sc["determinism_checked"], sc["nondeterministic"]) == (3, 3, 0, 0, 0, 1, 0)

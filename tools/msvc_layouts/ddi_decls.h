@@ -51,6 +51,8 @@ typedef long long           LONGLONG;
 typedef unsigned long long  ULONGLONG;
 typedef unsigned long long  UINT64;
 typedef unsigned short      WORD;
+typedef unsigned long       DWORD;      /* 4 bytes under MSVC */
+typedef int                 BOOL;
 typedef unsigned char       BOOLEAN;
 typedef unsigned char       BYTE;
 typedef unsigned short      WCHAR;
@@ -261,8 +263,8 @@ typedef struct _DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS {
 } DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS;
 #define DDI_HAS_DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS 1
 
-/* Multiplane-overlay vsync descriptors are only referenced through
- * pointers here; their contents are outside this model. */
+/* Multiplane-overlay vsync descriptors: referenced through pointers here,
+ * defined after RECT below. */
 typedef struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO  DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO;
 typedef struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2 DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2;
 typedef struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3 DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3;
@@ -1238,6 +1240,144 @@ typedef struct tagRECT {
     LONG bottom;
 } RECT;
 #define DDI_HAS_RECT 1
+
+/* ---- multiplane overlays: attributes and per-plane vsync reports ------- */
+/* The structures the CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY(2/3) interrupts point
+ * at (forward-declared above the interrupt data).  The enumerations of the
+ * WDDM 1.3 attributes are declared with their first enumerators only: an enum
+ * is 4 bytes under MSVC whatever it lists, so the layout does not depend on
+ * them. */
+#if DDI_AT_LEAST(WDDM1_3)
+typedef enum _DXGK_MULTIPLANE_OVERLAY_FLAGS {
+    DXGK_MULTIPLANE_OVERLAY_FLAG_VERTICAL_FLIP   = 0x1,
+    DXGK_MULTIPLANE_OVERLAY_FLAG_HORIZONTAL_FLIP = 0x2
+} DXGK_MULTIPLANE_OVERLAY_FLAGS;
+typedef enum _D3DDDI_ROTATION {
+    D3DDDI_ROTATION_IDENTITY = 1,
+    D3DDDI_ROTATION_90       = 2,
+    D3DDDI_ROTATION_180      = 3,
+    D3DDDI_ROTATION_270      = 4
+} D3DDDI_ROTATION;
+typedef enum _DXGK_MULTIPLANE_OVERLAY_BLEND {
+    DXGK_MULTIPLANE_OVERLAY_BLEND_OPAQUE     = 0x0,
+    DXGK_MULTIPLANE_OVERLAY_BLEND_ALPHABLEND = 0x1
+} DXGK_MULTIPLANE_OVERLAY_BLEND;
+typedef enum _DXGK_MULTIPLANE_OVERLAY_VIDEO_FRAME_FORMAT {
+    DXGK_MULTIPLANE_OVERLAY_VIDEO_FRAME_FORMAT_PROGRESSIVE = 0
+} DXGK_MULTIPLANE_OVERLAY_VIDEO_FRAME_FORMAT;
+typedef enum _DXGK_MULTIPLANE_OVERLAY_YCbCr_FLAGS {
+    DXGK_MULTIPLANE_OVERLAY_YCbCr_FLAG_NOMINAL_RANGE = 0x1
+} DXGK_MULTIPLANE_OVERLAY_YCbCr_FLAGS;
+typedef enum _DXGK_MULTIPLANE_OVERLAY_STEREO_FORMAT {
+    DXGK_MULTIPLANE_OVERLAY_STEREO_FORMAT_MONO = 0
+} DXGK_MULTIPLANE_OVERLAY_STEREO_FORMAT;
+typedef enum _DXGK_MULTIPLANE_OVERLAY_STEREO_FLIP_MODE {
+    DXGK_MULTIPLANE_OVERLAY_STEREO_FLIP_NONE = 0
+} DXGK_MULTIPLANE_OVERLAY_STEREO_FLIP_MODE;
+typedef enum _DXGK_MULTIPLANE_OVERLAY_STRETCH_QUALITY {
+    DXGK_MULTIPLANE_OVERLAY_STRETCH_QUALITY_BILINEAR = 0x1
+} DXGK_MULTIPLANE_OVERLAY_STRETCH_QUALITY;
+
+typedef struct _DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES {
+    DXGK_MULTIPLANE_OVERLAY_FLAGS              Flags;
+    RECT                                       SrcRect;
+    RECT                                       DstRect;
+    RECT                                       ClipRect;
+    D3DDDI_ROTATION                            Rotation;
+    DXGK_MULTIPLANE_OVERLAY_BLEND              Blend;
+    UINT                                       NumFilters;
+    void                                      *pFilters;
+    DXGK_MULTIPLANE_OVERLAY_VIDEO_FRAME_FORMAT VideoFrameFormat;
+    DXGK_MULTIPLANE_OVERLAY_YCbCr_FLAGS        YCbCrFlags;
+    DXGK_MULTIPLANE_OVERLAY_STEREO_FORMAT      StereoFormat;
+    BOOL                                       StereoLeftViewFrame0;
+    BOOL                                       StereoBaseViewFrame0;
+    DXGK_MULTIPLANE_OVERLAY_STEREO_FLIP_MODE   StereoFlipMode;
+    DXGK_MULTIPLANE_OVERLAY_STRETCH_QUALITY    StretchQuality;
+} DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES;
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES 1
+
+struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO {
+    DWORD                              LayerIndex;
+    BOOL                               Enabled;
+    PHYSICAL_ADDRESS                   PhysicalAddress;
+    DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES PlaneAttributes;
+};
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO 1
+#endif
+
+#if DDI_AT_LEAST(WDDM2_1)
+typedef struct _DXGKCB_NOTIFY_MPO_VSYNC_FLAGS {
+    union {
+        struct {
+            UINT PostPresentNeeded : 1;
+            UINT Reserved          : 31;
+        };
+        UINT Value;
+    };
+} DXGKCB_NOTIFY_MPO_VSYNC_FLAGS;
+#define DDI_HAS_DXGKCB_NOTIFY_MPO_VSYNC_FLAGS 1
+
+struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2 {
+    DWORD                         LayerIndex;
+    ULONGLONG                     PresentId;
+    DXGKCB_NOTIFY_MPO_VSYNC_FLAGS Flags;
+};
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2 1
+#endif
+
+#if DDI_AT_LEAST(WDDM2_9)
+struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3 {
+    DWORD LayerIndex;
+    ULONG FirstFreeFlipQueueLogEntryIndex;
+};
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3 1
+#endif
+
+/* ---- hardware flip queue (WDDM 3.0): cancel, flip queue log, interrupt target */
+#if DDI_AT_LEAST(WDDM3_0)
+typedef struct _DXGK_CANCELFLIPS_PLANE {
+    ULONGLONG PresentIdCancelRequested;
+    ULONGLONG PresentIdCancelled;
+    UINT      LayerIndex;
+} DXGK_CANCELFLIPS_PLANE;
+#define DDI_HAS_DXGK_CANCELFLIPS_PLANE 1
+
+typedef struct _DXGKARG_CANCELFLIPS {
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID VidPnSourceId;
+    UINT                           PlaneCount;
+    DXGK_CANCELFLIPS_PLANE       **ppPlanes;
+} DXGKARG_CANCELFLIPS;
+#define DDI_HAS_DXGKARG_CANCELFLIPS 1
+
+typedef struct _DXGK_FLIPQUEUE_LOG_ENTRY {
+    ULONGLONG PresentId;
+    ULONGLONG PresentTimestamp;
+} DXGK_FLIPQUEUE_LOG_ENTRY;
+#define DDI_HAS_DXGK_FLIPQUEUE_LOG_ENTRY 1
+
+typedef struct _DXGKARG_SETFLIPQUEUELOGBUFFER {
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID VidPnSourceId;
+    UINT                           LayerIndex;
+    UINT                           NumberOfEntries;
+    DXGK_FLIPQUEUE_LOG_ENTRY      *LogBufferAddress;
+} DXGKARG_SETFLIPQUEUELOGBUFFER;
+#define DDI_HAS_DXGKARG_SETFLIPQUEUELOGBUFFER 1
+
+typedef struct _DXGKARG_UPDATEFLIPQUEUELOG {
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID VidPnSourceId;
+    UINT                           LayerIndex;
+    ULONG                          FirstFreeFlipQueueLogEntryIndex;
+} DXGKARG_UPDATEFLIPQUEUELOG;
+#define DDI_HAS_DXGKARG_UPDATEFLIPQUEUELOG 1
+
+typedef struct _DXGKARG_SETINTERRUPTTARGETPRESENTID {
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID VidPnSourceId;
+    UINT                           LayerIndex;
+    ULONGLONG                      InterruptTargetPresentId;
+} DXGKARG_SETINTERRUPTTARGETPRESENTID;
+#define DDI_HAS_DXGKARG_SETINTERRUPTTARGETPRESENTID 1
+#endif
 
 /* ---- adapter description: segments, engine topology, node metadata ---- */
 /* The three power-transition bits and DirectFlip are Windows 8 additions

@@ -18,10 +18,12 @@ from .structs import (
     context,
     device,
     display,
+    flipqueue,
     gpummu,
     hwsched,
     interrupt,
     nativefence,
+    overlay,
     paging,
     patch,
     preempt,
@@ -32,7 +34,7 @@ from .structs import (
 
 _MODULES = (
     common, submit, interrupt, patch, preempt, context, display, adapter, device, render, paging, gpummu, hwsched, sync,
-    nativefence, caps,
+    nativefence, caps, overlay, flipqueue,
 )
 
 #: Records by name.

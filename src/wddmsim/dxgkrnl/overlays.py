@@ -10,24 +10,25 @@ its own again once the call returns) and judges every ``LayerIndex`` against ``M
 a plane at or above it is bug check 0x119 with parameter 1 = 0xE
 (REPORT_VSYNC_PLANE_OUT_OF_RANGE), rule 50 (``wddmsim rules 50``, docs/rules.md).
 
-The entries' layouts (x86 and x64 alike: a ULONGLONG is 8-aligned in both):
+The entries are the DDI structures of :mod:`wddmsim.ddi.structs.overlay`, read with the ctypes
+class of the adapter's architecture and DDI version (generated layout tables,
+tests/data/msvc_layouts.json):
 
-- ``DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2``: ``DWORD LayerIndex`` at 0, ``ULONGLONG PresentId`` at 8,
-  ``DXGKCB_NOTIFY_MPO_VSYNC_FLAGS Flags`` at 16; 24 bytes;
-- ``DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3``: ``DWORD LayerIndex`` at 0,
-  ``ULONG FirstFreeFlipQueueLogEntryIndex`` at 4; 8 bytes.
+- type 7, ``CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY`` (WDDM 1.3): ``DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO``,
+  whose entries embed the plane's ``DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES`` (x64 120 bytes, x86 112);
+- type 10, ``..._OVERLAY2``: ``DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO2`` (24 bytes);
+- type 18, ``..._OVERLAY3``: ``DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3`` (8 bytes).
 
-These two small structures are written out here rather than in the committed layout tables (which
-are generated with clang from the WDK headers; not regenerated for this change). The WDDM 1.3 type
-(``CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY``, whose entries embed ``DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES``)
-is not read: it stays an interrupt the model does not act on.
+A WDDM 1.3 report from a driver whose header has no ``MaxOverlayPlanes`` (the Windows 8 arm) is
+read and recorded but not judged.
 
 Known limit: the OS model makes no overlay flips yet (no
 ``DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3`` call, no ``PresentId``), so a plane vsync
 shows no present; each is recorded (the ``PlaneVSync`` event, :attr:`Overlays.plane_vsyncs`) and
 judged.
 
-Microsoft's pages: d3dkmddi/ns-d3dkmddi-_dxgk_multiplane_overlay_vsync_info2,
+Microsoft's pages: d3dkmddi/ns-d3dkmddi-_dxgk_multiplane_overlay_vsync_info,
+d3dkmddi/ns-d3dkmddi-_dxgk_multiplane_overlay_vsync_info2,
 d3dkmddi/ns-d3dkmddi-dxgk_multiplane_overlay_vsync_info3, d3dkmddi/ne-d3dkmddi-_dxgk_interrupt_type,
 d3dkmddi/ns-d3dkmddi-_dxgk_drivercaps (SupportMultiPlaneOverlay, MaxOverlayPlanes) and the bug check
 0x119 page (parameter 0xE).
@@ -35,16 +36,26 @@ d3dkmddi/ns-d3dkmddi-_dxgk_drivercaps (SupportMultiPlaneOverlay, MaxOverlayPlane
 
 from __future__ import annotations
 
-import struct
+import ctypes
 
+from ..ddi import layout
 from ..ddi import rules as R
 from ..ddi.rules.interrupt import MPO_VSYNC_ARMS
+from ..ddi.structs.overlay import VSYNC_INFO_OF_ARM
+from ..ddi.versions import ddi_version
 
-#: Per interrupt type: (entry size, LayerIndex offset) of the vsync info array's entries.
-ENTRY = {t: (24 if arm.endswith("2") else 8, 0) for t, arm in MPO_VSYNC_ARMS.items()}
 #: Entries read from one report at most (a count beyond is read as this many and judged on those).
 MAX_ENTRIES = 64
-_DWORD = struct.Struct("<I")
+#: DXGK_DRIVERCAPS.MaxOverlayPlanes exists from WDDM 1.3.
+_WDDM1_3 = ddi_version("wddm1_3").value
+
+
+def entry_class(arm_name: str, arch: str, version) -> type:
+    """The ctypes class of one entry of ``arm_name``'s array, for ``arch`` at ``version`` (at the
+    structure's first version when the adapter's header predates it: the WDDM 1.3 entries of the
+    Windows 8 arm)."""
+    rec = VSYNC_INFO_OF_ARM[arm_name]
+    return layout.ctype(rec, arch, version if layout.exists(rec, version) else rec.since)
 
 
 class Overlays:
@@ -56,26 +67,35 @@ class Overlays:
         self.plane_vsyncs: list[tuple[int, int, int]] = []
         self.reports = 0
 
-    def layer_indexes(self, data, itype: int) -> tuple[int, ...]:
-        """The LayerIndex of each entry the report's arm points at (empty: no array)."""
-        arm = getattr(data, MPO_VSYNC_ARMS[itype])
+    def entries(self, data, itype: int):
+        """The entries (a ctypes array, a copy) the report's arm points at; empty: no array."""
+        arm_name = MPO_VSYNC_ARMS[itype]
+        arm = getattr(data, arm_name)
         count = min(int(arm.MultiPlaneOverlayVsyncInfoCount), MAX_ENTRIES)
         base = int(arm.pMultiPlaneOverlayVsyncInfo or 0)
+        adapter = self.adapter
+        cls = entry_class(arm_name, adapter.arch, adapter.version)
         if not count or not base:
-            return ()
-        size, offset = ENTRY[itype]
-        mem = self.adapter.memory
-        return tuple(_DWORD.unpack(mem.read(base + i * size + offset, 4))[0] for i in range(count))
+            return (cls * 0)()
+        return (cls * count).from_buffer_copy(adapter.memory.read(base, count * ctypes.sizeof(cls)))
+
+    def layer_indexes(self, data, itype: int) -> tuple[int, ...]:
+        """The LayerIndex of each entry the report's arm points at (empty: no array)."""
+        return tuple(int(e.LayerIndex) for e in self.entries(data, itype))
 
     def vsync(self, data, itype: int) -> None:
-        """A CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2/3 report (device IRQL): read, judged (rules 46, 50)
-        and recorded."""
+        """A CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY, ..._OVERLAY2 or ..._OVERLAY3 report (device IRQL):
+        read, judged (rules 46, 50) and recorded."""
         adapter = self.adapter
         layers = self.layer_indexes(data, itype)
         caps = adapter.caps
-        limit = caps.MaxOverlayPlanes if caps.SupportMultiPlaneOverlay else 0
+        if adapter.version.value < _WDDM1_3:
+            limit = None  # a Windows 8 header: no MaxOverlayPlanes to judge against
+        else:
+            limit = caps.MaxOverlayPlanes if caps.SupportMultiPlaneOverlay else 0
         if adapter.verifier.mode != "off":
-            adapter.verifier.judged_rules.add(50)
+            if limit is not None:
+                adapter.verifier.judged_rules.add(50)
             adapter.verifier.check("DXGKARGCB_NOTIFY_INTERRUPT_DATA", data, R.Facts(
                 version=adapter.version, physical_adapter_count=1, max_overlay_planes=limit,
                 mpo_layer_indexes=layers), adapter.interrupt_address)

@@ -439,9 +439,11 @@ ENTRIES: dict[int, Entry] = {
               words="In the hardware flip queue, target flip times of one plane never go backwards, and flips "
                     "cancelled together form one run ending at the last PresentId submitted.",
               reason="the OS never submits to the hardware flip queue: the display's queue (gpu/display.py "
-                     "HwFlipQueue) and the judge (ddi/rules/flipqueue.py) exist, but "
-                     "DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3, DxgkDdiCancelFlips and the flip queue "
-                     "log DDIs wait for their structures' layout tables; comes with them"),
+                     "HwFlipQueue) and the judge (ddi/rules/flipqueue.py) exist, and so do the WDDM 3.0 "
+                     "structures of DxgkDdiCancelFlips, the flip queue log DDIs and "
+                     "DxgkDdiSetInterruptTargetPresentId (ddi/structs/flipqueue.py), but "
+                     "DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3's argument (with its plane, attribute and "
+                     "flag types) still waits for its layout tables; comes with them"),
     # -- hardware queues and monitored fences -----------------------------------------------------------------
     92: Entry(C, (_HWQ_SUBMIT_ARGS, _HWQ_CREATE), check=(HW + "check_progress_id",),
               reason="the OS refuses a non-increasing progress fence id at the API (OsHwScheduling.check_progress_id) "

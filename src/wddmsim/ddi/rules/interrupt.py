@@ -24,11 +24,10 @@ Decisions:
   multi-plane-overlay vsyncs). A nonzero mask without Flags.ValidPhysicalAdapterMask is a violation
   without a bug check; a zero mask on a GPU with more than one physical adapter
   (``physical_adapter_count``, else ``linked_adapter_count``) is bug check 0x119/0x6.
-- Rule 50 judges CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2 and 3 on the LayerIndex values the OS read
-  from the report's array (``mpo_layer_indexes``, :mod:`wddmsim.dxgkrnl.overlays`) against
-  ``MaxOverlayPlanes``: a plane at or above it is bug check 0x119/0xE. The WDDM 1.3 arm
-  (CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY) is not judged: its entries embed
-  DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES, whose layout the model has no table for.
+- Rule 50 judges CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY (WDDM 1.3), ..._OVERLAY2 and ..._OVERLAY3 on
+  the LayerIndex values the OS read from the report's array (``mpo_layer_indexes``,
+  :mod:`wddmsim.dxgkrnl.overlays`, entries DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO/2/3) against
+  ``MaxOverlayPlanes``: a plane at or above it is bug check 0x119/0xE.
 - Rule 51 judges DMA_PAGE_FAULTED only (0xD is about DMA page-fault interrupts); rule 53 judges
   both DMA_PAGE_FAULTED and HWQUEUE_PAGE_FAULTED.
 """
@@ -192,6 +191,7 @@ def physical_adapter_mask(obj, facts: Facts):
 
 #: The multiplane-overlay vsync types whose per-plane array the OS reads (rule 50), and their arm.
 MPO_VSYNC_ARMS = {
+    int(T.DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY): "CrtcVsyncWithMultiPlaneOverlay",
     int(T.DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2): "CrtcVsyncWithMultiPlaneOverlay2",
     int(T.DXGK_INTERRUPT_CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY3): "CrtcVsyncWithMultiPlaneOverlay3",
 }
