@@ -117,7 +117,13 @@ def test_an_exclusive_swap_chain_owns_the_display():
     comp = dict(DWM, update=[{"at": "20ms"}, {"at": "40ms"}, {"at": "120ms"}])
     trace = run([app("excl.exe", {"runtime": "Other", "swap_effect": "exclusive", "sync_interval": 1,
                                   "frames": excl})], [comp])
-    assert [e["mode"] for e in presents(trace, "excl.exe")] == ["flip_no_wait"] * 4
+    ps = presents(trace, "excl.exe")
+    assert [e["mode"] for e in ps] == ["flip"] * 4
+    # A legacy flip waits for the vertical retrace after its present call (D3DPRESENT_INTERVAL_ONE):
+    # the frame presented at 5 ms is made at vsync 1 and latches at vsync 2; each later one, presented
+    # between two vsyncs, reaches the screen two vsyncs after its call.
+    assert [shown(trace)[(e["context"], e["seq"])] for e in ps] == [vsync(2), vsync(3), vsync(4), vsync(5)]
+    assert [e["cpu_start"] for e in ps] == [5_000_000 + 17_000_000 * k for k in range(4)]
     # The updates at 20 and 40 ms fall while the exclusive swap chain presents: not composed; the
     # one at 120 ms is composed at the next vsync (133.3 ms).
     assert [e["cpu_start"] for e in presents(trace, "dwm.exe")] == [vsync(8) + 100_000]
@@ -205,3 +211,23 @@ def test_a_windowed_flip_with_sync_interval_1_shows_every_frame_for_a_refresh():
     p3 = presents(zero, "win.exe")
     assert len(zero.of("Dropped")) == 2
     assert shown(zero)[(p3[2]["context"], p3[2]["seq"])] == vsync(3)
+
+
+def test_an_independent_flip_with_sync_interval_0_shows_the_newest_frame_at_each_vsync():
+    # 15 ms frames on a 60 Hz display, no tearing: once independent, each frame is shown at the first
+    # vsync after its rendering (1 ms), and when two frames are ready before the same vsync the older
+    # one is replaced (IDXGISwapChain::Present, sync interval 0: "discard this frame if a newer frame
+    # is queued"): frame 11 (ready at 168 ms, programmed for vsync 11) is overwritten by frame 12,
+    # ready at 183 ms, 0.33 ms before that vsync. The flip never waits for a slot of the flip queue.
+    frames = [{"start": f"{2 + 15 * k}ms", "gpu": "1ms"} for k in range(14)]
+    trace = run([app("game.exe", {"swap_effect": "flip", "fullscreen": True, "sync_interval": 0,
+                                  "frames": frames})], [DWM])
+    ps = presents(trace, "game.exe")
+    assert [e["mode"] for e in ps] == ["composed_flip"] * 3 + ["independent_flip"] * 11
+    assert {e["interval"] for e in ps[3:]} == {1}
+    ctx = ps[0]["context"]
+    screen = shown(trace)
+    assert [screen.get((ctx, e["seq"])) for e in ps[3:]] == [vsync(k) for k in range(3, 11)] + [None] + [
+        vsync(11), vsync(12)]
+    assert [(e["seq"], e["by_seq"], e["t"]) for e in trace.of("FlipReplaced") if e["context"] == ctx] == [
+        (ps[11]["seq"], ps[12]["seq"], 183 * MS)]

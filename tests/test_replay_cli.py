@@ -26,13 +26,13 @@ def replay(*args):
 @pytest.fixture(scope="module")
 def case4():
     r = replay(DATA / "test_case_4.csv", "--json", "--check")
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output  # one target missed (docs/replay.md explains it)
     return json.loads(r.stdout)
 
 
 @pytest.fixture(scope="module")
 def case0():
-    r = replay(DATA / "test_case_0.csv", "--json")
+    r = replay(DATA / "test_case_0.csv", "--json", "--check")
     assert r.exit_code == 0, r.output
     return json.loads(r.stdout)
 
@@ -44,29 +44,27 @@ def verdicts(result) -> dict:
             {t["name"]: t["passed"] for t in c["targets"]} for c in result["chains"]}
 
 
-def test_test_case_4_meets_every_target(case4):
+def test_test_case_0_meets_every_target(case0):
+    v = verdicts(case0)
+    assert len(v) == 10
+    assert all(all(t.values()) for t in v.values())
+
+
+def test_test_case_4_misses_only_what_docs_replay_md_explains(case4):
     v = verdicts(case4)
     assert sorted(v) == [("Presenter.exe", 5192, "0x0"), ("Presenter.exe", 5236, "0x285B4C0D1B0"),
                          ("Presenter.exe", 8536, "0x197B10BAB70"), ("Presenter.exe", 9620, "0x19E52815138"),
                          ("dwm.exe", 10376, "0x1BF098B1ED0")]
-    assert all(all(t.values()) for t in v.values())
-
-
-def test_test_case_0_misses_only_what_docs_replay_md_explains(case0):
-    misses = {k: sorted(n for n, ok in t.items() if not ok) for k, t in verdicts(case0).items() if not all(t.values())}
-    # docs/replay.md: an independent flip with sync interval 0 that the machine replaced while
-    # queued (the model queues it), and two exclusive swap chains whose flips reached the screen a
-    # refresh later than the model's.
-    assert misses == {("Presenter.exe", 8320, "0x15EFD8424E0"): ["MsUntilDisplayed median"],
-                      ("Presenter.exe", 11100, "0x0"): ["MsUntilDisplayed median"],
-                      ("Presenter.exe", 11112, "0x0"): ["MsUntilDisplayed median"]}
-    assert len(verdicts(case0)) == 10
+    misses = {k: sorted(n for n, ok in t.items() if not ok) for k, t in v.items() if not all(t.values())}
+    # docs/replay.md: an independent flip with sync interval 0 that the machine queued in order where
+    # the model shows the newest frame at each vsync (as documented, and as test_case_0's 8320 did).
+    assert misses == {("Presenter.exe", 8536, "0x197B10BAB70"): ["MsUntilDisplayed median"]}
 
 
 @pytest.mark.parametrize("name", ["test_case_4_v1.csv", "test_case_4_v2.csv"])
 def test_every_column_set_gives_the_same_verdicts(case4, name):
     r = replay(DATA / name, "--json", "--check")
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output
     assert verdicts(json.loads(r.stdout)) == verdicts(case4)
 
 
@@ -167,9 +165,9 @@ def test_durations_are_written_in_ms(ns, text):
 
 
 def test_check_exits_1_when_a_target_is_missed():
-    r = replay(DATA / "test_case_0.csv", "--check")
+    r = replay(DATA / "test_case_4.csv", "--check")
     assert r.exit_code == 1
-    assert "7 of 10 swap chains meet every target" in r.stdout
+    assert "4 of 5 swap chains meet every target" in r.stdout
 
 
 def test_a_capture_without_dwm_still_gets_a_compositor(tmp_path):
@@ -179,10 +177,12 @@ def test_a_capture_without_dwm_still_gets_a_compositor(tmp_path):
     lines = (DATA / "test_case_4.csv").read_text(encoding="utf-8-sig").splitlines()
     apps = tmp_path / "apps.csv"
     apps.write_text("\n".join([lines[0]] + [x for x in lines[1:] if not x.startswith("dwm.exe,")]) + "\n")
-    r = replay(apps, "--json", "--check")
+    r = replay(apps, "--json")
     assert r.exit_code == 0, r.output
     result = json.loads(r.stdout)
-    assert [c["pid"] for c in result["chains"]] == [9620, 8536, 5236, 5192] and result["passed"]
+    assert [c["pid"] for c in result["chains"]] == [9620, 8536, 5236, 5192]
+    # every target met but 8536's display latency, as with dwm.exe (docs/replay.md)
+    assert [c["pid"] for c in result["chains"] if not all(t["passed"] for t in c["targets"])] == [8536]
     sc = build_scenario(read_capture(apps), "apps")
     assert sc["compositor"] == [{"process": "dwm.exe", "vidpn_source": 0}]
     assert 16_680_000 < round(1e9 / sc["adapter"]["displays"][0]) < 16_681_000

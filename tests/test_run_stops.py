@@ -265,7 +265,7 @@ def test_replay_max_events_stops_the_model_run(tmp_path):
 
 
 def test_a_whole_replay_says_it_did_not_stop():
-    r = CliRunner().invoke(main, ["replay", str(ROOT / "tests" / "data" / "presentmon" / "test_case_4.csv"), "--json"])
+    r = CliRunner().invoke(main, ["replay", str(ROOT / "tests" / "data" / "presentmon" / "test_case_0.csv"), "--json"])
     assert r.exit_code == 0, r.output
     assert (json.loads(r.stdout)["passed"], json.loads(r.stdout)["stopped"]) == (True, None)
 

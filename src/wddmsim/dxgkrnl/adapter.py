@@ -725,13 +725,15 @@ class Adapter:
     def present(self, ctx: Context, source: Allocation, destination: Allocation | None, width: int, height: int,
                 mode: str = "blt", flip_interval: int = 1, vidpn_source: int = 0,
                 null_rendering: bool = False, call_start: int | None = None, independent: bool = False,
-                composes: list | None = None) -> Packet:
+                composes: list | None = None, legacy: bool = False) -> Packet:
         """DxgkDdiPresent: a blt of ``width`` x ``height`` pixels to ``destination`` (``mode`` "blt"),
         or a flip of ``source`` on ``vidpn_source`` ("flip", "flip_no_wait") honouring
         ``flip_interval`` (0 immediate, 1..4 vsyncs). See :mod:`wddmsim.dxgkrnl.present`.
         ``independent``: the flip of a flip-model swap chain the compositor stepped aside for
         (logged as mode "independent_flip"); ``composes``: the compositor's flip, showing these
-        composed frames (:mod:`wddmsim.dxgkrnl.composition`)."""
+        composed frames (:mod:`wddmsim.dxgkrnl.composition`); ``legacy``: a flip of the legacy
+        full-screen present path (D3D9's, D3DPRESENT_INTERVAL_ONE: it waits for a vertical retrace
+        before it is made; see :mod:`wddmsim.dxgkrnl.present`)."""
         if ctx.device.error:
             raise ApiError(int(NTSTATUS.STATUS_DEVICE_REMOVED), "the device is in error")
         if mode not in ("blt", "flip", "flip_no_wait"):
@@ -808,6 +810,7 @@ class Adapter:
         p.dma_size = info.DmaBufferSize
         p.end_off = 0 if mmio else args.pDmaBuffer - dma
         p.mmio = mmio
+        p.vblank_wait = legacy and flip and flip_interval > 0
         p.priv = priv
         p.priv_size = 0 if mmio else info.DmaBufferPrivateDataSize  # an MMIO flip's driver wrote none
         p.alist = alist

@@ -292,13 +292,13 @@ class D3DKMT:
 
     def Present(self, context: Context, source: Allocation, destination: Allocation, width: int, height: int,
                 mode: str = "blt", sync_interval: int = 1, vidpn_source: int = 0, call_start: int | None = None,
-                independent: bool = False, composes: list | None = None):
+                independent: bool = False, composes: list | None = None, legacy: bool = False):
         """Present ``source`` (generator): a ``width`` x ``height`` blt to ``destination``, or a flip
         (``mode`` "flip" / "flip_no_wait") with ``sync_interval`` as the FlipInterval. Under hardware
         scheduling only blts exist: DxgkDdiPresentToHwQueue builds them for the context's first
         hardware queue. ``call_start``: when the application's present call began, when that is
         earlier than this thunk (a runtime that blocked first for its frame queue; default now).
-        ``independent``, ``composes``: see :meth:`wddmsim.dxgkrnl.adapter.Adapter.present`."""
+        ``independent``, ``composes``, ``legacy``: see :meth:`wddmsim.dxgkrnl.adapter.Adapter.present`."""
         start = self.sim.now if call_start is None else call_start
         cost = self.adapter.costs.present
         if cost:
@@ -311,7 +311,7 @@ class D3DKMT:
             return wddm2.hw_scheduling.present(context, source, destination, width, height, vidpn_source, call_start=start).seq
         return self.adapter.present(context, source, destination, width, height, mode, sync_interval,
                                     vidpn_source, call_start=start, independent=independent,
-                                    composes=composes).seq
+                                    composes=composes, legacy=legacy).seq
 
     def PresentComposed(self, context: Context, command: bytes, allocations, patches, vidpn_source: int = 0,
                         call_start: int | None = None):

@@ -216,7 +216,7 @@ class Packet:
         "started", "done", "retired", "buffers", "vidpn_source", "flip_interval", "executed",
         "submit_bytes", "preempted", "surface", "present_t", "displayed", "allocations", "deps",
         "priv_start", "priv_end", "pinned", "moves", "va", "umd_priv", "rejected", "ran_at", "release", "job",
-        "mmio",
+        "mmio", "vblank_wait",
     )
 
     def __init__(self, context: Context, seq: int, kind: str):
@@ -251,6 +251,7 @@ class Packet:
         self.preempted = False  # taken back by a preemption or a reset at least once (resubmissions)
         self.surface = 0  # a flip's surface address
         self.mmio = False  # a flip the OS makes with DxgkDdiSetVidPnSourceAddress (no DMA buffer)
+        self.vblank_wait = False  # a legacy flip: made no sooner than the first vsync after the present call
         self.present_t = -1  # when the application presented (present packets)
         self.displayed = -1  # when a VidPn source first showed it
         self.allocations = ()  # the Allocation of each allocation-list entry (None: unbound)

@@ -49,7 +49,12 @@ that shows the previous one is reported (the pre-WDDM 3.0 software flip queue of
 - ``FlipWithNoWait`` (interval >= 1): a newer flip whose rendering is done replaces the queued ones
   not yet on screen: those not yet programmed are dropped at once, a programmed one is overwritten (the
   OS calls again with the newer address; the pending-address register keeps the latest) and reported
-  dropped when the vsync shows the newer one.
+  dropped when the vsync shows the newer one. Such a flip never waits for a free slot of the flip
+  queue (it takes the place of the flips it replaces): a flip-model swap chain presenting with sync
+  interval 0 shows its newest frame at each vsync;
+- a legacy flip (``Packet.vblank_wait``: an exclusive swap chain's flip through the D3D9 runtime's
+  path, D3DPRESENT_INTERVAL_ONE "the driver will wait for the vertical retrace period") is programmed
+  no sooner than the first vsync after its present call, so it latches at the vsync after that.
 
 ``ContextCount`` is 1 with the flip's own context in ``Context[0]`` (the model broadcasts no flip;
 rule 83, VidPnContextCount). Rule 84 (MmioFlipPath): a flip programmed for the next vsync is reported by a CRTC_VSYNC
@@ -158,6 +163,8 @@ class Presents:
         pending. A flip a preemption took back is still pending (it keeps its place in the source's
         order), and its own slot must not keep it from going back to the GPU."""
         src = self.sources[packet.vidpn_source]
+        if self.mmio and packet.flags & FLAG_FLIP_NO_WAIT and packet.flip_interval:
+            return True  # it replaces its source's flips not yet on screen instead of queueing behind them
         pending = src.pending_flips
         if len(pending) - (packet in pending) >= self.max_queued:
             return False
@@ -316,12 +323,15 @@ class Presents:
             overwrite = src.programmed is not None and (immediate or no_wait)
             if src.programmed is not None and not overwrite:
                 return  # the next once the vsync showing the programmed one is reported
+            due = -1
             if not immediate and src.last_vsync_flip >= 0:
                 due = src.last_vsync_flip + (p.flip_interval - 1) * src.period_ns
-                if now < due:
-                    if src.mmio_timer is None:
-                        src.mmio_timer = sim.at(due, self._mmio_program, src, DEVICE)
-                    return
+            if p.vblank_wait:
+                due = max(due, src.next_vsync(p.present_t + 1))  # the first vertical retrace after the call
+            if now < due:
+                if src.mmio_timer is None:
+                    src.mmio_timer = sim.at(due, self._mmio_program, src, DEVICE)
+                return
             src.mmio_ready.popleft()
             self.mmio_calls += 1
             status = self.vs.adapter.set_vidpn_source_address(p, immediate)

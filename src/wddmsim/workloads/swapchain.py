@@ -19,12 +19,18 @@ How the present goes, by ``swap_effect``:
 - ``flip`` (flip model): while the compositor composes the window, a redirected flip
   (``D3DKMTPresent`` with RedirectedFlip, "Composed: Flip"); once the compositor has stepped aside
   for it (a swap chain covering the display, :mod:`.compositor`), a flip of its own buffer on the
-  VidPn source ("Hardware: Independent Flip"): ``FlipInterval`` = the sync interval, and for sync
-  interval 0 immediate (0) when the swap chain allows tearing, else the next vsync (1). The flip
-  waits in the display's flip registers (``FlipWithNoWait``).
+  VidPn source ("Hardware: Independent Flip"): with sync interval N >= 1 a flip with
+  ``FlipInterval`` N, each frame shown in order for at least N refreshes; with sync interval 0 a
+  flip with ``FlipWithNoWait``, immediate (``FlipInterval`` 0) when the swap chain allows tearing,
+  else at the next vsync (1), a newer frame replacing one not yet on screen (IDXGISwapChain::Present:
+  sync interval 0 "discard this frame if a newer frame is queued").
 - ``exclusive`` (a full-screen exclusive swap chain): a flip of its own buffer with the sync
-  interval as ``FlipInterval`` (-1, the runtime's default, is 1), "Hardware: Legacy Flip"; it owns
-  the display while it presents.
+  interval as ``FlipInterval`` (-1, the runtime's default, is 1), "Hardware: Legacy Flip", each
+  frame shown in order; it owns the display while it presents. Through the legacy runtimes (D3D9,
+  and "Other": a runtime PresentMon does not see) a flip with an interval waits for the vertical
+  retrace (D3DPRESENT_INTERVAL_ONE: "the driver will wait for the vertical retrace period"): the OS
+  makes it no sooner than the first vsync after the present call (``legacy``,
+  :mod:`wddmsim.dxgkrnl.present`), so that it reaches the screen at the vsync after that one.
 
 Spec: Microsoft's "DXGI flip model", "IDXGISwapChain::Present" (sync interval,
 DXGI_PRESENT_ALLOW_TEARING), "D3DPRESENT" (D3DPRESENT_INTERVAL_ONE: wait for the vertical blank,
@@ -135,9 +141,13 @@ class SwapChainApp:
                                                           sync_interval=max(0, w.sync_interval)))
         if rest:
             yield from rt.submit(ctx, rest)
+        mode = "flip"
         if w.swap_effect == "flip":
             interval = w.sync_interval if w.sync_interval > 0 else (0 if w.allows_tearing else 1)
+            if w.sync_interval <= 0:
+                mode = "flip_no_wait"  # sync interval 0: the newest frame at the next vsync (or at once)
         else:
             interval = 1 if w.sync_interval < 0 else w.sync_interval
-        return (yield from kmt.Present(ctx, buf, None, SURFACE_W, SURFACE_H, "flip_no_wait", interval, self.source,
-                                       call_start=call, independent=w.swap_effect == "flip"))
+        return (yield from kmt.Present(ctx, buf, None, SURFACE_W, SURFACE_H, mode, interval, self.source,
+                                       call_start=call, independent=w.swap_effect == "flip",
+                                       legacy=w.swap_effect == "exclusive" and w.runtime != "DXGI"))
