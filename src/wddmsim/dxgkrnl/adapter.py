@@ -207,10 +207,10 @@ class Adapter:
             "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware,
             "NativeGpuFence": caps.NativeGpuFence, "FlipOnVSyncMmIo": bool(caps.FlipCaps.get("FlipOnVSyncMmIo"))})
         # MMIO flips (DXGK_FLIPCAPS.FlipOnVSyncMmIo): the OS flips through DxgkDdiSetVidPnSourceAddress
-        # for a driver that declares them (dxgkrnl/present.py). The model does so where DMA buffers are
-        # physical and scheduled in software; under GPU virtual addressing and hardware scheduling its
-        # flips stay DMA-buffer commands.
-        self.mmio_flips = bool(caps.FlipCaps.get("FlipOnVSyncMmIo")) and not self.gpu_va and not hardware
+        # for a driver that declares them (dxgkrnl/present.py), with physical DMA buffers and under GPU
+        # virtual addressing alike, wherever VidSch schedules in software. Under hardware scheduling the
+        # model's presents are blts (DxgkDdiPresentToHwQueue).
+        self.mmio_flips = bool(caps.FlipCaps.get("FlipOnVSyncMmIo")) and not hardware
         if caps.NativeGpuFence and not self.native_fence_enabled:
             # "Native GPU fence objects": the OS fails adapter initialization when the driver reports
             # native fences and the OS did not enable the feature, which it does for WDDM 3.2 drivers

@@ -30,7 +30,7 @@ A flip waiting for a vsync turns the vsync interrupt on (:mod:`wddmsim.dxgkrnl.v
 processed CRTC_VSYNC is counted there for the idle turn-off.
 
 MMIO flips (the adapter's ``mmio_flips``: the driver declares ``DXGK_FLIPCAPS.FlipOnVSyncMmIo``
-and DMA buffers are physical, scheduled by VidSch): ``DxgkDdiPresent`` gets no DMA buffer
+and VidSch schedules in software, with physical DMA buffers or GPU virtual addresses): ``DxgkDdiPresent`` gets no DMA buffer
 (``pDmaBuffer`` NULL, Microsoft's DXGK_FLIPCAPS page) and writes nothing. The flip's packet keeps its
 place in its context's queue and reaches the driver as an empty submission (its fence only; no flip
 flags), so its fence comes back once the context's rendering before it is done (a model decision: it
