@@ -126,3 +126,22 @@ def test_the_doc_lists_every_case():
     listed = re.findall(r"^\| `([a-z_0-9]+/[a-z_0-9]+)` \|", doc, re.M)
     assert listed == [c.id for c in CASES]
     assert set(AREAS) == {c.area for c in CASES}
+
+
+def test_the_mmio_no_wait_case_really_replaces_flips():
+    """flips/mmio_no_wait presents 8 frames at 100 fps on a 60 Hz display: with the reference driver
+    3 flips are replaced before their vsync (FlipReplaced) and 5 displayed, which the case's own
+    check accounts for."""
+    from wddmsim.trace.sinks import ListSink
+    from wddmsim.verify.runner import Outcome, _build
+
+    (case,) = select(["flips/mmio_no_wait"])
+    d = probe(ReferenceDriver)
+    sink = ListSink()
+    system = _build(case.scenario(d), ReferenceDriver, None, sink)
+    result = system.run()
+    out = Outcome(system, result, sink.events)
+    replaced = sink.of("FlipReplaced")
+    accepted = [e for e in sink.of("MmioFlip") if e["status"] == 0]
+    assert (len(accepted), len(replaced), out.summary["displays"][0]["displayed"]) == (8, 3, 5)
+    assert case.expect(out) == []

@@ -443,6 +443,24 @@ def _flip_cases() -> list[Case]:
                       all_of(healthy, on_vsync(1), mmio(False)), needs=("mmio_flips",)))
     cases.append(Case("flips", "mmio_immediate", "immediate MMIO flips (FlipImmediate)", flips(0),
                       all_of(healthy, on_vsync(0), mmio(True)), needs=("mmio_flips",)))
+
+    # MMIO flips with FlipWithNoWait at 100 fps on a 60 Hz display: a newer flip replaces one not yet
+    # on screen (the OS calls again with the newer address before the vsync), so every flip the driver
+    # accepted is either displayed or replaced, and the display still changes at most once a vsync.
+    def replaced(out: Outcome) -> list[str]:
+        accepted = sum(1 for e in out.of("MmioFlip") if e["status"] == 0)
+        gone = len(out.of("FlipReplaced"))
+        displayed = out.summary["displays"][0]["displayed"]
+        if not accepted:
+            return ["the OS made no MMIO flip (no DxgkDdiSetVidPnSourceAddress call)"]
+        if not 0 <= accepted - displayed - gone <= 1:
+            return [f"the driver accepted {accepted} MMIO flips: {displayed} were displayed and {gone} replaced by a "
+                    f"newer one, which leaves {accepted - displayed - gone} unaccounted for"]
+        return []
+
+    cases.append(Case("flips", "mmio_no_wait", "MMIO FlipWithNoWait flips faster than the display: newer replaces older",
+                      flips(1, "flip_no_wait"), all_of(healthy, on_vsync(1), replaced),
+                      needs=("mmio_flips", "flip_no_wait")))
     return cases
 
 
