@@ -346,7 +346,7 @@ def test_the_reference_driver_and_the_os_implement_the_declared_interfaces():
         return {n: f for n, f in vars(proto).items() if n.startswith(("DxgkDdi", "DxgkCb", "Mm")) and callable(f)}
 
     for proto in (interface.Miniport, interface.PagingMiniport, interface.GpuVaMiniport, interface.HwSchMiniport,
-                  interface.NativeFenceMiniport):
+                  interface.NativeFenceMiniport, interface.FlipQueueMiniport):
         for name, fn in methods(proto).items():
             mine = getattr(ReferenceDriver, name)
             assert list(inspect.signature(mine).parameters) == list(inspect.signature(fn).parameters), name

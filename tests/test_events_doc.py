@@ -79,6 +79,9 @@ def _rare_runs():
     # Multiplane-overlay vsync reports (PlaneVSync), from a driver that declares two planes.
     from test_overlays import CASE as OVERLAY_CASE, WDDM2_1, TwoPlanes
     yield _run(scenario_of(OVERLAY_CASE.scenario(None), "<overlays>"), driver=TwoPlanes, settings=WDDM2_1)
+    # Multiplane-overlay flips (MpoFlip, PlaneDisplayed, PlaneDropped): two writes of one plane in a frame.
+    from test_mpo3 import latest_write_wins_run
+    yield latest_write_wins_run()
 
 
 @pytest.fixture(scope="module")

@@ -219,19 +219,20 @@ def test_a_resubmitted_or_cancelled_flip_counts_its_present_once(n):
 # ------------------------------------------------------------------------------ the long tool
 def test_the_long_fuzz_tool_at_a_tiny_size(tmp_path, capsys):
     tool = _tool()
-    status = tool.main(["--decode", "2800", "--scenarios", "3", "--toml", "30", "--workers", "1", "--seed", "3",
+    status = tool.main(["--decode", "3136", "--scenarios", "3", "--toml", "30", "--workers", "1", "--seed", "3",
                         "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert status == 0 and out.endswith("no crash, no ledger violation, no hang\n")
     counts = json.loads(out.splitlines()[0])
-    # 456 zeroed then 456 all-ones buffers decode, 4 x 456 of the wrong length are refused, then mutations
-    assert counts["decode"] == {"runs": 2800, "decoded": 959, "refused": 1841, "crashes": 0}
+    # 512 zeroed then 512 all-ones buffers decode, 4 x 512 of the wrong length are refused, then 64 mutations
+    assert counts["decode"] == {"runs": 3136, "decoded": 1063, "refused": 2073, "crashes": 0}
     sc = counts["scenarios"]
     assert (sc["runs"], sc["time"] + sc["bugcheck"], sc["crashes"], sc["ledger_violations"], sc["hangs"],
             sc["determinism_checked"], sc["nondeterministic"]) == (3, 3, 0, 0, 0, 1, 0)
     # (5 loaded, 25 refused before issue 27 added examples/mmio_flips.toml and a [driver] table to
-    # examples/flip_no_wait.toml: the mutations start from the shipped examples.)
-    assert counts["toml"] == {"runs": 30, "loaded": 7, "refused": 23, "ran": 7, "crashes": 0, "ledger_violations": 0,
+    # examples/flip_no_wait.toml, then 7 and 23 until examples/hw_flip_queue.toml: the mutations start
+    # from the shipped examples.)
+    assert counts["toml"] == {"runs": 30, "loaded": 5, "refused": 25, "ran": 5, "crashes": 0, "ledger_violations": 0,
                               "hangs": 0}
     assert not (tmp_path / "out").exists()
 

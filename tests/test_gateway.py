@@ -40,7 +40,8 @@ def build(driver=None, *, packets=((0, "1ms"), (0, "1ms"), (0, "1ms")), verifier
 
 # -- the contract table -------------------------------------------------------------------------------
 def test_every_protocol_entry_point_has_a_contract_and_its_docstring_states_it():
-    for proto in (interface.Miniport, interface.PagingMiniport, interface.GpuVaMiniport, interface.HwSchMiniport):
+    for proto in (interface.Miniport, interface.PagingMiniport, interface.GpuVaMiniport, interface.HwSchMiniport,
+                  interface.NativeFenceMiniport, interface.OverlayMiniport, interface.FlipQueueMiniport):
         for name, fn in vars(proto).items():
             if not name.startswith("DxgkDdi"):
                 continue

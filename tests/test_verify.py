@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SKIPPED = {
     "wddm2_0": {"tdr/adapter_reset", "faults/page_fault_timeout", "interrupts/overlay_vsync", "hardware_queues/basic",
                 "hardware_queues/gpu_wait_chain", "hardware_queues/suspend", "hardware_queues/hang",
-                "hardware_queues/page_fault"},
-    "wddm2_7": {"tdr/adapter_reset", "faults/page_fault_timeout", "interrupts/overlay_vsync"},
+                "hardware_queues/page_fault", "flips/hw_flip_queue"},
+    "wddm2_7": {"tdr/adapter_reset", "faults/page_fault_timeout", "interrupts/overlay_vsync", "flips/hw_flip_queue"},
 }
 
 
@@ -144,4 +144,29 @@ def test_the_mmio_no_wait_case_really_replaces_flips():
     replaced = sink.of("FlipReplaced")
     accepted = [e for e in sink.of("MmioFlip") if e["status"] == 0]
     assert (len(accepted), len(replaced), out.summary["displays"][0]["displayed"]) == (8, 3, 5)
+    assert case.expect(out) == []
+
+
+@pytest.mark.rule(91)
+def test_the_hw_flip_queue_case_queues_cancels_and_reads_the_log():
+    """flips/hw_flip_queue with the reference driver at WDDM 3.0 with MaxHwQueuedFlips 4: 30 flips
+    queued ahead (10 interval-1, then 20 interval-0), 15 shown and 15 cancelled by a newer flip, every
+    crossing judged by rule 91; the probe sees the queue only under hardware scheduling."""
+    from wddmsim.trace.sinks import ListSink
+    from wddmsim.verify.runner import Outcome, _build
+
+    settings = {"ddi_version": "wddm3_0", "overlay_planes": 2, "max_hw_queued_flips": 4}
+    (case,) = select(["flips/hw_flip_queue"])
+    d = probe(ReferenceDriver, settings)
+    assert d.hw_flip_queue and d.hardware_scheduling
+    assert d.lacks(case.needs) is None
+    assert probe(ReferenceDriver, {"ddi_version": "wddm2_7"}).lacks(case.needs) == (
+        "the driver does not declare the hardware flip queue (DXGK_DRIVERCAPS.MaxHwQueuedFlips > 1, WDDM 3.0)")
+    sink = ListSink()
+    system = _build(case.scenario(d), ReferenceDriver, settings, sink)
+    result = system.run()
+    out = Outcome(system, result, sink.events)
+    shown = out.summary["displays"][0]
+    assert (len(sink.of("HwFlip")), len(sink.of("HwFlipCancel")), shown["displayed"], shown["dropped"]) == (30, 15, 15, 15)
+    assert 91 in system.adapter.rules_exercised()
     assert case.expect(out) == []

@@ -35,7 +35,7 @@ UNREGISTERED = {38: "NotifyInterruptAtDirql", 39: ("IsrQueuesDpc", "DpcNotifiesD
                 65: "PreemptionGranularityCoarsest",
                 96: "ProgressFenceReleaseTiming",
                 110: "NoGpuMemoryAccessAfterReset",
-                114: "ResetEngineLeavesQueueEmpty", 84: "MmioFlipPath"}
+                114: "ResetEngineLeavesQueueEmpty", 84: "MmioFlipPath", 91: "HwFlipQueueOrdering"}
 
 runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
 

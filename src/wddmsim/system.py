@@ -219,6 +219,15 @@ class System:
         problems = []
         for pi, p in enumerate(sc.process):
             for ci, c in enumerate(p.context):
+                w = c.workload
+                if (sc.adapter.scheduling == "hardware" and self.adapter.hwflips is None and w.kind == "frame_loop"
+                        and w.present and w.present_mode in ("flip", "flip_no_wait")):
+                    problems.append((f"process[{pi}].context[{ci}].workload.present_mode",
+                                     f"under hardware scheduling the model flips only through the hardware flip "
+                                     f"queue, and this driver declares none (a WDDM 3.0 driver reporting "
+                                     f"DXGK_DRIVERCAPS.MaxHwQueuedFlips > 1: the reference driver's "
+                                     f"max_hw_queued_flips, with overlay_planes); present_mode "
+                                     f"{w.present_mode!r} is not modelled without it"))
                 idx = node_index.get(c.node)
                 if idx is not None and idx >= count:
                     problems.append((f"process[{pi}].context[{ci}].node",

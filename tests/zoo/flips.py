@@ -1,4 +1,4 @@
-"""Drivers the flip cases catch: vsync reports, flip intervals and MMIO flips."""
+"""Drivers the flip cases catch: vsync reports, flip intervals, MMIO flips and the hardware flip queue."""
 
 from __future__ import annotations
 
@@ -103,3 +103,15 @@ class RefusesImmediateMmioFlips(ReferenceDriver):
         if pSetVidPnSourceAddress.Flags.FlipImmediate:
             return 0xC000000D  # STATUS_INVALID_PARAMETER
         return super().DxgkDdiSetVidPnSourceAddress(hAdapter, pSetVidPnSourceAddress)
+
+
+@breaks(91, "flips", stop=(C4, 91), settings={"ddi_version": "wddm3_0", "overlay_planes": 2, "max_hw_queued_flips": 4})
+class LogsCancelledFlipsShown(ReferenceDriver):
+    """Declares the hardware flip queue and answers DxgkDdiCancelFlips truthfully, but writes the flips
+    it cancelled into the flip queue log with the time it copies them instead of
+    DXGK_HWFLIPQUEUE_TIMESTAMP_CANCELLED: a flip the driver said it cancelled is never logged as shown."""
+
+    def _fq_stamp(self, present_id, vsync):
+        if vsync == -1:  # the hardware logged it cancelled
+            return self.dxgk.KeQueryPerformanceCounter()[0]
+        return super()._fq_stamp(present_id, vsync)

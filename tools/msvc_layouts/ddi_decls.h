@@ -1334,6 +1334,206 @@ struct _DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3 {
 #define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3 1
 #endif
 
+/* ---- multiplane-overlay flips, third form (WDDM 2.1) ------------------- */
+/* DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3 and
+ * DxgkDdiCheckMultiPlaneOverlaySupport3.  Guards inside the family follow the
+ * pages' #if ladders as settled in DECISIONS.md.  Pointees the model does
+ * not declare stay incomplete types.  D3DDDI_COLOR_SPACE_TYPE is a 4-byte
+ * enum whatever it lists; only its first enumerators are given. */
+#if DDI_AT_LEAST(WDDM1_3)
+typedef struct _DXGK_CHECK_MULTIPLANE_OVERLAY_SUPPORT_RETURN_INFO {
+    union {
+        struct {
+            UINT FailingPlane : 4;
+            UINT TryAgain     : 1;
+            UINT Reserved     : 27;
+        };
+        UINT Value;
+    };
+} DXGK_CHECK_MULTIPLANE_OVERLAY_SUPPORT_RETURN_INFO;
+#define DDI_HAS_DXGK_CHECK_MULTIPLANE_OVERLAY_SUPPORT_RETURN_INFO 1
+#endif
+
+#if DDI_AT_LEAST(WDDM2_1)
+typedef enum _D3DDDI_COLOR_SPACE_TYPE {
+    D3DDDI_COLOR_SPACE_RGB_FULL_G22_NONE_P709   = 0,
+    D3DDDI_COLOR_SPACE_RGB_FULL_G10_NONE_P709   = 1
+} D3DDDI_COLOR_SPACE_TYPE;
+
+typedef struct _DXGK_HDR_METADATA DXGK_HDR_METADATA;
+
+typedef struct _DXGK_SETVIDPNSOURCEADDRESS_INPUT_FLAGS {
+    union {
+        struct {
+            UINT FlipStereo              : 1;
+            UINT FlipStereoTemporaryMono : 1;
+            UINT FlipStereoPreferRight   : 1;
+            UINT RetryAtLowerIrql        : 1;
+            UINT Reserved                : 28;
+        };
+        UINT Value;
+    };
+} DXGK_SETVIDPNSOURCEADDRESS_INPUT_FLAGS;
+#define DDI_HAS_DXGK_SETVIDPNSOURCEADDRESS_INPUT_FLAGS 1
+
+typedef struct _DXGK_SETVIDPNSOURCEADDRESS_OUTPUT_FLAGS {
+    union {
+        struct {
+            UINT PrePresentNeeded           : 1;
+#if DDI_AT_LEAST(WDDM3_0)
+            UINT HwFlipQueueDrainNeeded     : 1;
+            UINT HwFlipQueueDrainAllPlanes  : 1;
+            UINT HwFlipQueueDrainAllSources : 1;
+            UINT Reserved                   : 28;
+#else
+            UINT Reserved                   : 31;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_SETVIDPNSOURCEADDRESS_OUTPUT_FLAGS;
+#define DDI_HAS_DXGK_SETVIDPNSOURCEADDRESS_OUTPUT_FLAGS 1
+
+typedef struct _DXGK_PLANE_SPECIFIC_INPUT_FLAGS {
+    union {
+        struct {
+            UINT Enabled                  : 1;
+            UINT FlipImmediate            : 1;
+            UINT FlipOnNextVSync          : 1;
+            UINT SharedPrimaryTransition  : 1;
+            UINT IndependentFlipExclusive : 1;
+#if DDI_AT_LEAST(WDDM2_6)
+            UINT FlipImmediateNoTearing   : 1;
+            UINT Reserved                 : 26;
+#else
+            UINT Reserved                 : 27;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_PLANE_SPECIFIC_INPUT_FLAGS;
+#define DDI_HAS_DXGK_PLANE_SPECIFIC_INPUT_FLAGS 1
+
+typedef struct _DXGK_PLANE_SPECIFIC_OUTPUT_FLAGS {
+    union {
+        struct {
+            UINT FlipConvertedToImmediate : 1;
+            UINT PostPresentNeeded        : 1;
+#if DDI_AT_LEAST(WDDM2_2)
+            UINT HsyncInterruptCompletion : 1;
+            UINT Reserved                 : 29;
+#else
+            UINT Reserved                 : 30;
+#endif
+        };
+        UINT Value;
+    };
+} DXGK_PLANE_SPECIFIC_OUTPUT_FLAGS;
+#define DDI_HAS_DXGK_PLANE_SPECIFIC_OUTPUT_FLAGS 1
+
+typedef struct _DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION_FLAGS {
+    union {
+        struct {
+            UINT VerticalFlip   : 1;
+            UINT HorizontalFlip : 1;
+            UINT Reserved       : 30;
+        };
+        UINT Value;
+    };
+} DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION_FLAGS;
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION_FLAGS 1
+
+typedef struct _DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION {
+    DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION_FLAGS Flags;
+    RECT                                           SrcRect;
+    RECT                                           DstRect;
+    D3DDDI_ROTATION                                Rotation;
+} DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION;
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION 1
+
+typedef struct _DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES3 {
+    DXGK_MULTIPLANE_OVERLAY_FLAGS           Flags;
+    RECT                                    SrcRect;
+    RECT                                    DstRect;
+    RECT                                    ClipRect;
+    D3DDDI_ROTATION                         Rotation;
+    DXGK_MULTIPLANE_OVERLAY_BLEND           Blend;
+    D3DDDI_COLOR_SPACE_TYPE                 ColorSpaceType;
+    DXGK_MULTIPLANE_OVERLAY_STRETCH_QUALITY StretchQuality;
+#if DDI_AT_LEAST(WDDM2_3)
+    UINT                                    SDRWhiteLevel;
+#endif
+#if DDI_AT_LEAST(WDDM2_4)
+    UINT                                    DirtyRectCnt;
+    const RECT                             *pDirtyRects;
+#endif
+} DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES3;
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES3 1
+
+/* Later headers make SegmentId and SegmentAddress union arms (MmuId,
+ * VirtualAddress) of the same offsets; the plain members are declared. */
+typedef struct _DXGK_PRIMARYCONTEXTDATA {
+    HANDLE           hContext;
+    HANDLE           hAllocation;
+    WORD             SegmentId;
+    PHYSICAL_ADDRESS SegmentAddress;
+} DXGK_PRIMARYCONTEXTDATA;
+#define DDI_HAS_DXGK_PRIMARYCONTEXTDATA 1
+
+typedef struct _DXGK_MULTIPLANE_OVERLAY_PLANE3 {
+    UINT                                LayerIndex;
+    ULONGLONG                           PresentId;
+    DXGK_PLANE_SPECIFIC_INPUT_FLAGS     InputFlags;
+    DXGK_PLANE_SPECIFIC_OUTPUT_FLAGS    OutputFlags;
+    UINT                                MaxImmediateFlipLine;
+    UINT                                ContextCount;
+    DXGK_PRIMARYCONTEXTDATA           **ppContextData;
+    UINT                                DriverPrivateDataSize;
+    PVOID                               pDriverPrivateData;
+    DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES3 PlaneAttributes;
+} DXGK_MULTIPLANE_OVERLAY_PLANE3;
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_PLANE3 1
+
+typedef struct _DXGKARG_SETVIDPNSOURCEADDRESSWITHMULTIPLANEOVERLAY3 {
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID            VidPnSourceId;
+    DXGK_SETVIDPNSOURCEADDRESS_INPUT_FLAGS    InputFlags;
+    DXGK_SETVIDPNSOURCEADDRESS_OUTPUT_FLAGS   OutputFlags;
+    UINT                                      PlaneCount;
+    DXGK_MULTIPLANE_OVERLAY_PLANE3          **ppPlanes;
+    DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION *pPostComposition;
+    UINT                                      Duration;
+    DXGK_HDR_METADATA                        *pHDRMetaData;
+#if DDI_AT_LEAST(WDDM3_0)
+    UINT64                                    TargetFlipTime;
+#endif
+} DXGKARG_SETVIDPNSOURCEADDRESSWITHMULTIPLANEOVERLAY3;
+#define DDI_HAS_DXGKARG_SETVIDPNSOURCEADDRESSWITHMULTIPLANEOVERLAY3 1
+
+typedef struct _DXGK_MULTIPLANE_OVERLAY_PLANE_WITH_SOURCE2 {
+    HANDLE                              hAllocation;
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID      VidPnSourceId;
+    UINT                                LayerIndex;
+    DXGK_MULTIPLANE_OVERLAY_ATTRIBUTES3 PlaneAttributes;
+} DXGK_MULTIPLANE_OVERLAY_PLANE_WITH_SOURCE2;
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_PLANE_WITH_SOURCE2 1
+
+typedef struct _DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION_WITH_SOURCE {
+    D3DDDI_VIDEO_PRESENT_SOURCE_ID           VidPnSourceId;
+    DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION PostComposition;
+} DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION_WITH_SOURCE;
+#define DDI_HAS_DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION_WITH_SOURCE 1
+
+typedef struct _DXGKARG_CHECKMULTIPLANEOVERLAYSUPPORT3 {
+    UINT                                                   PlaneCount;
+    DXGK_MULTIPLANE_OVERLAY_PLANE_WITH_SOURCE2           **ppPlanes;
+    UINT                                                   PostCompositionCount;
+    DXGK_MULTIPLANE_OVERLAY_POST_COMPOSITION_WITH_SOURCE **ppPostComposition;
+    BOOL                                                   Supported;
+    DXGK_CHECK_MULTIPLANE_OVERLAY_SUPPORT_RETURN_INFO      ReturnInfo;
+} DXGKARG_CHECKMULTIPLANEOVERLAYSUPPORT3;
+#define DDI_HAS_DXGKARG_CHECKMULTIPLANEOVERLAYSUPPORT3 1
+#endif
+
 /* ---- hardware flip queue (WDDM 3.0): cancel, flip queue log, interrupt target */
 #if DDI_AT_LEAST(WDDM3_0)
 typedef struct _DXGK_CANCELFLIPS_PLANE {

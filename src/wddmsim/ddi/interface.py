@@ -89,6 +89,8 @@ def _c(name: str, irql: str, struct: str | None, returns: tuple[str, ...], other
 
 _ANY_ERROR = ("any error status, which the OS hands to the caller (the operation fails; nothing stops).")
 _TO_APP = "an error fails the application's call with that status."
+_ALWAYS_SUCCEEDS = ("the driver should always succeed; the OS carries on as if it had (a cancel that failed "
+                    "cancelled nothing, a log update that failed wrote nothing).")
 
 #: Every entry point the OS model calls, by name.
 CONTRACTS: dict[str, DdiContract] = {c.name: c for c in (
@@ -182,6 +184,49 @@ CONTRACTS: dict[str, DdiContract] = {c.name: c for c in (
        "Program the VidPn source's scan-out address (an MMIO flip): with Flags.FlipOnNextVSync it takes effect "
        "at the next vsync, after which the driver reports CRTC_VSYNC with the new address and calls "
        "DxgkCbNotifyDpc; with Flags.FlipImmediate at once.", first="hAdapter"),
+    _c("DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3", DIRQL,
+       "DXGKARG_SETVIDPNSOURCEADDRESSWITHMULTIPLANEOVERLAY3", ("STATUS_SUCCESS", "STATUS_RETRY"),
+       "STATUS_RETRY leaves the flip unmade: with OutputFlags.HwFlipQueueDrainNeeded (the hardware flip "
+       "queue) the OS submits it again once the pending flips are done, and a second STATUS_RETRY with none "
+       "pending is bug check 0x119 (parameter 1 = 0xB); otherwise (PrePresentNeeded: call again at "
+       "PASSIVE_LEVEL) the model's OS does not call again and reports the planes dropped; anything else is bug "
+       "check 0x119 (parameter 1 = 0xB, FAILED_SETVIDPNSOURCEMPO_COMMAND).",
+       "caps:MultiPlaneOverlay3", "d3dkmddi/nc-d3dkmddi-dxgkddi_setvidpnsourceaddresswithmultiplaneoverlay3",
+       "Program the overlay planes of one VidPn source: each plane's surface and enable bit, at once "
+       "(FlipImmediate) or at the next vsync (FlipOnNextVSync); the driver reports each plane that latched "
+       "at a vsync with CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2 naming its PresentId.",
+       lifetime=("The structure, its planes and everything they point to are valid only during the call; the "
+                 "driver writes OutputFlags and each plane's OutputFlags before it returns.")),
+    _c("DxgkDdiCheckMultiPlaneOverlaySupport3", PASSIVE_LEVEL, "DXGKARG_CHECKMULTIPLANEOVERLAYSUPPORT3",
+       ("STATUS_SUCCESS",), "the driver should always succeed; the OS takes any other status as not supported.",
+       "caps:MultiPlaneOverlay3", "d3dkmddi/nc-d3dkmddi-dxgkddi_checkmultiplaneoverlaysupport3",
+       "Say whether a multiplane-overlay configuration (planes with their attributes, post-composition "
+       "transforms) can be shown: Supported, else ReturnInfo.FailingPlane and TryAgain.",
+       lifetime=("The structure and the planes it points to are valid only during the call; the driver writes "
+                 "Supported and ReturnInfo.")),
+    # -- the hardware flip queue (WDDM 3.0; "Hardware flip queue") --------------------------------------
+    _c("DxgkDdiSetFlipQueueLogBuffer", PASSIVE_LEVEL, "DXGKARG_SETFLIPQUEUELOGBUFFER", ("STATUS_SUCCESS",),
+       _ALWAYS_SUCCEEDS, "caps:HwFlipQueue", "d3dkmddi/nc-d3dkmddi-dxgkddi_setflipqueuelogbuffer",
+       "Take the flip queue log of one plane of a VidPn source: a circular array of NumberOfEntries "
+       "DXGK_FLIPQUEUE_LOG_ENTRY where the driver writes each completed or cancelled flip.",
+       lifetime=("The structure is valid only during the call; the log buffer it names stays valid, and the "
+                 "driver's to write, until the OS gives the plane another.")),
+    _c("DxgkDdiSetInterruptTargetPresentId", DIRQL, "DXGKARG_SETINTERRUPTTARGETPRESENTID", ("STATUS_SUCCESS",),
+       _ALWAYS_SUCCEEDS, "caps:HwFlipQueue", "d3dkmddi/nc-d3dkmddi-dxgkddi_setinterrupttargetpresentid",
+       "Say from which PresentId of a plane the vsync interrupt is needed: 0 every vsync, UINT64_MAX none "
+       "(keeping the vsync phase), else once the PresentId scanned out reaches it. The driver keeps the latest "
+       "value while DxgkDdiControlInterrupt has the vsync interrupt off."),
+    _c("DxgkDdiCancelFlips", DIRQL, "DXGKARG_CANCELFLIPS", ("STATUS_SUCCESS",), _ALWAYS_SUCCEEDS,
+       "caps:HwFlipQueue", "d3dkmddi/nc-d3dkmddi-dxgkddi_cancelflips",
+       "Take back queued flips, per plane the run from PresentIdCancelRequested to the last PresentId "
+       "submitted, answering in PresentIdCancelled the first it cancelled (0: none); the ones before it are "
+       "still completed and logged as usual.",
+       lifetime=("The structure and the planes it points to are valid only during the call; the driver writes "
+                 "each plane's PresentIdCancelled.")),
+    _c("DxgkDdiUpdateFlipQueueLog", DIRQL, "DXGKARG_UPDATEFLIPQUEUELOG", ("STATUS_SUCCESS",), _ALWAYS_SUCCEEDS,
+       "caps:HwFlipQueue", "d3dkmddi/nc-d3dkmddi-dxgkddi_updateflipqueuelog",
+       "Write the flips a plane completed or cancelled since the last report into its flip queue log now, "
+       "and answer FirstFreeFlipQueueLogEntryIndex, as a vsync report would."),
     _c("DxgkDdiQueryCurrentFence", PASSIVE_LEVEL, "DXGKARG_QUERYCURRENTFENCE", ("STATUS_SUCCESS",),
        "anything else breaks the contract.", "always", "d3dkmddi/nc-d3dkmddi-dxgkddi_querycurrentfence",
        "Answer the node's last completed fence; a newer completed fence than the last reported is "
@@ -325,13 +370,26 @@ def _contract(fn: Callable) -> Callable:
 #: Capability names a contract's ``need`` may name, and how to read them from what the OS learnt
 #: at adapter start (its DXGK_DRIVERCAPS plus the OS's own choices).
 NEED_CAPS = ("MultiEngineAware", "PreemptionAware", "CancelCommandAware", "SupportPerEngineTDR",
-             "PhysicalSubmission", "HardwareScheduling", "NativeGpuFence", "FlipOnVSyncMmIo")
+             "PhysicalSubmission", "HardwareScheduling", "NativeGpuFence", "FlipOnVSyncMmIo",
+             "MultiPlaneOverlay3", "HwFlipQueue")
 
 
 #: The rule that names a capability's entry points, quoted in the reason. Rule 118:
 #: Microsoft's "TDR changes in Windows 8" says a driver that sets SupportPerEngineTDR implements
 #: DxgkDdiQueryDependentEngineGroup, DxgkDdiQueryEngineStatus and DxgkDdiResetEngine.
 _CAP_RULES = {"SupportPerEngineTDR": " (rule 118)"}
+#: How a ``need`` that is no single capability bit reads in a reason.
+_NEED_WORDS = {
+    "PhysicalSubmission": "the OS submits physical DMA buffers to this driver",
+    "HardwareScheduling": "the OS runs this adapter with hardware scheduling",
+    # DxgkDdiCheckMultiPlaneOverlaySupport3's page: WDDM 2.1 and later drivers that support
+    # multiplane overlays implement it (and the flip DDI of the same form).
+    "MultiPlaneOverlay3": ("the driver reports DXGK_DRIVERCAPS.SupportMultiPlaneOverlay with DDI version wddm2_1 "
+                           "or later"),
+    # "Hardware flip queue": a driver that supports it provides these in DRIVER_INITIALIZATION_DATA.
+    "HwFlipQueue": ("the driver reports DXGK_DRIVERCAPS.MaxHwQueuedFlips above 1 and the OS enabled the hardware "
+                    "flip queue (WDDM 3.0 or later, hardware scheduling)"),
+}
 
 
 def required_entry_points(version_value: int, caps: Mapping[str, bool] | None = None) -> list[tuple[str, str]]:
@@ -351,9 +409,7 @@ def required_entry_points(version_value: int, caps: Mapping[str, bool] | None = 
                 out.append((c.name, f"a DDI {what} or later driver implements it"))
         elif kind == "caps" and caps is not None and caps.get(what):
             out.append((c.name, f"the driver reports {what}{_CAP_RULES.get(what, '')}"
-                        if what not in ("PhysicalSubmission", "HardwareScheduling")
-                        else {"PhysicalSubmission": "the OS submits physical DMA buffers to this driver",
-                              "HardwareScheduling": "the OS runs this adapter with hardware scheduling"}[what]))
+                        if what not in _NEED_WORDS else _NEED_WORDS[what]))
     return out
 
 
@@ -414,8 +470,12 @@ class DxgkrnlInterface(Protocol):
 
     def DxgkCbIsFeatureEnabled(self, hAdapter: int, FeatureId: str) -> bool:
         """Whether the OS enabled an optional feature for this adapter (DxgkCbIsFeatureEnabled2 with
-        the DXGK_FEATURE_ID named without its prefix, e.g. ``"NATIVE_FENCE"``; the argument structure
-        is not modelled). A driver asks before it reports the feature's capability."""
+        the DXGK_FEATURE_ID named without its prefix, e.g. ``"NATIVE_FENCE"`` or ``"HWFLIPQUEUE"``; the
+        argument structure is not modelled). A driver asks before it reports the feature's capability."""
+
+    def KeQueryPerformanceCounter(self) -> tuple[int, int]:
+        """The kernel's performance counter: ``(count, frequency)`` (ticks per second). The hardware flip
+        queue's times (TargetFlipTime, a log entry's PresentTimestamp) are in its ticks. Any IRQL."""
 
 
 class Miniport(Protocol):
@@ -550,6 +610,33 @@ class HwSchMiniport(Protocol):
 
     @_contract
     def DxgkDdiResumeHwEngine(self, hAdapter: int, pResumeHwEngine: Any) -> int: ...
+
+
+class OverlayMiniport(Protocol):
+    """The entry points of multiplane overlays, third form (WDDM 2.1 and later)."""
+
+    @_contract
+    def DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3(self, hAdapter: int,
+                                                           pSetVidPnSourceAddressWithMultiPlaneOverlay: Any) -> int: ...
+
+    @_contract
+    def DxgkDdiCheckMultiPlaneOverlaySupport3(self, hAdapter: int, pCheckMultiPlaneOverlaySupport: Any) -> int: ...
+
+
+class FlipQueueMiniport(Protocol):
+    """The entry points of the hardware flip queue (WDDM 3.0, with DXGK_DRIVERCAPS.MaxHwQueuedFlips > 1)."""
+
+    @_contract
+    def DxgkDdiSetFlipQueueLogBuffer(self, hAdapter: int, pSetFlipQueueLogBuffer: Any) -> int: ...
+
+    @_contract
+    def DxgkDdiSetInterruptTargetPresentId(self, hAdapter: int, pSetInterruptTargetPresentId: Any) -> int: ...
+
+    @_contract
+    def DxgkDdiCancelFlips(self, hAdapter: int, pCancelFlips: Any) -> int: ...
+
+    @_contract
+    def DxgkDdiUpdateFlipQueueLog(self, hAdapter: int, pUpdateFlipQueueLog: Any) -> int: ...
 
 
 class NativeFenceMiniport(Protocol):

@@ -22,6 +22,7 @@ from .structs import (
     gpummu,
     hwsched,
     interrupt,
+    mpo3,
     nativefence,
     overlay,
     paging,
@@ -34,7 +35,7 @@ from .structs import (
 
 _MODULES = (
     common, submit, interrupt, patch, preempt, context, display, adapter, device, render, paging, gpummu, hwsched, sync,
-    nativefence, caps, overlay, flipqueue,
+    nativefence, caps, overlay, flipqueue, mpo3,
 )
 
 #: Records by name.

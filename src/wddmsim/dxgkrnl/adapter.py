@@ -76,6 +76,8 @@ MIN_VERSION_GPU_VA = "wddm2_0"
 MIN_VERSION_HARDWARE = "wddm2_5"
 #: The first DDI version the OS enables native GPU fences for (Windows 11 24H2).
 MIN_VERSION_NATIVE_FENCE = "wddm3_2"
+#: The first DDI version the OS enables the hardware flip queue for (Windows 11, WDDM 3.0).
+MIN_VERSION_HW_FLIP_QUEUE = "wddm3_0"
 
 
 @dataclass
@@ -120,6 +122,8 @@ class Adapter:
         self.gpu_va = gpu_va or scheduling == "hardware"
         #: flips go through DxgkDdiSetVidPnSourceAddress (decided at start from DXGK_FLIPCAPS)
         self.mmio_flips = False
+        #: the OS's side of the hardware flip queue (dxgkrnl/hwflipqueue.py), made at start when it is on
+        self.hwflips = None
         self._svsa_args = None
         self._bands = bands
         self.wddm2 = None
@@ -161,6 +165,14 @@ class Adapter:
         a WDDM 3.2 driver (:data:`MIN_VERSION_NATIVE_FENCE`) run with hardware scheduling
         ("Native GPU fence objects"). Known once :meth:`start` has read the driver's version."""
         return self.scheduling == "hardware" and self.version.value >= ddi_version(MIN_VERSION_NATIVE_FENCE).value
+
+    @property
+    def hw_flip_queue_enabled(self) -> bool:
+        """Whether the OS enables the hardware flip queue (DXGK_FEATURE_HWFLIPQUEUE) on this adapter:
+        for a WDDM 3.0 or later driver (:data:`MIN_VERSION_HW_FLIP_QUEUE`) run with hardware
+        scheduling, which Microsoft's "Hardware flip queue" page says Windows requires for it on
+        released drivers. Known once :meth:`start` has read the driver's version."""
+        return self.scheduling == "hardware" and self.version.value >= ddi_version(MIN_VERSION_HW_FLIP_QUEUE).value
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -205,7 +217,22 @@ class Adapter:
             "CancelCommandAware": caps.CancelCommandAware and caps.MultiEngineAware,
             "SupportPerEngineTDR": caps.SupportPerEngineTDR,
             "PhysicalSubmission": not self.gpu_va, "HardwareScheduling": hardware,
-            "NativeGpuFence": caps.NativeGpuFence, "FlipOnVSyncMmIo": bool(caps.FlipCaps.get("FlipOnVSyncMmIo"))})
+            "NativeGpuFence": caps.NativeGpuFence, "FlipOnVSyncMmIo": bool(caps.FlipCaps.get("FlipOnVSyncMmIo")),
+            "MultiPlaneOverlay3": caps.SupportMultiPlaneOverlay and version.value >= ddi_version("wddm2_1").value,
+            "HwFlipQueue": caps.MaxHwQueuedFlips > 1})
+        if caps.MaxHwQueuedFlips > 1:
+            # "Hardware flip queue": the driver declares MaxHwQueuedFlips > 1 only when the OS allowed the
+            # feature, and queued flips are DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3 calls.
+            if not self.hw_flip_queue_enabled:
+                problems.append(f"the driver reports DXGK_DRIVERCAPS.MaxHwQueuedFlips = {caps.MaxHwQueuedFlips}, but "
+                                f"the OS enables the hardware flip queue (DXGK_FEATURE_HWFLIPQUEUE) only for "
+                                f"{MIN_VERSION_HW_FLIP_QUEUE} or later drivers under hardware scheduling "
+                                f"(adapter.scheduling = \"hardware\"); this one is {version.name}"
+                                + ("" if hardware else " under the software scheduler"))
+            elif not caps.SupportMultiPlaneOverlay:
+                problems.append(f"the driver reports DXGK_DRIVERCAPS.MaxHwQueuedFlips = {caps.MaxHwQueuedFlips} "
+                                f"without SupportMultiPlaneOverlay: queued flips are "
+                                f"DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3 calls")
         # MMIO flips (DXGK_FLIPCAPS.FlipOnVSyncMmIo): the OS flips through DxgkDdiSetVidPnSourceAddress
         # for a driver that declares them (dxgkrnl/present.py), with physical DMA buffers and under GPU
         # virtual addressing alike, wherever VidSch schedules in software. Under hardware scheduling the
@@ -290,6 +317,10 @@ class Adapter:
         if self.gpu_va:
             self.wddm2 = OsWddm2(self, hardware=hardware, bands=self._bands)
             self.wddm2.start(node_flags)
+        if caps.MaxHwQueuedFlips > 1:
+            from .hwflipqueue import HwFlips
+
+            self.hwflips = HwFlips(self, caps.MaxHwQueuedFlips)
         render_cls = ddi.cls("DXGKARG_RENDER")
         self._render_args = render_cls()
         self._render_fill = layout.filler(render_cls, _RENDER_MEMBERS)
@@ -665,15 +696,22 @@ class Adapter:
         return p
 
     def redirected_flip(self, packet: Packet, vidpn_source: int, call_start: int | None = None,
-                        sync_interval: int = 0):
+                        sync_interval: int = 0, surface: Allocation | None = None, allow_tearing: bool = False):
         """D3DKMTPresent with RedirectedFlip: ``packet``, the last of the frame (the present's flush),
         ends a flip-model frame that the compositor of ``vidpn_source`` composes once the packet
         retires (without a compositor the OS shows it at the next vsync after that), shown for at
         least ``sync_interval`` refreshes (0: replaced by a newer frame). No DMA buffer of its own:
-        see :mod:`wddmsim.dxgkrnl.composition`. Returns the present's token."""
+        see :mod:`wddmsim.dxgkrnl.composition`. A window the compositor put on an overlay plane
+        flips that plane to ``surface`` (its back buffer) instead, immediately when ``allow_tearing``
+        (DXGI_PRESENT_ALLOW_TEARING) and the sync interval is 0: see
+        :mod:`wddmsim.dxgkrnl.planeassign`. Returns the present's token."""
         ctx = packet.context
         if not 0 <= vidpn_source < len(self.vidsch.presents.sources):
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
+        planes = self.vidsch.presents.planes
+        if planes is not None and planes.layer_of(ctx) is not None:
+            return planes.present(packet, vidpn_source, self.sim.now if call_start is None else call_start,
+                                  sync_interval, allow_tearing, surface)
         token = PresentToken(packet, vidpn_source, self.sim.now if call_start is None else call_start, sync_interval)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Present", {
@@ -682,6 +720,8 @@ class Adapter:
                 "cpu_start": token.present_t})
         presents = self.vidsch.presents
         presents.presented(token)
+        if planes is not None:
+            planes.composed(token)
         self.wait_event(ctx, packet.seq).add_callback(lambda _value: presents.completed(token, self.sim.now))
         return token
 

@@ -69,6 +69,9 @@ _MPO_VSYNCS = frozenset((int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC_WITH_
 #: CRTC-type events: after every DMA-type event of the same ISR pass (rule 42).
 _CRTC_TYPES = frozenset(int(v) for v in DXGK_INTERRUPT_TYPE if v.name.startswith("DXGK_INTERRUPT_CRTC_VSYNC"))
 
+#: The performance counter's frequency (KeQueryPerformanceCounter): 10 MHz, a tick every 100 ns.
+QPC_FREQUENCY = 10_000_000
+
 #: Deliveries of the interrupt at one instant that make an interrupt storm (bug check 0xF2).
 STORM_LIMIT = 1000
 #: DPCs run at one instant that make a DPC watchdog violation (bug check 0x133).
@@ -199,11 +202,12 @@ class DxgkInterface:
                                                      "address": v.PhysicalAddress.QuadPart})
             vidsch.presents.vsync(v.VidPnTargetId, v.PhysicalAddress.QuadPart, self.sim.now, data)
         elif itype in _MPO_VSYNCS:
-            if self.overlays is None:
-                from .overlays import Overlays
+            ov = self.overlays
+            if ov is None:
+                from .overlays import overlays_of
 
-                self.overlays = Overlays(adapter)
-            self.overlays.vsync(data, itype)
+                ov = overlays_of(adapter)
+            ov.vsync(data, itype)
         else:
             # Other interrupt types arrive with the later parts of the model; the verifier still
             # judges them, so a malformed one is not lost.
@@ -282,13 +286,22 @@ class DxgkInterface:
 
     def DxgkCbIsFeatureEnabled(self, hAdapter: int, FeatureId: str) -> bool:
         """DXGK_FEATURE_NATIVE_FENCE ("Native GPU fence objects") is enabled for a WDDM 3.2 driver on an
-        adapter run with hardware scheduling; the model knows no other optional feature."""
+        adapter run with hardware scheduling, DXGK_FEATURE_HWFLIPQUEUE ("Hardware flip queue") for a
+        WDDM 3.0 or later one run with hardware scheduling; the model knows no other optional feature."""
         self.callbacks += 1
         self._not_from_isr("DxgkCbIsFeatureEnabled")
         adapter = self.adapter
         if FeatureId == "NATIVE_FENCE":
             return adapter.native_fence_enabled
+        if FeatureId == "HWFLIPQUEUE":
+            return adapter.hw_flip_queue_enabled
         return False
+
+    def KeQueryPerformanceCounter(self) -> tuple[int, int]:
+        """``(count, frequency)``: the model's performance counter runs at :data:`QPC_FREQUENCY` (10 MHz,
+        100 ns a tick, as on Windows 10 and 11) from virtual time 0; the count is the virtual time in
+        ticks, rounded down. Any IRQL."""
+        return self.sim.now // (1_000_000_000 // QPC_FREQUENCY), QPC_FREQUENCY
 
     def DxgkCbSynchronizeExecution(self, hAdapter, SynchronizeRoutine, Context, MessageNumber):
         """Run ``SynchronizeRoutine(Context)`` at DIRQL, synchronized with the ISR; returns

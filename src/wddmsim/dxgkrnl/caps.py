@@ -57,6 +57,9 @@ class AdapterCaps:
     #: at once on one output, the primary plane included; 0 where the driver's version lacks them)
     SupportMultiPlaneOverlay: bool = False
     MaxOverlayPlanes: int = 0
+    #: the hardware flip queue's depth per VidPn source (WDDM 3.0; above 1 to use one; 0 where the
+    #: driver's version lacks the member)
+    MaxHwQueuedFlips: int = 0
 
     @classmethod
     def read(cls, raw, version: DdiVersion) -> "AdapterCaps":
@@ -84,6 +87,7 @@ class AdapterCaps:
             NativeGpuFence=bool(getattr(sc, "NativeGpuFence", 0)),
             SupportMultiPlaneOverlay=bool(getattr(raw, "SupportMultiPlaneOverlay", 0)),
             MaxOverlayPlanes=int(getattr(raw, "MaxOverlayPlanes", 0)),
+            MaxHwQueuedFlips=int(getattr(raw, "MaxHwQueuedFlips", 0)),
         )
 
     @property

@@ -25,7 +25,9 @@ Also here: scheduling properties (``DxgkDdiSetupPriorityBands`` once at start,
 ``DxgkDdiSetContextSchedulingProperties`` before a context's first submission, rule 125
 SchedulingPropertiesBeforeSubmit, and again at every D3DKMTSetContextSchedulingPriority or
 D3DKMTSetProcessSchedulingPriorityClass, :meth:`OsHwScheduling.reprioritize`), blt presents (``DxgkDdiPresentToHwQueue``, then
-``DxgkDdiSignalMonitoredFence`` on a node whose buffers write their own progress fence), and suspend
+``DxgkDdiSignalMonitoredFence`` on a node whose buffers write their own progress fence; a driver with
+the hardware flip queue also gets flips, which wait for the queue's progress fence in
+:mod:`.hwflipqueue`, told of each retire), and suspend
 and resume (``DxgkDdiSuspendContext`` / ``SUSPEND_CONTEXT_COMPLETED`` / ``DxgkDdiResumeContext``,
 which replace the null-context switch; rules 56 SuspendFenceIssued and 104 SuspendFenceIncreases).
 Timeouts, engine resets and page faults are :mod:`.hwtdr`'s.
@@ -732,8 +734,11 @@ class OsHwScheduling:
                 self._due(heap, pos)
         fences.scan()
         self._grant_slots()
+        hwflips = self.adapter.hwflips
         for q in fed:
             self._feed(q)
+            if hwflips is not None:
+                hwflips.progressed(q)  # flips waiting for this queue's rendering (dxgkrnl/hwflipqueue.py)
 
     def _due(self, heap: list, pos: tuple[int, int]) -> None:
         """Queue for retire's walk (past ``pos``) the queues whose progress value moved or whose
@@ -883,6 +888,8 @@ class OsHwScheduling:
         for q in ctx.hwqueues:
             q.destroyed = True
             self._cancel_pending(q, node)
+        if self.adapter.hwflips is not None:
+            self.adapter.hwflips.context_gone(ctx)  # its flips still waiting for their rendering
 
     def _cancel_pending(self, q: HwQueue, node: HwNode) -> None:
         """Everything ``q`` still holds on the OS's side goes: buffers (``Cancelled``), its GPU
@@ -934,6 +941,8 @@ class OsHwScheduling:
             for _target, event in ctx.waiters:
                 event.succeed(ctx.completed)
             ctx.waiters = []
+            if self.adapter.hwflips is not None:
+                self.adapter.hwflips.context_gone(ctx)
         self.fences.signal_max_on_tdr({device})
         self._grant_slots()  # room under the in-flight caps for the other queues
 

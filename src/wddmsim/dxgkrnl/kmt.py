@@ -19,6 +19,7 @@ from ..ddi.ntstatus import NTSTATUS
 from .adapter import Adapter
 from .errors import ApiError
 from .objects import Allocation, Context, Device, Process
+from .planeassign import overlay_planes
 
 
 class D3DKMT:
@@ -295,8 +296,10 @@ class D3DKMT:
                 independent: bool = False, composes: list | None = None, legacy: bool = False):
         """Present ``source`` (generator): a ``width`` x ``height`` blt to ``destination``, or a flip
         (``mode`` "flip" / "flip_no_wait") with ``sync_interval`` as the FlipInterval. Under hardware
-        scheduling only blts exist: DxgkDdiPresentToHwQueue builds them for the context's first
-        hardware queue. ``call_start``: when the application's present call began, when that is
+        scheduling a blt is built by DxgkDdiPresentToHwQueue for the context's first hardware queue,
+        and a flip exists only with the hardware flip queue (a WDDM 3.0 driver declaring
+        MaxHwQueuedFlips > 1: dxgkrnl/hwflipqueue.py, which may block the call while the source's
+        queue is full). ``call_start``: when the application's present call began, when that is
         earlier than this thunk (a runtime that blocked first for its frame queue; default now).
         ``independent``, ``composes``, ``legacy``: see :meth:`wddmsim.dxgkrnl.adapter.Adapter.present`."""
         start = self.sim.now if call_start is None else call_start
@@ -306,8 +309,14 @@ class D3DKMT:
         wddm2 = self.adapter.wddm2
         if wddm2 is not None and wddm2.hw_scheduling is not None:
             if mode != "blt":
-                raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
-                               "under hardware scheduling presents are blts (DxgkDdiPresentToHwQueue)")
+                hwflips = self.adapter.hwflips
+                if hwflips is None or mode not in ("flip", "flip_no_wait"):
+                    raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
+                                   "under hardware scheduling the model flips only through the hardware flip queue "
+                                   "(a WDDM 3.0 driver declaring DXGK_DRIVERCAPS.MaxHwQueuedFlips > 1); other presents "
+                                   "are blts (DxgkDdiPresentToHwQueue)")
+                return (yield from hwflips.present(context, source, mode, sync_interval, vidpn_source, width, height,
+                                                   start))
             return wddm2.hw_scheduling.present(context, source, destination, width, height, vidpn_source, call_start=start).seq
         return self.adapter.present(context, source, destination, width, height, mode, sync_interval,
                                     vidpn_source, call_start=start, independent=independent,
@@ -326,18 +335,22 @@ class D3DKMT:
                                    call_start=start).seq
 
     def PresentRedirectedFlip(self, context: Context, command: bytes, allocations, patches, vidpn_source: int = 0,
-                              call_start: int | None = None, sync_interval: int = 0):
+                              call_start: int | None = None, sync_interval: int = 0, surface: Allocation | None = None,
+                              allow_tearing: bool = False):
         """A flip-model present to the compositor (generator): the present flushes ``command`` (the
         rest of the frame) with DxgkDdiRender, and D3DKMTPresent with RedirectedFlip hands the
         frame to the compositor of ``vidpn_source`` once that packet retires
         (:mod:`wddmsim.dxgkrnl.composition`), shown for at least ``sync_interval`` refreshes (0: a
-        newer frame replaces it). Returns the flush packet's number."""
+        newer frame replaces it). A window the compositor put on an overlay plane flips its
+        back buffer ``surface`` on that plane instead (``allow_tearing``: DXGI_PRESENT_ALLOW_TEARING;
+        :mod:`wddmsim.dxgkrnl.planeassign`). Returns the flush packet's number."""
         start = self.sim.now if call_start is None else call_start
         cost = self.adapter.costs.present
         if cost:
             yield cost
         packet = self.adapter.render(context, command, allocations, patches)
-        self.adapter.redirected_flip(packet, vidpn_source, call_start=start, sync_interval=sync_interval)
+        self.adapter.redirected_flip(packet, vidpn_source, call_start=start, sync_interval=sync_interval,
+                                     surface=surface, allow_tearing=allow_tearing)
         return packet.seq
 
     def StartComposition(self, vidpn_source: int) -> None:
@@ -346,6 +359,7 @@ class D3DKMT:
         if not 0 <= vidpn_source < len(self.adapter.display_refresh):
             raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
         self.adapter.vidsch.presents.composition(vidpn_source)
+        overlay_planes(self.adapter)  # windows it composes may go on overlay planes (planeassign.py)
 
     def CompositionPending(self, vidpn_source: int) -> set[int]:
         """The windows (context handles) of ``vidpn_source`` with a frame ready that no composition
@@ -356,6 +370,32 @@ class D3DKMT:
         """The compositor takes the newest ready frame of each window of ``vidpn_source`` (older
         ones are dropped); it passes them to its flip (:meth:`Present` ``composes``)."""
         return self.adapter.vidsch.presents.composition(vidpn_source).acquire(self.sim.now)
+
+    # -- overlay planes: the model's stand-in for the hand-off between dwm.exe and dxgkrnl (no D3DKMT
+    # function of these names exists; Windows does this inside its composition and present paths) --
+    def OverlayPlanes(self) -> int:
+        """MaxOverlayPlanes when the OS may put windows on planes (0: never)."""
+        return overlay_planes(self.adapter).max_planes()
+
+    def AssignOverlayPlane(self, vidpn_source: int, context: Context, surface: Allocation, primary=None):
+        """Put the window presenting from ``context`` on a free overlay plane of ``vidpn_source``
+        if DxgkDdiCheckMultiPlaneOverlaySupport3 says the driver can show it there: ``(layer,
+        answer)`` (:meth:`wddmsim.dxgkrnl.planeassign.OverlayPlanes.assign`)."""
+        if not 0 <= vidpn_source < len(self.adapter.display_refresh):
+            raise ApiError(int(NTSTATUS.STATUS_INVALID_PARAMETER), f"VidPn source {vidpn_source} does not exist")
+        return overlay_planes(self.adapter).assign(vidpn_source, context, surface, primary)
+
+    def ReleaseOverlayPlane(self, context: Context, reason: str) -> bool:
+        """Take the window presenting from ``context`` off its overlay plane: composed again."""
+        return overlay_planes(self.adapter).release(context, reason)
+
+    def OverlayPlaneOf(self, context: Context) -> tuple[int | None, int]:
+        """``(layer, last present)``: the overlay plane the window of ``context`` presents to
+        (None: composed) and when its last present to it began."""
+        planes = self.adapter.vidsch.presents.planes
+        if planes is None:
+            return None, -1
+        return planes.layer_of(context), planes.last_present(context)
 
     def WaitForPacket(self, context: Context, seq: int):
         """An event to ``yield``: it triggers when the context has retired packet ``seq``."""

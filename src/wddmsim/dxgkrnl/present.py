@@ -64,6 +64,11 @@ call with STATUS_INVALID_PARAMETER only for ``SharedPrimaryTransition`` (which t
 a refused flip is not shown and is reported dropped. The rules: ``wddmsim rules 83 84 86``,
 docs/rules.md.
 
+Under hardware scheduling a flip of a driver with the hardware flip queue (WDDM 3.0,
+``MaxHwQueuedFlips`` > 1) has no packet: :mod:`.hwflipqueue` queues it with the display ahead of its
+vsync and reports it here (:meth:`Presents.flip_shown`, :meth:`Presents.flip_dropped`) once the
+flip queue log says what became of it.
+
 Per source the model records, as PresentMon would: presents, frames displayed, frames dropped (a
 present replaced before any vsync showed it), the time between display changes and the latency
 from the present call to the display.
@@ -147,6 +152,8 @@ class Presents:
         self.mmio_calls = 0
         #: VidPn source -> its compositor's :class:`~wddmsim.dxgkrnl.composition.Composition`
         self.compositions: dict = {}
+        #: the windows on overlay planes (:class:`~wddmsim.dxgkrnl.planeassign.OverlayPlanes`), made on first use
+        self.planes = None
 
     def composition(self, source: int):
         """The composition of ``source``, made when its compositor starts."""
@@ -256,11 +263,13 @@ class Presents:
         shown at it or a present still waits to be shown) and wakes the source's vertical-blank
         waiters."""
         shown = self._vsync(source, address, t, data)
-        control = self.vs.adapter.vsync
+        adapter = self.vs.adapter
+        control = adapter.vsync
         if control is not None:
             sources = self.sources
+            hwflips = getattr(adapter, "hwflips", None)
             control.reported(source, shown or any(s.pending_flips for s in sources) or any(
-                s.candidate is not None for s in sources))
+                s.candidate is not None for s in sources) or (hwflips is not None and hwflips.busy()))
 
     def _vsync(self, source: int, address: int, t: int, data=None) -> bool:
         """CRTC_VSYNC: ``source`` scans out ``address`` from ``t`` (``data``: the interrupt, for a
@@ -473,14 +482,31 @@ class Presents:
         if comp is not None and comp.carried:
             comp.shown(packet, t)
 
-    def show_frame(self, source: int, frame, t: int) -> None:
+    def show_frame(self, source: int, frame, t: int, change: bool = False) -> None:
         """A composed frame reached the screen with its compositor's flip at ``t`` (the flip is the
-        display change; the frame only counts as displayed)."""
+        display change; the frame only counts as displayed). ``change``: the frame is a display
+        change of its own (a window's frame on an overlay plane), counted once per instant."""
         src = self.sources[source]
+        if change and t > src.last_display:
+            if src.last_display >= 0:
+                src.frame_times.add(t - src.last_display)
+            src.last_display = t
         src.displayed += 1
         src.latency.add(t - frame.present_t)
         frame.displayed = t
         self._displayed(src, frame, t)
+        planes = self.planes
+        if planes is not None and planes.gates:
+            planes.resolved(frame)  # a window on an overlay plane may wait for it
+
+    def flip_shown(self, packet, t: int) -> None:
+        """A flip of the hardware flip queue was shown from ``t`` (the flip queue log's time, which
+        the OS reads later: dxgkrnl/hwflipqueue.py)."""
+        self._show(self.sources[packet.vidpn_source], packet, t)
+
+    def flip_dropped(self, packet) -> None:
+        """A flip of the hardware flip queue that will never be shown (cancelled, or refused)."""
+        self._drop(self.sources[packet.vidpn_source], packet)
 
     def drop_frame(self, source: int, frame) -> None:
         """A composed frame that will never reach the screen."""
@@ -510,6 +536,9 @@ class Presents:
         if tr is not None:
             tr.emit(self.sim.now, "Dropped", {"source": src.index, "context": packet.context.handle,
                                              "seq": packet.seq, "fence": packet.fence})
+        planes = self.planes
+        if planes is not None and planes.gates:
+            planes.resolved(packet)
 
     def presented(self, packet) -> None:
         """A present entered the scheduler (the application's present call returned). A flip that

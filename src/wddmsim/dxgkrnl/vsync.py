@@ -24,7 +24,9 @@ The policy the model follows (:class:`VsyncControl`):
 Off, nothing is scheduled: an idle display costs no events.
 
 Rule 48, VsyncReportedWhileEnabled (``wddmsim rules 48``, docs/rules.md): while the OS has the
-interrupt on, the driver reports CRTC_VSYNC at every vsync of every source. The OS knows each
+interrupt on, the driver reports CRTC_VSYNC at every vsync of every source, except a source whose
+hardware flip queue has an interrupt target PresentId other than 0 (DxgkDdiSetInterruptTargetPresentId,
+WDDM 3.0: Microsoft's "Hardware flip queue" page lets the driver interrupt only from that flip on). The OS knows each
 source's refresh period (the mode it set); a source with no report for more than
 :data:`LATE_PERIODS` periods while the interrupt was on (a report may come one period late, in a
 later ISR pass) breaks the rule. Windows has no stop of its own for it (its vertical-blank waiters
@@ -56,7 +58,7 @@ class VsyncControl:
     """The OS's vsync interrupt state for one adapter (see the module doc)."""
 
     __slots__ = ("adapter", "sim", "enabled", "power_save", "idle", "waiters", "enables", "disables",
-                 "_off_queued", "_on_queued", "periods", "last", "since", "watched", "_watch")
+                 "_off_queued", "_on_queued", "periods", "last", "since", "watched", "_watch", "quiet")
 
     def __init__(self, adapter, sources: int):
         self.adapter = adapter
@@ -81,6 +83,9 @@ class VsyncControl:
         self.since = 0
         #: rule 48 was judged (the interrupt was on for a while)
         self.watched = False
+        #: sources whose hardware flip queue interrupt target (DxgkDdiSetInterruptTargetPresentId, not 0)
+        #: says when the driver interrupts, instead of every vsync (dxgkrnl/hwflipqueue.py)
+        self.quiet: set[int] = set()
         self._watch = None
 
     # -- turning it on ----------------------------------------------------------------------------------
@@ -109,6 +114,9 @@ class VsyncControl:
         ev = self.sim.event()
         self.waiters[source].append(ev)
         self.needed("vblank")
+        hwflips = getattr(self.adapter, "hwflips", None)
+        if hwflips is not None:
+            hwflips.vblank_wanted(source)  # its interrupt target goes to 0: every vsync
         return ev
 
     # -- what the driver reported -------------------------------------------------------------------------
@@ -153,6 +161,9 @@ class VsyncControl:
         self.watched = True
         now = self.sim.now
         for source, (last, period) in enumerate(zip(self.last, self.periods)):
+            if source in self.quiet:
+                self.last[source] = now  # the hardware flip queue's interrupt target decides
+                continue
             if now - last > LATE_PERIODS * period:
                 self.last[source] = now  # judged once per silence
                 verifier = self.adapter.verifier

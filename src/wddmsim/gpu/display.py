@@ -28,12 +28,20 @@ write (a write at a vsync instant latches at the next one), raising the vsync ca
 a vsync. A second write before the latch replaces the pending address (one register: the latest
 write wins).
 
+Overlay planes (multiplane overlays; :mod:`wddmsim.gpu.planes`, the source's ``planes``): plane 0
+is the scanout-address register above; planes 1 and up have address and enable registers of their
+own with the same latch rules, and every plane's latch at a vsync raises the vsync cause and sets
+its bit in the source's plane latch status register.
+
 The hardware flip queue (WDDM 3.0; :class:`HwFlipQueue`, the source's ``hwq``): per plane a queue of
 flips, each a PresentId, a surface and a target flip time, written ahead of time
 (:meth:`HwFlipQueue.submit`, at most ``depth`` waiting per plane). The head of a plane's queue
 latches at the first vsync at or after its target time and strictly after its submission, and no
 sooner than the vsync after the plane's previous latch (each queued frame stays on screen at least
-one refresh); the others wait behind it, in order. A latch appends ``(PresentId, vsync time)`` to the
+one refresh); the others wait behind it, in order. When several flips of the plane have reached
+their target time by that vsync (and were written before it), the most recently queued of them is
+the one shown and the older ones are logged cancelled, as Microsoft's page asks of the hardware
+("Multiple flips with an expired TargetFlipTime"). A latch appends ``(PresentId, vsync time)`` to the
 plane's flip queue log and, when the PresentId reaches the plane's interrupt target
 (:meth:`HwFlipQueue.set_interrupt_target`: 0 every latch, ``UINT64_MAX`` none), raises the vsync
 cause. :meth:`HwFlipQueue.cancel` takes back the waiting flips from a PresentId to the last one
@@ -64,7 +72,7 @@ class DisplaySource:
 
     __slots__ = ("index", "refresh_hz", "period_ns", "scanout", "flips", "last_flip_time", "last_vsync_latch",
                  "pending", "max_pending", "gpu", "_timer", "vsyncs_reported", "vsync_interrupt", "_tick",
-                 "ticks", "mmio_pending", "_mmio_timer", "hwq")
+                 "ticks", "mmio_pending", "_mmio_timer", "hwq", "planes")
 
     def __init__(self, index: int, refresh_hz: float = 60.0, gpu=None, max_pending: int = 1):
         if refresh_hz <= 0:
@@ -91,12 +99,26 @@ class DisplaySource:
         self._mmio_timer = None
         #: the hardware flip queue (WDDM 3.0), made on first use (:meth:`flip_queue`)
         self.hwq: HwFlipQueue | None = None
+        #: the overlay planes' registers (multiplane overlays), made on first use (:meth:`plane_set`)
+        self.planes = None
+
+    def plane_set(self):
+        """The source's planes (:class:`wddmsim.gpu.planes.SourcePlanes`), made on first use."""
+        if self.planes is None:
+            from .planes import SourcePlanes
+
+            self.planes = SourcePlanes(self)
+        return self.planes
 
     def flip_queue(self, depth: int | None = None) -> "HwFlipQueue":
         """The source's hardware flip queue (made on first use, ``depth`` flips per plane)."""
         if self.hwq is None:
             self.hwq = HwFlipQueue(self, HW_FLIP_QUEUE_DEPTH if depth is None else depth)
         return self.hwq
+
+    def vsync_cause(self) -> int:
+        """The source's vsync interrupt cause bit (``VSYNC_CAUSE_SHIFT + index``)."""
+        return 1 << (VSYNC_CAUSE_SHIFT + self.index)
 
     def next_vsync(self, t: int) -> int:
         """The first vsync at or after ``t``."""
@@ -163,6 +185,8 @@ class DisplaySource:
         self._mmio_timer = None
         surface, self.mmio_pending = self.mmio_pending, None
         if surface is not None:
+            if self.planes is not None:
+                self.planes.primary_latched()  # plane 0's enable bit and latch status (gpu/planes.py)
             self.latch(surface, self.gpu.sim.now, at_vsync=True)
 
     # -- pending-flip registers (FLIP with FLIP_NO_WAIT) --------------------------------------------
@@ -227,6 +251,11 @@ class HwFlipQueue:
         q = self.waiting.get(plane)
         return q is not None and len(q) >= self.depth
 
+    def pending(self, plane: int) -> int:
+        """How many flips of ``plane`` wait in the queue (written, not yet latched or cancelled)."""
+        q = self.waiting.get(plane)
+        return len(q) if q is not None else 0
+
     def submit(self, plane: int, present_id: int, surface: int, target_ns: int) -> bool:
         """Write one flip into ``plane``'s queue; False (nothing written) when the queue is full."""
         q = self.waiting.setdefault(plane, deque())
@@ -266,14 +295,21 @@ class HwFlipQueue:
             return
         src = self.source
         now = src.gpu.sim.now
+        log = self.log.setdefault(plane, [])
+        # Of the flips whose target time has come by this vsync (written before it), the most
+        # recently queued is shown; the older ones are cancelled (Microsoft's page).
+        expired = 1
+        while expired < len(q) and q[expired][2] <= now and q[expired][3] < now:
+            expired += 1
+        for _ in range(expired - 1):
+            gone = q.popleft()[0]
+            log.append((gone, HWFLIPQUEUE_TIMESTAMP_CANCELLED))
+            self._log_held(plane, gone, log)
         present_id, surface, _target, _submitted = q.popleft()
         self.scanout[plane] = surface
         self.last_latch[plane] = now
-        log = self.log.setdefault(plane, [])
         log.append((present_id, now))
-        held = self._cancelled.get(plane)
-        if held and held[0][0] == present_id:
-            log.extend((pid, HWFLIPQUEUE_TIMESTAMP_CANCELLED) for pid in held.pop(0)[1])
+        self._log_held(plane, present_id, log)
         target = self.interrupt_target.get(plane, 0)
         raise_cause = target != NO_INTERRUPT and present_id >= target
         if plane == 0:
@@ -288,6 +324,12 @@ class HwFlipQueue:
             src.gpu.irq.assert_cause(1 << (VSYNC_CAUSE_SHIFT + src.index))
         if q:
             self._schedule(plane)
+
+    def _log_held(self, plane: int, present_id: int, log: list) -> None:
+        """Log the runs cancelled while ``present_id`` still waited before them (their turn in the log)."""
+        held = self._cancelled.get(plane)
+        while held and held[0][0] == present_id:
+            log.extend((pid, HWFLIPQUEUE_TIMESTAMP_CANCELLED) for pid in held.pop(0)[1])
 
     def cancel(self, plane: int, first_present_id: int) -> int:
         """Cancel ``plane``'s waiting flips from ``first_present_id`` to the last written. Each is

@@ -21,7 +21,11 @@ The groups, in the order of docs/gpu-programming.md (the programming manual):
   :meth:`reset_engine`;
 - faults: :meth:`fault`, :meth:`fault_ack`;
 - the GART: :meth:`map_aperture`;
-- display: :meth:`scanout`, :meth:`vsync_interrupt`;
+- display: :meth:`scanout`, :meth:`vsync_interrupt`; the overlay planes: :meth:`plane_count`,
+  :meth:`set_plane_address`, :meth:`plane_address`, :meth:`plane_enabled`, :meth:`plane_status`,
+  :meth:`plane_status_ack`; the hardware flip queue (WDDM 3.0): :meth:`hw_flip_queue_submit`,
+  :meth:`hw_flip_queue_depth`, :meth:`hw_flip_queue_pending`, :meth:`hw_flip_queue_cancel`,
+  :meth:`hw_flip_queue_log`, :meth:`hw_flip_queue_interrupt_target`;
 - the hardware scheduler's mailbox (WDDM 2.x hardware scheduling), one per engine: the
   ``sched_*`` methods.
 
@@ -37,7 +41,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .display import VSYNC_CAUSE_SHIFT
+from .display import HW_FLIP_QUEUE_DEPTH, VSYNC_CAUSE_SHIFT
+from .planes import PLANES_PER_SOURCE
 from .engine import FAULTED as _ENGINE_FAULTED
 from .engine import GRANULARITIES
 from .engine import IDLE as _ENGINE_IDLE
@@ -48,7 +53,7 @@ from .interrupts import SPURIOUS_BIT as _SPURIOUS_BIT
 from .memory import PAGE_SIZE
 
 __all__ = [
-    "PAGE_SIZE", "GRANULARITIES",
+    "PAGE_SIZE", "GRANULARITIES", "PLANES_PER_SOURCE", "HW_FLIP_QUEUE_DEPTH",
     "FENCE_SHIFT", "PREEMPT_SHIFT", "VSYNC_SHIFT", "SUSPEND_SHIFT", "NATIVE_FENCE_SHIFT", "FAULT_BIT",
     "UNKNOWN_BIT", "fence_bit", "preempt_bit", "vsync_bit", "suspend_bit", "native_fence_bit",
     "IDLE", "BUSY", "FAULTED", "PREEMPTED",
@@ -314,12 +319,60 @@ class Mmio:
         cleared (the state at power-on), only a flip latched at a vsync raises it. Idempotent."""
         self._displays[source].set_vsync_interrupt(enable)
 
+    # -- overlay planes (multiplane overlays; gpu/planes.py) ------------------------------------------------
+    def plane_count(self, source: int) -> int:
+        """Read how many planes display source ``source`` scans out, its primary (plane 0) included
+        (:data:`PLANES_PER_SOURCE`). Fixed at power on."""
+        _ = self._displays[source]  # an unknown source fails as in every display register
+        return PLANES_PER_SOURCE
+
+    def set_plane_address(self, source: int, plane: int, address: int, enabled: bool = True,
+                          immediate: bool = False) -> None:
+        """Write plane ``plane`` of display source ``source``: its address and enable bit. With
+        ``immediate`` both take effect at once (no vsync cause); otherwise they wait in the plane's
+        pending registers and latch at the first vsync strictly after this write, raising the
+        vsync cause (:func:`vsync_bit`) and the plane's bit in :meth:`plane_status`; a later write
+        before that vsync replaces them. Plane 0's address register is the source's scanout address
+        register (:meth:`set_scanout_address`). A plane outside ``0..plane_count - 1``: ``ValueError``."""
+        self._displays[source].plane_set().program(plane, address, enabled, immediate)
+
+    def plane_address(self, source: int, plane: int) -> int:
+        """Read the address plane ``plane`` of display source ``source`` scans out now (plane 0:
+        :meth:`scanout`)."""
+        return self._displays[source].plane_set().address(plane)
+
+    def plane_enabled(self, source: int, plane: int) -> bool:
+        """Read plane ``plane``'s enable bit (as latched: what the source shows now). All planes
+        are enabled at power on."""
+        return self._displays[source].plane_set().enabled(plane)
+
+    def plane_status(self, source: int) -> int:
+        """Read display source ``source``'s plane latch status register: bit ``p`` set when plane
+        ``p`` latched a pending address at a vsync since the bit was last cleared. Reading clears
+        nothing."""
+        return self._displays[source].plane_set().status()
+
+    def plane_status_ack(self, source: int, bits: int) -> None:
+        """Write the plane latch status register: clear ``bits`` (write-one-to-clear)."""
+        self._displays[source].plane_set().ack(bits)
+
     # -- the hardware flip queue (WDDM 3.0; gpu/display.py HwFlipQueue) -------------------------------------
     def hw_flip_queue_submit(self, source: int, plane: int, present_id: int, address: int, target_ns: int) -> bool:
         """Write one flip into display source ``source``'s hardware flip queue for ``plane``: it
         latches at the first vsync at or after ``target_ns`` (and after the plane's previous latch),
-        in order. False, and nothing written, when the plane's queue is full."""
+        in order; of several whose target has come by a vsync, the latest written is shown and the
+        older ones are logged cancelled. False, and nothing written, when the plane's queue is full."""
         return self._displays[source].flip_queue().submit(plane, present_id, address, target_ns)
+
+    def hw_flip_queue_depth(self, source: int) -> int:
+        """Read how many flips each plane's hardware flip queue of display source ``source`` holds
+        (8 unless the hardware was built otherwise)."""
+        return self._displays[source].flip_queue().depth
+
+    def hw_flip_queue_pending(self, source: int, plane: int) -> int:
+        """Read how many flips wait in the plane's hardware flip queue (written, neither latched nor
+        cancelled); a write finds room while this is below :meth:`hw_flip_queue_depth`."""
+        return self._displays[source].flip_queue().pending(plane)
 
     def hw_flip_queue_cancel(self, source: int, plane: int, first_present_id: int) -> int:
         """Cancel the plane's queued flips from ``first_present_id`` on; the first PresentId

@@ -66,6 +66,17 @@ from the driver):
   scanout address register, at once for ``FlipImmediate`` (and ``ModeChange``), else into the
   pending-address register that latches at the next vsync, which the ISR reports with
   ``CRTC_VSYNC`` and the new address.
+- Multiplane overlays (the ``overlay_planes`` setting; kmd/overlay.py): ``SupportMultiPlaneOverlay``
+  and ``MaxOverlayPlanes``, ``DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3`` writing each
+  plane's address and enable registers, ``DxgkDdiCheckMultiPlaneOverlaySupport3``, and after a
+  source's ``CRTC_VSYNC`` a ``CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY2`` naming the PresentId each plane
+  latched.
+- The hardware flip queue (the ``max_hw_queued_flips`` setting, WDDM 3.0, when the OS enables it:
+  kmd/flipqueue.py): ``MaxHwQueuedFlips``, MPO3 flips written into the display's per-plane queues
+  with their ``TargetFlipTime`` (STATUS_RETRY with ``HwFlipQueueDrainNeeded`` when a queue is
+  full), ``DxgkDdiSetFlipQueueLogBuffer``, ``DxgkDdiUpdateFlipQueueLog``, ``DxgkDdiCancelFlips``,
+  ``DxgkDdiSetInterruptTargetPresentId``, and the log reported with
+  ``CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY3``.
 - Recovery: ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
   preemption request unanswered or faulted; ``DxgkDdiQueryDependentEngineGroup`` answers the node
   alone (no engine depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
@@ -106,6 +117,8 @@ from ..gpu import mmio
 from ..gpu.mmio import FAULT_BIT, PAGE_SIZE, PREEMPT_SHIFT, UNKNOWN_BIT, VSYNC_SHIFT
 from .wddm2 import HWQUEUE_RING_BUFFERS, KmdWddm2
 from .nativefence import NativeFenceDdi
+from .flipqueue import FlipQueueDdi
+from .overlay import OverlayDdi
 from .settings import Settings
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
@@ -217,7 +230,7 @@ class _Node:
         self.refused_through = None  # the completed fence those carried the node to
 
 
-class ReferenceDriver(KmdWddm2, NativeFenceDdi):
+class ReferenceDriver(KmdWddm2, NativeFenceDdi, OverlayDdi, FlipQueueDdi):
     """The project's display miniport driver for the GPU model.
 
     Constructed with one :class:`~wddmsim.ddi.interface.DeviceInfo`: the GPU's register interface
@@ -323,6 +336,10 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi):
             self._pte_size = ctypes.sizeof(self._pte_cls)
         # DXGK_VIDSCHCAPS.NativeGpuFence (kmd/nativefence.py)
         self._native_init(s.native_fence and self.hardware_scheduling_supported)
+        # multiplane overlays (kmd/overlay.py): SupportMultiPlaneOverlay, MaxOverlayPlanes, the MPO3 DDIs
+        self._overlay_init(s.overlay_planes)
+        # the hardware flip queue (kmd/flipqueue.py): MaxHwQueuedFlips once the OS enables it
+        self._flipqueue_init(s.max_hw_queued_flips)
         if self.hardware_scheduling_supported:
             self._suspend_shift = mmio.SUSPEND_SHIFT
             self._invalidate_args = layout.ctype(RECORDS["DXGKARGCB_INVALIDATEHWCONTEXT"], arch, self.version)()
@@ -359,6 +376,7 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi):
             node = _Node(ordinal, ring, size, fences + 8 * ordinal)
             node.interrupt_data = self._interrupt_cls()
             self.nodes.append(node)
+        self._overlay_start(DxgkInterface)
         return SUCCESS
 
     def DxgkDdiQueryAdapterInfo(self, hAdapter: int, pQueryAdapterInfo) -> int:
@@ -430,6 +448,8 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi):
             c.PreemptionCaps.GraphicsPreemptionGranularity = coarsest(False) if self.preemption_aware else 0
             c.PreemptionCaps.ComputePreemptionGranularity = coarsest(True) if self.preemption_aware else 0
             c.SupportPerEngineTDR = 1 if self.per_engine_reset else 0
+        self._overlay_caps(c)
+        self._flipqueue_caps(c)
         return c
 
     def _query_segments(self, a) -> int:
@@ -942,6 +962,9 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi):
         """CRTC_VSYNC on or off on every source's vsync interrupt register; no other type."""
         if InterruptType != _CRTC_VSYNC:
             return int(NTSTATUS.STATUS_NOT_IMPLEMENTED)
+        if self.flip_queue_on:
+            self._fq_control(bool(EnableInterrupt))  # with the interrupt targets (kmd/flipqueue.py)
+            return SUCCESS
         hw = self.hw
         for source in range(hw.display_count):
             hw.vsync_interrupt(source, bool(EnableInterrupt))
@@ -1021,6 +1044,10 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi):
         data.CrtcVsync.PhysicalAdapterMask = 0  # one physical adapter: no mask (rule 46)
         data.Flags.Value = 0
         self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
+        if self.overlay_planes:
+            self._report_plane_vsyncs(source)  # the planes that latched an MPO3 flip (kmd/overlay.py)
+        if self.flip_queue_on:
+            self._fq_report(source)  # the flip queue log, CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY3 (kmd/flipqueue.py)
 
     def _report_page_fault(self, node: _Node) -> None:
         """DMA_PAGE_FAULTED for the fault record the node's engine latched (device IRQL)."""

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from ..ddi.versions import VERSION_NAMES, ddi_version
+from ..gpu.mmio import HW_FLIP_QUEUE_DEPTH, PLANES_PER_SOURCE
 from ..units import parse_size
 
 PAGE = 4096
@@ -95,6 +96,16 @@ class Settings(BaseModel):
     #: transfer whose COPYs do not fit the room left in the paging buffer is written over several
     #: calls, its progress kept in MultipassOffset
     paging_transfer_chunk: Size = 0
+    #: multiplane overlays: the planes the driver shows on each VidPn source, its primary included
+    #: (DXGK_DRIVERCAPS.SupportMultiPlaneOverlay and MaxOverlayPlanes; the GPU has PLANES_PER_SOURCE),
+    #: flipped by DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3 (WDDM 2.1 and later: kmd/overlay.py);
+    #: 0: none declared
+    overlay_planes: int = Field(default=0, ge=0, le=PLANES_PER_SOURCE)
+    #: the hardware flip queue (WDDM 3.0): above 1, the flips the driver queues per VidPn source
+    #: (DXGK_DRIVERCAPS.MaxHwQueuedFlips, at most the GPU's HW_FLIP_QUEUE_DEPTH per plane), declared when
+    #: the OS enables the feature (DxgkCbIsFeatureEnabled; WDDM 3.0 drivers under hardware scheduling:
+    #: kmd/flipqueue.py); needs ddi_version wddm3_0 or later and overlay_planes; 0 or 1: none
+    max_hw_queued_flips: int = Field(default=0, ge=0, le=HW_FLIP_QUEUE_DEPTH)
     #: per-engine settings by engine name
     engines: dict[str, EngineSettings] = Field(default_factory=dict)
 
@@ -116,6 +127,25 @@ class Settings(BaseModel):
         if value % PAGE:
             raise ValueError(f"must be 0 or a multiple of 4096 bytes, got {value}")
         return value
+
+    @model_validator(mode="after")
+    def _overlays_need_mpo3(self):
+        if self.overlay_planes and ddi_version(self.ddi_version).value < ddi_version("wddm2_1").value:
+            raise ValueError(f"overlay_planes = {self.overlay_planes} needs ddi_version wddm2_1 or later (the driver "
+                             f"flips planes with DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3); it is "
+                             f"{self.ddi_version}")
+        return self
+
+    @model_validator(mode="after")
+    def _flip_queue_needs_wddm3_and_planes(self):
+        n = self.max_hw_queued_flips
+        if n > 1 and ddi_version(self.ddi_version).value < ddi_version("wddm3_0").value:
+            raise ValueError(f"max_hw_queued_flips = {n} needs ddi_version wddm3_0 or later (the hardware flip "
+                             f"queue is WDDM 3.0); it is {self.ddi_version}")
+        if n > 1 and not self.overlay_planes:
+            raise ValueError(f"max_hw_queued_flips = {n} needs overlay_planes of 1 or more: queued flips are "
+                             f"DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3 calls")
+        return self
 
     @field_validator("dma_buffer_size", "paging_buffer_size")
     @classmethod

@@ -10,15 +10,18 @@ What is taken from the capture (the applications' own doing, and the machine's d
 - a process per ProcessID with its Application name and ProcessID; a ``swap_chain`` workload per
   SwapChainAddress, with its runtime, sync interval, present flags, tearing, its swap effect and
   whether it covers the display (from the present modes it was seen in: a copy mode means the blt
-  model, Composed or Independent Flip the flip model, an Independent Flip a window covering the
-  display, a Legacy Flip outside dwm.exe an exclusive swap chain), and its frames: when each
+  model, Composed or Independent Flip the flip model, a Hardware: Independent Flip a window covering
+  the display, a Legacy Flip outside dwm.exe an exclusive swap chain), and its frames: when each
   frame's CPU work started, its CPU time to the present call (MsCPUBusy), its GPU busy time
   (MsGPUBusy), and when its rendering reached the GPU (MsGPULatency, if within the CPU time);
 - the compositor (dwm.exe) with its ProcessID and swap chain, and a desktop update at the vsync
   before each of its presents that no captured window's frame explains (:func:`desktop_updates`:
   what changed on the machine's desktop then is not in a capture; that dwm.exe presented is), with
   that present's CPU time after the vsync and GPU busy time; a capture without dwm.exe (filtered to
-  some processes) still gets a compositor, with no updates of its own.
+  some processes) still gets a compositor, with no updates of its own;
+- the driver's overlay planes: two (the reference driver at WDDM 2.1) when the capture has a
+  "Hardware Composed: Independent Flip" present, none otherwise, so the model puts a window on a
+  plane only where the machine could.
 
 What is not taken: every present mode, present call duration, display time and dropped frame, and
 the compositor's presents that showed a window's frame (the model's compositor presents when a
@@ -39,7 +42,10 @@ from collections import Counter
 COPY_MODES = ("Composed: Copy with GPU GDI", "Composed: Copy with CPU GDI", "Hardware: Legacy Copy to front buffer",
               "Composed: Composition Atlas")
 FLIP_MODES = ("Composed: Flip", "Hardware: Independent Flip", "Hardware Composed: Independent Flip")
-INDEPENDENT_MODES = ("Hardware: Independent Flip", "Hardware Composed: Independent Flip")
+#: the modes of a window covering the display (one on an overlay plane is a window, not the display)
+INDEPENDENT_MODES = ("Hardware: Independent Flip",)
+#: a window on an overlay plane: the capture's machine had planes, so the replay's driver does too
+OVERLAY_MODE = "Hardware Composed: Independent Flip"
 LEGACY_FLIP = "Hardware: Legacy Flip"
 
 #: fallback refresh period when the capture shows no display times (60 Hz)
@@ -201,6 +207,9 @@ def build_scenario(capture, name: str = "") -> dict:
         "adapter": {"displays": [round(1e9 / period, 6)] * max(1, len(dwm))},
         "compositor": [],
         "process": [],
+        # Overlay planes only where the machine put a window on one (docs/replay.md).
+        "driver": ({"ddi_version": "wddm2_1", "overlay_planes": 2}
+                   if any(f.present_mode == OVERLAY_MODE for f in frames) else {"overlay_planes": 0}),
     }
     composed = composed_displays(frames)
     for i, key in enumerate(dwm):
@@ -320,6 +329,9 @@ def scenario_toml(scenario: dict, header: str = "") -> str:
     if "adapter" in scenario:
         lines.append("")
         _table(lines, "[adapter]", scenario["adapter"], ())
+    if "driver" in scenario:
+        lines.append("")
+        _table(lines, "[driver]", scenario["driver"], ())
     for comp in scenario.get("compositor", []):
         lines.append("")
         _table(lines, "[[compositor]]", comp, ("update",))

@@ -11,6 +11,8 @@ Layout (one process, the adapter):
   or to the end of the log for a packet still queued then, status ``Pending``), stacked the same way;
 - per VidPn source, its flip queue (present call to ``Displayed``), stacked, with a vsync marker at
   each display change and a ``SetVidPnSourceAddress`` marker at each MMIO flip the OS programmed;
+- per overlay plane a window was put on, its frames (present call to ``Displayed`` or
+  ``Dropped``), stacked, with a marker at each multiplane-overlay flip call (:mod:`.planelanes`);
 - an interrupt track: one short slice per ``DxgkCbNotifyInterrupt``;
 - flow arrows from each queue packet to its DMA packet to the interrupt that ended it (DMA_COMPLETED,
   or DMA_PREEMPTED for a packet taken back);
@@ -46,6 +48,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from .hwcontexts import HwNames, Interval, buffer_lives, certain_turns, is_hardware, state_intervals
+from .planelanes import overlay_keys, plane_tracks
 
 PID = 1
 _INSTANTS = {"PreemptRequest", "PageFault", "TdrDetected", "EngineReset", "AdapterReset", "DeviceError",
@@ -98,6 +101,7 @@ def chrome_trace(events: Iterable[dict]) -> dict:
     interrupt_at = _interrupt_track(interrupts, names, out)
     flow_id = _packet_flows(packet_at, queue_at, interrupt_at, out)
     _flip_tracks(flip_slices, vsyncs, log, names, out)
+    plane_tracks(events, log.context, names, out, _us)
     _counters(depths, rings, lengths, log, hw, out)
     if hw is not None:
         _hw_timeline(events, hw, log.nodes, queue_at, names, out, flow_id)
@@ -202,8 +206,11 @@ def _flip_slices(events: list[dict]) -> tuple[list, list]:
     the MMIO flips programmed (``MmioFlip``) as ``(t, source, label)``."""
     presents: dict = {}  # (context, seq) -> (t, source)
     slices, vsyncs = [], []
+    overlay = overlay_keys(events)  # a window's frames on its overlay plane: on the plane's lane
     for e in events:
         ev = e["event"]
+        if overlay and ev in ("Present", "Displayed", "Dropped") and (e["context"], e["seq"]) in overlay:
+            continue
         if ev == "Present":
             presents[(e["context"], e["seq"])] = (e["t"], e["source"])
         elif ev == "Displayed":

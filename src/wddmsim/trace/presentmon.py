@@ -10,7 +10,7 @@ names where the model knows the value.
 | SyncInterval | the application's sync interval from the ``SwapChainCreate``; without one the present's FlipInterval (0 for blt and composed presents) |
 | PresentFlags | the ``present_flags`` of the ``SwapChainCreate``; else 0 |
 | AllowsTearing | 1 for an immediate flip (interval 0), else 0 |
-| PresentMode | ``Hardware: Legacy Flip`` (flip, flip_no_wait), ``Hardware: Independent Flip`` (independent_flip), ``Hardware: Legacy Copy to front buffer`` (blt), ``Composed: Copy with GPU GDI`` (composed), ``Composed: Flip`` (composed_flip) |
+| PresentMode | ``Hardware: Legacy Flip`` (flip, flip_no_wait), ``Hardware: Independent Flip`` (independent_flip), ``Hardware: Legacy Copy to front buffer`` (blt), ``Composed: Copy with GPU GDI`` (composed), ``Composed: Flip`` (composed_flip), ``Hardware Composed: Independent Flip`` (overlay_flip that a plane showed; one dropped before any vsync showed it: ``Composed: Flip``) |
 | CPUStartTime | when the CPU started the frame: the previous present on the swap chain returned (the first frame: when its first packet was queued), ms from the start of the run |
 | MsBetweenPresents | from the previous present call on the swap chain to this one (NA for the first) |
 | MsInPresentAPI | from the present call's start to its return; 0 for a runtime ``Other`` (PresentMon sees no present call of one) |
@@ -23,6 +23,14 @@ names where the model knows the value.
 | DisplayedTime | when it appeared, ms (NA when dropped) |
 
 A present still waiting for its display when the log ends is left out.
+
+A window's present flipped on an overlay plane (mode ``overlay_flip``) is "Hardware Composed:
+Independent Flip" only when it was displayed: PresentMon gives that mode to a flip-model present
+when a multiplane vsync that shows it has more than one plane on (its VSyncDPCMultiPlane handling
+in PresentData/PresentMonTraceConsumer.cpp), and a window's plane is always shown over the
+compositor's plane 0. No vsync names a plane flip replaced before it reached the screen, so
+PresentMon keeps the mode the present's history token gave it, "Composed: Flip", and so does this
+table.
 
 Under hardware scheduling there are no DmaPacket events; the GPU columns come from the GPU
 scheduler's log instead (``HwContextState``, :mod:`.hwcontexts`), as PresentMon does with the
@@ -64,7 +72,10 @@ ROW_EVENTS = frozenset({
 })
 _MODES = {"flip": "Hardware: Legacy Flip", "flip_no_wait": "Hardware: Legacy Flip",
           "blt": "Hardware: Legacy Copy to front buffer", "composed": "Composed: Copy with GPU GDI",
-          "composed_flip": "Composed: Flip", "independent_flip": "Hardware: Independent Flip"}
+          "composed_flip": "Composed: Flip", "independent_flip": "Hardware: Independent Flip",
+          "overlay_flip": "Hardware Composed: Independent Flip"}
+#: the mode of an ``overlay_flip`` present no plane showed (PresentMon decides the mode at the vsync)
+_OVERLAY_DROPPED = "Composed: Flip"
 
 
 def _ms(ns: int | None) -> str | float:
@@ -146,7 +157,7 @@ def present_rows(events: Iterable[dict], times: bool = False) -> list[dict]:
             "Application": apps.get(p["process"], ""), "ProcessID": p["process"],
             "SwapChainAddress": sc["address"] if sc else hex(chain), "PresentRuntime": runtime,
             "SyncInterval": sc["sync_interval"] if sc else p["interval"], "PresentFlags": sc["present_flags"] if sc else 0,
-            "AllowsTearing": int(p["flip"] == 1 and p["interval"] == 0), "PresentMode": _MODES.get(p["mode"], p["mode"]),
+            "AllowsTearing": int(p["flip"] == 1 and p["interval"] == 0), "PresentMode": _mode(p["mode"], disp),
             "CPUStartTime": _ms(frame_start),
             "MsBetweenPresents": _ms(p["cpu_start"] - prev[0]) if prev else NA,
             "MsInPresentAPI": _ms(in_present),
@@ -168,6 +179,14 @@ def present_rows(events: Iterable[dict], times: bool = False) -> list[dict]:
         if disp is not None:
             last_display[p["source"]] = disp
     return rows
+
+
+def _mode(mode: str, displayed: int | None) -> str:
+    """PresentMon's name of a present's ``mode`` (the event log's), shown at ``displayed`` (None:
+    dropped); an overlay flip no plane showed is "Composed: Flip" (the module doc)."""
+    if mode == "overlay_flip" and displayed is None:
+        return _OVERLAY_DROPPED
+    return _MODES.get(mode, mode)
 
 
 def _packet_gpu(runs: list, first_seq: int, seq: int) -> tuple:

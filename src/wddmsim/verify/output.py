@@ -56,7 +56,8 @@ def declared_line(report: Report) -> str:
         ("SupportPerEngineTDR", d.per_engine_reset), ("CancelCommandAware", d.cancel_aware),
         ("GPU virtual addressing", d.virtual_addressing), ("hardware scheduling", d.hardware_scheduling),
         ("FlipInterval", d.flip_interval), ("FlipOnVSyncWithNoWait", d.flip_no_wait),
-        ("FlipOnVSyncMmIo", d.mmio_flips), ("SupportMultiPlaneOverlay", d.overlays)) if on]
+        ("FlipOnVSyncMmIo", d.mmio_flips), ("SupportMultiPlaneOverlay", d.overlays),
+        ("MaxHwQueuedFlips (hardware flip queue)", d.hw_flip_queue)) if on]
     return f"DDI {d.version} (0x{d.version_value:X}), {d.nodes} node(s); declares: {', '.join(caps) or 'nothing optional'}"
 
 

@@ -114,6 +114,7 @@ def declared(system) -> Declared:
         mmio_flips=bool(flip.get("FlipOnVSyncMmIo")),
         overlays=caps.SupportMultiPlaneOverlay and caps.MaxOverlayPlanes >= 1,
         page_faults=version.value >= ddi_version("wddm2_0").value,
+        hw_flip_queue=adapter.hwflips is not None,
     )
 
 
@@ -126,11 +127,19 @@ def _build(scenario: dict, driver_cls, settings, trace=None):
 
 
 def probe(driver_cls, settings=None) -> Declared:
-    """Start an adapter with the driver on the suite's GPU and read what it declares."""
+    """Start an adapter with the driver on the suite's GPU and read what it declares. A driver that
+    supports hardware scheduling at WDDM 3.0 or later is started once more under it: the OS enables
+    the hardware flip queue only there, and a driver declares MaxHwQueuedFlips only once enabled."""
+    from dataclasses import replace
+
     from .suite import process, context, scenario, script
 
-    system = _build(scenario("probe", [process("probe", context("c", script(("1s", "0ns"))))]), driver_cls, settings)
-    return declared(system)
+    procs = [process("probe", context("c", script(("1s", "0ns"))))]
+    d = declared(_build(scenario("probe", procs), driver_cls, settings))
+    if d.hardware_scheduling and d.version_value >= ddi_version("wddm3_0").value:
+        hw = _build(scenario("probe", procs, adapter={"scheduling": "hardware"}), driver_cls, settings)
+        d = replace(d, hw_flip_queue=hw.adapter.hwflips is not None)
+    return d
 
 
 def run_case(case: Case, driver_cls, d: Declared, settings=None) -> CaseResult:

@@ -50,6 +50,8 @@ class Declared:
     page_faults: bool
     mmio_flips: bool = False
     overlays: bool = False  # SupportMultiPlaneOverlay with MaxOverlayPlanes >= 1
+    #: MaxHwQueuedFlips > 1 once the OS enabled the hardware flip queue (WDDM 3.0, hardware scheduling)
+    hw_flip_queue: bool = False
 
     def lacks(self, needs: tuple[str, ...]) -> str | None:
         """Why a case that ``needs`` these does not apply to this driver (None: it does)."""
@@ -66,6 +68,8 @@ class Declared:
             "mmio_flips": (self.mmio_flips, "the driver does not report FlipCaps.FlipOnVSyncMmIo (its flips are "
                                             "DMA-buffer commands)"),
             "overlays": (self.overlays, "the driver does not report SupportMultiPlaneOverlay (no overlay planes)"),
+            "hw_flip_queue": (self.hw_flip_queue, "the driver does not declare the hardware flip queue "
+                                                  "(DXGK_DRIVERCAPS.MaxHwQueuedFlips > 1, WDDM 3.0)"),
             "page_faults": (self.page_faults, "the driver's DDI version has no DmaPageFaulted interrupt"),
             "no_page_faults": (not self.page_faults, "the driver reports page faults"),
         }
@@ -461,7 +465,54 @@ def _flip_cases() -> list[Case]:
     cases.append(Case("flips", "mmio_no_wait", "MMIO FlipWithNoWait flips faster than the display: newer replaces older",
                       flips(1, "flip_no_wait"), all_of(healthy, on_vsync(1), replaced),
                       needs=("mmio_flips", "flip_no_wait")))
+    cases.append(Case("flips", "hw_flip_queue", "the hardware flip queue: interval-1 flips queued ahead at 100 fps, "
+                      "then interval-0 flips at 250 fps replacing queued ones (rule 91)", _hw_flip_queue,
+                      all_of(healthy, _queued_flips_resolved), needs=("hardware_scheduling", "hw_flip_queue")))
     return cases
+
+
+def _hw_flip_queue(d):
+    """Under hardware scheduling: a video at 100 fps with sync interval 1 on the 60 Hz display (the
+    OS queues flips ahead with their target times), then a game at 250 fps with sync interval 0 (each
+    newer flip cancels the queued one not yet shown)."""
+    loop = {"kind": "frame_loop", "packets_per_frame": 1, "present_mode": "flip"}
+    return scenario("hw_flip_queue", [
+        process("video", context("render", dict(loop, fps=100, work="2ms", sync_interval=1, count=10))),
+        process("game", context("render", dict(loop, fps=250, work="500us", sync_interval=0, count=20,
+                                               start="250ms"))),
+    ], adapter={"scheduling": "hardware"}, duration="600ms")
+
+
+def _queued_flips_resolved(out: Outcome) -> list[str]:
+    """Every flip the driver queued is shown or dropped by the end, each shown one at a vsync no earlier
+    than its TargetFlipTime (the log's time: QPC ticks, 100 ns), the interval-1 flips all shown, in
+    order, a refresh apart at least."""
+    period = out.system.gpu.displays[0].period_ns
+    names = {e["context"]: e["name"] for e in out.of("ContextCreate")}
+    queued = {(e["context"], e["seq"]): e for e in out.of("HwFlip") if e["status"] == 0}
+    if not queued:
+        return ["the OS queued no flip in the hardware flip queue"]
+    bad = []
+    shown = {(e["context"], e["seq"]): e["displayed"] for e in out.of("Displayed")}
+    dropped = {(e["context"], e["seq"]) for e in out.of("Dropped")}
+    for key, e in queued.items():
+        if key not in shown and key not in dropped:
+            bad.append(f"PresentId {e['present_id']} ({names[key[0]]}, present {key[1]}) was queued but never "
+                       f"shown or dropped")
+        elif key in shown:
+            t = shown[key]
+            if -t % period >= 100:
+                bad.append(f"PresentId {e['present_id']} is shown at {t} ns, off the display's vsyncs")
+            if t < e["target_ns"]:
+                bad.append(f"PresentId {e['present_id']} is shown at {t} ns, before its TargetFlipTime "
+                           f"({e['target_ns']} ns)")
+    video = sorted((e["present_id"], shown.get(k)) for k, e in queued.items() if names[k[0]] == "video/render")
+    if any(t is None for _, t in video):
+        bad.append("a sync-interval-1 flip was dropped")
+    times = [t for _, t in video if t is not None]
+    bad += [f"sync-interval-1 flips shown at {a} and {b} ns: less than a refresh apart"
+            for a, b in zip(times, times[1:]) if b - a < period - 100][:1]
+    return bad[:3]
 
 
 def _interrupt_cases() -> list[Case]:

@@ -24,6 +24,12 @@ What it does, after Microsoft's "Desktop Window Manager" and "DXGI flip model" p
   window with a new frame, it lets the swap chain flip to the screen itself and stops composing
   while no other window presents (desktop updates under a full-screen window are not seen). A new
   frame of another window ends it: the swap chain is composed again.
+- It hands a windowed flip-model swap chain an overlay plane of its own when the driver offers one
+  (:mod:`.overlayplanes`: after the same :attr:`Compositor.independent_after` compositions in a row
+  alone, if DxgkDdiCheckMultiPlaneOverlaySupport3 says the configuration is supported): the window's
+  frames then flip on that plane ("Hardware Composed: Independent Flip") and are not composed, while
+  the compositor goes on composing the other windows on plane 0; it takes the plane back when the
+  window stops presenting, for good or for :data:`.overlayplanes.IDLE_REFRESHES` refreshes.
 - An exclusive (full-screen) swap chain owns the display while it runs: the compositor composes
   nothing until it ends.
 
@@ -36,6 +42,7 @@ from __future__ import annotations
 from collections import deque
 
 from ..umd import Work
+from .overlayplanes import PlanePolicy
 from .surfaces import SURFACE_BYTES, SURFACE_H, SURFACE_W
 
 
@@ -63,6 +70,8 @@ class Compositor:
         dev = ctx.device
         self.buffers = (self.kmt.CreateAllocation(dev, SURFACE_BYTES), self.kmt.CreateAllocation(dev, SURFACE_BYTES))
         self.compositions = 0
+        #: the windows it hands overlay planes (:mod:`.overlayplanes`)
+        self.planes = PlanePolicy(self)
         address = address or hex((ctx.handle << 8) | self.source)
         rt.swap_chain_created(ctx, {"source": self.source, "address": address, "runtime": "DXGI",
                                     "swap_effect": "flip", "sync_interval": 1, "allows_tearing": 0,
@@ -73,6 +82,10 @@ class Compositor:
         """A flip-model swap chain covering the display was created on the source."""
         self.fullscreen[chain.ctx.handle] = chain
         self.streak[chain.ctx.handle] = 0
+
+    def add_windowed(self, chain) -> None:
+        """A windowed flip-model swap chain was created on the source (it may get an overlay plane)."""
+        self.planes.add(chain)
 
     def claim(self, chain) -> None:
         """An exclusive swap chain takes the display."""
@@ -87,6 +100,7 @@ class Compositor:
             self.independent = None
         if chain.ctx.handle in self.streak:
             self.streak[chain.ctx.handle] = 0
+        self.planes.release(chain)
 
     # -- the process ----------------------------------------------------------------------------------------
     def run(self):
@@ -97,6 +111,7 @@ class Compositor:
         while True:
             yield kmt.WaitForVerticalBlankEvent(source)
             wake = self.sim.now
+            self.planes.tick(wake)
             due = []
             updates = self.updates
             while updates and updates[0].at <= wake:
@@ -126,7 +141,9 @@ class Compositor:
 
     def _promote(self, frames: list) -> None:
         """Count the compositions in a row each full-screen swap chain was the only new window of;
-        at :attr:`independent_after` it flips independently from its next present."""
+        at :attr:`independent_after` it flips independently from its next present. A windowed
+        flip-model one may get an overlay plane (:meth:`.overlayplanes.PlanePolicy.note`)."""
+        self.planes.note(frames)
         windows = {f.context.handle for f in frames}
         for handle, chain in self.fullscreen.items():
             if windows == {handle}:

@@ -209,13 +209,15 @@ class Runtime:
                                                     call_start=call_start))
 
     def present_redirected_flip(self, ctx, ops, vidpn_source: int = 0, call_start: int | None = None,
-                                sync_interval: int = 0):
+                                sync_interval: int = 0, surface=None, allow_tearing: bool = False):
         """A flip-model present to the compositor (generator): ``ops`` (the rest of the frame, at
         least an empty flush) go with the present, which hands the frame to the compositor once
-        they retire. Returns the flush packet's number."""
+        they retire (or, for a window on an overlay plane, flips the back buffer ``surface`` there).
+        Returns the flush packet's number."""
         cb = self.umd.build(BufferRequest(tuple(ops), context=ctx.handle))
         return (yield from self.kmt.PresentRedirectedFlip(ctx, cb.commands, cb.allocations, cb.patches, vidpn_source,
-                                                          call_start=call_start, sync_interval=sync_interval))
+                                                          call_start=call_start, sync_interval=sync_interval,
+                                                          surface=surface, allow_tearing=allow_tearing))
 
     def swap_chain_created(self, ctx, fields: dict) -> None:
         """The runtime's record of a swap chain (as DXGI and D3D9 log theirs for PresentMon): the

@@ -17,7 +17,9 @@ How the present goes, by ``swap_effect``:
   vertical blank (``D3DKMTWaitForVerticalBlankEvent``), then flushes the frame and the copy, so
   the call lasts up to a refresh and the compositor takes the copy at the vsync after.
 - ``flip`` (flip model): while the compositor composes the window, a redirected flip
-  (``D3DKMTPresent`` with RedirectedFlip, "Composed: Flip"); once the compositor has stepped aside
+  (``D3DKMTPresent`` with RedirectedFlip, "Composed: Flip"); a windowed one the compositor put on
+  an overlay plane makes the same call, and the OS flips the plane to its back buffer instead
+  ("Hardware Composed: Independent Flip", :mod:`wddmsim.dxgkrnl.planeassign`); once the compositor has stepped aside
   for it (a swap chain covering the display, :mod:`.compositor`), a flip of its own buffer on the
   VidPn source ("Hardware: Independent Flip"): with sync interval N >= 1 a flip with
   ``FlipInterval`` N, each frame shown in order for at least N refreshes; with sync interval 0 a
@@ -68,8 +70,11 @@ class SwapChainApp:
                                     "swap_effect": w.swap_effect, "sync_interval": w.sync_interval,
                                     "allows_tearing": int(w.allows_tearing), "present_flags": w.present_flags,
                                     "fullscreen": int(w.fullscreen)})
-        if compositor is not None and w.swap_effect == "flip" and w.fullscreen:
-            compositor.add_fullscreen(self)
+        if compositor is not None and w.swap_effect == "flip":
+            if w.fullscreen:
+                compositor.add_fullscreen(self)
+            else:
+                compositor.add_windowed(self)
 
     def frames(self):
         """(start, cpu, gpu, submit) of each frame, from the workload's start: the explicit
@@ -138,7 +143,8 @@ class SwapChainApp:
             return (yield from rt.present_composed(ctx, buf, self.surface, SURFACE_BYTES, self.source, call_start=call))
         if w.swap_effect == "flip" and (self.compositor is None or self.compositor.independent is not self):
             return (yield from rt.present_redirected_flip(ctx, rest or (Work(0),), self.source, call_start=call,
-                                                          sync_interval=max(0, w.sync_interval)))
+                                                          sync_interval=max(0, w.sync_interval), surface=buf,
+                                                          allow_tearing=w.allows_tearing))
         if rest:
             yield from rt.submit(ctx, rest)
         mode = "flip"

@@ -435,15 +435,14 @@ ENTRIES: dict[int, Entry] = {
               reason="VidSch holds a flip while its source already has the maximum pending. The model takes "
                      "the depth from the scenario's display (at least 1); the bug check for an invalid "
                      "driver capability is not modelled"),
-    91: Entry(N, (_u("display/hardware-flip-queue"),), name="HwFlipQueueOrdering",
-              words="In the hardware flip queue, target flip times of one plane never go backwards, and flips "
-                    "cancelled together form one run ending at the last PresentId submitted.",
-              reason="the OS never submits to the hardware flip queue: the display's queue (gpu/display.py "
-                     "HwFlipQueue) and the judge (ddi/rules/flipqueue.py) exist, and so do the WDDM 3.0 "
-                     "structures of DxgkDdiCancelFlips, the flip queue log DDIs and "
-                     "DxgkDdiSetInterruptTargetPresentId (ddi/structs/flipqueue.py), but "
-                     "DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3's argument (with its plane, attribute and "
-                     "flag types) still waits for its layout tables; comes with them"),
+    91: Entry(R, (_u("display/hardware-flip-queue"), _k("nc-d3dkmddi-dxgkddi_cancelflips"),
+                  _k("ns-d3dkmddi-dxgk_cancelflips_plane"), _k("ns-d3dkmddi-dxgk_flipqueue_log_entry"),
+                  _k("ns-d3dkmddi-_dxgkarg_setvidpnsourceaddresswithmultiplaneoverlay3")),
+              check=("wddmsim.ddi.rules.flipqueue.FlipQueueJudge", _DX + "hwflipqueue.HwFlips._judge"),
+              name="HwFlipQueueOrdering",
+              words="In the hardware flip queue, target flip times of one plane never go backwards, flips "
+                    "cancelled together form one run ending at the last PresentId submitted, and the flip queue "
+                    "log reports flips in order, never one the driver cancelled as shown."),
     # -- hardware queues and monitored fences -----------------------------------------------------------------
     92: Entry(C, (_HWQ_SUBMIT_ARGS, _HWQ_CREATE), check=(HW + "check_progress_id",),
               reason="the OS refuses a non-increasing progress fence id at the API (OsHwScheduling.check_progress_id) "

@@ -7,7 +7,9 @@ answers :class:`~wddmsim.ddi.rules.core.Violation` lists:
 
 - :meth:`FlipQueueJudge.submitted`: the OS queued a flip (a plane of
   DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3 with its PresentId and the call's
-  TargetFlipTime). A plane's PresentIds increase and its target flip times never go backwards;
+  TargetFlipTime). A plane's PresentIds increase and its target flip time is not before that of any
+  flip still pending on the plane (queued, neither logged nor cancelled): the page's words, "greater
+  than or equal to any of the pending flip target times for this plane";
 - :meth:`FlipQueueJudge.cancelled`: DxgkDdiCancelFlips for a plane (DXGK_CANCELFLIPS_PLANE). The
   driver's ``PresentIdCancelled`` is 0 (none cancelled) or a PresentId from the requested one to the
   last submitted: the flips cancelled together form one run, ending at the last PresentId submitted;
@@ -17,8 +19,12 @@ answers :class:`~wddmsim.ddi.rules.core.Violation` lists:
   driver said it cancelled, and shown timestamps never go backwards.
 
 Decisions: a target flip time of 0 asks for no target (as soon as possible) and is not compared; the
-judge keeps, per plane, the last PresentId and target submitted, the last logged and the cancelled
-run, so it allocates nothing per flip.
+judge keeps, per plane, the last PresentId submitted, the pending flips' targets (no more than the
+flips queued), the last logged and the cancelled run. A flip stops being pending when the log names
+it or PresentId above it, or when the driver says it cancelled it.
+
+The OS's side of the queue (dxgkrnl/hwflipqueue.py) calls it on every submission, cancel answer and
+log entry it reads, and hands what it finds to the verifier.
 
 Spec: Microsoft's "Hardware flip queue" page (display/hardware-flip-queue), and the d3dkmddi pages
 DXGKARG_SETVIDPNSOURCEADDRESSWITHMULTIPLANEOVERLAY3 (TargetFlipTime), DXGK_MULTIPLANE_OVERLAY_PLANE3
@@ -27,6 +33,8 @@ DXGK_MULTIPLANE_OVERLAY_VSYNC_INFO3.
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 from .core import Violation
 
@@ -37,11 +45,11 @@ CANCELLED = -1
 
 
 class _Plane:
-    __slots__ = ("last_id", "last_target", "last_logged", "last_shown", "cancelled_from", "cancelled_to")
+    __slots__ = ("last_id", "pending", "last_logged", "last_shown", "cancelled_from", "cancelled_to")
 
     def __init__(self) -> None:
         self.last_id = 0
-        self.last_target = 0
+        self.pending: deque = deque()  # (PresentId, target) of the flips queued, not yet done
         self.last_logged = 0
         self.last_shown = -1
         self.cancelled_from = 0  # the run the driver last said it cancelled, [from, to]
@@ -77,13 +85,14 @@ class FlipQueueJudge:
         if present_id <= st.last_id:
             out.append(self._v(f"{where}: PresentId {present_id} was queued after PresentId {st.last_id}; a "
                                f"plane's PresentIds increase"))
-        if target_time and st.last_target and target_time < st.last_target:
+        latest = max((t for _, t in st.pending), default=0)
+        if target_time and latest and target_time < latest:
             out.append(self._v(f"{where}: PresentId {present_id} has TargetFlipTime {target_time}, before the "
-                               f"{st.last_target} of the flip queued before it; target flip times of a plane "
+                               f"{latest} of a flip still pending on the plane; target flip times of a plane "
                                f"never go backwards"))
         st.last_id = max(st.last_id, present_id)
         if target_time:
-            st.last_target = max(st.last_target, target_time)
+            st.pending.append((present_id, target_time))
         return out
 
     def cancelled(self, source: int, plane: int, requested: int, cancelled_from: int) -> list[Violation]:
@@ -99,6 +108,8 @@ class FlipQueueJudge:
                             f"flips cancelled together form one run from at least the requested PresentId to "
                             f"the last one submitted ({last}), or 0 when none was")]
         st.cancelled_from, st.cancelled_to = cancelled_from, last
+        while st.pending and st.pending[-1][0] >= cancelled_from:
+            st.pending.pop()
         return []
 
     def completed(self, source: int, plane: int, entries) -> list[Violation]:
@@ -122,4 +133,6 @@ class FlipQueueJudge:
                                        f"{st.last_shown} of the flip logged before it"))
                 st.last_shown = max(st.last_shown, stamp)
             st.last_logged = max(st.last_logged, present_id)
+            while st.pending and st.pending[0][0] <= st.last_logged:
+                st.pending.popleft()
         return out

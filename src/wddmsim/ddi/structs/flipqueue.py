@@ -1,8 +1,9 @@
 """The hardware flip queue (WDDM 3.0): cancelling queued flips, the per-plane flip queue log, and
-the PresentId a vsync interrupt waits for. The OS's side (DxgkDdiCancelFlips,
-DxgkDdiSetFlipQueueLogBuffer, DxgkDdiUpdateFlipQueueLog, DxgkDdiSetInterruptTargetPresentId) is not
-modelled yet; the display's queue is :mod:`wddmsim.gpu.display` and the judge of rule 91
-(HwFlipQueueOrdering, ``wddmsim rules 91``, docs/rules.md) is :mod:`wddmsim.ddi.rules.flipqueue`.
+the PresentId a vsync interrupt waits for. The OS makes these calls (DxgkDdiCancelFlips,
+DxgkDdiSetFlipQueueLogBuffer, DxgkDdiUpdateFlipQueueLog, DxgkDdiSetInterruptTargetPresentId) in
+:mod:`wddmsim.dxgkrnl.hwflipqueue` and the reference driver answers them in
+:mod:`wddmsim.kmd.flipqueue`; the display's queue is :mod:`wddmsim.gpu.display` and the judge of
+rule 91 (HwFlipQueueOrdering, ``wddmsim rules 91``, docs/rules.md) is :mod:`wddmsim.ddi.rules.flipqueue`.
 
 * ``DXGKARG_CANCELFLIPS`` (with one ``DXGK_CANCELFLIPS_PLANE`` per plane, reached through an array
   of pointers), ``DXGK_FLIPQUEUE_LOG_ENTRY``, ``DXGKARG_SETFLIPQUEUELOGBUFFER``,
@@ -17,6 +18,11 @@ block without version-guarded members. The WDDM 2.9 form of cancelling
 """
 
 from ..schema import D3DDDI_VIDEO_PRESENT_SOURCE_ID, PVOID, UINT, ULONG, ULONGLONG, m, struct
+
+#: ``PresentTimestamp`` of a log entry for a flip cancelled before it reached the screen. Microsoft's
+#: DXGK_FLIPQUEUE_LOG_ENTRY page names DXGK_HWFLIPQUEUE_TIMESTAMP_CANCELLED without its value and
+#: gives a shown flip's timestamp as "Value > 0": the model takes 0, the one value left.
+DXGK_HWFLIPQUEUE_TIMESTAMP_CANCELLED = 0
 
 DXGK_CANCELFLIPS_PLANE = struct(
     "DXGK_CANCELFLIPS_PLANE",
