@@ -215,9 +215,10 @@ def _flip_slices(events: list[dict]) -> tuple[list, list]:
             presents[(e["context"], e["seq"])] = (e["t"], e["source"])
         elif ev == "Displayed":
             p = presents.pop((e["context"], e["seq"]), None)
-            start = p[0] if p is not None else e["t"] - e["latency"]
-            slices.append((e["source"], start, e["t"], e["context"], e["seq"], "Displayed"))
-            vsyncs.append((e["t"], e["source"], "vsync (display change)"))
+            shown = e.get("displayed", e["t"])  # a hardware flip queue's log time precedes the event
+            start = p[0] if p is not None else shown - e["latency"]
+            slices.append((e["source"], start, shown, e["context"], e["seq"], "Displayed"))
+            vsyncs.append((shown, e["source"], "vsync (display change)"))
         elif ev == "Dropped":
             p = presents.pop((e["context"], e["seq"]), None)
             if p is not None:
