@@ -21,8 +21,14 @@ target is at most 1.5. Beside it: ``cpu_ratio`` (the run's own process), ``total
 size and its bytes per retired packet. Wall time needs a free core for the writer: on a machine
 whose cores are all busy, the wall ratio rises toward the total CPU ratio.
 
+A third figure, ``ledger_cost``, is what the packet ledger every run keeps costs: the throughput
+scenario (8 contexts, log off) with the ledger on, over the same run with it off
+(``System(_ledger=False)``, a switch for this benchmark alone: the product always keeps it), the
+best wall time of each of ``repeat`` interleaved runs. The target is at most 1.05.
+
     uv run python benchmarks/logcost.py            # 2*10^4 packets; game_and_compute for 5 s
     uv run python benchmarks/logcost.py --quick    # a smaller run of each (under ~20 s)
+    uv run python benchmarks/logcost.py --ledger   # the ledger's cost only
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from wddmsim.trace import JsonlSink
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 1.5
+LEDGER_TARGET = 1.05
 
 
 class NullSink:
@@ -118,23 +125,63 @@ def measure(name: str, scenario, until: int | None, repeat: int = 3) -> dict:
             "target": TARGET, "met": ratio <= TARGET}
 
 
+def _ledger_run(scenario, ledger: bool) -> tuple[float, float, int]:
+    """One run of ``scenario``, log off, with the packet ledger on or off: (wall s, CPU s, packets)."""
+    system = System(scenario, trace=None, verifier="strict", _ledger=ledger)
+    t, cpu = time.perf_counter(), time.process_time()
+    result = system.run(None)
+    wall, cpu = time.perf_counter() - t, time.process_time() - cpu
+    if result.bugcheck is not None:
+        raise RuntimeError(f"{scenario.name}: stopped with a bug check: {result.bugcheck.message}")
+    return wall, cpu, result.summary["packets_completed"]
+
+
+def ledger_cost(packets: int = 20_000, repeat: int = 7) -> dict:
+    """``ledger_cost``: the throughput scenario (8 contexts, log off, verifier strict) with the
+    ledger on over with it off, the best wall time of ``repeat`` interleaved runs of each."""
+    scenario = _throughput_scenario(8, packets)
+    wall = {True: float("inf"), False: float("inf")}
+    cpu = dict(wall)
+    done = {}
+    _ledger_run(scenario, True)  # warm-up
+    for _ in range(repeat):
+        for on in (False, True):
+            w, c, done[on] = _ledger_run(scenario, on)
+            wall[on] = min(wall[on], w)
+            cpu[on] = min(cpu[on], c)
+    if done[True] != done[False]:
+        raise RuntimeError(f"the ledger changed the run: {done[True]} packets with it, {done[False]} without")
+    ratio = wall[True] / wall[False]
+    return {"benchmark": "logcost", "figure": "ledger_cost", "packets": done[True],
+            "ledger_on_s": round(wall[True], 3), "ledger_off_s": round(wall[False], 3),
+            "ratio": round(ratio, 3), "cpu_ratio": round(cpu[True] / cpu[False], 3), "repeat": repeat,
+            "cores": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2),
+            "target": LEDGER_TARGET, "met": ratio <= LEDGER_TARGET}
+
+
 def figures(quick: bool = False) -> list[dict]:
-    """The log's cost on the throughput scenario (8 contexts) and on game_and_compute."""
+    """The log's cost on the throughput scenario (8 contexts) and on game_and_compute, and the
+    packet ledger's cost on the throughput scenario."""
     packets, seconds, repeat = (2_000, 1, 2) if quick else (20_000, 5, 3)
     game = load_scenario(str(ROOT / "examples" / "game_and_compute.toml"))
     return [
         measure(f"throughput, 8 contexts, {packets} packets", _throughput_scenario(8, packets), None, repeat),
         measure(f"game_and_compute, {seconds} s", game, seconds * 1_000_000_000, repeat),
+        ledger_cost(packets, 3 if quick else 7),
     ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="a smaller run of each (under ~20 s)")
+    ap.add_argument("--ledger", action="store_true", help="the ledger_cost figure only")
     args = ap.parse_args()
     import wddmsim
 
     print(f"wddmsim from {Path(wddmsim.__file__).parent}", file=sys.stderr)
+    if args.ledger:
+        print(json.dumps(ledger_cost(2_000 if args.quick else 20_000, 3 if args.quick else 7)), flush=True)
+        return
     for fig in figures(quick=args.quick):
         print(json.dumps(fig), flush=True)
 

@@ -165,3 +165,11 @@ def test_the_study_benchmark_times_a_whole_study_with_no_failed_run():
     assert (fig["benchmark"], fig["runs"], fig["policies"], fig["workloads"], fig["failed_runs"], fig["target"]) == (
         "study", 30, 10, 3, 0, 180.0)
     assert fig["met"] == (fig["wall_s"] <= 180.0)
+
+
+def test_the_ledger_cost_figure_runs_the_same_packets_with_the_ledger_on_and_off():
+    fig = _bench("logcost").ledger_cost(packets=128, repeat=1)  # 8 contexts, batches of 16
+    assert fig["benchmark"] == "logcost" and fig["figure"] == "ledger_cost" and fig["packets"] == 128
+    assert fig["ledger_on_s"] > 0 and fig["ledger_off_s"] > 0 and fig["target"] == 1.05
+    assert fig["met"] == (fig["ratio"] <= 1.05)
+

@@ -92,6 +92,20 @@ class CpuCost:
     present: int = 5_000
 
 
+class NoLedger:
+    """The ledger of an adapter built without one (:class:`wddmsim.system.System` always hands it
+    the run's): every call is taken and nothing is kept."""
+
+    def _skip(self, *args) -> None:
+        pass
+
+    queue_start = dma_queued = dma_start = dma_stop = queue_stop = _skip
+    present = flip = displayed = dropped = evict = _skip
+
+
+NO_LEDGER = NoLedger()
+
+
 class Adapter:
     """One adapter: driver binding, objects, VidSch, callbacks, interrupt and DPC dispatch."""
 
@@ -114,8 +128,13 @@ class Adapter:
         scheduling: str = "software",
         bands: dict | None = None,
         gpu_va: bool = False,
+        ledger=None,
     ):
         self.sim = sim
+        #: the packet ledger (:class:`wddmsim.trace.ledger.Ledger`, the System's), fed at the model's
+        #: transition points by direct calls whether or not ``trace`` (the event sink, None when no
+        #: log) is there; an adapter built without one keeps no account
+        self.ledger = ledger if ledger is not None else NO_LEDGER
         #: "software" (VidSch picks packets) or "hardware" (the GPU schedules hardware queues)
         self.scheduling = scheduling
         #: GPU virtual addressing (WDDM 2.0 GpuMmu); hardware scheduling always has it
@@ -686,6 +705,8 @@ class Adapter:
         if self.on_packet is not None:
             self.on_packet(p)
         if redirected_present is not None:
+            self.ledger.present(self.sim.now, ctx.handle, ctx.device.process.pid, p.seq, "composed", 0, 0,
+                                redirected_present, 0, 0, p.present_t)
             if self.trace is not None:
                 self.trace.emit(self.sim.now, "Present", {
                     "context": ctx.handle, "process": ctx.device.process.pid, "seq": p.seq, "mode": "composed",
@@ -713,6 +734,8 @@ class Adapter:
             return planes.present(packet, vidpn_source, self.sim.now if call_start is None else call_start,
                                   sync_interval, allow_tearing, surface)
         token = PresentToken(packet, vidpn_source, self.sim.now if call_start is None else call_start, sync_interval)
+        self.ledger.present(self.sim.now, ctx.handle, ctx.device.process.pid, packet.seq, "composed_flip", 0,
+                            sync_interval, vidpn_source, 0, 0, token.present_t)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Present", {
                 "context": ctx.handle, "process": ctx.device.process.pid, "seq": packet.seq, "mode": "composed_flip",
@@ -863,6 +886,9 @@ class Adapter:
             self.on_packet(p)
         if composes is not None:
             self.vidsch.presents.composition(vidpn_source).attach(p, composes)
+        self.ledger.present(self.sim.now, ctx.handle, ctx.device.process.pid, p.seq,
+                            "independent_flip" if independent and flip else mode, int(flip), p.flip_interval,
+                            vidpn_source, width, height, p.present_t)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": ctx.device.process.pid,
                                                      "seq": p.seq, "mode": "independent_flip" if independent and flip
@@ -935,6 +961,7 @@ class Adapter:
                               BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR, VidSchError.FAILED_CANCEL_COMMAND,
                               status & 0xFFFFFFFF, address, p.seq))
         self.free_packet(p)
+        self.ledger.queue_stop(self.sim.now, ctx.handle, ctx.node, p.fence, p.kind, p.seq, "Cancelled", 0)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "QueuePacketStop", {
                 "context": ctx.handle, "node": ctx.node, "fence": p.fence, "kind": p.kind, "seq": p.seq,

@@ -186,6 +186,8 @@ class HwFlips:
         p.surface = allocation.address
         p.present_t = call_start
         p.fence = q.last_id
+        adapter.ledger.present(self.sim.now, ctx.handle, ctx.device.process.pid, seq, mode, 1, interval, source, width,
+                               height, call_start)
         if adapter.trace is not None:
             adapter.trace.emit(self.sim.now, "Present", {
                 "context": ctx.handle, "process": ctx.device.process.pid, "seq": seq, "mode": mode, "flip": 1,
@@ -316,6 +318,9 @@ class HwFlips:
             src.ready.popleft()  # refused: never shown (the model's OS does not call again)
             self._resolve(f, None)
         tr = adapter.trace
+        if status == SUCCESS:
+            adapter.ledger.flip(now, p.context.handle, p.seq, p.fence, src.index, p.flip_interval,
+                                int(bool(p.flags & FLAG_FLIP_NO_WAIT)), p.surface)
         if tr is not None:
             tr.emit(now, "HwFlip", {"source": src.index, "layer": LAYER, "present_id": pf.present_id,
                                     "context": p.context.handle, "seq": p.seq, "interval": p.flip_interval,

@@ -208,6 +208,7 @@ class OsHwScheduling:
         self.fences = fences
         self.gpuva = gpuva
         self.trace = adapter.trace
+        self.ledger = adapter.ledger
         self.nodes: list[HwNode] = []
         self.queues: list[HwQueue] = []
         self.bands = bands or {}
@@ -400,6 +401,8 @@ class OsHwScheduling:
         e.seq = ctx.seq
         e.queued = self.sim.now
         q.pending.append(e)
+        self.ledger.queue_start(self.sim.now, ctx.handle, ctx.device.process.pid, ctx.node, e.seq,
+                                "present" if present is not None else "render", len(q.pending), q.handle, v)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "QueuePacketStart", {
                 "context": ctx.handle, "process": ctx.device.process.pid, "node": ctx.node, "seq": e.seq,
@@ -681,6 +684,8 @@ class OsHwScheduling:
         the display's statistics."""
         p.fence = e.progress_id
         self.presents += 1
+        self.ledger.present(self.sim.now, ctx.handle, ctx.device.process.pid, e.seq, "blt", 0, 0, vidpn_source, width,
+                            height, p.present_t)
         if self.trace is not None:
             self.trace.emit(self.sim.now, "Present", {"context": ctx.handle, "process": ctx.device.process.pid,
                                                      "seq": e.seq, "mode": "blt", "flip": 0, "interval": 0,
@@ -791,6 +796,8 @@ class OsHwScheduling:
                 self.adapter.vidsch.presents.forget(p)
         if p is not None:
             self.adapter.free_packet(p)
+        self.ledger.queue_stop(now, ctx.handle, ctx.node, e.progress_id, "present" if p else "render", e.seq, status,
+                               q.handle)
         if self.trace is not None:
             self.trace.emit(now, "QueuePacketStop", {
                 "context": ctx.handle, "node": ctx.node, "fence": e.progress_id, "kind": "present" if p else "render",
@@ -811,6 +818,8 @@ class OsHwScheduling:
             if e.present is not None:
                 self.adapter.vidsch.presents.forget(e.present)
                 self.adapter.free_packet(e.present)
+            self.ledger.queue_stop(self.sim.now, ctx.handle, ctx.node, e.progress_id,
+                                   "present" if e.present else "render", e.seq, status, q.handle)
             if self.trace is not None:
                 self.trace.emit(self.sim.now, "QueuePacketStop", {
                     "context": ctx.handle, "node": ctx.node, "fence": e.progress_id,

@@ -223,6 +223,8 @@ class OverlayPlanes:
         token = PresentToken(packet, source, call_start, sync_interval)
         immediate = sync_interval == 0 and allow_tearing
         adapter = self.adapter
+        adapter.ledger.present(self.sim.now, ctx.handle, ctx.device.process.pid, packet.seq, "overlay_flip", 1,
+                               0 if immediate else max(1, sync_interval), source, _SURFACE_W, _SURFACE_H, call_start)
         if adapter.trace is not None:
             adapter.trace.emit(self.sim.now, "Present", {
                 "context": ctx.handle, "process": ctx.device.process.pid, "seq": packet.seq, "mode": "overlay_flip",

@@ -288,6 +288,7 @@ class Preemptor:
             c.preempted += 1
             if c.wait_since < 0:
                 c.wait_since = now  # it has work again and does not run
+            vs.ledger.dma_stop(now, c.handle, ordinal, p.fence, p.kind, p.seq, "Preempted")
             if tr is not None:
                 tr.emit(now, "DmaPacketStop", {
                     "context": p.context.handle, "node": ordinal, "fence": p.fence, "kind": p.kind,

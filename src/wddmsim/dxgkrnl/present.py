@@ -513,6 +513,8 @@ class Presents:
         self._drop(self.sources[source], frame)
 
     def _displayed(self, src: SourceStats, packet, t: int) -> None:
+        self.vs.ledger.displayed(self.sim.now, src.index, packet.context.handle, packet.seq, packet.fence, t,
+                                 t - packet.present_t)
         tr = self.vs.trace
         if tr is not None:
             tr.emit(self.sim.now, "Displayed", {
@@ -532,6 +534,7 @@ class Presents:
         comp = self.compositions.get(src.index)
         if comp is not None and comp.carried:
             comp.dropped(packet)
+        self.vs.ledger.dropped(self.sim.now, src.index, packet.context.handle, packet.seq, packet.fence)
         tr = self.vs.trace
         if tr is not None:
             tr.emit(self.sim.now, "Dropped", {"source": src.index, "context": packet.context.handle,

@@ -525,14 +525,14 @@ class Tdr:
         guilty = None
         first = i = node_queue.stopped
         while i < len(hw) and hw[i].fence < aborted:
-            if i > first and self.vs.trace is not None:
+            if i > first:
                 self.vs.emit_start(node_queue, hw[i], now)  # it ran unseen behind the bottom packet
             self._stop(hw[i], node_queue, "Completed")
             i += 1
         node_queue.stopped = i
         if i < len(hw) and hw[i].fence == aborted:
             p = hw[i]
-            if i > first and self.vs.trace is not None:
+            if i > first:
                 self.vs.emit_start(node_queue, p, now)  # the hung packet reached the bottom unseen
             del hw[i]
             guilty = self.owner(p)
@@ -622,6 +622,7 @@ class Tdr:
     # -- packets --------------------------------------------------------------------------------------------
     def _stop(self, p, node_queue, status: str) -> None:
         p.done = self.sim.now
+        self.vs.ledger.dma_stop(self.sim.now, p.context.handle, node_queue.ordinal, p.fence, p.kind, p.seq, status)
         tr = self.vs.trace
         if tr is not None:
             tr.emit(self.sim.now, "DmaPacketStop", {
@@ -640,6 +641,7 @@ class Tdr:
             self.vs.presents.forget(p)
         self.vs.adapter.free_packet(p)
         self.vs.retired_from(ctx)
+        self.vs.ledger.queue_stop(self.sim.now, ctx.handle, node_queue.ordinal, p.fence, p.kind, p.seq, "Aborted", 0)
         tr = self.vs.trace
         if tr is not None:
             tr.emit(self.sim.now, "QueuePacketStop", {

@@ -450,6 +450,10 @@ class VidMm:
                 if kind == "out" and alloc.offered:
                     alloc.valid = False  # offered: its content is dropped (DISCARD_CONTENT), not moved
                     alloc.discarded = True
+                reason = "budget" if i < budget else "pressure"
+                content = "moved" if alloc.valid or kind == "unmap" else "discarded"
+                self.adapter.ledger.evict(self.sim.now, alloc.handle, alloc.device.handle, alloc.device.process.pid,
+                                          alloc.size, heap.segment_id, reason, content)
                 if trace is not None:
                     trace.emit(self.sim.now, "EvictAllocation", {
                         "allocation": alloc.handle, "device": alloc.device.handle, "process": alloc.device.process.pid,

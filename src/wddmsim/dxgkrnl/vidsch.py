@@ -137,6 +137,8 @@ class VidSch:
         self.driver = adapter.driver
         self.ddi = adapter.ddi
         self.trace = adapter.trace
+        #: the packet ledger, fed here by direct calls (:mod:`wddmsim.trace.ledger`)
+        self.ledger = adapter.ledger
         self.verifier = adapter.verifier
         self.costs = adapter.costs
         self.mea = adapter.multi_engine_aware
@@ -213,6 +215,8 @@ class VidSch:
         if ctx.jobs is not None:
             ctx.jobs.queued(packet, own, relative)
         ctx.queue.append(packet)
+        self.ledger.queue_start(now, ctx.handle, ctx.device.process.pid, ctx.node, packet.seq, packet.kind,
+                                len(ctx.queue))
         tr = self.trace
         if tr is not None:
             tr.emit(now, "QueuePacketStart", {
@@ -487,12 +491,14 @@ class VidSch:
             signalled = self._woken.pop(ctx, None)
             if signalled is not None:
                 self.adapter.wddm2.fences.wake_latency.add(sim.now - signalled)
-        if flags & FLIP_FLAGS:
-            if self.presents.submitted(packet) and tr is not None:
+        if flags & FLIP_FLAGS and self.presents.submitted(packet):
+            no_wait = int(bool(flags & FLAG_FLIP_NO_WAIT))
+            self.ledger.flip(sim.now, ctx.handle, packet.seq, fence, packet.vidpn_source, packet.flip_interval,
+                             no_wait, packet.surface)
+            if tr is not None:
                 tr.emit(sim.now, "Flip", {
                     "context": ctx.handle, "seq": packet.seq, "fence": fence, "source": packet.vidpn_source,
-                    "interval": packet.flip_interval, "no_wait": int(bool(flags & FLAG_FLIP_NO_WAIT)),
-                    "surface": packet.surface,
+                    "interval": packet.flip_interval, "no_wait": no_wait, "surface": packet.surface,
                 })
         if fence > node_queue.last_submitted:
             node_queue.last_submitted = fence
@@ -502,6 +508,7 @@ class VidSch:
         hw.append(packet)
         if len(hw) > node_queue.max_depth_seen:
             node_queue.max_depth_seen = len(hw)
+        self.ledger.dma_queued(sim.now, ctx.handle, node_queue.ordinal, fence, packet.kind, packet.seq, len(hw))
         if tr is not None:
             tr.emit(sim.now, "DmaPacketQueued", {
                 "context": ctx.handle, "node": node_queue.ordinal, "fence": fence, "kind": packet.kind,
@@ -618,8 +625,10 @@ class VidSch:
         node_queue.busy_since = now
         if packet.context.wait_since >= 0:
             self._runs(node_queue, packet.context, now)
+        self.ledger.dma_start(now, packet.context.handle, node_queue.ordinal, packet.fence, packet.kind, packet.seq,
+                              int(packet.preempted))
         if self.trace is not None:
-            self.emit_start(node_queue, packet, now)
+            self.emit_start(node_queue, packet, now, False)
         if self._observer is not None:
             self._observer.packet_started(node_queue.ordinal, packet)
         if packet.rejected:
@@ -632,12 +641,18 @@ class VidSch:
             return
         self.preemptor.started(node_queue, packet)
 
-    def emit_start(self, node_queue: NodeQueue, packet, now: int) -> None:
-        """``DmaPacketStart`` of ``packet`` at ``now`` (the trace is on)."""
-        self.trace.emit(now, "DmaPacketStart", {
-            "context": packet.context.handle, "node": node_queue.ordinal, "fence": packet.fence,
-            "kind": packet.kind, "seq": packet.seq, "resubmission": int(packet.preempted),
-        })
+    def emit_start(self, node_queue: NodeQueue, packet, now: int, ledger: bool = True) -> None:
+        """``DmaPacketStart`` of ``packet`` at ``now``: to the ledger (unless ``ledger`` is false:
+        the caller told it), and to the trace when it is on."""
+        if ledger:
+            self.ledger.dma_start(now, packet.context.handle, node_queue.ordinal, packet.fence, packet.kind,
+                                  packet.seq, int(packet.preempted))
+        tr = self.trace
+        if tr is not None:
+            tr.emit(now, "DmaPacketStart", {
+                "context": packet.context.handle, "node": node_queue.ordinal, "fence": packet.fence,
+                "kind": packet.kind, "seq": packet.seq, "resubmission": int(packet.preempted),
+            })
 
     def _retire_rejected(self) -> None:
         self._retire_pending = False
@@ -692,6 +707,7 @@ class VidSch:
         n = len(hw)
         now = self.sim.now
         tr = self.trace
+        led = self.ledger
         ordinal = node_queue.ordinal
         while i < n:
             p = hw[i]
@@ -699,8 +715,7 @@ class VidSch:
                 break
             if i > first:
                 p.started = now
-                if tr is not None:
-                    self.emit_start(node_queue, p, now)
+                self.emit_start(node_queue, p, now)
                 if self._observer is not None:
                     self._observer.packet_started(ordinal, p)
             p.done = now
@@ -708,6 +723,7 @@ class VidSch:
                 self.truth.null_rendering_done(node_queue, p)
             if p.flags & PRESENT_FLAGS:
                 self.presents.completed(p, now)
+            led.dma_stop(now, p.context.handle, ordinal, p.fence, p.kind, p.seq, "Completed")
             if tr is not None:
                 tr.emit(now, "DmaPacketStop", {
                     "context": p.context.handle, "node": ordinal, "fence": p.fence, "kind": p.kind,
@@ -781,6 +797,7 @@ class VidSch:
         """``DxgkCbNotifyDpc``: retire completed packets on every node, wake waiters and workers."""
         now = self.sim.now
         tr = self.trace
+        led = self.ledger
         wake_delay = self.costs.dpc
         truth = self.truth
         free_packet = self.adapter.free_packet
@@ -811,6 +828,7 @@ class VidSch:
                     self.vidmm.retired(p)
                 elif ctx.system:
                     self.vidmm.paging_retired(p)
+                led.queue_stop(now, ctx.handle, node_queue.ordinal, p.fence, p.kind, p.seq, "Completed", 0)
                 if tr is not None:
                     tr.emit(now, "QueuePacketStop", {
                         "context": ctx.handle, "node": node_queue.ordinal, "fence": p.fence, "kind": p.kind,

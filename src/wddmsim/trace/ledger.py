@@ -35,7 +35,7 @@ from collections import OrderedDict, deque
 
 from .ledgerreport import LedgerError, Violation
 
-__all__ = ["KINDS", "KEEP_CLOSED", "Ledger", "LedgerError", "Violation"]
+__all__ = ["KINDS", "KEEP_CLOSED", "KindsFilter", "Ledger", "LedgerError", "Violation"]
 
 #: the events the ledger reads (the model need not build any other for it)
 KINDS = frozenset({"QueuePacketStart", "QueuePacketStop", "DmaPacketQueued", "DmaPacketStart", "DmaPacketStop",
@@ -50,6 +50,27 @@ KEEP_CLOSED_RUN = 64
 # DMA states of a packet
 _NONE, _QUEUED, _STARTED, _DONE, _TAKEN, _ABORTED = range(6)
 _DMA_NAMES = ("never submitted", "queued to the driver", "running", "completed", "taken back", "aborted")
+
+
+#: the events the model hands the ledger by a direct call (:meth:`Ledger.queue_start` ...): the
+#: event's name, then its fields' names in the order the event log writes them
+_E_QSTART = ("QueuePacketStart", "context", "process", "node", "seq", "kind", "queued", "hwqueue", "progress_id")
+_E_DQUEUED = ("DmaPacketQueued", "context", "node", "fence", "kind", "seq", "depth")
+_E_DSTART = ("DmaPacketStart", "context", "node", "fence", "kind", "seq", "resubmission")
+_E_DSTOP = ("DmaPacketStop", "context", "node", "fence", "kind", "seq", "status")
+_E_QSTOP = ("QueuePacketStop", "context", "node", "fence", "kind", "seq", "status", "hwqueue")
+
+_E_PRESENT = ("Present", "context", "process", "seq", "mode", "flip", "interval", "source", "width", "height",
+              "cpu_start")
+_E_FLIP = ("Flip", "context", "seq", "fence", "source", "interval", "no_wait", "surface")
+_E_DISPLAYED = ("Displayed", "source", "context", "seq", "fence", "displayed", "latency")
+_E_DROPPED = ("Dropped", "source", "context", "seq", "fence")
+_E_EVICT = ("EvictAllocation", "allocation", "device", "process", "size", "segment", "reason", "content")
+
+
+def _fields(names: tuple, values: tuple) -> dict:
+    """The fields of an event handed by a direct call (``names``: one of the ``_E_`` tuples)."""
+    return dict(zip(names[1:], values))
 
 
 #: QueuePacketStop status -> its place in a context's counts [created, completed, cancelled, aborted]
@@ -86,8 +107,10 @@ def _zero(*names) -> dict:
 
 
 class Ledger:
-    """The ledger of one run (see the module doc). Feed it with :meth:`emit` (it is an event
-    sink: ``kinds`` names the events it reads, every other one is ignored), then :meth:`check_now`."""
+    """The ledger of one run (see the module doc). A live run feeds it by direct calls at the
+    model's transition points (:meth:`queue_start`, :meth:`dma_queued`, ... with the values the
+    event carries); a saved log is fed with :meth:`emit` or :meth:`feed` (an event sink: ``kinds``
+    names the events it reads, every other one is ignored). Then :meth:`check_now`."""
 
     kinds = KINDS
 
@@ -174,6 +197,162 @@ class Ledger:
         if h is not None:
             h(t, event, fields)
 
+    # -- the model's own feed ---------------------------------------------------------------------
+    # A live run calls these at its transition points, with the values the event would carry (in
+    # its fields' order): no event dictionary is built for the ledger. Each takes the usual case in
+    # line and keeps the event in the packet's history as a flat tuple ``(t, NAMES, *values)``,
+    # made into ``(t, event, fields)`` only when a violation shows it (ledgerreport.Violation);
+    # anything else is the event, built as a dictionary, handed to the handler that :meth:`emit`
+    # uses, so the rules checked and the messages are the same whichever way an event comes.
+
+    def queue_start(self, t: int, context: int, process: int, node: int, seq: int, kind: str, queued: int,
+                    hwqueue: int = 0, progress_id: int = 0) -> None:
+        """``QueuePacketStart``: a packet enters its context's queue (a hardware queue's with
+        ``hwqueue`` and its ``progress_id``)."""
+        key = (context, seq)
+        if not hwqueue and not self._evictions_open and seq > self._last_seq.get(context, 0) \
+                and key not in self._packets:
+            # The usual case of _open, in line: a software-scheduled packet, created once.
+            self._last_seq[context] = seq
+            p = _Packet(context, seq, kind, 0, progress_id,
+                        [(t, _E_QSTART, context, process, node, seq, kind, queued, 0, progress_id)])
+            self._packets[key] = p
+            group = self._paging if kind == "paging" else self._plain
+            group["created"] += 1
+            counts = self.per_context.get(context)
+            if counts is None:
+                counts = self.per_context[context] = [0, 0, 0, 0]
+            counts[0] += 1
+            p.counts = counts
+            p.group = group
+            return
+        self._open(t, context, seq, kind, hwqueue, progress_id,
+                   (t, _E_QSTART, context, process, node, seq, kind, queued, hwqueue, progress_id))
+
+    def dma_queued(self, t: int, context: int, node: int, fence: int, kind: str, seq: int, depth: int) -> None:
+        """``DmaPacketQueued``: DxgkDdiSubmitCommand accepted the packet."""
+        p = self._packets.get((context, seq))
+        if p is not None and p.dma == _NONE:
+            p.history.append((t, _E_DQUEUED, context, node, fence, kind, seq, depth))
+            p.dma = _QUEUED
+            p.fence = fence
+            p.submissions = 1
+            self._dma["created"] += 1
+            return
+        self._dma_queued(t, "DmaPacketQueued", {"context": context, "node": node, "fence": fence, "kind": kind,
+                                                "seq": seq, "depth": depth})
+
+    def dma_start(self, t: int, context: int, node: int, fence: int, kind: str, seq: int, resubmission: int) -> None:
+        """``DmaPacketStart``: the packet reached the bottom of its node's hardware queue."""
+        p = self._packets.get((context, seq))
+        if p is not None and p.dma == _QUEUED and fence == p.fence:
+            p.history.append((t, _E_DSTART, context, node, fence, kind, seq, resubmission))
+            p.dma = _STARTED
+            return
+        self._dma_start(t, "DmaPacketStart", {"context": context, "node": node, "fence": fence, "kind": kind,
+                                              "seq": seq, "resubmission": resubmission})
+
+    def dma_stop(self, t: int, context: int, node: int, fence: int, kind: str, seq: int, status: str) -> None:
+        """``DmaPacketStop``: the DMA submission completed, or was preempted, reset or aborted."""
+        p = self._packets.get((context, seq))
+        if p is not None and p.dma == _STARTED and status == "Completed" and fence == p.fence:
+            p.history.append((t, _E_DSTOP, context, node, fence, kind, seq, status))
+            p.dma = _DONE
+            p.node = node
+            done = self._done.get(node)
+            if done is None:
+                done = self._done[node] = deque()
+            done.append(p)
+            self._dma["completed"] += 1
+            return
+        self._dma_stop(t, "DmaPacketStop", {"context": context, "node": node, "fence": fence, "kind": kind,
+                                            "seq": seq, "status": status})
+
+    def queue_stop(self, t: int, context: int, node: int, fence: int, kind: str, seq: int, status: str,
+                   hwqueue: int = 0) -> None:
+        """``QueuePacketStop``: the packet is retired (``Completed``), ``Cancelled`` or ``Aborted``."""
+        key = (context, seq)
+        p = self._packets.get(key)
+        if p is not None and status == "Completed":
+            if p.hwqueue:
+                q = self._hwqueues[p.hwqueue]
+                ok = q[0] is p and fence == p.progress_id
+                if ok:
+                    q.popleft()
+                    self._fences["Completed"] += 1
+            else:
+                ok = p.dma == _DONE
+                if ok:
+                    done = self._done[p.node]
+                    ok = done[0] is p
+                    if ok:
+                        done.popleft()
+            if ok:
+                history = p.history
+                history.append((t, _E_QSTOP, context, node, fence, kind, seq, status, hwqueue))
+                p.group["Completed"] += 1
+                p.counts[1] += 1
+                del self._packets[key]
+                if self.keep_closed:
+                    closed = self._closed
+                    closed[("packet", key)] = history
+                    if len(closed) > self.keep_closed:
+                        closed.popitem(last=False)
+                return
+        self._queue_stop(t, "QueuePacketStop", {"context": context, "node": node, "fence": fence, "kind": kind,
+                                                "seq": seq, "status": status, "hwqueue": hwqueue})
+
+    def present(self, t: int, context: int, process: int, seq: int, mode: str, flip: int, interval: int,
+                source: int, width: int, height: int, cpu_start: int) -> None:
+        """``Present``: a present entered the scheduler."""
+        key = (context, seq)
+        if key not in self._frames:
+            self._frames[key] = _Frame(bool(flip), [(t, _E_PRESENT, context, process, seq, mode, flip, interval,
+                                                     source, width, height, cpu_start)])
+            self._presents["created"] += 1
+            return
+        self._present(t, "Present", _fields(_E_PRESENT, (context, process, seq, mode, flip, interval, source, width,
+                                                         height, cpu_start)))
+
+    def flip(self, t: int, context: int, seq: int, fence: int, source: int, interval: int, no_wait: int,
+             surface: int) -> None:
+        """``Flip``: the flip of a present went to the driver (or the display's flip queue)."""
+        fr = self._frames.get((context, seq))
+        if fr is not None and fr.flip:
+            fr.history.append((t, _E_FLIP, context, seq, fence, source, interval, no_wait, surface))
+            return
+        self._flip(t, "Flip", _fields(_E_FLIP, (context, seq, fence, source, interval, no_wait, surface)))
+
+    def displayed(self, t: int, source: int, context: int, seq: int, fence: int, displayed: int, latency: int) -> None:
+        """``Displayed``: a present was shown."""
+        key = (context, seq)
+        fr = self._frames.pop(key, None)
+        if fr is not None:
+            fr.history.append((t, _E_DISPLAYED, source, context, seq, fence, displayed, latency))
+            self._presents["displayed"] += 1
+            self._remember("present", key, fr.history)
+            return
+        self._shown(t, "Displayed", _fields(_E_DISPLAYED, (source, context, seq, fence, displayed, latency)))
+
+    def dropped(self, t: int, source: int, context: int, seq: int, fence: int) -> None:
+        """``Dropped``: a present will never be shown."""
+        key = (context, seq)
+        fr = self._frames.pop(key, None)
+        if fr is not None:
+            fr.history.append((t, _E_DROPPED, source, context, seq, fence))
+            self._presents["dropped"] += 1
+            self._remember("present", key, fr.history)
+            return
+        self._shown(t, "Dropped", _fields(_E_DROPPED, (source, context, seq, fence)))
+
+    def evict(self, t: int, allocation: int, device: int, process: int, size: int, segment: int, reason: str,
+              content: str) -> None:
+        """``EvictAllocation``: VidMm evicts an allocation (its paging packet follows at this instant)."""
+        self._paging["evictions"] += 1
+        self._evictions_open += 1
+        self._eviction_t = t
+        self._eviction_history.append((t, _E_EVICT, allocation, device, process, size, segment, reason, content))
+
     def feed(self, events) -> None:
         """Read a log's events (dicts as :func:`wddmsim.trace.read_events` gives them)."""
         emit = self.emit
@@ -197,10 +376,12 @@ class Ledger:
 
     # -- queue packets --------------------------------------------------------------------------------
     def _queue_start(self, t, event, f) -> None:
-        ctx, seq = f["context"], f["seq"]
+        self._open(t, f["context"], f["seq"], f.get("kind", "render"), f.get("hwqueue", 0), f.get("progress_id", 0),
+                   (t, event, f))
+
+    def _open(self, t, ctx, seq, kind, hwq, progress_id, entry) -> None:
+        """A QueuePacketStart (``entry``, as its history keeps it): the packet is created."""
         key = (ctx, seq)
-        hwq = f.get("hwqueue", 0)
-        entry = (t, event, f)
         packets = self._packets
         if key in packets or seq <= self._last_seq.get(ctx, 0):
             old = packets.get(key)
@@ -208,7 +389,6 @@ class Ledger:
             self._violate(t, _packet_name(ctx, seq), "created twice (a second QueuePacketStart)", hist + [entry])
             return
         self._last_seq[ctx] = seq
-        kind = f.get("kind", "render")
         if self._evictions_open:
             # VidMm queues an eviction's paging packet at the instant it queues the eviction.
             if kind == "paging":
@@ -216,7 +396,7 @@ class Ledger:
                 self._eviction_history = []
             elif t != self._eviction_t:
                 self._eviction_unpaired(t)
-        p = _Packet(ctx, seq, kind, hwq, f.get("progress_id", 0), [entry])
+        p = _Packet(ctx, seq, kind, hwq, progress_id, [entry])
         packets[key] = p
         group = self._paging if kind == "paging" else self._plain
         group["created"] += 1
@@ -499,23 +679,37 @@ def _fence_name(hwq, progress_id) -> str:
     return f"progress fence {progress_id} of hardware queue {hwq}"
 
 
-class LedgerTee:
-    """The sink the model sees when a run also has a sink of its own (a log, a trace): every event
-    the sink wants goes to it, and the ledger reads its own. ``kinds`` is the union of both (None:
-    every event), ``raw_args`` the sink's (the ledger reads no DdiCall)."""
+class _NoLedger(Ledger):
+    """A ledger that keeps nothing: ``System(_ledger=False)``, for benchmarks/logcost.py alone (the
+    ledger's cost is that run's time against the usual one's). Every run of the product keeps the
+    real one."""
 
-    def __init__(self, ledger: Ledger, sink):
-        self.ledger = ledger
+    def _skip(self, *args) -> None:
+        pass
+
+    emit = queue_start = dma_queued = dma_start = dma_stop = queue_stop = _skip
+    present = flip = displayed = dropped = evict = _skip
+
+
+class KindsFilter:
+    """The sink the model sees when the run's sink declares the events it reads (``kinds``): only
+    those reach it. ``kinds`` and ``raw_args`` are the sink's. (The ledger is fed apart, by direct
+    calls: :class:`Ledger`.)"""
+
+    def __init__(self, sink):
         self.sink = sink
-        own = getattr(sink, "kinds", None)
-        self._sink_kinds = None if own is None else frozenset(own)
-        self.kinds = None if own is None else self._sink_kinds | ledger.kinds
+        self.kinds = frozenset(sink.kinds)
         self.raw_args = getattr(sink, "raw_args", False)
-        self._ledger = ledger.emit
         self._sink = sink.emit
 
+    @classmethod
+    def around(cls, sink):
+        """``sink`` as the model should see it: itself, unless it declares ``kinds`` (None: None)."""
+        if sink is None or getattr(sink, "kinds", None) is None:
+            return sink
+        return cls(sink)
+
     def emit(self, t: int, event: str, fields: dict) -> None:
-        """Hand one event to the ledger and to the sink (if it wants it)."""
-        self._ledger(t, event, fields)
-        if self._sink_kinds is None or event in self._sink_kinds:
+        """Hand one event to the sink if it wants it."""
+        if event in self.kinds:
             self._sink(t, event, fields)

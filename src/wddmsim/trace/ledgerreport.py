@@ -21,7 +21,9 @@ class Violation:
         self.t = t
         self.item = item
         self.message = message
-        self.history = list(history)
+        # A live run's ledger keeps an event it was handed by a direct call as a flat tuple
+        # ``(t, (event, *names), *values)``: made into ``(t, event, fields)`` here.
+        self.history = [e if type(e[1]) is str else (e[0], e[1][0], dict(zip(e[1][1:], e[2:]))) for e in history]
 
     def describe(self) -> str:
         """The violation and the item's history, one event a line."""
