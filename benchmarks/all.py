@@ -31,8 +31,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 #: The benchmark files, in the order they run: the submission path first, the log, memory, real time,
-#: sweeps, and last the profile that explains the throughput figures.
-BENCHMARKS = ("throughput", "logcost", "memory", "realtime", "sweep", "study", "profile_path")
+#: sweeps, the command line's start-up, and last the profile that explains the throughput figures.
+BENCHMARKS = ("throughput", "logcost", "memory", "realtime", "sweep", "study", "startup", "profile_path")
 
 
 def load(name: str):
@@ -70,7 +70,7 @@ def run(names, quick: bool, out=None) -> tuple[list[dict], bool]:
 
 def _value(fig: dict) -> str:
     """The figure's measured value against its target, in the key the figure names it by."""
-    for key in ("ratio", "speedup", "flatness", "parity", "peak_rss_mb", "realtime_factor", "wall_ratio"):
+    for key in ("ratio", "speedup", "flatness", "parity", "peak_rss_mb", "realtime_factor", "wall_ratio", "startup_s"):
         if key in fig:
             return f"{key} {fig[key]}"
     return ""

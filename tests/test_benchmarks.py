@@ -173,3 +173,14 @@ def test_the_ledger_cost_figure_runs_the_same_packets_with_the_ledger_on_and_off
     assert fig["ledger_on_s"] > 0 and fig["ledger_off_s"] > 0 and fig["target"] == 1.05
     assert fig["met"] == (fig["ratio"] <= 1.05)
 
+
+def test_the_startup_figures_time_the_script_in_fresh_processes():
+    bench = _bench("startup")
+    fig = bench.measure("version", repeat=1, uv=False, cached=False, profile=False)
+    assert (fig["benchmark"], fig["figure"], fig["command"], fig["target"]) == (
+        "startup", "startup_version", ["wddmsim", "--version"], 0.2)
+    assert fig["script_s"] > 0 and fig["uv_run_s"] is None and fig["judged_on"] == "script_s"
+    assert fig["met"] is (fig["startup_s"] < 0.2)
+    fig = bench.measure("run_1ms", repeat=1, uv=False, cached=True, profile=True)
+    assert fig["figure"] == "startup_run_1ms" and fig["target"] == 0.5 and fig["script_cached_s"] > 0
+    assert "pydantic" in fig["imports_ms"] and all(ms >= 0 for ms in fig["imports_ms"].values())

@@ -3,28 +3,61 @@
 ``run`` runs a scenario and prints its summary (drawn by :mod:`wddmsim.summaryview`, the object
 described in :mod:`wddmsim.summary`), ``demo`` shows what crosses the DDI for one submission,
 ``verify`` runs the conformance suite; ``layout`` and ``decode`` (which read the DDI structures the
-way a debugger's ``dt`` does) live in :mod:`wddmsim.structcmd`, and ``rules``, ``sweep`` and
-``replay`` in modules of their own, which import nothing from here. Bad input from a person (an
-unknown structure, bytes of the wrong length, text that is not hex, a missing file) gets one clear
-line on stderr and exit status 2, never a traceback (:mod:`wddmsim.cliutil` holds what the
-commands share).
+way a debugger's ``dt`` does) live in :mod:`wddmsim.structcmd`, and ``rules``, ``sweep``,
+``replay`` and ``check`` in modules of their own, which import nothing from here and are imported
+only when their command runs (:data:`LAZY_COMMANDS`). Nothing here imports rich or the model at
+the top, so that ``wddmsim --version`` and ``--help`` import click alone
+(tests/test_cli_startup.py). Bad input from a person (an unknown structure, bytes of the wrong
+length, text that is not hex, a missing file) gets one clear line on stderr and exit status 2,
+never a traceback (:mod:`wddmsim.cliutil` holds what the commands share).
 """
 
 from __future__ import annotations
 
-import json
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from . import __version__
 from .cliutil import (ScenarioProblems, UserError, WddmsimGroup, build_system, check_directory, check_writable, console,
                       load_driver, load_scenario_file, parse_duration_option, parse_settings, parse_size_option,
                       read_log)
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = ["ScenarioProblems", "UserError", "build_system", "execute", "load_driver", "main", "parse_settings"]
 
-@click.group(cls=WddmsimGroup, context_settings={"help_option_names": ["-h", "--help"]})
+#: The commands that live in modules of their own (none imports this one), imported only when the
+#: command runs or shows its own help, so that ``wddmsim --version`` and ``wddmsim run`` import
+#: neither the rule catalogue, the DDI layout tables nor the replay and sweep machinery: name ->
+#: ("module:command", the first sentence of its help, all ``wddmsim --help`` shows of it;
+#: tests/test_cli_startup.py checks it against the command's own help).
+LAZY_COMMANDS = {
+    "check": ("wddmsim.checkcmd:check_cmd",
+              "Check an event log (written with --events) with the packet ledger: every packet, flip, paging "
+              "operation and progress fence created is accounted for exactly once, and the totals agree with "
+              "the log's LogEnd summary."),
+    "decode": ("wddmsim.structcmd:decode_cmd",
+               "Every field of a DDI structure from its bytes (HEX, or @FILE for a binary file), or a crash "
+               "record written by ``wddmsim run`` (``wddmsim decode @RECORD``: the stop, each bug-check "
+               "parameter explained, the rule the driver broke and the structure)."),
+    "layout": ("wddmsim.structcmd:layout_cmd",
+               "Size and every member's offset, size and C type of a DDI structure, like a debugger's dt (or, "
+               "with --list, every type the model knows)."),
+    "replay": ("wddmsim.replaycmd:replay_cmd",
+               "Replay CAPTURE (a PresentMon CSV in any of its three column sets) in the model: rebuild the "
+               "machine's processes, swap chains, frames and display from it, run them, and print the model "
+               "against the capture per swap chain (presents, present mode, frame time, time in Present, GPU "
+               "busy, display latency, dropped frames) with the targets each meets."),
+    "rules": ("wddmsim.rulescmd:rules_cmd",
+              "How the model accounts for each checkable DDI rule: its status, what it says, where it is "
+              "checked and which tests break it."),
+    "sweep": ("wddmsim.sweepcmd:sweep_cmd",
+              "Run SCENARIO for every combination of --set values and --seeds; one row of figures per run."),
+}
+
+@click.group(cls=WddmsimGroup, lazy_commands=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wddmsim")
 def main() -> None:
     """wddmsim: an executable model of how Windows submits work to a GPU (WDDM).
@@ -137,6 +170,8 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
         except OSError as e:
             raise UserError(f"{crash_record}: cannot write the crash record: {e.strerror}") from None
     if as_json:
+        import json
+
         click.echo(json.dumps(result.summary, indent=2))
         if result.bugcheck is not None:
             click.echo(f"crash record: {crash_record} (read it with: uv run wddmsim decode @{crash_record})", err=True)
@@ -348,6 +383,8 @@ def verify_cmd(driver: str, only, as_json: bool, junit, sets) -> None:
         with open(junit, "wb") as f:
             f.write(junit_xml(report))
     if as_json:
+        import json
+
         click.echo(json.dumps(report_json(report), indent=2))
     else:
         print_report(con, report)
@@ -389,6 +426,8 @@ def compare_cmd(scenario: str, as_json: bool) -> None:
     sw, hw, notes = compare_scenarios(sc, scenario)
     con = console()
     if as_json:
+        import json
+
         click.echo(json.dumps({"software": sw, "hardware": hw, "translations": notes}, indent=2))
         return
     for note in notes:
@@ -419,18 +458,3 @@ def demo_cmd(events, wide) -> None:
     from .demo import run_demo
 
     raise SystemExit(run_demo(console(wide), events, wide=wide))
-
-
-# ---------------------------------------------------------------------------------------- rules
-from .rulescmd import rules_cmd  # noqa: E402  (the command lives in its own module)
-from .sweepcmd import sweep_cmd  # noqa: E402  (likewise)
-from .replaycmd import replay_cmd  # noqa: E402  (likewise)
-from .structcmd import decode_cmd, layout_cmd  # noqa: E402  (likewise)
-from .checkcmd import check_cmd  # noqa: E402  (likewise)
-
-main.add_command(rules_cmd)
-main.add_command(sweep_cmd)
-main.add_command(replay_cmd)
-main.add_command(layout_cmd)
-main.add_command(decode_cmd)
-main.add_command(check_cmd)

@@ -8,10 +8,15 @@ these from here; nothing here imports a command module, so the commands form no 
 
 from __future__ import annotations
 
+import importlib
 import os
+from gettext import gettext
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["ModelBug", "ScenarioProblems", "UserError", "WddmsimGroup", "build_system", "check_directory", "check_writable", "console",
            "load_driver", "load_scenario_file", "parse_duration_option", "parse_settings", "parse_size_option",
@@ -63,26 +68,88 @@ class WddmsimGroup(click.Group):
     one line and exit status 2.
     A Ctrl-C that reaches a command outside a run (which stops cleanly, :mod:`wddmsim.runstop`),
     e.g. while a scenario is read, ends it with one line and exit status 130, not click's
-    "Aborted!" and 1."""
+    "Aborted!" and 1.
+
+    ``lazy_commands`` (name -> ``("package.module:attribute", short help)``) are commands whose
+    module is imported only when the command is looked up to run (or for its own ``--help``), so
+    that ``wddmsim --version`` or ``wddmsim run`` does not import what ``rules`` or ``decode`` need.
+    ``wddmsim --help`` lists them with the short help from the table: the first sentence of the
+    command's help, which click shortens exactly as it shortens the whole help text (a test checks
+    that the two agree)."""
+
+    def __init__(self, *args, lazy_commands: dict[str, tuple[str, str]] | None = None, **kw):
+        super().__init__(*args, **kw)
+        self.lazy_commands = dict(lazy_commands or {})
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted({*self.commands, *self.lazy_commands})
+
+    def get_command(self, ctx, cmd_name: str):
+        if cmd_name not in self.commands and cmd_name in self.lazy_commands:
+            module, _, attribute = self.lazy_commands[cmd_name][0].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as e:
+            # click suggests close names from the commands imported so far: suggest from them all
+            raise click.exceptions.NoSuchCommand(e.command_name, possibilities=self.list_commands(ctx),
+                                                 ctx=ctx) from None
+
+    def format_commands(self, ctx, formatter) -> None:
+        """click's list of commands, with a command not yet imported standing in by its short help."""
+        commands = []
+        for name in self.list_commands(ctx):
+            cmd = self.commands.get(name)
+            if cmd is None:
+                cmd = click.Command(name, help=self.lazy_commands[name][1])
+            if not cmd.hidden:
+                commands.append((name, cmd))
+        if commands:
+            limit = formatter.width - 6 - max(len(name) for name, _ in commands)
+            rows = [(name, cmd.get_short_help_str(limit)) for name, cmd in commands]
+            with formatter.section(gettext("Commands")):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx):
-        from .policies.protocol import PolicyError
-        from .trace.ledger import LedgerError
-
         try:
             return super().invoke(ctx)
-        except LedgerError as e:
-            raise ModelBug(e) from None
-        except PolicyError as e:
-            raise UserError(str(e)) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
         except KeyboardInterrupt:
             click.echo("wddmsim: interrupted by SIGINT", err=True)
             raise SystemExit(130) from None
+        except Exception as e:
+            translated = _translated(e)
+            if translated is None:
+                raise
+            raise translated from None
+
+
+def _translated(error: Exception) -> click.ClickException | None:
+    """The :class:`ModelBug` or :class:`UserError` that ``error`` from a command becomes, or None.
+    The two exception classes are imported here, on the way out, so that a command that needs
+    neither module (``--version``, ``rules``, ``decode``) does not import them; when they cannot be
+    imported, the error stands as it is."""
+    try:
+        from .policies.protocol import PolicyError
+        from .trace.ledger import LedgerError
+    except Exception:  # noqa: BLE001 - the original error is the one to show
+        return None
+    if isinstance(error, LedgerError):
+        return ModelBug(error)
+    if isinstance(error, PolicyError):
+        return UserError(str(error))
+    return None
 
 
 def console(wide: bool = False) -> Console:
     """Rich console; when stdout is not a terminal, wide enough that no member name is cut (and,
     ``wide``, that no column of the summary's ``--wide`` tables is squeezed)."""
+    from rich.console import Console
+
     con = Console(highlight=False)
     if not con.is_terminal:
         con = Console(highlight=False, width=400 if wide else 200)

@@ -1,9 +1,10 @@
 """The ``wddmsim`` script and ``python -m wddmsim``: the command line of :mod:`wddmsim.cli`.
 
-The command line imports click, rich and the model before it reads its arguments (about half a
-second). A Ctrl-C (SIGINT) in that time would end the process with Python's KeyboardInterrupt
-traceback; here it ends with the line every interrupted command prints and exit status 130, as a
-Ctrl-C later on does (:mod:`wddmsim.runstop`, :class:`wddmsim.cliutil.WddmsimGroup`).
+The command line imports click before it reads its arguments, and a command's modules (rich, the
+model) when it runs: a tenth of a second or less for ``--version``, a few tenths before a run
+starts (benchmarks/startup.py). A Ctrl-C (SIGINT) in that time would end the process with Python's
+KeyboardInterrupt traceback; here it ends with the line every interrupted command prints and exit
+status 130, as a Ctrl-C later on does (:mod:`wddmsim.runstop`, :class:`wddmsim.cliutil.WddmsimGroup`).
 """
 
 from __future__ import annotations
