@@ -82,6 +82,9 @@ def _rare_runs():
     # Multiplane-overlay flips (MpoFlip, PlaneDisplayed, PlaneDropped): two writes of one plane in a frame.
     from test_mpo3 import latest_write_wins_run
     yield latest_write_wins_run()
+    # A window leaving its overlay plane (PlaneRelease): the overlays example to its end, where the
+    # player stops (the 300 ms the examples above run are not enough).
+    yield _run(load_scenario(str(ROOT / "examples" / "overlays.toml")))
 
 
 @pytest.fixture(scope="module")

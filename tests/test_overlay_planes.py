@@ -396,3 +396,23 @@ def test_a_capture_with_the_mode_replays_with_the_planes_on(tmp_path):
     # The model composes its first frames, then puts it on a plane.
     assert got[:2] == ["Composed: Flip"] * 2 and got.count(HCIF) >= 14
     assert all(m in (HCIF, "Composed: Flip") for m in got)
+
+
+def test_a_run_stopped_mid_presentation_emits_nothing_when_its_applications_are_collected():
+    """A run that ends while the player is on its plane: closing the application's generator (with
+    the run, or whenever the collector gets to it) is not the application stopping, so no
+    PlaneRelease (or anything else) reaches the log after the run returned."""
+    import gc
+
+    from wddmsim.scenario import load_scenario
+    from wddmsim.system import System
+    from wddmsim.trace.sinks import ListSink
+
+    sink = ListSink()
+    system = System(load_scenario(str(ROOT / "examples" / "overlays.toml")), trace=sink)
+    system.run(until=300_000_000)
+    n = len(sink.events)
+    assert [e["event"] for e in sink.events].count("PlaneAssign") == 1
+    del system
+    gc.collect()
+    assert len(sink.events) == n and not [e for e in sink.events if e["event"] == "PlaneRelease"]

@@ -122,10 +122,21 @@ class SwapChainApp:
                     yield rt.wait(ctx, queued[0])
                 seq = yield from self._present(frame, call, () if rendered else (Work(gpu),))
                 queued.append(seq)
-        finally:
+        except GeneratorExit:
+            # Closed with the run, or collected after it: the model has ended, and nothing may happen
+            # in it any more (an event emitted now would land in the log whenever the collector ran).
             self.presenting = False
-            if self.compositor is not None:
-                self.compositor.release(self)
+            raise
+        except BaseException:
+            self._stopped()
+            raise
+        self._stopped()
+
+    def _stopped(self) -> None:
+        """The application stopped presenting: the compositor takes back what it gave it."""
+        self.presenting = False
+        if self.compositor is not None:
+            self.compositor.release(self)
 
     def _present(self, frame: int, call: int, rest: tuple):
         """The present of ``frame`` for a call that began at ``call``; ``rest``: the frame's
