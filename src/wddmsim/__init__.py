@@ -8,6 +8,11 @@ its names may change without notice.
 
 __version__ = "0.1.0"
 
+from . import _native
+
+# The modules compiled with mypyc, or their interpreted sources under WDDMSIM_PURE=1 (wddmsim._native).
+_native.install()
+
 from .publicnames import API_NAMES
 
 #: The public names, all from :mod:`wddmsim.api`.

@@ -29,6 +29,15 @@ assert 1 << _SHIFT == PAGE_SIZE
 
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
+_unpack_u32 = _U32.unpack_from
+_unpack_u64 = _U64.unpack_from
+_pack_u32 = _U32.pack
+_pack_u64 = _U64.pack
+_pack_u32_into = _U32.pack_into
+_pack_u64_into = _U64.pack_into
+# the last page offset where a whole word lies in one page
+_LAST_U32 = PAGE_SIZE - 4
+_LAST_U64 = PAGE_SIZE - 8
 
 # A watch covers the 8 bytes [addr, addr + 8): a store to [start, start + n) touches it when
 # addr is in [start - 7, start + n).
@@ -107,68 +116,6 @@ def _check_size(size: int) -> None:
         raise ValueError(f"negative size {size}")
 
 
-def _as_method(fn, name: str, doc: str):
-    """``fn`` named and documented as the method ``PhysicalMemory.<name>`` it becomes."""
-    fn.__name__ = name
-    fn.__qualname__ = f"PhysicalMemory.{name}"
-    fn.__doc__ = doc
-    return fn
-
-
-def _word_reader(word: struct.Struct):
-    """The reader of one little-endian word width (``word``: ``<I`` or ``<Q``): within a page one
-    unpack, across a page boundary through :meth:`PhysicalMemory.read`."""
-    size = word.size
-    last = PAGE_SIZE - size  # the last page offset where the whole word is in one page
-    unpack_from = word.unpack_from
-
-    def read_word(self: PhysicalMemory, addr: int) -> int:
-        if addr < 0:
-            _check_addr(addr)
-        if self._guard_lo <= addr < self._guard_hi:
-            self._guarded(addr, size)
-        off = addr & _MASK
-        if off <= last:
-            page = self._pages.get(addr >> _SHIFT)
-            return 0 if page is None else unpack_from(page, off)[0]
-        return int.from_bytes(self.read(addr, size), "little")
-
-    return _as_method(read_word, f"read_u{8 * size}", f"The little-endian u{8 * size} at ``addr``.")
-
-
-def _word_writer(word: struct.Struct):
-    """The writer of one little-endian word width (``word``: ``<I`` or ``<Q``): within a page one
-    pack, across a page boundary through ``_store``; then the watchers it touches, as :meth:`write`."""
-    size = word.size
-    bits = 8 * size
-    top = (1 << bits) - 1
-    last = PAGE_SIZE - size
-    back = _WATCH_SPAN - 1  # a watch starting this far before the word still overlaps it
-    reach = size - 1  # from the word's first byte to its last
-    pack_into = word.pack_into
-    pack = word.pack
-
-    def write_word(self: PhysicalMemory, addr: int, value: int) -> None:
-        if addr < 0:
-            _check_addr(addr)
-        if not 0 <= value <= top:
-            raise ValueError(f"value {value} does not fit in a u{bits}")
-        off = addr & _MASK
-        if off <= last:
-            pn = addr >> _SHIFT
-            page = self._pages.get(pn)
-            if page is None:
-                page = self._pages[pn] = bytearray(PAGE_SIZE)
-            pack_into(page, off, value)
-        else:
-            self._store(addr, pack(value), size)
-        wp = self._watch_pages
-        if wp and ((addr - back) >> _SHIFT in wp or (addr + reach) >> _SHIFT in wp):
-            self._notify(addr, size)
-
-    return _as_method(write_word, f"write_u{bits}", f"Store ``value`` (0 .. 2**{bits}-1) little-endian at ``addr``.")
-
-
 class PhysicalMemory:
     """Sparse, page-backed physical memory with write watchers.
 
@@ -187,7 +134,7 @@ class PhysicalMemory:
         self._guard_lo = 0
         self._guard_hi = 0
         self._guard_open: set[int] = set()
-        self._guard_cb = None
+        self._guard_cb: Callable[[int, int], object] | None = None
 
     # ------------------------------------------------------------------ guarded span
 
@@ -214,7 +161,9 @@ class PhysicalMemory:
 
     def _guarded(self, addr: int, size: int) -> None:
         if (addr >> _SHIFT) not in self._guard_open or (addr + size - 1 >> _SHIFT) not in self._guard_open:
-            self._guard_cb(addr, size)
+            cb = self._guard_cb
+            assert cb is not None  # a guarded span always has its callback
+            cb(addr, size)
 
     # ------------------------------------------------------------------ residency
 
@@ -260,8 +209,33 @@ class PhysicalMemory:
                 out[pos : pos + take] = page[off : off + take]
         return bytes(out)
 
-    read_u32 = _word_reader(_U32)
-    read_u64 = _word_reader(_U64)
+    # The word accessors are spelled out once per width (a compiled class takes no methods made
+    # by a factory): within a page one unpack or pack, across a page boundary through
+    # :meth:`read` or ``_store``; a store then notifies the watchers it touches, as :meth:`write`.
+
+    def read_u32(self, addr: int) -> int:
+        """The little-endian u32 at ``addr``."""
+        if addr < 0:
+            _check_addr(addr)
+        if self._guard_lo <= addr < self._guard_hi:
+            self._guarded(addr, 4)
+        off = addr & _MASK
+        if off <= _LAST_U32:
+            page = self._pages.get(addr >> _SHIFT)
+            return 0 if page is None else _unpack_u32(page, off)[0]
+        return int.from_bytes(self.read(addr, 4), "little")
+
+    def read_u64(self, addr: int) -> int:
+        """The little-endian u64 at ``addr``."""
+        if addr < 0:
+            _check_addr(addr)
+        if self._guard_lo <= addr < self._guard_hi:
+            self._guarded(addr, 8)
+        off = addr & _MASK
+        if off <= _LAST_U64:
+            page = self._pages.get(addr >> _SHIFT)
+            return 0 if page is None else _unpack_u64(page, off)[0]
+        return int.from_bytes(self.read(addr, 8), "little")
 
     # ------------------------------------------------------------------ writes
 
@@ -287,8 +261,45 @@ class PhysicalMemory:
         if wp and (n > _NEAR or (addr - 7) >> _SHIFT in wp or (addr + n - 1) >> _SHIFT in wp):
             self._notify(addr, n)
 
-    write_u32 = _word_writer(_U32)
-    write_u64 = _word_writer(_U64)
+    def write_u32(self, addr: int, value: int) -> None:
+        """Store ``value`` (0 .. 2**32-1) little-endian at ``addr``."""
+        if addr < 0:
+            _check_addr(addr)
+        if not 0 <= value <= 0xFFFF_FFFF:
+            raise ValueError(f"value {value} does not fit in a u32")
+        off = addr & _MASK
+        if off <= _LAST_U32:
+            pn = addr >> _SHIFT
+            page = self._pages.get(pn)
+            if page is None:
+                page = self._pages[pn] = bytearray(PAGE_SIZE)
+            _pack_u32_into(page, off, value)
+        else:
+            self._store(addr, _pack_u32(value), 4)
+        wp = self._watch_pages
+        # a watch starting up to 7 bytes before the word still overlaps it; the word's last byte is addr + 3
+        if wp and ((addr - 7) >> _SHIFT in wp or (addr + 3) >> _SHIFT in wp):
+            self._notify(addr, 4)
+
+    def write_u64(self, addr: int, value: int) -> None:
+        """Store ``value`` (0 .. 2**64-1) little-endian at ``addr``."""
+        if addr < 0:
+            _check_addr(addr)
+        if not 0 <= value <= 0xFFFF_FFFF_FFFF_FFFF:
+            raise ValueError(f"value {value} does not fit in a u64")
+        off = addr & _MASK
+        if off <= _LAST_U64:
+            pn = addr >> _SHIFT
+            page = self._pages.get(pn)
+            if page is None:
+                page = self._pages[pn] = bytearray(PAGE_SIZE)
+            _pack_u64_into(page, off, value)
+        else:
+            self._store(addr, _pack_u64(value), 8)
+        wp = self._watch_pages
+        # a watch starting up to 7 bytes before the word still overlaps it; the word's last byte is addr + 7
+        if wp and ((addr - 7) >> _SHIFT in wp or (addr + 7) >> _SHIFT in wp):
+            self._notify(addr, 8)
 
     def fill(self, addr: int, size: int, pattern: bytes | bytearray | memoryview) -> None:
         """Write ``pattern`` over ``size`` bytes at ``addr``, repeated and cut off at ``size``.

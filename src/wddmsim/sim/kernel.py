@@ -22,38 +22,11 @@ from typing import Any, Callable
 from .irql import PASSIVE
 from .process import Event, SimProcess
 from .streams import make_stream
+from .timer import StopSimulation, Timer
+
+__all__ = ["Simulator", "StopSimulation", "Timer"]
 
 _NO_ARG = object()
-
-
-class StopSimulation(Exception):
-    """Raised by a callback to end :meth:`Simulator.run` at once (a bug check, a stop request)."""
-
-
-class Timer(list):
-    """Handle of one scheduled callback: ``[key, seq, callback, arg]``.
-
-    It is the heap entry itself, so holding it costs nothing extra. :meth:`cancel` makes the
-    kernel skip it; ``time`` and ``irql`` say when and at which class it was due.
-    """
-
-    __slots__ = ()
-
-    @property
-    def time(self) -> int:
-        return self[0] >> 2
-
-    @property
-    def irql(self) -> int:
-        return self[0] & 3
-
-    @property
-    def cancelled(self) -> bool:
-        return self[2] is None
-
-    def cancel(self) -> None:
-        """Do not run this timer. Harmless if it already ran or was cancelled."""
-        self[2] = None
 
 
 class Simulator:
