@@ -76,6 +76,16 @@ def _in_place_artifacts(package: Path, native) -> list[Path]:
     return [p for p in found if p.exists()]
 
 
+def _precompile(package: Path) -> None:
+    """Write the bytecode of every module of the editable install's sources (``__pycache__``, as
+    ``uv sync`` does for the dependencies with ``compile-bytecode``): a start then reads it instead of
+    compiling each module, even where ``PYTHONDONTWRITEBYTECODE`` keeps Python from caching it. A
+    source edited later is newer than its bytecode, which Python then ignores."""
+    import compileall
+
+    compileall.compile_dir(str(package), quiet=2, workers=1)
+
+
 class CompileHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
     _keep: Path | None = None
@@ -94,6 +104,7 @@ class CompileHook(BuildHookInterface):
         if editable:
             for stale in _in_place_artifacts(package, native):
                 stale.unlink()  # unlinking never disturbs a process that has the file mapped
+            _precompile(package)
         if os.environ.get("WDDMSIM_BUILD_PURE", "") not in ("", "0"):
             self.app.display_info("wddmsim: WDDMSIM_BUILD_PURE is set; nothing compiled, the sources run interpreted")
             return
