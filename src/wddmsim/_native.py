@@ -23,7 +23,8 @@ each module went.
 A compiled class cannot be subclassed by interpreted code, so only internals nobody subclasses
 are listed here (driver and policy authors subclass ``wddmsim.policies.Policy`` and friends,
 never these); ``Timer`` and ``StopSimulation``, which the kernel exports, live interpreted in
-``sim/timer.py`` for that reason.
+``sim/timer.py`` for that reason, as ``EngineFault`` (subclassed by ``gpu.mmu.PageFault``) and
+``PreemptState`` (a ``tuple``), which ``gpu.engine`` exports, live in ``gpu/engineparts.py``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = ["COMPILED", "GROUP", "install", "pure_requested", "status"]
 COMPILED = (
     "wddmsim.sim.kernel",
     "wddmsim.gpu.memory",
+    "wddmsim.gpu.engine",
 )
 
 #: The mypyc group: its shared library is the extension module ``GROUP + "__mypyc"``.

@@ -75,10 +75,12 @@ from __future__ import annotations
 
 import struct
 from math import ceil
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..sim import DEVICE, Simulator
 from . import commands as C
+# Interpreted in every build (interpreted code subclasses EngineFault; PreemptState is a tuple).
+from .engineparts import EngineFault, PreemptState
 
 #: An engine's preemption cause is bit ``PREEMPT_CAUSE_SHIFT + index`` of the interrupt status.
 PREEMPT_CAUSE_SHIFT = 64
@@ -102,10 +104,6 @@ _FLIP_NO_WAIT = C.FLIP_NO_WAIT
 #: Below the aperture a GPU physical address is the memory address (device.translate's first case;
 #: device.py checks the two agree).
 _APERTURE_BASE = 0x200_0000_0000
-
-
-class EngineFault(Exception):
-    """The command processor met something it cannot execute; the engine stops."""
 
 
 class Engine:
@@ -149,20 +147,21 @@ class Engine:
         self.interrupts = 0  # fence interrupts raised
         self.fault: str | None = None
         self._t = 0
-        self._buf = None  # bytes of the DMA buffer being executed, or None at ring level
+        self._buf: Any = None  # bytes of the DMA buffer being executed, or None at ring level
         self._pc = 0
         self._end = 0
         self._top_end = 0  # where the buffer called from the ring ends (its address + size)
         self._stack: list = []
-        self._pending = None  # a decoded visible command waiting for its instant
+        self._pending: Any = None  # a decoded visible command waiting for its instant
         self._steps = 0
-        self._watch = None
+        self._watch: Any = None
         self._irq_bit = 1 << index
         self._preempt_bit = 1 << (PREEMPT_CAUSE_SHIFT + index)
         self.granularity = granularity
         self.preempt_interval = preempt_interval
         self.preempt_save = preempt_save  # ns to save the state of a buffer stopped mid-way
-        self.preempt_state: tuple[int, int, int, int] | None = None
+        # a PreemptState (buffer address or None, offset, end, owed) or None
+        self.preempt_state: Any = None
         self.preemptions = 0  # preemption requests answered
         #: busy ns its preemption stops cost it: state saves, plus decodes redone after a resume
         #: (see the module doc); the GPU's own account, which no driver or OS reads
@@ -171,7 +170,7 @@ class Engine:
         self._ahead: list = []  # WORK run ahead of now: (start, end, buf addr, pc before, pc after, buf end,
         #                         ring rptr after the packet that holds or called it)
         self._buf_addr = 0
-        self._timer = None
+        self._timer: Any = None
         self._boundary = True  # at the ring between submissions (after an interrupting FENCE)
         self._hang_buffers: set[int] = set()  # buffer addresses that hang the engine when reached
         self._hung_since = -1
@@ -189,7 +188,7 @@ class Engine:
         # Hardware scheduling (gpu/scheduler.py): the GpuScheduler that owns this engine's ring, told
         # of preemption stops, drained rings and WAIT stalls instead of the CPU. None: the driver
         # programs the ring itself and preemption stops interrupt the CPU.
-        self.listener = None
+        self.listener: Any = None
         # Virtual addressing (gpu/mmu.py): the root table of the current address space, 0 for
         # physical addressing; how many of the buffers being executed (the current one and those
         # it returns to) were fetched in virtual mode, where privileged commands fault.
@@ -278,7 +277,7 @@ class Engine:
     # the command and ``t`` and returns the local time after it, or None where the engine stops
     # fetching: it waits for a timer, a memory write or a step, or it stopped.
 
-    def _fault_now(self, exc: Exception) -> None:
+    def _fault_now(self, exc: Any) -> None:
         """Stop on ``exc``; a page fault (mmu.PageFault) also fills the fault_* registers."""
         level = getattr(exc, "level", None)
         if level is not None:
@@ -301,7 +300,7 @@ class Engine:
         else:
             cost, issue = self.command_cost, _ISSUE
         perform = _PERFORM
-        t = self._t
+        t: Any = self._t  # None once a handler stops the fetching
         if t < sim.now:
             t = sim.now
         self._ahead.clear()
@@ -398,10 +397,14 @@ class Engine:
         self._timer = self.sim.at(t, self._run, irql=DEVICE)
 
     def _at(self, t: int, callback, *arg) -> None:
-        """Stop fetching; ``callback(*arg)`` at local time ``t``, at once when it has come."""
+        """Stop fetching; ``callback(*arg)`` (no argument or one) at local time ``t``, at once
+        when it has come."""
         self._t = t
         if t > self.sim.now:
-            self._timer = self.sim.at(t, callback, *arg, irql=DEVICE)
+            if arg:
+                self._timer = self.sim.at(t, callback, arg[0], irql=DEVICE)
+            else:
+                self._timer = self.sim.at(t, callback, irql=DEVICE)
         else:
             callback(*arg)
 
@@ -445,10 +448,12 @@ class Engine:
             address, fatal = self._fault_buffers.pop(addr)
             self.fault_address = address
             self.fault_fatal = fatal
-            return self._at(t, self._raise_fault, f"page fault at {address:#x}")
+            self._at(t, self._raise_fault, f"page fault at {address:#x}")
+            return None
         if self._hang_buffers and addr in self._hang_buffers:
             self._hang_buffers.discard(addr)
-            return self._at(t, self.hang)
+            self._at(t, self.hang)
+            return None
         if self._buf is not None:
             self._stack.append((self._buf, self._pc, self._end))
         self._buf_addr = addr
@@ -560,13 +565,15 @@ class Engine:
             if src.full:
                 v = src.next_vsync(t + 1)
                 self.busy_ns += v - t
-                return self._resume_at(v, cmd)  # this FLIP again, after the next latch
+                self._resume_at(v, cmd)  # this FLIP again, after the next latch
+                return None
             src.queue_flip(surface, cmd.interval, t)
         else:
             v = src.flip_time(t, cmd.interval)
             if v > t:
                 self.busy_ns += v - t
-                return self._resume_at(v, _Latch(src, surface))
+                self._resume_at(v, _Latch(src, surface))
+                return None
             src.latch(surface, t, at_vsync=cmd.interval > 0)
         return t
 
@@ -747,7 +754,7 @@ class Engine:
             if self._watch is not None:
                 self._watch.cancel()
                 self._watch = None
-            saved = None
+            saved: Any = None  # the stop point to keep (a 4-tuple whose address may be None)
             if self._buf is not None and not self._stack:
                 saved = (self._buf_addr, self._pc - self._pending.length, self._end, 0)
                 self.preempt_cost_ns += self._redecode()  # the resume starts at the WAIT again
@@ -858,6 +865,7 @@ class Engine:
         command cost, first thing after the load). The engine is left idle, owing nothing."""
         st = self.state
         wait = None
+        stop: Any
         if st == WAITING and not self._stack and self._pending is not None and self._pending.opcode == C.WAIT:
             wait = self._pending
             stop = None if self._buf is None else (self._buf_addr, self._pc, self._end, 0)
@@ -987,7 +995,7 @@ class _Owed:
     pseudo-command; ``addr``/``pc``/``end`` say where its buffer resumes, ``addr`` None: the ring)."""
 
     __slots__ = ("ns", "addr", "pc", "end")
-    opcode = _OWED
+    opcode = -2  # _OWED (a literal: a compiled class takes only literal attribute defaults)
 
     def __init__(self, ns: int, addr: int | None, pc: int, end: int):
         self.ns = ns
@@ -1029,7 +1037,7 @@ class _Latch:
     """A flip waiting for its vsync inside the engine (internal pseudo-command)."""
 
     __slots__ = ("source", "surface")
-    opcode = _LATCH
+    opcode = -1  # _LATCH (a literal, as _Owed.opcode)
 
     def __init__(self, source, surface: int):
         self.source = source
@@ -1039,7 +1047,7 @@ class _Latch:
 #: Issue: what the command processor does with each opcode as it decodes it (docs/gpu-commands.md,
 #: "How an engine executes each packet"). NOP, WORK and INDIRECT are done there; the commands that
 #: move bytes take their transfer time and then land; every other command lands straight away.
-_ISSUE = {
+_ISSUE: dict[int, Any] = {
     C.NOP: Engine._nop,
     C.WORK: Engine._work,
     C.FILL: Engine._transfer,
@@ -1055,10 +1063,10 @@ _ISSUE = {
     C.NATIVE_FENCE: Engine._land,
 }
 #: Stepped mode: work and transfers take no time.
-_ISSUE_STEPPED = {**_ISSUE, C.WORK: Engine._nop, C.FILL: Engine._land, C.COPY: Engine._land,
+_ISSUE_STEPPED: dict[int, Any] = {**_ISSUE, C.WORK: Engine._nop, C.FILL: Engine._land, C.COPY: Engine._land,
                   C.UPDATE_PAGE_TABLE: Engine._land}
 #: Perform: each command that lands, at its instant, and the two internal pseudo-commands.
-_PERFORM = {
+_PERFORM: dict[int, Any] = {
     C.FILL: Engine._fill,
     C.COPY: Engine._copy,
     C.FENCE: Engine._fence,
@@ -1086,17 +1094,3 @@ class FaultRecord(NamedTuple):
     level: int | None
     root: int
 
-
-class PreemptState(tuple):
-    """:attr:`Engine.preempt_state`: the plain 4-tuple (buffer address or None, offset of the next
-    command, buffer end, ns of WORK still owed) it always was, equal to and unpacked like one, with
-    ``address_space``: the engine's address-space register when it stopped (0: physical), the
-    address space the resumed buffer's addresses belong to."""
-
-    address_space = 0
-
-    def __new__(cls, saved, address_space: int = 0):
-        self = tuple.__new__(cls, saved)
-        if address_space:
-            self.address_space = address_space
-        return self
