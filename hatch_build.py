@@ -65,14 +65,13 @@ def _compile(root: Path, native, work: Path) -> list[Path]:
 
 
 def _in_place_artifacts(package: Path, native) -> list[Path]:
-    """What an earlier in-place build may have left under ``package`` (``src/wddmsim``)."""
+    """What an earlier in-place build may have left under ``package`` (``src/wddmsim``): the sums
+    file and every extension module there, not only those of today's ``COMPILED`` (a module taken
+    off the list must not leave its extension module behind, which Python would import before its
+    ``.py``). The sources hold no extension module of their own: every one is this hook's."""
     found = [package / native.SUMS]
-    stems = {name.split(".")[-1]: Path(*name.split(".")[1:-1]) for name in native.COMPILED}
-    stems[native.GROUP.split(".")[-1] + "__mypyc"] = Path(*native.GROUP.split(".")[1:-1])
-    for stem, folder in stems.items():
-        for suffix in ("so", "pyd"):
-            found.extend((package / folder).glob(f"{stem}.*.{suffix}"))
-            found.extend((package / folder).glob(f"{stem}.{suffix}"))
+    for suffix in ("so", "pyd"):
+        found.extend(sorted(package.rglob(f"*.{suffix}")))
     return [p for p in found if p.exists()]
 
 
