@@ -100,6 +100,25 @@ def test_every_entry_point_runs_at_its_contracts_irql():
     assert seen["DxgkDdiRender"] == {PASSIVE_LEVEL}
 
 
+
+def test_each_entry_point_has_one_caller_per_gateway_and_the_hot_crossings_hold_theirs():
+    system, _ = build(IrqlSpy)
+    adapter = system.adapter
+    ddi = adapter.ddi
+    assert ddi.caller("DxgkDdiSubmitCommand") is ddi.caller("DxgkDdiSubmitCommand")
+    assert adapter.vidsch._submit_command is ddi.caller("DxgkDdiSubmitCommand")
+    assert adapter._render_call is ddi.caller("DxgkDdiRender")
+    assert adapter.dxgk._interrupt_routine is ddi.caller("DxgkDdiInterruptRoutine")
+    assert adapter.dxgk._dpc_routine is ddi.caller("DxgkDdiDpcRoutine")
+    system.run(until=50 * MS)
+    # the callers count their calls in the gateway's table, as call() does: three packets, each
+    # rendered and submitted once, each completion an interrupt and a DPC
+    assert ddi.calls["DxgkDdiRender"] == 3
+    assert ddi.calls["DxgkDdiSubmitCommand"] == 3
+    assert ddi.calls["DxgkDdiInterruptRoutine"] == ddi.calls["DxgkDdiDpcRoutine"] >= 3
+    with pytest.raises(KeyError):
+        ddi.caller("DxgkDdiNoSuchEntryPoint")
+
 # -- driver faults ------------------------------------------------------------------------------------------
 class MisspeltMember(ReferenceDriver):
     """Reads a member DXGKARG_SUBMITCOMMAND does not have, in its third submission."""

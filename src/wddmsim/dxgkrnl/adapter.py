@@ -175,6 +175,7 @@ class Adapter:
         self.interrupt_address = 0
         #: the OS's one door into the driver (every DxgkDdi* call)
         self.ddi = DdiGateway(sim, driver, arch=arch, trace=trace)
+        self._render_call = self.ddi.caller("DxgkDdiRender")
         #: what the driver is handed in DxgkDdiStartDevice: the callbacks, the ISR and DPC dispatch
         self.dxgk = DxgkInterface(self)  # it arms ``ddi.returned`` when an entry point has something to judge
 
@@ -675,7 +676,7 @@ class Adapter:
         a = self._render_args
         self._render_fill(a, cmd_addr, n, dma, dma_size, priv, priv_size, alist,
                           len(allocations), plist_in, len(patches), plist, plist_len, 0, 0, dma)
-        status = self.ddi.call("DxgkDdiRender", ctx.hDdi, a)
+        status = self._render_call(ctx.hDdi, a)
         if status != SUCCESS:
             self.pool.free(block, total)
             raise ApiError(status, "DxgkDdiRender rejected the command buffer")

@@ -84,6 +84,9 @@ class DxgkInterface:
     def __init__(self, adapter):
         self.adapter = adapter
         self.sim = adapter.sim
+        #: the gateway's callers of the two entry points every interrupt crosses
+        self._interrupt_routine = adapter.ddi.caller("DxgkDdiInterruptRoutine")
+        self._dpc_routine = adapter.ddi.caller("DxgkDdiDpcRoutine")
         #: the OS's handle for the adapter, passed back in every callback
         self.DeviceHandle = 0xD0
         #: ground truth (wired by the assembly code): the GPU's interrupt status register, or None
@@ -348,8 +351,7 @@ class DxgkInterface:
         self._isr_dpc = False
         self._isr_crtc = False
         try:
-            claimed = self.adapter.ddi.call("DxgkDdiInterruptRoutine", self.adapter.hAdapter, message_number,
-                                            log=False)
+            claimed = self._interrupt_routine(self.adapter.hAdapter, message_number, log=False)
         finally:
             self.in_isr = False
         if self._isr_events and not self._isr_dpc:
@@ -387,7 +389,7 @@ class DxgkInterface:
         self._in_dpc = True
         self._dpc_notified = False
         try:
-            self.adapter.ddi.call("DxgkDdiDpcRoutine", self.adapter.hAdapter, log=False)
+            self._dpc_routine(self.adapter.hAdapter, log=False)
         finally:
             self._in_dpc = False
         if owed and not self._dpc_notified:

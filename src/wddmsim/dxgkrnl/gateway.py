@@ -146,6 +146,8 @@ class DdiGateway:
         self._classes: dict[str, type] = {}
         self._readers: dict[type, object] = {}
         self._raw_keys: dict[type, tuple] = {}
+        #: entry point -> its caller (:meth:`caller`)
+        self._callers: dict[str, object] = {}
         self._failing: dict[str, list] = {}
         #: called with the entry point's name after each call returns (the callbacks' checks)
         self.returned = None
@@ -214,69 +216,91 @@ class DdiGateway:
         return None
 
     # -- the call ------------------------------------------------------------------------------------
-    def call(self, name: str, *params, args=None, facts=None, address: int = 0, log_args: dict | None = None,
-             bugcheck=None, fail: str | None = None, judge: str = "before", log: bool = True):
-        """Call entry point ``name`` with ``params`` (see the module doc) and return its status (or
-        its BOOLEAN, or None for a VOID entry point).
+    def call(self, name: str, *params, **options):
+        """Call entry point ``name`` with ``params`` and return its status (or its BOOLEAN, or None
+        for a VOID entry point): :meth:`caller` of ``name``, called with the same ``options``."""
+        fast = self._callers.get(name)
+        if fast is None:
+            fast = self.caller(name)
+        return fast(*params, **options)
 
-        ``args``: the argument structure to judge and log (default: the last parameter, when it
-        is a structure). ``facts``: the verifier's facts; with them the structure is judged
+    def caller(self, name: str):
+        """Entry point ``name``'s own caller, made once per gateway with what the call needs of the
+        contract read in (the IRQL, the argument structure, whether a status is returned, the statuses
+        allowed, the crossing rule): the OS's hot crossings (DxgkDdiRender, DxgkDdiSubmitCommand,
+        the ISR, the DPC) hold theirs and call it directly. ``caller(name)(*params, **options)`` is
+        ``call(name, *params, **options)``.
+
+        Its options: ``args``, the argument structure to judge and log (default: the last parameter,
+        when it is a structure). ``facts``: the verifier's facts; with them the structure is judged
         ``judge`` = "before" the call (an input the OS built) or "after" it (with the status in
         ``facts.status``). ``address``: where the structure lives (a bug check's parameter).
-        ``log_args``: what to log instead of the decoded structure; ``log`` False: no event. A status the contract does not
-        allow becomes the bug check ``bugcheck(status)`` returns (or, for a tuple ``(code, p1, p3, p4)``,
-        that bug check with the status as parameter 2; the crash record is built here),
-        else an :class:`ApiError` with ``fail`` as its message when ``fail`` is given, else it is
-        returned."""
+        ``log_args``: what to log instead of the decoded structure; ``log`` False: no event. A status
+        the contract does not allow becomes the bug check ``bugcheck(status)`` returns (or, for a
+        tuple ``(code, p1, p3, p4)``, that bug check with the status as parameter 2; the crash record
+        is built here), else an :class:`ApiError` with ``fail`` as its message when ``fail`` is given,
+        else it is returned."""
+        fast = self._callers.get(name)
+        if fast is not None:
+            return fast
         irql, struct, plain, allowed, crossing = _PLANS[name]
+        contract = CONTRACTS[name]
+        gateway = self
         sim = self.sim
-        if args is None and params:
-            last = type(params[-1])
-            is_struct = _IS_STRUCT.get(last)
-            if is_struct is None:
-                is_struct = _IS_STRUCT[last] = issubclass(last, _STRUCTS)
-            if is_struct:
-                args = params[-1]
         calls = self.calls
-        calls[name] = calls.get(name, 0) + 1
-        verifier = self.verifier
-        judged = facts is not None and verifier is not None and verifier.mode != "off"
-        if judged and judge == "before":
-            verifier.check(struct, args, facts, address)
-        saved_irql = sim.irql
-        saved_active = self.active
-        sim.irql = irql
-        self.active = name
-        try:
-            injected = self._injected(name) if self._failing else None
-            if injected is not None:
-                status = injected
-            else:
-                status = getattr(self.driver, name)(*params)
-        except BugCheckStop:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every exception of the driver's is a driver fault
-            self._driver_fault(name, args, address, exc)
-        finally:
-            sim.irql = saved_irql
-            self.active = saved_active
-        if self.returned is not None:
-            self.returned(name)
-        if log and self.trace is not None:
-            self.log(name, args, status, log_args)
-        if crossing is not None and verifier is not None and verifier.mode != "off":
-            crossing(verifier, params, status)
-        if judged and judge == "after":
-            self._judge_after(name, CONTRACTS[name], args, facts, address, status, bugcheck)
-        if status == SUCCESS or plain or type(status) is not int:
+
+        def fast(*params, args=None, facts=None, address: int = 0, log_args: dict | None = None, bugcheck=None,
+                 fail: str | None = None, judge: str = "before", log: bool = True):
+            if args is None and params:
+                last = type(params[-1])
+                is_struct = _IS_STRUCT.get(last)
+                if is_struct is None:
+                    is_struct = _IS_STRUCT[last] = issubclass(last, _STRUCTS)
+                if is_struct:
+                    args = params[-1]
+            calls[name] = calls.get(name, 0) + 1
+            verifier = gateway.verifier
+            judged = facts is not None and verifier is not None and verifier.mode != "off"
+            if judged and judge == "before":
+                verifier.check(struct, args, facts, address)
+            saved_irql = sim.irql
+            saved_active = gateway.active
+            sim.irql = irql
+            gateway.active = name
+            try:
+                injected = gateway._injected(name) if gateway._failing else None
+                if injected is not None:
+                    status = injected
+                else:
+                    status = getattr(gateway.driver, name)(*params)
+            except BugCheckStop:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every exception of the driver's is a driver fault
+                gateway._driver_fault(name, args, address, exc)
+            finally:
+                sim.irql = saved_irql
+                gateway.active = saved_active
+            if gateway.returned is not None:
+                gateway.returned(name)
+            if log and gateway.trace is not None:
+                gateway.log(name, args, status, log_args)
+            if crossing is not None and verifier is not None and verifier.mode != "off":
+                crossing(verifier, params, status)
+            if judged and judge == "after":
+                gateway._judge_after(name, contract, args, facts, address, status, bugcheck)
+            if status == SUCCESS or plain or type(status) is not int:
+                return status
+            if allowed is not None and status in allowed:
+                return status
+            if bugcheck is not None:
+                gateway.stop(name, args, address, gateway._bugcheck(bugcheck, status), status)
+            if fail is not None:
+                raise ApiError(status, fail)
             return status
-        if allowed is not None and status in allowed:
-            return status
-        if bugcheck is not None:
-            self.stop(name, args, address, self._bugcheck(bugcheck, status), status)
-        if fail is not None:
-            raise ApiError(status, fail)
-        return status
+
+        fast.__name__ = fast.__qualname__ = name
+        self._callers[name] = fast
+        return fast
 
     @staticmethod
     def _bugcheck(bugcheck, status: int) -> BugCheck:

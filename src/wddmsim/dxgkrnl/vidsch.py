@@ -136,6 +136,7 @@ class VidSch:
         self.policy = policy
         self.driver = adapter.driver
         self.ddi = adapter.ddi
+        self._submit_command = self.ddi.caller("DxgkDdiSubmitCommand")
         self.trace = adapter.trace
         #: the packet ledger, fed here by direct calls (:mod:`wddmsim.trace.ledger`)
         self.ledger = adapter.ledger
@@ -473,7 +474,7 @@ class VidSch:
         else:
             node_queue.submit_fill(args, ctx.hDdi, 0, packet.dma, packet.dma_size, packet.start_off, packet.end_off,
                            priv, packet.priv_size, packet.priv_start, priv_end, fence & U32, vidpn, interval, sub_flags, 0)
-        self.ddi.call("DxgkDdiSubmitCommand", self.adapter.hAdapter, args, address=node_queue.submit_address,
+        self._submit_command(self.adapter.hAdapter, args, address=node_queue.submit_address,
                       facts=self._submission_facts(node_queue, packet, args, packet.dma), judge="after",
                       bugcheck=(_VIDSCH, _FAILED_SUBMIT, node_queue.submit_address, (node_queue.ordinal << 32) | packet.fence & U32))
         self._submitted(node_queue, packet, fence, flags)
