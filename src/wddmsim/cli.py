@@ -229,7 +229,7 @@ def _print_estimate(scenario, until, stop, **system_kw) -> None:
               help="The OS scheduler's policy instead of the scenario's: a shipped one (wddmsim policies) or "
                    "'path/file.py:Class' (docs/policies.md); its settings with --set scheduler.KEY=VALUE.")
 @click.option("--memory", is_flag=True,
-              help="After the run, print the peak resident memory (ru_maxrss) on stderr.")
+              help="After the run, print the peak resident memory (VmHWM on Linux) on stderr.")
 @click.option("--max-events", type=click.IntRange(min=0), default=None, metavar="N",
               help="Stop the run after N kernel events (the summary's 'events'), LogEnd reason max_events; exit status 5.")
 @click.option("--max-log-bytes", default=None, metavar="SIZE",

@@ -7,7 +7,8 @@ the event log. ``wddmsim run`` and ``wddmsim demo`` print them on standard error
 - The real-time factor is virtual seconds per wall second: 2.0 means the model ran two seconds of
   the GPU's time in each second of the machine's; below 1 it runs slower than real time. The wall
   time is the run itself (building the system and printing are not in it).
-- Peak memory is the process's peak resident set size (``getrusage``'s ``ru_maxrss``): the whole
+- Peak memory is the process's peak resident set size (``VmHWM`` on Linux, else ``getrusage``'s
+  ``ru_maxrss``, which Linux carries over from the process that started this one): the whole
   process, the Python interpreter and every loaded module included, so a small run shows the
   interpreter's own size (some 60 to 80 MiB). It costs nothing to read, unlike ``tracemalloc``,
   which slows a run several times over and counts only Python's own allocations. ``ru_maxrss`` is
@@ -39,8 +40,18 @@ def timing_line(virtual_ns: int, wall_s: float) -> str:
 
 
 def peak_rss_bytes() -> int | None:
-    """The process's peak resident set size so far, in bytes (``ru_maxrss``); None where the
-    platform does not report it."""
+    """The process's peak resident set size so far, in bytes; None where the platform does not
+    report it. On Linux it is ``VmHWM`` of ``/proc/self/status``: ``ru_maxrss`` there keeps the peak
+    of the process that started this one (the kernel carries it across ``fork`` and ``exec``), so a
+    run started by a large process (a test session, a sweep's parent) would report that process's
+    peak. Elsewhere ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
     except ImportError:  # Windows
@@ -63,11 +74,11 @@ def writer_peak_rss_bytes() -> int | None:
 
 def memory_line(peak: int | None, before: int | None, writer: int | None = None) -> str:
     """One line for standard error: the peak resident memory, and the peak before the run began
-    (loading and building), both from ``ru_maxrss``; with ``writer``, the event log's writer
+    (loading and building), both from :func:`peak_rss_bytes`; with ``writer``, the event log's writer
     process's own peak beside it (the two together bound what the run held at once)."""
     if peak is None:
         return "peak memory: not available on this platform (no getrusage)"
-    text = f"peak memory {peak / MIB:.1f} MiB resident (ru_maxrss: the whole process"
+    text = f"peak memory {peak / MIB:.1f} MiB resident (the whole process"
     if before is not None:
         text += f"; {before / MIB:.1f} MiB before the run began"
     if writer is not None:
