@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Memory: a run's peak resident memory with the event log streamed to a file, and lazy work.
 
-Two measurements, each run in a fresh Python process so that the peak (``ru_maxrss`` of that
-process, the interpreter and its modules included) is the run's own:
+Two measurements, each run in a fresh Python process so that the peak (of that process, the
+interpreter and its modules included) is the run's own. On Linux the peak is ``VmHWM`` of
+``/proc/self/status``, not ``ru_maxrss``: Linux carries ``ru_maxrss`` across ``exec``, so a fresh
+process started by a large one (``benchmarks/all.py`` after the other benchmarks) would report its
+parent's peak (about 250 MiB there, against 40 MiB for the run itself); elsewhere ``ru_maxrss``:
 
 - ``peak_rss``: 8 contexts streaming batches of 16 packets of 1 us of GPU work (every CPU cost
   zero, verifier strict) with the event log written to a file as it goes (``JsonlSink``, what
   ``wddmsim run --events`` does). ``peak_rss_mib`` is the run's peak plus the peak of the log's
   writer process (:mod:`wddmsim.trace.writer`), both shown: an upper bound of what the two held at
   once. The peak is measured at two or three sizes to show it does not grow with the packets
-  run; the target is under 300 MB at 10^7 packets. ``before`` is the peak
+  run; the target is under 300 MB at 10^7 packets, so a run of fewer packets is not judged
+  (``met`` is None and ``not_judged`` says at what size it ran). ``before`` is the peak
   once the system is built, before the run: what the interpreter and the model's modules take.
 - ``lazy``: a 10 ms scenario whose compute workload describes 10, just enough to last the 10 ms,
   and 10^9 batches: the wall time of each run (best of five, log off) and its peak memory. The
@@ -36,6 +40,9 @@ import time
 BENCHMARK = "memory"
 #: The target of the streamed-log run at 10^7 packets.
 TARGET_BYTES = 300_000_000
+#: The run size the target is set at; a run below it is not judged (8 contexts of whole batches
+#: of 16 make 10^7 into 9,999,872 packets, hence the margin).
+TARGET_PACKETS = 10_000_000
 #: How much slower the 10^9 run may be than the just-enough one (the machine's noise).
 LAZY_TOLERANCE = 1.25
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}
@@ -63,13 +70,31 @@ def lazy_scenario(count: int) -> dict:
     }
 
 
-def _peak_rss(who: str = "self") -> int:
-    """The peak resident set size in bytes of this process, or (``children``) of the largest child
-    it has waited for: the event log's writer process once the sink is closed."""
-    import resource
+#: What to do next about each figure of this file when its target is not met (``benchmarks/all.py``
+#: prints it under its table).
+NEXT_STEP = {
+    "peak_rss": "Find what the run holds as it grows: tracemalloc's largest allocation sites at the end of a "
+                "10^6-packet run against a 10^5 one, then release those records as their packets retire.",
+    "lazy": "The 10^9 run does work the just-enough one does not: profile both (cProfile) and remove what "
+            "walks the batches described rather than the ones reached.",
+}
 
-    peak = resource.getrusage(resource.RUSAGE_SELF if who == "self" else resource.RUSAGE_CHILDREN).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
+
+def _size(packets: int) -> str:
+    """``packets`` as the power of ten it rounds to: ``10^4`` for 9,984."""
+    import math
+
+    return f"10^{round(math.log10(max(packets, 1)))}"
+
+
+def _peak_rss(who: str = "self") -> int:
+    """The peak resident set size in bytes of this process (``VmHWM`` where Linux gives it: its
+    own, unlike ``ru_maxrss``, which keeps the peak of the process that started this one), or
+    (``children``) of the largest child it has waited for: the event log's writer process once
+    the sink is closed."""
+    from wddmsim.runcost import peak_rss_bytes, writer_peak_rss_bytes
+
+    return (peak_rss_bytes() if who == "self" else writer_peak_rss_bytes()) or 0
 
 
 def child(spec: dict) -> dict:
@@ -117,13 +142,19 @@ def peak_rss(packets: int) -> dict:
     """The figure of one streamed-log run of about ``packets`` packets."""
     m = measure(stream_scenario(packets), events=True)
     total = m["peak_rss_bytes"] + m["writer_rss_bytes"]  # both peaks at once: an upper bound
-    return {"benchmark": BENCHMARK, "figure": "peak_rss", "packets": m["packets"], "log": "streamed",
-            "peak_rss_mib": round(total / 2**20, 1), "run_rss_mib": round(m["peak_rss_bytes"] / 2**20, 1),
-            "writer_rss_mib": round(m["writer_rss_bytes"] / 2**20, 1),
-            "before_rss_mib": round(m["before_rss_bytes"] / 2**20, 1),
-            "log_mib": round(m["log_bytes"] / 2**20, 1), "wall_s": round(m["wall_s"], 2),
-            "packets_per_s": round(m["packets"] / m["wall_s"]) if m["wall_s"] else None,
-            "target": "peak under 300 MB at 10^7 packets", "met": total < TARGET_BYTES}
+    fig = {"benchmark": BENCHMARK, "figure": "peak_rss", "packets": m["packets"], "log": "streamed",
+           "peak_rss_mib": round(total / 2**20, 1), "run_rss_mib": round(m["peak_rss_bytes"] / 2**20, 1),
+           "writer_rss_mib": round(m["writer_rss_bytes"] / 2**20, 1),
+           "before_rss_mib": round(m["before_rss_bytes"] / 2**20, 1),
+           "log_mib": round(m["log_bytes"] / 2**20, 1), "wall_s": round(m["wall_s"], 2),
+           "packets_per_s": round(m["packets"] / m["wall_s"]) if m["wall_s"] else None,
+           "target": "peak under 300 MB at 10^7 packets", "next_step": NEXT_STEP["peak_rss"]}
+    if m["packets"] >= TARGET_PACKETS * 0.99:
+        fig["met"] = total < TARGET_BYTES
+    else:
+        fig["met"] = None
+        fig["not_judged"] = f"n/a at {_size(m['packets'])} (target is at 10^7)"
+    return fig
 
 
 def flatness(rows: list[dict]) -> dict:
@@ -146,7 +177,7 @@ def lazy(covering: int = 60, repeat: int = 5) -> dict:
             "ratio_billion_to_covering": round(ratio, 3), "ratio_billion_to_ten": round(huge["wall_s"] / ten["wall_s"], 3),
             "same_packets": huge["packets"] == cover["packets"],
             "target": f"10^9 within {LAZY_TOLERANCE}x of the count that lasts the run, the same packets",
-            "met": ratio <= LAZY_TOLERANCE and huge["packets"] == cover["packets"]}
+            "met": ratio <= LAZY_TOLERANCE and huge["packets"] == cover["packets"], "next_step": NEXT_STEP["lazy"]}
 
 
 def figures(quick: bool = False, full: bool = False) -> list[dict]:
