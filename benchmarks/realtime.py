@@ -221,18 +221,8 @@ def game(quick: bool = False, seconds: float | None = None, repeat: int | None =
 
 def _game_in(tree: str | None, seconds: float, repeat: int = 1) -> dict:
     """:func:`game_measure` in a fresh process, with ``tree``'s ``src`` first on PYTHONPATH
-    (None: this tree). This file's scenario, loop and bare loop either way; only the model changes."""
-    env = dict(os.environ)
-    if tree is not None:
-        src = Path(tree, "src")
-        if not (src / "wddmsim").is_dir():
-            raise SystemExit(f"--baseline-tree {tree}: no src/wddmsim there (give a checkout of the older revision)")
-        env["PYTHONPATH"] = os.pathsep.join([str(src.resolve())] + [p for p in [env.get("PYTHONPATH")] if p])
-    out = subprocess.run([sys.executable, __file__, "--game-one", str(seconds), "--repeat", str(repeat)], env=env,
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"--baseline-tree {tree}: the measurement failed:\n{out.stderr.strip()[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    (None: this tree): ``throughput.in_tree``."""
+    return throughput.in_tree(__file__, ["--game-one", str(seconds), "--repeat", str(repeat)], tree)
 
 
 def game_against(tree: str, quick: bool = False, seconds: float | None = None, rounds: int | None = None) -> dict:
@@ -240,12 +230,7 @@ def game_against(tree: str, quick: bool = False, seconds: float | None = None, r
     ``tree``, alternating fresh processes (``rounds`` each, the best of each side kept)."""
     seconds = seconds or (GAME_QUICK_S if quick else GAME_S)
     rounds = rounds or (2 if quick else 3)
-    before, after = [], []
-    for _ in range(rounds):
-        before.append(_game_in(tree, seconds))
-        after.append(_game_in(None, seconds))
-    b = max(before, key=lambda m: m["normalised_rtf"])
-    a = max(after, key=lambda m: m["normalised_rtf"])
+    b, a, before, after = throughput.alternate(lambda where: _game_in(where, seconds), tree, rounds, "normalised_rtf")
     speedup = a["normalised_rtf"] / b["normalised_rtf"]
     return {"benchmark": BENCHMARK, "figure": _game_name(seconds) + ", before/after in one run",
             "virtual_s": seconds, "rounds": rounds, "baseline_tree": str(tree), "baseline_model": b["model"],

@@ -185,20 +185,35 @@ def headline(quick: bool = False, packets: int | None = None, repeat: int | None
             "show_profile": True, "next_step": NEXT_STEP["packet rate"]}
 
 
-def _measure_in(tree: str | None, packets: int) -> dict:
-    """One headline measurement (best of one model run) in a fresh process, with ``tree``'s
-    ``src`` first on PYTHONPATH (None: this tree). This file's scenario and loops are used
-    either way; only the model under them changes."""
+def in_tree(script: str, args: list[str], tree: str | None) -> dict:
+    """Run benchmark ``script`` with ``args`` in a fresh process, with ``tree``'s ``src`` first on
+    PYTHONPATH (None: this tree), and return the JSON of its last line of output. The script's own
+    scenario and loops are used either way; only the model under them changes."""
     env = dict(os.environ)
     if tree is not None:
         src = Path(tree, "src")
         if not (src / "wddmsim").is_dir():
             raise SystemExit(f"--baseline-tree {tree}: no src/wddmsim there (give a checkout of the older revision)")
         env["PYTHONPATH"] = os.pathsep.join([str(src.resolve())] + [p for p in [env.get("PYTHONPATH")] if p])
-    out = subprocess.run([sys.executable, __file__, "--one", str(packets)], env=env, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, script, *args], env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"--baseline-tree {tree}: the measurement failed:\n{out.stderr.strip()[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def alternate(measure, tree: str, rounds: int, key: str) -> tuple[dict, dict, list[dict], list[dict]]:
+    """``measure(tree)`` and ``measure(None)`` (this tree) in turn, ``rounds`` times each, so both
+    sides meet the same load: the best of each side by ``key``, then every measurement of each."""
+    before, after = [], []
+    for _ in range(rounds):
+        before.append(measure(tree))
+        after.append(measure(None))
+    return max(before, key=lambda m: m[key]), max(after, key=lambda m: m[key]), before, after
+
+
+def _measure_in(tree: str | None, packets: int) -> dict:
+    """One headline measurement (best of one model run) in a fresh process (:func:`in_tree`)."""
+    return in_tree(__file__, ["--one", str(packets)], tree)
 
 
 def headline_against(tree: str, quick: bool = False, rounds: int | None = None) -> dict:
@@ -206,13 +221,7 @@ def headline_against(tree: str, quick: bool = False, rounds: int | None = None) 
     alternating fresh processes (``rounds`` each, best of each side), so one run gives the
     before/after ratio on the same machine under the same load."""
     n = 5_000 if quick else 20_000
-    rounds = rounds or (2 if quick else 3)
-    before, after = [], []
-    for _ in range(rounds):
-        before.append(_measure_in(tree, n))
-        after.append(_measure_in(None, n))
-    b = max(before, key=lambda m: m["ratio"])
-    a = max(after, key=lambda m: m["ratio"])
+    b, a, _, _ = alternate(lambda where: _measure_in(where, n), tree, rounds or (2 if quick else 3), "ratio")
     target = round(TARGET_FACTOR * BASELINE_RATIO, 4)
     return {"benchmark": "throughput", "figure": HEADLINE + ", before/after in one run",
             "packets": a["packets"], "baseline_tree": str(tree), "baseline_model": b["model"],
