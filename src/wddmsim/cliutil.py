@@ -270,6 +270,8 @@ def parse_settings(pairs, option: str = "--set") -> dict:
             value = tomllib.loads(f"v = {text}")["v"]
         except tomllib.TOMLDecodeError:
             value = text
+        except RecursionError:
+            raise UserError(f"{option} {key.strip()}=...: the value is nested too deeply to read") from None
         parts = key.strip().split(".")
         table = out
         for part in parts[:-1]:
@@ -294,7 +296,7 @@ def read_log(events_file: str) -> list[dict]:
         raise UserError(f"{events_file}: cannot read: {e.strerror}") from None
     except (ValueError, KeyError) as e:
         raise UserError(f"{events_file}: not a wddmsim event log: {e}") from None
-    if not events or events[0].get("event") != "LogStart":
+    if not events or not isinstance(events[0], dict) or events[0].get("event") != "LogStart":
         raise UserError(f"{events_file}: not a wddmsim event log (the first line is not LogStart)")
     if cut:
         click.echo(f"wddmsim: warning: {events_file}: {cut}", err=True)

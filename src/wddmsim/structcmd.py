@@ -237,6 +237,9 @@ def read_record(path_text: str) -> dict:
     except json.JSONDecodeError as e:
         raise StructInputError(f"{path}: not a crash record (line {e.lineno}: {e.msg}); give STRUCT and DATA to "
                                f"decode raw bytes") from None
+    except RecursionError:
+        raise StructInputError(f"{path}: not a crash record (nested too deeply to read); give STRUCT and DATA "
+                               f"to decode raw bytes") from None
     if not isinstance(rec, dict) or rec.get("format") != RECORD_FORMAT:
         raise StructInputError(f"{path}: format: not a {RECORD_FORMAT} file")
     for key in ("struct", "arch", "ddi_version", "bytes", "bugcheck", "address", "time", "message"):

@@ -112,6 +112,9 @@ def _parse_toml(text: str, source: str) -> dict:
     except tomllib.TOMLDecodeError as exc:
         line, column, reason = _toml_position(exc, text)
         raise ScenarioError(source, [f"{source}: line {line}, column {column}: {reason}"]) from None
+    except RecursionError:
+        raise ScenarioError(source, [f"{source}: a value is nested too deeply to read (arrays or tables "
+                                     f"inside each other some thousand levels down)"]) from None
 
 
 def scenario_from_dict(data: Any, source: str = "<dict>", overrides: Sequence[Override] = ()) -> Scenario:
@@ -125,6 +128,9 @@ def scenario_from_dict(data: Any, source: str = "<dict>", overrides: Sequence[Ov
         data, base_ok = _with_overrides(data, source, overrides)
     try:
         scenario = Scenario.model_validate(data)
+    except RecursionError:
+        raise ScenarioError(source, [f"{source}: a value is nested too deeply to check (arrays or tables inside "
+                                     f"each other some thousand levels down)"]) from None
     except ValidationError as exc:
         if not overrides:
             raise ScenarioError(source, _problems(exc, source)) from None

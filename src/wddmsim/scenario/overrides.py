@@ -59,13 +59,16 @@ class Override:
         return ".".join(str(p) for p in self.path)
 
 
-def parse_value(text: str) -> Any:
+def parse_value(text: str, label: str = "--set") -> Any:
     """``text`` as a TOML value when it is one (``5`` -> 5, ``true`` -> True, ``"a b"`` -> 'a b',
-    ``[1, 2]`` -> [1, 2]), else the text itself (``2ms`` -> '2ms')."""
+    ``[1, 2]`` -> [1, 2]), else the text itself (``2ms`` -> '2ms'). A value nested deeper than the
+    parser can follow (``[[[[...`` some thousand levels) is an :class:`OverrideError`."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise OverrideError(f"{label}: the value is nested too deeply to read") from None
 
 
 def parse_path(text: str, option: str = "--set") -> tuple[PathPart, ...]:
@@ -92,7 +95,8 @@ def parse_override(text: str, option: str = "--set") -> Override:
     if not sep or not key.strip():
         raise OverrideError(f"{option} {text!r}: expected PATH=VALUE (e.g. scheduler.quantum=2ms)")
     path = parse_path(key, option)
-    return Override(path, parse_value(value.strip()), f"{key.strip()}={value.strip()}", option)
+    return Override(path, parse_value(value.strip(), f"{option} {key.strip()}=..."), f"{key.strip()}={value.strip()}",
+                    option)
 
 
 def split_values(text: str) -> list[str]:

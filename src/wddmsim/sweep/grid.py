@@ -68,7 +68,11 @@ def parse_setting(text: str, option: str = "--set") -> Setting:
     parts = split_values(values)
     if any(not v for v in parts):
         raise SweepError(f"{option} {text}: an empty value (two commas in a row, or one at an end)")
-    return Setting(column, tuple(Override(path, parse_value(v), f"{column}={v}", option) for v in parts))
+    try:
+        values_read = [parse_value(v, f"{option} {column}=...") for v in parts]
+    except OverrideError as e:
+        raise SweepError(str(e)) from None
+    return Setting(column, tuple(Override(path, value, f"{column}={v}", option) for v, value in zip(parts, values_read)))
 
 
 def settings_from(sets: Mapping[str, Any] | Iterable[str] | None, option: str = "--set") -> list[Setting]:

@@ -130,12 +130,26 @@ def record(event: dict) -> EventRecord:
     return cls(event["t"], name, fields)
 
 
+def _event(line, number: int) -> dict:
+    """One line of an event log as its event: a JSON object, else a ValueError naming the line
+    (JSON nested deeper than the decoder can follow is one too, not a RecursionError)."""
+    try:
+        event = json.loads(line)
+    except RecursionError:
+        raise ValueError(f"line {number}: nested too deeply to read") from None
+    except ValueError as e:
+        raise ValueError(f"line {number}: {e}") from None
+    if not isinstance(event, dict):
+        raise ValueError(f"line {number}: a JSON {type(event).__name__}, not an event (a JSON object)")
+    return event
+
+
 def read_events(path: str, typed: bool = False) -> list:
     """Read a JSON Lines event log back: a list of dicts, or with ``typed`` their typed records
     (:func:`record`: one class per event, fields as attributes). A line that is not JSON is a
     ValueError (:func:`read_events_cut` reads a log whose last line was cut mid-way)."""
     with open(path, encoding="utf-8") as f:
-        events = [json.loads(line) for line in f if line.strip()]
+        events = [_event(line, n) for n, line in enumerate(f, 1) if line.strip()]
     if typed:
         return [record(e) for e in events]
     return events
@@ -150,11 +164,11 @@ def read_events_cut(path: str) -> tuple[list[dict], str | None]:
         data = f.read()
     lines = data.split(b"\n")
     tail = lines.pop()  # after the last end of line: empty unless the last line has none
-    events = [json.loads(line) for line in lines if line.strip()]
+    events = [_event(line, n) for n, line in enumerate(lines, 1) if line.strip()]
     if not tail.strip():
         return events, None
     try:
-        events.append(json.loads(tail))
+        events.append(_event(tail, len(lines) + 1))
     except ValueError:
         return events, (f"its last line is cut short ({len(tail)} bytes with no end of line): read up to "
                         f"line {len(lines)}, the last whole one")
