@@ -517,3 +517,39 @@ def test_rule_words_come_from_the_catalogue():
     r = catalog()[107]
     assert rule_sentence(108) == f"rule 108 ({r.name}), which asks: {r.words}"
     assert rule_sentence(999, "Unknown") == "rule 999 (Unknown)"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"ddi_version": "win95"}, "ddi_version: unknown DDI version 'win95'; known: "),
+    ({"ddi_version": 7}, "ddi_version: a DDI version name, not 7"),
+    ({"arch": "arm64"}, 'arch: "arm64" is not an architecture; one of x64, x86'),
+    ({"arch": 5}, "arch: 5 is not an architecture; one of x64, x86"),
+    ({"struct": 7}, 'struct: a structure name or "" (none), not 7'),
+    ({"struct": "DXGKARG_NOSUCH"}, "struct: unknown structure 'DXGKARG_NOSUCH'"),
+    ({"address": "x"}, 'address: a whole number of at least 0, not "x"'),
+    ({"address": -1}, "address: a whole number of at least 0, not -1"),
+    ({"address": True}, "address: a whole number of at least 0, not true"),
+    ({"time": 1.5}, "time: a whole number of at least 0, not 1.5"),
+    ({"message": 5}, "message: text, not 5"),
+    ({"traceback": ["x"]}, 'traceback: text or null, not ["x"]'),
+    ({"ddi": 5}, "ddi: text or null, not 5"),
+    ({"rule": "x"}, 'rule: null, or {"number": N, "name": "..."} with N a whole number'),
+    ({"rule": {"number": "108"}}, 'rule: null, or {"number": N, "name": "..."} with N a whole number'),
+])
+@pytest.mark.parametrize("with_bytes", [True, False])
+def test_decode_names_a_crash_record_field_edited_out_of_its_type_or_range(tmp_path, submit_failure_record, change,
+                                                                          message, with_bytes):
+    # With and without the structure's bytes: a record edited by hand is never half-read (it used to
+    # give KeyError, TypeError or AttributeError tracebacks, or exit 1 as if it had been decoded).
+    rec = json.loads(submit_failure_record.read_text())
+    assert rec["struct"] == "DXGKARG_SUBMITCOMMAND" and rec["bytes"]
+    if not with_bytes:
+        rec.update(struct="", bytes="")
+    if "struct" in change and not with_bytes:
+        rec["bytes"] = ""
+    rec.update(change)
+    f = tmp_path / "edited.json"
+    f.write_text(json.dumps(rec))
+    r = run("decode", f"@{f}")
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"wddmsim: error: {f}: {message}") and r.stderr.count("\n") == 1, r.stderr

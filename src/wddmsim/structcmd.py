@@ -246,8 +246,9 @@ def read_record(path_text: str) -> dict:
         if key not in rec:
             raise StructInputError(f"{path}: {key}: missing from the crash record")
     b = rec["bugcheck"]
-    if not isinstance(b, dict) or any(not isinstance(b.get(k), int) for k in ("code", "p1", "p2", "p3", "p4")):
+    if not isinstance(b, dict) or any(not _is_int(b.get(k)) for k in ("code", "p1", "p2", "p3", "p4")):
         raise StructInputError(f"{path}: bugcheck: needs the integers code, p1, p2, p3 and p4")
+    _check_record_fields(path, rec)
     try:
         raw = bytes.fromhex(rec["bytes"])
     except (TypeError, ValueError):
@@ -255,6 +256,50 @@ def read_record(path_text: str) -> dict:
     if rec["struct"] and not raw:
         raise StructInputError(f"{path}: bytes: empty, but struct names {rec['struct']}")
     return rec
+
+
+def _is_int(value) -> bool:
+    return type(value) is int  # JSON true/false are no integers here
+
+
+def _check_record_fields(path: Path, rec: dict) -> None:
+    """Each member of a crash record has the type and the range ``wddmsim run`` writes: a
+    StructInputError names the first that does not (exit status 2), so a record edited by hand is
+    never half-read."""
+    from .ddi.layout import ARCHES
+
+    def bad(key: str, why: str) -> StructInputError:
+        return StructInputError(f"{path}: {key}: {why}")
+
+    if not isinstance(rec["struct"], str):
+        raise bad("struct", f"a structure name or \"\" (none), not {json.dumps(rec['struct'])}")
+    if rec["struct"]:
+        try:
+            _lookup(rec["struct"])
+        except StructInputError as e:
+            raise bad("struct", str(e)) from None
+    if rec["arch"] not in ARCHES:
+        raise bad("arch", f"{json.dumps(rec['arch'])} is not an architecture; one of {', '.join(ARCHES)}")
+    ver = rec["ddi_version"]
+    if not isinstance(ver, str):
+        raise bad("ddi_version", f"a DDI version name, not {json.dumps(ver)}")
+    if ver:
+        try:
+            versions.ddi_version(ver)
+        except KeyError as e:
+            raise bad("ddi_version", str(e.args[0])) from None
+    for key in ("address", "time"):
+        if not _is_int(rec[key]) or rec[key] < 0:
+            raise bad(key, f"a whole number of at least 0, not {json.dumps(rec[key])}")
+    if not isinstance(rec["message"], str):
+        raise bad("message", f"text, not {json.dumps(rec['message'])}")
+    for key in ("ddi", "traceback"):
+        if rec.get(key) is not None and not isinstance(rec[key], str):
+            raise bad(key, f"text or null, not {json.dumps(rec[key])}")
+    rule = rec.get("rule")
+    if rule is not None and (not isinstance(rule, dict) or not _is_int(rule.get("number"))
+                             or not isinstance(rule.get("name", ""), (str, type(None)))):
+        raise bad("rule", "null, or {\"number\": N, \"name\": \"...\"} with N a whole number")
 
 
 def rule_sentence(number: int, name: str | None = None) -> str:
