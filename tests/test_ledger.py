@@ -288,3 +288,32 @@ def test_presents_the_ledger_once_found_lost_are_counted_once(name, counts):
     shown = s["displays"][0]
     assert (shown["presents"], shown["displayed"], shown["dropped"]) == counts
     assert s["ledger"]["presents"] == dict(zip(("created", "displayed", "dropped", "pending"), (*counts, 0)))
+
+
+@pytest.mark.parametrize("log, edit, said", [
+    ("deep_queue", lambda s: s.update(packets_completed=5),
+     "the LogEnd summary's packets_completed (packets retired): the log's LogEnd summary says 5, the replay counts 100"),
+    ("deep_queue", lambda s: s.update(packets_submitted=101),
+     "the LogEnd summary's packets_submitted (DMA submissions): the log's LogEnd summary says 101, the replay "
+     "counts 100"),
+    ("deep_queue", lambda s: s.update(virtual_time_ns=5),
+     "the LogEnd summary's virtual_time_ns (the run's end time): the log's LogEnd summary says 5, the replay "
+     "counts 1000000000"),
+    ("deep_queue", lambda s: s["contexts"][0].update(completed=99),
+     "(submitted, completed, cancelled, aborted): the log's LogEnd summary says [100, 99, 0, 0], the replay "
+     "counts [100, 100, 0, 0]"),
+    ("video_copy", lambda s: s["displays"][0].update(displayed=s["displays"][0]["displayed"] + 1),
+     "the LogEnd summary's presents (presented, displayed, dropped): the log's LogEnd summary says "),
+    ("hardware_scheduling", lambda s: s.update(packets_completed=s["packets_completed"] - 1),
+     "the LogEnd summary's packets_completed (progress fences completed): the log's LogEnd summary says "),
+])
+def test_check_finds_a_logend_summary_edited_after_the_run(logs, tmp_path, log, edit, said):
+    # The ledger's own totals in the summary were checked before; its other counts were not, so a
+    # summary saying 5 packets completed where the log shows 100 passed as clean.
+    events = json.loads(json.dumps(logs[log]))
+    assert _check(_write(tmp_path, events)).exit_code == 0
+    edit(events[-1]["summary"])
+    r = _check(_write(tmp_path, events))
+    assert r.exit_code == 1
+    assert said in r.stdout
+    assert "totals: the same as the log's LogEnd summary" not in r.stdout

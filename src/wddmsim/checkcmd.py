@@ -2,7 +2,9 @@
 
 The same ledger every run keeps (:mod:`wddmsim.trace.ledger`, docs/ledger.md) reads the log's
 events; its totals are compared with the ``ledger`` totals the log's ``LogEnd`` summary carries
-(what the run counted as it went). A partial log (stopped early, or with no ``LogEnd``: see
+(what the run counted as it went), and, for a run that reached its end time, the summary's own
+counts (end time, each context's packets, packets submitted and completed, presents) with what the
+events show (:func:`summary_disagreements`), so an edited summary does not pass. A partial log (stopped early, or with no ``LogEnd``: see
 :mod:`wddmsim.trace.ending`) is checked up to where it ends: what is still open there is in
 flight, never a violation. Exit status 0 when everything is accounted for, 1 when a violation is
 found (each printed with its item's history), 2 for bad input (not an event log).
@@ -16,7 +18,7 @@ import click
 
 from .cliutil import read_log
 
-__all__ = ["check_cmd", "check_log", "ledger_rows"]
+__all__ = ["check_cmd", "check_log", "ledger_rows", "summary_disagreements"]
 
 #: The most open items the text output names (``--json`` names them all).
 SHOWN_OPEN = 10
@@ -73,8 +75,66 @@ def check_log(events: list[dict]) -> dict:
                     found.append(Violation(end_t, f"the {kind.replace('_', ' ')} total {key!r}",
                                            f"the log's LogEnd summary says {theirs.get(key)}, the replay counts {n}",
                                            []))
+    if logged is not None and ending.reason == "time":
+        found += summary_disagreements(events, events[-1]["summary"], ledger, end_t)
     return {"ending": ending, "totals": totals, "logged": logged, "violations": found,
             "in_flight": ledger.open_items()}
+
+
+def summary_disagreements(events: list[dict], summary: dict, ledger, end_t: int) -> list:
+    """Where the LogEnd ``summary`` of a run that reached its end time disagrees with what the
+    replay of its events counts: the run's end time, each context's packets (submitted, completed,
+    cancelled, aborted; contexts matched by name to their ContextCreate events, in order), the
+    packets submitted and completed (DMA submissions and retired packets under the software
+    scheduler, progress fences completed under hardware scheduling) and the presents presented,
+    displayed and dropped. These are the identities a live run checks between the model's counts
+    and its ledger (:meth:`wddmsim.system.System`'s ledger check), held here against the numbers
+    the log itself reports, so an edited summary does not pass."""
+    from .trace.ledger import Violation
+
+    found: list = []
+
+    def differ(what: str, theirs, ours) -> None:
+        if theirs != ours:
+            found.append(Violation(end_t, f"the LogEnd summary's {what}",
+                                   f"the log's LogEnd summary says {json.dumps(theirs)}, the replay counts "
+                                   f"{json.dumps(ours)}", []))
+
+    differ("virtual_time_ns (the run's end time)", summary.get("virtual_time_ns"), end_t)
+    handles: dict[str, list] = {}
+    for e in events:
+        if e.get("event") == "ContextCreate":
+            handles.setdefault(e.get("name"), []).append(e.get("context"))
+    rows = summary.get("contexts")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        differ("contexts (a list of tables)", rows, "a list of tables")
+        rows = []
+    for row in rows:
+        name = row.get("context")
+        mine = handles.get(name) or [None]
+        handle = mine.pop(0) if len(mine) > 1 else mine[0]
+        differ(f"packets of context {name} (submitted, completed, cancelled, aborted)",
+               [row.get(k) for k in ("submitted", "completed", "cancelled", "aborted")],
+               list(ledger.per_context.get(handle, [0, 0, 0, 0])))
+    totals = ledger.summary()
+    dma, pf = totals["dma_submissions"], totals["progress_fences"]
+    if summary.get("scheduling") == "hardware":
+        differ("packets_completed (progress fences completed)", summary.get("packets_completed"), pf["completed"])
+    else:
+        differ("packets_submitted (DMA submissions)", summary.get("packets_submitted"), dma["created"])
+        differ("packets_completed (packets retired)", summary.get("packets_completed"),
+               totals["packets"]["completed"] + totals["paging"]["completed"] - pf["completed"])
+    shown = summary.get("displays")
+    if isinstance(shown, list) and all(isinstance(d, dict) for d in shown):
+        try:
+            said = [sum(d.get(k, 0) for d in shown) for k in ("presents", "displayed", "dropped")]
+        except TypeError:
+            said = [[d.get(k) for d in shown] for k in ("presents", "displayed", "dropped")]
+    else:
+        said = shown
+    pr = totals["presents"]
+    differ("presents (presented, displayed, dropped)", said, [pr["created"], pr["displayed"], pr["dropped"]])
+    return found
 
 
 @click.command("check")
@@ -106,7 +166,7 @@ def check_cmd(events_file: str, as_json: bool) -> None:
         click.echo(f"{r[0]:<{width[0]}}  {r[1]:>{width[1]}}  {r[2]:>{width[2]}}  {r[3]:>{width[3]}}  {r[4]}".rstrip())
     if verdict["logged"] is None:
         click.echo("totals: the log carries no LogEnd summary to compare with")
-    elif not any(v.item.startswith("the ") and " total " in v.item for v in found):
+    elif not any(v.item.startswith("the ") and (" total " in v.item or "LogEnd summary's" in v.item) for v in found):
         click.echo("totals: the same as the log's LogEnd summary")
     open_items = verdict["in_flight"]
     if open_items:
