@@ -206,9 +206,13 @@ def parse_hex(text: str, where: str) -> bytes:
 def read_input(source: str) -> tuple[bytes, str]:
     """The bytes named on the command line: ``@FILE`` (raw bytes) or hex text; and where they came from."""
     if source.startswith("@"):
+        from .inputbound import STRUCT_MAX, TooLarge, read_bounded
+
         path = Path(source[1:])
         try:
-            return path.read_bytes(), str(path)
+            return read_bounded(path, STRUCT_MAX), str(path)
+        except TooLarge as e:
+            raise StructInputError(f"{path}: {e} (no DDI structure is)") from None
         except FileNotFoundError:
             raise StructInputError(f"{path}: no such file") from None
         except IsADirectoryError:
@@ -223,9 +227,13 @@ def read_record(path_text: str) -> dict:
     is about no structure has ``struct`` empty."""
     from .dxgkrnl.crash import RECORD_FORMAT
 
+    from .inputbound import RECORD_MAX, TooLarge, read_bounded
+
     path = Path(path_text)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, RECORD_MAX).decode("utf-8")
+    except TooLarge as e:
+        raise StructInputError(f"{path}: {e} (a crash record)") from None
     except FileNotFoundError:
         raise StructInputError(f"{path}: no such file") from None
     except IsADirectoryError:

@@ -66,11 +66,15 @@ def load_scenario(path: str | Path, overrides: Sequence[Override] = ()) -> Scena
 def read_scenario_data(path: str | Path) -> dict:
     """The parsed TOML data of the scenario file at ``path``, not yet validated; raises
     :class:`ScenarioError` when the file cannot be read or is not valid TOML."""
+    from ..inputbound import SCENARIO_MAX, TooLarge, read_bounded
+
     source = str(path)
     try:
-        raw = Path(path).read_bytes()
+        raw = read_bounded(path, SCENARIO_MAX)
     except OSError as exc:
         raise ScenarioError(source, [f"{source}: cannot read: {_os_reason(exc)}"]) from None
+    except TooLarge as exc:
+        raise ScenarioError(source, [f"{source}: cannot read: {exc} (a scenario file)"]) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
+from ..inputbound import LOG_LINE_MAX, size_text
+
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "LogStart": ("format", "version", "scenario", "seed"),
     "AdapterStart": ("ddi_version", "multi_engine_aware", "nodes", "segments"),
@@ -130,11 +132,15 @@ def record(event: dict) -> EventRecord:
     return cls(event["t"], name, fields)
 
 
-def _event(line, number: int) -> dict:
-    """One line of an event log as its event: a JSON object, else a ValueError naming the line
-    (JSON nested deeper than the decoder can follow is one too, not a RecursionError)."""
+def _event(line: bytes, number: int) -> dict:
+    """One line of an event log as its event: a JSON object in UTF-8, else a ValueError naming the
+    line (JSON nested deeper than the decoder can follow is one too, not a RecursionError)."""
     try:
-        event = json.loads(line)
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"line {number}: not UTF-8 text (byte 0x{line[e.start]:02x} at column {e.start + 1})") from None
+    try:
+        event = json.loads(text)
     except RecursionError:
         raise ValueError(f"line {number}: nested too deeply to read") from None
     except ValueError as e:
@@ -148,8 +154,9 @@ def read_events(path: str, typed: bool = False) -> list:
     """Read a JSON Lines event log back: a list of dicts, or with ``typed`` their typed records
     (:func:`record`: one class per event, fields as attributes). A line that is not JSON is a
     ValueError (:func:`read_events_cut` reads a log whose last line was cut mid-way)."""
-    with open(path, encoding="utf-8") as f:
-        events = [_event(line, n) for n, line in enumerate(f, 1) if line.strip()]
+    events, whole, tail = _read_lines(path)
+    if tail is not None:
+        events.append(_event(tail, whole + 1))  # raises: the last line is not JSON
     if typed:
         return [record(e) for e in events]
     return events
@@ -160,19 +167,36 @@ def read_events_cut(path: str) -> tuple[list[dict], str | None]:
     events up to its last whole line, and None, or the sentence that says a last line was cut and
     left out. Only the last line may be cut (it is not JSON and no end of line follows it); a bad
     line anywhere else is a ValueError, as for :func:`read_events`."""
-    with open(path, "rb") as f:
-        data = f.read()
-    lines = data.split(b"\n")
-    tail = lines.pop()  # after the last end of line: empty unless the last line has none
-    events = [_event(line, n) for n, line in enumerate(lines, 1) if line.strip()]
-    if not tail.strip():
+    events, whole, tail = _read_lines(path)
+    if tail is None:
         return events, None
-    try:
-        events.append(_event(tail, len(lines) + 1))
-    except ValueError:
-        return events, (f"its last line is cut short ({len(tail)} bytes with no end of line): read up to "
-                        f"line {len(lines)}, the last whole one")
-    return events, None
+    return events, (f"its last line is cut short ({len(tail)} bytes with no end of line): read up to line {whole}, "
+                    f"the last whole one")
+
+
+def _read_lines(path: str) -> tuple[list[dict], int, bytes | None]:
+    """The events of the log at ``path`` read line by line, each line at most
+    :data:`~wddmsim.inputbound.LOG_LINE_MAX` long (a longer one is a ValueError: no event is, and
+    ``/dev/zero`` is no log); the number of whole lines (with an end of line); and the last line
+    when it has no end of line and is not an event (None otherwise)."""
+    events: list[dict] = []
+    whole = 0
+    with open(path, "rb") as f:
+        while True:
+            line = f.readline(LOG_LINE_MAX + 1)
+            if line.endswith(b"\n"):
+                whole += 1
+                if line.strip():
+                    events.append(_event(line, whole))
+                continue
+            if len(line) > LOG_LINE_MAX:
+                raise ValueError(f"line {whole + 1}: longer than {size_text(LOG_LINE_MAX)}, the limit for one event")
+            if line.strip():
+                try:
+                    events.append(_event(line, whole + 1))
+                except ValueError:
+                    return events, whole, line
+            return events, whole, None
 
 
 def read_records(path: str) -> list[EventRecord]:
