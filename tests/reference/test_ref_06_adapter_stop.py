@@ -87,6 +87,28 @@ def test_a_packet_still_in_the_software_queue_is_cancelled_once():
         ("busy/c", 1, 0, 1), ("app/c", 1, 0, 1)]
 
 
+def test_a_packet_the_worker_holds_for_patching_is_cancelled_and_never_submitted():
+    """The app's packet leaves its software queue at 1 ms for the worker, which patches and submits
+    it in 100 us; the stop at 1.05 ms comes in between. The packet never reached the driver: it is
+    pending (one DxgkDdiCancelCommand, its fence Cancelled) and nothing is submitted after the stop.
+    (It used to be reported as nothing pending, then submitted at 1.1 ms and run to completion.)"""
+    sc = stop_scenario([("app", [("1ms", "1ms")])], stop_at="1050us",
+                       cpu_cost={**ZERO, "patch": "100us"})
+    system, trace, r, app, woke, baseline = run_with_waiter(sc)
+    (stop,) = trace.of("AdapterStop")
+    assert (stop["t"], stop["pending"], stop["on_hardware"]) == (1_050_000, 1, 0)
+    assert [(e["t"], e["args"]["hContext"]) for e in ddi(trace, "DxgkDdiCancelCommand")] == [(1_050_000, app.hDdi)]
+    assert not ddi(trace, "DxgkDdiSubmitCommand") and not ddi(trace, "DxgkDdiPatch")
+    assert not trace.of("DmaPacketQueued") and not trace.of("DmaPacketStart")
+    assert [(e["t"], e["seq"], e["status"]) for e in trace.of("QueuePacketStop")] == [(1_050_000, 1, "Cancelled")]
+    assert woke == [1_050_000] and r.bugcheck is None
+    assert system.adapter.pool.in_use == baseline
+    q = system.adapter.vidsch.nodes[0]
+    assert (q.submitting, q.worker_busy, len(app.queue)) == (None, False, 0)
+    assert [(c["context"], c["submitted"], c["completed"], c["cancelled"]) for c in r.summary["contexts"]] == [
+        ("app/c", 1, 0, 1)]
+
+
 def test_a_packet_the_driver_holds_is_reset_once_and_never_cancelled():
     """The app's one packet is on the hardware when the scheduler stops: exactly one reset, no
     DxgkDdiCancelCommand, and its fence completes as cancelled."""

@@ -4,7 +4,9 @@ When Windows stops a display adapter (Plug and Play stops or disables the device
 replaced) the GPU scheduler is stopped first: no packet may stay with the driver or in the OS's
 queues. The model does what Microsoft documents for each kind of pending packet:
 
-- a packet still in a context's software queue never reached the hardware queue: it is cancelled,
+- a packet still in a context's software queue never reached the hardware queue: it is cancelled
+  (so is one the scheduler's worker took from the queue to patch and submit but had not yet handed
+  to the driver when the stop came),
   and a driver that reports ``DXGK_VIDSCHCAPS.CancelCommandAware`` is told through
   ``DxgkDdiCancelCommand`` (Microsoft's DxgkDdiCancelCommand page: a packet that was in the
   scheduler's software queue and never reached the hardware queue);
@@ -48,6 +50,16 @@ class AdapterStop:
         now = sim.now
         self.stopped_at = now
         vs.stopped = True
+        for q in vs.nodes:
+            held = q.submitting
+            if held is not None:
+                # The node's worker took this packet from its context's queue to patch and submit it
+                # and has not yet called the driver: it never reached the hardware queue, so it is
+                # pending like the packets still queued, and is cancelled with them (the worker's
+                # own submission, when its time comes, finds it gone: VidSch._submit_later).
+                q.submitting = None
+                q.worker_busy = False
+                held.context.queue.appendleft(held)
         system = list(vs.vidmm._system_contexts.values())
         contexts = [c for c in adapter.contexts if not c.destroyed] + system
         pending = sum(len(c.queue) for c in contexts)

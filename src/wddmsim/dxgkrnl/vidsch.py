@@ -428,6 +428,8 @@ class VidSch:
 
     def _submit_later(self, packet) -> None:
         node_queue = self.nodes[packet.context.node]
+        if node_queue.submitting is not packet:
+            return  # an adapter stop took it back before the worker reached the driver (adapterstop.py)
         node_queue.worker_busy = False
         node_queue.submitting = None
         self._submit(node_queue, packet)
