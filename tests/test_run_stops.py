@@ -341,3 +341,42 @@ def test_ctrl_c_outside_a_run_is_exit_130_with_one_line(monkeypatch):
     monkeypatch.setattr(cli, "load_scenario_file", interrupted)
     r = CliRunner().invoke(main, ["run", GAME])
     assert (r.exit_code, r.stderr) == (130, "wddmsim: interrupted by SIGINT\n")
+
+
+def _catches_sigterm(pid: int) -> bool:
+    with open(f"/proc/{pid}/status") as f:
+        mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+    return bool(mask & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the handlers from /proc (Linux)")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_replay_reading_a_pipe_that_stays_open_ends_on_the_first_signal(sig):
+    """``replay /dev/stdin`` fed by a pipe that never closes used to ignore SIGINT and SIGTERM (the
+    handlers only set the run's stop flag, and no run had begun): a signal before the run now ends
+    the command at once, exit 130, one line."""
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "wddmsim", "replay", "/dev/stdin"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proc.stdin.write("Application,ProcessID\n")  # a first line, then nothing and no end
+        proc.stdin.flush()
+        # Wait until the command's handlers are in place (SIGTERM caught: bit 15 of SigCgt); it
+        # then blocks reading the pipe.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not _catches_sigterm(proc.pid):
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(0.2)
+        assert proc.poll() is None
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    assert err == f"wddmsim: interrupted by {signal.Signals(sig).name} before the run began; nothing ran\n"
+    assert out == ""

@@ -21,7 +21,10 @@ every :data:`CHECK_EVERY` events (a few per wall second).
   events (a few hundred KB on the examples) and its ``LogEnd`` line.
 
 :func:`interrupts` installs the handlers for a command and puts the previous ones back after it
-(the API and the tests run in-process). The first SIGINT or SIGTERM sets the flag; a second one,
+(the API and the tests run in-process). A SIGINT or SIGTERM before the run begins (the command
+still reading its inputs, ``replay /dev/stdin`` from a pipe that stays open, or building the
+system) ends the command at once, exit status 130, with a line saying nothing ran. Once the run
+has begun, the first SIGINT or SIGTERM sets the flag; a second one,
 while the outputs are being written, ends the process at once with exit status 130 and a line
 saying the outputs may be incomplete (one that comes within :data:`SAME_SIGNAL_S` of the first is
 the same Ctrl-C, forwarded by a launcher such as ``uv run``, and changes nothing). The event log's writer process ignores both signals and
@@ -63,8 +66,11 @@ class RunStop:
     """When a run should stop early. ``max_events``: kernel events at most; ``max_log_bytes``:
     bytes of the event log at most, measured by ``log_bytes()`` (the sink's exact size so far).
     ``reason`` is None until the run is asked to stop (``interrupted``) or a budget runs out;
-    ``signal`` names the signal that stopped it; ``outputs`` is True once the run has ended and the
-    command writes its outputs (a second signal then ends the process at once)."""
+    ``signal`` names the signal that stopped it; ``running`` is True from the moment the run
+    begins (:func:`run_checked`; a signal before it, while the command still reads its inputs or
+    builds the system, ends the process at once: there is no run to stop); ``outputs`` is True once
+    the run has ended and the command writes its outputs (a second signal then ends the process at
+    once)."""
 
     def __init__(self, max_events: int | None = None, max_log_bytes: int | None = None,
                  log_bytes: Callable[[], int] | None = None):
@@ -75,6 +81,7 @@ class RunStop:
         self.signal: str | None = None
         self.signals = 0
         self.first_signal_at: float | None = None  # time.monotonic() of the first signal
+        self.running = False
         self.outputs = False
         self._bytes_checked_at = -1
 
@@ -105,6 +112,7 @@ def run_checked(sim, limit: int, stop: RunStop | None = None, on_progress=None) 
     length in ns. A budget stops the run at the time of its last kernel event, whatever the
     slices: the same stop on a terminal (a progress bar) as in a pipe."""
     stop = stop or RunStop()
+    stop.running = True
     step = max(1, limit // 1000) if on_progress is not None else None
     while True:
         if stop.reason is not None:
@@ -170,6 +178,14 @@ def interrupts(stop: RunStop):
                              f"the outputs may be incomplete\n")
             sys.stderr.flush()
             os._exit(EXIT_INTERRUPTED)
+        if not stop.running and not stop.outputs:
+            # No run yet: the command is reading its inputs (a pipe that stays open, a slow file)
+            # or building the system. Nothing ran, so there is nothing to stop cleanly: end now
+            # (a blocking read is interrupted, and the command's cleanup runs as it unwinds).
+            stop.interrupt(name)
+            sys.stderr.write(f"wddmsim: interrupted by {name} before the run began; nothing ran\n")
+            sys.stderr.flush()
+            raise SystemExit(EXIT_INTERRUPTED)
         stop.interrupt(name)
 
     previous = {}

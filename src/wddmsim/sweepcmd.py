@@ -103,6 +103,7 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
                                 f"--set {POLICY}=A,B,...")
             check_directory(report_dir)
     started = time.perf_counter()
+    stop.running = True  # the runs begin: a signal from here on stops them and keeps the rows done
     try:
         with SweepProgress(Console(stderr=True), label=Path(scenario).stem) as bar:
             # The warnings come before the first run, so before the progress bar shows.

@@ -529,6 +529,8 @@ class System:
         from .runstop import run_checked
 
         limit = self.scenario.duration if until is None else until
+        if stop is not None:
+            stop.running = True  # a signal from here on stops the run cleanly (wddmsim.runstop)
         t0 = time.perf_counter()
         crash = None
         stopped = None
