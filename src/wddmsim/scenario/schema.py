@@ -180,8 +180,11 @@ class Node(ScenarioModel):
     #: the preemption is reported)
     preemption_save: Duration = 0
     #: VidSch's first SubmissionFenceId on this node (a 32-bit id, which wraps to 0 after
-    #: 2**32 - 1): start near the top to run across the wrap
-    first_fence_id: int_in(1, U32, "a SubmissionFenceId is 32 bits and 0 is never one") = 1
+    #: 2**32 - 1 and goes on: Microsoft's pages reserve no value of the UINT, so past the wrap 0 is
+    #: an id like any other): start near the top to run across the wrap. Not 0 itself: a node's
+    #: fence slot starts at 0, which a driver reads as "nothing completed yet"
+    first_fence_id: int_in(1, U32, "a SubmissionFenceId is 32 bits; the first is not 0, the value a node's fence "
+                                   "slot holds before anything completes (past 2**32 - 1 the ids wrap to 0)") = 1
     #: hardware scheduling: how many hardware queues the engine's scheduler can hold mapped at once
     #: (its slots); more queues than slots are mapped and unmapped as they go idle. Unset: no limit
     hw_queue_slots: int_in(1, 1024, "hardware queues an engine's scheduler holds mapped at once: the model's "
