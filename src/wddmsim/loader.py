@@ -3,8 +3,13 @@
 Used for a driver named on the command line (``--driver``) or in a scenario (``driver = "..."``),
 and for the user-mode half a kernel-mode driver names (``UserModeDriverName``). A name that does
 not resolve is a :class:`LoadError` with a message that says what was looked for and why it was
-not found, never a traceback; an exception raised while importing the user's module is reported
-with the module's own traceback.
+not found, never a traceback of the loader's: a file that does not exist, a directory, a file that
+is not Python source (``/etc/passwd:X``: "... is not a Python file (.py)"), one that cannot be
+read. When the user's module fails while it is imported, the message's first line names the file
+(or module) and the reason (``SyntaxError at line 3: invalid syntax``, ``ValueError: boom``), and
+the lines after it are the module's own traceback. Every exception counts, ``SystemExit``
+(``sys.exit()`` at the module's top level) included: it is the module's code ending abnormally,
+not the command's end; only ``KeyboardInterrupt`` (a person's Ctrl-C) passes through.
 """
 
 from __future__ import annotations
@@ -50,34 +55,74 @@ def _import(module: str, what: str, spec: str):
         if e.name and (module == e.name or module.startswith(e.name + ".")):
             raise LoadError(f"{what} {spec!r}: no module named {module!r} (is it installed, or on PYTHONPATH?)") \
                 from None
-        raise LoadError(f"{what} {spec!r}: importing {module} failed:\n{_tb(e)}") from None
-    except Exception as e:  # noqa: BLE001 - the user's module raised while importing
-        raise LoadError(f"{what} {spec!r}: importing {module} failed:\n{_tb(e)}") from None
+        raise LoadError(f"{what} {spec!r}: importing {module} failed: {_reason(e)}\n{_tb(e)}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - the user's module raised (or called sys.exit) while importing
+        raise LoadError(f"{what} {spec!r}: importing {module} failed: {_reason(e)}\n{_tb(e)}") from None
 
 
 def _load_file(path_text: str, what: str, spec: str, base_dir: Path | None):
     path = Path(path_text)
     if not path.is_absolute():
         path = (base_dir or Path.cwd()) / path
-    if not path.is_file():
-        raise LoadError(f"{what} {spec!r}: file {path} does not exist")
-    key = f"wddmsim_user_{abs(hash(str(path.resolve())))}"
+    try:
+        if path.is_dir():
+            raise LoadError(f"{what} {spec!r}: {path} is a directory, not a Python file (.py)")
+        if not path.is_file():
+            raise LoadError(f"{what} {spec!r}: file {path} does not exist")
+        resolved = path.resolve()
+    except OSError as e:  # a name too long for the file system, a loop of links...
+        raise LoadError(f"{what} {spec!r}: {path}: {e.strerror or e}") from None
+    key = f"wddmsim_user_{abs(hash(str(resolved)))}"
     if key in sys.modules:
         return sys.modules[key]
     loader_spec = importlib.util.spec_from_file_location(key, path)
+    if loader_spec is None or loader_spec.loader is None:  # not .py (nor .pyc, nor an extension module)
+        raise LoadError(f"{what} {spec!r}: {path} is not a Python file (.py)")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        raise LoadError(f"{what} {spec!r}: cannot read {path}: {e.strerror or e}") from None
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[key] = module
     added = str(path.parent)
     sys.path.insert(0, added)  # the file may import its neighbours
     try:
         loader_spec.loader.exec_module(module)
-    except Exception as e:  # noqa: BLE001 - the user's file raised while importing
+    except BaseException as e:  # noqa: BLE001 - the user's file raised (or called sys.exit) while importing
         del sys.modules[key]
-        raise LoadError(f"{what} {spec!r}: loading {path} failed:\n{_tb(e)}") from None
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        raise LoadError(f"{what} {spec!r}: loading {path} failed: {_reason(e, path)}\n{_tb(e)}") from None
     finally:
         if sys.path and sys.path[0] == added:
             sys.path.pop(0)
     return module
+
+
+def _reason(e: BaseException, path: Path | None = None) -> str:
+    """The exception in a few words, for the first line of a load failure: its type, its message
+    and where (``SyntaxError: invalid syntax (line 3)``, ``SystemExit: 0 (line 2)``); the place is
+    the deepest line of the user's code, its line number alone when it is in ``path``."""
+    name = type(e).__name__
+    if isinstance(e, SyntaxError):
+        said, file, line = e.msg, e.filename, e.lineno
+    else:
+        try:
+            said = str(e)
+        except Exception:  # noqa: BLE001 - the exception's own __str__ failed
+            said = ""
+        said = said.strip().splitlines()[0] if said.strip() else ""
+        frames = [f for f in traceback.extract_tb(e.__traceback__)
+                  if f.filename != __file__ and not f.filename.startswith("<frozen")]
+        file, line = (frames[-1].filename, frames[-1].lineno) if frames else (None, None)
+    text = f"{name}: {said}" if said else name
+    if line:
+        same = path is not None and file is not None and Path(file) == path
+        text += f" (line {line})" if same or file is None else f" ({file}, line {line})"
+    return text
 
 
 def _tb(e: BaseException) -> str:

@@ -72,10 +72,46 @@ def validated_settings(driver_cls, table: dict) -> dict:
                             err["msg"].removeprefix("Value error, ")) for err in e.errors()]) from None
 
 
-def _traceback(e: BaseException) -> str:
+def _traceback(e: BaseException, user_only: bool = False) -> str:
+    """``e``'s traceback without this frame; with ``user_only``, without any frame of wddmsim's own."""
+    import os
     import traceback
 
-    return "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
+    if not user_only:
+        return "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    te = traceback.TracebackException.from_exception(e)
+    te.stack = traceback.StackSummary.from_list([f for f in te.stack
+                                                 if not f.filename.startswith((here, "wddmsim" + os.sep))])
+    return "".join(te.format())
+
+
+def _construct(cls, info, who: str):
+    """``cls(info)``, the user's constructor (DriverEntry and AddDevice, or the user-mode half's):
+    whatever it raises, ``SystemExit`` (``sys.exit()``) included, means the driver does not load,
+    an :class:`AdapterStartError` naming the exception with the constructor's traceback. Only
+    ``KeyboardInterrupt`` (a person's Ctrl-C) passes through."""
+    try:
+        return cls(info)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - the user's constructor failed: the driver does not load
+        raise AdapterStartError([f"{who} raised {_said(e)}\n" + _traceback(e)]) from None
+
+
+def _said(e: BaseException) -> str:
+    """``ValueError: bad``, ``SystemExit: 0``; the type alone when the exception says nothing
+    (``sys.exit()``)."""
+    said = str(e)
+    return f"{type(e).__name__}: {said}" if said else type(e).__name__
+
+
+def _start_stop(record: CrashRecord) -> str:
+    """The reason an adapter does not start when the driver made Windows stop during the start
+    (an exception in DxgkDdiStartDevice, a status that is not an NTSTATUS...): the stop's message
+    and bug check, with the driver's traceback after it for a driver fault."""
+    text = f"{record.message} (Windows stops with {record.bugcheck} while it starts the adapter)"
+    return text + ("\n" + record.traceback if record.traceback else "")
 
 
 class ConfigError(Exception):
@@ -113,7 +149,11 @@ class System:
     default the scenario's ``[driver]`` class, else the reference driver. ``settings``: the driver's
     settings, over the scenario's ``[driver]`` table. A settings table the driver's ``Settings``
     model refuses is a :class:`ConfigError` (``driver.<key>``); a driver Windows would not start is an
-    :class:`~wddmsim.dxgkrnl.errors.AdapterStartError`."""
+    :class:`~wddmsim.dxgkrnl.errors.AdapterStartError`, and so is one whose code ends abnormally
+    before the system can run: its constructor (or its user-mode half's) raising anything,
+    ``SystemExit`` included, or a stop while the adapter starts (a driver fault in
+    DxgkDdiStartDevice, an entry point's value that is not an integer: the reason names the bug
+    check Windows makes)."""
 
     def __init__(self, scenario, *, seed: int | None = None, trace=None, verifier: str = "strict",
                  driver=None, settings: dict | None = None, engine_mode: str | None = None, _ledger: bool = True):
@@ -149,11 +189,7 @@ class System:
         self.gpu.trace = trace  # the GPU's own events (Doorbell, HwContextState): none is the ledger's
         # DriverEntry and AddDevice: the driver gets its device (registers, memory) and settings.
         info = DeviceInfo(gpu=self.gpu.mmio, memory=self.gpu.memory, settings=self.driver_settings)
-        try:
-            self.driver = driver_cls(info)
-        except Exception as e:  # noqa: BLE001 - the user's constructor failed: the driver does not load
-            raise AdapterStartError([f"the driver's constructor raised {type(e).__name__}: {e}\n"
-                                     + _traceback(e)]) from None
+        self.driver = _construct(driver_cls, info, "the driver's constructor")
         c = adapter.cpu_cost
         self.costs = CpuCost(render=c.render, patch=c.patch, submit=c.submit, isr=c.isr, dpc=c.dpc, present=c.present)
         depths = [n.hw_queue_depth or adapter.hw_queue_depth for n in adapter.nodes]
@@ -178,7 +214,15 @@ class System:
         # Ground truth for the verifier (rule 43): the GPU's interrupt status register.
         irq = self.gpu.irq
         self.adapter.dxgk.interrupt_status = lambda: irq.status
-        self.adapter.start()
+        try:
+            self.adapter.start()
+        except BugCheckStop as stop:
+            # A driver fault (or a broken rule) while the adapter starts, before the system exists
+            # to run: the adapter does not start, and the reason says which stop Windows makes.
+            raise AdapterStartError([_start_stop(stop.record)]) from None
+        except SystemExit as e:  # sys.exit() in driver code the OS reads outside an entry point (a property)
+            raise AdapterStartError([f"the driver's code raised {_said(e)} while the adapter started\n"
+                                     + _traceback(e, user_only=True)]) from None
         for i, (n, _) in enumerate(zip(adapter.nodes, self.adapter.vidsch.nodes)):
             if n.first_fence_id != 1:
                 self.adapter.vidsch.first_fence(i, n.first_fence_id)
@@ -196,7 +240,8 @@ class System:
             umd_cls = load_class(umd_name, "user-mode driver") if umd_name else ReferenceUmd
         except LoadError as e:
             raise AdapterStartError([str(e)]) from None
-        self.umd = umd_cls(UmdAdapterInfo(self.adapter.umd_private_data, self.driver_settings))
+        self.umd = _construct(umd_cls, UmdAdapterInfo(self.adapter.umd_private_data, self.driver_settings),
+                              "the user-mode driver's constructor")
         self.runtime = Runtime(self.kmt, self.umd)
         #: a bug check raised while the scenario's objects were created (a DDI answer the OS stops
         #: on, e.g. DxgkDdiCreateContext breaking rule 76): :meth:`run` ends at once with it

@@ -11,7 +11,19 @@ One call, in order:
 3. the driver's method runs. An exception it raises is a driver fault: the model stops as Windows
    stops on an unhandled kernel-mode exception, bug check 0x1E KMODE_EXCEPTION_NOT_HANDLED, and the
    crash record names the entry point and carries the driver's own traceback (a bug check raised by
-   the OS inside the call, from a callback the driver made, passes through unchanged);
+   the OS inside the call, from a callback the driver made, passes through unchanged). Any
+   exception counts, ``SystemExit`` (``sys.exit()`` in the driver's code) included: code of the
+   driver's that ended abnormally, never the end of the process; only ``KeyboardInterrupt`` (a
+   person's Ctrl-C) passes through. What the method returns is then held to the entry point's
+   return type, as a C compiler holds the driver's code to it (:meth:`DdiGateway.returned_value`):
+   an NTSTATUS or a BOOLEAN is an integer (an ``int``, a ``bool``, an ``IntEnum`` member such as
+   ``NTSTATUS.STATUS_SUCCESS``, anything with ``__index__``), taken as that integer. Anything else
+   (a ``str``, a ``float``, ``None`` from a method that forgot its ``return``...) cannot come out
+   of a C driver: it is a driver fault, bug check 0x1E with parameter 1 STATUS_ACCESS_VIOLATION
+   (0xC0000005, the code a Python ``TypeError`` gets) and the message ``driver fault:
+   <entry point> returned <value> (a <type>), not an NTSTATUS (an integer)`` (``not a BOOLEAN`` for
+   the ISR). The value of a VOID entry point (the DPC, DxgkDdiSetRootPageTable) is dropped, as C
+   drops it: the caller gets None whatever the method returned;
 4. the ``DdiCall`` event goes to the log (name, IRQL, every member of the structure, status; to a
    sink that asks for them (``raw_args``, the JSON Lines file), the structure's raw bytes, which
    the sink reads into the same members);
@@ -44,6 +56,7 @@ driver" (windows-hardware/drivers/display/threading-and-synchronization-model-of
 from __future__ import annotations
 
 import ctypes
+import operator
 import traceback
 
 from ..sim.tracing import wants
@@ -112,11 +125,14 @@ def _allowed(names: tuple[str, ...]) -> frozenset[int] | None:
 _CROSSING_RULES = {controlinterrupt.ENTRY: controlinterrupt.judge}  # rule 49
 
 #: Per entry point, what a call needs of its contract, read once: (IRQL class, argument structure,
-#: whether it returns a BOOLEAN or nothing, the statuses it may return or None for any error, its
-#: crossing rule or None).
-_PLANS = {name: (_IRQL[c.irql], c.struct, c.returns[0] in ("BOOLEAN", "VOID"), _allowed(c.returns),
-                 _CROSSING_RULES.get(name))
+#: whether it returns a BOOLEAN or nothing, whether it returns nothing, the statuses it may return
+#: or None for any error, its crossing rule or None).
+_PLANS = {name: (_IRQL[c.irql], c.struct, c.returns[0] in ("BOOLEAN", "VOID"), c.returns == ("VOID",),
+                 _allowed(c.returns), _CROSSING_RULES.get(name))
           for name, c in CONTRACTS.items()}
+#: The code a driver fault's parameter 1 carries for a return value that is not an integer (a
+#: Python TypeError's: :data:`_EXCEPTION_CODES`).
+STATUS_ACCESS_VIOLATION = 0xC0000005
 _STRUCTS = (ctypes.Structure, ctypes.Union)
 #: type -> whether it is a DDI structure (a ctypes Structure or Union): an isinstance test against
 #: ctypes' metaclasses costs more than the rest of a call
@@ -243,7 +259,7 @@ class DdiGateway:
         fast = self._callers.get(name)
         if fast is not None:
             return fast
-        irql, struct, plain, allowed, crossing = _PLANS[name]
+        irql, struct, plain, void, allowed, crossing = _PLANS[name]
         contract = CONTRACTS[name]
         gateway = self
         sim = self.sim
@@ -273,13 +289,18 @@ class DdiGateway:
                     status = injected
                 else:
                     status = getattr(gateway.driver, name)(*params)
-            except BugCheckStop:
+            except (BugCheckStop, KeyboardInterrupt):
                 raise
-            except Exception as exc:  # noqa: BLE001 - every exception of the driver's is a driver fault
-                gateway._driver_fault(name, args, address, exc)
+            except BaseException as exc:  # noqa: BLE001 - every exception of the driver's is a driver fault,
+                gateway._driver_fault(name, args, address, exc)  # SystemExit included (the module doc, step 3)
             finally:
                 sim.irql = saved_irql
                 gateway.active = saved_active
+            if type(status) is not int:
+                if void:
+                    status = None
+                elif type(status) is not bool:
+                    status = gateway.returned_value(name, status, args, address)
             if gateway.returned is not None:
                 gateway.returned(name)
             if log and gateway.trace is not None:
@@ -288,7 +309,7 @@ class DdiGateway:
                 crossing(verifier, params, status)
             if judged and judge == "after":
                 gateway._judge_after(name, contract, args, facts, address, status, bugcheck)
-            if status == SUCCESS or plain or type(status) is not int:
+            if status == SUCCESS or plain:
                 return status
             if allowed is not None and status in allowed:
                 return status
@@ -364,15 +385,41 @@ class DdiGateway:
             ddi_version=self.version.name if self.version is not None else "", address=address,
             data=bytes(args) if args is not None else b"", rule=rule, rule_name=rule_name, ddi=name))
 
-    def _driver_fault(self, name: str, args, address: int, exc: Exception) -> None:
+    def returned_value(self, name: str, value, args=None, address: int = 0) -> int:
+        """What entry point ``name`` (an NTSTATUS or BOOLEAN one) returned, ``value``, that is not
+        a plain ``int`` or ``bool``, as the integer it stands for (an ``IntEnum`` member, anything
+        with ``__index__``); anything else is a driver fault (the module doc, step 3)."""
+        if isinstance(value, int):
+            return int(value)
+        if hasattr(type(value), "__index__"):
+            try:
+                return operator.index(value)
+            except Exception:  # noqa: BLE001 - an __index__ that fails: not an integer after all
+                pass
+        kind = "a BOOLEAN" if CONTRACTS[name].returns == ("BOOLEAN",) else "an NTSTATUS"
+        try:
+            shown = repr(value)
+        except Exception:  # noqa: BLE001 - the driver's own __repr__ failed
+            shown = f"<{type(value).__name__} object>"
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        self._fault(name, args, address, STATUS_ACCESS_VIOLATION,
+                    f"driver fault: {name} returned {shown} (a {type(value).__name__}), not {kind} (an integer)")
+
+    def _driver_fault(self, name: str, args, address: int, exc: BaseException) -> None:
         """An exception escaped the driver's entry point: bug check 0x1E with the driver's traceback."""
         tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip this frame
         text = "".join(traceback.format_exception(type(exc), exc, tb))
-        bc = BugCheck(BugCheckCode.KMODE_EXCEPTION_NOT_HANDLED, exception_code(exc), 0, 0, 0)
+        said = str(exc)
+        self._fault(name, args, address, exception_code(exc),
+                    f"driver fault: {name} raised {type(exc).__name__}" + (f": {said}" if said else ""), text)
+
+    def _fault(self, name: str, args, address: int, code: int, message: str, text: str | None = None) -> None:
+        """Stop with bug check 0x1E (parameter 1 ``code``) for a driver fault in entry point ``name``."""
+        bc = BugCheck(BugCheckCode.KMODE_EXCEPTION_NOT_HANDLED, code, 0, 0, 0)
         contract = CONTRACTS[name]
         raise BugCheckStop(CrashRecord(
-            time=self.sim.now, bugcheck=bc,
-            message=f"driver fault: {name} raised {type(exc).__name__}: {exc}",
+            time=self.sim.now, bugcheck=bc, message=message,
             struct=contract.struct or "", arch=self.arch,
             ddi_version=self.version.name if self.version is not None else "", address=address,
             data=bytes(args) if isinstance(args, (ctypes.Structure, ctypes.Union)) else b"",

@@ -7,11 +7,22 @@ a bug check and its expectations hold. For a failure the report keeps what a dri
 to find the bug: the rule broken (its number, name and words), the bug check Windows would raise,
 the event where it happened (the DDI call or callback just before the stop), the crash record
 decoded member by member, and the driver's traceback for a driver fault.
+
+The driver's code can end abnormally outside a DDI entry point too: in the user-mode driver, in a
+property the OS reads, in its settings model. An exception from there (the traceback holds a frame
+of the user's code), ``SystemExit`` from ``sys.exit()`` wherever it comes from, fails the case
+with the exception and where it was raised (:func:`escaped`), never ends the suite: a driver's
+``sys.exit(0)`` is not a pass. One raised while the driver is probed means the driver does not
+start (:class:`~wddmsim.dxgkrnl.errors.AdapterStartError`). An exception with no frame of the
+user's is the model's own and propagates; so does ``KeyboardInterrupt`` (a person's Ctrl-C).
 """
 
 from __future__ import annotations
 
+import os
+import sysconfig
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -118,6 +129,36 @@ def declared(system) -> Declared:
     )
 
 
+#: Where wddmsim's own code and Python's (the standard library, installed packages) live: a frame
+#: anywhere else is the user's (:func:`escaped`). A compiled module of wddmsim's names its source
+#: relative (``wddmsim/sim/kernel.py``); Python's own pseudo-files are ``<frozen ...>``, ``<string>``.
+_NOT_USER = tuple(sorted({os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep}
+                         | {os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
+                            if k in ("stdlib", "platstdlib", "purelib", "platlib") and p})) + ("wddmsim" + os.sep, "<")
+
+
+def _user_frames(exc: BaseException) -> list:
+    return [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_NOT_USER)]
+
+
+def escaped(exc: BaseException) -> tuple[str, str] | None:
+    """What to say of ``exc``, an exception that escaped a run outside the DDI gateway, when it is
+    the driver's code that ended abnormally (a ``SystemExit``, or any exception with a frame of the
+    user's code in its traceback): ``(message, the traceback's user frames)``; None when it is the
+    model's own. ``KeyboardInterrupt`` is never the driver's."""
+    if isinstance(exc, KeyboardInterrupt):
+        return None
+    frames = _user_frames(exc)
+    if not frames and not isinstance(exc, SystemExit):
+        return None
+    said = str(exc)
+    what = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+    where = f" ({frames[-1].filename}, line {frames[-1].lineno}, in {frames[-1].name})" if frames else ""
+    te = traceback.TracebackException.from_exception(exc)
+    te.stack = traceback.StackSummary.from_list(frames)
+    return f"the driver's code raised {what} outside a DDI entry point{where}", "".join(te.format())
+
+
 def _build(scenario: dict, driver_cls, settings, trace=None):
     from ..scenario import scenario_from_dict
     from ..system import System
@@ -135,10 +176,18 @@ def probe(driver_cls, settings=None) -> Declared:
     from .suite import process, context, scenario, script
 
     procs = [process("probe", context("c", script(("1s", "0ns"))))]
-    d = declared(_build(scenario("probe", procs), driver_cls, settings))
-    if d.hardware_scheduling and d.version_value >= ddi_version("wddm3_0").value:
-        hw = _build(scenario("probe", procs, adapter={"scheduling": "hardware"}), driver_cls, settings)
-        d = replace(d, hw_flip_queue=hw.adapter.hwflips is not None)
+    try:
+        d = declared(_build(scenario("probe", procs), driver_cls, settings))
+        if d.hardware_scheduling and d.version_value >= ddi_version("wddm3_0").value:
+            hw = _build(scenario("probe", procs, adapter={"scheduling": "hardware"}), driver_cls, settings)
+            d = replace(d, hw_flip_queue=hw.adapter.hwflips is not None)
+    except BaseException as e:  # noqa: BLE001 - the driver's code ended abnormally (the module doc)
+        said = escaped(e)
+        if said is None:
+            raise
+        from ..dxgkrnl.errors import AdapterStartError
+
+        raise AdapterStartError([said[0] + "\n" + said[1]]) from None
     return d
 
 
@@ -149,10 +198,17 @@ def run_case(case: Case, driver_cls, d: Declared, settings=None) -> CaseResult:
     if reason is not None:
         return CaseResult(case, "skip", reason)
     trace = ListSink()
-    system = _build(case.scenario(d), driver_cls, settings, trace)
-    if case.prepare is not None:
-        case.prepare(system)
-    result = system.run()
+    try:
+        system = _build(case.scenario(d), driver_cls, settings, trace)
+        if case.prepare is not None:
+            case.prepare(system)
+        result = system.run()
+    except BaseException as e:  # noqa: BLE001 - the driver's code ended abnormally (the module doc)
+        said = escaped(e)
+        if said is None:
+            raise
+        failure = Failure(messages=[said[0]], traceback=said[1])
+        return CaseResult(case, "fail", said[0], [], failure, time.perf_counter() - t0)
     out = Outcome(system, result, trace.events)
     rules = sorted(system.adapter.rules_exercised())
     failure = None
