@@ -21,7 +21,7 @@ import click
 from . import __version__
 from .cliutil import (ScenarioProblems, UserError, WddmsimGroup, build_system, check_directory, check_writable, console,
                       load_driver, load_scenario_file, parse_duration_option, parse_settings, parse_size_option,
-                      read_log)
+                      read_log, with_failures)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -64,10 +64,12 @@ def main() -> None:
 
     \b
     Exit status: 0 ok; 1 a rule broken (verify, decode, check) or a target
-    missed (replay --check); 2 bad input; 3 the run ended in a bug check;
-    4 a model bug (the packet ledger found work the model lost track of:
-    "internal error: ...", with its history); 5 a budget stopped the run
-    (--max-events, --max-log-bytes); 130 interrupted (SIGINT, SIGTERM).
+    missed (replay --check); 2 bad input, or an output that cannot be
+    written (one line naming it; a run's own 1, 3, 5 or 130 stands); 3 the
+    run ended in a bug check; 4 a model bug (the packet ledger found work
+    the model lost track of: "internal error: ...", with its history); 5 a
+    budget stopped the run (--max-events, --max-log-bytes); 130 interrupted
+    (SIGINT, SIGTERM).
     """
 
 
@@ -94,7 +96,15 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
     of the ``events`` log), end the run early at the current virtual time with every output
     written from what ran (:mod:`wddmsim.runstop`): one line on standard error says where and why,
     and the status is 130 after a signal, 5 after a budget. Before a long run with ``events``, the
-    log's estimated size goes to standard error (:mod:`wddmsim.logestimate`)."""
+    log's estimated size goes to standard error (:mod:`wddmsim.logestimate`).
+
+    An output that cannot be written once the run has started (a full disk, a read-only report
+    folder; :class:`~wddmsim.trace.output.WriteFailed`) stops neither the run nor the other
+    outputs: everything that can be written is, the summary is printed, and then one line per
+    output that could not be written, ``wddmsim: error: PATH: cannot write: REASON``, ends
+    standard error. The status is then the run's own when that is not 0 (3 after a bug check, 5,
+    130), else 2. An event log that fails keeps the lines written before (the run goes on without
+    it)."""
     from .runstop import RunStop, interrupts
 
     if max_log_bytes is not None and not events:
@@ -114,7 +124,9 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
     from .runstop import exit_status, stop_line
     from .summaryview import print_summary
     from .trace import JsonlSink, ListSink, TeeSink
+    from .trace.output import WriteFailed
 
+    failed: list[str] = []  # one line per output that could not be written, shown at the end
     sink = None
     if events:
         try:
@@ -147,47 +159,59 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
     finally:
         close = getattr(sink, "close", None)
         if close is not None:
-            close()
+            try:
+                close()
+            except WriteFailed as e:  # the event log: the run and the other outputs go on
+                failed.append(str(e))
     stop.outputs = True  # a second signal from here on ends the process at once
     rss_peak = peak_rss_bytes() if memory else None  # before the outputs made from the collected events
     rss_writer = (writer_peak_rss_bytes() if memory and log_sink is not None and not log_sink.in_process
                   else None)
+
+    def attempt(write, *args) -> None:
+        try:
+            write(*args)
+        except WriteFailed as e:
+            failed.append(str(e))
+
     if trace:
         from .trace.chrome import write_chrome_trace
 
-        write_chrome_trace(collected.events, trace)
+        attempt(write_chrome_trace, collected.events, trace)
     if presentmon:
         from .trace.presentmon import write_presentmon_csv
 
-        write_presentmon_csv(collected.events, presentmon)
+        attempt(write_presentmon_csv, collected.events, presentmon)
     if report:
         from .report import write_report
 
-        write_report(collected.events, report)
+        attempt(write_report, collected.events, report)
+    record = None  # where the crash record went
     if result.bugcheck is not None:
         try:
             result.bugcheck.write(crash_record)
+            record = crash_record
         except OSError as e:
-            raise UserError(f"{crash_record}: cannot write the crash record: {e.strerror}") from None
+            failed.append(str(WriteFailed(crash_record, e, "cannot write the crash record")))
     if as_json:
         import json
 
         click.echo(json.dumps(result.summary, indent=2))
-        if result.bugcheck is not None:
-            click.echo(f"crash record: {crash_record} (read it with: uv run wddmsim decode @{crash_record})", err=True)
+        if record is not None:
+            click.echo(f"crash record: {record} (read it with: uv run wddmsim decode @{record})", err=True)
     else:
         print_summary(con, result.summary, wide=wide)
         if result.bugcheck is not None:
             _print_bugcheck(con, result.bugcheck.to_json())
-            con.print(f"  Crash record: {crash_record} (read it with: uv run wddmsim decode @{crash_record})",
-                      markup=False)
+            if record is not None:
+                con.print(f"  Crash record: {record} (read it with: uv run wddmsim decode @{record})", markup=False)
     line = stop_line(stop, result.end)
     if line:
         click.echo(line, err=True)
     click.echo(timing_line(result.end, result.wall_s), err=True)
     if memory:
         click.echo(memory_line(rss_peak, rss_before, rss_writer), err=True)
-    return exit_status(stop, 3 if result.bugcheck is not None else 0)
+    return with_failures(exit_status(stop, 3 if result.bugcheck is not None else 0), failed)
 
 
 def _print_estimate(scenario, until, stop, **system_kw) -> None:
@@ -242,7 +266,10 @@ def run_cmd(scenario: str, seed, until, events, as_json, wide, verifier, crash_r
     values before they are checked (see docs/scenarios.md). The tables, ``--json``, ``--report``
     and the event log's last line hold the same summary (docs/timeline.md, "The run summary").
     The run's wall time and real-time factor (virtual seconds per wall second) follow on stderr,
-    never in the summary or the event log, which stay the same from run to run.
+    never in the summary or the event log, which stay the same from run to run. An output that
+    cannot be written (a full disk, a read-only folder) stops nothing else: the summary and every
+    other output are written, then one line per output that failed, "wddmsim: error: PATH: cannot
+    write: REASON", and the status is 2 (or the run's own 3, 5 or 130).
 
     Ctrl-C (SIGINT) or SIGTERM ends the run at the current virtual time with every output written
     from what ran (the event log's LogEnd says "interrupted"), exit status 130; --max-events and
@@ -311,6 +338,7 @@ def report_cmd(events_file: str, output: str) -> None:
     from .report import write_report
     from .summary import NoSummary, from_log
     from .trace.ending import log_ending
+    from .trace.output import WriteFailed
 
     events = read_log(events_file)
     cut = log_ending(events).reason is None
@@ -320,7 +348,10 @@ def report_cmd(events_file: str, output: str) -> None:
         except NoSummary as e:
             raise UserError(f"{events_file}: {e}") from None
     check_directory(output)
-    files = write_report(events, output)
+    try:
+        files = write_report(events, output)
+    except WriteFailed as e:
+        raise UserError(str(e)) from None
     if cut:
         click.echo(f"wddmsim: {events_file}: no run summary (it is written when a run ends): "
                    f"summary.md says so and summary.json is not written", err=True)
@@ -334,10 +365,14 @@ def report_cmd(events_file: str, output: str) -> None:
 def trace_cmd(events_file: str, output: str) -> None:
     """Turn an event log written with --events into a Chrome trace timeline."""
     from .trace.chrome import write_chrome_trace
+    from .trace.output import WriteFailed
 
     events = read_log(events_file)
     check_writable(output)
-    n = write_chrome_trace(events, output)
+    try:
+        n = write_chrome_trace(events, output)
+    except WriteFailed as e:
+        raise UserError(str(e)) from None
     click.echo(f"{output}: {n} trace events from {len(events)} log events")
 
 
@@ -357,7 +392,9 @@ def verify_cmd(driver: str, only, as_json: bool, junit, sets) -> None:
     The cases that apply to what the driver declares run with the verifier in strict mode; the
     table says per case which contract rules it exercised and the verdict, and each failure says
     which rule broke, the bug check Windows would raise, where, and the decoded crash record.
-    Exit status 0 only when every case that applies passes (1 otherwise, 2 for bad input)."""
+    Exit status 0 only when every case that applies passes (1 otherwise, 2 for bad input). A
+    --junit file that cannot be written: the verdict is printed, then one line saying why, and the
+    status is 2 when every case passed (1 stands)."""
     from .verify import select, verify
     from .verify.output import junit_xml, print_report, report_json
 
@@ -379,16 +416,28 @@ def verify_cmd(driver: str, only, as_json: bool, junit, sets) -> None:
         raise ScenarioProblems([f"{driver}: {p}: {r}" for p, r in e.problems]) from None
     except AdapterStartError as e:
         raise ScenarioProblems([f"{driver}: the adapter does not start: {p}" for p in e.problems]) from None
+    failed = []
     if junit:
-        with open(junit, "wb") as f:
-            f.write(junit_xml(report))
+        failed += _write_bytes(junit, junit_xml(report))
     if as_json:
         import json
 
         click.echo(json.dumps(report_json(report), indent=2))
     else:
         print_report(con, report)
-    raise SystemExit(0 if report.passed else 1)
+    raise SystemExit(with_failures(0 if report.passed else 1, failed))
+
+
+def _write_bytes(path: str, data: bytes) -> list[str]:
+    """Write ``data`` to ``path``: [] when written, else the one line saying why not."""
+    from .trace.output import WriteFailed
+
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        return [str(WriteFailed(path, e))]
+    return []
 
 
 # ---------------------------------------------------------------------------------------- demo

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from gettext import gettext
 from typing import TYPE_CHECKING
 
@@ -19,8 +20,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["ModelBug", "ScenarioProblems", "UserError", "WddmsimGroup", "build_system", "check_directory", "check_writable", "console",
-           "load_driver", "load_scenario_file", "parse_duration_option", "parse_settings", "parse_size_option",
-           "read_log", "show_warnings"]
+           "escape_unencodable", "load_driver", "load_scenario_file", "parse_duration_option", "parse_settings",
+           "parse_size_option", "read_log", "show_warnings", "with_failures"]
 
 
 class UserError(click.ClickException):
@@ -65,7 +66,8 @@ class WddmsimGroup(click.Group):
     """The ``wddmsim`` command group: a :class:`~wddmsim.trace.ledger.LedgerError` from any
     command (a run, a sweep's rows, a replay, a verify case, the demo) becomes a :class:`ModelBug`;
     a research policy that broke its protocol (:class:`~wddmsim.policies.protocol.PolicyError`)
-    one line and exit status 2.
+    or an output that cannot be written (:class:`~wddmsim.trace.output.WriteFailed`), one line
+    and exit status 2.
     A Ctrl-C that reaches a command outside a run (which stops cleanly, :mod:`wddmsim.runstop`),
     e.g. while a scenario is read, ends it with one line and exit status 130, not click's
     "Aborted!" and 1.
@@ -129,31 +131,51 @@ class WddmsimGroup(click.Group):
 
 
 def _translated(error: Exception) -> click.ClickException | None:
-    """The :class:`ModelBug` or :class:`UserError` that ``error`` from a command becomes, or None.
-    The two exception classes are imported here, on the way out, so that a command that needs
+    """The :class:`ModelBug` or :class:`UserError` that ``error`` from a command becomes, or None:
+    an output that could not be written (:class:`~wddmsim.trace.output.WriteFailed`, from a command
+    that does not catch it itself) is its one line, exit status 2.
+    The exception classes are imported here, on the way out, so that a command that needs
     neither module (``--version``, ``rules``, ``decode``) does not import them; when they cannot be
     imported, the error stands as it is."""
     try:
         from .policies.protocol import PolicyError
         from .trace.ledger import LedgerError
+        from .trace.output import WriteFailed
     except Exception:  # noqa: BLE001 - the original error is the one to show
         return None
     if isinstance(error, LedgerError):
         return ModelBug(error)
-    if isinstance(error, PolicyError):
+    if isinstance(error, (PolicyError, WriteFailed)):
         return UserError(str(error))
     return None
 
 
 def console(wide: bool = False) -> Console:
     """Rich console; when stdout is not a terminal, wide enough that no member name is cut (and,
-    ``wide``, that no column of the summary's ``--wide`` tables is squeezed)."""
+    ``wide``, that no column of the summary's ``--wide`` tables is squeezed). Text stdout's
+    encoding cannot hold is written escaped (:func:`escape_unencodable`)."""
     from rich.console import Console
+
+    escape_unencodable(sys.stdout)
 
     con = Console(highlight=False)
     if not con.is_terminal:
         con = Console(highlight=False, width=400 if wide else 200)
     return con
+
+
+def escape_unencodable(stream) -> None:
+    """Make ``stream`` (standard output) write what its encoding cannot hold as a backslash escape
+    instead of raising: a lone surrogate (a byte that was not UTF-8 on the command line, carried
+    in a scenario's name) shows as ``\\udce9``, as the files of :mod:`wddmsim.trace.output` write
+    it, not as a UnicodeEncodeError after the run. A stream that already escapes (Python's
+    ``surrogateescape`` under the C locale) or cannot be reconfigured is left as it is."""
+    if getattr(stream, "errors", None) != "strict" or not callable(getattr(stream, "reconfigure", None)):
+        return
+    try:
+        stream.reconfigure(errors="backslashreplace")
+    except (ValueError, OSError):
+        pass
 
 
 def check_writable(path: str) -> None:
@@ -171,6 +193,16 @@ def check_directory(path: str) -> None:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
         raise UserError(f"{path}: cannot create the report folder: {e.strerror}") from None
+
+
+def with_failures(status: int, failed: list[str]) -> int:
+    """Show each output that could not be written (``failed``: ``PATH: cannot write: REASON``, the
+    text of a :class:`~wddmsim.trace.output.WriteFailed`), one line each as a :class:`UserError`
+    shows it, and return the command's exit status: its own ``status`` when that is not 0 (a bug
+    check's 3 stands), else 2 when an output failed."""
+    for line in failed:
+        UserError(line).show()
+    return status if status or not failed else UserError.exit_code
 
 
 def load_scenario_file(path: str, sets=()):

@@ -8,7 +8,9 @@ follows the game's first packet through the event log: rendered, queued, submitt
 ``DXGKARG_SUBMITCOMMAND``, started on the GPU, completed by the ISR's ``DMA_COMPLETED`` and retired
 in the DPC. The summary is the one ``wddmsim run`` prints (:mod:`wddmsim.summaryview`). Its wall
 time and real-time factor (virtual seconds per wall second, the event log kept in memory) go to
-standard error.
+standard error. An ``--events`` file that cannot be opened is one line and exit status 2 before the
+run; one that fails while it is written (a full disk) keeps its lines so far, and the demo prints
+everything else, then ``wddmsim: error: PATH: cannot write: REASON``, exit status 2.
 """
 
 from __future__ import annotations
@@ -101,25 +103,34 @@ def run_demo(con: Console, events_path: str | None = None, wide: bool = False) -
 def _run_demo(con: Console, stop, events_path: str | None, wide: bool) -> int:
     """:func:`run_demo`'s work, with the signal handlers of ``stop`` in place: a signal stops the
     run where it is, the summary covers what ran, exit status 130."""
+    from .cliutil import UserError, with_failures
     from .runcost import timing_line
     from .runstop import exit_status, stop_line
     from .scenario import parse_scenario
     from .summaryview import print_summary, print_table
     from .system import System
     from .trace import JsonlSink, ListSink, TeeSink
+    from .trace.output import WriteFailed, reason
 
     scenario = parse_scenario(SCENARIO, "<built-in demo>")
     memory = ListSink()
     sink = memory
     jsonl = None
+    failed: list[str] = []
     if events_path:
-        jsonl = JsonlSink(events_path)
+        try:
+            jsonl = JsonlSink(events_path)
+        except OSError as e:
+            raise UserError(f"{events_path}: cannot write: {reason(e)}") from None
         sink = TeeSink(memory, jsonl)
     try:
         result = System(scenario, trace=sink).run(stop=stop)
     finally:
         if jsonl is not None:
-            jsonl.close()
+            try:
+                jsonl.close()
+            except WriteFailed as e:
+                failed.append(str(e))
     stop.outputs = True
     con.print(scenario.description)
     print_summary(con, result.summary, wide=wide)
@@ -130,4 +141,4 @@ def _run_demo(con: Console, stop, events_path: str | None, wide: bool) -> int:
     if line:
         click.echo(line, err=True)
     click.echo(timing_line(result.end, result.wall_s), err=True)
-    return exit_status(stop, 3 if result.bugcheck is not None else 0)
+    return with_failures(exit_status(stop, 3 if result.bugcheck is not None else 0), failed)

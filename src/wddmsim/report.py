@@ -27,6 +27,12 @@ writes a comparison from its rows instead, :func:`write_comparison`:
 
 A run that stopped early (a signal, a budget: :mod:`wddmsim.runstop`) or a log cut short is
 partial: ``summary.md`` says so on its first line, in the words of :mod:`wddmsim.trace.ending`.
+
+A file of the folder that cannot be written (a read-only folder, a full disk, a folder in the
+way) does not stop the others: every file that can be written is, and then one
+:class:`~wddmsim.trace.output.WriteFailed` says which could not and why, in one line
+(:func:`failure`). The text files are written as :mod:`wddmsim.trace.output` says (UTF-8, a lone
+surrogate escaped).
 """
 
 from __future__ import annotations
@@ -37,9 +43,10 @@ import os
 from .summary import from_log
 from .summaryview import markdown
 from .trace.ending import log_ending
+from .trace.output import WriteFailed, open_text, reason
 
-__all__ = ["COMPARISON_FILE", "ComparisonError", "markdown", "partial_note", "summarize", "write_comparison",
-           "write_report"]
+__all__ = ["COMPARISON_FILE", "ComparisonError", "failure", "markdown", "partial_note", "summarize",
+           "write_comparison", "write_report"]
 
 #: the policy comparison's file in the report folder
 COMPARISON_FILE = "policy_comparison.png"
@@ -65,26 +72,57 @@ def partial_note(events: list[dict]) -> str | None:
     return f"> **Partial run:** {ending.describe().removeprefix('partial log: ')}."
 
 
+def _make_folder(out_dir: str) -> None:
+    """Create ``out_dir`` (and its parents), or a :class:`~wddmsim.trace.output.WriteFailed`
+    saying why not."""
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise WriteFailed(out_dir, e, "cannot create the report folder") from None
+
+
+def failure(out_dir: str, failed: list[tuple[str, OSError]], total: int) -> WriteFailed:
+    """The one error that says which of the report's ``total`` files (``failed``: each file's name
+    in ``out_dir`` and its error) could not be written: ``DIR/NAME: cannot write: REASON`` for one
+    file; for more, ``DIR: cannot write N of the report's TOTAL files (NAME, ...): REASON`` when
+    they failed for the same reason, else each name with its reason."""
+    if len(failed) == 1:
+        name, error = failed[0]
+        return WriteFailed(os.path.join(out_dir, name), error)
+    reasons = {reason(e) for _, e in failed}
+    names = ", ".join(name for name, _ in failed)
+    action = f"cannot write {len(failed)} of the report's {total} files"
+    if len(reasons) == 1:
+        return WriteFailed(out_dir, failed[0][1], f"{action} ({names})")
+    return WriteFailed(out_dir, "; ".join(f"{name}: {reason(e)}" for name, e in failed), action)
+
+
 def write_report(events: list[dict], out_dir: str) -> list[str]:
-    """Write the report folder: the summary (JSON and Markdown), then the plots
-    (:func:`wddmsim.report_plots.write_plots`); returns the files written. A partial log's
+    """Write the report folder (created when missing): the summary (JSON and Markdown), then the
+    plots (:func:`wddmsim.report_plots.write_plots`); returns the files written. A partial log's
     ``summary.md`` says so on its first line; a log cut short (no ``LogEnd``) carries no summary:
     ``summary.md`` then says so, there is no ``summary.json``, and the plots are drawn from what
-    the log holds."""
+    the log holds. A file that cannot be written: every other one is written, then the
+    :class:`~wddmsim.trace.output.WriteFailed` of :func:`failure` is raised."""
     from .report_plots import write_plots
 
-    os.makedirs(out_dir, exist_ok=True)
+    _make_folder(out_dir)
     note = partial_note(events)
     if log_ending(events).reason is None:
         s = None
     else:
         s = summarize(events)
-    written = []
+    written: list[str] = []
+    failed: list[tuple[str, OSError]] = []
 
     def save(name: str, text: str) -> None:
         path = os.path.join(out_dir, name)
-        with open(path, "w") as f:
-            f.write(text)
+        try:
+            with open_text(path) as f:
+                f.write(text)
+        except OSError as e:
+            failed.append((name, e))
+            return
         written.append(path)
 
     if s is not None:
@@ -94,14 +132,18 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
         md = (f"# {events[0].get('scenario', 'run') if events else 'run'}\n\nThe run summary is missing: it is "
               f"written in the log's LogEnd line when a run ends, and this log has none.\n")
     save("summary.md", md if note is None else f"{note}\n\n{md}")
-    return written + write_plots(events, out_dir)
+    written += write_plots(events, out_dir, failed)
+    if failed:
+        raise failure(out_dir, failed, len(written) + len(failed))
+    return written
 
 
 def write_comparison(rows, out_dir: str, setting: str = "scheduler.policy") -> list[str]:
     """Write ``policy_comparison.png`` into ``out_dir`` (created when missing) from a sweep's rows
     (:func:`wddmsim.sweep.sweep`'s, or its ``--json`` read back) by the value of ``setting``:
     :func:`wddmsim.report_compare.policy_figure`. Returns the files written; raises
-    :class:`ComparisonError` when no row has ``setting`` or every run failed."""
+    :class:`ComparisonError` when no row has ``setting`` or every run failed, a
+    :class:`~wddmsim.trace.output.WriteFailed` when the file cannot be written."""
     from .report_compare import policy_figure
 
     rows = list(rows)
@@ -109,7 +151,11 @@ def write_comparison(rows, out_dir: str, setting: str = "scheduler.policy") -> l
         raise ComparisonError(f"the rows have no {setting} column; sweep the policies with --set {setting}=A,B,...")
     if all(row.get("error") for row in rows if setting in row):
         raise ComparisonError(f"every run failed ({len(rows)} of {len(rows)}); no policy to compare")
-    os.makedirs(out_dir, exist_ok=True)
+    _make_folder(out_dir)
     path = os.path.join(out_dir, COMPARISON_FILE)
-    policy_figure(rows, setting).savefig(path)
+    figure = policy_figure(rows, setting)
+    try:
+        figure.savefig(path)
+    except OSError as e:
+        raise WriteFailed(path, e) from None
     return [path]

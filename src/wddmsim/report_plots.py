@@ -47,6 +47,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from .trace.hwcontexts import HwNames, is_hardware, running_turns
+from .trace.output import WriteFailed
 
 MS = 1e6
 #: the shortest refresh period a scenario allows (1000 Hz, docs/scenarios.md)
@@ -422,9 +423,11 @@ def queue_figure(events: list[dict]) -> Figure:
     return fig
 
 
-def write_plots(events: list[dict], out_dir: str) -> list[str]:
-    """Write the report's PNGs into ``out_dir`` (which exists); returns their paths, in the order
-    the module's docstring lists them."""
+def write_plots(events: list[dict], out_dir: str, failed: list | None = None) -> list[str]:
+    """Write the report's PNGs into ``out_dir`` (which exists); returns the paths written, in the
+    order the module's docstring lists them. A file that cannot be written: with ``failed`` (a
+    list), its name and error are appended there and the next plot is written; without, a
+    :class:`~wddmsim.trace.output.WriteFailed` naming it is raised."""
     figures = [("node_utilisation.png", utilisation_figure(events)), ("context_latency.png", latency_figure(events)),
                ("frame_times.png", frame_figure(events)), ("queue_depths.png", queue_figure(events))]
     written = []
@@ -432,6 +435,12 @@ def write_plots(events: list[dict], out_dir: str) -> list[str]:
         if fig is None:
             continue
         path = os.path.join(out_dir, name)
-        fig.savefig(path)
+        try:
+            fig.savefig(path)
+        except OSError as e:
+            if failed is None:
+                raise WriteFailed(path, e) from None
+            failed.append((name, e))
+            continue
         written.append(path)
     return written

@@ -48,6 +48,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from .hwcontexts import HwNames, Interval, buffer_lives, certain_turns, is_hardware, state_intervals
+from .output import WriteFailed, open_text
 from .planelanes import overlay_keys, plane_tracks
 
 PID = 1
@@ -501,8 +502,12 @@ def _flow(out: list, flow_id: int, steps: list[tuple[str, int, float]]) -> None:
 
 
 def write_chrome_trace(events: Iterable[dict], path: str) -> int:
-    """Write the trace of ``events`` to ``path``; returns the number of trace events."""
+    """Write the trace of ``events`` to ``path``; returns the number of trace events. A file that
+    cannot be written is a :class:`~wddmsim.trace.output.WriteFailed` naming it."""
     trace = chrome_trace(events)
-    with open(path, "w") as f:
-        json.dump(trace, f, separators=(",", ":"))
+    try:
+        with open_text(path) as f:
+            json.dump(trace, f, separators=(",", ":"))
+    except OSError as e:
+        raise WriteFailed(path, e) from None
     return len(trace["traceEvents"])

@@ -57,6 +57,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from .hwcontexts import HwNames, clip, is_hardware, running_turns
+from .output import WriteFailed, open_text
 
 COLUMNS = (
     "Application", "ProcessID", "SwapChainAddress", "PresentRuntime", "SyncInterval", "PresentFlags", "AllowsTearing",
@@ -229,10 +230,14 @@ def _context_turns(events: list[dict]) -> dict[int, list[tuple[int, int]]]:
 
 
 def write_presentmon_csv(events: Iterable[dict], path: str) -> int:
-    """Write the rows to ``path`` as CSV; returns how many."""
+    """Write the rows to ``path`` as CSV; returns how many. A file that cannot be written is a
+    :class:`~wddmsim.trace.output.WriteFailed` naming it."""
     rows = present_rows(events)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
+    try:
+        with open_text(path, newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+    except OSError as e:
+        raise WriteFailed(path, e) from None
     return len(rows)

@@ -16,6 +16,7 @@ from typing import IO
 from ..ddi.readers import Members
 from . import writer as _writer
 from .lines import Lines
+from .output import WriteFailed, open_text
 
 EVENTS_FORMAT = "wddmsim-events"
 EVENTS_VERSION = 1
@@ -65,7 +66,13 @@ class JsonlSink:
     (``raw_args``): no member is read during the run.
 
     Events are written when their batch is full and at :meth:`close`, which must be called (it
-    raises the writer's error, if there was one)."""
+    raises the writer's error, if there was one).
+
+    A file that cannot be written (a full disk) does not stop the run that emits the events: the
+    lines written so far stay, the sink drops every later event, :attr:`error` says why, and
+    :meth:`close` raises it, a :class:`~wddmsim.trace.output.WriteFailed` (``PATH: cannot write:
+    REASON``). Text is encoded as :mod:`wddmsim.trace.output` says: a lone surrogate in a string
+    is written as JSON's escape ``\\udcXX``, which reads back as the same string."""
 
     #: the gateway may hand a DdiCall's structure as raw bytes (:data:`wddmsim.trace.lines.RAW`)
     raw_args = True
@@ -74,8 +81,11 @@ class JsonlSink:
         self._lines = Lines()
         self._writer = None
         self.count = 0
+        self._error: WriteFailed | None = None
+        self._size = 0  # in process: the bytes written when last measured
+        self.path = target if isinstance(target, str) else str(getattr(target, "name", "<event log>"))
         if isinstance(target, str):
-            self._file = open(target, "w", encoding="utf-8", buffering=1 << 20)
+            self._file = open_text(target, buffering=1 << 20)
             self._owned = True
             if process:
                 self._writer = _writer.start(target)
@@ -98,10 +108,25 @@ class JsonlSink:
         """Whether this process writes the lines itself (no writer process)."""
         return self._writer is None
 
+    @property
+    def error(self) -> WriteFailed | None:
+        """Why the file could not be written (the events from then on were dropped), or None."""
+        return self._writer.error if self._writer is not None else self._error
+
     def emit(self, t: int, event: str, fields: dict) -> None:
         """Write one event's line (in process)."""
-        self._write(self._lines.line(t, event, fields))
         self.count += 1
+        try:
+            self._write(self._lines.line(t, event, fields))
+        except OSError as e:
+            self._failed(e)
+
+    def _failed(self, error: OSError) -> None:
+        """The file cannot be written (in process): keep why, and drop the events from now on (no
+        later line is written, even where the file would take it again: the log has no gap)."""
+        if self._error is None:
+            self._error = WriteFailed(self.path, error)
+        self._write = _discard
 
     def _emit_batched(self, t: int, event: str, fields: dict) -> None:
         batch = self._batch
@@ -118,19 +143,39 @@ class JsonlSink:
             size = self._writer.size()
             self._batch = self._writer.batch  # the batch was sent: the next events go to a new one
             return size
-        self._file.flush()
-        return self._file.buffer.tell() if hasattr(self._file, "buffer") else self._file.tell()
+        if self._error is None:
+            try:
+                self._file.flush()
+                self._size = self._file.buffer.tell() if hasattr(self._file, "buffer") else self._file.tell()
+            except OSError as e:
+                self._failed(e)
+        return self._size
 
     def close(self) -> None:
         """Write every event emitted and close the file (or flush a file given open). With a writer
-        process: wait until it has written them, and raise its error if it failed."""
+        process: wait until it has written them, and raise its error if it failed. A file that
+        could not be written: :attr:`error` raised, once."""
         if self._writer is not None:
             self._finalizer.detach()
             self._writer.close()
-        elif self._owned:
-            self._file.close()
-        else:
-            self._file.flush()
+            return
+        if self._file is None:
+            return
+        try:
+            if self._owned:
+                self._file.close()
+            else:
+                self._file.flush()
+        except OSError as e:
+            self._failed(e)
+        finally:
+            self._file = None
+        if self._error is not None:
+            raise self._error
+
+
+def _discard(text: str) -> None:
+    """Where an event's line goes once its file has failed: nowhere."""
 
 
 def _close_forgotten(writer) -> None:

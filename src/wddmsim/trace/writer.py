@@ -16,10 +16,16 @@ that :meth:`LogWriter.close` of an interrupted run still writes every event emit
 the run's process is killed, the writer closes the file with the whole lines it was sent and exits
 quietly. :meth:`LogWriter.size` asks it for the bytes written so far (``--max-log-bytes``,
 :mod:`wddmsim.runstop`). An error
-in the child (an event whose value JSON cannot write, a full disk) is sent back and raised in the
-run's process at the next batch or at :meth:`LogWriter.close`: never a silently short log. When the
-child cannot be started (a daemonic pool worker, no ``fork`` or ``spawn``), :func:`start` returns
-None and the sink writes in its own process.
+in the child is sent back to the run's process: never a silently short log. One that says the
+file cannot be written (an :class:`OSError`: a full disk, a file system gone read-only) does not
+stop the run: the writer keeps every line it wrote, the run's process sends it nothing more and
+goes on, and :meth:`LogWriter.close` raises it as a :class:`~wddmsim.trace.output.WriteFailed`
+(``PATH: cannot write: REASON``), so that the run's other outputs and its summary are still made
+(``wddmsim run`` prints them, then that line). Any other error (an event whose value JSON cannot
+write: a bug) is raised in the run's process at the next batch or at :meth:`LogWriter.close`.
+Text is encoded as :mod:`wddmsim.trace.output` says (a lone surrogate escaped, never an encoding
+error). When the child cannot be started (a daemonic pool worker, no ``fork`` or ``spawn``),
+:func:`start` returns None and the sink writes in its own process.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import threading
 import traceback
 
 from .lines import Lines
+from .output import WriteFailed, encoded_size, open_text
 
 #: Events per batch: large enough that a send's cost is spread thin, small enough that the pipe
 #: and the child's memory stay small (a batch is about 100 KB pickled, 2 MB of text).
@@ -72,7 +79,7 @@ def _serve(conn, path: str, other=None) -> None:
     size = 0
     try:
         lines = Lines()
-        with open(path, "w", encoding="utf-8", buffering=1 << 20) as f:
+        with open_text(path, buffering=1 << 20) as f:
             write = f.write
             while True:
                 try:
@@ -87,7 +94,7 @@ def _serve(conn, path: str, other=None) -> None:
                 batch = pickle.loads(data)
                 text = lines.text(batch)
                 write(text)
-                size += len(text) if text.isascii() else len(text.encode("utf-8"))
+                size += encoded_size(text)
                 events += len(batch)
         conn.send(("ok", events))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the run's process
@@ -129,35 +136,50 @@ class LogWriter:
         self.batch: list = []
         self.events = 0
         self.failed = False  # its error was raised once; closing then only cleans up
+        #: the file could not be written (the writer said why): nothing more is sent, close() raises it
+        self.error: WriteFailed | None = None
+        self._size = 0  # the bytes written, as the writer last answered
 
     def send(self) -> None:
-        """Hand the current batch to the writer (raises the writer's error, if it failed)."""
+        """Hand the current batch to the writer (raises the writer's error, if it failed; after
+        a :attr:`error` the batch is dropped)."""
         batch, self.batch = self.batch, []
+        self.events += len(batch)
+        if self.error is not None:
+            return
         if self._conn.poll():
             self._answer()
+            if self.error is not None:
+                return
         data = pickle.dumps(batch, _PROTOCOL)
         try:
             self._conn.send_bytes(data)
         except OSError:
             self._answer()
-        self.events += len(batch)
 
     def size(self) -> int:
         """The bytes of every line emitted so far: the batch is sent, and the writer answers once
-        it has written everything before it (raises the writer's error, if it failed)."""
+        it has written everything before it (raises the writer's error, if it failed; after an
+        :attr:`error`, the bytes it had written when last asked)."""
         if self.batch:
             self.send()
+        if self.error is not None:
+            return self._size
         try:
             self._conn.send_bytes(SIZE)
         except OSError:
             self._answer()
+            return self._size
         reply = self._reply("bytes")
-        self.failed = False
-        return reply[1]
+        if reply is not None:
+            self.failed = False
+            self._size = reply[1]
+        return self._size
 
     def close(self) -> None:
         """Send what is left, wait until the writer has written every event and closed the file,
-        and raise its error if it failed."""
+        and raise its error if it failed (:attr:`error`, the file that could not be written, as
+        a :class:`~wddmsim.trace.output.WriteFailed`, once)."""
         if self._conn is None:
             return
         try:
@@ -173,7 +195,10 @@ class LogWriter:
                 self._conn.send_bytes(b"")
             except OSError:
                 pass
-            self._answer(final=True)
+            if self.error is None:
+                self._answer(final=True)
+            if self.error is not None:
+                raise self.error
         finally:
             self._conn.close()
             self._conn = None
@@ -183,16 +208,20 @@ class LogWriter:
                 self._process.join()
 
     def _answer(self, final: bool = False) -> None:
-        """Read the writer's answer: return after ``ok`` at the end, raise otherwise."""
+        """Read the writer's answer: return after ``ok`` at the end or an :attr:`error`, raise otherwise."""
         reply = self._reply("ok")
+        if reply is None:
+            return
         if final and reply[1] == self.events:
             self.failed = False
             return
         raise LogWriterError(f"{self.path}: the event log's writer wrote {reply[1]} of {self.events} events")
 
-    def _reply(self, expected: str) -> tuple:
+    def _reply(self, expected: str) -> tuple | None:
         """The writer's next answer, which must be tagged ``expected``; its error (an answer of
-        any other tag), or its end, raised. ``failed`` is left True: the caller clears it."""
+        any other tag), or its end, raised; None when it says the file cannot be written (an
+        :class:`OSError`, kept as :attr:`error`). ``failed`` is left True after a raise: the
+        caller clears it."""
         self.failed = True  # until the answer says otherwise
         try:
             reply = self._conn.recv()
@@ -203,6 +232,10 @@ class LogWriter:
         if reply[0] == expected:
             return reply
         _, exc, text = reply
+        if isinstance(exc, OSError):
+            self.failed = False
+            self.error = WriteFailed(self.path, exc)
+            return None
         exc.add_note(f"in the event log's writer process, writing {self.path}:\n{text.rstrip()}")
         raise exc
 
