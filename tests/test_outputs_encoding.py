@@ -64,3 +64,15 @@ def test_the_summary_on_a_strict_utf8_stdout_is_written_escaped(tmp_path):
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     assert done.stdout.startswith(b"caf\\udce9  seed 2  virtual time 1.000 ms")
     assert (tmp_path / "log.jsonl").read_bytes().startswith(LOG_START)
+
+
+def test_the_log_estimate_of_a_long_run_counts_an_escaped_name_instead_of_failing(tmp_path):
+    # A run of 1 s or more with --events measures its log on its first 100 ms first; that count
+    # used to encode the name as plain UTF-8, fail, and leave the log at a few KB.
+    log = tmp_path / "log.jsonl"
+    game = str(Path(PRIORITIES).with_name("game_and_compute.toml"))
+    r = runner.invoke(main, ["run", game, "--until", "1s", "--set", f"name={NAME}", "--events", str(log)])
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.startswith("event log: about 3.2 MB for 1 s of virtual time (estimated from the first 100 ms)")
+    events = read_events(str(log))
+    assert events[0]["scenario"] == NAME and events[-1]["event"] == "LogEnd" and events[-1]["reason"] == "time"

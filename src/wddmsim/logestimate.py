@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .trace.output import encoded_size
+
 __all__ = ["LONG_NS", "PROBE_EVENTS", "PROBE_NS", "LogEstimate", "estimate_line", "estimate_log", "size_text",
            "wants_estimate"]
 
@@ -58,7 +60,7 @@ class _ByteCount:
         self.last = 0
 
     def write(self, text: str) -> int:
-        n = len(text) if text.isascii() else len(text.encode("utf-8"))
+        n = encoded_size(text)  # as the log writes it (a name that was not UTF-8 is escaped)
         self.bytes += n
         self.last = n
         return len(text)
