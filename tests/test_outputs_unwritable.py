@@ -321,3 +321,25 @@ def test_the_report_failure_line_names_each_file_and_reason():
     assert str(failure("r", [("summary.json", denied), ("frame_times.png", full)], 6)) == (
         "r: cannot write 2 of the report's 6 files: summary.json: Permission denied; "
         "frame_times.png: No space left on device")
+
+
+CAPTURE = str(Path(__file__).parent / "data" / "presentmon" / "test_case_0_v1.csv")
+
+
+def test_replay_writes_every_output_it_can_and_names_the_one_that_failed(tmp_path):
+    # --presentmon to a full disk, and a report folder whose model.csv is a folder: the comparison
+    # is printed, the other report files are written, one line per failure, and the run's own
+    # status stands (5: --max-events ran out); both used to be OSError tracebacks that lost the rest.
+    report = tmp_path / "r"
+    (report / "model.csv").mkdir(parents=True)
+    r = runner.invoke(main, ["replay", CAPTURE, "--presentmon", FULL, "--report", str(report), "--max-events", "5000"])
+    assert r.exit_code == 5, r.stderr
+    assert "swap chains meet" in r.stdout
+    assert r.stderr.splitlines()[-2:] == [NO_SPACE, f"wddmsim: error: {report / 'model.csv'}: cannot write: Is a directory"]
+    assert {"capture.csv", "comparison.json"} <= {p.name for p in report.iterdir()}
+    assert any(p.suffix == ".png" for p in report.iterdir())
+
+
+def test_replay_emit_that_cannot_be_written_is_one_line_before_the_run():
+    r = runner.invoke(main, ["replay", CAPTURE, "--emit", FULL])
+    assert (r.exit_code, r.stderr.strip()) == (2, NO_SPACE)

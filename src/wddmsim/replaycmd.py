@@ -77,9 +77,14 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
     except ValueError as e:
         raise UserError(str(e)) from None
     if emit:
-        Path(emit).write_text(scenario_toml(data, f"wddmsim replay {capture}: the scenario rebuilt from the capture.\n"
-                                                  f"Edit it and run it again with: uv run wddmsim replay {capture} "
-                                                  f"--scenario {emit}"))
+        from .trace.output import reason
+
+        try:
+            Path(emit).write_text(scenario_toml(data, f"wddmsim replay {capture}: the scenario rebuilt from the "
+                                                      f"capture.\nEdit it and run it again with: uv run wddmsim replay "
+                                                      f"{capture} --scenario {emit}"))
+        except OSError as e:
+            raise UserError(f"{emit}: cannot write: {reason(e)}") from None
     try:
         overrides = [parse_override(text) for text in sets]
         if scenario_path:
@@ -116,14 +121,17 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
     stop.outputs = True  # a second signal from here on ends the process at once
     comparisons = compare(cap, result.frames)
     con = _console()
+    # Each output is written on its own: one that cannot be written is one line at the end, and
+    # the others, the comparison and the exit status are as they would be without it.
+    failed: list[str] = []
     if presentmon:
-        _write_model_csv(write_capture_csv, result.frames, presentmon, cap)
+        _attempt(failed, presentmon, _write_model_csv, write_capture_csv, result.frames, presentmon, cap)
     if trace_path:
         from .trace.chrome import write_chrome_trace
 
-        write_chrome_trace(result.events, trace_path)
+        _attempt(failed, trace_path, write_chrome_trace, result.events, trace_path)
     if report_dir:
-        _write_report(report_dir, cap, result, comparisons, write_capture_csv)
+        _write_report(report_dir, cap, result, comparisons, write_capture_csv, failed)
     if as_json:
         click.echo(json.dumps(comparison_json(comparisons, result.stopped), indent=2))
     else:
@@ -133,13 +141,28 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
     line = stop_line(stop, result.end)
     if line:
         click.echo(line.replace("the outputs cover", "the model's outputs and the comparison cover"), err=True)
+    from .cliutil import with_failures
+
     if result.bugcheck is not None:
         click.echo(f"wddmsim: the replay ended in bug check 0x{int(result.bugcheck.bugcheck.code):X}: {result.bugcheck.message}",
                    err=True)
-        raise SystemExit(exit_status(stop, 3))
-    status = 1 if check and not all(c.passed for c in comparisons) else 0
-    if exit_status(stop, status):
-        raise SystemExit(exit_status(stop, status))
+        raise SystemExit(with_failures(exit_status(stop, 3), failed))
+    status = with_failures(exit_status(stop, 1 if check and not all(c.passed for c in comparisons) else 0), failed)
+    if status:
+        raise SystemExit(status)
+
+
+def _attempt(failed: list[str], path, write, *args) -> None:
+    """``write(*args)``, which writes ``path``; a failure is added to ``failed`` as its one line
+    (``PATH: cannot write: REASON``) instead of ending the command."""
+    from .trace.output import WriteFailed, reason
+
+    try:
+        write(*args)
+    except WriteFailed as e:
+        failed.append(str(e))
+    except OSError as e:
+        failed.append(f"{getattr(e, 'filename', None) or path}: cannot write: {reason(e)}")
 
 
 def _write_model_csv(write, frames, path, cap) -> None:
@@ -147,16 +170,23 @@ def _write_model_csv(write, frames, path, cap) -> None:
           columns=cap.columns, session_start_qpc=cap.session_start_qpc)
 
 
-def _write_report(directory: str, cap, result, comparisons, write) -> None:
+def _write_report(directory: str, cap, result, comparisons, write, failed: list[str]) -> None:
     """The report folder: the plots, the capture's and the model's frames as CSV in the capture's
     column set, and the comparison as JSON (its ``stopped`` says why a run that stopped early did,
-    the report then covering what ran)."""
+    the report then covering what ran). A file that cannot be written is added to ``failed`` and
+    the others are still written."""
     from .replay.compare import comparison_json
     from .replay.plots import plot_comparison
+    from .trace.output import reason
 
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    plot_comparison(cap, result.frames, out)
-    _write_model_csv(write, result.frames, out / "model.csv", cap)
-    _write_model_csv(write, cap.frames, out / "capture.csv", cap)
-    (out / "comparison.json").write_text(json.dumps(comparison_json(comparisons, result.stopped), indent=2) + "\n")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        failed.append(f"{out}: cannot create the report folder: {reason(e)}")
+        return
+    text = json.dumps(comparison_json(comparisons, result.stopped), indent=2) + "\n"
+    _attempt(failed, out, plot_comparison, cap, result.frames, out)
+    _attempt(failed, out / "model.csv", _write_model_csv, write, result.frames, out / "model.csv", cap)
+    _attempt(failed, out / "capture.csv", _write_model_csv, write, cap.frames, out / "capture.csv", cap)
+    _attempt(failed, out / "comparison.json", (out / "comparison.json").write_text, text)
