@@ -343,3 +343,25 @@ def test_replay_writes_every_output_it_can_and_names_the_one_that_failed(tmp_pat
 def test_replay_emit_that_cannot_be_written_is_one_line_before_the_run():
     r = runner.invoke(main, ["replay", CAPTURE, "--emit", FULL])
     assert (r.exit_code, r.stderr.strip()) == (2, NO_SPACE)
+
+
+def test_sweep_rows_that_cannot_be_written_still_print_and_the_plot_is_drawn(tmp_path):
+    # The CSV to a full disk: the rows still go to --json, the plot is still drawn, one line, exit 2
+    # (an OSError traceback lost both).
+    plot = tmp_path / "p.png"
+    r = runner.invoke(main, ["sweep", PRIORITIES, "--set", "scheduler.quantum=1ms,2ms", "-o", FULL, "--json",
+                             "--plot", "packets_completed", "--plot-file", str(plot)])
+    assert r.exit_code == 2, r.stderr
+    assert [row["scheduler.quantum"] for row in json.loads(r.stdout)] == ["1ms", "2ms"]
+    assert plot.stat().st_size > 0
+    assert r.stderr.splitlines()[-1] == NO_SPACE
+    assert "rows in /dev/full" not in r.stderr
+
+
+def test_sweep_plot_that_cannot_be_written_is_one_line_after_the_rows(tmp_path):
+    rows = tmp_path / "rows.csv"
+    r = runner.invoke(main, ["sweep", PRIORITIES, "--set", "scheduler.quantum=1ms,2ms", "-o", str(rows),
+                             "--plot", "packets_completed", "--plot-file", FULL])
+    assert r.exit_code == 2, r.stderr
+    assert rows.read_text().count("\n") == 3
+    assert r.stderr.splitlines()[-1] == NO_SPACE

@@ -119,8 +119,15 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
             raise
         raise UserError(f"--dask {dask_address}: cannot reach the scheduler: {e}") from None
     stop.outputs = True  # a second signal from here on ends the process at once
+    from .trace.output import reason
+
+    problems = []  # an output that cannot be written or drawn keeps none of the others from being written
     if output:
-        write_csv(rows, output)
+        try:
+            write_csv(rows, output)
+        except OSError as e:
+            problems.append(f"{output}: cannot write: {reason(e)}")
+            output = None  # the lines below must not say the rows are there
     if as_json:
         click.echo(json.dumps([public(r) for r in rows], indent=1))
     failed = sum(1 for r in rows if r.get("error"))
@@ -130,7 +137,6 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
                    + (f"; their rows are in {output}" if output else ""), err=True)
     click.echo(f"{len(rows)} runs, {failed} failed, in {time.perf_counter() - started:.1f} s"
                + (f"; rows in {output}" if output else ""), err=True)
-    problems = []  # a plot that cannot be drawn does not keep the other output from being written
     if plot_metric and rows:
         from .sweep.plot import PlotError, plot_metric as draw
 
@@ -140,6 +146,8 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
             click.echo(f"plot of {plot_metric} in {target}", err=True)
         except PlotError as e:
             problems.append(str(e))
+        except OSError as e:
+            problems.append(f"{target}: cannot write: {reason(e)}")
     if report_dir and rows:
         from .report import ComparisonError, write_comparison
 
@@ -148,6 +156,8 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
             click.echo(f"policy comparison in {', '.join(written)}", err=True)
         except ComparisonError as e:
             problems.append(f"--report {report_dir}: {e}")
+        except OSError as e:  # a WriteFailed says which file
+            problems.append(str(e) if getattr(e, "action", None) else f"{report_dir}: cannot write: {reason(e)}")
     if problems:
         raise ScenarioProblems(problems)
     if stop.interrupted:
