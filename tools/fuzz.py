@@ -1,9 +1,9 @@
 """The long fuzz run: many random inputs through wddmsim, every failure saved for reproduction.
 
-    uv run python tools/fuzz.py [--decode N] [--scenarios M] [--toml K] [--seed S] [--workers W]
+    uv run python tools/fuzz.py [--decode N] [--scenarios M] [--toml K] [--cli C] [--seed S] [--workers W]
                                 [--out DIR] [--wall-limit SECONDS] [--max-events N] [--max-kernel-events N]
 
-Three campaigns, run in a process pool of ``--workers`` processes (default: every CPU; 1: in this
+Four campaigns, run in a process pool of ``--workers`` processes (default: every CPU; 1: in this
 process):
 
 * ``--decode N`` buffers (default 100000) through what ``wddmsim decode`` does
@@ -27,11 +27,17 @@ process):
   (:func:`wddmsim.cliutil.load_scenario_file`): each must load or be refused with messages that
   name the file. One that loads is run for (at most) its first 20 ms, under the same bounds as
   the scenarios.
+* ``--cli C`` command lines a careless user or driver author types (default 10000;
+  :func:`wddmsim.testing.clifuzz.cli_case`): scenario files, ``--set`` values, event logs and crash
+  records nested hundreds to 100,000 levels deep, outputs that cannot be written, and drivers that
+  raise, call ``sys.exit()``, return what is no NTSTATUS or fail to load, run in this process
+  through the command line. Each must end with an exit status its kind allows (2 for bad input, 3
+  for a bug check...) and never with an exception of wddmsim's own, within ``--wall-limit``.
 
 Input number ``i`` of a campaign is drawn from its own seed (``--seed``, campaign, ``i``), so any
 input is made again from its number alone. Each failing input is written to ``--out`` (default
 ``out/fuzz/``): ``scenario-I.toml``, ``decode-I.txt`` (structure, architecture, version and the
-bytes as hex), ``toml-I.toml`` (the mutated bytes), each with ``...-I.error.txt`` holding the
+bytes as hex), ``toml-I.toml`` (the mutated bytes), ``cli-I.txt`` (the command line and its files), each with ``...-I.error.txt`` holding the
 traceback. The counts are printed as one JSON line and a table; the exit status is 1 when anything
 failed, else 0.
 """
@@ -239,6 +245,38 @@ def run_toml(seed: int, start: int, count: int, wall_limit: int, max_events: int
     return out
 
 
+def run_cli(seed: int, start: int, count: int, wall_limit: int) -> dict:
+    """Command-line inputs ``start`` .. ``start + count - 1``: counts and failures."""
+    from wddmsim.testing import clifuzz
+
+    out = {"runs": 0, "crashes": 0, "hangs": 0, "failures": []}
+    signal.signal(signal.SIGALRM, _on_alarm)
+    for c in range(start, start + count):
+        case = clifuzz.cli_case(_rng(seed, "cli", c))
+        out["runs"] += 1
+        files = {f"cli-{c}.txt": case.describe() + "\n" + "".join(f"--- {name}\n{text[:20000]}\n"
+                                                                   for name, text in case.files.items())}
+        signal.alarm(wall_limit)
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                problem = clifuzz.run_case(case, Path(tmp), ROOT / "examples")
+        except WallLimit:
+            out["hangs"] += 1
+            out["failures"].append(_failure("cli", c, "hang", files))
+            continue
+        except Exception:  # noqa: BLE001 - a crash of the fuzzer's own run is counted too
+            out["crashes"] += 1
+            out["failures"].append(_failure("cli", c, "crash", files))
+            continue
+        finally:
+            signal.alarm(0)
+        if problem is not None:
+            out["crashes"] += 1
+            out["failures"].append({"campaign": "cli", "index": c, "what": "crash", "files": files,
+                                    "traceback": problem + "\n"})
+    return out
+
+
 def _merge(total: dict, part: dict) -> None:
     for key, value in part.items():
         if key == "failures":
@@ -253,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--decode", type=int, default=100_000, help="decode buffers (default 100000)")
     ap.add_argument("--scenarios", type=int, default=1000, help="fault-injected scenarios (default 1000)")
     ap.add_argument("--toml", type=int, default=5000, help="malformed scenario files (default 5000)")
+    ap.add_argument("--cli", type=int, default=10_000, help="careless command lines (default 10000)")
     ap.add_argument("--seed", type=int, default=0, help="seed of every input (default 0)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every CPU)")
     ap.add_argument("--out", default="out/fuzz", help="folder for failing inputs (default out/fuzz)")
@@ -272,7 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     for start in range(0, args.toml, 250):
         jobs.append(("toml", run_toml, (args.seed, start, min(250, args.toml - start), args.wall_limit,
                                         args.max_events, args.max_kernel_events)))
-    totals: dict[str, dict] = {"decode": {}, "scenarios": {}, "toml": {}}
+    for start in range(0, args.cli, 500):
+        jobs.append(("cli", run_cli, (args.seed, start, min(500, args.cli - start), args.wall_limit)))
+    totals: dict[str, dict] = {"decode": {}, "scenarios": {}, "toml": {}, "cli": {}}
     done = 0
 
     def finished(name: str, part: dict) -> None:
