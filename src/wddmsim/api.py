@@ -487,6 +487,11 @@ class Simulation:
             raise ValueError(f"seed: must be a whole number, 0 or more, got {seed!r}")
         sc = _as_scenario(scenario)
         self._end = sc.duration if until is None else _run_length(until)
+        if self._end > sc.duration:
+            # The run lasts to ``until``: the scenario is checked with that duration, so every bound
+            # that depends on the run's length (a storm's interrupts, a repeat against the time
+            # left) holds for the run made, as for wddmsim run --until.
+            sc = validate(sc, overrides={"duration": self._end})
         self._list = self._file = None
         self._own = None  # a sink this object opened and closes
         if events is None or events is False:

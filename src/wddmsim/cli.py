@@ -278,8 +278,8 @@ def run_cmd(scenario: str, seed, until, events, as_json, wide, verifier, crash_r
     "Stopping a run early")."""
     if policy is not None:
         sets = (*sets, f"scheduler.policy={policy}")
-    sc = load_scenario_file(scenario, sets)
     limit = parse_duration_option(until, "--until")
+    sc = load_scenario_file(scenario, sets, None if limit is None else (limit, until))
     budget = parse_size_option(max_log_bytes, "--max-log-bytes")
     cls = load_driver(driver) if driver else None
     status = execute(sc, seed=seed, until=limit, events=events, as_json=as_json, verifier=verifier,

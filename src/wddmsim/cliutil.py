@@ -205,13 +205,21 @@ def with_failures(status: int, failed: list[str]) -> int:
     return status if status or not failed else UserError.exit_code
 
 
-def load_scenario_file(path: str, sets=()):
+def load_scenario_file(path: str, sets=(), until: tuple[int, str] | None = None):
     """The scenario file at ``path`` with the ``--set PATH=VALUE`` assignments ``sets`` made on
-    it (see :mod:`wddmsim.scenario.overrides`), or the error listing its problems (exit 2)."""
-    from .scenario import OverrideError, ScenarioError, load_scenario, parse_override
+    it (see :mod:`wddmsim.scenario.overrides`), or the error listing its problems (exit 2).
+
+    ``until``: ``(ns, as written)`` of a ``--until`` option. A run to past the file's duration
+    lasts that long, so the scenario is checked with that duration (``--until`` as the last
+    override): every bound that depends on the run's length (a storm's interrupts, a repeat
+    against the time left) holds for the run that is made, as for a file that says it."""
+    from .scenario import Override, OverrideError, ScenarioError, load_scenario, parse_override
 
     try:
-        scenario = load_scenario(path, [parse_override(text) for text in sets])
+        overrides = [parse_override(text) for text in sets]
+        scenario = load_scenario(path, overrides)
+        if until is not None and until[0] > scenario.duration:
+            scenario = load_scenario(path, [*overrides, Override(("duration",), until[0], until[1], "--until")])
     except OverrideError as e:
         raise UserError(str(e)) from None
     except ScenarioError as e:
