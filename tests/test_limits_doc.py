@@ -42,3 +42,11 @@ def test_every_run_guard_is_the_codes_value():
     kept = _row("KEEP_CLOSED_RUN")
     assert re.search(r"the last 64 items in a run, 4096 when `check` reads a log", kept)
     assert (ledger.KEEP_CLOSED_RUN, ledger.KEEP_CLOSED) == (64, 4096)
+
+
+def test_the_default_log_budget_is_the_codes_value():
+    from wddmsim import logestimate
+
+    row = _row("logestimate.FAR_OVER")
+    assert "ten times a busy run's log (3 MB per virtual second), at least 100 MB" in row
+    assert (logestimate.FAR_OVER, logestimate.BUSY_RATE, logestimate.DEFAULT_BUDGET_FLOOR) == (10, 3_000_000, 10**8)

@@ -380,3 +380,47 @@ def test_replay_reading_a_pipe_that_stays_open_ends_on_the_first_signal(sig):
     assert proc.returncode == 130
     assert err == f"wddmsim: interrupted by {signal.Signals(sig).name} before the run began; nothing ran\n"
     assert out == ""
+
+
+FLOOD = """
+name = "flood"
+duration = "1s"
+[adapter]
+cpu_cost = { render = "1us", patch = 0, submit = 0, isr = 0, dpc = 0, present = 0 }
+[[adapter.nodes]]
+name = "3D"
+engine = "3d"
+[[process]]
+name = "app"
+[[process.context]]
+name = "c"
+node = "3D"
+workload = { kind = "script", packets = [ { at = 0, work = "1ns", repeat = 200001 } ] }
+"""
+
+
+def test_a_log_estimated_far_past_a_busy_runs_gets_a_budget_by_default(tmp_path, monkeypatch):
+    # A flood of a second is estimated at about 2.3 GB; with no --max-log-bytes it used to write it
+    # all. It now stops at the default budget (here made 2 MB, the floor, for the test's speed).
+    import wddmsim.logestimate as logestimate
+
+    monkeypatch.setattr(logestimate, "DEFAULT_BUDGET_FLOOR", 2_000_000)
+    monkeypatch.setattr(logestimate, "BUSY_RATE", 100_000)  # ten times that for 1 s is 1 MB: the floor rules
+    flood, log = tmp_path / "flood.toml", tmp_path / "flood.jsonl"
+    flood.write_text(FLOOD)
+    r = CliRunner().invoke(main, ["run", str(flood), "--events", str(log)])
+    assert r.exit_code == 5, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("event log: about 2.3 GB for 1 s of virtual time (estimated from the first 410 us); "
+                               "that is over --max-log-bytes 2.0 MB: the run will stop at about ")
+    assert lines[1] == ("wddmsim: --max-log-bytes 2.0 MB applied by default: the log is estimated at over ten times a "
+                        "busy run's (about 3 MB per virtual second); give --max-log-bytes SIZE to choose another bound")
+    assert lines[2].startswith("wddmsim: stopped at ") and "--max-log-bytes 2000000" in lines[2]
+    assert 2_000_000 <= os.path.getsize(log) < 3_000_000 and _log(log)[-1]["reason"] == "max_log_bytes"
+
+
+def test_a_busy_run_within_ten_times_gets_no_default_budget(tmp_path):
+    log = tmp_path / "game.jsonl"
+    r = CliRunner().invoke(main, ["run", GAME, "--until", "1s", "--events", str(log)])
+    assert r.exit_code == 0 and "applied by default" not in r.stderr
+    assert _log(log)[-1]["reason"] == "time"

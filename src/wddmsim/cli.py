@@ -216,15 +216,24 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
 
 def _print_estimate(scenario, until, stop, **system_kw) -> None:
     """Before a long run with an event log (or one with --max-log-bytes): the log's estimated size
-    on standard error (:mod:`wddmsim.logestimate`)."""
-    from .logestimate import estimate_line, estimate_log, wants_estimate
+    on standard error (:mod:`wddmsim.logestimate`). A log estimated far past a busy run's with no
+    --max-log-bytes gets one by default (:func:`wddmsim.logestimate.default_budget`), said on the
+    next line."""
+    from .logestimate import default_budget, estimate_line, estimate_log, size_text, wants_estimate
 
     duration = scenario.duration if until is None else until
     if not wants_estimate(duration, stop.max_log_bytes):
         return
     est = estimate_log(scenario, duration, stop=stop, **system_kw)
-    if est is not None:
-        click.echo(estimate_line(est, stop.max_log_bytes), err=True)
+    if est is None:
+        return
+    budget = default_budget(est) if stop.max_log_bytes is None else None
+    click.echo(estimate_line(est, stop.max_log_bytes if budget is None else budget), err=True)
+    if budget is not None:
+        stop.max_log_bytes = budget
+        click.echo(f"wddmsim: --max-log-bytes {size_text(budget)} applied by default: the log is estimated at over ten "
+                   f"times a busy run's (about 3 MB per virtual second); give --max-log-bytes SIZE to choose "
+                   f"another bound", err=True)
 
 
 @main.command("run")

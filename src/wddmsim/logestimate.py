@@ -23,8 +23,17 @@ from dataclasses import dataclass
 
 from .trace.output import encoded_size
 
-__all__ = ["LONG_NS", "PROBE_EVENTS", "PROBE_NS", "LogEstimate", "estimate_line", "estimate_log", "size_text",
-           "wants_estimate"]
+__all__ = ["BUSY_RATE", "DEFAULT_BUDGET_FLOOR", "FAR_OVER", "LONG_NS", "PROBE_EVENTS", "PROBE_NS", "LogEstimate",
+           "default_budget", "estimate_line", "estimate_log", "size_text", "wants_estimate"]
+
+#: What a busy run's log takes per virtual second: about 3 MB (the examples' own logs).
+BUSY_RATE = 3_000_000
+#: How far over :data:`BUSY_RATE` an estimate must be for the run to get a log budget by default:
+#: ten times a busy run's log is no study of scheduling but a flood (a script repeating a packet
+#: hundreds of thousands of times in a second, NullRendering at full speed).
+FAR_OVER = 10
+#: The smallest default budget, whatever the run's length.
+DEFAULT_BUDGET_FLOOR = 100_000_000
 
 #: Runs at least this long (virtual ns) get the estimate before they start.
 LONG_NS = 1_000_000_000
@@ -98,6 +107,16 @@ def estimate_log(scenario, duration: int, *, stop=None, **system_kw) -> LogEstim
         return None
     body = count.bytes - count.last
     return LogEstimate(body * duration // t + count.last, duration, t, count.bytes, result.summary["events"])
+
+
+def default_budget(est: LogEstimate) -> int | None:
+    """The ``--max-log-bytes`` a run gets when its command line gives none: None when the estimated
+    log is within :data:`FAR_OVER` times a busy run's (:data:`BUSY_RATE` per virtual second), else
+    that much for the run's length (at least :data:`DEFAULT_BUDGET_FLOOR`) when the estimate is past
+    it. A flood of a second thus stops at 100 MB instead of writing 460 MB; an hour of a busy run
+    (some 11 GB) is never stopped by default."""
+    allowed = max(DEFAULT_BUDGET_FLOOR, FAR_OVER * BUSY_RATE * est.duration // 1_000_000_000)
+    return allowed if est.bytes > allowed else None
 
 
 def size_text(n: int) -> str:
