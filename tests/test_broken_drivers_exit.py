@@ -254,3 +254,51 @@ def test_an_exception_of_the_models_own_still_propagates_from_a_case():
     broken = dataclasses.replace(case, prepare=functools.partial(operator.truediv, 1))  # 1 / system: TypeError
     with pytest.raises(TypeError):
         run_case(broken, ReferenceDriver, d)
+
+
+# -- the user-mode half during a run -------------------------------------------------------------------
+_UMD_SOURCE = '''
+import sys
+from wddmsim.kmd import ReferenceDriver
+from wddmsim.umd import ReferenceUmd
+
+
+class RaisingUmd(ReferenceUmd):
+    calls = 0
+
+    def build(self, request):
+        type(self).calls += 1
+        if type(self).calls > 2:
+            raise ValueError("umd broke")
+        return super().build(request)
+
+
+class ExitingUmd(ReferenceUmd):
+    def build(self, request):
+        sys.exit(0)
+
+
+class WithRaisingUmd(ReferenceDriver):
+    UserModeDriverName = "{path}:RaisingUmd"
+
+
+class WithExitingUmd(ReferenceDriver):
+    UserModeDriverName = "{path}:ExitingUmd"
+'''
+
+
+@pytest.mark.parametrize("kmd, said", [("WithRaisingUmd", "ValueError: umd broke"), ("WithExitingUmd", "SystemExit: 0")])
+def test_a_user_mode_driver_that_raises_during_a_run_ends_its_application_and_says_so(tmp_path, kmd, said):
+    # It runs in the application's process: the application dies of it, the OS goes on. The run
+    # used to end with a traceback (an exception) or silently with status 0 (sys.exit()).
+    path = tmp_path / "umds.py"
+    path.write_text(_UMD_SOURCE.replace("{path}", str(path)))
+    r = runner.invoke(main, ["run", DEEP_QUEUE, "--until", "20ms", "--driver", f"{path}:{kmd}", "--json"])
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert r.exit_code == 0, r.output
+    faults = [line for line in r.stderr.splitlines() if "user-mode driver fault" in line]
+    assert faults and all(line.startswith("wddmsim: ") and f"its user-mode driver fault: {said} ({path}, line "
+                                                            in line and line.endswith("the application's process ended")
+                                                            for line in faults)
+    contexts = json.loads(r.stdout)["contexts"]
+    assert {c["api_error"] for c in contexts} == {f"user-mode driver fault: {said}"}

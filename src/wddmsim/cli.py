@@ -205,6 +205,8 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
             _print_bugcheck(con, result.bugcheck.to_json())
             if record is not None:
                 con.print(f"  Crash record: {record} (read it with: uv run wddmsim decode @{record})", markup=False)
+    for fault in system.runtime.umd_faults:  # the user-mode driver's: each ended an application
+        click.echo(f"wddmsim: {fault.line}", err=True)
     line = stop_line(stop, result.end)
     if line:
         click.echo(line, err=True)

@@ -203,6 +203,10 @@ def run_case(case: Case, driver_cls, d: Declared, settings=None) -> CaseResult:
         if case.prepare is not None:
             case.prepare(system)
         result = system.run()
+        if system.runtime.umd_faults:
+            # The user-mode driver raised in an application's process: the run went on without
+            # that application (as Windows does); the case fails on the first such fault.
+            raise system.runtime.umd_faults[0].original
     except BaseException as e:  # noqa: BLE001 - the driver's code ended abnormally (the module doc)
         said = escaped(e)
         if said is None:

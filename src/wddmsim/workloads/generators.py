@@ -245,7 +245,7 @@ def _until_removed(sim, ctx, gen):
     except ApiError as e:
         if e.status == DEVICE_REMOVED:
             ctx.removed_at = sim.now
-        ctx.api_error = status_name(e.status)
+        ctx.api_error = getattr(e, "api_error", None) or status_name(e.status)
         return None
 
 

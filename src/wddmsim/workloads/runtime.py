@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from ..dxgkrnl.errors import ApiError
 from ..dxgkrnl.wddm2 import UNMAPPED_VA
 from ..umd import BufferRequest, Copy, FenceValue, NativeFenceValue, Target, Write
 
@@ -75,6 +76,32 @@ class _Moves:
         return self.gone  # retired: its run was dropped
 
 
+#: The status an application's process ends with when its user-mode driver raised: Windows'
+#: STATUS_UNHANDLED_EXCEPTION (ntstatus.h), the process's exit code.
+STATUS_UNHANDLED_EXCEPTION = 0xC0000144
+
+
+class UmdFault(ApiError):
+    """The user-mode driver raised (an exception, ``sys.exit()``) while it built a command buffer.
+    It runs in the application's process, so on Windows the application dies of it and the OS
+    goes on: the workload ends here (``api_error`` names the fault in the summary), the run goes
+    on, and the runtime keeps the fault in :attr:`Runtime.umd_faults` for the command line to say."""
+
+    def __init__(self, ctx, exc: BaseException):
+        import traceback
+
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" ({frames[-1].filename}, line {frames[-1].lineno}, in {frames[-1].name})" if frames else ""
+        said = str(exc)
+        self.api_error = f"user-mode driver fault: {type(exc).__name__}" + (f": {said}" if said else "")
+        self.where = where
+        #: what the user-mode driver raised (a verify case fails on it: wddmsim.verify.runner)
+        self.original = exc
+        #: the line the command line shows for it
+        self.line = f"{ctx.full_name}: its {self.api_error}{where}; the application's process ended"
+        super().__init__(STATUS_UNHANDLED_EXCEPTION, self.api_error + where)
+
+
 class Runtime:
     """The user-mode runtime of one adapter: a user-mode driver and the kernel's thunks."""
 
@@ -91,6 +118,20 @@ class Runtime:
         self.on_context = None
         #: VidPn source -> its desktop compositor (:class:`wddmsim.workloads.compositor.Compositor`)
         self.compositors: dict = {}
+        #: the user-mode driver's faults (:class:`UmdFault`), in the order they happened
+        self.umd_faults: list[UmdFault] = []
+
+    def _build(self, ctx, request):
+        """The user-mode driver's command buffer for ``request``; what it raises (anything but a
+        person's Ctrl-C) is the application's death: :class:`UmdFault`."""
+        try:
+            return self.umd.build(request)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - the user's code failed in the application's process
+            fault = UmdFault(ctx, e)
+            self.umd_faults.append(fault)
+            raise fault from None
 
     # -- moving work between nodes -----------------------------------------------------------------------
     def move(self, ctx, node: int, node_name: str = "") -> None:
@@ -181,7 +222,7 @@ class Runtime:
 
                 raise ApiError(int(NTSTATUS.STATUS_NOT_SUPPORTED),
                                "GPU waits and signals in a command buffer need GPU virtual addressing")
-            cb = self.umd.build(BufferRequest(tuple(ops), virtual=False, context=ctx.handle))
+            cb = self._build(ctx, BufferRequest(tuple(ops), virtual=False, context=ctx.handle))
             return (yield from kmt.Render(ctx, cb.commands, cb.allocations, cb.patches,
                                           null_rendering=null_rendering))
         if self.faulty and self.faulty.pop((ctx.handle, ctx.seq + 1), False):
@@ -195,7 +236,7 @@ class Runtime:
             s = FenceValue(*kmt.MonitoredFenceSignal(ctx, *signal))
         q, pid, write = kmt.HwQueueProgress(ctx, queue, progress_id)
         p = FenceValue(*write) if write is not None else None
-        cb = self.umd.build(BufferRequest(tuple(ops), virtual=True, wait=w, signal=s, progress=p, context=ctx.handle))
+        cb = self._build(ctx, BufferRequest(tuple(ops), virtual=True, wait=w, signal=s, progress=p, context=ctx.handle))
         return (yield from kmt.SubmitCommand(ctx, cb.commands, cb.private if private is None else private,
                                              queue=q, progress_id=pid, null_rendering=null_rendering))
 
@@ -204,7 +245,7 @@ class Runtime:
         """A windowed present (generator): a copy of ``size`` bytes of ``source`` into the
         compositor's ``surface``, which shows it at the next vsync. ``call_start``: when the
         application's present call began, if earlier than now (it waited for its frame queue)."""
-        cb = self.umd.build(BufferRequest((Copy(Target(source), Target(surface), size),), context=ctx.handle))
+        cb = self._build(ctx, BufferRequest((Copy(Target(source), Target(surface), size),), context=ctx.handle))
         return (yield from self.kmt.PresentComposed(ctx, cb.commands, cb.allocations, cb.patches, vidpn_source,
                                                     call_start=call_start))
 
@@ -214,7 +255,7 @@ class Runtime:
         least an empty flush) go with the present, which hands the frame to the compositor once
         they retire (or, for a window on an overlay plane, flips the back buffer ``surface`` there).
         Returns the flush packet's number."""
-        cb = self.umd.build(BufferRequest(tuple(ops), context=ctx.handle))
+        cb = self._build(ctx, BufferRequest(tuple(ops), context=ctx.handle))
         return (yield from self.kmt.PresentRedirectedFlip(ctx, cb.commands, cb.allocations, cb.patches, vidpn_source,
                                                           call_start=call_start, sync_interval=sync_interval,
                                                           surface=surface, allow_tearing=allow_tearing))
