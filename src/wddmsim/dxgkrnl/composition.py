@@ -39,6 +39,10 @@ class PresentToken:
 
     __slots__ = ("packet", "context", "seq", "present_t", "vidpn_source", "displayed", "flags", "sync_interval")
 
+    #: a redirected flip goes to the compositor, never through DxgkDdiSetVidPnSourceAddress on its
+    #: own (the present bookkeeping asks every present it forgets)
+    mmio = False
+
     def __init__(self, packet, vidpn_source: int, present_t: int, sync_interval: int = 0):
         self.packet = packet
         self.sync_interval = sync_interval
