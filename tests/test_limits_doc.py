@@ -50,3 +50,10 @@ def test_the_default_log_budget_is_the_codes_value():
     row = _row("logestimate.FAR_OVER")
     assert "ten times a busy run's log (3 MB per virtual second), at least 100 MB" in row
     assert (logestimate.FAR_OVER, logestimate.BUSY_RATE, logestimate.DEFAULT_BUDGET_FLOOR) == (10, 3_000_000, 10**8)
+
+
+def test_the_ddi_watchdog_is_the_codes_value():
+    from wddmsim.dxgkrnl import watchdog
+
+    assert "| 10 s of host time" in _row("watchdog.DEFAULT_LIMIT_S") and watchdog.DEFAULT_LIMIT_S == 10.0
+    assert "1 s after the signal" in _row("watchdog.SIGNAL_GRACE_S") and watchdog.SIGNAL_GRACE_S == 1.0

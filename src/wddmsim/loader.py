@@ -59,6 +59,10 @@ def _import(module: str, what: str, spec: str):
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - the user's module raised (or called sys.exit) while importing
+        from .dxgkrnl.watchdog import NothingRan
+
+        if isinstance(e, NothingRan):
+            raise  # a Ctrl-C before the run began, not the module's own exit
         raise LoadError(f"{what} {spec!r}: importing {module} failed: {_reason(e)}\n{_tb(e)}") from None
 
 

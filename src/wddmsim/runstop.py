@@ -24,11 +24,24 @@ every :data:`CHECK_EVERY` events (a few per wall second).
 (the API and the tests run in-process). A SIGINT or SIGTERM before the run begins (the command
 still reading its inputs, ``replay /dev/stdin`` from a pipe that stays open, or building the
 system) ends the command at once, exit status 130, with a line saying nothing ran. Once the run
-has begun, the first SIGINT or SIGTERM sets the flag; a second one,
-while the outputs are being written, ends the process at once with exit status 130 and a line
-saying the outputs may be incomplete (one that comes within :data:`SAME_SIGNAL_S` of the first is
-the same Ctrl-C, forwarded by a launcher such as ``uv run``, and changes nothing). The event log's writer process ignores both signals and
-writes every event it is sent (:mod:`wddmsim.trace.writer`).
+has begun, the first SIGINT or SIGTERM sets the flag. A driver call that does not return (an
+endless loop in an entry point) never lets the run reach the flag: the DDI watchdog
+(:mod:`wddmsim.dxgkrnl.watchdog`) stops such a call once it has run ``SIGNAL_GRACE_S`` (1 s) of host
+time after the signal (at once when it already had), the way it stops any call at its limit: a bug
+check whose message says ``interrupted by SIGINT inside <entry point>``, so that the event log, the
+summary and the crash record are written whole; the exit status is still 130. A second signal,
+wherever the command is (a driver that loops and catches the watchdog's exception, the outputs
+being written, the command unwinding from the first), ends the process at once with exit status
+130 and one line on standard error (``wddmsim: SIGINT again before the run ended: stopped at
+once; the outputs are incomplete``; ``... again before the run began: ...; nothing ran``; ``...
+again while the outputs were written: ... may be incomplete``). One that comes within :data:`SAME_SIGNAL_S` of the first is the same Ctrl-C,
+forwarded by a launcher such as ``uv run``, and changes nothing. The event log's writer process
+ignores both signals and writes every event it is sent (:mod:`wddmsim.trace.writer`).
+
+:func:`abandoning` is the same for a command that cannot stop cleanly inside a run (``verify``
+between its cases): the first signal raises :class:`Interrupted` (a ``KeyboardInterrupt``) where the
+main thread is, inside a driver's loop too, so that the command can give its verdict on what ran;
+a second one ends the process at once.
 """
 
 from __future__ import annotations
@@ -41,8 +54,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
-__all__ = ["BUDGET_REASONS", "CHECK_EVERY", "EXIT_BUDGET", "EXIT_INTERRUPTED", "RunStop", "exit_status",
-           "interrupts", "run_checked", "stop_line"]
+__all__ = ["BUDGET_REASONS", "CHECK_EVERY", "EXIT_BUDGET", "EXIT_INTERRUPTED", "Interrupted", "RunStop", "abandoning",
+           "exit_status", "interrupts", "run_checked", "stop_line"]
 
 #: Kernel events between two looks at the stop flag and the budgets (about a tenth of a wall
 #: second on the examples).
@@ -157,36 +170,68 @@ def _budget_out(sim, stop: RunStop, limit: int) -> str | None:
     return out if due is not None and due <= limit else None
 
 
+def _again(stop: RunStop, name: str, said: str | None = None) -> bool:
+    """A signal ``name`` after the first: True when it is the first one again (forwarded by a
+    launcher within :data:`SAME_SIGNAL_S`); False for the first; a second signal ends the process
+    at once, exit status 130, with one line on standard error (``said`` after the signal's name,
+    else what a run's outputs are then)."""
+    if stop.first_signal_at is not None and time.monotonic() - stop.first_signal_at < SAME_SIGNAL_S:
+        return True  # the first one again, forwarded by a launcher (uv run): it is being handled
+    if not stop.signals:
+        return False
+    if said is not None:
+        line = f"wddmsim: {name} again {said}"
+    elif stop.outputs:
+        line = f"wddmsim: {name} again while the outputs were written: stopped at once; the outputs may be incomplete"
+    elif not stop.running:
+        line = f"wddmsim: {name} again before the run began: stopped at once; nothing ran"
+    else:
+        line = f"wddmsim: {name} again before the run ended: stopped at once; the outputs are incomplete"
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(EXIT_INTERRUPTED)
+
+
+def _driver_call(name: str, frame) -> None:
+    """The first signal of a run, for a driver call that may never return (the module doc): the DDI
+    watchdog stops it after its grace (it may raise here, in the driver's loop)."""
+    watchdog = sys.modules.get("wddmsim.dxgkrnl.watchdog")  # not imported: no driver was ever called
+    if watchdog is not None:
+        watchdog.signalled(name, frame)
+
+
 @contextmanager
 def interrupts(stop: RunStop):
     """Within the block, SIGINT and SIGTERM ask ``stop``'s run to stop (:meth:`RunStop.interrupt`)
-    instead of raising KeyboardInterrupt or ending the process; a second signal once the outputs
-    are being written (``stop.outputs``) ends the process at once, exit status 130, unless it
-    comes within :data:`SAME_SIGNAL_S` of the first (the same Ctrl-C, forwarded by ``uv run``). The previous
-    handlers come back after the block. Outside the main thread (where Python takes no signal
-    handler) it changes nothing."""
+    instead of raising KeyboardInterrupt or ending the process (a driver call that does not return
+    is stopped by the DDI watchdog, see the module doc); a second signal ends the process at once,
+    exit status 130, unless it comes within :data:`SAME_SIGNAL_S` of the first (the same Ctrl-C,
+    forwarded by ``uv run``). The previous handlers come back after the block. Outside the main
+    thread (where Python takes no signal handler) it changes nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield stop
         return
 
     def handler(signum, frame) -> None:
         name = signal.Signals(signum).name
-        if stop.first_signal_at is not None and time.monotonic() - stop.first_signal_at < SAME_SIGNAL_S:
-            return  # the first one again, forwarded by a launcher (uv run): it is being handled
-        if stop.signals and stop.outputs:
-            sys.stderr.write(f"wddmsim: {name} again while the outputs were written: stopped at once; "
-                             f"the outputs may be incomplete\n")
-            sys.stderr.flush()
-            os._exit(EXIT_INTERRUPTED)
+        if _again(stop, name):
+            return
         if not stop.running and not stop.outputs:
             # No run yet: the command is reading its inputs (a pipe that stays open, a slow file)
             # or building the system. Nothing ran, so there is nothing to stop cleanly: end now
-            # (a blocking read is interrupted, and the command's cleanup runs as it unwinds).
+            # (a blocking read is interrupted, and the command's cleanup runs as it unwinds; a
+            # driver call it interrupts, in the log's estimate, lets it through: NothingRan, which
+            # lives with the DDI watchdog, loaded once a driver was called).
             stop.interrupt(name)
             sys.stderr.write(f"wddmsim: interrupted by {name} before the run began; nothing ran\n")
             sys.stderr.flush()
-            raise SystemExit(EXIT_INTERRUPTED)
+            watchdog = sys.modules.get("wddmsim.dxgkrnl.watchdog")
+            raise (watchdog.NothingRan if watchdog is not None else SystemExit)(EXIT_INTERRUPTED)
         stop.interrupt(name)
+        if not stop.outputs:
+            _driver_call(name, frame)
 
     previous = {}
     for name in _SIGNALS:
@@ -196,6 +241,56 @@ def interrupts(stop: RunStop):
     try:
         yield stop
     finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        watchdog = sys.modules.get("wddmsim.dxgkrnl.watchdog")
+        if watchdog is not None:
+            watchdog.settled()
+
+
+class Interrupted(KeyboardInterrupt):
+    """The first SIGINT or SIGTERM inside :func:`abandoning`: ``signal`` names it."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.signal = name
+
+
+@contextmanager
+def abandoning():
+    """Within the block, the first SIGINT or SIGTERM raises :class:`Interrupted` where the main
+    thread is (a driver's endless loop included: the gateway lets a ``KeyboardInterrupt`` through),
+    so that the command abandons what it was doing and says what it did until then (``verify``'s
+    partial verdict); a second one ends the process at once, exit status 130 (one within
+    :data:`SAME_SIGNAL_S` of the first is the same Ctrl-C, forwarded by ``uv run``). Yields the
+    :class:`RunStop` whose ``signal`` names the signal. After a signal, the block's end waits until
+    :data:`SAME_SIGNAL_S` has passed since it, so that the same Ctrl-C forwarded late does not
+    reach the command's next step. Outside the main thread it changes nothing."""
+    stop = RunStop()
+    stop.running = True
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum, frame) -> None:
+        name = signal.Signals(signum).name
+        if _again(stop, name, "before the verdict on what ran was given: stopped at once"):
+            return
+        stop.interrupt(name)
+        raise Interrupted(name)
+
+    previous = {}
+    for name in _SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield stop
+    finally:
+        if stop.first_signal_at is not None:
+            left = SAME_SIGNAL_S - (time.monotonic() - stop.first_signal_at)
+            if left > 0:
+                time.sleep(left)
         for sig, old in previous.items():
             signal.signal(sig, old)
 

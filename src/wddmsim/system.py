@@ -19,6 +19,7 @@ from .policies.load import PolicyLoadError, make_policies
 from .dxgkrnl.errors import AdapterStartError
 from .dxgkrnl.tdr import TdrConfig
 from .dxgkrnl.crash import CrashRecord
+from .dxgkrnl.watchdog import NothingRan
 from .ddi.ntstatus import NTSTATUS
 from .gpu.device import APERTURE_BASE, GPU, SPURIOUS_BIT, EngineSpec
 from .kmd import ReferenceDriver
@@ -93,8 +94,8 @@ def _construct(cls, info, who: str):
     ``KeyboardInterrupt`` (a person's Ctrl-C) passes through."""
     try:
         return cls(info)
-    except KeyboardInterrupt:
-        raise
+    except (KeyboardInterrupt, NothingRan):
+        raise  # a person's Ctrl-C (before the run began: NothingRan), not the constructor's failure
     except BaseException as e:  # noqa: BLE001 - the user's constructor failed: the driver does not load
         raise AdapterStartError([f"{who} raised {_said(e)}\n" + _traceback(e)]) from None
 

@@ -14,7 +14,15 @@ One call, in order:
    the OS inside the call, from a callback the driver made, passes through unchanged). Any
    exception counts, ``SystemExit`` (``sys.exit()`` in the driver's code) included: code of the
    driver's that ended abnormally, never the end of the process; only ``KeyboardInterrupt`` (a
-   person's Ctrl-C) passes through. What the method returns is then held to the entry point's
+   person's Ctrl-C) and the end of a command a signal interrupted before its run
+   (:class:`.watchdog.NothingRan`) pass through. A call that never returns (an endless loop) is
+   stopped by the DDI watchdog (:mod:`.watchdog`) after 10 s of host time, since the driver's code
+   takes no virtual time: bug check 0x133 DPC_WATCHDOG_VIOLATION at DISPATCH_LEVEL or DIRQL, 0x116
+   VIDEO_TDR_FAILURE at PASSIVE_LEVEL (rule 111, ThreadsLeaveDriverInTime), the message
+   ``<entry point> ran past the DDI watchdog's N s of host time at <IRQL> without returning
+   (stopped at FILE, line N, in FUNCTION)`` and the traceback of where it was stopped; the call
+   the watchdog times is the outermost one (a nested call, the OS's from a callback of the
+   driver's, lets it through to it). What the method returns is then held to the entry point's
    return type, as a C compiler holds the driver's code to it (:meth:`DdiGateway.returned_value`):
    an NTSTATUS or a BOOLEAN is an integer (an ``int``, a ``bool``, an ``IntEnum`` member such as
    ``NTSTATUS.STATUS_SUCCESS``, anything with ``__index__``), taken as that integer. Anything else
@@ -57,6 +65,8 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import os
+import sys
 import traceback
 
 from ..sim.tracing import wants
@@ -67,12 +77,18 @@ from ..ddi.ntstatus import NTSTATUS, status_name
 from ..ddi.registry import RECORDS
 from ..ddi.rules import RULES
 from ..sim import DEVICE, DISPATCH, PASSIVE
-from . import controlinterrupt
+from . import controlinterrupt, watchdog
 from .crash import BugCheckStop, CrashRecord
 from .errors import ApiError
+from .watchdog import DdiOverran, NothingRan
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _IRQL = {"PASSIVE_LEVEL": PASSIVE, "DISPATCH_LEVEL": DISPATCH, "DIRQL": DEVICE}
+_IRQL_NAME = {v: k for k, v in _IRQL.items()}
+#: The files whose frames a stopped call's traceback leaves out: the gateway's, the watchdog's
+#: (and a signal handler's: :mod:`wddmsim.runstop`).
+_OWN = (__file__, watchdog.__file__, os.path.join(os.path.dirname(os.path.dirname(__file__)), "runstop.py"))
+_OWN_FILES = frozenset(p for f in _OWN for p in (f, os.path.abspath(f)))
 
 #: The rule each entry point's status belongs to, where a status outside the contract stops the
 #: model (the crash record names it). Where the rule is registered (:data:`wddmsim.ddi.rules.RULES`)
@@ -167,6 +183,7 @@ class DdiGateway:
         self._failing: dict[str, list] = {}
         #: called with the entry point's name after each call returns (the callbacks' checks)
         self.returned = None
+        watchdog.watch(self)  # a call that never returns ends in a verdict (.watchdog)
 
     def rules_exercised(self) -> set[int]:
         """The status rules of the entry points called at least once."""
@@ -289,9 +306,11 @@ class DdiGateway:
                     status = injected
                 else:
                     status = getattr(gateway.driver, name)(*params)
-            except (BugCheckStop, KeyboardInterrupt):
+            except (BugCheckStop, KeyboardInterrupt, NothingRan):
                 raise
             except BaseException as exc:  # noqa: BLE001 - every exception of the driver's is a driver fault,
+                if type(exc) is DdiOverran and exc.frame is not sys._getframe():
+                    raise  # the watchdog stops an outer call: this one is nested in it
                 gateway._driver_fault(name, args, address, exc)  # SystemExit included (the module doc, step 3)
             finally:
                 sim.irql = saved_irql
@@ -408,11 +427,46 @@ class DdiGateway:
 
     def _driver_fault(self, name: str, args, address: int, exc: BaseException) -> None:
         """An exception escaped the driver's entry point: bug check 0x1E with the driver's traceback."""
+        if type(exc) is DdiOverran:
+            self._overran(name, args, address, exc)
         tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip this frame
         text = "".join(traceback.format_exception(type(exc), exc, tb))
         said = str(exc)
         self._fault(name, args, address, exception_code(exc),
                     f"driver fault: {name} raised {type(exc).__name__}" + (f": {said}" if said else ""), text)
+
+    def _overran(self, name: str, args, address: int, exc: DdiOverran) -> None:
+        """The watchdog stopped the call (:mod:`.watchdog`): bug check 0x133 at DISPATCH_LEVEL or
+        DIRQL, 0x116 (rule 111) at PASSIVE_LEVEL, with where the driver's code was."""
+        exc.frame = None  # the crash record outlives the call: keep none of its frames
+        frames = [f for f in traceback.extract_tb(exc.__traceback__)
+                  if f.filename not in _OWN_FILES]
+        where = (f" (stopped at {os.path.basename(frames[-1].filename)}, line {frames[-1].lineno}, "
+                 f"in {frames[-1].name})" if frames else "")
+        level = _IRQL_NAME.get(exc.irql, str(exc.irql))
+        inner = f", inside a nested call of {exc.inner}" if exc.inner != name else ""
+        if exc.signal is None:
+            message = (f"{name} ran past the DDI watchdog's {exc.limit:g} s of host time at {level} without "
+                       f"returning{inner}{where}")
+        else:
+            message = (f"interrupted by {exc.signal} inside {name}, which had run {exc.ran:.1f} s of host time at "
+                       f"{level} without returning{inner}{where}")
+        text = ("Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+                + (f"stopped here by the DDI watchdog after {exc.ran:.1f} s of host time\n" if exc.signal is None
+                   else f"stopped here by {exc.signal} after {exc.ran:.1f} s of host time\n"))
+        rule = rule_name = None
+        if exc.irql <= DISPATCH:  # the model's IRQL classes count down: DEVICE 0, DISPATCH 1, PASSIVE 2
+            limit = exc.limit if exc.limit is not None else watchdog.DEFAULT_LIMIT_S
+            bc = BugCheck(BugCheckCode.DPC_WATCHDOG_VIOLATION, 0, watchdog.ticks(exc.ran), watchdog.ticks(limit), 0)
+        else:
+            bc = BugCheck(BugCheckCode.VIDEO_TDR_FAILURE, 0, 0, 0, 0)
+            rule, rule_name = 111, "ThreadsLeaveDriverInTime"
+        contract = CONTRACTS[name]
+        raise BugCheckStop(CrashRecord(
+            time=self.sim.now, bugcheck=bc, message=message, struct=contract.struct or "", arch=self.arch,
+            ddi_version=self.version.name if self.version is not None else "", address=address,
+            data=bytes(args) if isinstance(args, (ctypes.Structure, ctypes.Union)) else b"",
+            rule=rule, rule_name=rule_name, ddi=name, traceback=text)) from None
 
     def _fault(self, name: str, args, address: int, code: int, message: str, text: str | None = None) -> None:
         """Stop with bug check 0x1E (parameter 1 ``code``) for a driver fault in entry point ``name``."""
@@ -424,3 +478,8 @@ class DdiGateway:
             ddi_version=self.version.name if self.version is not None else "", address=address,
             data=bytes(args) if isinstance(args, (ctypes.Structure, ctypes.Union)) else b"",
             ddi=name, traceback=text)) from None
+
+
+#: the code of every entry point's caller (:meth:`DdiGateway.caller`): the watchdog finds driver calls by it
+watchdog.crossing(next(c for c in DdiGateway.caller.__code__.co_consts
+                       if isinstance(c, type(DdiGateway.caller.__code__)) and c.co_name == "fast"))

@@ -62,7 +62,8 @@ waiters, drives the monitored fences it could signal to their maximum value unle
 created with NoSignalMaxValueOnTdr (rule 101, MaxFenceOnTdr), and fails every later API call with
 STATUS_DEVICE_REMOVED.
 
-Not modelled: TdrDdiDelay (no driver thread blocks in this model), DxgkDdiCollectDbgInfo, and VidMm's
+Not modelled: TdrDdiDelay (no driver thread blocks in this model; a driver call that never returns is
+stopped by the host-time DDI watchdog, :mod:`.watchdog`), DxgkDdiCollectDbgInfo, and VidMm's
 eviction during the adapter reset (with the paging work).
 
 Microsoft's pages: "Timeout detection and recovery (TDR)", "TDR registry keys", "TDR changes in

@@ -1,5 +1,10 @@
 """What ``wddmsim verify`` prints: the table, the failures in detail, JSON, and JUnit XML for the
-CI systems driver teams use (one ``testcase`` per case, ``failure`` or ``skipped`` as it went)."""
+CI systems driver teams use (one ``testcase`` per case, ``failure`` or ``skipped`` as it went).
+
+A suite a signal cut short (:attr:`~wddmsim.verify.runner.Report.interrupted`) says so: one line,
+``INTERRUPTED by SIGINT during AREA/CASE: N of M cases ran; the verdict covers only those``, then
+the verdict ``PARTIAL`` instead of PASS or FAIL; JSON's ``interrupted`` holds the signal, the case,
+and the counts (null for a whole suite); JUnit XML lists the abandoned case with an ``error``."""
 
 from __future__ import annotations
 
@@ -78,9 +83,21 @@ def print_report(con: Console, report: Report) -> None:
         if r.verdict == "fail":
             print_failure(con, r)
     passed, failed, skipped = report.count("pass"), report.count("fail"), report.count("skip")
-    verdict = "[bold green]PASS[/bold green]" if report.passed else "[bold red]FAIL[/bold red]"
+    if report.interrupted is not None:
+        con.print(f"\n{interrupted_line(report)}", markup=False, highlight=False)
+        verdict = "[bold yellow]PARTIAL[/bold yellow]"
+    else:
+        verdict = "[bold green]PASS[/bold green]" if report.passed else "[bold red]FAIL[/bold red]"
     con.print(f"{verdict}: {passed} passed, {failed} failed, {skipped} not applicable; "
               f"{exercised_line(report.rules)}; {report.wall_s:.1f} s")
+
+
+def interrupted_line(report: Report) -> str:
+    """``INTERRUPTED by SIGINT during scheduling/basic: 3 of 40 cases ran; the verdict covers only
+    those``: what a report cut short by a signal covers."""
+    during = f" during {report.interrupted_case}" if report.interrupted_case else ""
+    return (f"INTERRUPTED by {report.interrupted}{during}: {len(report.results)} of {report.planned} cases ran; "
+            f"the verdict covers only those")
 
 
 def print_failure(con: Console, r: CaseResult) -> None:
@@ -117,6 +134,9 @@ def report_json(report: Report) -> dict:
     d = report.declared
     return {
         "driver": report.driver, "passed": report.passed, "wall_s": round(report.wall_s, 3),
+        "interrupted": None if report.interrupted is None else {
+            "signal": report.interrupted, "case": report.interrupted_case, "ran": len(report.results),
+            "cases": report.planned},
         "declared": {k: getattr(d, k) for k in d.__dataclass_fields__},
         "counts": {v: report.count(v) for v in ("pass", "fail", "skip")},
         "rules_exercised": report.rules,
@@ -135,9 +155,10 @@ def report_json(report: Report) -> dict:
 
 def junit_xml(report: Report) -> bytes:
     """The report as JUnit XML: a test suite of one test case per scenario."""
-    suite = ET.Element("testsuite", name=f"wddmsim verify {report.driver}", tests=str(len(report.results)),
-                       failures=str(report.count("fail")), skipped=str(report.count("skip")), errors="0",
-                       time=f"{report.wall_s:.3f}")
+    abandoned = report.interrupted is not None and report.interrupted_case is not None
+    suite = ET.Element("testsuite", name=f"wddmsim verify {report.driver}",
+                       tests=str(len(report.results) + abandoned), failures=str(report.count("fail")),
+                       skipped=str(report.count("skip")), errors=str(int(abandoned)), time=f"{report.wall_s:.3f}")
     for r in report.results:
         tc = ET.SubElement(suite, "testcase", classname=f"wddmsim.verify.{r.area}", name=r.name,
                            time=f"{r.wall_s:.3f}")
@@ -158,6 +179,10 @@ def junit_xml(report: Report) -> bytes:
             node.text = "\n".join(lines)
         if r.rules:
             ET.SubElement(tc, "system-out").text = f"rules exercised: {ranges(r.rules)}"
+    if abandoned:  # the case under way when the signal came: an error, neither passed nor failed
+        area, _, case = report.interrupted_case.partition("/")
+        tc = ET.SubElement(suite, "testcase", classname=f"wddmsim.verify.{area}", name=case, time="0.000")
+        ET.SubElement(tc, "error", message=interrupted_line(report), type=report.interrupted)
     root = ET.Element("testsuites")
     root.append(suite)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)

@@ -15,6 +15,18 @@ with the exception and where it was raised (:func:`escaped`), never ends the sui
 ``sys.exit(0)`` is not a pass. One raised while the driver is probed means the driver does not
 start (:class:`~wddmsim.dxgkrnl.errors.AdapterStartError`). An exception with no frame of the
 user's is the model's own and propagates; so does ``KeyboardInterrupt`` (a person's Ctrl-C).
+
+A driver call that never returns (an endless loop in an entry point) is stopped by the DDI watchdog
+after 10 s of host time (:mod:`wddmsim.dxgkrnl.watchdog`; ``WDDMSIM_DDI_WATCHDOG_S`` sets another
+limit): the case fails with the watchdog's bug check (0x133 DPC_WATCHDOG_VIOLATION at DISPATCH_LEVEL
+or DIRQL, 0x116 VIDEO_TDR_FAILURE at PASSIVE_LEVEL) naming the entry point and where its code was,
+and the suite goes on with the next case.
+
+With ``interruptible`` (``wddmsim verify`` asks for it), a SIGINT or SIGTERM while the cases run
+(:func:`wddmsim.runstop.abandoning`) abandons the case under way, inside a driver's loop too, and
+:func:`verify` returns the verdict on the cases that ran: :attr:`Report.interrupted` names the
+signal, :attr:`Report.interrupted_case` the case abandoned; such a report never passes. A second
+signal ends the process at once (exit status 130).
 """
 
 from __future__ import annotations
@@ -82,10 +94,17 @@ class Report:
     declared: Declared
     results: list[CaseResult]
     wall_s: float
+    #: the signal that ended the suite before its last case (None: every case ran)
+    interrupted: str | None = None
+    #: the case abandoned when it came (None: it came between two cases)
+    interrupted_case: str | None = None
+    #: the cases the suite was to run (``results`` holds those that ran)
+    planned: int = 0
 
     @property
     def passed(self) -> bool:
-        return all(r.verdict != "fail" for r in self.results) and any(r.verdict == "pass" for r in self.results)
+        return (self.interrupted is None and all(r.verdict != "fail" for r in self.results)
+                and any(r.verdict == "pass" for r in self.results))
 
     def count(self, verdict: str) -> int:
         return sum(1 for r in self.results if r.verdict == verdict)
@@ -259,17 +278,34 @@ def select(only: tuple[str, ...] | list[str] | None) -> list[Case]:
 
 
 def verify(driver_cls, *, settings=None, only=None, name: str | None = None,
-           on_case: Callable[[CaseResult], None] | None = None) -> Report:
+           on_case: Callable[[CaseResult], None] | None = None, interruptible: bool = False) -> Report:
     """Run the suite (or the areas in ``only``) against ``driver_cls``; ``on_case`` is called after
-    each case (a progress display)."""
+    each case (a progress display). ``interruptible``: a SIGINT or SIGTERM while the cases run ends
+    the suite with the verdict on the cases that ran (the module doc); without it, a Ctrl-C raises
+    ``KeyboardInterrupt`` as anywhere else."""
+    from contextlib import nullcontext
+
+    from ..runstop import abandoning
+
     t0 = time.perf_counter()
     cases = select(only)
     d = probe(driver_cls, settings)
     results = []
-    for case in cases:
-        r = run_case(case, driver_cls, d, settings)
-        results.append(r)
-        if on_case is not None:
-            on_case(r)
+    signal_name = current = None
+    with abandoning() if interruptible else nullcontext() as stop:
+        try:
+            for case in cases:
+                current = case
+                r = run_case(case, driver_cls, d, settings)
+                results.append(r)
+                current = None
+                if on_case is not None:
+                    on_case(r)
+        except KeyboardInterrupt as e:
+            if not interruptible:
+                raise
+            signal_name = getattr(e, "signal", None) or (stop.signal if stop is not None else None) or "SIGINT"
     return Report(name or f"{driver_cls.__module__}:{driver_cls.__qualname__}", d, results,
-                  time.perf_counter() - t0)
+                  time.perf_counter() - t0, interrupted=signal_name,
+                  interrupted_case=current.id if signal_name is not None and current is not None else None,
+                  planned=len(cases))

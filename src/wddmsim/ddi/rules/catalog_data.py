@@ -532,8 +532,10 @@ ENTRIES: dict[int, Entry] = {
                words="Threads still inside the driver a few seconds (TdrDdiDelay) after recovery began make "
                      "Windows stop with bug check 0x116.",
                reason="driver threads are not modelled: an entry point runs to completion at one simulated "
-                      "instant, so no thread can be left inside the driver; comes with entry points that take "
-                      "simulated time"),
+                      "instant, so no thread is left inside the driver while recovery waits; a call that never "
+                      "returns is stopped by the host-time DDI watchdog instead (docs/limits.md), with this "
+                      "rule's bug check 0x116 at PASSIVE_LEVEL; the rule itself comes with entry points that "
+                      "take simulated time"),
     112: Entry(C, (_TDR, _TDR_KEYS), check=(TDR + "adapter_timeout", TDR + "count_timeout"),
                name="TdrLimitBugCheck",
                words="One adapter timeout more than TdrLimitCount within TdrLimitTime stops Windows with bug "
