@@ -31,7 +31,8 @@ process):
   :func:`wddmsim.testing.clifuzz.cli_case`): scenario files, ``--set`` values, event logs and crash
   records nested hundreds to 100,000 levels deep, outputs that cannot be written, and drivers that
   raise, call ``sys.exit()``, return what is no NTSTATUS or fail to load, run in this process
-  through the command line. Each must end with an exit status its kind allows (2 for bad input, 3
+  through the command line, and drivers that never return, each in a process of its own with the
+  DDI watchdog at 1 s. Each must end with an exit status its kind allows (2 for bad input, 3
   for a bug check...) and never with an exception of wddmsim's own, within ``--wall-limit``.
 
 Input number ``i`` of a campaign is drawn from its own seed (``--seed``, campaign, ``i``), so any

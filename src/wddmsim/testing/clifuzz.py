@@ -18,7 +18,10 @@ OSError), within the fuzzer's wall-time bound:
 - ``broken_driver``: a driver file (a subclass of the reference driver) whose chosen entry point,
   after a few calls, raises (an exception, ``sys.exit()``), returns what is no NTSTATUS (a string,
   None, a float, bytes, a list), or whose module or constructor fails, given to ``run --driver``:
-  exit 2 (it does not load or start) or 3 (a bug check).
+  exit 2 (it does not load or start) or 3 (a bug check);
+- ``looping_driver``: a driver whose chosen entry point, after a few calls, never returns (a busy
+  loop, or a sleep in a loop), run in a process of its own with the DDI watchdog's limit at 1 s
+  (``WDDMSIM_DDI_WATCHDOG_S``): exit 3 (the watchdog's bug check), the event log whole.
 
 The cases are drawn from a :class:`random.Random` alone, so a case is made again from its seed.
 :func:`run_case` runs one in this process (click's runner) and returns what went wrong, or None.
@@ -33,7 +36,7 @@ from pathlib import Path
 
 __all__ = ["KINDS", "CliCase", "cli_case", "run_case"]
 
-KINDS = ("deep_scenario", "deep_set", "deep_json", "unwritable", "broken_driver")
+KINDS = ("deep_scenario", "deep_set", "deep_json", "unwritable", "broken_driver", "looping_driver")
 
 #: the example every generated run starts from (small, software-scheduled, presents nothing)
 EXAMPLE = "priorities.toml"
@@ -69,6 +72,8 @@ class CliCase:
     args: list[str]
     expect: frozenset[int]
     files: dict[str, str] = field(default_factory=dict)
+    #: run in a process of its own with these environment variables (None: in this process)
+    env: dict[str, str] | None = None
 
     def materialise(self, folder: Path, examples: Path) -> list[str]:
         """Write the files into ``folder``; the arguments with the folder and examples filled in."""
@@ -161,6 +166,23 @@ def cli_case(rng: random.Random, kind: str | None = None) -> CliCase:
         extra = ["--events", "{dir}/events.jsonl"] if rng.random() < 0.5 else []
         return CliCase(kind, ["run", _example(), "--until", "20ms", "--driver", "{dir}/broken.py:Broken", *extra],
                        frozenset({0, 2, 3}), {"broken.py": source})
+    if kind == "looping_driver":
+        entry = rng.choice(ENTRY_POINTS[:5])  # called while the run runs, not while the adapter starts
+        loop = rng.choice(["while True:\n                pass", "import time\n            while True:\n                time.sleep(0.01)"])
+        after = rng.randint(0, 3)
+        source = (
+            "from wddmsim.kmd import ReferenceDriver\n\n\n"
+            "class Loops(ReferenceDriver):\n"
+            "    calls = 0\n\n"
+            f"    def {entry}(self, *args):\n"
+            "        type(self).calls += 1\n"
+            f"        if type(self).calls > {after}:\n"
+            f"            {loop}\n"
+            f"        return super().{entry}(*args)\n"
+        )
+        return CliCase(kind, ["run", _example(), "--until", "20ms", "--driver", "{dir}/loops.py:Loops",
+                              "--events", "{dir}/events.jsonl"], frozenset({0, 3}), {"loops.py": source},
+                       env={"WDDMSIM_DDI_WATCHDOG_S": "1"})
     raise ValueError(f"unknown kind {kind!r}; the kinds are {', '.join(KINDS)}")
 
 
@@ -174,6 +196,8 @@ def run_case(case: CliCase, folder: Path, examples: Path) -> str | None:
     from ..cli import main
 
     args = case.materialise(folder, examples)
+    if case.env is not None:
+        return _run_apart(case, args, folder)
     result = CliRunner().invoke(main, args)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         tb = "".join(traceback.format_exception(type(result.exception), result.exception,
@@ -184,6 +208,29 @@ def run_case(case: CliCase, folder: Path, examples: Path) -> str | None:
                 f"{result.output[-3000:]}")
     if _own_traceback(result.output):
         return f"{case.describe()}\na traceback of wddmsim's own code in the output\n{result.output[-3000:]}"
+    return None
+
+
+def _run_apart(case: CliCase, args: list[str], folder: Path) -> str | None:
+    """``case`` in a process of its own (a driver that loops needs the DDI watchdog, whose timer a
+    fuzzer's own wall-time alarm would switch off in this one); an event log it wrote must be whole
+    (its last line a ``LogEnd``)."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "wddmsim", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(case.env or {})})
+    output = proc.stdout + proc.stderr
+    if proc.returncode not in case.expect:
+        return f"{case.describe()}\nexit status {proc.returncode}, expected one of {sorted(case.expect)}\n{output[-3000:]}"
+    if _own_traceback(output):
+        return f"{case.describe()}\na traceback of wddmsim's own code in the output\n{output[-3000:]}"
+    log = folder / "events.jsonl"
+    if log.exists():
+        lines = log.read_text().splitlines()
+        if not lines or '"event":"LogEnd"' not in lines[-1]:
+            return f"{case.describe()}\nthe event log is not whole (no LogEnd line at its end)\n{output[-2000:]}"
     return None
 
 
