@@ -229,8 +229,8 @@ def test_a_resubmitted_or_cancelled_flip_counts_its_present_once(n):
 # ------------------------------------------------------------------------------ the long tool
 def test_the_long_fuzz_tool_at_a_tiny_size(tmp_path, capsys):
     tool = _tool()
-    status = tool.main(["--decode", "3136", "--scenarios", "3", "--toml", "30", "--workers", "1", "--seed", "3",
-                        "--out", str(tmp_path / "out")])
+    status = tool.main(["--decode", "3136", "--scenarios", "3", "--toml", "30", "--cli", "12", "--workers", "1",
+                        "--seed", "3", "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert status == 0 and out.endswith("no crash, no ledger violation, no hang\n")
     counts = json.loads(out.splitlines()[0])
@@ -244,6 +244,7 @@ def test_the_long_fuzz_tool_at_a_tiny_size(tmp_path, capsys):
     # from the shipped examples.)
     assert counts["toml"] == {"runs": 30, "loaded": 5, "refused": 25, "ran": 5, "crashes": 0, "ledger_violations": 0,
                               "hangs": 0}
+    assert counts["cli"] == {"runs": 12, "crashes": 0, "hangs": 0}
     assert not (tmp_path / "out").exists()
 
 
@@ -263,7 +264,7 @@ def test_the_tool_counts_and_saves_a_crash_a_ledger_violation_and_a_hang(tmp_pat
     assert (out["ledger_violations"], out["crashes"], out["hangs"]) == (kinds.count(0), kinds.count(1), kinds.count(2))
     assert [f["what"] for f in out["failures"]] == [["ledger_violations", "crashes", "hang"][k] for k in kinds]
     monkeypatch.setattr(tool, "run_scenarios", lambda *a: out)
-    status = tool.main(["--decode", "0", "--scenarios", "1", "--toml", "0", "--workers", "1",
+    status = tool.main(["--decode", "0", "--scenarios", "1", "--toml", "0", "--cli", "0", "--workers", "1",
                         "--out", str(tmp_path / "out")])
     assert status == 1 and "3 failing inputs written to" in capsys.readouterr().err
     saved = sorted(p.name for p in (tmp_path / "out").iterdir())
