@@ -233,11 +233,7 @@ def interrupts(stop: RunStop):
         if not stop.outputs:
             _driver_call(name, frame)
 
-    previous = {}
-    for name in _SIGNALS:
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            previous[sig] = signal.signal(sig, handler)
+    previous = _install(handler)
     try:
         yield stop
     finally:
@@ -246,6 +242,16 @@ def interrupts(stop: RunStop):
         watchdog = sys.modules.get("wddmsim.dxgkrnl.watchdog")
         if watchdog is not None:
             watchdog.settled()
+
+
+def _install(handler) -> dict:
+    """``handler`` for SIGINT and SIGTERM (where the platform has them): the handlers it replaced."""
+    previous = {}
+    for name in _SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            previous[sig] = signal.signal(sig, handler)
+    return previous
 
 
 class Interrupted(KeyboardInterrupt):
@@ -279,11 +285,7 @@ def abandoning():
         stop.interrupt(name)
         raise Interrupted(name)
 
-    previous = {}
-    for name in _SIGNALS:
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            previous[sig] = signal.signal(sig, handler)
+    previous = _install(handler)
     try:
         yield stop
     finally:
