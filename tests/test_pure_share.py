@@ -28,7 +28,7 @@ def test_the_share_passes_with_the_interpreted_sources():
                             "for m in n.COMPILED: importlib.import_module(m)\nprint(set(n.status().values()))"],
                            env=env, capture_output=True, text=True, check=True, cwd=ROOT)
     assert probe.stdout.strip() == "{'pure: WDDMSIM_PURE is set'}"
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SHARE], env=env,
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *SHARE], env=env,
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout.splitlines()[-1] and "failed" not in r.stdout.splitlines()[-1]
