@@ -199,7 +199,7 @@ def environment() -> dict:
     import platform
 
     import wddmsim
-    import wddmsim.system  # noqa: F401 - imports the compiled modules, so status() says how they went
+    import wddmsim.runner.system  # noqa: F401 - imports the compiled modules, so status() says how they went
 
     try:
         from wddmsim import _native

@@ -62,7 +62,7 @@ def _env(pure: bool) -> dict:
 
 def status(pure: bool) -> dict[str, str]:
     """``wddmsim._native.status()`` in a fresh process of that environment, its modules imported."""
-    code = "import json, wddmsim.system, wddmsim._native as n; print(json.dumps(n.status()))"
+    code = "import json, wddmsim.runner.system, wddmsim._native as n; print(json.dumps(n.status()))"
     out = subprocess.run([sys.executable, "-c", code], env=_env(pure), capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"the status probe failed:\n{out.stderr.strip()[-2000:]}")

@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import JsonlSink
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -92,7 +92,7 @@ def _peak_rss(who: str = "self") -> int:
     own, unlike ``ru_maxrss``, which keeps the peak of the process that started this one), or
     (``children``) of the largest child it has waited for: the event log's writer process once
     the sink is closed."""
-    from wddmsim.runcost import peak_rss_bytes, writer_peak_rss_bytes
+    from wddmsim.runner.cost import peak_rss_bytes, writer_peak_rss_bytes
 
     return (peak_rss_bytes() if who == "self" else writer_peak_rss_bytes()) or 0
 
@@ -102,7 +102,7 @@ def child(spec: dict) -> dict:
     (the log to ``spec["events"]`` if given) and report the packets, the best wall time and the
     peak resident memory before and after the runs."""
     from wddmsim.scenario import scenario_from_dict
-    from wddmsim.system import System
+    from wddmsim.runner.system import System
     from wddmsim.trace import JsonlSink
 
     scenario = scenario_from_dict(spec["scenario"], "<benchmark>")

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import throughput  # noqa: E402
 
-from wddmsim.system import System  # noqa: E402
+from wddmsim.runner.system import System  # noqa: E402
 
 #: (component, module path fragments under wddmsim/), first match wins.
 COMPONENTS = (

@@ -100,7 +100,7 @@ NEXT_STEP = {
 
 def scenarios() -> list[tuple[str, object]]:
     """(name, scenario model) of the demo and of each example, the demo first."""
-    from wddmsim.demo import SCENARIO
+    from wddmsim.cli.demo import SCENARIO
     from wddmsim.scenario import load_scenario, parse_scenario
 
     out = [("demo", parse_scenario(SCENARIO, "<built-in demo>"))]
@@ -111,7 +111,7 @@ def scenarios() -> list[tuple[str, object]]:
 def run_once(scenario, events: str | None = None, until: int | None = None) -> tuple[int, float]:
     """(virtual ns reached, wall seconds of the run) of one run of ``scenario`` (to ``until`` ns,
     default its duration)."""
-    from wddmsim.system import System
+    from wddmsim.runner.system import System
     from wddmsim.trace import JsonlSink
 
     sink = JsonlSink(events) if events else None

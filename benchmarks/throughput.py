@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import JsonlSink
 
 #: The headline ratio (model packets per second / bare heapq loop packets per second; physical mode,

@@ -21,7 +21,7 @@ from wddmsim import api
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -399,7 +399,7 @@ def test_the_memory_figure_is_the_runs_own_peak_not_its_parents():
 
 
 def test_profile_counts_a_compiled_class_in_its_modules_component():
-    import wddmsim.system  # noqa: F401 - imports the compiled modules
+    import wddmsim.runner.system  # noqa: F401 - imports the compiled modules
     from wddmsim import _native
 
     module = _bench("profile_path")

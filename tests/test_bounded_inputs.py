@@ -1,4 +1,4 @@
-"""Every input file is read with a bound (wddmsim/inputbound.py): /dev/zero, or a file past the
+"""Every input file is read with a bound (wddmsim/util/inputbound.py): /dev/zero, or a file past the
 limit for its kind, is refused in one line with exit 2 after reading one byte past the limit,
 instead of being read without end; and a log that is not UTF-8 names the byte and where it is."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from wddmsim import inputbound
+from wddmsim.util import inputbound
 from wddmsim.cli import main
 from wddmsim.trace import records
 

@@ -26,9 +26,9 @@ from click.testing import CliRunner
 from wddmsim.cli import main
 from wddmsim.dxgkrnl.errors import AdapterStartError
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.loader import load_class
+from wddmsim.dxgkrnl.loader import load_class
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.umd import ReferenceUmd
 from wddmsim.verify import probe, run_case, select, verify
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
-from wddmsim.loader import LoadError, load_class
+from wddmsim.dxgkrnl.loader import LoadError, load_class
 
 ROOT = Path(__file__).parents[1]
 DEEP_QUEUE = str(ROOT / "examples" / "deep_queue.toml")
@@ -69,7 +69,7 @@ def test_a_file_that_does_not_exist_still_says_so(tmp_path):
 
 def test_a_file_that_cannot_be_read_says_so(tmp_path, monkeypatch):
     """As for a file without read permission (simulated: the tests may run as root, who reads any)."""
-    import wddmsim.loader as loader
+    import wddmsim.dxgkrnl.loader as loader
 
     path = tmp_path / "locked.py"
     path.write_text("X = 1\n")

@@ -26,7 +26,7 @@ from wddmsim.dxgkrnl.gateway import DdiGateway
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import scenario_from_dict
 from wddmsim.sim import Simulator
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.verify import verify
 
 ROOT = Path(__file__).parents[1]
@@ -230,7 +230,7 @@ def test_run_stops_with_the_bug_check_and_exits_3(drivers, tmp_path, cls, messag
 
 
 def test_verify_fails_the_driver_with_the_reason(drivers):
-    from wddmsim.loader import load_class
+    from wddmsim.dxgkrnl.loader import load_class
 
     report = verify(load_class(f"{drivers}:StrStatus", "driver"), only=["submission/single"])
     assert not report.passed and report.count("fail") == 1

@@ -9,7 +9,7 @@ import pytest
 
 from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 from test_tdr import MS, build, ctx_summary, script

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from wddmsim.cli import main
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.trace.chrome import chrome_trace
 from wddmsim.umd import Work

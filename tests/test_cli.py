@@ -157,7 +157,7 @@ def test_demo_runs_the_built_in_scenario():
 
 def test_running_in_progress_slices_changes_nothing():
     from wddmsim.scenario import load_scenario
-    from wddmsim.system import System
+    from wddmsim.runner.system import System
     from wddmsim.trace import ListSink
 
     sc = load_scenario(str(Path(__file__).parent.parent / "examples" / "priorities.toml"))
@@ -179,7 +179,7 @@ def test_running_in_progress_slices_changes_nothing():
 
 
 def test_no_progress_bar_when_output_is_not_a_terminal():
-    from wddmsim.runprogress import RunProgress, progress_for
+    from wddmsim.runner.progress import RunProgress, progress_for
     from rich.console import Console
     import io
 
@@ -192,7 +192,7 @@ def test_no_progress_bar_when_output_is_not_a_terminal():
 def test_the_progress_bar_paces_its_slices_and_shows_an_eta():
     """Virtual time per wall second, measured between calls (smoothed), sets the next slice (a tenth
     of a wall second) and the time left; the bar appears after a second."""
-    from wddmsim.runprogress import RunProgress, eta_text
+    from wddmsim.runner.progress import RunProgress, eta_text
     from rich.console import Console
     import io
 

@@ -21,8 +21,8 @@ from wddmsim.cli import LAZY_COMMANDS, main
 #: pydantic models, dask, the DDI layout tables and rule catalogue, the model, rich, and the modules
 #: of the commands that live in modules of their own.
 HEAVY = ("matplotlib", "pydantic", "pydantic_core", "dask", "distributed", "pandas", "numpy", "rich",
-         "wddmsim.scenario", "wddmsim.ddi", "wddmsim.system", "wddmsim.dxgkrnl", "wddmsim.gpu", "wddmsim.kmd",
-         "wddmsim.trace", "wddmsim.report", "wddmsim.sweep", "wddmsim.replay",
+         "wddmsim.scenario", "wddmsim.ddi", "wddmsim.runner.system", "wddmsim.dxgkrnl", "wddmsim.gpu", "wddmsim.kmd",
+         "wddmsim.trace", "wddmsim.output.report", "wddmsim.sweep", "wddmsim.replay",
          *sorted({spec.partition(":")[0] for spec, _ in LAZY_COMMANDS.values()}))
 
 _MODULES_AFTER = """
@@ -61,8 +61,8 @@ def test_the_version_and_the_help_import_nothing_heavy(args):
 
 def test_a_command_imports_its_module_when_it_runs():
     modules = _modules_after("from wddmsim.entry import main; main()", ["rules", "1", "--json"])
-    assert "wddmsim.rulescmd" in modules and "wddmsim.ddi.rules.catalog" in modules
-    assert "wddmsim.structcmd" not in modules and "wddmsim.sweepcmd" not in modules
+    assert "wddmsim.cli.rules" in modules and "wddmsim.ddi.rules.catalog" in modules
+    assert "wddmsim.cli.structures" not in modules and "wddmsim.cli.sweep" not in modules
 
 
 def test_every_command_is_listed_and_each_lazy_one_is_the_command_its_module_defines():

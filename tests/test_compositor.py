@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from wddmsim.scenario import ScenarioError, scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.trace.presentmon import present_rows
 

@@ -13,9 +13,9 @@ from wddmsim.ddi.enums import DXGK_INTERRUPT_TYPE as T
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.dxgkrnl.controlinterrupt import ask_other_types, other_types
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.loader import load_class
+from wddmsim.dxgkrnl.loader import load_class
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.verify import verify
 from wddmsim.verify.suite import CASES

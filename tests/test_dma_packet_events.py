@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.trace.presentmon import present_rows
 

@@ -18,7 +18,7 @@ from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.dxgkrnl.errors import AdapterStartError
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import ConfigError, System
+from wddmsim.runner.system import ConfigError, System
 
 ROOT = Path(__file__).parents[1]
 runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()

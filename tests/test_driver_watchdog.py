@@ -30,9 +30,9 @@ from rich.console import Console
 
 from wddmsim.dxgkrnl import gateway as gateway_module
 from wddmsim.dxgkrnl import watchdog
-from wddmsim.loader import load_class
+from wddmsim.dxgkrnl.loader import load_class
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.verify import verify
 from wddmsim.verify.output import junit_xml, print_report, report_json
 
@@ -342,7 +342,7 @@ def test_the_watchdogs_timer_stops_before_the_interpreter_ends(tmp_path):
     script.write_text(
         "import time\n"
         "from wddmsim.scenario import scenario_from_dict\n"
-        "from wddmsim.system import System\n"
+        "from wddmsim.runner.system import System\n"
         f"System(scenario_from_dict({_APP!r}, '<t>')).run()\n"
         "class SlowToGo:\n"
         "    def __del__(self):\n"

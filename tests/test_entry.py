@@ -35,7 +35,7 @@ def test_the_script_and_python_m_use_the_entry_point():
 def test_the_line_is_the_one_a_command_prints_when_interrupted_outside_a_run():
     import inspect
 
-    from wddmsim import cliutil
+    from wddmsim.cli import util as cliutil
     from wddmsim.entry import INTERRUPTED_LINE
 
     assert f'click.echo("{INTERRUPTED_LINE}", err=True)' in inspect.getsource(cliutil.WddmsimGroup.invoke)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from wddmsim.cli import main
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import JsonlSink, ListSink, TeeSink, read_events
 
 ROOT = Path(__file__).parent.parent

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import JsonlSink, ListSink, TeeSink, writer
 from wddmsim.trace.lines import Lines
 

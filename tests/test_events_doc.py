@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 from wddm2util import scenario_of

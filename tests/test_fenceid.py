@@ -44,7 +44,7 @@ def _across_the_wrap(first: int):
 def test_past_the_wrap_0_is_a_fence_id_like_any_other():
     # The ids go U32 - 1, U32, 0, 1: the driver is handed 0 and its completion is read as the
     # OS's 2**32 (Microsoft's pages reserve no value of the UINT).
-    from wddmsim.system import System
+    from wddmsim.runner.system import System
     from wddmsim.trace import ListSink
 
     trace = ListSink()

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from wddmsim.cli import main
 from wddmsim.scenario import ScenarioError, scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 ZERO = {"render": 0, "patch": 0, "submit": 0, "isr": 0, "dpc": 0, "present": 0}

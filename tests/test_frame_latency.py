@@ -7,7 +7,7 @@ Exact virtual times, zero CPU costs. Also ``fps_changes``, the frame loop's late
 from __future__ import annotations
 
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.trace.presentmon import present_rows
 

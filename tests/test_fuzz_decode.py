@@ -1,7 +1,7 @@
 """Fuzzing ``wddmsim decode``: every structure ``wddmsim layout --list`` knows, on x86 and x64, at
 the DDI version it appeared in and at the latest, fed all-zero, all-ones and wrong-length buffers,
 random buffers and mutations of valid ones (bits flipped, bytes set to 0 or 0xFF, cut short,
-lengthened) through what the command does (:func:`wddmsim.structcmd.decode_bytes`, the members'
+lengthened) through what the command does (:func:`wddmsim.cli.structures.decode_bytes`, the members'
 text and JSON, the broken rules explained; :func:`wddmsim.testing.mutate.decode_case`). Each buffer
 either decodes, with the structure rules' verdict, or is refused with the one input error the CLI
 prints as one line with exit status 2. A few cases go through the command line itself.

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wddmsim.scenario import load_scenario, parse_scenario, read_scenario_data, scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.testing import fuzz
 from wddmsim.trace import ListSink
 

@@ -2,8 +2,8 @@
 flipped, cut at a random point, lines deleted or duplicated, values of another type, huge,
 negative, NaN or infinite numbers, unknown keys, tables written twice, bytes that are not UTF-8;
 :func:`wddmsim.testing.mutate.mutate_toml`) through the loader ``wddmsim run`` uses
-(:func:`wddmsim.cliutil.load_scenario_file`). Each file either loads as a valid scenario or is
-refused with a :class:`~wddmsim.cliutil.UserError` every line of which names the file; never
+(:func:`wddmsim.cli.util.load_scenario_file`). Each file either loads as a valid scenario or is
+refused with a :class:`~wddmsim.cli.util.UserError` every line of which names the file; never
 another exception. A few go through the command line: exit status 2, no traceback.
 """
 
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wddmsim.cli import main
-from wddmsim.cliutil import ScenarioProblems, UserError, load_scenario_file
+from wddmsim.cli.util import ScenarioProblems, UserError, load_scenario_file
 from wddmsim.scenario import Scenario
 from wddmsim.testing.mutate import mutate_toml
 

@@ -12,7 +12,7 @@ from wddmsim.ddi.interface import CONTRACTS, DIRQL, DISPATCH_LEVEL, PASSIVE_LEVE
 from wddmsim.dxgkrnl.gateway import exception_code
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.sim import IRQL_NAMES
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 from wddm2util import scenario_of

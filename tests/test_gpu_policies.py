@@ -285,7 +285,7 @@ class Recorder(HwPolicy):
 
 
 def test_a_researchers_gpu_policy_from_a_file_is_told_every_turn(tmp_path):
-    from wddmsim.loader import load_class
+    from wddmsim.dxgkrnl.loader import load_class
 
     path = _write_policy(tmp_path, RECORDER)
     result = api.run(api.parse(SCENARIO.format(policy=f"{path}:Recorder")), until="15ms")

@@ -17,7 +17,7 @@ from wddmsim.dxgkrnl.wddm2 import UNMAPPED_VA
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import ScenarioError, scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.umd import Fill, Target, Work
 

@@ -10,7 +10,7 @@ from zoo.groundtruth import DRIVERS, SubmitsWithoutRing
 from wddmsim.cli import main
 from wddmsim.dxgkrnl.groundtruth import MARK
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.verify.runner import verify
 from wddmsim.verify.suite import context, process, scenario, script

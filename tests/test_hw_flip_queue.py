@@ -21,7 +21,7 @@ from wddmsim.gpu.mmio import vsync_bit
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import scenario_from_dict
 from wddmsim.sim import Simulator
-from wddmsim.system import ConfigError, System
+from wddmsim.runner.system import ConfigError, System
 from wddmsim.trace import ListSink
 
 MS = 1_000_000

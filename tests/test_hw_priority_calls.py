@@ -16,7 +16,7 @@ import pytest
 
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.dxgkrnl.errors import ApiError
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 from wddm2util import ZERO, MS, adapter, ddi_calls, run, scenario

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wddmsim.cliutil import build_system, load_scenario_file
+from wddmsim.cli.util import build_system, load_scenario_file
 from wddmsim.trace import ListSink
 
 EXAMPLES = sorted(Path(__file__).resolve().parent.parent.glob("examples/*.toml"))

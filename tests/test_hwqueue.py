@@ -14,7 +14,7 @@ from wddmsim.dxgkrnl.gpuva import VA_START
 from wddmsim.dxgkrnl.wddm2 import UNMAPPED_VA
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from zoo.hwqueues import KeepsPrivateData
 from wddmsim.trace import ListSink
 from wddmsim.umd import Work

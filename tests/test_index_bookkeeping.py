@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from wddmsim.gpu.memory import PhysicalMemory
-from wddmsim.system import System
+from wddmsim.runner.system import System
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import throughput  # noqa: E402

@@ -14,7 +14,7 @@ from wddmsim import api
 from wddmsim.cli import main
 from wddmsim.dxgkrnl.vidsch import VidSch
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace.ledger import LedgerError
 
 ROOT = Path(__file__).resolve().parents[1]

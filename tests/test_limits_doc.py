@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from wddmsim import inputbound
+from wddmsim.util import inputbound
 from wddmsim.dxgkrnl import callbacks
 from wddmsim.scenario import bounds
 from wddmsim.sweep.grid import MAX_RUNS
@@ -45,7 +45,7 @@ def test_every_run_guard_is_the_codes_value():
 
 
 def test_the_default_log_budget_is_the_codes_value():
-    from wddmsim import logestimate
+    from wddmsim.runner import logestimate
 
     row = _row("logestimate.FAR_OVER")
     assert "ten times a busy run's log (3 MB per virtual second), at least 100 MB" in row

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from wddmsim.cli import main
 from wddmsim.ddi.interface import DeviceInfo, required_entry_points
-from wddmsim.loader import load_class
+from wddmsim.dxgkrnl.loader import load_class
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from test_paging import evicting_while_running
 from wddmsim.trace import ListSink
 from wddmsim.verify import verify

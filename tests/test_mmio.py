@@ -500,7 +500,7 @@ def test_every_example_runs_with_a_driver_that_sees_only_mmio(path):
     from wddmsim.ddi.interface import DeviceInfo
     from wddmsim.kmd import ReferenceDriver
     from wddmsim.scenario import load_scenario
-    from wddmsim.system import System
+    from wddmsim.runner.system import System
 
     seen: set = set()
     bad: list = []

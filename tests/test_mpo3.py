@@ -24,7 +24,7 @@ from wddmsim.dxgkrnl.overlays import DROPPED, NOT_SHOWN
 from wddmsim.gpu import mmio as M
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 TABLES = json.loads((Path(__file__).parent / "data" / "msvc_layouts.json").read_text())

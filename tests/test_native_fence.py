@@ -12,7 +12,7 @@ from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.dxgkrnl.errors import AdapterStartError, ApiError
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 MS = 1_000_000

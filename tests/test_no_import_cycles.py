@@ -15,7 +15,7 @@ from pathlib import Path
 SRC = Path(__file__).parents[1] / "src" / "wddmsim"
 
 #: Circles allowed, each the set of modules in it: a circle of modules all in one of these sets
-#: passes. None: the CLI's commands share their helpers through ``wddmsim.cliutil``.
+#: passes. None: the CLI's commands share their helpers through ``wddmsim.cli.util``.
 KNOWN: list[set[str]] = []
 
 

@@ -12,7 +12,7 @@ from wddmsim.ddi.bugcheck import BugCheckCode
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 COSTS = {"render": 5_000, "patch": 0, "submit": 2_000, "isr": 1_000, "dpc": 2_000, "present": 0}

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
-from wddmsim.report import write_comparison
+from wddmsim.output.report import write_comparison
 from wddmsim.trace import JsonlSink
 from wddmsim.trace import writer as log_writer
 from wddmsim.trace.output import WriteFailed
@@ -312,7 +312,7 @@ def test_a_policy_comparison_that_cannot_be_written_says_which_file(tmp_path):
 
 
 def test_the_report_failure_line_names_each_file_and_reason():
-    from wddmsim.report import failure
+    from wddmsim.output.report import failure
 
     full, denied = OSError(28, "No space left on device"), PermissionError(13, "Permission denied")
     assert str(failure("r", [("summary.md", full)], 5)) == "r/summary.md: cannot write: No space left on device"

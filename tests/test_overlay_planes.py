@@ -23,7 +23,7 @@ from wddmsim.cli import main
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import load_scenario, scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.trace.chrome import chrome_trace
 from wddmsim.trace.presentmon import present_rows
@@ -405,7 +405,7 @@ def test_a_run_stopped_mid_presentation_emits_nothing_when_its_applications_are_
     import gc
 
     from wddmsim.scenario import load_scenario
-    from wddmsim.system import System
+    from wddmsim.runner.system import System
     from wddmsim.trace.sinks import ListSink
 
     sink = ListSink()

@@ -13,9 +13,9 @@ import pytest
 
 from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.loader import load_class
+from wddmsim.dxgkrnl.loader import load_class
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.verify import verify
 from wddmsim.verify.suite import CASES

@@ -14,7 +14,7 @@ from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from wddmsim.scenario import ScenarioError, scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.workloads.generators import pattern_of
 

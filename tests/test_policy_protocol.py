@@ -103,7 +103,7 @@ def test_a_policy_is_told_every_step_of_a_packet_in_order(tmp_path):
     path = _write_policy(tmp_path, RECORDER)
     sc = _scenario(f"{path}:Recorder")
     result = api.run(sc, until="8ms")
-    from wddmsim.loader import load_class
+    from wddmsim.dxgkrnl.loader import load_class
 
     log = load_class(f"{path}:Recorder").log
     # At 0 both applications queue; a's frame is picked first (ready first), then b's two packets

@@ -120,7 +120,7 @@ def test_hardware_scheduling_frame_without_preemption_has_no_gpu_wait():
 
 def test_the_row_events_alone_give_the_same_rows():
     from wddmsim.scenario import load_scenario
-    from wddmsim.system import System
+    from wddmsim.runner.system import System
     from wddmsim.trace import ListSink, TeeSink
     from wddmsim.trace.presentmon import ROW_EVENTS
     from wddmsim.trace.sinks import KindsSink

@@ -471,7 +471,7 @@ def test_a_query_the_log_cannot_answer_is_an_error_not_an_empty_answer(wddm_syst
 
 def test_what_cannot_be_built_says_why(wddm_system):
     from wddmsim.scenario import ScenarioError
-    from wddmsim.system import ConfigError
+    from wddmsim.runner.system import ConfigError
 
     with pytest.raises(ScenarioError, match=r"process: "):
         wddm_system({"name": "empty"})

@@ -149,7 +149,7 @@ def test_the_scenario_keeps_processes_pids_addresses_and_the_display():
     # 59.95 Hz, and every compositor update lands on the model's vsync grid.
     period = round(1e9 / sc["adapter"]["displays"][0])
     assert 16_680_000 < period < 16_681_000
-    from wddmsim.units import parse_duration
+    from wddmsim.util.units import parse_duration
     assert all(parse_duration(u["at"]) % period == 0 for u in comp["update"])
     assert capture_shift(cap) > 0
 

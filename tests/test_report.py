@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
-from wddmsim.report import markdown, summarize
+from wddmsim.output.report import markdown, summarize
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 ROOT = Path(__file__).parent.parent
@@ -125,7 +125,7 @@ def test_hardware_report_of_two_contexts_on_one_engine_is_exact():
     from test_chrome_trace import hw_scenario
     from wddm2util import run
 
-    from wddmsim.report_plots import hw_depths
+    from wddmsim.output.report_plots import hw_depths
 
     system, result, events = run(hw_scenario())
     a, b = system.contexts

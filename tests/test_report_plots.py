@@ -1,4 +1,4 @@
-"""The report's plots (:mod:`wddmsim.report_plots`), read from the figure objects: one row per node
+"""The report's plots (:mod:`wddmsim.output.report_plots`), read from the figure objects: one row per node
 with idle nodes included, the latency distribution on a log axis, the queue depth as a step plot
 with whole-number ticks and the queue size dashed, frame times with the refresh period's multiples
 dashed, and every axis labelled with its unit. The numbers behind them are checked exactly."""
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from matplotlib.ticker import MaxNLocator
 
-from wddmsim import report_plots as rp
+from wddmsim.output import report_plots as rp
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 ROOT = Path(__file__).parent.parent

@@ -1,5 +1,5 @@
 """The policy comparison of a sweep's runs (``wddmsim sweep ... --report DIR``,
-:func:`wddmsim.report.write_comparison`, :func:`wddmsim.report_compare.policy_figure`), read from the
+:func:`wddmsim.output.report.write_comparison`, :func:`wddmsim.output.report_compare.policy_figure`), read from the
 figure: each policy's latency distribution pooled over its runs' contexts (estimated from each
 context's min, p50, p99 and max, weighted by packets completed) and its deadline misses per run
 (the sum over contexts of ``deadline_misses``; None or no field is no deadline)."""
@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
-from wddmsim.report import COMPARISON_FILE, ComparisonError, write_comparison
-from wddmsim.report_compare import deadline_misses, latency_cdf, policy_figure, policy_groups
+from wddmsim.output.report import COMPARISON_FILE, ComparisonError, write_comparison
+from wddmsim.output.report_compare import deadline_misses, latency_cdf, policy_figure, policy_groups
 
 PRIORITIES = str(Path(__file__).resolve().parents[1] / "examples" / "priorities.toml")
 POLICY = "scheduler.policy"
@@ -173,7 +173,7 @@ def test_sweep_report_needs_the_policy_swept_and_refuses_before_running(tmp_path
 
 
 def test_rows_that_carry_their_histograms_give_the_exact_distribution():
-    from wddmsim.report_compare import latency_cdf
+    from wddmsim.output.report_compare import latency_cdf
 
     rows = [{"scheduler.policy": "edf", "seed": 1, "error": None, "_latency": [[[1000, 1], [2000, 1]], [[3000, 2]]]},
             {"scheduler.policy": "edf", "seed": 2, "error": None, "_latency": [[], [[2000, 4]]]}]

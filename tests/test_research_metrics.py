@@ -18,7 +18,7 @@ from wddmsim import api
 from wddmsim.gpu import commands as C
 from wddmsim.gpu.device import GPU, EngineSpec
 from wddmsim.sim import Simulator
-from wddmsim.summaryview import Table, sections
+from wddmsim.output.summaryview import Table, sections
 from wddmsim.sweep import flatten
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,7 +20,7 @@ from wddmsim.ddi.rules import RULES
 from wddmsim.dxgkrnl.verifier import Verifier
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 
 from example_files import EXAMPLES, expected_bugcheck  # noqa: E402
 KEEP = 400  # structures kept per example and structure type

@@ -1,4 +1,4 @@
-"""Stopping a run early and cleanly (wddmsim.runstop): SIGINT and SIGTERM, --max-events and
+"""Stopping a run early and cleanly (wddmsim.runner.stop): SIGINT and SIGTERM, --max-events and
 --max-log-bytes, the log size estimate, and the commands that read a partial or cut log back."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
-from wddmsim.cliutil import load_scenario_file
-from wddmsim.runstop import CHECK_EVERY, SAME_SIGNAL_S, RunStop, interrupts
-from wddmsim.system import System
+from wddmsim.cli.util import load_scenario_file
+from wddmsim.runner.stop import CHECK_EVERY, SAME_SIGNAL_S, RunStop, interrupts
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,7 +91,7 @@ def test_run_max_events_and_max_log_bytes_on_the_command_line(tmp_path):
 def test_the_estimate_line_and_an_identical_log_without_it(tmp_path, monkeypatch):
     """A run of 1 s or more with --events gets the estimate first; the log is the same bytes when
     no probe runs."""
-    import wddmsim.logestimate as le
+    import wddmsim.runner.logestimate as le
 
     with_probe, without = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     r = CliRunner().invoke(main, ["run", GAME, "--until", "1s", "--events", str(with_probe)])
@@ -315,7 +315,7 @@ def test_a_second_ctrl_c_while_the_outputs_are_written_stops_at_once(tmp_path):
 
 def test_demo_interrupted_before_its_first_event(monkeypatch):
     """SIGINT as the demo's run starts: it stops at 0 ns, still prints its summary, exit 130."""
-    import wddmsim.runstop as runstop
+    import wddmsim.runner.stop as runstop
 
     original = runstop.run_checked
 
@@ -333,7 +333,7 @@ def test_demo_interrupted_before_its_first_event(monkeypatch):
 
 def test_ctrl_c_outside_a_run_is_exit_130_with_one_line(monkeypatch):
     """A Ctrl-C while a command reads its input (no run to stop yet): one line, exit 130."""
-    import wddmsim.cli as cli
+    import wddmsim.cli.app as cli
 
     def interrupted(*args, **kw):
         raise KeyboardInterrupt
@@ -402,7 +402,7 @@ workload = { kind = "script", packets = [ { at = 0, work = "1ns", repeat = 20000
 def test_a_log_estimated_far_past_a_busy_runs_gets_a_budget_by_default(tmp_path, monkeypatch):
     # A flood of a second is estimated at about 2.3 GB; with no --max-log-bytes it used to write it
     # all. It now stops at the default budget (here made 2 MB, the floor, for the test's speed).
-    import wddmsim.logestimate as logestimate
+    import wddmsim.runner.logestimate as logestimate
 
     monkeypatch.setattr(logestimate, "DEFAULT_BUDGET_FLOOR", 2_000_000)
     monkeypatch.setattr(logestimate, "BUSY_RATE", 100_000)  # ten times that for 1 s is 1 MB: the floor rules

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
-from wddmsim.runcost import memory_line, peak_rss_bytes, real_time_factor, timing_line
+from wddmsim.runner.cost import memory_line, peak_rss_bytes, real_time_factor, timing_line
 
 SCENARIO = """
 name = "cost"
@@ -59,7 +59,7 @@ def test_a_run_started_by_a_large_process_reports_its_own_peak_not_its_parents()
     ballast = bytearray(300 << 20)
     for i in range(0, len(ballast), 4096):
         ballast[i] = 1  # touched, so resident
-    out = subprocess.run([sys.executable, "-c", "from wddmsim.runcost import peak_rss_bytes; print(peak_rss_bytes())"],
+    out = subprocess.run([sys.executable, "-c", "from wddmsim.runner.cost import peak_rss_bytes; print(peak_rss_bytes())"],
                          capture_output=True, text=True, check=True, timeout=60)
     assert int(out.stdout) < 150 << 20
     assert peak_rss_bytes() >= 300 << 20

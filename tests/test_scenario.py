@@ -32,7 +32,7 @@ from wddmsim.scenario.schema import (
     WORKLOAD_KINDS,
     field_path,
 )
-from wddmsim.units import format_size
+from wddmsim.util.units import format_size
 
 DOCS = Path(__file__).parents[1] / "docs" / "scenarios.md"
 

@@ -17,7 +17,7 @@ from wddmsim.replay.capture import read_capture
 from wddmsim.replay.scenario import build_scenario
 from wddmsim.scenario import ScenarioError, load_scenario, scenario_from_dict
 from wddmsim.sweep import sweep
-from wddmsim.system import System
+from wddmsim.runner.system import System
 
 ROOT = Path(__file__).parents[1]
 STORM_WHY = ("(range: 1us .. 3600s; the gap between a storm's interrupts: 1us at least, the model's floor; each "

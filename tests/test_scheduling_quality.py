@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 from wddm2util import scenario_of

@@ -15,7 +15,7 @@ from wddmsim.cli import main
 from wddmsim.ddi.bugcheck import BugCheckCode
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.scenario import load_scenario, scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 ROOT = Path(__file__).parent.parent

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 DATA = Path(__file__).resolve().parent / "data" / "stepped"

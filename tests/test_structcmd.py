@@ -1,4 +1,4 @@
-"""``wddmsim layout`` and ``wddmsim decode`` as a learner uses them (src/wddmsim/structcmd.py), and the
+"""``wddmsim layout`` and ``wddmsim decode`` as a learner uses them (src/wddmsim/cli/structures.py), and the
 bug-check parameter explanations they print (src/wddmsim/ddi/bugcheck.py): exact answers, exit status
 1 when a contract rule is broken, and bad input answered with one clear line and exit status 2."""
 
@@ -218,7 +218,7 @@ def submit_failure_record(tmp_path, monkeypatch):
     from wddmsim.ddi.ntstatus import NTSTATUS
     from wddmsim.kmd import ReferenceDriver
     from wddmsim.scenario import load_scenario
-    import wddmsim.system as system_mod
+    import wddmsim.runner.system as system_mod
 
     class Failing(ReferenceDriver):
         def DxgkDdiSubmitCommand(self, hAdapter, p):
@@ -512,7 +512,7 @@ def test_describe_is_the_stop_its_meaning_and_its_parameters():
 
 
 def test_rule_words_come_from_the_catalogue():
-    from wddmsim.structcmd import rule_sentence
+    from wddmsim.cli.structures import rule_sentence
 
     r = catalog()[107]
     assert rule_sentence(108) == f"rule 108 ({r.name}), which asks: {r.words}"

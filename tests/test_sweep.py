@@ -18,7 +18,7 @@ from rich.console import Console
 from wddmsim.cli import main
 from wddmsim.sweep import (DaskMissing, SweepError, columns, flatten, parse_seeds, parse_setting, public, rows_to_csv,
                            rows_to_dataframe, sweep)
-from wddmsim.sweep.plot import PlotError, axis_unit, plot_metric
+from wddmsim.output.sweep_plot import PlotError, axis_unit, plot_metric
 from wddmsim.sweep.progress import SweepProgress
 from wddmsim.sweep.runner import run_one
 

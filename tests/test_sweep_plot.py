@@ -1,4 +1,4 @@
-"""``wddmsim sweep --plot``'s figure (:func:`wddmsim.sweep.plot.metric_figure`), read from the
+"""``wddmsim sweep --plot``'s figure (:func:`wddmsim.output.sweep_plot.metric_figure`), read from the
 figure object: the metric named in words with its unit, the entry it belongs to by name, the
 setting on the x axis, the y axis from 0, each point's value written beside it, several lines
 shifted apart, and a log axis for a numeric setting over a wide range."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wddmsim.sweep import sweep
-from wddmsim.sweep.plot import describe, metric_figure, plot_metric, points
+from wddmsim.output.sweep_plot import describe, metric_figure, plot_metric, points
 
 PREEMPTION = str(Path(__file__).resolve().parents[1] / "examples" / "preemption.toml")
 SETTING = "adapter.nodes.0.preemption"

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
-from wddmsim.sweep.plot import PlotError, choose_axes, metric_figure, plot_metric, points, policy_name
+from wddmsim.output.sweep_plot import PlotError, choose_axes, metric_figure, plot_metric, points, policy_name
 
 PRIORITIES = str(Path(__file__).resolve().parents[1] / "examples" / "priorities.toml")
 POLICY = "scheduler.policy"

@@ -11,8 +11,8 @@ import pytest
 from wddmsim.gpu import commands as C
 from wddmsim.dxgkrnl.errors import AdapterStartError
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.loader import LoadError, load_class
-from wddmsim.system import System
+from wddmsim.dxgkrnl.loader import LoadError, load_class
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.umd import (
     BufferRequest, CommandBuffer, Copy, FenceValue, Fill, ReferenceUmd, Target, Timestamp, UmdAdapterInfo, Work, Write,

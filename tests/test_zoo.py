@@ -17,7 +17,7 @@ from wddmsim.ddi.rules import RULES
 from wddmsim.dxgkrnl.errors import AdapterStartError
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.verify import verify
 from wddmsim.verify.runner import probe
 from wddmsim.verify.suite import CASES

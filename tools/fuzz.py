@@ -24,7 +24,7 @@ process):
   back into a Chrome trace and a PresentMon CSV (every fiftieth also into a report).
 * ``--toml K`` mutations of the files in ``examples/*.toml`` (default 5000;
   :func:`wddmsim.testing.mutate.mutate_toml`) through the loader ``wddmsim run`` uses
-  (:func:`wddmsim.cliutil.load_scenario_file`): each must load or be refused with messages that
+  (:func:`wddmsim.cli.util.load_scenario_file`): each must load or be refused with messages that
   name the file. One that loads is run for (at most) its first 20 ms, under the same bounds as
   the scenarios.
 * ``--cli C`` command lines a careless user or driver author types (default 10000;
@@ -130,7 +130,7 @@ def write_outputs(log: str, folder: str, report: bool) -> None:
     write_chrome_trace(events, os.path.join(folder, "trace.json"))
     write_presentmon_csv(events, os.path.join(folder, "presentmon.csv"))
     if report:
-        from wddmsim.report import write_report
+        from wddmsim.output.report import write_report
 
         write_report(events, os.path.join(folder, "report"))
 
@@ -198,7 +198,7 @@ def run_toml(seed: int, start: int, count: int, wall_limit: int, max_events: int
              max_kernel_events: int = 5_000_000) -> dict:
     """TOML inputs ``start`` .. ``start + count - 1``: counts and failures. A file that loads is run
     for its first 20 ms of virtual time (at most)."""
-    from wddmsim.cliutil import UserError, load_scenario_file
+    from wddmsim.cli.util import UserError, load_scenario_file
 
     out = {"runs": 0, "loaded": 0, "refused": 0, "ran": 0, "crashes": 0, "ledger_violations": 0, "hangs": 0,
            "failures": []}

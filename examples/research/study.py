@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 from wddmsim.policies.names import SHIPPED
-from wddmsim.report import write_comparison
+from wddmsim.output.report import write_comparison
 from wddmsim.sweep import sweep, write_csv
-from wddmsim.sweep.plot import plot_metric
+from wddmsim.output.sweep_plot import plot_metric
 
 HERE = Path(__file__).parent
 WORKLOADS = ("interactive_batch", "mixed_deadlines", "equal_clients")

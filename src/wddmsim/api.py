@@ -437,7 +437,7 @@ class _HeldEnd:
 
 
 def _time(value, what: str) -> int:
-    from .units import parse_duration
+    from .util.units import parse_duration
 
     try:
         return parse_duration(value)
@@ -650,7 +650,7 @@ def _build(sc: Scenario, **kw):
     the lines ``wddmsim run`` prints."""
     from .dxgkrnl import ApiError
     from .dxgkrnl.errors import AdapterStartError
-    from .system import ConfigError, System
+    from .runner.system import ConfigError, System
 
     name = sc.name or "<scenario>"
     try:

@@ -4,7 +4,7 @@ event log."""
 
 from __future__ import annotations
 
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 from wddm2util import scenario_of

@@ -13,7 +13,7 @@ from __future__ import annotations
 from reference.refsys import MS
 from wddm2util import ZERO, adapter, scenario
 
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.umd import Work
 

@@ -17,7 +17,7 @@ import pytest
 from reference.refsys import MS
 from wddm2util import COSTS, ZERO, adapter, chain_processes, scenario
 
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 MEMBERS, PACKETS, AT = 4, 100, 50

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from wddmsim.cli import main
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 MS = 1_000_000

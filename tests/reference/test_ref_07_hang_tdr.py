@@ -8,7 +8,7 @@ device-removed; the TDR is counted."""
 from __future__ import annotations
 
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 MS = 1_000_000

@@ -12,7 +12,7 @@ its context)."""
 from __future__ import annotations
 
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 S = 1_000_000_000

@@ -16,7 +16,7 @@ its turn, which only shortens it.
 from __future__ import annotations
 
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 MS = 1_000_000

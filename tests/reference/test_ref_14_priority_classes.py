@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from wddmsim.dxgkrnl.objects import PRIORITY_CLASSES
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 MS = 1_000_000

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from wddmsim.dxgkrnl.objects import PRIORITY_CLASSES
 from wddmsim.scenario import parse_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 US = 1_000

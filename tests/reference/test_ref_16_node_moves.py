@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from wddmsim.scenario import parse_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 NODES = ("3D", "Compute", "Copy")

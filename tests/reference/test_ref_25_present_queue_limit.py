@@ -23,7 +23,7 @@ from __future__ import annotations
 import tomllib
 
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 from wddmsim.trace.presentmon import NA, present_rows
 

@@ -16,7 +16,7 @@ import pytest
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.dxgkrnl.errors import ApiError
 from wddmsim.scenario import ScenarioError, parse_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 MS = 1_000_000

@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wddmsim.scenario import load_scenario, scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "native_fence.toml"

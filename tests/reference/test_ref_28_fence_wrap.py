@@ -15,7 +15,7 @@ from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.dxgkrnl.errors import ApiError
 from wddmsim.kmd import ReferenceDriver
 from wddmsim.scenario import ScenarioError, parse_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 US = 1_000

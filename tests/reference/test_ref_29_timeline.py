@@ -11,7 +11,7 @@ first point at or above its target, and the documented errors are returned. Time
 from __future__ import annotations
 
 from wddmsim.scenario import parse_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 MS = 1_000_000

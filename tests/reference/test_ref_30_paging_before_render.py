@@ -19,7 +19,7 @@ import pytest
 
 from wddmsim.ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION as OP
 from wddmsim.scenario import load_scenario
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 EXAMPLE = Path(__file__).parent.parent.parent / "examples" / "residency.toml"

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hw_queue_oversubscription.toml"

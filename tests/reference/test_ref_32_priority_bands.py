@@ -19,7 +19,7 @@ Two FOCUS-band hogs (processes of the high class, 8 ms jobs always queued), a NO
 from __future__ import annotations
 
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 MS = 1_000_000

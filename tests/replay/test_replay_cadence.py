@@ -18,7 +18,7 @@ from wddmsim.replay.compare import compare
 from wddmsim.replay.run import model_frames, replay
 from wddmsim.replay.scenario import build_scenario, capture_shift, composed_displays, desktop_updates
 from wddmsim.scenario import scenario_from_dict
-from wddmsim.system import System
+from wddmsim.runner.system import System
 from wddmsim.trace import ListSink
 
 DATA = Path(__file__).parents[1] / "data" / "presentmon"

@@ -7,7 +7,7 @@ from pathlib import Path
 from wddmsim.ddi.enums import DXGK_INTERRUPT_TYPE as T
 from wddmsim.ddi.ntstatus import NTSTATUS
 from wddmsim.kmd import ReferenceDriver
-from wddmsim.loader import load_class
+from wddmsim.dxgkrnl.loader import load_class
 
 from . import C4, VIDSCH, EditsInterrupts, breaks
 

@@ -5,7 +5,7 @@ DxgkDdiPresent) and cancels and destroys.
 The adapter talks to the driver only through the gateway (:mod:`.gateway`, every ``DxgkDdi*``
 call) and the interface it hands the driver in ``DxgkDdiStartDevice`` (:mod:`.callbacks`, the
 ``DxgkCb*`` callbacks and the ISR and DPC dispatch). It never imports the driver or the GPU model:
-the assembly code (``wddmsim.system``) hands it a driver object and the system memory both share,
+the assembly code (``wddmsim.runner.system``) hands it a driver object and the system memory both share,
 and connects the GPU's interrupt line to :meth:`Adapter.interrupt`.
 
 CPU costs (:class:`CpuCost`) are model parameters in ns: the time a DDI call or an ISR/DPC takes,
@@ -93,7 +93,7 @@ class CpuCost:
 
 
 class NoLedger:
-    """The ledger of an adapter built without one (:class:`wddmsim.system.System` always hands it
+    """The ledger of an adapter built without one (:class:`wddmsim.runner.system.System` always hands it
     the run's): every call is taken and nothing is kept."""
 
     def _skip(self, *args) -> None:

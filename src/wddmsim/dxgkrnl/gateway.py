@@ -86,8 +86,8 @@ SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
 _IRQL = {"PASSIVE_LEVEL": PASSIVE, "DISPATCH_LEVEL": DISPATCH, "DIRQL": DEVICE}
 _IRQL_NAME = {v: k for k, v in _IRQL.items()}
 #: The files whose frames a stopped call's traceback leaves out: the gateway's, the watchdog's
-#: (and a signal handler's: :mod:`wddmsim.runstop`).
-_OWN = (__file__, watchdog.__file__, os.path.join(os.path.dirname(os.path.dirname(__file__)), "runstop.py"))
+#: (and a signal handler's: :mod:`wddmsim.runner.stop`).
+_OWN = (__file__, watchdog.__file__, os.path.join(os.path.dirname(os.path.dirname(__file__)), "runner", "stop.py"))
 _OWN_FILES = frozenset(p for f in _OWN for p in (f, os.path.abspath(f)))
 
 #: The rule each entry point's status belongs to, where a status outside the contract stops the

@@ -88,7 +88,7 @@ class Preemptor:
         for node_queue in vidsch.nodes:
             node_queue.preemption = NodePreemption(cls(), node_queue.submit_address + 0x800)
         #: the GPU's own account, which Windows cannot see (set by whoever builds the GPU,
-        #: wddmsim.system): ``gpu_account(node)`` is the engine time the node's engine has spent on
+        #: wddmsim.runner.system): ``gpu_account(node)`` is the engine time the node's engine has spent on
         #: preemption stops since the last call (:attr:`wddmsim.gpu.engine.Engine.preempt_cost_ns`)
         self.gpu_account = None
 

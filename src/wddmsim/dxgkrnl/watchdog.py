@@ -57,7 +57,7 @@ the process. A driver
 called from another thread is not watched (a signal handler runs in the main thread only). A forked
 child (the event log's writer, a sweep's pool worker) inherits no timer and arms its own.
 
-A first SIGINT or SIGTERM during a run (:mod:`wddmsim.runstop`) asks the run to stop between two
+A first SIGINT or SIGTERM during a run (:mod:`wddmsim.runner.stop`) asks the run to stop between two
 kernel events, which a driver that loops never reaches: :func:`signalled` stops the call the same
 way once it has run :data:`SIGNAL_GRACE_S` (1 s) without returning, counted from the signal or
 from its start if it began after it (at once when it had already run that long). The verdict is the
@@ -118,7 +118,7 @@ class DdiOverran(BaseException):
 
 class NothingRan(SystemExit):
     """The end of a command that a SIGINT or SIGTERM interrupted before its run began (exit status
-    130, :func:`wddmsim.runstop.interrupts`), in a driver call the log's estimate made: not the
+    130, :func:`wddmsim.runner.stop.interrupts`), in a driver call the log's estimate made: not the
     driver's ``sys.exit()`` (a driver fault), so the gateway lets it through."""
 
 
@@ -323,7 +323,7 @@ def _tick(signum, frame) -> None:
 
 
 def signalled(name: str, frame) -> None:
-    """A first SIGINT or SIGTERM (``name``) during a run (called from :mod:`wddmsim.runstop`'s
+    """A first SIGINT or SIGTERM (``name``) during a run (called from :mod:`wddmsim.runner.stop`'s
     handler, in the main thread, with the frame it interrupted): a driver call running now is
     stopped once it has run :data:`SIGNAL_GRACE_S` without returning, at once if it already has."""
     dog = _DOG
@@ -340,6 +340,6 @@ def signalled(name: str, frame) -> None:
 
 
 def settled() -> None:
-    """The run's signal handlers are gone (:func:`wddmsim.runstop.interrupts` ends): forget its signal."""
+    """The run's signal handlers are gone (:func:`wddmsim.runner.stop.interrupts` ends): forget its signal."""
     _DOG.asked = None
     _DOG.ran_at_ask = 0.0

@@ -18,7 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from ..ddi.versions import VERSION_NAMES, ddi_version
 from ..gpu.mmio import HW_FLIP_QUEUE_DEPTH, PLANES_PER_SOURCE
-from ..units import parse_size
+from ..util.units import parse_size
 
 PAGE = 4096
 

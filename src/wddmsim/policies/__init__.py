@@ -6,7 +6,7 @@ GPU's own scheduler takes a policy the same way: :class:`HwPolicy` (:mod:`.hwpro
 :mod:`.hwhost`, shipped ``hw_round_robin`` and ``hw_fifo``. docs/policies.md is the guide.
 
 The package stands above the OS (``dxgkrnl``) and the GPU's scheduler interface (``gpu.policy``): it
-imports them, and neither imports it (tests/test_import_rule.py). Only the protocol is imported here.
+imports them, and neither imports it (tests/test_architecture.py). Only the protocol is imported here.
 """
 
 from .hwprotocol import HwOs, HwPolicy, HwSchedContext

@@ -17,7 +17,7 @@ import importlib
 from pydantic import BaseModel, ValidationError
 
 from ..dxgkrnl.policy import PriorityQuantum, StrictPriority
-from ..loader import LoadError, load_class
+from ..dxgkrnl.loader import LoadError, load_class
 from .host import PolicyHost
 from .hwhost import HwPolicyHost
 from .hwprotocol import HwPolicy

@@ -41,7 +41,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator
 
 from ..dxgkrnl.errors import PolicyError
-from ..units import parse_duration
+from ..util.units import parse_duration
 
 #: A span of virtual time in a policy's ``Settings``: written ``"2ms"``, ``"250us"`` or as int ns
 #: (as a scenario writes durations), held as int ns.

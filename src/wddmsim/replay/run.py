@@ -7,7 +7,7 @@ time shift so that a model frame and the capture's frame it replays carry the sa
 keeps the capture's Application, ProcessID and SwapChainAddress (the scenario gives the processes
 their ProcessIDs and the swap chains their addresses), so rows match.
 
-The system itself is built by the caller (``wddmsim replay``, :mod:`wddmsim.replaycmd`).
+The system itself is built by the caller (``wddmsim replay``, :mod:`wddmsim.cli.replay`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class ReplayResult:
     summary: dict
     shift: int
     bugcheck: object | None = None
-    #: why the run stopped before its end time (:mod:`wddmsim.runstop`), None when it did not
+    #: why the run stopped before its end time (:mod:`wddmsim.runner.stop`), None when it did not
     stopped: str | None = None
     #: the virtual ns the run ended at
     end: int = 0
@@ -75,7 +75,7 @@ def model_frames(events: list[dict], shift: int) -> list[Frame]:
 def replay(system, collected, shift: int, stop=None) -> ReplayResult:
     """Run ``system`` (built with a trace sink that feeds ``collected``, a list sink) and return the
     model's frames on the capture's clock (``shift``: the scenario's time shift). ``stop``: a
-    :class:`~wddmsim.runstop.RunStop` that may end the run early (the result's ``stopped``)."""
+    :class:`~wddmsim.runner.stop.RunStop` that may end the run early (the result's ``stopped``)."""
     result = system.run(stop=stop)
     events = collected.events
     return ReplayResult(model_frames(events, shift), events, dict(result.summary), shift, result.bugcheck,

@@ -1,6 +1,6 @@
 """Scenario files: TOML descriptions of a simulated machine and its GPU workloads.
 
-:mod:`.units` reads and writes durations and sizes, :mod:`.schema` holds the pydantic models the
+:mod:`wddmsim.util.units` reads and writes durations and sizes, :mod:`.schema` holds the pydantic models the
 simulator consumes (the workload tables in :mod:`.workloads`, the kinds of value in :mod:`.fields`,
 the range of each and its reason in :mod:`.bounds`), and :mod:`.loader` turns a file into a validated :class:`Scenario` or a
 :class:`ScenarioError` listing every problem in it; :mod:`.overrides` makes ``--set PATH=VALUE``
@@ -10,7 +10,7 @@ assignments on a file's data before validation. docs/scenarios.md is the referen
 from .loader import ScenarioError, load_scenario, parse_scenario, read_scenario_data, resolve_driver_path, scenario_from_dict
 from .overrides import Override, OverrideError, parse_override
 from .schema import Scenario
-from ..units import format_duration, parse_duration, parse_size
+from ..util.units import format_duration, parse_duration, parse_size
 
 __all__ = [
     "Override",

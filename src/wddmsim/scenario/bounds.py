@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic_core import PydanticCustomError, core_schema
 
-from ..units import format_duration, format_size
+from ..util.units import format_duration, format_size
 
 __all__ = [
     "MAX_COUNT", "MAX_DURATION", "MAX_REPEAT", "MAX_STORM_INTERRUPTS", "MIN_STORM_INTERVAL", "OUT_OF_RANGE",

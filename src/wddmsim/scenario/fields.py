@@ -12,7 +12,7 @@ from typing import Any, Annotated, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from ..units import format_duration, parse_duration, parse_size
+from ..util.units import format_duration, parse_duration, parse_size
 from .bounds import MAX_DURATION, WHY_RUN_TIME, In
 
 __all__ = [

@@ -66,7 +66,7 @@ def load_scenario(path: str | Path, overrides: Sequence[Override] = ()) -> Scena
 def read_scenario_data(path: str | Path) -> dict:
     """The parsed TOML data of the scenario file at ``path``, not yet validated; raises
     :class:`ScenarioError` when the file cannot be read or is not valid TOML."""
-    from ..inputbound import SCENARIO_MAX, TooLarge, read_bounded
+    from ..util.inputbound import SCENARIO_MAX, TooLarge, read_bounded
 
     source = str(path)
     try:

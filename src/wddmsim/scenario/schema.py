@@ -8,7 +8,7 @@ the TOML keys, one for one, and the simulator reads these models directly.
 Three layers of checking happen here:
 
 * per field: types (strict, so ``"5"`` is not an integer), ranges, enumerations, and the unit
-  syntax of durations and sizes (:mod:`wddmsim.units`), which arrive as ``int``
+  syntax of durations and sizes (:mod:`wddmsim.util.units`), which arrive as ``int``
   nanoseconds and bytes;
 * per adapter: names that must be unique and the node and segment kinds an adapter must have;
 * per scenario, once every field is valid: contexts naming nodes that exist and names that must
@@ -37,7 +37,7 @@ from wddmsim.ddi.versions import VERSIONS
 
 from ..dxgkrnl.hints import HINTS
 from ..policies.names import check_policy_name
-from ..units import format_duration, parse_duration
+from ..util.units import format_duration, parse_duration
 from .bounds import (MAX_COUNT, MAX_DURATION, MAX_REPEAT, MAX_STORM_INTERRUPTS, MIN_STORM_INTERVAL, RUN_DURATION,
                      SECOND, WHY_CPU, show)
 from .fields import (PAGE, U32, U64, WHY_CALLS, WHY_COUNT, WHY_FENCE_VALUE, WHY_LIST_BIG, WHY_PID, WHY_SOURCE,

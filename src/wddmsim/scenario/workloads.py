@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Union, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from ..units import format_duration, format_size
+from ..util.units import format_duration, format_size
 from .bounds import MAX_COUNT
 from .fields import (MAX_COPY, U32, U64, WHY_CALLS, WHY_COPY, WHY_COUNT, WHY_FENCE_VALUE, WHY_FPS, WHY_LATENCY,
                      WHY_LIST_BIG, WHY_SOURCE, Duration, Period, ScenarioModel, entries_in, int_in, ns, ordered,

@@ -5,7 +5,7 @@ paths with values (:mod:`.grid`), runs the cross product here, on a process pool
 cluster (:mod:`.executors`, each run by :mod:`.runner`), and returns the rows (:mod:`.rows`) in the
 cross product's order, the same whatever executor ran them. :func:`rows_to_dataframe` makes a
 pandas DataFrame of them when pandas is installed, :func:`write_csv` a CSV file, and
-:mod:`.plot` draws a figure against a setting. docs/sweeps.md is the guide.
+:mod:`wddmsim.output.sweep_plot` draws a figure against a setting. docs/sweeps.md is the guide.
 """
 
 from .core import plan, sweep

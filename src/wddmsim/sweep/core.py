@@ -91,7 +91,7 @@ def sweep(scenario, sets: Mapping[str, Any] | Iterable[str] | None = None, seeds
     go there instead (``workers`` is then not used). ``verifier``: ``strict``, ``report`` or
     ``off``, as ``wddmsim run --verifier``. ``progress(done, total)`` is called as runs finish.
     ``max_events``: each run stops after that many kernel events (its row's ``error`` then says
-    ``stopped early``). ``stop``: a :class:`~wddmsim.runstop.RunStop` whose signal flag ends the
+    ``stopped early``). ``stop``: a :class:`~wddmsim.runner.stop.RunStop` whose signal flag ends the
     sweep early; the rows are then those of the runs that finished (and of the settings the schema
     refused), in the same order, and ``stop.runs`` is set to ``(rows returned, rows of the whole
     sweep)``.

@@ -14,7 +14,7 @@ order they finish in; ``progress(done, total)`` is called as each one finishes.
   files of a driver named by a path where the scenario says.
 
 A worker that dies (killed, out of memory) or a task the executor loses gives that run an error
-text instead of ending the sweep. Each executor takes a :class:`~wddmsim.runstop.RunStop` whose
+text instead of ending the sweep. Each executor takes a :class:`~wddmsim.runner.stop.RunStop` whose
 signal flag (SIGINT, SIGTERM: ``wddmsim sweep`` sets it) ends the sweep early: the pool kills its
 workers, which ignore both signals themselves, within :data:`POLL_S`; the serial executor stops the
 run under way; Dask cancels what is left when the next run finishes. The runs that did not finish
@@ -53,7 +53,7 @@ def _lost(exc: BaseException) -> Result:
 
 
 def run_serial(tasks: Sequence[Task], progress: Progress = None, stop=None) -> list[Result]:
-    """Run every task here, in order. ``stop``: a :class:`~wddmsim.runstop.RunStop` whose signal
+    """Run every task here, in order. ``stop``: a :class:`~wddmsim.runner.stop.RunStop` whose signal
     flag stops the run under way (its result is dropped) and the rest; the results of the runs
     that finished come back, in order."""
     out: list[Result] = []
@@ -77,7 +77,7 @@ def _context():
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["wddmsim.sweep.runner", "wddmsim.system"])
+        ctx.set_forkserver_preload(["wddmsim.sweep.runner", "wddmsim.runner.system"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -97,7 +97,7 @@ POLL_S = 0.1
 
 def run_pool(tasks: Sequence[Task], workers: int, progress: Progress = None, stop=None) -> list[Result | None]:
     """Run the tasks on a pool of ``workers`` processes (at most one per task). ``stop``: a
-    :class:`~wddmsim.runstop.RunStop` whose signal flag ends the pool at once: the runs under way
+    :class:`~wddmsim.runner.stop.RunStop` whose signal flag ends the pool at once: the runs under way
     are killed, the rest not started, and their results are None."""
     results: list[Result | None] = [None] * len(tasks)
     done = 0

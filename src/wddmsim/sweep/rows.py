@@ -3,7 +3,7 @@
 A row holds, in this order: one column per swept setting (named by its dotted scenario path, the
 value the run gave it), ``seed``, ``error`` (None, or why the run failed: a setting the schema
 refuses, a driver that does not start, a bug check, an exception), then every figure of the run's
-summary (:mod:`wddmsim.summary`: the object ``wddmsim run --json`` prints, its tables draw and its
+summary (:mod:`wddmsim.output.summary`: the object ``wddmsim run --json`` prints, its tables draw and its
 report holds, so a row shows the same figures) with dotted names: tables by key, arrays by entry
 number from 0 (``nodes.0.busy_pct``, ``contexts.1.latency_p99_ns``, ``tdr.engine_resets``,
 ``packets_completed``; ``bugcheck.code`` for a run that stopped). A

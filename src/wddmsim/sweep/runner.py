@@ -24,7 +24,7 @@ def _build_problem(scenario, exc: Exception) -> str | None:
     ``exc`` is not such a refusal."""
     from ..dxgkrnl import ApiError
     from ..dxgkrnl.errors import AdapterStartError
-    from ..system import ConfigError
+    from ..runner.system import ConfigError
 
     if isinstance(exc, ConfigError):
         return "; ".join(f"{scenario.name}: {p}: {r}" for p, r in exc.problems)
@@ -39,7 +39,7 @@ def run_one(scenario, seed: int | None, verifier: str = "strict", max_events: in
             latency: bool = False, stop=None) -> tuple[dict | None, str | None]:
     """Run ``scenario`` (a validated :class:`~wddmsim.scenario.Scenario`) with ``seed`` (None: the
     scenario's) and the verifier in ``verifier`` mode; ``max_events``: stop it after that many
-    kernel events (:mod:`wddmsim.runstop`); ``stop``: a :class:`~wddmsim.runstop.RunStop` of this
+    kernel events (:mod:`wddmsim.runner.stop`); ``stop``: a :class:`~wddmsim.runner.stop.RunStop` of this
     process whose signal flag stops the run too (the serial executor's); ``latency``: the summary
     also carries each context's latency histogram under :data:`LATENCY`.
 
@@ -48,9 +48,9 @@ def run_one(scenario, seed: int | None, verifier: str = "strict", max_events: in
     ``bug check 0x...: message``; an exception the model raises gives ``(None, "Type: message")``.
     A run a budget or a signal stopped gives its summary and ``stopped early: ...``.
     """
-    from ..runstop import RunStop
+    from ..runner.stop import RunStop
     from ..dxgkrnl.errors import PolicyError
-    from ..system import LedgerError, System
+    from ..runner.system import LedgerError, System
 
     if stop is None and max_events is not None:
         stop = RunStop(max_events=max_events)

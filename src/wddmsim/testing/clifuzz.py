@@ -193,7 +193,7 @@ def run_case(case: CliCase, folder: Path, examples: Path) -> str | None:
 
     from click.testing import CliRunner
 
-    from ..cli import main
+    from ..cli.app import main
 
     args = case.materialise(folder, examples)
     if case.env is not None:

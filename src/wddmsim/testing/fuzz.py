@@ -446,10 +446,10 @@ class RunOutcome:
 def run_scenario(data, *, verifier: str = "strict", events_path: str | None = None, seed: int | None = None,
                  max_events: int = 1_000_000, max_kernel_events: int = 5_000_000) -> RunOutcome:
     """Validate scenario table ``data`` (or take a validated :class:`~wddmsim.scenario.Scenario`)
-    and run it (:class:`~wddmsim.system.System`) with the verifier in ``verifier`` mode and
+    and run it (:class:`~wddmsim.runner.system.System`) with the verifier in ``verifier`` mode and
     ``seed`` (None: the scenario's), writing its event log to ``events_path`` when given (in this
     process, so that two runs can be compared byte for byte). ``max_kernel_events`` is the run's
-    ``--max-events`` budget (:class:`~wddmsim.runstop.RunStop`): a run that needs more kernel
+    ``--max-events`` budget (:class:`~wddmsim.runner.stop.RunStop`): a run that needs more kernel
     events ends early, cleanly, with the outcome ``max_events`` (a runaway, like :class:`Runaway`,
     which ``max_events`` events of the log raise).
 
@@ -459,9 +459,9 @@ def run_scenario(data, *, verifier: str = "strict", events_path: str | None = No
     propagates to the caller, which counts it."""
     from ..dxgkrnl import ApiError
     from ..dxgkrnl.errors import AdapterStartError
-    from ..runstop import RunStop
+    from ..runner.stop import RunStop
     from ..scenario import ScenarioError, scenario_from_dict
-    from ..system import ConfigError, System
+    from ..runner.system import ConfigError, System
     from ..trace import JsonlSink
 
     from ..scenario import Scenario

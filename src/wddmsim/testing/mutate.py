@@ -56,11 +56,11 @@ def structure_size(name: str, arch: str, version: str) -> int:
 
 
 def decode_case(name: str, raw: bytes, arch: str, version: str) -> tuple[str, int | str]:
-    """``raw`` through what ``wddmsim decode NAME HEX`` does (:func:`wddmsim.structcmd.decode_bytes`,
+    """``raw`` through what ``wddmsim decode NAME HEX`` does (:func:`wddmsim.cli.structures.decode_bytes`,
     the members' text and JSON, the broken rules explained): ``("decoded", rules broken)``, or
     ``("refused", message)`` for the input error the CLI turns into exit status 2. Anything else
     raised is a crash and propagates."""
-    from .. import structcmd
+    from ..cli import structures as structcmd
     from ..ddi import registry, versions
 
     t = registry.lookup(name)

@@ -13,7 +13,7 @@ Command-line options (group "wddmsim")
 Fixtures (all named ``wddm_*`` so they never clash with a project's own)
     ``wddm_driver`` (session): the ``--wddm-driver`` class, else the reference driver.
     ``wddm_settings``: the ``--wddm-set`` table, a fresh copy per test.
-    ``wddm_system``: a factory; ``wddm_system(scenario)`` builds a :class:`~wddmsim.system.System`
+    ``wddm_system``: a factory; ``wddm_system(scenario)`` builds a :class:`~wddmsim.runner.system.System`
     around ``wddm_driver`` from a scenario file path, a dict or a TOML string (verifier strict,
     events collected) and returns a :class:`~wddmsim.testing.run.WddmRun` to run it and read its
     event log.
@@ -74,7 +74,7 @@ class _Setup:
         does not start is a :class:`_DriverDoesNotStart` for every item."""
         if self._declared is None and self._probe_error is None:
             from ..dxgkrnl.errors import AdapterStartError
-            from ..system import ConfigError
+            from ..runner.system import ConfigError
             from ..verify import probe
 
             try:
@@ -103,7 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = _parse_settings(sets) if sets else {}
     driver = None
     if spec is not None:
-        from ..loader import LoadError, load_class
+        from ..dxgkrnl.loader import LoadError, load_class
 
         try:
             driver = load_class(spec, "driver", base_dir=Path(config.invocation_params.dir))
@@ -125,7 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _parse_settings(pairs: list[str]) -> dict:
     """``--wddm-set`` pairs as a settings table, read exactly as ``wddmsim verify --set`` reads them."""
-    from ..cli import UserError, parse_settings
+    from ..cli.app import UserError, parse_settings
 
     try:
         return parse_settings(pairs, "--wddm-set")
@@ -135,7 +135,7 @@ def _parse_settings(pairs: list[str]) -> dict:
 
 def _checked_settings(driver: type, settings: dict) -> dict:
     """The settings as the driver's own ``Settings`` model takes them; what it refuses is a usage error."""
-    from ..system import ConfigError, validated_settings
+    from ..runner.system import ConfigError, validated_settings
 
     try:
         validated_settings(driver, settings)
@@ -248,7 +248,7 @@ def wddm_system(wddm_driver, wddm_settings, request):
     own ``[driver] class`` is not used: the tests are about the driver under test). ``settings``
     go over ``wddm_settings`` (nested tables merged), which go over the scenario's ``[driver]``
     table. A scenario with mistakes raises :class:`~wddmsim.scenario.ScenarioError`, settings the
-    driver refuses :class:`~wddmsim.system.ConfigError`, a driver Windows would not start
+    driver refuses :class:`~wddmsim.runner.system.ConfigError`, a driver Windows would not start
     :class:`~wddmsim.dxgkrnl.errors.AdapterStartError`."""
     base = Path(request.path).parent
 

@@ -65,7 +65,7 @@ def build_run(scenario, *, driver=None, settings=None, verifier: str = "strict",
     (None: the scenario's ``[driver] class``, else the reference driver), settings over the
     scenario's ``[driver]`` table, the verifier mode and seed; events collected."""
     __tracebackhide__ = True
-    from ..system import System
+    from ..runner.system import System
     from ..trace import ListSink
 
     log = ListSink()
@@ -85,8 +85,8 @@ class WddmRun:
     ``LogEnd``, at the time reached so far. Nothing runs after a bug check. Stepping goes no finer
     than a virtual time: the System has no call to run one DDI or one interrupt at a time.
 
-    ``system``: the :class:`~wddmsim.system.System` (its GPU, adapter, driver, contexts).
-    ``result``: the last :class:`~wddmsim.system.RunResult` (None before the first run)."""
+    ``system``: the :class:`~wddmsim.runner.system.System` (its GPU, adapter, driver, contexts).
+    ``result``: the last :class:`~wddmsim.runner.system.RunResult` (None before the first run)."""
 
     def __init__(self, system, log):
         self.system = system
@@ -114,7 +114,7 @@ class WddmRun:
         if until is None:
             limit = self.duration
         else:
-            from ..units import parse_duration
+            from ..util.units import parse_duration
 
             limit = parse_duration(until)
         if limit < self.now:

@@ -7,7 +7,7 @@ picks what runs and logs every change of a hardware context's state as ``HwConte
 hHwQueue put on the engine). A context that goes ``running`` owns the engine until its next state
 change; ``running`` again for the same context means it moved to another of its queues. The
 timeline (:mod:`.chrome`), the frame metrics (:mod:`.presentmon`) and the report
-(:mod:`wddmsim.report`) read the engines' work from here:
+(:mod:`wddmsim.output.report`) read the engines' work from here:
 
 - :func:`is_hardware`: whether a log is hardware-scheduled (it has ``HwQueueCreate`` events);
 - :class:`HwNames`: the driver's handles to the OS's (from ``HwQueueCreate``), contexts to names

@@ -1,7 +1,7 @@
 """The packet ledger: every piece of work the model creates is accounted for exactly once.
 
 The ledger reads the event log's own vocabulary (docs/events.md), ``(t, event, fields)``, either
-live (every run feeds it, with or without ``--events``: :class:`wddmsim.system.System`) or from a
+live (every run feeds it, with or without ``--events``: :class:`wddmsim.runner.system.System`) or from a
 saved log (``wddmsim check LOG``), and keeps each open item's state and history. The items and
 their lifecycles (docs/ledger.md):
 

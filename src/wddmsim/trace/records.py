@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from ..inputbound import LOG_LINE_MAX, size_text
+from ..util.inputbound import LOG_LINE_MAX, size_text
 
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "LogStart": ("format", "version", "scenario", "seed"),
@@ -176,7 +176,7 @@ def read_events_cut(path: str) -> tuple[list[dict], str | None]:
 
 def _read_lines(path: str) -> tuple[list[dict], int, bytes | None]:
     """The events of the log at ``path`` read line by line, each line at most
-    :data:`~wddmsim.inputbound.LOG_LINE_MAX` long (a longer one is a ValueError: no event is, and
+    :data:`~wddmsim.util.inputbound.LOG_LINE_MAX` long (a longer one is a ValueError: no event is, and
     ``/dev/zero`` is no log); the number of whole lines (with an end of line); and the last line
     when it has no end of line and is not an event (None otherwise)."""
     events: list[dict] = []

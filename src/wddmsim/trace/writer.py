@@ -15,7 +15,7 @@ is spawned. It ignores SIGINT and SIGTERM (a terminal's Ctrl-C reaches the whole
 that :meth:`LogWriter.close` of an interrupted run still writes every event emitted before it; if
 the run's process is killed, the writer closes the file with the whole lines it was sent and exits
 quietly. :meth:`LogWriter.size` asks it for the bytes written so far (``--max-log-bytes``,
-:mod:`wddmsim.runstop`). An error
+:mod:`wddmsim.runner.stop`). An error
 in the child is sent back to the run's process: never a silently short log. One that says the
 file cannot be written (an :class:`OSError`: a full disk, a file system gone read-only) does not
 stop the run: the writer keeps every line it wrote, the run's process sends it nothing more and
@@ -48,7 +48,7 @@ _PROTOCOL = pickle.HIGHEST_PROTOCOL
 #: The message that asks the writer how many bytes it has written (a pickle never is one byte).
 SIZE = b"?"
 #: The signals the writer ignores: a terminal's Ctrl-C reaches the whole process group, and a
-#: SIGTERM may too; the run's process decides when the log ends (:mod:`wddmsim.runstop`).
+#: SIGTERM may too; the run's process decides when the log ends (:mod:`wddmsim.runner.stop`).
 _IGNORED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
 
 

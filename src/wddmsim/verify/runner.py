@@ -23,7 +23,7 @@ or DIRQL, 0x116 VIDEO_TDR_FAILURE at PASSIVE_LEVEL) naming the entry point and w
 and the suite goes on with the next case.
 
 With ``interruptible`` (``wddmsim verify`` asks for it), a SIGINT or SIGTERM while the cases run
-(:func:`wddmsim.runstop.abandoning`) abandons the case under way, inside a driver's loop too, and
+(:func:`wddmsim.runner.stop.abandoning`) abandons the case under way, inside a driver's loop too, and
 :func:`verify` returns the verdict on the cases that ran: :attr:`Report.interrupted` names the
 signal, :attr:`Report.interrupted_case` the case abandoned; such a report never passes. A second
 signal ends the process at once (exit status 130).
@@ -180,7 +180,7 @@ def escaped(exc: BaseException) -> tuple[str, str] | None:
 
 def _build(scenario: dict, driver_cls, settings, trace=None):
     from ..scenario import scenario_from_dict
-    from ..system import System
+    from ..runner.system import System
 
     return System(scenario_from_dict(scenario, f"<verify {scenario['name']}>"), trace=trace,
                   driver=driver_cls, settings=settings, verifier="strict")
@@ -285,7 +285,7 @@ def verify(driver_cls, *, settings=None, only=None, name: str | None = None,
     ``KeyboardInterrupt`` as anywhere else."""
     from contextlib import nullcontext
 
-    from ..runstop import abandoning
+    from ..runner.stop import abandoning
 
     t0 = time.perf_counter()
     cases = select(only)

@@ -16,7 +16,7 @@ import json
 
 import click
 
-from .cliutil import read_log
+from .util import read_log
 
 __all__ = ["check_cmd", "check_log", "ledger_rows", "summary_disagreements"]
 
@@ -53,8 +53,8 @@ def check_log(events: list[dict]) -> dict:
     ``totals`` (the replay's), ``logged`` (the LogEnd summary's ledger totals, None when the log
     has none), ``violations`` (:class:`~wddmsim.trace.ledger.Violation`), ``in_flight`` (the open
     items' names)."""
-    from .trace.ending import log_ending
-    from .trace.ledger import KEEP_CLOSED, Ledger, Violation
+    from ..trace.ending import log_ending
+    from ..trace.ledger import KEEP_CLOSED, Ledger, Violation
 
     ending = log_ending(events)
     ledger = Ledger(keep_closed=KEEP_CLOSED)
@@ -88,9 +88,9 @@ def summary_disagreements(events: list[dict], summary: dict, ledger, end_t: int)
     packets submitted and completed (DMA submissions and retired packets under the software
     scheduler, progress fences completed under hardware scheduling) and the presents presented,
     displayed and dropped. These are the identities a live run checks between the model's counts
-    and its ledger (:meth:`wddmsim.system.System`'s ledger check), held here against the numbers
+    and its ledger (:meth:`wddmsim.runner.system.System`'s ledger check), held here against the numbers
     the log itself reports, so an edited summary does not pass."""
-    from .trace.ledger import Violation
+    from ..trace.ledger import Violation
 
     found: list = []
 

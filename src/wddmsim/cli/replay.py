@@ -41,7 +41,7 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
     that is not a capture; with --check, 1 when a target is missed. Ctrl-C (SIGINT) or SIGTERM
     stops the model's run where it is: the outputs and the comparison cover what ran, a line on
     stderr says so, exit status 130; --max-events stops it the same way, exit status 5."""
-    from .runstop import RunStop, interrupts
+    from ..runner.stop import RunStop, interrupts
 
     stop = RunStop(max_events=max_events)
     with interrupts(stop):
@@ -52,15 +52,15 @@ def replay_cmd(capture, emit, scenario_path, sets, presentmon, trace_path, event
 def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, events, report_dir, as_json, check,
             verifier) -> None:
     """``wddmsim replay``'s work, with the signal handlers of ``stop`` in place."""
-    from .runstop import exit_status, stop_line
-    from .cliutil import ScenarioProblems, UserError
-    from .cliutil import check_directory as _check_directory, check_writable as _check_writable, console as _console
-    from .replay.capture import CaptureError, read_capture
-    from .replay.columns import write_capture_csv
-    from .replay.compare import compare, comparison_json, print_comparison
-    from .replay.run import replay
-    from .replay.scenario import build_scenario, capture_shift, scenario_toml
-    from .scenario import OverrideError, ScenarioError, parse_override, scenario_from_dict
+    from ..runner.stop import exit_status, stop_line
+    from .util import ScenarioProblems, UserError
+    from .util import check_directory as _check_directory, check_writable as _check_writable, console as _console
+    from ..replay.capture import CaptureError, read_capture
+    from ..replay.columns import write_capture_csv
+    from ..replay.compare import compare, comparison_json, print_comparison
+    from ..replay.run import replay
+    from ..replay.scenario import build_scenario, capture_shift, scenario_toml
+    from ..scenario import OverrideError, ScenarioError, parse_override, scenario_from_dict
 
     try:
         cap = read_capture(capture)
@@ -77,7 +77,7 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
     except ValueError as e:
         raise UserError(str(e)) from None
     if emit:
-        from .trace.output import reason
+        from ..trace.output import reason
 
         try:
             Path(emit).write_text(scenario_toml(data, f"wddmsim replay {capture}: the scenario rebuilt from the "
@@ -88,7 +88,7 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
     try:
         overrides = [parse_override(text) for text in sets]
         if scenario_path:
-            from .scenario import load_scenario
+            from ..scenario import load_scenario
 
             sc = load_scenario(scenario_path, overrides)
         else:
@@ -97,12 +97,12 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
         raise UserError(str(e)) from None
     except ScenarioError as e:
         raise ScenarioProblems(e.problems) from None
-    from .cliutil import build_system, show_warnings
+    from .util import build_system, show_warnings
 
     show_warnings(sc.warnings)
-    from .trace import JsonlSink, ListSink, TeeSink
-    from .trace.presentmon import ROW_EVENTS
-    from .trace.sinks import KindsSink
+    from ..trace import JsonlSink, ListSink, TeeSink
+    from ..trace.presentmon import ROW_EVENTS
+    from ..trace.sinks import KindsSink
 
     sink = None
     if events:
@@ -127,7 +127,7 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
     if presentmon:
         _attempt(failed, presentmon, _write_model_csv, write_capture_csv, result.frames, presentmon, cap)
     if trace_path:
-        from .trace.chrome import write_chrome_trace
+        from ..trace.chrome import write_chrome_trace
 
         _attempt(failed, trace_path, write_chrome_trace, result.events, trace_path)
     if report_dir:
@@ -141,7 +141,7 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
     line = stop_line(stop, result.end)
     if line:
         click.echo(line.replace("the outputs cover", "the model's outputs and the comparison cover"), err=True)
-    from .cliutil import with_failures
+    from .util import with_failures
 
     if result.bugcheck is not None:
         click.echo(f"wddmsim: the replay ended in bug check 0x{int(result.bugcheck.bugcheck.code):X}: {result.bugcheck.message}",
@@ -155,7 +155,7 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
 def _attempt(failed: list[str], path, write, *args) -> None:
     """``write(*args)``, which writes ``path``; a failure is added to ``failed`` as its one line
     (``PATH: cannot write: REASON``) instead of ending the command."""
-    from .trace.output import WriteFailed, reason
+    from ..trace.output import WriteFailed, reason
 
     try:
         write(*args)
@@ -175,9 +175,9 @@ def _write_report(directory: str, cap, result, comparisons, write, failed: list[
     column set, and the comparison as JSON (its ``stopped`` says why a run that stopped early did,
     the report then covering what ran). A file that cannot be written is added to ``failed`` and
     the others are still written."""
-    from .replay.compare import comparison_json
-    from .replay.plots import plot_comparison
-    from .trace.output import reason
+    from ..replay.compare import comparison_json
+    from ..replay.plots import plot_comparison
+    from ..trace.output import reason
 
     out = Path(directory)
     try:

@@ -12,25 +12,25 @@ import copy
 import time
 from dataclasses import dataclass, field
 
-from .ddi.interface import DeviceInfo
-from .dxgkrnl import D3DKMT, Adapter, ApiError, BugCheckStop, CpuCost
-from .dxgkrnl.hints import SchedulingHints
-from .policies.load import PolicyLoadError, make_policies
-from .dxgkrnl.errors import AdapterStartError
-from .dxgkrnl.tdr import TdrConfig
-from .dxgkrnl.crash import CrashRecord
-from .dxgkrnl.watchdog import NothingRan
-from .ddi.ntstatus import NTSTATUS
-from .gpu.device import APERTURE_BASE, GPU, SPURIOUS_BIT, EngineSpec
-from .kmd import ReferenceDriver
-from .sim import DEVICE, Simulator
-from .trace.ledger import KindsFilter, Ledger, LedgerError, Violation, _NoLedger
-from .trace.sinks import EVENTS_FORMAT, EVENTS_VERSION
-from .loader import LoadError, load_class
-from .umd import ReferenceUmd, UmdAdapterInfo
-from .workloads import start_workload
-from .workloads.runtime import Runtime
-from .workloads.calls import ScenarioCalls
+from ..ddi.interface import DeviceInfo
+from ..dxgkrnl import D3DKMT, Adapter, ApiError, BugCheckStop, CpuCost
+from ..dxgkrnl.hints import SchedulingHints
+from ..policies.load import PolicyLoadError, make_policies
+from ..dxgkrnl.errors import AdapterStartError
+from ..dxgkrnl.tdr import TdrConfig
+from ..dxgkrnl.crash import CrashRecord
+from ..dxgkrnl.watchdog import NothingRan
+from ..ddi.ntstatus import NTSTATUS
+from ..gpu.device import APERTURE_BASE, GPU, SPURIOUS_BIT, EngineSpec
+from ..kmd import ReferenceDriver
+from ..sim import DEVICE, Simulator
+from ..trace.ledger import KindsFilter, Ledger, LedgerError, Violation, _NoLedger
+from ..trace.sinks import EVENTS_FORMAT, EVENTS_VERSION
+from ..dxgkrnl.loader import LoadError, load_class
+from ..umd import ReferenceUmd, UmdAdapterInfo
+from ..workloads import start_workload
+from ..workloads.runtime import Runtime
+from ..workloads.calls import ScenarioCalls
 
 #: How many of its latest state changes each hardware scheduler keeps during a run
 #: (:attr:`wddmsim.gpu.device.GPU.history`).
@@ -64,7 +64,7 @@ def validated_settings(driver_cls, table: dict) -> dict:
         return dict(table)
     from pydantic import ValidationError
 
-    from .scenario.schema import field_path
+    from ..scenario.schema import field_path
 
     try:
         return model.model_validate(table).model_dump()
@@ -80,7 +80,7 @@ def _traceback(e: BaseException, user_only: bool = False) -> str:
 
     if not user_only:
         return "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
-    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the wddmsim package
     te = traceback.TracebackException.from_exception(e)
     te.stack = traceback.StackSummary.from_list([f for f in te.stack
                                                  if not f.filename.startswith((here, "wddmsim" + os.sep))])
@@ -127,14 +127,14 @@ class ConfigError(Exception):
 class RunResult:
     """What a run produced: where time ended, the bug check if any, and the summary. ``wall_s``
     (the run's wall-clock seconds) is not in the summary: the summary is the same on every run of
-    the same scenario and seed, and wall time is not (see :mod:`wddmsim.runcost`)."""
+    the same scenario and seed, and wall time is not (see :mod:`wddmsim.runner.cost`)."""
 
     end: int
     wall_s: float
     bugcheck: CrashRecord | None
     summary: dict = field(default_factory=dict)
     #: why the run stopped before its end time (``interrupted``, ``max_events``, ``max_log_bytes``:
-    #: :mod:`wddmsim.runstop`), None when it did not
+    #: :mod:`wddmsim.runner.stop`), None when it did not
     stopped: str | None = None
 
     @property
@@ -345,8 +345,8 @@ class System:
         """The scenario's [[compositor]] tables: one dwm.exe process (or one per process name), a
         context per display on its node, started before the applications so that their swap
         chains find it (:mod:`wddmsim.workloads.compositor`)."""
-        from .workloads.compositor import Compositor
-        from .workloads.generators import _until_removed
+        from ..workloads.compositor import Compositor
+        from ..workloads.generators import _until_removed
 
         procs: dict = {}
         for spec in self.scenario.compositor:
@@ -568,15 +568,15 @@ class System:
         of the run; it may return how many virtual ns to run before the next call (a progress bar
         asks for slices of a tenth of a wall second), else the slices stay a thousandth. Running in
         slices changes nothing in the run (timers keep their absolute times and order). ``stop``:
-        a :class:`~wddmsim.runstop.RunStop` (a signal's flag, ``--max-events``,
+        a :class:`~wddmsim.runner.stop.RunStop` (a signal's flag, ``--max-events``,
         ``--max-log-bytes``) that may end the run early, at the current virtual time; the result's
         ``stopped`` and the ``LogEnd`` reason then say why. The event log's last line, ``LogEnd``,
         carries the run's summary."""
-        from .runstop import run_checked
+        from .stop import run_checked
 
         limit = self.scenario.duration if until is None else until
         if stop is not None:
-            stop.running = True  # a signal from here on stops the run cleanly (wddmsim.runstop)
+            stop.running = True  # a signal from here on stops the run cleanly (wddmsim.runner.stop)
         t0 = time.perf_counter()
         crash = None
         stopped = None
@@ -676,7 +676,7 @@ class System:
         return held
 
     def summary(self) -> dict:
-        """The run's summary, the one object every output shows (see :mod:`wddmsim.summary` for
+        """The run's summary, the one object every output shows (see :mod:`wddmsim.output.summary` for
         its words): per node and per context, and after a bug check its ``bugcheck`` (code, name,
         parameters, rule, message). Deterministic: no wall-clock figure."""
         sim = self.sim

@@ -1,5 +1,5 @@
 """The report folder's plots (``wddmsim run --report DIR``, ``wddmsim report``), from the event log
-alone, as :mod:`wddmsim.report` reads it (docs/events.md; docs/timeline.md, "Reports"):
+alone, as :mod:`wddmsim.output.report` reads it (docs/events.md; docs/timeline.md, "Reports"):
 
 - ``node_utilisation.png``: one row per node of the adapter, idle ones included: the node's busy
   share of each time bucket (a round width giving 50 to 100 buckets over the run), busy meaning a
@@ -28,7 +28,7 @@ still at true vsync distances. A period under 1 ms (above the 1000 Hz a scenario
 as unknown.
 
 A sweep's runs give one more figure, the policy comparison, made from the sweep's rows rather
-than an event log: :mod:`wddmsim.report_compare`.
+than an event log: :mod:`wddmsim.output.report_compare`.
 
 Figures are built as :class:`matplotlib.figure.Figure` objects (no pyplot state, Agg to draw the
 PNG), so tests can read their axes; :func:`write_plots` saves them.
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from .trace.hwcontexts import HwNames, is_hardware, running_turns
-from .trace.output import WriteFailed
+from ..trace.hwcontexts import HwNames, is_hardware, running_turns
+from ..trace.output import WriteFailed
 
 MS = 1e6
 #: the shortest refresh period a scenario allows (1000 Hz, docs/scenarios.md)

@@ -12,13 +12,13 @@ seed; only what one scheduler cannot express is translated, and every translatio
   scheduling itself); a workload hardware scheduling cannot run (memory_pressure, non-blt
   presents) is an error.
 
-Like :mod:`wddmsim.system`, this is assembly code: it knows every part.
+Like :mod:`wddmsim.runner.system`, this is assembly code: it knows every part.
 """
 
 from __future__ import annotations
 
-from .ddi.versions import ddi_version
-from .scenario import scenario_from_dict
+from ..ddi.versions import ddi_version
+from ..scenario import scenario_from_dict
 
 #: Context settings that exist only under hardware scheduling, with their software-run values.
 _HARDWARE_ONLY = {"band": None, "quantum": None, "suspend_at": None, "hw_queues": 1, "disable_gpu_timeout": False,

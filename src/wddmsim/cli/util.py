@@ -2,7 +2,7 @@
 with exit status 2, the console, checks that a path can be written, reading a scenario file with
 its ``--set`` changes, building the system, loading a driver class and reading an event log.
 
-The command modules (:mod:`wddmsim.cli`, :mod:`wddmsim.sweepcmd`, :mod:`wddmsim.replaycmd`) import
+The command modules (:mod:`wddmsim.cli`, :mod:`wddmsim.cli.sweep`, :mod:`wddmsim.cli.replay`) import
 these from here; nothing here imports a command module, so the commands form no import circle.
 """
 
@@ -68,7 +68,7 @@ class WddmsimGroup(click.Group):
     a research policy that broke its protocol (:class:`~wddmsim.policies.protocol.PolicyError`)
     or an output that cannot be written (:class:`~wddmsim.trace.output.WriteFailed`), one line
     and exit status 2.
-    A Ctrl-C that reaches a command outside a run (which stops cleanly, :mod:`wddmsim.runstop`),
+    A Ctrl-C that reaches a command outside a run (which stops cleanly, :mod:`wddmsim.runner.stop`),
     e.g. while a scenario is read, ends it with one line and exit status 130, not click's
     "Aborted!" and 1.
 
@@ -138,9 +138,9 @@ def _translated(error: Exception) -> click.ClickException | None:
     neither module (``--version``, ``rules``, ``decode``) does not import them; when they cannot be
     imported, the error stands as it is."""
     try:
-        from .policies.protocol import PolicyError
-        from .trace.ledger import LedgerError
-        from .trace.output import WriteFailed
+        from ..policies.protocol import PolicyError
+        from ..trace.ledger import LedgerError
+        from ..trace.output import WriteFailed
     except Exception:  # noqa: BLE001 - the original error is the one to show
         return None
     if isinstance(error, LedgerError):
@@ -213,7 +213,7 @@ def load_scenario_file(path: str, sets=(), until: tuple[int, str] | None = None)
     lasts that long, so the scenario is checked with that duration (``--until`` as the last
     override): every bound that depends on the run's length (a storm's interrupts, a repeat
     against the time left) holds for the run that is made, as for a file that says it."""
-    from .scenario import Override, OverrideError, ScenarioError, load_scenario, parse_override
+    from ..scenario import Override, OverrideError, ScenarioError, load_scenario, parse_override
 
     try:
         overrides = [parse_override(text) for text in sets]
@@ -239,8 +239,8 @@ def parse_duration_option(text: str | None, option: str) -> int | None:
     """A duration option's value (``500ms``) in ns, None when not given, or a :class:`UserError`
     naming ``option``: one that is not a duration, or that is outside the range of a scenario's
     ``duration`` (above 0, at most 1 hour of virtual time)."""
-    from .scenario import parse_duration
-    from .scenario.bounds import RUN_DURATION
+    from ..scenario import parse_duration
+    from ..scenario.bounds import RUN_DURATION
 
     if text is None:
         return None
@@ -257,7 +257,7 @@ def parse_duration_option(text: str | None, option: str) -> int | None:
 def parse_size_option(text: str | None, option: str) -> int | None:
     """A size option's value (``200MB``, ``1GiB``, ``4096``) in bytes, None when not given, or a
     :class:`UserError` naming ``option``."""
-    from .units import parse_size
+    from ..util.units import parse_size
 
     if text is None:
         return None
@@ -268,12 +268,12 @@ def parse_size_option(text: str | None, option: str) -> int | None:
 
 
 def build_system(scenario, **kw):
-    """A :class:`~wddmsim.system.System`, or the :class:`UserError` that says why it cannot be
+    """A :class:`~wddmsim.runner.system.System`, or the :class:`UserError` that says why it cannot be
     built: a scenario or driver setting the driver refuses, a driver Windows would not start, an
     application call that fails at creation."""
-    from .dxgkrnl import ApiError
-    from .dxgkrnl.errors import AdapterStartError
-    from .system import ConfigError, System
+    from ..dxgkrnl import ApiError
+    from ..dxgkrnl.errors import AdapterStartError
+    from ..runner.system import ConfigError, System
 
     try:
         return System(scenario, **kw)
@@ -287,7 +287,7 @@ def build_system(scenario, **kw):
 
 def load_driver(spec: str):
     """The driver class ``spec`` names, or a :class:`UserError` saying why it cannot be loaded."""
-    from .loader import LoadError, load_class
+    from ..dxgkrnl.loader import LoadError, load_class
 
     try:
         return load_class(spec, "driver")
@@ -327,8 +327,8 @@ def read_log(events_file: str) -> list[dict]:
     when it cannot be read or is not a wddmsim event log. A last line cut mid-way (the run was
     killed while it wrote) is left out with a warning on stderr; a partial log (a run stopped early
     or cut short, :mod:`wddmsim.trace.ending`) is read whole, with a line on stderr saying so."""
-    from .trace.ending import log_ending
-    from .trace.records import read_events_cut
+    from ..trace.ending import log_ending
+    from ..trace.records import read_events_cut
 
     try:
         events, cut = read_events_cut(events_file)

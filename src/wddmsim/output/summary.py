@@ -1,9 +1,9 @@
 """The run summary: one object, one vocabulary, the same figures wherever a run is shown.
 
-:meth:`wddmsim.system.System.summary` builds it (a dict of plain JSON values) when a run ends,
+:meth:`wddmsim.runner.system.System.summary` builds it (a dict of plain JSON values) when a run ends,
 and every output is made from that one object:
 
-- ``wddmsim run`` prints it as tables (:func:`wddmsim.summaryview.print_summary`; ``--wide`` for
+- ``wddmsim run`` prints it as tables (:func:`wddmsim.output.summaryview.print_summary`; ``--wide`` for
   every column) and ``wddmsim run --json`` prints it as it is;
 - the event log carries it in its last line (``LogEnd``'s ``summary``), so ``wddmsim report LOG``
   writes the same ``summary.json`` (the object) and ``summary.md`` (its tables, every column) as

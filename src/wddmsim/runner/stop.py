@@ -1,7 +1,7 @@
 """Ending a run early and cleanly: on SIGINT or SIGTERM, or when a budget of the command line
 (``--max-events``, ``--max-log-bytes``) runs out.
 
-A :class:`RunStop` is what a command hands :meth:`wddmsim.system.System.run`: the budgets and the
+A :class:`RunStop` is what a command hands :meth:`wddmsim.runner.system.System.run`: the budgets and the
 flag a signal sets. The run goes in chunks of at most :data:`CHECK_EVERY` kernel events
 (:func:`run_checked`) and looks at the flag and the budgets between chunks, never inside the
 model's callbacks: the run stops between two kernel events, at the virtual time of the last one
@@ -120,7 +120,7 @@ class RunStop:
 def run_checked(sim, limit: int, stop: RunStop | None = None, on_progress=None) -> str | None:
     """Run ``sim`` to ``limit`` ns in chunks, looking at ``stop`` between them; return the reason
     it stopped early (``interrupted``, ``max_events``, ``max_log_bytes``) or None when it reached
-    ``limit``. ``on_progress(now, limit)`` as for :meth:`wddmsim.system.System.run`: called after
+    ``limit``. ``on_progress(now, limit)`` as for :meth:`wddmsim.runner.system.System.run`: called after
     each slice of virtual time (first a thousandth of the run), it may answer the next slice's
     length in ns. A budget stops the run at the time of its last kernel event, whatever the
     slices: the same stop on a terminal (a progress bar) as in a pipe."""
@@ -300,7 +300,7 @@ def abandoning():
 def stop_line(stop: RunStop, t: int) -> str | None:
     """The line for standard error that says where (virtual time ``t`` ns) and why a run stopped
     early, or None when it did not."""
-    from .summaryview import time_text
+    from ..output.summaryview import time_text
 
     at = f"at {time_text(t).strip()} of virtual time"
     if stop.reason == "interrupted":

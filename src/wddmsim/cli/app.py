@@ -1,15 +1,15 @@
 """The ``wddmsim`` command line.
 
-``run`` runs a scenario and prints its summary (drawn by :mod:`wddmsim.summaryview`, the object
-described in :mod:`wddmsim.summary`), ``demo`` shows what crosses the DDI for one submission,
+``run`` runs a scenario and prints its summary (drawn by :mod:`wddmsim.output.summaryview`, the object
+described in :mod:`wddmsim.output.summary`), ``demo`` shows what crosses the DDI for one submission,
 ``verify`` runs the conformance suite; ``layout`` and ``decode`` (which read the DDI structures the
-way a debugger's ``dt`` does) live in :mod:`wddmsim.structcmd`, and ``rules``, ``sweep``,
+way a debugger's ``dt`` does) live in :mod:`wddmsim.cli.structures`, and ``rules``, ``sweep``,
 ``replay`` and ``check`` in modules of their own, which import nothing from here and are imported
 only when their command runs (:data:`LAZY_COMMANDS`). Nothing here imports rich or the model at
 the top, so that ``wddmsim --version`` and ``--help`` import click alone
 (tests/test_cli_startup.py). Bad input from a person (an unknown structure, bytes of the wrong
 length, text that is not hex, a missing file) gets one clear line on stderr and exit status 2,
-never a traceback (:mod:`wddmsim.cliutil` holds what the commands share).
+never a traceback (:mod:`wddmsim.cli.util` holds what the commands share).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from . import __version__
-from .cliutil import (ScenarioProblems, UserError, WddmsimGroup, build_system, check_directory, check_writable, console,
+from .. import __version__
+from .util import (ScenarioProblems, UserError, WddmsimGroup, build_system, check_directory, check_writable, console,
                       load_driver, load_scenario_file, parse_duration_option, parse_settings, parse_size_option,
                       read_log, with_failures)
 
@@ -34,26 +34,26 @@ __all__ = ["ScenarioProblems", "UserError", "build_system", "execute", "load_dri
 #: ("module:command", the first sentence of its help, all ``wddmsim --help`` shows of it;
 #: tests/test_cli_startup.py checks it against the command's own help).
 LAZY_COMMANDS = {
-    "check": ("wddmsim.checkcmd:check_cmd",
+    "check": ("wddmsim.cli.check:check_cmd",
               "Check an event log (written with --events) with the packet ledger: every packet, flip, paging "
               "operation and progress fence created is accounted for exactly once, and the totals agree with "
               "the log's LogEnd summary."),
-    "decode": ("wddmsim.structcmd:decode_cmd",
+    "decode": ("wddmsim.cli.structures:decode_cmd",
                "Every field of a DDI structure from its bytes (HEX, or @FILE for a binary file), or a crash "
                "record written by ``wddmsim run`` (``wddmsim decode @RECORD``: the stop, each bug-check "
                "parameter explained, the rule the driver broke and the structure)."),
-    "layout": ("wddmsim.structcmd:layout_cmd",
+    "layout": ("wddmsim.cli.structures:layout_cmd",
                "Size and every member's offset, size and C type of a DDI structure, like a debugger's dt (or, "
                "with --list, every type the model knows)."),
-    "replay": ("wddmsim.replaycmd:replay_cmd",
+    "replay": ("wddmsim.cli.replay:replay_cmd",
                "Replay CAPTURE (a PresentMon CSV in any of its three column sets) in the model: rebuild the "
                "machine's processes, swap chains, frames and display from it, run them, and print the model "
                "against the capture per swap chain (presents, present mode, frame time, time in Present, GPU "
                "busy, display latency, dropped frames) with the targets each meets."),
-    "rules": ("wddmsim.rulescmd:rules_cmd",
+    "rules": ("wddmsim.cli.rules:rules_cmd",
               "How the model accounts for each checkable DDI rule: its status, what it says, where it is "
               "checked and which tests break it."),
-    "sweep": ("wddmsim.sweepcmd:sweep_cmd",
+    "sweep": ("wddmsim.cli.sweep:sweep_cmd",
               "Run SCENARIO for every combination of --set values and --seeds; one row of figures per run."),
 }
 
@@ -75,7 +75,7 @@ def main() -> None:
 
 def _print_bugcheck(con: Console, record: dict) -> None:
     """The stop a crash record holds, parameter by parameter: as ``wddmsim decode @RECORD`` shows it."""
-    from .structcmd import print_stop
+    from .structures import print_stop
 
     print_stop(con, record)
 
@@ -84,19 +84,19 @@ def _print_bugcheck(con: Console, record: dict) -> None:
 def execute(scenario, *, seed=None, until=None, events=None, as_json=False, verifier="strict",
             crash_record="wddmsim-crash.json", con: Console | None = None, trace=None, presentmon=None,
             report=None, driver=None, memory=False, wide=False, max_events=None, max_log_bytes=None) -> int:
-    """Build and run ``scenario``; print its summary (:mod:`wddmsim.summary`: tables, every column
+    """Build and run ``scenario``; print its summary (:mod:`wddmsim.output.summary`: tables, every column
     with ``wide``, or JSON); return the exit status (3 after a bug check). ``trace``: also write
     the run's timeline as Chrome trace JSON there; ``presentmon``: the PresentMon-style CSV of its
     presents; ``report``: the report folder; ``driver``: the driver's class (instead of the
     scenario's). On standard error after the run: its wall time and real-time factor, and with
-    ``memory`` the peak resident memory (:mod:`wddmsim.runcost`); after a bug check with ``as_json``,
+    ``memory`` the peak resident memory (:mod:`wddmsim.runner.cost`); after a bug check with ``as_json``,
     where its crash record went. None of these is in the summary, which the seed decides.
 
     SIGINT and SIGTERM, and the budgets ``max_events`` (kernel events) and ``max_log_bytes`` (bytes
     of the ``events`` log), end the run early at the current virtual time with every output
-    written from what ran (:mod:`wddmsim.runstop`): one line on standard error says where and why,
+    written from what ran (:mod:`wddmsim.runner.stop`): one line on standard error says where and why,
     and the status is 130 after a signal, 5 after a budget. Before a long run with ``events``, the
-    log's estimated size goes to standard error (:mod:`wddmsim.logestimate`).
+    log's estimated size goes to standard error (:mod:`wddmsim.runner.logestimate`).
 
     An output that cannot be written once the run has started (a full disk, a read-only report
     folder; :class:`~wddmsim.trace.output.WriteFailed`) stops neither the run nor the other
@@ -105,7 +105,7 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
     standard error. The status is then the run's own when that is not 0 (3 after a bug check, 5,
     130), else 2. An event log that fails keeps the lines written before (the run goes on without
     it)."""
-    from .runstop import RunStop, interrupts
+    from ..runner.stop import RunStop, interrupts
 
     if max_log_bytes is not None and not events:
         raise UserError("--max-log-bytes: goes with --events FILE (it bounds that log)")
@@ -119,12 +119,12 @@ def execute(scenario, *, seed=None, until=None, events=None, as_json=False, veri
 def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_record, con, trace, presentmon,
              report, driver, memory, wide) -> int:
     """:func:`execute`'s work, with the signal handlers in place."""
-    from .runcost import memory_line, peak_rss_bytes, timing_line, writer_peak_rss_bytes
-    from .runprogress import progress_for
-    from .runstop import exit_status, stop_line
-    from .summaryview import print_summary
-    from .trace import JsonlSink, ListSink, TeeSink
-    from .trace.output import WriteFailed
+    from ..runner.cost import memory_line, peak_rss_bytes, timing_line, writer_peak_rss_bytes
+    from ..runner.progress import progress_for
+    from ..runner.stop import exit_status, stop_line
+    from ..output.summaryview import print_summary
+    from ..trace import JsonlSink, ListSink, TeeSink
+    from ..trace.output import WriteFailed
 
     failed: list[str] = []  # one line per output that could not be written, shown at the end
     sink = None
@@ -175,15 +175,15 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
             failed.append(str(e))
 
     if trace:
-        from .trace.chrome import write_chrome_trace
+        from ..trace.chrome import write_chrome_trace
 
         attempt(write_chrome_trace, collected.events, trace)
     if presentmon:
-        from .trace.presentmon import write_presentmon_csv
+        from ..trace.presentmon import write_presentmon_csv
 
         attempt(write_presentmon_csv, collected.events, presentmon)
     if report:
-        from .report import write_report
+        from ..output.report import write_report
 
         attempt(write_report, collected.events, report)
     record = None  # where the crash record went
@@ -218,10 +218,10 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
 
 def _print_estimate(scenario, until, stop, **system_kw) -> None:
     """Before a long run with an event log (or one with --max-log-bytes): the log's estimated size
-    on standard error (:mod:`wddmsim.logestimate`). A log estimated far past a busy run's with no
-    --max-log-bytes gets one by default (:func:`wddmsim.logestimate.default_budget`), said on the
+    on standard error (:mod:`wddmsim.runner.logestimate`). A log estimated far past a busy run's with no
+    --max-log-bytes gets one by default (:func:`wddmsim.runner.logestimate.default_budget`), said on the
     next line."""
-    from .logestimate import default_budget, estimate_line, estimate_log, size_text, wants_estimate
+    from ..runner.logestimate import default_budget, estimate_line, estimate_log, size_text, wants_estimate
 
     duration = scenario.duration if until is None else until
     if not wants_estimate(duration, stop.max_log_bytes):
@@ -314,7 +314,7 @@ def policies_cmd(show: str | None, gpu: bool) -> None:
     import inspect
     import importlib
 
-    from .policies.names import SHIPPED, SHIPPED_GPU
+    from ..policies.names import SHIPPED, SHIPPED_GPU
 
     def where(module: str, hardware: bool) -> str:
         if module == "builtin":
@@ -346,10 +346,10 @@ def report_cmd(events_file: str, output: str) -> None:
     carries (the one ``wddmsim run`` printed) and the plots. A partial log (the run was stopped
     early) says so on stderr and on summary.md's first line; a log cut short carries no summary:
     the plots are written, summary.md says the summary is missing, and there is no summary.json."""
-    from .report import write_report
-    from .summary import NoSummary, from_log
-    from .trace.ending import log_ending
-    from .trace.output import WriteFailed
+    from ..output.report import write_report
+    from ..output.summary import NoSummary, from_log
+    from ..trace.ending import log_ending
+    from ..trace.output import WriteFailed
 
     events = read_log(events_file)
     cut = log_ending(events).reason is None
@@ -375,8 +375,8 @@ def report_cmd(events_file: str, output: str) -> None:
               help="Where the Chrome trace JSON goes (open it in ui.perfetto.dev or chrome://tracing).")
 def trace_cmd(events_file: str, output: str) -> None:
     """Turn an event log written with --events into a Chrome trace timeline."""
-    from .trace.chrome import write_chrome_trace
-    from .trace.output import WriteFailed
+    from ..trace.chrome import write_chrome_trace
+    from ..trace.output import WriteFailed
 
     events = read_log(events_file)
     check_writable(output)
@@ -408,11 +408,11 @@ def verify_cmd(driver: str, only, as_json: bool, junit, sets) -> None:
     status is 2 when every case passed (1 stands). Ctrl-C (SIGINT) or SIGTERM stops the suite where
     it is: the verdict covers the cases that ran and says so, exit status 130 (a driver call that
     never returns is stopped by the DDI watchdog: docs/verify.md)."""
-    from .verify import select, verify
-    from .verify.output import junit_xml, print_report, report_json
+    from ..verify import select, verify
+    from ..verify.output import junit_xml, print_report, report_json
 
-    from .dxgkrnl.errors import AdapterStartError
-    from .system import ConfigError
+    from ..dxgkrnl.errors import AdapterStartError
+    from ..runner.system import ConfigError
 
     cls = load_driver(driver)
     settings = parse_settings(sets)
@@ -438,14 +438,14 @@ def verify_cmd(driver: str, only, as_json: bool, junit, sets) -> None:
         click.echo(json.dumps(report_json(report), indent=2))
     else:
         print_report(con, report)
-    from .runstop import EXIT_INTERRUPTED
+    from ..runner.stop import EXIT_INTERRUPTED
 
     raise SystemExit(with_failures(EXIT_INTERRUPTED if report.interrupted else 0 if report.passed else 1, failed))
 
 
 def _write_bytes(path: str, data: bytes) -> list[str]:
     """Write ``data`` to ``path``: [] when written, else the one line saying why not."""
-    from .trace.output import WriteFailed
+    from ..trace.output import WriteFailed
 
     try:
         with open(path, "wb") as f:
@@ -458,9 +458,9 @@ def _write_bytes(path: str, data: bytes) -> list[str]:
 # ---------------------------------------------------------------------------------------- demo
 def compare_scenarios(scenario, label: str) -> tuple[dict, dict, list[str]]:
     """Run ``scenario`` under the software scheduler and under hardware scheduling (see
-    :mod:`wddmsim.compare`): the two summaries and what was translated."""
-    from .compare import checked, variants
-    from .scenario import ScenarioError
+    :mod:`wddmsim.runner.compare`): the two summaries and what was translated."""
+    from ..runner.compare import checked, variants
+    from ..scenario import ScenarioError
 
     software, hardware, notes = variants(scenario)
     out = []
@@ -484,7 +484,7 @@ def compare_scenarios(scenario, label: str) -> tuple[dict, dict, list[str]]:
 def compare_cmd(scenario: str, as_json: bool) -> None:
     """Run SCENARIO under the software scheduler and under hardware scheduling, side by side:
     latency per context and the CPU-side cost per submission."""
-    from .summaryview import print_table, time_cell, time_text
+    from ..output.summaryview import print_table, time_cell, time_text
 
     sc = load_scenario_file(scenario)
     sw, hw, notes = compare_scenarios(sc, scenario)

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from .ddi.rules.catalog import RULE_COUNT, STATUSES, catalog, counts, markdown_table
+from ..ddi.rules.catalog import RULE_COUNT, STATUSES, catalog, counts, markdown_table
 
 
 def select(numbers: tuple[str, ...], status: str | None):

@@ -1,6 +1,6 @@
 """The progress bar of a long ``wddmsim run`` on a terminal.
 
-:meth:`wddmsim.system.System.run` calls the bar between slices of virtual time; the bar answers
+:meth:`wddmsim.runner.system.System.run` calls the bar between slices of virtual time; the bar answers
 with the next slice's length, so that each slice takes about :data:`SLICE_S` of wall time and the
 bar moves smoothly whatever the scenario's pace. It shows virtual time done, the pace (virtual
 time per wall second, smoothed over the last slices) and the time left at that pace (ETA). It
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from .summaryview import time_text
+from ..output.summaryview import time_text
 
 __all__ = ["SHOW_AFTER_S", "SLICE_S", "RunProgress", "eta_text", "progress_for"]
 

@@ -30,8 +30,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from .ddi import codec, layout, registry, versions
-from .ddi.schema import EnumType, Record
+from ..ddi import codec, layout, registry, versions
+from ..ddi.schema import EnumType, Record
 
 ARCH = click.Choice(list(layout.ARCHES))
 VERSION = click.Choice(list(versions.VERSION_NAMES), case_sensitive=False)
@@ -206,7 +206,7 @@ def parse_hex(text: str, where: str) -> bytes:
 def read_input(source: str) -> tuple[bytes, str]:
     """The bytes named on the command line: ``@FILE`` (raw bytes) or hex text; and where they came from."""
     if source.startswith("@"):
-        from .inputbound import STRUCT_MAX, TooLarge, read_bounded
+        from ..util.inputbound import STRUCT_MAX, TooLarge, read_bounded
 
         path = Path(source[1:])
         try:
@@ -225,9 +225,9 @@ def read_input(source: str) -> tuple[bytes, str]:
 def read_record(path_text: str) -> dict:
     """The crash record at ``path_text`` (see :mod:`wddmsim.dxgkrnl.crash`), checked; a stop that
     is about no structure has ``struct`` empty."""
-    from .dxgkrnl.crash import RECORD_FORMAT
+    from ..dxgkrnl.crash import RECORD_FORMAT
 
-    from .inputbound import RECORD_MAX, TooLarge, read_bounded
+    from ..util.inputbound import RECORD_MAX, TooLarge, read_bounded
 
     path = Path(path_text)
     try:
@@ -274,7 +274,7 @@ def _check_record_fields(path: Path, rec: dict) -> None:
     """Each member of a crash record has the type and the range ``wddmsim run`` writes: a
     StructInputError names the first that does not (exit status 2), so a record edited by hand is
     never half-read."""
-    from .ddi.layout import ARCHES
+    from ..ddi.layout import ARCHES
 
     def bad(key: str, why: str) -> StructInputError:
         return StructInputError(f"{path}: {key}: {why}")
@@ -312,7 +312,7 @@ def _check_record_fields(path: Path, rec: dict) -> None:
 
 def rule_sentence(number: int, name: str | None = None) -> str:
     """Contract rule ``number`` in a sentence: its number, name and what it asks (the catalogue's words)."""
-    from .ddi.rules.catalog import RULE_COUNT, catalog
+    from ..ddi.rules.catalog import RULE_COUNT, catalog
 
     if not 1 <= number <= RULE_COUNT:
         return f"rule {number}{f' ({name})' if name else ''}"
@@ -323,7 +323,7 @@ def rule_sentence(number: int, name: str | None = None) -> str:
 def stop_name(bc) -> str:
     """``bug check 0x119 (VIDEO_SCHEDULER_INTERNAL_ERROR), parameter 1 0x2 (DRIVER_FAILED_SUBMIT_COMMAND)``:
     a bug check by its code and name, and for 0x119 its subcode."""
-    from .ddi.bugcheck import BugCheckCode, VidSchError
+    from ..ddi.bugcheck import BugCheckCode, VidSchError
 
     text = f"bug check 0x{bc.code:X} ({bc.name})"
     if bc.code == BugCheckCode.VIDEO_SCHEDULER_INTERNAL_ERROR and bc.p1 in VidSchError._value2member_map_:
@@ -335,7 +335,7 @@ def print_stop(con: Console, record: dict) -> None:
     """The stop a crash record holds (also what ``wddmsim run`` prints after one): the time, the
     bug check with every parameter explained, why the model stopped (the rule the driver broke, in
     a sentence) and the driver's traceback where it faulted."""
-    from .ddi.bugcheck import BugCheck, describe
+    from ..ddi.bugcheck import BugCheck, describe
 
     b = record["bugcheck"]
     bc = BugCheck(b["code"], b["p1"], b["p2"], b["p3"], b["p4"])
@@ -358,7 +358,7 @@ def print_stop(con: Console, record: dict) -> None:
 
 
 def _violations(t: Record, data: bytes, arch: str, version: versions.DdiVersion) -> list:
-    from .ddi import rules
+    from ..ddi import rules
 
     obj = codec.from_bytes(t, data, arch, version)
     return rules.check(t.name, obj, rules.Facts(version=version))
@@ -458,7 +458,7 @@ def decode_cmd(struct: str, data: str | None, arch: str | None, ddi_version: str
                             "bugcheck": None if v.bugcheck is None else str(v.bugcheck)} for v in broken],
         }
         if record is not None:
-            from .ddi.bugcheck import BugCheck, describe
+            from ..ddi.bugcheck import BugCheck, describe
 
             b = record["bugcheck"]
             crash = {k: record.get(k) for k in ("time", "bugcheck", "rule", "message", "address", "ddi")}

@@ -1,5 +1,5 @@
 """The policy comparison of a sweep (``wddmsim sweep ... --set scheduler.policy=A,B --report DIR``,
-:func:`wddmsim.report.write_comparison`), made from the sweep's rows rather than an event log:
+:func:`wddmsim.output.report.write_comparison`), made from the sweep's rows rather than an event log:
 
 - ``policy_comparison.png``: on the left each policy's packet latency distribution (cumulative,
   log time axis), pooled over every context of every run of the policy that went to its end; on
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from matplotlib.figure import Figure
 
 from .report_plots import LATENCY_FLOOR_MS, MS, STYLES, WIDTH, counted, log_ms_axis
-from .sweep.plot import POLICY, value_label
+from .sweep_plot import POLICY, value_label
 
 #: a context's latency figures in a row and the fraction of its packets at or below each
 _CDF_POINTS = (("latency_min_ns", 0.0), ("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99), ("latency_max_ns", 1.0))
@@ -143,7 +143,7 @@ def row_settings(rows: Sequence[Mapping]) -> list[str]:
 
 def policy_groups(rows: Sequence[Mapping], setting: str = POLICY) -> dict[str, list[Mapping]]:
     """The rows by the value of ``setting`` (the scheduler policy), in the order the values first
-    appear, each labelled by its name (:func:`wddmsim.sweep.plot.value_label`; the whole value
+    appear, each labelled by its name (:func:`wddmsim.output.sweep_plot.value_label`; the whole value
     where two values would give one name). Failed runs are in their policy's group."""
     values: list = []
     for row in rows:

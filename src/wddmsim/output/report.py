@@ -2,9 +2,9 @@
 
 Both build the report from the event log alone, so a saved log gives the same folder as the run:
 
-- ``summary.json`` and ``summary.md``: the run's summary (:mod:`wddmsim.summary`), the one object
+- ``summary.json`` and ``summary.md``: the run's summary (:mod:`wddmsim.output.summary`), the one object
   ``wddmsim run`` prints and ``--json`` gives, read from the log's last line (``LogEnd``); the
-  Markdown holds the terminal's tables with every column (:func:`wddmsim.summaryview.markdown`),
+  Markdown holds the terminal's tables with every column (:func:`wddmsim.output.summaryview.markdown`),
   its incidents (resets, live dumps, devices in error, verifier reports) and the bug check;
 - ``node_utilisation.png``: each node's busy fraction per time bucket;
 - ``context_latency.png``: each context's latency distribution (cumulative);
@@ -17,15 +17,15 @@ draws a node's busy time as the union of its contexts' turns on its engine (``Hw
 the buffers with the driver (``DxgkDdiSubmitCommandToHwQueue`` returned success) not yet retired
 (``QueuePacketStop``).
 
-The plots are drawn by :mod:`wddmsim.report_plots` (matplotlib's Agg backend, no display needed).
+The plots are drawn by :mod:`wddmsim.output.report_plots` (matplotlib's Agg backend, no display needed).
 
 A sweep over scheduler policies (``wddmsim sweep ... --set scheduler.policy=A,B --report DIR``)
 writes a comparison from its rows instead, :func:`write_comparison`:
 
 - ``policy_comparison.png``: each policy's latency distribution over all its runs and its deadline
-  misses per run (:func:`wddmsim.report_compare.policy_figure`).
+  misses per run (:func:`wddmsim.output.report_compare.policy_figure`).
 
-A run that stopped early (a signal, a budget: :mod:`wddmsim.runstop`) or a log cut short is
+A run that stopped early (a signal, a budget: :mod:`wddmsim.runner.stop`) or a log cut short is
 partial: ``summary.md`` says so on its first line, in the words of :mod:`wddmsim.trace.ending`.
 
 A file of the folder that cannot be written (a read-only folder, a full disk, a folder in the
@@ -42,8 +42,8 @@ import os
 
 from .summary import from_log
 from .summaryview import markdown
-from .trace.ending import log_ending
-from .trace.output import WriteFailed, open_text, reason
+from ..trace.ending import log_ending
+from ..trace.output import WriteFailed, open_text, reason
 
 __all__ = ["COMPARISON_FILE", "ComparisonError", "failure", "markdown", "partial_note", "summarize",
            "write_comparison", "write_report"]
@@ -58,8 +58,8 @@ class ComparisonError(ValueError):
 
 
 def summarize(events: list[dict]) -> dict:
-    """The report's numbers: the run summary the event log carries (:func:`wddmsim.summary.from_log`;
-    :class:`wddmsim.summary.NoSummary` when it has none)."""
+    """The report's numbers: the run summary the event log carries (:func:`wddmsim.output.summary.from_log`;
+    :class:`wddmsim.output.summary.NoSummary` when it has none)."""
     return from_log(events)
 
 
@@ -99,7 +99,7 @@ def failure(out_dir: str, failed: list[tuple[str, OSError]], total: int) -> Writ
 
 def write_report(events: list[dict], out_dir: str) -> list[str]:
     """Write the report folder (created when missing): the summary (JSON and Markdown), then the
-    plots (:func:`wddmsim.report_plots.write_plots`); returns the files written. A partial log's
+    plots (:func:`wddmsim.output.report_plots.write_plots`); returns the files written. A partial log's
     ``summary.md`` says so on its first line; a log cut short (no ``LogEnd``) carries no summary:
     ``summary.md`` then says so, there is no ``summary.json``, and the plots are drawn from what
     the log holds. A file that cannot be written: every other one is written, then the
@@ -141,7 +141,7 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
 def write_comparison(rows, out_dir: str, setting: str = "scheduler.policy") -> list[str]:
     """Write ``policy_comparison.png`` into ``out_dir`` (created when missing) from a sweep's rows
     (:func:`wddmsim.sweep.sweep`'s, or its ``--json`` read back) by the value of ``setting``:
-    :func:`wddmsim.report_compare.policy_figure`. Returns the files written; raises
+    :func:`wddmsim.output.report_compare.policy_figure`. Returns the files written; raises
     :class:`ComparisonError` when no row has ``setting`` or every run failed, a
     :class:`~wddmsim.trace.output.WriteFailed` when the file cannot be written."""
     from .report_compare import policy_figure

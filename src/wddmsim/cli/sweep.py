@@ -52,7 +52,7 @@ def sweep_cmd(scenario, sets, seeds, workers, dask_address, output, as_json, plo
     stops the sweep: the runs under way end, the rows of those that finished are written, a line
     says how many of how many, exit status 130. --plot draws a column against a setting (one line
     per --series value); --report DIR compares the swept scheduler policies. See docs/sweeps.md."""
-    from .runstop import RunStop, interrupts
+    from ..runner.stop import RunStop, interrupts
 
     stop = RunStop()
     with interrupts(stop):
@@ -65,10 +65,10 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
     """``wddmsim sweep``'s work, with the signal handlers of ``stop`` in place."""
     import time
 
-    from .cliutil import ScenarioProblems, UserError, check_directory, show_warnings
-    from .cliutil import check_writable as _check_writable
-    from .sweep import DaskMissing, SweepError, public, sweep, write_csv
-    from .sweep.progress import SweepProgress
+    from .util import ScenarioProblems, UserError, check_directory, show_warnings
+    from .util import check_writable as _check_writable
+    from ..sweep import DaskMissing, SweepError, public, sweep, write_csv
+    from ..sweep.progress import SweepProgress
 
     if not output and not as_json:
         raise UserError("sweep: give -o FILE.csv for the rows, --json to print them, or both")
@@ -81,7 +81,7 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
         if path:
             _check_writable(path)
     if x_setting or series_setting or report_dir:
-        from .sweep.plot import POLICY, PlotError, choose_axes
+        from ..output.sweep_plot import POLICY, PlotError, choose_axes
 
         try:
             settings = _settings_of(sets)
@@ -119,7 +119,7 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
             raise
         raise UserError(f"--dask {dask_address}: cannot reach the scheduler: {e}") from None
     stop.outputs = True  # a second signal from here on ends the process at once
-    from .trace.output import reason
+    from ..trace.output import reason
 
     problems = []  # an output that cannot be written or drawn keeps none of the others from being written
     if output:
@@ -138,7 +138,7 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
     click.echo(f"{len(rows)} runs, {failed} failed, in {time.perf_counter() - started:.1f} s"
                + (f"; rows in {output}" if output else ""), err=True)
     if plot_metric and rows:
-        from .sweep.plot import PlotError, plot_metric as draw
+        from ..output.sweep_plot import PlotError, plot_metric as draw
 
         target = plot_file or _plot_path(output, plot_metric)
         try:
@@ -149,7 +149,7 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
         except OSError as e:
             problems.append(f"{target}: cannot write: {reason(e)}")
     if report_dir and rows:
-        from .report import ComparisonError, write_comparison
+        from ..output.report import ComparisonError, write_comparison
 
         try:
             written = write_comparison(rows, report_dir)
@@ -167,7 +167,7 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
 def _settings_of(sets) -> dict[str, list]:
     """The ``--set`` options' columns, each with its distinct values in the order given (a
     :class:`~wddmsim.sweep.SweepError` for a malformed one or a path given twice)."""
-    from .sweep import settings_from
+    from ..sweep import settings_from
 
     out: dict[str, list] = {}
     for setting in settings_from(sets):
@@ -180,7 +180,7 @@ def _settings_of(sets) -> dict[str, list]:
 
 def _columns_of(sets) -> list[str]:
     """The rows' column names of the ``--set`` options' paths (``nodes[0]`` is written ``nodes.0``)."""
-    from .sweep import parse_setting
+    from ..sweep import parse_setting
 
     return [parse_setting(text).column for text in sets]
 

@@ -1,4 +1,4 @@
-"""The run summary (:mod:`wddmsim.summary`) as tables and lines, for the terminal and for Markdown.
+"""The run summary (:mod:`wddmsim.output.summary`) as tables and lines, for the terminal and for Markdown.
 
 :func:`sections` turns the summary into a list of :class:`Table` and :class:`Lines`: every label,
 column and cell text is decided there, once. :func:`print_summary` draws them on a rich console
@@ -369,7 +369,7 @@ def _recovery(s: dict) -> list[Lines]:
     tdr = s.get("tdr")
     if not tdr or not (tdr["engine_resets"] or tdr["adapter_resets"] or tdr["live_dumps"]):
         return []
-    from .ddi.bugcheck import BugCheckCode, describe_parameters
+    from ..ddi.bugcheck import BugCheckCode, describe_parameters
 
     # A live dump's first three parameters are the OS's own pointers (0 in the model); its fourth
     # is explained as decode explains it.
@@ -382,7 +382,7 @@ def _recovery(s: dict) -> list[Lines]:
 
 
 def _bugcheck(s: dict) -> Lines:
-    from .ddi.bugcheck import BugCheck, describe
+    from ..ddi.bugcheck import BugCheck, describe
 
     b = s["bugcheck"]
     lines = describe(BugCheck(b["code"], b["p1"], b["p2"], b["p3"], b["p4"]))
@@ -393,7 +393,7 @@ def _bugcheck(s: dict) -> Lines:
 
 
 def _rule_name(number: int) -> str:
-    from .ddi.rules.catalog import catalog
+    from ..ddi.rules.catalog import catalog
 
     return next((r.name for r in catalog() if r.number == number), "not in the catalogue")
 

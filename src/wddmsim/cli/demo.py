@@ -6,7 +6,7 @@ compute batches, a copy stream moving 256 KiB every 2 ms on the copy engine (the
 move), and a bursty client that also uses the 3D node. The demo prints the run's summary, then
 follows the game's first packet through the event log: rendered, queued, submitted with its
 ``DXGKARG_SUBMITCOMMAND``, started on the GPU, completed by the ISR's ``DMA_COMPLETED`` and retired
-in the DPC. The summary is the one ``wddmsim run`` prints (:mod:`wddmsim.summaryview`). Its wall
+in the DPC. The summary is the one ``wddmsim run`` prints (:mod:`wddmsim.output.summaryview`). Its wall
 time and real-time factor (virtual seconds per wall second, the event log kept in memory) go to
 standard error. An ``--events`` file that cannot be opened is one line and exit status 2 before the
 run; one that fails while it is written (a full disk) keeps its lines so far, and the demo prints
@@ -93,7 +93,7 @@ def _trip(events: list[dict]) -> list[tuple[int, str, str]]:
 def run_demo(con: Console, events_path: str | None = None, wide: bool = False) -> int:
     """Run the built-in scenario, print the summary (every column with ``wide``) and one packet's
     trip; return the exit status."""
-    from .runstop import RunStop, interrupts
+    from ..runner.stop import RunStop, interrupts
 
     stop = RunStop()
     with interrupts(stop):
@@ -103,14 +103,14 @@ def run_demo(con: Console, events_path: str | None = None, wide: bool = False) -
 def _run_demo(con: Console, stop, events_path: str | None, wide: bool) -> int:
     """:func:`run_demo`'s work, with the signal handlers of ``stop`` in place: a signal stops the
     run where it is, the summary covers what ran, exit status 130."""
-    from .cliutil import UserError, with_failures
-    from .runcost import timing_line
-    from .runstop import exit_status, stop_line
-    from .scenario import parse_scenario
-    from .summaryview import print_summary, print_table
-    from .system import System
-    from .trace import JsonlSink, ListSink, TeeSink
-    from .trace.output import WriteFailed, reason
+    from .util import UserError, with_failures
+    from ..runner.cost import timing_line
+    from ..runner.stop import exit_status, stop_line
+    from ..scenario import parse_scenario
+    from ..output.summaryview import print_summary, print_table
+    from ..runner.system import System
+    from ..trace import JsonlSink, ListSink, TeeSink
+    from ..trace.output import WriteFailed, reason
 
     scenario = parse_scenario(SCENARIO, "<built-in demo>")
     memory = ListSink()

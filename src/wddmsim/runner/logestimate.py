@@ -7,7 +7,7 @@ its first :data:`PROBE_NS` of virtual time (a tenth of the run at most, and at m
 :data:`PROBE_EVENTS` kernel events), into a sink that counts the log's bytes and writes nothing.
 The model is deterministic, so the probe makes the very lines the run will begin with; the estimate
 is their size scaled to the run's length, plus the size of the probe's ``LogEnd`` line. The probe
-is its own :class:`~wddmsim.system.System`: the run and its log are the same bytes with or without
+is its own :class:`~wddmsim.runner.system.System`: the run and its log are the same bytes with or without
 it. Its cost is bounded by :data:`PROBE_EVENTS`: on the shipped examples it takes 13 to 215 ms of
 wall time (measured once the model's modules are loaded, as they are when ``wddmsim run`` probes:
 it has built the run's own system by then).
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .trace.output import encoded_size
+from ..trace.output import encoded_size
 
 __all__ = ["BUSY_RATE", "DEFAULT_BUDGET_FLOOR", "FAR_OVER", "LONG_NS", "PROBE_EVENTS", "PROBE_NS", "LogEstimate",
            "default_budget", "estimate_line", "estimate_log", "size_text", "wants_estimate"]
@@ -87,12 +87,12 @@ def wants_estimate(duration: int, max_log_bytes: int | None) -> bool:
 def estimate_log(scenario, duration: int, *, stop=None, **system_kw) -> LogEstimate | None:
     """Probe ``scenario`` (built as ``System(scenario, **system_kw)``) and estimate the log of a
     run of ``duration`` ns; None when the probe cannot tell (it ended in a bug check, or no
-    virtual time passed). ``stop``: the command's :class:`~wddmsim.runstop.RunStop`: after a
+    virtual time passed). ``stop``: the command's :class:`~wddmsim.runner.stop.RunStop`: after a
     signal during the probe (short, so it is not looked at) there is no estimate, and the run
     stops before it starts."""
-    from .runstop import RunStop
+    from .stop import RunStop
     from .system import System
-    from .trace import JsonlSink
+    from ..trace import JsonlSink
 
     count = _ByteCount()
     sink = JsonlSink(count, process=False)

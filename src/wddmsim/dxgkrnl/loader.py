@@ -59,7 +59,7 @@ def _import(module: str, what: str, spec: str):
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - the user's module raised (or called sys.exit) while importing
-        from .dxgkrnl.watchdog import NothingRan
+        from .watchdog import NothingRan
 
         if isinstance(e, NothingRan):
             raise  # a Ctrl-C before the run began, not the module's own exit
