@@ -54,11 +54,8 @@ Decisions where the documentation is silent:
    (STATUS_INVALID_HANDLE: the handle it waits on is gone); later calls on the fence, waits
    included, raise ApiError(STATUS_INVALID_HANDLE) at once. Its 8-byte slot is reused by a later
    fence.
-7. A wait that times out first re-reads its fences (a value may be in memory without a scan yet,
-   so it is checked again before the wait gives up) and times out only if still unsatisfied. The
-   timeout timer runs at DISPATCH_LEVEL (a kernel timer expires in a DPC).
-8. A wait-all is satisfied at an instant where every target is reached at once; if a rewind undoes
-   one target meanwhile, the wait goes on waiting for it.
+7. A wait that times out: see :mod:`.fence_waits`, which keeps this decision.
+8. A wait-all: see :mod:`.fence_waits`, which keeps this decision.
 9. Every API call refreshes the fences it names from memory first, so validation never compares
    against a value the GPU has already overtaken.
 10. Opening a fence from another process needs the Shared flag (else STATUS_ACCESS_DENIED).
@@ -69,18 +66,40 @@ Decisions where the documentation is silent:
 
 ``value`` is the OS's view as of the last signal, scan or API call on the fence; :meth:`FenceTable.read`
 shows what memory holds now without committing it.
+
+The module is the fence table: creating, opening and destroying fences, their values in memory,
+signals and scans. The fence object and the contract's numbers are :mod:`.fence_object`'s; the
+waits (CPU and queue waiters, their release) are :mod:`.fence_waits`'s, a base class of
+:class:`FenceTable`. Every name is importable from here as before.
 """
 
 from __future__ import annotations
 
-from heapq import heapify, heappop, heappush
+from heapq import heappop
 from operator import attrgetter
 from typing import Any, Callable, Iterable
 
 from ..sim.tracing import wants
-from ..ddi.ntstatus import NTSTATUS, status_name
-from ..sim import DISPATCH
 from .errors import ApiError
+# The names of the fence object and of the waits stay importable from here (some only re-exported).
+from .fence_object import (  # noqa: F401
+    _KNOWN_FLAGS,
+    ACCESS_DENIED,
+    CANCELLED,
+    DESTROYED_STATUS,
+    HALF_RANGE,
+    INVALID_HANDLE,
+    INVALID_PARAMETER,
+    MAX_OBJECTS_SIGNALED,
+    MAX_OBJECTS_WAITED_ON,
+    SUCCESS,
+    SYNC_FLAGS,
+    TIMEOUT,
+    U32_MAX,
+    U64_MAX,
+    MonitoredFence,
+)
+from .fence_waits import FenceWaits, QueueWait  # noqa: F401
 from .objects import HandleTable
 from .stats import LatencyStats
 
@@ -97,30 +116,6 @@ __all__ = [
     "QueueWait",
 ]
 
-U64_MAX = (1 << 64) - 1
-U32_MAX = (1 << 32) - 1
-#: UINT_MAX/2: the farthest a 32-bit fence's outstanding values may be from its last value (rule 99).
-HALF_RANGE = U32_MAX // 2
-#: D3DDDI_MAX_OBJECT_SIGNALED and D3DDDI_MAX_OBJECT_WAITED_ON.
-MAX_OBJECTS_SIGNALED = 32
-MAX_OBJECTS_WAITED_ON = 32
-
-#: D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS member names, in declaration order.
-SYNC_FLAGS = (
-    "Shared", "NtSecuritySharing", "CrossAdapter", "TopOfPipeline", "NoSignal", "NoWait",
-    "NoSignalMaxValueOnTdr", "NoGPUAccess", "SignalByKmd", "UnwaitCpuWaitersOnlyOnDestroy",
-)
-_KNOWN_FLAGS = frozenset(SYNC_FLAGS)
-
-SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
-TIMEOUT = int(NTSTATUS.STATUS_TIMEOUT)
-CANCELLED = int(NTSTATUS.STATUS_CANCELLED)
-INVALID_HANDLE = int(NTSTATUS.STATUS_INVALID_HANDLE)
-INVALID_PARAMETER = int(NTSTATUS.STATUS_INVALID_PARAMETER)
-ACCESS_DENIED = int(NTSTATUS.STATUS_ACCESS_DENIED)
-#: The status pending waiters complete with when their fence is destroyed (decision 6).
-DESTROYED_STATUS = INVALID_HANDLE
-
 _STAT_NAMES = (
     "created", "opened", "destroyed", "rejected", "cpu_signals", "queued_signals",
     "ignored_queued_signals", "rewinds", "gpu_updates", "backward_gpu_writes", "scans", "tdr_maxed",
@@ -128,170 +123,10 @@ _STAT_NAMES = (
     "cancelled",
 )
 
-
-class MonitoredFence:
-    """One monitored fence. The table owns the waiters; the attributes are for reading."""
-
-    #: A native GPU fence (:mod:`.nativefence`) says True: its waiters are read on the native-fence
-    #: interrupt only, never by the scan of monitored fences with waiters.
-    native = False
-
-    __slots__ = (
-        "handle", "process", "device", "flags", "cpu_va", "gpu_va", "bits", "value", "initial",
-        "destroyed", "signalers", "devices", "_heap", "_pending", "_dead", "_raw", "_watch",
-    )
-
-    def __init__(self, process, device, flags: frozenset, cpu_va: int, bits: int, initial: int):
-        self.handle = 0
-        self.process = process  # the owner
-        self.device = device  # the creator's device
-        self.flags = flags  # names of the D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS set
-        self.cpu_va = cpu_va  # kernel CPU address of the value
-        self.gpu_va: dict[Any, int] = {}  # process -> GPU VA (filled through map_gpu)
-        self.bits = bits  # 64, or 32 under No64BitAtomics
-        self.value = initial  # the OS's observed 64-bit value
-        self.initial = initial
-        self.destroyed = False
-        self.signalers: set = set() if device is None else {device}
-        self.devices: set = set() if device is None else {device}  # creator and openers
-        self._heap: list[tuple[int, int, _Entry]] = []  # (target, registration seq, entry)
-        self._watch = None  # the table's watch on the value's memory (see FenceTable._written)
-        self._pending = 0  # live entries in the heap
-        self._dead = 0  # cancelled entries still in the heap
-        self._raw = 0  # the memory value last read or written by the OS
-
-    @property
-    def max_value(self) -> int:
-        """The value a TDR drives it to (2**64-1 in the 64-bit view)."""
-        return U64_MAX
-
-    def __repr__(self) -> str:
-        state = " destroyed" if self.destroyed else ""
-        return f"<MonitoredFence 0x{self.handle:x} value={self.value} bits={self.bits}{state}>"
-
-
 _HANDLE = attrgetter("handle")
 
 
-class _Entry:
-    """A waiter's registration on one fence (a heap item)."""
-
-    __slots__ = ("fence", "target", "owner", "live")
-
-    def __init__(self, fence: MonitoredFence, target: int, owner):
-        self.fence = fence
-        self.target = target
-        self.owner = owner
-        self.live = True
-
-
-class QueueWait:
-    """Token of a queue-level (GPU) wait: ``done`` once released or cancelled, ``status`` then."""
-
-    __slots__ = ("table", "fence", "value", "callback", "done", "status", "start", "_entry")
-
-    def __init__(self, table: "FenceTable", fence: MonitoredFence, value: int, callback: Callable[[int], Any]):
-        self.table = table
-        self.fence = fence
-        self.value = value
-        self.callback = callback
-        self.done = False
-        self.status: int | None = None
-        self.start = table.sim.now
-        self._entry: _Entry | None = None
-
-    def cancel(self) -> None:
-        """Withdraw the wait; the callback is not called. Harmless once done."""
-        if self.done:
-            return
-        self.done = True
-        self.status = CANCELLED
-        table = self.table
-        table._drop(self._entry)
-        table.stats["cancelled"] += 1
-        if table.trace is not None:
-            table._trace_done(self.fence, self.value, "queue", CANCELLED, self.start)
-
-    def _fire(self, entry: _Entry, status: int) -> None:
-        if self.done:
-            return
-        self.done = True
-        self.status = status
-        table = self.table
-        if table.trace is not None:
-            table._trace_done(self.fence, self.value, "queue", status, self.start)
-        self.callback(status)
-
-    def __repr__(self) -> str:
-        return f"<QueueWait fence=0x{self.fence.handle:x} value={self.value} done={self.done}>"
-
-
-class _CpuWait:
-    """A CPU wait on up to 32 (fence, value) pairs; its Event succeeds with the status."""
-
-    __slots__ = ("table", "event", "pairs", "any", "start", "timer", "done", "traced")
-
-    def __init__(self, table: "FenceTable", event, pairs: list, wait_any: bool):
-        self.table = table
-        self.event = event
-        self.pairs = pairs  # [fence, target, entry or None]
-        self.any = wait_any
-        self.start = table.sim.now
-        self.timer = None
-        self.done = False
-        self.traced: list = []  # (fence, target) pairs that logged FenceWait
-
-    def _fire(self, entry: _Entry, status: int) -> None:
-        if self.done:
-            return
-        if status != SUCCESS or self.any:
-            self._finish(status)
-            return
-        waiting = False
-        for pair in self.pairs:
-            fence, target, e = pair
-            if fence.value >= target:
-                continue
-            if fence.destroyed:
-                self._finish(DESTROYED_STATUS)
-                return
-            waiting = True
-            if e is None or not e.live:  # satisfied before, undone by a rewind since
-                pair[2] = self.table._add(fence, target, self)
-        if not waiting:
-            self._finish(SUCCESS)
-
-    def _timeout(self) -> None:
-        self.timer = None
-        if self.done:
-            return
-        table = self.table
-        seen = set()
-        for fence, _, _ in self.pairs:
-            if fence not in seen and not fence.destroyed:
-                seen.add(fence)
-                table._refresh(fence)
-        if not self.done:
-            table.stats["timeouts"] += 1
-            self._finish(TIMEOUT)
-
-    def _finish(self, status: int) -> None:
-        self.done = True
-        table = self.table
-        for pair in self.pairs:
-            e = pair[2]
-            if e is not None and e.live:
-                table._drop(e)
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if table.trace is not None:
-            for fence, target in self.traced:
-                table._trace_done(fence, target, "cpu", status, self.start)
-        self.event.succeed(status)
-
-
-class FenceTable:
+class FenceTable(FenceWaits):
     """The OS's monitored fences on one adapter.
 
     ``memory`` has ``read_u64/write_u64/read_u32/write_u32``; ``allocate(size, align)`` returns
@@ -647,142 +482,3 @@ class FenceTable:
             if not fence.destroyed and self._refresh(fence):
                 moved += 1
         return moved
-
-    # -- waits ----------------------------------------------------------------------------------
-    def check_wait(self, fence: MonitoredFence, value: int) -> None:
-        """Raise ApiError unless ``fence`` may be waited on for ``value`` (live, no NoWait)."""
-        self._check_live(fence)
-        if "NoWait" in fence.flags:
-            self._fail(ACCESS_DENIED, f"monitored fence 0x{fence.handle:x} has NoWait")
-        self.check_value(value)
-
-    def _check_pending_target(self, fence: MonitoredFence, value: int) -> None:
-        if fence.bits == 32 and value > fence.value and value - fence.value > HALF_RANGE:
-            self._fail(INVALID_PARAMETER, f"wait for {value} on 32-bit fence 0x{fence.handle:x} is more than UINT_MAX/2 "
-                                          f"above its value {fence.value} (rule 99)")
-
-    def wait_cpu(self, fences: list[MonitoredFence], values: list[int], *, timeout: int | None = None,
-                 wait_any: bool = False):
-        """WaitForSynchronizationObjectFromCpu: an Event that succeeds with the wait's status.
-
-        STATUS_SUCCESS at the instant every value (``wait_any``: one) is reached; STATUS_TIMEOUT at
-        ``now + timeout`` ns otherwise (``timeout=0`` polls, None waits forever);
-        :data:`DESTROYED_STATUS` if a fence is destroyed meanwhile.
-        """
-        n = len(fences)
-        if len(values) != n:
-            self._fail(INVALID_PARAMETER, f"{n} fences but {len(values)} values")
-        if not 1 <= n <= MAX_OBJECTS_WAITED_ON:
-            self._fail(INVALID_PARAMETER, f"{n} objects; a wait takes 1..{MAX_OBJECTS_WAITED_ON} (D3DDDI_MAX_OBJECT_WAITED_ON)")
-        if timeout is not None and (not isinstance(timeout, int) or timeout < 0):
-            self._fail(INVALID_PARAMETER, f"timeout {timeout!r} is not a non-negative number of ns")
-        for fence, value in zip(fences, values):
-            self.check_wait(fence, value)
-        for fence in fences:
-            if not fence.destroyed:
-                self._refresh(fence)
-        for fence, value in zip(fences, values):
-            self._check_live(fence)  # a waiter released just now may have destroyed it
-            self._check_pending_target(fence, value)
-        self.stats["cpu_waits"] += 1
-        event = self.sim.event()
-        reached = [fence.value >= value for fence, value in zip(fences, values)]
-        if (any(reached) if wait_any else all(reached)):
-            self.stats["satisfied_at_once"] += 1
-            event.succeed(SUCCESS)
-            return event
-        if timeout == 0:
-            self.stats["timeouts"] += 1
-            event.succeed(TIMEOUT)
-            return event
-        wait = _CpuWait(self, event, [], wait_any)
-        trace = self.trace
-        for fence, value, ok in zip(fences, values, reached):
-            if ok:
-                wait.pairs.append([fence, value, None])
-                continue
-            wait.pairs.append([fence, value, self._add(fence, value, wait)])
-            if trace is not None:
-                wait.traced.append((fence, value))
-                trace.emit(self.sim.now, "FenceWait", {"fence": fence.handle, "value": value, "waiter": "cpu"})
-        if timeout is not None:
-            wait.timer = self.sim.at(self.sim.now + timeout, wait._timeout, irql=DISPATCH)
-        return event
-
-    def wait_queue(self, fence: MonitoredFence, value: int, callback: Callable[[int], Any]) -> QueueWait:
-        """WaitForSynchronizationObjectFromGpu: ``callback(status)`` once ``fence`` reaches ``value``.
-
-        The callback runs synchronously inside whatever releases the wait (a signal, a scan, a TDR,
-        a destroy), or inside this call if the value is already reached.
-        """
-        self.check_wait(fence, value)
-        self._refresh(fence)
-        self._check_live(fence)
-        self._check_pending_target(fence, value)
-        self.stats["queue_waits"] += 1
-        token = QueueWait(self, fence, value, callback)
-        if fence.value >= value:
-            self.stats["satisfied_at_once"] += 1
-            token.done = True
-            token.status = SUCCESS
-            callback(SUCCESS)
-            return token
-        token._entry = self._add(fence, value, token)
-        if self.trace is not None:
-            self.trace.emit(self.sim.now, "FenceWait", {"fence": fence.handle, "value": value, "waiter": "queue"})
-        return token
-
-    def pending_waits(self, fence: MonitoredFence) -> int:
-        """Waiter registrations on ``fence`` not yet released or withdrawn."""
-        return fence._pending
-
-    # -- waiter bookkeeping ---------------------------------------------------------------------
-    def _add(self, fence: MonitoredFence, target: int, owner) -> _Entry:
-        self._seq += 1
-        entry = _Entry(fence, target, owner)
-        heappush(fence._heap, (target, self._seq, entry))
-        fence._pending += 1
-        if fence._pending == 1 and not fence.native:
-            self._waited[fence] = None
-        return entry
-
-    def _drop(self, entry: _Entry | None) -> None:
-        """Withdraw a live entry (lazy deletion; the heap is compacted when mostly dead)."""
-        if entry is None or not entry.live:
-            return
-        entry.live = False
-        fence = entry.fence
-        fence._pending -= 1
-        fence._dead += 1
-        if fence._pending == 0:
-            self._waited.pop(fence, None)
-            fence._heap = []
-            fence._dead = 0
-        elif fence._dead > 32 and fence._dead > fence._pending:
-            heap = [item for item in fence._heap if item[2].live]
-            heapify(heap)
-            fence._heap = heap
-            fence._dead = 0
-
-    def _release(self, fence: MonitoredFence) -> None:
-        """Release satisfied waiters in target order, ties in registration order."""
-        stats = self.stats
-        while not fence.destroyed:
-            heap = fence._heap  # re-read: a callback may compact or replace it
-            if not heap or heap[0][0] > fence.value:
-                return
-            entry = heappop(heap)[2]
-            if not entry.live:
-                fence._dead -= 1
-                continue
-            entry.live = False
-            fence._pending -= 1
-            if fence._pending == 0:
-                self._waited.pop(fence, None)
-            stats["released"] += 1
-            entry.owner._fire(entry, SUCCESS)
-
-    def _trace_done(self, fence: MonitoredFence, value: int, waiter: str, status: int, start: int) -> None:
-        now = self.sim.now
-        self.trace.emit(now, "FenceWaitDone", {"fence": fence.handle, "value": value, "waiter": waiter,
-                                               "status": status_name(status), "waited_ns": now - start})
