@@ -39,6 +39,9 @@ __all__ = ["COMPILED", "GROUP", "install", "pure_requested", "status"]
 COMPILED = (
     "wddmsim.sim.kernel",
     "wddmsim.gpu.memory",
+    "wddmsim.gpu.engine_state",
+    "wddmsim.gpu.engine_execute",
+    "wddmsim.gpu.engine_preempt",
     "wddmsim.gpu.engine",
 )
 

@@ -72,15 +72,8 @@ Hardware queue slots
 --------------------
 ``GpuScheduler(gpu, engine, slots)`` with ``slots`` = n (``EngineSpec.hw_queue_slots``): the engine
 holds at most n queues *mapped* (its runlist); only a mapped queue's work counts in scheduling
-rule 1. A queue with work it could run (pending, not blocked, its context not suspended) and no
-slot waits for one;
-waiting queues get slots in the order they began to wait: a free slot first, else the slot of the
-mapped queue *idle* longest (not on the engine and nothing it could run; least recently mapped or
-loaded first). A queue that is not idle is never unmapped, so a queue is mapped and unmapped only
-while idle; a doorbell on an unmapped queue moves its saved write pointer and its packets run after
-it is mapped. Mapping takes no time. ``slot_log`` holds ``(t, qid, slot, "map"|"unmap")``; with
-``gpu.trace`` set each change is emitted as ``HwQueueMap`` / ``HwQueueUnmap``. ``slots`` None: no
-limit, every queue is mapped from its creation (and nothing is logged).
+rule 1. Which queue gets a slot, and when one is taken back: :mod:`.sched_runlist`. ``slots`` None:
+no limit, every queue is mapped from its creation.
 
 Suspend, resume, reset
 ----------------------
@@ -113,11 +106,11 @@ which is not logged); when ``gpu.trace`` is set each change is also emitted as `
 ``switches`` (contexts put on the engine), ``queue_switches``, and per context
 :meth:`preemptions` and :meth:`busy_ns`.
 
-Cost: a decision does not walk every context. Contexts are re-examined when something their
-runnability depends on changes (a doorbell, a WAIT, a slot, a suspension, the engine), the policy
-is told only of changes (BandPolicy groups the runnable ones by rank), and the state sweep logs
-only touched contexts (in creation order, as a walk over all of them would). With a slot limit,
-the remap still looks at every queue at each decision.
+Decisions: when the scheduler decides, and what a policy may ask of it (:mod:`.sched_decide`,
+which also says what a decision costs).
+
+The contexts and queues themselves, their states and the defaults: :mod:`.sched_state`. Every name
+of those three modules is importable from here.
 
 Spec: Microsoft's pages for DXGK_SCHEDULING_PRIORITY_BAND and DXGKARG_SETCONTEXTSCHEDULINGPROPERTIES
 (bands and properties), DxgkDdiSuspendContext and DXGK_SCHEDULING_LOG_CONTEXT_STATE (suspend and
@@ -128,13 +121,18 @@ resume, scheduling log), DxgkDdiResetHwEngine (engine reset) and DxgkDdiSubmitCo
 
 from __future__ import annotations
 
-import operator
 from collections import deque
 
-from ..sim import DEVICE
 from . import commands as C
 from .engine import IDLE, EngineContext, EngineFault
 from .policy import BAND_NAMES, FOCUS_BAND, IDLE_BAND, NORMAL_BAND, REALTIME_BAND, BandPolicy, GpuPolicy
+from .sched_decide import SchedulerDecisions
+from .sched_runlist import RunList
+from .sched_state import (  # noqa: F401 (importable from here)
+    CTX_IDLE, CTX_READY, CTX_RUNNING, CTX_SUSPENDED, DEFAULT_GRACE, DEFAULT_NORMAL_SHARE_PCT, DEFAULT_PROCESS_GRACE,
+    DEFAULT_QUANTUM, NATIVE_FENCE_CAUSE_SHIFT, SUSPEND_CAUSE_SHIFT, _NO_SLOTS, _ORDER, GpuSchedulerError, HwContext,
+    _Queue, _bands, _int,
+)
 
 __all__ = [
     "IDLE_BAND", "NORMAL_BAND", "FOCUS_BAND", "REALTIME_BAND", "BAND_NAMES", "SUSPEND_CAUSE_SHIFT",
@@ -144,106 +142,8 @@ __all__ = [
     "GpuSchedulerError", "GpuScheduler", "HwContext", "GpuPolicy", "BandPolicy",
 ]
 
-#: A completed suspend sets bit ``SUSPEND_CAUSE_SHIFT + engine index`` of the interrupt status.
-SUSPEND_CAUSE_SHIFT = 128
-#: A native fence write above its MonitoredValue sets bit ``NATIVE_FENCE_CAUSE_SHIFT + engine index``.
-NATIVE_FENCE_CAUSE_SHIFT = 160
 
-CTX_IDLE = "idle"
-CTX_READY = "ready"
-CTX_RUNNING = "running"
-CTX_SUSPENDED = "suspended"
-
-#: Defaults before ``configure_bands`` (ns, indexed by band).
-DEFAULT_GRACE = (0, 1_000_000, 500_000, 0)
-DEFAULT_QUANTUM = (2_000_000, 2_000_000, 2_000_000, 2_000_000)
-DEFAULT_PROCESS_GRACE = (500_000, 500_000, 500_000, 0)
-DEFAULT_NORMAL_SHARE_PCT = 10
-_ORDER = operator.attrgetter("order")
-#: The slot of every queue of an engine without a slot limit.
-_NO_SLOTS = -1
-
-
-class GpuSchedulerError(RuntimeError):
-    """An operation the scheduler refuses in its current state (e.g. destroying a running context)."""
-
-
-def _int(name: str, value, lo: int, hi: int | None = None) -> int:
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer, not {type(value).__name__}") from None
-    if value < lo or (hi is not None and value > hi):
-        raise ValueError(f"{name}={value} is outside {lo}..{'' if hi is None else hi}")
-    return value
-
-
-def _bands(name: str, values, lo: int) -> list[int]:
-    vals = list(values)
-    if len(vals) != 4:
-        raise ValueError(f"{name} needs 4 values (IDLE, NORMAL, FOCUS, REALTIME), got {len(vals)}")
-    return [_int(f"{name}[{i}]", v, lo) for i, v in enumerate(vals)]
-
-
-class HwContext:
-    """A context as the firmware holds it. What the driver programmed: ``cid``, ``process``,
-    ``address_space``, ``band``, ``level``, ``priority``, ``quantum``, ``grace_same``,
-    ``grace_lower``; what the firmware knows: ``order`` (creation order), ``state``, ``suspended``,
-    ``runnable`` (as its policy was last told), ``last_run`` (a stamp that grows at each switch-in;
-    -1: never run), ``run_start`` (when it last got the engine), ``busy_ns``, ``preemptions``,
-    ``runs``. ``policy_data`` belongs to the engine's policy (:mod:`wddmsim.gpu.policy`)."""
-
-    __slots__ = (
-        "cid", "process", "address_space", "order", "band", "level", "priority", "quantum",
-        "grace_same", "grace_lower", "suspended", "suspend_fences", "queues", "rr", "last_run",
-        "run_start", "state", "busy_ns", "preemptions", "runs", "runnable", "turn_mark", "policy_data",
-    )
-
-    def __init__(self, cid: int, process, address_space: int, order: int):
-        self.cid = cid
-        self.process = process
-        self.address_space = address_space
-        self.order = order
-        self.band = NORMAL_BAND
-        self.level = 0
-        self.priority = 0
-        self.quantum: int | None = None  # None: the band's process quantum
-        self.grace_same = 0
-        self.grace_lower = 0
-        self.suspended = False
-        self.suspend_fences: list[int] = []  # suspends to acknowledge when it leaves the engine
-        self.queues: list[_Queue] = []
-        self.rr = 0  # index of the queue it ran last
-        self.last_run = -1  # stamp of the last time it got the engine (-1: never)
-        self.run_start = 0
-        self.state = CTX_IDLE
-        self.busy_ns = 0
-        self.preemptions = 0
-        self.runs = 0
-        self.runnable = False  # runnable, as its policy was last told
-        self.turn_mark = 0  # busy_ns when it last got the engine
-        self.policy_data = None
-
-    def __repr__(self) -> str:
-        return f"<hardware context {self.cid}>"
-
-
-class _Queue:
-    __slots__ = ("qid", "ctx", "snap", "blocked", "watch", "slot", "want", "used", "order")
-
-    def __init__(self, qid: int, ctx: HwContext, snap: EngineContext, order: int):
-        self.qid = qid
-        self.ctx = ctx
-        self.snap = snap  # the engine state of this ring while it is not loaded
-        self.blocked: tuple[int, int, int] | None = None  # the WAIT it is saved at (addr, value, flags)
-        self.watch = None
-        self.order = order  # creation order
-        self.slot: int | None = None  # the hardware slot it is mapped to (None: unmapped)
-        self.want = 0  # stamp of when it began waiting for a slot (0: not waiting)
-        self.used = 0  # stamp of when it was last mapped or loaded (least recently used leaves first)
-
-
-class GpuScheduler:
+class GpuScheduler(SchedulerDecisions, RunList):
     """The GPU-side scheduler of one engine (see the module doc for the rules)."""
 
     def __init__(self, gpu, engine, slots: int | None = None, history: int | None = None,
@@ -591,296 +491,7 @@ class GpuScheduler:
             raise KeyError(f"no queue {qid} on {self.engine.name}")
         return q
 
-    def _kick(self) -> None:
-        """Take a scheduling decision at this instant (once, however many reasons)."""
-        if self._kick_timer is None:
-            self._kick_timer = self.sim.soon(self._on_kick, irql=DEVICE)
-
-    def _on_kick(self) -> None:
-        self._kick_timer = None
-        self._decide()
-
-    def _on_deadline(self) -> None:
-        self._deadline_timer = None
-        self._decide()
-
-    def _set_deadline(self, t: int | None) -> None:
-        timer = self._deadline_timer
-        if timer is not None:
-            if t is not None and timer.time == t:
-                return
-            timer.cancel()
-            self._deadline_timer = None
-        if t is not None:
-            self._deadline_timer = self.sim.at(t, self._on_deadline, irql=DEVICE)
-
-    def _runnable(self, c: HwContext) -> bool:
-        if c.suspended:
-            return False
-        for q in c.queues:
-            if q is self._loaded or (q.blocked is None and q.snap.pending and q.slot is not None):
-                return True
-        return False
-
-    def _state_off(self, c: HwContext) -> str:
-        """The state of a context that is not on the engine."""
-        if c.suspended:
-            return CTX_SUSPENDED
-        return CTX_READY if self._runnable(c) else CTX_IDLE
-
-    def _set_state(self, c: HwContext, state: str, qid: int = -1) -> None:
-        if c.state == state:
-            return
-        now = self.sim.now
-        c.state = state
-        if state == CTX_READY:
-            self.policy.waiting(c, now)
-        self.log.append((now, c.cid, state))
-        tr = self.gpu.trace
-        if tr is not None:
-            tr.emit(now, "HwContextState", {"engine": self.index, "context": c.cid, "state": state, "queue": qid})
-
-    def _sweep(self) -> None:
-        """Bring every context off the engine to the state it is in (logging the changes in
-        creation order). Only the contexts touched since the last sweep can have moved."""
-        stale = self._stale
-        if not stale:
-            return
-        self._stale = set()
-        todo = sorted(stale, key=_ORDER) if len(stale) > 1 else stale
-        running = self._running
-        for c in todo:
-            if c is not running:
-                self._set_state(c, self._state_off(c))
-
-    # -- the index of runnable contexts ------------------------------------------------------------------
-    def _touch(self, c: HwContext) -> None:
-        """Something ``c``'s runnability or state depends on changed (a queue's work, a WAIT, a
-        slot, suspension, the engine, its rank)."""
-        self._dirty.add(c)
-        self._stale.add(c)
-
-    def _fresh(self) -> None:
-        """Tell the policy which of the touched contexts became runnable or stopped being so (in
-        creation order)."""
-        dirty = self._dirty
-        if not dirty:
-            return
-        todo = sorted(dirty, key=_ORDER) if len(dirty) > 1 else list(dirty)
-        dirty.clear()
-        policy = self.policy
-        now = self.sim.now
-        for c in todo:
-            r = self._runnable(c)
-            if r != c.runnable:
-                c.runnable = r
-                if r:
-                    self._nrunnable += 1
-                    policy.runnable(c, now)
-                else:
-                    self._nrunnable -= 1
-                    policy.unrunnable(c, now)
-
-    def _next_queue(self, c: HwContext, skip: int) -> _Queue | None:
-        """The first queue of ``c`` with runnable work, from its last one (``skip`` 0) or the one
-        after it (``skip`` 1, round robin)."""
-        qs = c.queues
-        n = len(qs)
-        for k in range(skip, skip + n):
-            q = qs[(c.rr + k) % n]
-            if q.blocked is None and q.snap.pending and q.slot is not None:
-                return q
-        return None
-
-    def _pick(self, now: int) -> HwContext | None:
-        """The policy's choice among the runnable contexts for the free engine."""
-        self._fresh()
-        if not self._nrunnable:
-            return None
-        c = self.policy.pick(now)
-        if c is not None and (not c.runnable or self._contexts.get(c.cid) is not c):
-            raise GpuSchedulerError(f"{self.engine.name}: the scheduling policy picked {c!r}, which is not runnable")
-        return c
-
-    def _deadline(self, cur: HwContext, now: int) -> int | None:
-        """When the running context must be preempted (None: not while things stay as they are):
-        at once when it is suspended, else when the policy says."""
-        if cur.suspended:
-            return now
-        self._fresh()
-        return self.policy.deadline(cur, now)
-
-    def _decide(self) -> None:
-        if self._halted:
-            self._sweep()
-            return
-        now = self.sim.now
-        if self.slots is not None:
-            self._remap()
-        cur = self._running
-        if cur is not None and self._loaded is None:
-            # Its ring left the engine: drained, stalled, or stopped by a preemption.
-            preempted = self._preempting
-            self._preempting = False
-            q = None
-            if not preempted and not cur.suspended:
-                d = self._deadline(cur, now)
-                if d is None or d > now:
-                    q = self._next_queue(cur, 1)
-            if q is not None:
-                self.queue_switches += 1
-                self._load(cur, q, queue_switch=True)
-            else:
-                self._switch_out(cur, preempted)
-        if self._running is None:
-            pick = self._pick(now)
-            if pick is not None:
-                self._switch_in(pick)
-        self._sweep()
-        cur = self._running
-        deadline = None
-        if cur is not None and self._loaded is not None and not self._preempting:
-            deadline = self._deadline(cur, now)
-            if deadline is not None and deadline <= now:
-                deadline = None
-                self._set_deadline(None)
-                self._preempting = True
-                self.engine.request_preempt()
-        self._set_deadline(deadline)
-        self._fresh()
-        self.policy.decided(self._running, now)
-
-    # -- what a policy may ask ------------------------------------------------------------------------------
-    def preempt(self) -> bool:
-        """Ask the engine to preempt the context on it (at the engine's granularity); the next
-        decision, when it has stopped, picks again. False when no ring is on the engine or a
-        preemption is under way."""
-        if self._halted or self._running is None or self._loaded is None or self._preempting:
-            return False
-        self._set_deadline(None)
-        self._preempting = True
-        self.engine.request_preempt()
-        return True
-
-    def kick(self) -> None:
-        """Decide again at this instant (a policy whose answers changed between decisions)."""
-        self._kick()
-
-    def set_timer(self, at: int, token=None) -> object:
-        """Call the policy's ``timer(token, now)`` at ``at`` (now, if it has passed), then decide;
-        returns a handle for :meth:`cancel_timer`."""
-        handle = object()
-        self._timers[handle] = self.sim.at(max(at, self.sim.now), self._on_timer, (handle, token), irql=DEVICE)
-        return handle
-
-    def cancel_timer(self, handle) -> None:
-        """Cancel a timer :meth:`set_timer` returned (nothing happens if it already fired)."""
-        timer = self._timers.pop(handle, None)
-        if timer is not None:
-            timer.cancel()
-
-    def _on_timer(self, arg) -> None:
-        handle, token = arg
-        if self._timers.pop(handle, None) is None:
-            return
-        self.policy.timer(token, self.sim.now)
-        self._kick()
-
-    # -- hardware queue slots -------------------------------------------------------------------------
-    def _wants_slot(self, q: _Queue) -> bool:
-        """``q`` has work it could run now (a queue of a suspended context has none)."""
-        return q.blocked is None and q.snap.pending and not q.ctx.suspended
-
-    def _remap(self) -> None:
-        """Give slots to the queues that have work and none: a free slot first, else the slot of
-        the mapped queue idle longest (not on the engine, nothing it can run); the queues in the
-        order they began to wait. A queue that is not idle keeps its slot."""
-        wanting = []
-        for q in self._queues.values():
-            if q.slot is None:
-                if self._wants_slot(q):
-                    if not q.want:
-                        self._seq += 1
-                        q.want = self._seq
-                    wanting.append(q)
-                else:
-                    q.want = 0
-        if not wanting:
-            return
-        wanting.sort(key=operator.attrgetter("want"))
-        free = [i for i, x in enumerate(self._slot_of) if x is None]
-        idle = None
-        for q in wanting:
-            if free:
-                slot = free.pop(0)
-            else:
-                if idle is None:
-                    idle = sorted((x for x in self._slot_of if x is not self._loaded and not self._wants_slot(x)),
-                                  key=lambda x: (x.used, x.order))
-                if not idle:
-                    return
-                victim = idle.pop(0)
-                slot = victim.slot
-                self._unmap(victim)
-            self._map(q, slot)
-
-    def _map(self, q: _Queue, slot: int) -> None:
-        q.slot = slot
-        q.want = 0
-        self._seq += 1
-        q.used = self._seq
-        self._slot_of[slot] = q
-        self._touch(q.ctx)
-        self.maps += 1
-        self._slot_event(q, slot, "map")
-
-    def _unmap(self, q: _Queue) -> None:
-        slot = q.slot
-        q.slot = None
-        self._slot_of[slot] = None
-        self._touch(q.ctx)
-        self.unmaps += 1
-        self._slot_event(q, slot, "unmap")
-
-    def _slot_event(self, q: _Queue, slot: int, what: str) -> None:
-        now = self.sim.now
-        self.slot_log.append((now, q.qid, slot, what))
-        tr = self.gpu.trace
-        if tr is not None:
-            tr.emit(now, "HwQueueMap" if what == "map" else "HwQueueUnmap", {
-                "engine": self.index, "queue": q.qid, "context": q.ctx.cid, "slot": slot,
-                "rptr": q.snap.rptr, "wptr": q.snap.wptr})
-
-    def mapped(self, qid: int) -> int | None:
-        """The slot queue ``qid`` is mapped to (None: unmapped; -1: the engine has no slot limit)."""
-        return self._queue(qid).slot
-
-    def _switch_in(self, c: HwContext) -> None:
-        now = self.sim.now
-        q = self._next_queue(c, 0)
-        self._running = c
-        self._seq += 1
-        c.last_run = self._seq
-        self._touch(c)
-        c.run_start = now
-        c.runs += 1
-        c.turn_mark = c.busy_ns
-        self.switches += 1
-        self.policy.switched_in(c, now)
-        self._set_state(c, CTX_RUNNING, q.qid)
-        self._load(c, q)
-
-    def _switch_out(self, c: HwContext, preempted: bool) -> None:
-        self._running = None
-        self._touch(c)
-        self.policy.switched_out(c, c.busy_ns - c.turn_mark, preempted, self.sim.now)
-        if preempted and any(q.snap.pending for q in c.queues):
-            c.preemptions += 1
-        fences, c.suspend_fences = c.suspend_fences, []
-        for f in fences:
-            self._complete_suspend(c, f)
-        self._set_state(c, self._state_off(c))
-
+    # -- loading and saving rings, blocked queues, suspends ---------------------------------------------
     def _load(self, c: HwContext, q: _Queue, queue_switch: bool = False) -> None:
         """Put the queue's ring on the engine (the engine may report back before this returns)."""
         c.rr = c.queues.index(q)
