@@ -44,7 +44,7 @@ COMPONENTS = (
     ("ground truth", ("dxgkrnl/groundtruth.py",)),
     ("gateway + verifier", ("dxgkrnl/gateway.py", "dxgkrnl/verifier.py", "ddi/")),
     ("ISR/DPC dispatch + callbacks", ("dxgkrnl/callbacks.py",)),
-    ("packet ledger", ("trace/ledger.py",)),
+    ("packet ledger", ("trace/ledger",)),
     ("OS scheduler (VidSch, policy, adapter, D3DKMT)", ("dxgkrnl/",)),
     ("driver (reference KMD)", ("kmd/",)),
     ("memory model", ("gpu/memory.py",)),

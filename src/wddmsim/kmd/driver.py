@@ -1,7 +1,26 @@
 """``ReferenceDriver``: a display miniport for the GPU model.
 
-What it does at each entry point (the flow of Microsoft's "Submitting a command buffer" page, seen
-from the driver):
+The class holds the driver's state, what it declares to the OS and the objects the OS creates in
+it; its other entry points come from one mixin per DDI area, each in a module whose docstring says
+what the driver does there (the flow of Microsoft's "Submitting a command buffer" page, seen from
+the driver):
+
+- kmd/driver_buffers.py: ``DxgkDdiRender``, ``DxgkDdiPresent`` and ``DxgkDdiPatch`` (DMA buffers);
+- kmd/driver_paging.py: ``DxgkDdiBuildPagingBuffer``;
+- kmd/driver_submission.py: each node's ring and fence, ``DxgkDdiSubmitCommand``,
+  ``DxgkDdiCancelCommand``;
+- kmd/driver_interrupts.py: ``DxgkDdiInterruptRoutine``, ``DxgkDdiDpcRoutine``, the fence and
+  page-fault reports, ``DxgkDdiQueryCurrentFence``;
+- kmd/driver_display.py: ``DxgkDdiControlInterrupt``, the vsync reports and MMIO flips
+  (``DxgkDdiSetVidPnSourceAddress``);
+- kmd/driver_preemption.py: ``DxgkDdiPreemptCommand`` and recovery (``DxgkDdiQueryEngineStatus``,
+  ``DxgkDdiQueryDependentEngineGroup``, ``DxgkDdiResetEngine``, ``DxgkDdiResetFromTimeout``,
+  ``DxgkDdiRestartFromTimeout``);
+- kmd/wddm2.py: GPU virtual addressing and hardware scheduling (WDDM 2.x); kmd/nativefence.py:
+  native GPU fences; kmd/overlay.py: multiplane overlays; kmd/flipqueue.py: the hardware flip
+  queue.
+
+What it does at the entry points of this module:
 
 - ``DxgkDdiStartDevice``: takes the OS's callback interface, gives every engine a ring and a fence
   slot in contiguous system memory, and connects nothing itself (the OS owns the interrupt line and
@@ -12,60 +31,11 @@ from the driver):
 - ``DxgkDdiCreateDevice`` / ``DxgkDdiCreateContext``: driver objects and handles; the context (or,
   for a driver that is not multiple-engine aware, the device) asks for its DMA buffer, private data,
   allocation list and patch list sizes. DMA buffers live in contiguous system memory
-  (``DmaBufferSegmentSet = 0``).
-- ``DxgkDdiRender``: validates the user-mode command buffer (GPU commands whose address fields are
-  patched from allocations), copies it to the DMA buffer, turns the input patch list into the
-  output list with DMA-buffer offsets, pre-patches allocations whose segment is known, and writes
-  its private data record. FENCE, FLIP and INDIRECT are privileged.
-- ``DxgkDdiPresent``: a blt from the source allocation to the destination (a COPY of the rectangle's
-  bytes) or a flip of the source (FLIP), with patch locations for both.
-- ``DxgkDdiPatch``: writes each allocation's final address at the patch offsets of the range.
-- ``DxgkDdiSubmitCommand``: an INDIRECT packet for ``DmaBufferSubmissionStartOffset..EndOffset`` and
-  a FENCE of ``SubmissionFenceId`` (with interrupt) on the node's ring, then the doorbell.
-  ``NullRendering`` puts only the FENCE on the ring.
-- ``DxgkDdiInterruptRoutine``: returns FALSE if the GPU did not interrupt; otherwise dismisses the
-  causes, reads each interrupting node's fence slot and reports a newer fence with
-  ``DXGK_INTERRUPT_DMA_COMPLETED``, then queues its DPC.
-- ``DxgkDdiDpcRoutine``: ``DxgkCbNotifyDpc``.
-- ``DxgkDdiCancelCommand`` (CancelCommandAware, Windows 8 and later) checks and clears the
-  cancelled packet's private data record; ``DxgkDdiDestroyContext`` forgets the context.
-- ``DxgkDdiQueryCurrentFence``: reports any newer completed fence through ``DxgkCbNotifyInterrupt``
-  (inside ``DxgkCbSynchronizeExecution``) before returning it.
-- ``DxgkDdiPreemptCommand`` (a preemption-aware driver): if the node has finished and reported every
-  submitted fence, it reports ``DMA_PREEMPTED`` itself inside ``DxgkCbSynchronizeExecution``;
-  otherwise it asks the engine to stop. The ISR answers the engine's preemption cause with
-  ``DMA_PREEMPTED`` (``PreemptionFenceId``, ``LastCompletedFenceId`` read from the fence slot), keeps
-  the engine's saved progress for the interrupted DMA buffer and empties the ring. When the OS
-  submits that buffer again the ring gets the WORK still owed, then an INDIRECT from the command the
-  engine stopped before: the resubmitted packet does exactly the work that was left.
-- Page faults (WDDM 2.0 and later): when an engine stops on a fault the ISR reports
-  ``DXGK_INTERRUPT_DMA_PAGE_FAULTED`` with the fence of the submission that was executing (or 0 and
-  ``FENCE_INVALID`` when none was), ``ENGINE_RESET_REQUIRED`` (``ADAPTER_RESET_REQUIRED`` without
-  per-engine reset), ``FATAL_HARDWARE_ERROR`` when the hardware says so, the faulting address and
-  a general ``PAGE_FAULT`` error code. Older drivers cannot report it; the OS's timeout finds them.
-- ``DxgkDdiBuildPagingBuffer``: TRANSFER is a COPY between the two addresses (a segment
-  address, or for segment 0 the system memory the MDL describes: the model's MDL is the physical
-  address of its first page, plus ``MdlOffset`` pages); FILL a FILL; DISCARD_CONTENT needs no
-  command; MAP/UNMAP_APERTURE_SEGMENT program the GART directly (MMIO). Each operation also gets a
-  16-byte private-data record. A buffer without room answers
-  ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``. With ``paging_transfer_chunk`` a TRANSFER is one
-  COPY per chunk; when they do not all fit, the driver writes those that do, keeps the bytes done
-  in ``MultipassOffset`` and answers ``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER`` (multipass).
-- Flips: ``DxgkDdiPresent`` with ``Flip`` or ``FlipWithNoWait`` puts a FLIP of the source surface
-  with the present's ``FlipInterval`` into the DMA buffer (no-wait flips go to the display's
-  pending-flip registers, ``MaxQueuedFlipOnVSync`` deep, reported in the caps with
-  ``FlipOnVSyncWithNoWait`` and ``FlipInterval``). When a flip latches at a vsync the ISR reports
-  ``DXGK_INTERRUPT_CRTC_VSYNC`` with the source's target id and the address now scanned out.
-  ``DxgkDdiControlInterrupt(DXGK_INTERRUPT_CRTC_VSYNC, Enable)`` writes every source's vsync
-  interrupt enable register (the call names no source): enabled, each source raises its vsync cause
-  at every vsync and the ISR reports each one; any other interrupt type is
-  ``STATUS_NOT_IMPLEMENTED``. With ``mmio_flips`` (by default as preemption-aware, which needs it:
-  rule 64, PreemptionAwareNeedsMmioFlip: ``wddmsim rules 64``, docs/rules.md) it declares
-  ``FlipOnVSyncMmIo`` and ``FlipImmediateMmIo``: ``DxgkDdiPresent`` then gets no DMA buffer for a
-  flip and writes nothing, and ``DxgkDdiSetVidPnSourceAddress`` (device IRQL) writes the source's
-  scanout address register, at once for ``FlipImmediate`` (and ``ModeChange``), else into the
-  pending-address register that latches at the next vsync, which the ISR reports with
-  ``CRTC_VSYNC`` and the new address.
+  (``DmaBufferSegmentSet = 0``). ``DxgkDdiDestroyContext`` forgets the context.
+- Flips: the caps declare ``MaxQueuedFlipOnVSync`` (as deep as the display's pending-flip
+  registers), ``FlipOnVSyncWithNoWait`` and ``FlipInterval``; with ``mmio_flips`` (by default as
+  preemption-aware, which needs it: rule 64, PreemptionAwareNeedsMmioFlip: ``wddmsim rules 64``,
+  docs/rules.md) also ``FlipOnVSyncMmIo`` and ``FlipImmediateMmIo`` (kmd/driver_display.py).
 - Multiplane overlays (the ``overlay_planes`` setting; kmd/overlay.py): ``SupportMultiPlaneOverlay``
   and ``MaxOverlayPlanes``, ``DxgkDdiSetVidPnSourceAddressWithMultiPlaneOverlay3`` writing each
   plane's address and enable registers, ``DxgkDdiCheckMultiPlaneOverlaySupport3``, and after a
@@ -77,44 +47,46 @@ from the driver):
   full), ``DxgkDdiSetFlipQueueLogBuffer``, ``DxgkDdiUpdateFlipQueueLog``, ``DxgkDdiCancelFlips``,
   ``DxgkDdiSetInterruptTargetPresentId``, and the log reported with
   ``CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY3``.
-- Recovery: ``DxgkDdiQueryEngineStatus`` answers Responsive unless the engine left a
-  preemption request unanswered or faulted; ``DxgkDdiQueryDependentEngineGroup`` answers the node
-  alone (no engine depends on another here); ``DxgkDdiResetEngine`` resets the engine, empties the ring and returns
-  the fence of the submission it aborted mid-execution (the last completed one when none was
-  running) as ``LastAbortedFenceId``; ``DxgkDdiResetFromTimeout`` resets every engine and sets each
-  node's fence slot to its last submitted fence; ``DxgkDdiRestartFromTimeout`` has nothing to do.
 
 Handles: the driver's device and context handles are small numbers it chooses; ``hAdapter`` is the
 number the OS passes back in every call.
 
-Spec: Microsoft's reference pages for each entry point it implements (DxgkDdiSubmitCommand and
-DXGKARG_SUBMITCOMMAND, DxgkDdiRender, DxgkDdiPresent, DxgkDdiPatch, DxgkDdiCreateContext,
-DxgkDdiGetNodeMetadata, DxgkDdiInterruptRoutine, DxgkDdiDpcRoutine, DxgkDdiQueryCurrentFence, ...)
-and its "Threading and synchronization model of display miniport driver" page; docs/driver.md.
+Spec: Microsoft's reference pages for each entry point it implements (DxgkDdiStartDevice,
+DxgkDdiQueryAdapterInfo and DXGK_DRIVERCAPS, DxgkDdiGetNodeMetadata, DxgkDdiCreateDevice,
+DxgkDdiCreateContext, DxgkDdiDestroyContext, and those the mixins' modules name) and its
+"Threading and synchronization model of display miniport driver" page; docs/driver.md.
 """
 
 from __future__ import annotations
 
 import ctypes
 import struct
-from bisect import bisect_right
-from collections import deque
 
 from ..ddi import layout
-from ..ddi.fenceid import U32, after
-from ..ddi.enums import (
-    DXGK_BUILDPAGINGBUFFER_OPERATION,
-    DXGK_INTERRUPT_TYPE,
-    DXGK_PAGETABLEUPDATEMODE,
-    DXGK_QUERYADAPTERINFOTYPE,
-)
+from ..ddi.enums import DXGK_BUILDPAGINGBUFFER_OPERATION, DXGK_PAGETABLEUPDATEMODE, DXGK_QUERYADAPTERINFOTYPE
 from ..ddi.interface import DeviceInfo, DxgkrnlInterface
 from ..ddi.ntstatus import NTSTATUS
 from ..ddi.registry import RECORDS
 from ..ddi.versions import ddi_version, wddm_version_of
-from ..gpu import commands as C
 from ..gpu import mmio
-from ..gpu.mmio import FAULT_BIT, PAGE_SIZE, PREEMPT_SHIFT, UNKNOWN_BIT, VSYNC_SHIFT
+from ..gpu.mmio import PAGE_SIZE
+# The mixins, one per DDI area; the module-level names listed with them lived here before the
+# driver was split and are still importable from here.
+from .driver_buffers import (
+    _ILLEGAL_INSTRUCTION, _PRIVATE, _PRIVILEGED_INSTRUCTION, ADDRESS_FIELDS, PRIVATE_DATA_SIZE, PRIVATE_MAGIC,
+    USER_OPCODES, DmaBufferDdi,
+)
+from .driver_display import _CRTC_VSYNC, DisplayDdi
+from .driver_interrupts import (
+    _ADAPTER_RESET_REQUIRED, _DMA_COMPLETED, _DMA_PAGE_FAULTED, _ENGINE_RESET_REQUIRED, _FATAL_HARDWARE_ERROR,
+    _FENCE_INVALID, BIND_TABLE_ENTRY_UNKNOWN, PRIMITIVE_API_SEQUENCE_NUMBER_UNKNOWN, InterruptDdi,
+)
+from .driver_paging import (
+    _COPY_BYTES, _OP_DISCARD, _OP_FILL, _OP_MAP_APERTURE, _OP_TRANSFER, _OP_UNMAP_APERTURE, _PAGING_PRIVATE,
+    PAGING_MAGIC, PAGING_PRIVATE_SIZE, PagingDdi,
+)
+from .driver_preemption import _DMA_PREEMPTED, PreemptionDdi
+from .driver_submission import _FENCE_SIZE, _INDIRECT_SIZE, _Node, SubmissionDdi
 from .wddm2 import HWQUEUE_RING_BUFFERS, KmdWddm2
 from .nativefence import NativeFenceDdi
 from .flipqueue import FlipQueueDdi
@@ -122,31 +94,10 @@ from .overlay import OverlayDdi
 from .settings import Settings
 
 SUCCESS = int(NTSTATUS.STATUS_SUCCESS)
-_DMA_COMPLETED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED)
-_PRIVILEGED_INSTRUCTION = int(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION)
-_ILLEGAL_INSTRUCTION = int(NTSTATUS.STATUS_ILLEGAL_INSTRUCTION)
-_DMA_PREEMPTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PREEMPTED)
-_DMA_PAGE_FAULTED = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED)
-_CRTC_VSYNC = int(DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_CRTC_VSYNC)
-_OP_TRANSFER = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_TRANSFER)
-_OP_FILL = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_FILL)
-_OP_DISCARD = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_DISCARD_CONTENT)
-_OP_MAP_APERTURE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_MAP_APERTURE_SEGMENT)
-_OP_UNMAP_APERTURE = int(DXGK_BUILDPAGINGBUFFER_OPERATION.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT)
 _QAI_DRIVERCAPS = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
 _QAI_QUERYSEGMENT = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT)
 _QAI_UMDRIVERPRIVATE = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_UMDRIVERPRIVATE)
 _QAI_NATIVE_FENCE_CAPS = int(DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_NATIVE_FENCE_CAPS)
-#: Paging buffers the driver asks VidMm for (DXGK_QUERYSEGMENTOUT): ``paging_buffer_size`` bytes of
-#: commands (a setting, 64 KiB by default) and 4 KiB of private data each, in contiguous system memory.
-PAGING_PRIVATE_SIZE = 4096
-_FENCE_INVALID = 0x2
-_ADAPTER_RESET_REQUIRED = 0x4
-_ENGINE_RESET_REQUIRED = 0x8
-_FATAL_HARDWARE_ERROR = 0x10
-#: "unknown" values of the page-fault arm (d3dkmddi.h, WDDM 2.0)
-PRIMITIVE_API_SEQUENCE_NUMBER_UNKNOWN = 0xFFFF_FFFF_FFFF_FFFF
-BIND_TABLE_ENTRY_UNKNOWN = 0xFFFF_FFFF
 
 #: D3DKMDT_GRAPHICS/COMPUTE_PREEMPTION_GRANULARITY for each engine granularity of the GPU model.
 GRANULARITY_CAPS = {"none": 0, "dma_buffer": 100, "primitive": 200, "interval": 300, "instruction": 500}
@@ -163,29 +114,6 @@ ENGINE_TYPES = {
     "compute": (0, "Compute"),
     "other": (0, "Other"),
 }
-
-#: The driver's private data record at the start of each DMA buffer's private data:
-#: magic, context handle, bytes of commands rendered, commands rendered.
-PRIVATE_MAGIC = 0x444D_5752  # "RWMD"
-_PRIVATE = struct.Struct("<IIII")
-PRIVATE_DATA_SIZE = 32
-#: The private data record of one paging operation: magic, operation, bytes of commands, size moved.
-PAGING_MAGIC = 0x504D_5752  # "RWMP"
-_PAGING_PRIVATE = struct.Struct("<IIII")
-_COPY_BYTES = len(C.copy(0, 0, 0))  # one COPY command
-
-#: Opcodes a user-mode command buffer may hold; the others are privileged.
-USER_OPCODES = frozenset({C.NOP, C.WORK, C.FILL, C.COPY, C.WAIT, C.TIMESTAMP})
-#: Where each user command's address fields sit (offset from the packet start), for patching.
-ADDRESS_FIELDS = {
-    C.FILL: (C.FILL_DST,),
-    C.COPY: (C.COPY_SRC, C.COPY_DST),
-    C.WAIT: (C.WAIT_ADDR,),
-    C.TIMESTAMP: (C.TIMESTAMP_ADDR,),
-}
-
-_INDIRECT_SIZE = 16
-_FENCE_SIZE = 20
 
 
 class _Device:
@@ -206,31 +134,8 @@ class _Context:
         self.node = node
 
 
-class _Node:
-    """The driver's per-node state: its ring and fence slot (the engine is the one of the same
-    number), fence bookkeeping."""
-
-    __slots__ = ("ordinal", "ring", "ring_size", "wptr", "fence_addr", "last_submitted",
-                 "last_reported", "interrupt_data", "preempt_fence", "inflight", "refused", "refused_through")
-
-    def __init__(self, ordinal: int, ring: int, ring_size: int, fence_addr: int):
-        self.ordinal = ordinal
-        self.ring = ring
-        self.ring_size = ring_size
-        self.wptr = 0
-        self.fence_addr = fence_addr
-        self.last_submitted = 0
-        self.last_reported = 0
-        self.interrupt_data = None
-        self.preempt_fence = 0  # PreemptionFenceId of the request the engine is answering
-        #: submissions on the ring not yet reported complete: (fence, buffer address, first offset,
-        #: WORK owed from an earlier preemption)
-        self.inflight: deque = deque()
-        self.refused: set[int] = set()  # SubmissionFenceIds refused with STATUS_INVALID_PARAMETER
-        self.refused_through = None  # the completed fence those carried the node to
-
-
-class ReferenceDriver(KmdWddm2, NativeFenceDdi, OverlayDdi, FlipQueueDdi):
+class ReferenceDriver(DmaBufferDdi, PagingDdi, SubmissionDdi, InterruptDdi, DisplayDdi, PreemptionDdi,
+                      KmdWddm2, NativeFenceDdi, OverlayDdi, FlipQueueDdi):
     """The project's display miniport driver for the GPU model.
 
     Constructed with one :class:`~wddmsim.ddi.interface.DeviceInfo`: the GPU's register interface
@@ -542,630 +447,4 @@ class ReferenceDriver(KmdWddm2, NativeFenceDdi, OverlayDdi, FlipQueueDdi):
         if self._resume:
             for key in [k for k in self._resume if k[0] == hContext]:
                 del self._resume[key]
-        return SUCCESS
-
-    def DxgkDdiCancelCommand(self, hAdapter: int, pCancelCommand) -> int:
-        """A packet that will never reach the hardware: nothing of it is held here but its private
-        data record, which is checked and cleared."""
-        args = pCancelCommand
-        if self._node_of(args.hContext) < 0:
-            return int(NTSTATUS.STATUS_INVALID_HANDLE)
-        if args.DmaBufferPrivateDataSize:
-            if self.mem.read_u32(args.pDmaBufferPrivateData) != PRIVATE_MAGIC:
-                return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-            self.mem.write_u32(args.pDmaBufferPrivateData, 0)
-        self.cancelled += 1
-        return SUCCESS
-
-    # -- building DMA buffers -----------------------------------------------------------------------------
-    def DxgkDdiRender(self, hContext: int, pRender) -> int:
-        """Validate and copy a user-mode command buffer into the DMA buffer (see the module doc)."""
-        if self._node_of(hContext) < 0:
-            return int(NTSTATUS.STATUS_INVALID_HANDLE)
-        n = pRender.CommandLength
-        if n > pRender.DmaSize:
-            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        mem = self.mem
-        data = mem.read(pRender.pCommand, n)
-        starts = []  # each command's offset in the command buffer (split points, rule 30)
-        packets, error = C.scan(data)
-        for offset, opcode in packets:
-            if opcode not in USER_OPCODES:
-                return _PRIVILEGED_INSTRUCTION
-            starts.append(offset)
-        if error is not None:
-            return _ILLEGAL_INSTRUCTION
-        count = len(starts)
-        dma = pRender.pDmaBuffer
-        dma_start = pRender.DmaBufferPhysicalAddress.QuadPart
-        mem.write(dma, data)
-        # Patch list: input offsets are into the command buffer; output ones into the DMA buffer,
-        # which this render starts at offset (pDmaBuffer - start of the buffer).
-        nin = pRender.PatchLocationListInSize
-        if nin:
-            if nin > pRender.PatchLocationListOutSize:
-                return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-            psize = ctypes.sizeof(self._plist)
-            asize = ctypes.sizeof(self._alist)
-            base_off = dma - dma_start if dma_start else 0
-            raw = mem.read(pRender.pPatchLocationListIn, nin * psize)
-            out = []
-            for i in range(nin):
-                pl = self._plist.from_buffer_copy(raw, i * psize)
-                if pl.AllocationIndex >= pRender.AllocationListSize or pl.PatchOffset + 8 > n:
-                    return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-                # The split point of an allocation is the start of the command that uses it: the
-                # buffer can run up to there without it (Microsoft's "Splitting a DMA buffer").
-                pl.SplitOffset = base_off + starts[bisect_right(starts, pl.PatchOffset) - 1]
-                pl.PatchOffset += base_off
-                out.append(pl)
-                al = self._alist.from_buffer_copy(mem.read(pRender.pAllocationList + pl.AllocationIndex * asize, asize))
-                if al.SegmentId:
-                    # Pre-patch: the OS may skip DxgkDdiPatch for this buffer (DxgkDdiRender's page).
-                    mem.write_u64(dma + pl.PatchOffset - base_off, al.PhysicalAddress.QuadPart + pl.AllocationOffset)
-            # In the order the stream uses the allocations (rule 30), whatever the input order.
-            out.sort(key=lambda pl: pl.SplitOffset)
-            mem.write(pRender.pPatchLocationListOut, b"".join(bytes(pl) for pl in out))
-            pRender.pPatchLocationListOut += nin * psize
-        if pRender.pDmaBufferPrivateData and pRender.DmaBufferPrivateDataSize >= _PRIVATE.size:
-            mem.write(pRender.pDmaBufferPrivateData, _PRIVATE.pack(PRIVATE_MAGIC, hContext & 0xFFFFFFFF, n, count))
-        pRender.pDmaBuffer = dma + n
-        return SUCCESS
-
-    def DxgkDdiBuildPagingBuffer(self, hAdapter: int, pBuildPagingBuffer) -> int:
-        """The commands of one paging operation (see the module doc)."""
-        args = pBuildPagingBuffer
-        op = args.Operation
-        if op == self._OP_UPDATE_PAGE_TABLE or op == self._OP_FLUSH_TLB:
-            return self._build_page_table_ops(args)
-        cmds = b""
-        moved = 0
-        if op == _OP_TRANSFER:
-            return self._build_transfer(args)
-        elif op == _OP_FILL:
-            f = args.Fill
-            moved = f.FillSize
-            cmds = C.fill(f.Destination.SegmentAddress.QuadPart, moved, f.FillPattern)
-        elif op == _OP_DISCARD:
-            pass
-        elif op in (_OP_MAP_APERTURE, _OP_UNMAP_APERTURE):
-            arm = args.MapApertureSegment if op == _OP_MAP_APERTURE else args.UnmapApertureSegment
-            base = self._segment_base(arm.SegmentId) + arm.OffsetInPages * PAGE_SIZE
-            size = arm.NumberOfPages * PAGE_SIZE
-            if op == _OP_MAP_APERTURE:
-                self.hw.map_aperture(base, arm.pMdl + getattr(arm, "MdlOffset", 0) * PAGE_SIZE, size)
-            else:
-                # Unmapped pages must point at the dummy page: GPU accesses through them keep working.
-                dummy = arm.DummyPage.QuadPart
-                for off in range(0, size, PAGE_SIZE):
-                    self.hw.map_aperture(base + off, dummy, PAGE_SIZE)
-            moved = size
-        else:
-            return int(NTSTATUS.STATUS_NOT_SUPPORTED)
-        if len(cmds) > args.DmaSize or args.DmaBufferPrivateDataSize < _PAGING_PRIVATE.size:
-            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        if cmds:
-            self.mem.write(args.pDmaBuffer, cmds)
-        self.mem.write(args.pDmaBufferPrivateData, _PAGING_PRIVATE.pack(PAGING_MAGIC, int(op), len(cmds), moved & 0xFFFFFFFF))
-        args.pDmaBuffer += len(cmds)
-        args.DmaSize -= len(cmds)
-        args.pDmaBufferPrivateData += _PAGING_PRIVATE.size
-        args.DmaBufferPrivateDataSize -= _PAGING_PRIVATE.size
-        self.paging_operations += 1
-        return SUCCESS
-
-    def _build_transfer(self, args) -> int:
-        """A TRANSFER: COPYs of at most ``paging_transfer_chunk`` bytes (the whole transfer in one
-        without a chunk). When they do not all fit the room left in the paging buffer, as many as
-        fit are written and the bytes done so far kept in ``MultipassOffset``, answered with
-        STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER: VidMm submits that part and calls again with the
-        same operation in a new buffer (Microsoft's DxgkDdiBuildPagingBuffer page)."""
-        t = args.Transfer
-        size = t.TransferSize
-        mdl_offset = getattr(t, "MdlOffset", 0)  # a Windows 7 member
-        src = self._paging_address(t.Source, mdl_offset) + t.TransferOffset
-        dst = self._paging_address(t.Destination, mdl_offset) + t.TransferOffset
-        chunk = self.settings.paging_transfer_chunk or max(size, 1)
-        done = start = args.MultipassOffset
-        room = args.DmaSize // _COPY_BYTES if args.DmaBufferPrivateDataSize >= _PAGING_PRIVATE.size else 0
-        pieces = []
-        while done < size and len(pieces) < room:
-            n = min(chunk, size - done)
-            pieces.append(C.copy(src + done, dst + done, n))
-            done += n
-        if done < size and not pieces:
-            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        if args.DmaBufferPrivateDataSize < _PAGING_PRIVATE.size:
-            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        cmds = b"".join(pieces)
-        if cmds:
-            self.mem.write(args.pDmaBuffer, cmds)
-        self.mem.write(args.pDmaBufferPrivateData,
-                       _PAGING_PRIVATE.pack(PAGING_MAGIC, _OP_TRANSFER, len(cmds), (done - start) & 0xFFFFFFFF))
-        args.pDmaBuffer += len(cmds)
-        args.DmaSize -= len(cmds)
-        args.pDmaBufferPrivateData += _PAGING_PRIVATE.size
-        args.DmaBufferPrivateDataSize -= _PAGING_PRIVATE.size
-        if done < size:
-            args.MultipassOffset = done
-            self.paging_passes += 1
-            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        self.paging_operations += 1
-        return SUCCESS
-
-    def _segment_base(self, segment_id: int) -> int:
-        return self.hw.segments[segment_id - 1].base
-
-    def _paging_address(self, side, mdl_offset: int) -> int:
-        if side.SegmentId:
-            return side.SegmentAddress.QuadPart
-        return side.pMdl + mdl_offset * PAGE_SIZE
-
-    def DxgkDdiPresent(self, hContext: int, pPresent) -> int:
-        """A blt (COPY of the source rectangle's bytes, 4 bytes a pixel) or a flip of the source."""
-        if self._node_of(hContext) < 0:
-            return int(NTSTATUS.STATUS_INVALID_HANDLE)
-        flags = pPresent.Flags
-        if flags.Flip and not pPresent.pDmaBuffer:
-            # An MMIO flip (FlipOnVSyncMmIo): no DMA buffer to write; the OS flips the source with
-            # DxgkDdiSetVidPnSourceAddress.
-            return SUCCESS
-        cb = C.CommandBuffer()
-        patches = []
-        if flags.Flip:
-            off = cb.mark()
-            cb.flip(0, 0, int(pPresent.FlipInterval), no_wait=bool(flags.FlipWithNoWait))
-            patches.append((1, off + C.FLIP_SURFACE))
-        elif flags.Blt:
-            r = pPresent.SrcRect
-            size = max(0, r.right - r.left) * max(0, r.bottom - r.top) * 4
-            off = cb.mark()
-            cb.copy(0, 0, size)
-            patches.append((1, off + C.COPY_SRC))
-            patches.append((2, off + C.COPY_DST))
-        else:
-            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        data = cb.data
-        if len(data) > pPresent.DmaSize:
-            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        if len(patches) > pPresent.PatchLocationListOutSize:
-            return int(NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)
-        mem = self.mem
-        dma = pPresent.pDmaBuffer
-        dma_start = pPresent.DmaBufferPhysicalAddress.QuadPart
-        base_off = dma - dma_start if dma_start else 0
-        mem.write(dma, data)
-        asize = ctypes.sizeof(self._alist)
-        out = bytearray()
-        for index, offset in patches:
-            pl = self._plist()
-            pl.AllocationIndex = index
-            pl.PatchOffset = base_off + offset
-            pl.SplitOffset = base_off  # the one command of the present uses both allocations
-            out += bytes(pl)
-            al = self._alist.from_buffer_copy(mem.read(pPresent.pAllocationList + index * asize, asize))
-            if al.SegmentId:
-                mem.write_u64(dma + offset, al.PhysicalAddress.QuadPart)
-        mem.write(pPresent.pPatchLocationListOut, bytes(out))
-        pPresent.pPatchLocationListOut += len(out)
-        if pPresent.pDmaBufferPrivateData and pPresent.DmaBufferPrivateDataSize >= _PRIVATE.size:
-            mem.write(pPresent.pDmaBufferPrivateData, _PRIVATE.pack(PRIVATE_MAGIC, hContext & 0xFFFFFFFF, len(data), 1))
-        pPresent.pDmaBuffer = dma + len(data)
-        return SUCCESS
-
-    def DxgkDdiPatch(self, hAdapter: int, pPatch) -> int:
-        """Write final allocation addresses at the patch offsets of the submitted range."""
-        count = pPatch.PatchLocationListSubmissionLength
-        if not count:
-            return SUCCESS
-        mem = self.mem
-        psize = ctypes.sizeof(self._plist)
-        asize = ctypes.sizeof(self._alist)
-        first = pPatch.PatchLocationListSubmissionStart
-        raw = mem.read(pPatch.pPatchLocationList + first * psize, count * psize)
-        alist = mem.read(pPatch.pAllocationList, pPatch.AllocationListSize * asize)
-        dma = pPatch.pDmaBuffer
-        for i in range(count):
-            pl = self._plist.from_buffer_copy(raw, i * psize)
-            al = self._alist.from_buffer_copy(alist, pl.AllocationIndex * asize)
-            mem.write_u64(dma + pl.PatchOffset, al.PhysicalAddress.QuadPart + pl.AllocationOffset)
-        return SUCCESS
-
-    # -- submission -------------------------------------------------------------------------------------
-    def _ring_put(self, ring: int, size: int, wptr: int, rptr: int, packet: bytes) -> int | None:
-        """Write ``packet`` into the ring at ``ring`` (``size`` bytes, the engine has fetched up to
-        ``rptr``) from ``wptr``: the new write pointer, or None if there is no room. A packet never
-        wraps: the end of the ring is padded with one NOP."""
-        n = len(packet)
-        free = (rptr - wptr - 4) % size
-        if wptr + n > size:
-            pad = size - wptr
-            if free < pad + n:
-                return None
-            self.mem.write(ring + wptr, C.nop(pad // 4))
-            wptr = 0
-            free -= pad
-        if free < n:
-            return None
-        self.mem.write(ring + wptr, packet)
-        return (wptr + n) % size
-
-    def _ring_write(self, node: _Node, packet: bytes) -> bool:
-        """Append ``packet`` to a node's ring (False: the ring is full)."""
-        wptr = self._ring_put(node.ring, node.ring_size, node.wptr, self.hw.rptr(node.ordinal), packet)
-        if wptr is None:
-            return False
-        node.wptr = wptr
-        return True
-
-    def DxgkDdiSubmitCommand(self, hAdapter: int, pSubmitCommand) -> int:
-        """INDIRECT to the submitted range plus FENCE of SubmissionFenceId, then the doorbell."""
-        args = pSubmitCommand
-        if not self.multi_engine_aware:
-            ordinal = 0
-        elif self._submit_has_node:
-            ordinal = args.NodeOrdinal
-        elif args.hContext:
-            ordinal = self._node_of(args.hContext)
-        else:
-            ordinal = self.paging_node  # a paging submission without a context (before Windows 8)
-        if not 0 <= ordinal < len(self.nodes):
-            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        node = self.nodes[ordinal]
-        flags = args.Flags.Value  # Paging is bit 0, NullRendering bit 3, Flip/FlipWithNoWait bits 4-5
-        if args.DmaBufferPrivateDataSize:
-            # Rule 21: private data is validated only when there is some.
-            self.reads_of_private_data += 1
-            magic = self.mem.read_u32(args.pDmaBufferPrivateData)
-            if magic != PRIVATE_MAGIC and not flags & 0x1:
-                return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        start = args.DmaBufferSubmissionStartOffset
-        length = args.DmaBufferSubmissionEndOffset - start
-        fence_id = args.SubmissionFenceId
-        if flags & 0x30 and length:
-            # A flip: DxgkDdiPresent did not know the VidPn source; the submission says which.
-            self._aim_flips(args.DmaBufferPhysicalAddress.QuadPart + start, length, args.VidPnSourceId)
-        # The ring may last have run a buffer in a GPU virtual address space: back to physical.
-        packet = self._switch_root(node, 0) if self._ring_roots else b""
-        fence = C.fence(node.fence_addr, fence_id, interrupt=True)
-        if length and not flags & 0x8:
-            packet += self._buffer_call(node, fence_id, args.DmaBufferPhysicalAddress.QuadPart + start, length,
-                                        owner=args.hContext)
-        packet += fence
-        # _ring_write, inline
-        wptr = self._ring_put(node.ring, node.ring_size, node.wptr, self.hw.rptr(node.ordinal), packet)
-        if wptr is None:
-            return int(NTSTATUS.STATUS_UNSUCCESSFUL)
-        node.wptr = wptr
-        if not node.last_submitted or after(fence_id, node.last_submitted):
-            node.last_submitted = fence_id
-        self.hw.doorbell(node.ordinal, node.wptr)
-        return SUCCESS
-
-    def _buffer_call(self, node: _Node, fence: int, address: int, length: int, root: int = 0,
-                     owner: int = 0) -> bytes:
-        """The ring commands that run the buffer at ``address`` (physical, or virtual in the address
-        space ``root``, which the ring must be in) for the context ``owner``: an INDIRECT to all of
-        it, or for a buffer a preemption stopped, the WORK it still owed and an INDIRECT to the
-        commands not yet run. Recorded as in flight."""
-        saved = self._resume.pop((owner, root, address), None) if self._resume else None
-        if saved is None:
-            offset = owed = 0
-            packet = C.indirect(address, length)
-        else:
-            offset, owed = saved
-            packet = (C.work(owed) if owed else b"") + \
-                (C.indirect(address + offset, length - offset) if offset < length else b"")
-        node.inflight.append((fence, address, offset, owed, root, owner))
-        return packet
-
-    def _switch_root(self, node: _Node, root: int) -> bytes:
-        """SET_ADDRESS_SPACE to ``root`` if the ring is not already in it (0: physical addressing)."""
-        if self._ring_roots.get(node.ordinal, 0) == root:
-            return b""
-        self._ring_roots[node.ordinal] = root
-        return C.set_address_space(root)
-
-    def _aim_flips(self, address: int, length: int, source: int) -> None:
-        """Write ``source`` into every FLIP command of the buffer range."""
-        data = self.mem.read(address, length)
-        for cmd in C.iter_commands(data):
-            if cmd.opcode == C.FLIP:
-                self.mem.write_u32(address + cmd.offset + C.FLIP_SOURCE, source)
-
-    # -- completion ----------------------------------------------------------------------------------------
-    def _completed(self, node: _Node) -> int:
-        """The node's last completed fence: its fence slot, carried through the ids the driver
-        refused with STATUS_INVALID_PARAMETER (the OS counts each complete once the fence before it
-        is, as DxgkDdiSubmitCommandVirtual's page says; fence ids of a node are consecutive)."""
-        value = self.mem.read_u64(node.fence_addr) & U32
-        refused = node.refused
-        if refused:
-            if node.refused_through is not None and after(node.refused_through, value):
-                value = node.refused_through
-            while (value + 1) & U32 in refused:
-                value = (value + 1) & U32
-                refused.discard(value)
-            node.refused_through = value  # the slot stays behind until a later fence passes it
-        elif node.refused_through is not None:
-            if after(node.refused_through, value):
-                value = node.refused_through
-            else:
-                node.refused_through = None  # the slot has caught up
-        return value
-
-    def _report_completed(self, node: _Node) -> bool:
-        """Report the node's fence slot if it moved since the last report (device IRQL)."""
-        value = self._completed(node)
-        if value == node.last_reported:
-            return False
-        node.last_reported = value
-        inflight = node.inflight
-        while inflight and not after(inflight[0][0], value):
-            inflight.popleft()
-        data = node.interrupt_data
-        data.InterruptType = _DMA_COMPLETED
-        dc = data.DmaCompleted  # (each read of a ctypes member structure makes a new view)
-        dc.SubmissionFenceId = value
-        dc.NodeOrdinal = node.ordinal
-        dc.EngineOrdinal = 0
-        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
-        return True
-
-    def DxgkDdiInterruptRoutine(self, MiniportDeviceContext: int, MessageNumber: int) -> bool:
-        """FALSE if the GPU did not interrupt; else dismiss, report fences, queue the DPC."""
-        hw = self.hw
-        status = hw.irq_status()
-        if not status:
-            return False
-        hw.irq_ack(status)
-        if self.hw_scheduling:
-            for node in self.nodes:
-                self._hw_isr(status, node)
-                if self._native_shift:
-                    self._native_isr(status, node)
-            if status & FAULT_BIT:
-                self.faults_seen += 1
-            if status & UNKNOWN_BIT:
-                self.unknown_causes += 1
-            self._report_vsyncs(status)
-            self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
-            return True
-        for node in self.nodes:
-            if status & (1 << node.ordinal) and not self._report_completed(node) and self.roots \
-                    and self._fence_interrupt:
-                # The node's fence did not move: a buffer wrote a monitored fence with interrupt.
-                self._report_monitored_fence(node)
-        if status >> PREEMPT_SHIFT:
-            for node in self.nodes:
-                if status & (1 << (PREEMPT_SHIFT + node.ordinal)):
-                    self._report_preempted(node)
-        self._report_vsyncs(status)
-        if status & UNKNOWN_BIT:
-            self.unknown_causes += 1
-        if status & FAULT_BIT:
-            self.faults_seen += 1
-            if self._can_report_faults:
-                for node in self.nodes:
-                    if hw.fault(node.ordinal) is not None:
-                        # A fault record is latched: report it, then release the latch.
-                        self._report_page_fault(node)
-                        hw.fault_ack(node.ordinal)
-        self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
-        return True
-
-    def DxgkDdiDpcRoutine(self, MiniportDeviceContext: int) -> None:
-        """Tell the scheduler to process what the ISR reported."""
-        self.dxgk.DxgkCbNotifyDpc(self.dxgk.DeviceHandle)
-
-    def DxgkDdiControlInterrupt(self, hAdapter: int, InterruptType: int, EnableInterrupt: bool) -> int:
-        """CRTC_VSYNC on or off on every source's vsync interrupt register; no other type."""
-        if InterruptType != _CRTC_VSYNC:
-            return int(NTSTATUS.STATUS_NOT_IMPLEMENTED)
-        if self.flip_queue_on:
-            self._fq_control(bool(EnableInterrupt))  # with the interrupt targets (kmd/flipqueue.py)
-            return SUCCESS
-        hw = self.hw
-        for source in range(hw.display_count):
-            hw.vsync_interrupt(source, bool(EnableInterrupt))
-        return SUCCESS
-
-    # -- MMIO flips ----------------------------------------------------------------------------------------
-    def DxgkDdiSetVidPnSourceAddress(self, hAdapter: int, pSetVidPnSourceAddress) -> int:
-        """Write the source's scanout address register (device IRQL): at once for ModeChange and
-        FlipImmediate, else into the pending-address register, which latches at the next vsync; the
-        ISR then reports CRTC_VSYNC with the new address (and the DPC calls DxgkCbNotifyDpc)."""
-        args = pSetVidPnSourceAddress
-        source = args.VidPnSourceId
-        if not 0 <= source < self.hw.display_count:
-            return int(NTSTATUS.STATUS_UNSUCCESSFUL)  # the OS names only its sources
-        flags = args.Flags
-        self.hw.set_scanout_address(source, args.PrimaryAddress.QuadPart,
-                                    immediate=bool(flags.ModeChange or flags.FlipImmediate))
-        return SUCCESS
-
-    # -- preemption ----------------------------------------------------------------------------------------
-    def DxgkDdiPreemptCommand(self, hAdapter: int, pPreemptCommand) -> int:
-        """Ask the node's engine to stop, or report the preemption at once if it has nothing left."""
-        args = pPreemptCommand
-        ordinal = args.NodeOrdinal
-        if not self.preemption_aware or not 0 <= ordinal < len(self.nodes):
-            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        node = self.nodes[ordinal]
-        node.preempt_fence = args.PreemptionFenceId
-        done = self._completed(node)
-        st = self.hw.status(ordinal)
-        if (st == mmio.IDLE or st == mmio.PREEMPTED) and done == node.last_submitted == node.last_reported:
-            # Everything submitted finished and was reported: the hardware is not asked; the
-            # preemption is reported from here, and the DPC lets the scheduler act on it.
-            self.dxgk.DxgkCbSynchronizeExecution(self.dxgk.DeviceHandle, self._report_preempted, node, 0)
-            self.dxgk.DxgkCbQueueDpc(self.dxgk.DeviceHandle)
-        else:
-            self.hw.preempt(ordinal)
-        return SUCCESS
-
-    def _report_preempted(self, node: _Node) -> bool:
-        """DMA_PREEMPTED for the node's outstanding request (device IRQL); empties the ring."""
-        hw = self.hw
-        ordinal = node.ordinal
-        value = self._completed(node)
-        node.last_reported = value
-        inflight = node.inflight
-        while inflight and not after(inflight[0][0], value):
-            inflight.popleft()
-        self._keep_unfinished(node, hw.preempt_state(ordinal))
-        st = hw.status(ordinal)
-        if st == mmio.PREEMPTED or st == mmio.IDLE:
-            hw.reset_ring(ordinal)
-            node.wptr = 0
-        data = node.interrupt_data
-        data.InterruptType = _DMA_PREEMPTED
-        data.DmaPreempted.PreemptionFenceId = node.preempt_fence
-        data.DmaPreempted.LastCompletedFenceId = value
-        data.DmaPreempted.NodeOrdinal = node.ordinal
-        data.DmaPreempted.EngineOrdinal = 0
-        node.preempt_fence = 0
-        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
-        return True
-
-    def _report_vsyncs(self, status: int) -> None:
-        """CRTC_VSYNC for every source whose vsync cause is in ``status`` (after the DMA events)."""
-        if status >> VSYNC_SHIFT:
-            for source in range(self.hw.display_count):
-                if status & (1 << (VSYNC_SHIFT + source)):
-                    self._report_vsync(source)
-
-    def _report_vsync(self, source: int) -> None:
-        """CRTC_VSYNC: the address the source scans out since this vsync (device IRQL)."""
-        data = self._vsync_data
-        data.InterruptType = _CRTC_VSYNC
-        data.CrtcVsync.VidPnTargetId = source
-        data.CrtcVsync.PhysicalAddress.QuadPart = self.hw.scanout(source)
-        data.CrtcVsync.PhysicalAdapterMask = 0  # one physical adapter: no mask (rule 46)
-        data.Flags.Value = 0
-        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
-        if self.overlay_planes:
-            self._report_plane_vsyncs(source)  # the planes that latched an MPO3 flip (kmd/overlay.py)
-        if self.flip_queue_on:
-            self._fq_report(source)  # the flip queue log, CRTC_VSYNC_WITH_MULTIPLANE_OVERLAY3 (kmd/flipqueue.py)
-
-    def _report_page_fault(self, node: _Node) -> None:
-        """DMA_PAGE_FAULTED for the fault record the node's engine latched (device IRQL)."""
-        fault = self.hw.fault(node.ordinal)
-        done = self._completed(node)
-        inflight = node.inflight
-        while inflight and not after(inflight[0][0], done):
-            inflight.popleft()
-        flags = _ENGINE_RESET_REQUIRED if self.per_engine_reset else _ADAPTER_RESET_REQUIRED
-        if not inflight:
-            flags |= _FENCE_INVALID
-        if fault.fatal:
-            flags |= _FATAL_HARDWARE_ERROR
-        data = node.interrupt_data
-        ctypes.memset(ctypes.addressof(data), 0, ctypes.sizeof(data))
-        data.InterruptType = _DMA_PAGE_FAULTED
-        pf = data.DmaPageFaulted
-        pf.FaultedFenceId = inflight[0][0] if inflight else 0
-        pf.FaultedPrimitiveAPISequenceNumber = PRIMITIVE_API_SEQUENCE_NUMBER_UNKNOWN
-        pf.FaultedPipelineStage = 0  # DXGK_RENDER_PIPELINE_STAGE_UNKNOWN
-        pf.FaultedBindTableEntry = BIND_TABLE_ENTRY_UNKNOWN
-        pf.PageFaultFlags = flags
-        pf.FaultedVirtualAddress = fault.address
-        pf.NodeOrdinal = node.ordinal
-        pf.EngineOrdinal = 0
-        pf.FaultErrorCode.IsDeviceSpecificCode = 0
-        pf.FaultErrorCode.GeneralErrorCode = 0  # DXGK_GENERAL_ERROR_PAGE_FAULT
-        self.dxgk.DxgkCbNotifyInterrupt(self.dxgk.DeviceHandle, data)
-
-    def _keep_unfinished(self, node: _Node, saved) -> None:
-        """The ring is about to be emptied: remember what the unfinished submissions still owe, so
-        that the OS's resubmissions of them do only that. ``saved``: the engine's stop point inside
-        the first one, or None."""
-        for i, (_fence, address, offset, owed, root, owner) in enumerate(node.inflight):
-            if i == 0 and saved is not None:
-                buf, pc, _end, left = saved
-                self._resume[(owner, root, address)] = (offset if buf is None else buf - address + pc, left)
-            elif offset or owed:
-                self._resume[(owner, root, address)] = (offset, owed)
-        node.inflight.clear()
-
-    # -- recovery -----------------------------------------------------------------------------------------
-    def DxgkDdiQueryDependentEngineGroup(self, hAdapter: int, pQueryDependentEngineGroup) -> int:
-        """No engine of this GPU depends on another: the mask is the node itself."""
-        args = pQueryDependentEngineGroup
-        if not self.per_engine_reset or not 0 <= args.NodeOrdinal < len(self.nodes):
-            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        args.DependentNodeOrdinalMask = 1 << args.NodeOrdinal
-        return SUCCESS
-
-    def DxgkDdiQueryEngineStatus(self, hAdapter: int, pQueryEngineStatus) -> int:
-        """Responsive unless the node's engine has left a preemption request unanswered or stopped on
-        a fault (the register interface shows no finer progress than that)."""
-        args = pQueryEngineStatus
-        if not self.per_engine_reset or not 0 <= args.NodeOrdinal < len(self.nodes):
-            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        node = self.nodes[args.NodeOrdinal]
-        st = self.hw.status(node.ordinal)
-        args.EngineStatus.Value = 0
-        args.EngineStatus.Responsive = 0 if st == mmio.FAULTED or (node.preempt_fence and st != mmio.PREEMPTED) else 1
-        return SUCCESS
-
-    def DxgkDdiResetEngine(self, hAdapter: int, pResetEngine) -> int:
-        """Reset one engine; LastAbortedFenceId is the submission it abandoned mid-execution."""
-        args = pResetEngine
-        if not self.per_engine_reset or not 0 <= args.NodeOrdinal < len(self.nodes):
-            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        node = self.nodes[args.NodeOrdinal]
-        done = self._completed(node)
-        inflight = node.inflight
-        while inflight and not after(inflight[0][0], done):
-            inflight.popleft()
-        aborted = inflight[0][0] if inflight else done
-        self.hw.reset_engine(node.ordinal)
-        node.wptr = 0
-        self._ring_roots[node.ordinal] = 0
-        if inflight:
-            inflight.popleft()  # the aborted one is gone for good
-        self._keep_unfinished(node, None)
-        # The aborted fence counts as done from now on.
-        self.mem.write_u64(node.fence_addr, aborted)
-        node.last_reported = aborted
-        node.preempt_fence = 0
-        args.LastAbortedFenceId = aborted
-        return SUCCESS
-
-    def DxgkDdiResetFromTimeout(self, hAdapter: int) -> int:
-        """Reset the whole GPU: every engine stops, every ring empties, every fence slot reads the
-        node's last submitted fence (under hardware scheduling: every queue's work is gone)."""
-        if self.hw_scheduling:
-            self._hw_reset_all()
-            self.hw.irq_ack(self.hw.irq_status())
-            return SUCCESS
-        for node in self.nodes:
-            self.hw.reset_engine(node.ordinal)
-            node.wptr = 0
-            self._ring_roots[node.ordinal] = 0
-            node.inflight.clear()
-            node.preempt_fence = 0
-            self.mem.write_u64(node.fence_addr, node.last_submitted)
-            node.last_reported = node.last_submitted
-        self._resume.clear()
-        self.hw.irq_ack(self.hw.irq_status())
-        return SUCCESS
-
-    def DxgkDdiRestartFromTimeout(self, hAdapter: int) -> int:
-        """The OS is done cleaning up; the GPU may be used again (hardware scheduling: the engines'
-        schedulers start again)."""
-        if self.hw_scheduling:
-            self._hw_restart_all()
-        return SUCCESS
-
-    def DxgkDdiQueryCurrentFence(self, hAdapter: int, pCurrentFence) -> int:
-        """The node's last completed fence, reported first through NotifyInterrupt if it is new."""
-        ordinal = pCurrentFence.NodeOrdinal if self.multi_engine_aware else 0
-        if not 0 <= ordinal < len(self.nodes):
-            return int(NTSTATUS.STATUS_INVALID_PARAMETER)
-        node = self.nodes[ordinal]
-        self.dxgk.DxgkCbSynchronizeExecution(self.dxgk.DeviceHandle, self._report_completed, node, 0)
-        pCurrentFence.CurrentFence = node.last_reported
         return SUCCESS
