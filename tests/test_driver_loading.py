@@ -311,7 +311,7 @@ def test_a_driver_fault_exits_3_with_the_drivers_traceback(project):
 
 @pytest.mark.parametrize("spec, message", [
     ("no.such.module:Driver", "driver 'no.such.module:Driver': no module named 'no.such.module'"),
-    ("wddmsim.kmd:Nope", "driver 'wddmsim.kmd:Nope': wddmsim.kmd has no Nope; it defines ReferenceDriver"),
+    ("wddmsim.kmd:Nope", "driver 'wddmsim.kmd:Nope': wddmsim.kmd has no Nope; the drivers it defines: ReferenceDriver"),
     ("justaname", "driver 'justaname': expected 'package.module:Class' or 'path/to/file.py:Class'"),
 ])
 def test_a_driver_that_does_not_load_is_exit_2_with_the_reason(spec, message):

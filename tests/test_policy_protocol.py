@@ -230,7 +230,7 @@ def test_settings_are_checked_by_the_policys_model(tmp_path):
 
 @pytest.mark.parametrize("spec, message", [
     ("nowhere.py:Edf", "scheduler.policy: scheduling policy 'nowhere.py:Edf': file "),
-    ("{path}:Missing", "has no Missing; it defines Fine, NoPick, NotAPolicy, Policy"),
+    ("{path}:Missing", "has no Missing; the scheduling policies it defines: Fine, NoPick"),
     ("{path}:NotAPolicy", "NotAPolicy is not a subclass of wddmsim.policies.Policy"),
     ("{path}:NoPick", "NoPick does not define pick(node, now)"),
     ("lottery", "unknown scheduling policy 'lottery'"),

@@ -470,10 +470,10 @@ engine = "3d"
 workload = { kind = "script", packets = [{ at = 0, work = 1, when = 2 }], fps = 3 }
 """
     assert problems(text) == [
-        "s.toml: adapter.cpu_cost.irq: unknown field",
+        "s.toml: adapter.cpu_cost.irq: unknown field; did you mean 'isr'?",
         "s.toml: adapter.nodes[0].queue: unknown field",
-        "s.toml: adapter.segments[0].visible: unknown field",
-        "s.toml: adapter.nodez: unknown field",
+        "s.toml: adapter.segments[0].visible: unknown field; did you mean 'cpu_visible'?",
+        "s.toml: adapter.nodez: unknown field; did you mean 'nodes'?",
         "s.toml: scheduler.timeslice: unknown field",
         "s.toml: process[0].context[0].workload.packets[0].when: unknown field",
         "s.toml: process[0].context[0].workload.fps: unknown field",

@@ -134,8 +134,7 @@ def test_a_duration_past_an_hour_is_refused_in_the_file_in_a_set_and_in_until(tm
     assert _run(["run", path, "--until", "7200s"]) == (
         2, f"wddmsim: error: --until: must be at most 3600s, got 7200s {DURATION_WHY}\n")
     assert _run(["run", path, "--until", "0"]) == (
-        2, "wddmsim: error: --until: expected a duration such as '2ms' or '250us', got '0' (a duration written as a "
-           "string needs a unit: ns, us, µs, ms or s)\n")
+        2, "wddmsim: error: --until: a run's length needs a unit (ns, us, µs, ms or s), got the bare number 0\n")
     assert _run(["run", path, "--until", "0ns"]) == (
         2, f"wddmsim: error: --until: must be greater than 0, got 0 {DURATION_WHY}\n")
 

@@ -13,6 +13,7 @@ from wddmsim.cli import main
 from wddmsim.scenario import (OverrideError, ScenarioError, load_scenario, parse_override, read_scenario_data,
                               scenario_from_dict)
 from wddmsim.scenario.overrides import apply_overrides, parse_path, parse_value, split_values
+from wddmsim.util.units import BareNumber
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DEEP = str(EXAMPLES / "deep_queue.toml")
@@ -24,7 +25,7 @@ def _sets(*texts):
 
 
 @pytest.mark.parametrize(("text", "value"), [
-    ("5", 5), ("-3", -3), ("2.5", 2.5), ("true", True), ("false", False), ('"a, b"', "a, b"), ("'lit'", "lit"),
+    ("5", BareNumber(5)), ("-3", BareNumber(-3)), ("2.5", 2.5), ("true", True), ("false", False), ('"a, b"', "a, b"), ("'lit'", "lit"),
     ("[60, 144]", [60, 144]), ('{ kind = "bursty" }', {"kind": "bursty"}),
     ("2ms", "2ms"), ("dma_buffer", "dma_buffer"), ("64KiB", "64KiB"), ("", ""), ("1e3", 1000.0),
 ])
@@ -100,7 +101,7 @@ def test_a_preemption_mode_set_on_a_node_changes_the_run():
 @pytest.mark.parametrize(("setting", "message"), [
     ("adapter.nodes.0.preemption=bogus", "--set adapter.nodes.0.preemption=bogus: adapter.nodes[0].preemption: must be "
                                          "one of 'none', 'dma_buffer', 'primitive', 'interval' or 'instruction', got 'bogus'"),
-    ("adapter.nodez=1", "--set adapter.nodez=1: adapter.nodez: unknown field"),
+    ("adapter.nodez=1", "--set adapter.nodez=1: adapter.nodez: unknown field; did you mean 'nodes'?"),
     ("adapter.nodes.7.name=x", "--set adapter.nodes.7.name=x: adapter.nodes has 1 entry; there is no entry 7"),
     ("adapter.nodes.name=x", "--set adapter.nodes.name=x: adapter.nodes is an array of tables: give an entry number, "
                              "e.g. adapter.nodes[0]"),
@@ -137,7 +138,7 @@ def test_a_files_own_problem_is_the_files_even_with_a_set(tmp_path):
 def test_unknown_fields_named_by_a_set_are_told_apart_from_bad_values():
     with pytest.raises(ScenarioError) as e:
         load_scenario(DEEP, _sets("scheduler.quantun=1ms", "duration=0ms"))
-    assert e.value.unknown_paths == ["--set scheduler.quantun=1ms: scheduler.quantun: unknown field"]
+    assert e.value.unknown_paths == ["--set scheduler.quantun=1ms: scheduler.quantun: unknown field; did you mean 'quantum'?"]
     assert len(e.value.problems) == 2
 
 

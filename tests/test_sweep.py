@@ -141,7 +141,8 @@ def test_an_exception_in_a_run_is_its_error_text():
 
 
 def test_a_path_the_scenario_does_not_have_stops_the_sweep_before_it_runs():
-    with pytest.raises(SweepError, match=r"^--set scheduler.quantun=1ms: scheduler.quantun: unknown field$"):
+    with pytest.raises(SweepError, match=r"^--set scheduler.quantun=1ms: scheduler.quantun: unknown field; "
+                                         r"did you mean 'quantum'\?$"):
         sweep(PREEMPTION, ["scheduler.quantun=1ms,2ms"], workers=1)
     with pytest.raises(SweepError, match=r"adapter.nodes has 2 entries; there is no entry 5"):
         sweep(PREEMPTION, {"adapter.nodes.5.preemption": ["none"]}, workers=1)
@@ -204,7 +205,8 @@ def test_the_cli_writes_the_csv_and_prints_json(tmp_path, serial_rows):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--set", "adapter.nodez=1,2", "--json"], "wddmsim: error: --set adapter.nodez=1: adapter.nodez: unknown field"),
+    (["--set", "adapter.nodez=1,2", "--json"],
+     "wddmsim: error: --set adapter.nodez=1: adapter.nodez: unknown field; did you mean 'nodes'?"),
     (["--set", "duration", "--json"], "wddmsim: error: --set 'duration': expected PATH=VALUE[,VALUE...]"),
     (["--seeds", "3-1", "--json"], "wddmsim: error: --seeds 3-1: the range 3-1 runs backwards"),
     (["--seeds", "1-1000000000000", "--json"],

@@ -107,7 +107,7 @@ def test_a_user_mode_driver_name_that_does_not_load_is_a_clear_error():
 
 @pytest.mark.parametrize("spec,message", [
     ("nocolon", "expected 'package.module:Class'"),
-    ("wddmsim.kmd:NoSuchDriver", "wddmsim.kmd has no NoSuchDriver; it defines ReferenceDriver"),
+    ("wddmsim.kmd:NoSuchDriver", "wddmsim.kmd has no NoSuchDriver; the drivers it defines: ReferenceDriver"),
     ("wddmsim.kmd.driver:PRIVATE_DATA_SIZE", "PRIVATE_DATA_SIZE is a int, not a class"),
     ("no_such_package:Driver", "no module named 'no_such_package'"),
     ("missing/file.py:X", "does not exist"),

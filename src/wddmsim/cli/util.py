@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from gettext import gettext
 from typing import TYPE_CHECKING
@@ -151,16 +152,19 @@ def _translated(error: Exception) -> click.ClickException | None:
 
 
 def console(wide: bool = False) -> Console:
-    """Rich console; when stdout is not a terminal, wide enough that no member name is cut (and,
-    ``wide``, that no column of the summary's ``--wide`` tables is squeezed). Text stdout's
-    encoding cannot hold is written escaped (:func:`escape_unencodable`)."""
+    """Rich console; when stdout is not a terminal, as wide as ``COLUMNS`` says (the terminal the
+    output is piped to, as a shell exports it), else wide enough that no member name is cut; with
+    ``wide``, wide enough that no column of the summary's ``--wide`` tables is squeezed. Text
+    stdout's encoding cannot hold is written escaped (:func:`escape_unencodable`)."""
     from rich.console import Console
 
     escape_unencodable(sys.stdout)
 
     con = Console(highlight=False)
     if not con.is_terminal:
-        con = Console(highlight=False, width=400 if wide else 200)
+        columns = os.environ.get("COLUMNS", "")
+        width = int(columns) if columns.isdigit() and int(columns) >= 40 and not wide else (400 if wide else 200)
+        con = Console(highlight=False, width=width)
     return con
 
 
@@ -236,14 +240,18 @@ def show_warnings(lines) -> None:
 
 
 def parse_duration_option(text: str | None, option: str) -> int | None:
-    """A duration option's value (``500ms``) in ns, None when not given, or a :class:`UserError`
-    naming ``option``: one that is not a duration, or that is outside the range of a scenario's
-    ``duration`` (above 0, at most 1 hour of virtual time)."""
+    """A run's length given as an option (``--until 500ms``) in ns, None when not given, or a
+    :class:`UserError` naming ``option``: one that is not a duration, a bare number (refused as a
+    scenario's ``duration = 5`` is: :func:`wddmsim.util.units.bare_run_length`), or one outside the
+    range of a scenario's ``duration`` (above 0, at most 1 hour of virtual time)."""
     from ..scenario import parse_duration
     from ..scenario.bounds import RUN_DURATION
+    from ..util.units import bare_run_length
 
     if text is None:
         return None
+    if re.fullmatch(r"\s*(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*", text):
+        raise UserError(f"{option}: {bare_run_length(text.strip(), quote='')}")
     try:
         value = parse_duration(text)
     except ValueError as e:

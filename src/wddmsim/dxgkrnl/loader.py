@@ -10,14 +10,22 @@ read. When the user's module fails while it is imported, the message's first lin
 the lines after it are the module's own traceback. Every exception counts, ``SystemExit``
 (``sys.exit()`` at the module's top level) included: it is the module's code ending abnormally,
 not the command's end; only ``KeyboardInterrupt`` (a person's Ctrl-C) passes through.
+
+A module that has no attribute of the name asked for is told with the classes in it that look like
+what was asked for, not every class it imports (``Path``, ``NTSTATUS``): for a driver the classes
+with DDI entry points (``DxgkDdiSubmitCommand``, ...), for a user-mode driver those with a
+``build`` method, for a scheduling policy the subclasses of ``wddmsim.policies.Policy`` or
+``HwPolicy``, and the closest of their names when one is close (``did you mean 'Raises'?``).
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -40,12 +48,56 @@ def load_class(spec: str, what: str = "class", base_dir: Path | None = None) -> 
         module = _import(where, what, spec)
     cls = getattr(module, name, None)
     if cls is None:
-        found = sorted(n for n, v in vars(module).items() if isinstance(v, type) and not n.startswith("_"))
-        hint = f"; it defines {', '.join(found)}" if found else ""
-        raise LoadError(f"{what} {spec!r}: {where} has no {name}{hint}")
+        raise LoadError(f"{what} {spec!r}: {where} has no {name}{_candidates(module, name, what)}")
     if not isinstance(cls, type):
         raise LoadError(f"{what} {spec!r}: {name} is a {type(cls).__name__}, not a class")
     return cls
+
+
+def _has_ddi_entry_points(cls: type) -> bool:
+    """A kernel-mode driver's look: a method named for a DDI entry point (``DxgkDdiSubmitCommand``)."""
+    return any(n.startswith("DxgkDdi") and callable(getattr(cls, n, None)) for n in dir(cls))
+
+
+def _builds_buffers(cls: type) -> bool:
+    """A user-mode driver's look: a ``build(request)`` method (``wddmsim.umd.UserModeDriver``)."""
+    return callable(getattr(cls, "build", None))
+
+
+def _is_policy(cls: type) -> bool:
+    """A scheduling policy's look: a subclass of ``wddmsim.policies.Policy`` or ``HwPolicy`` (told
+    by name, as the OS does not import the policies), not the base class itself."""
+    return any(base.__name__ in ("Policy", "HwPolicy") and base.__module__.startswith("wddmsim.policies")
+               for base in cls.__mro__[1:])
+
+
+#: For each ``what`` of :func:`load_class`: its plural, the test of a class that looks like one,
+#: and what that look is, in words (for a module that has none).
+_KINDS: dict[str, tuple[str, Callable[[type], bool], str]] = {
+    "driver": ("drivers", _has_ddi_entry_points, "a class with DDI entry points such as DxgkDdiSubmitCommand"),
+    "user-mode driver": ("user-mode drivers", _builds_buffers, "a class with a build(request) method"),
+    "scheduling policy": ("scheduling policies", _is_policy, "a subclass of wddmsim.policies.Policy or HwPolicy"),
+}
+
+
+def _candidates(module, name: str, what: str) -> str:
+    """What follows "MODULE has no NAME" in the message: the closest name among the module's
+    classes that look like a ``what`` and the list of those (every public class for a ``what``
+    without a look of its own), or that it has none."""
+    plural, looks, look = _KINDS.get(what, ("classes", lambda cls: True, ""))
+
+    def fits(cls: type) -> bool:
+        try:
+            return looks(cls)
+        except Exception:  # noqa: BLE001 - a user's class whose attributes raise is not one
+            return False
+
+    found = sorted(n for n, v in vars(module).items() if isinstance(v, type) and not n.startswith("_") and fits(v))
+    if not found:
+        return f", and no class in it looks like a {what} ({look})" if look else ""
+    close = difflib.get_close_matches(name, found, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{hint}; the {plural} it defines: {', '.join(found)}"
 
 
 def _import(module: str, what: str, spec: str):

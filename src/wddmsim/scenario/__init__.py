@@ -1,8 +1,10 @@
 """Scenario files: TOML descriptions of a simulated machine and its GPU workloads.
 
 :mod:`wddmsim.util.units` reads and writes durations and sizes, :mod:`.schema` holds the pydantic models the
-simulator consumes (the workload tables in :mod:`.workloads`, the kinds of value in :mod:`.fields`,
-the range of each and its reason in :mod:`.bounds`), and :mod:`.loader` turns a file into a validated :class:`Scenario` or a
+simulator consumes (each kind of table in a module of its own: :mod:`.adapter`, :mod:`.scheduler`,
+:mod:`.processes`, :mod:`.workloads`, :mod:`.calls`, :mod:`.faults`, :mod:`.display`, with the checks
+across tables in :mod:`.consistency`; the kinds of value in :mod:`.fields`, the range of each and its
+reason in :mod:`.bounds`), and :mod:`.loader` turns a file into a validated :class:`Scenario` or a
 :class:`ScenarioError` listing every problem in it; :mod:`.overrides` makes ``--set PATH=VALUE``
 assignments on a file's data before validation. docs/scenarios.md is the reference.
 """

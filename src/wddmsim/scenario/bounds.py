@@ -21,7 +21,7 @@ The ceilings come from three places:
 
 Values that depend on other fields (a storm's number of interrupts, a repeat count against the
 time left, a fault after the end of the run) are checked once the whole scenario is read, by
-:func:`wddmsim.scenario.schema.cross_field_problems` and :func:`.schema.scenario_clamps`.
+:func:`wddmsim.scenario.consistency.cross_field_problems` and :func:`.consistency.scenario_clamps`.
 """
 
 from __future__ import annotations

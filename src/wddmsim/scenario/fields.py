@@ -3,7 +3,8 @@ keys refused, assignments validated) and the kinds of value a field holds, each 
 (:class:`wddmsim.scenario.bounds.In`): spans of virtual time, sizes, integers, finite numbers and
 list lengths, and the reasons several tables share.
 
-:mod:`.workloads` and :mod:`.schema` build their tables from these; this module imports neither.
+The table modules (:mod:`.adapter`, :mod:`.processes`, :mod:`.workloads`, ... and :mod:`.schema`) build
+their tables from these; this module imports none of them.
 """
 
 from __future__ import annotations

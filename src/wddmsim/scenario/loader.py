@@ -6,8 +6,12 @@ when the one before succeeded, and a failing stage reports all of its problems t
 each, in the form ``FILE: field.path: reason``. Field paths are spelled the way the TOML file is
 written (``process[0].context[1].workload.fps``), and pydantic's own wording is replaced by
 messages meant for the person editing the file. A value out of its range says the range and why
-(:mod:`.bounds`). What a valid scenario takes otherwise than written is not an error: it is in the
-scenario's ``warnings``, named by the same source (with its ``--set`` options).
+(:mod:`.bounds`); a key a table does not have names the closest key it has, when one is close
+(``adapter.nodez: unknown field; did you mean 'nodes'?``). A ``duration`` the TOML text writes as a
+bare integer is marked as one, so that it is refused (a run's length needs a unit), while a
+``duration`` given in Python as an int is nanoseconds. What a valid scenario takes otherwise than
+written is not an error: it is in the scenario's ``warnings``, named by the same source (with its
+``--set`` options).
 """
 
 from __future__ import annotations
@@ -15,14 +19,18 @@ from __future__ import annotations
 import datetime
 import re
 import tomllib
+import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+from ..util.units import BareNumber
 
 from .overrides import Override, OverrideError, apply_overrides
 from .bounds import OUT_OF_RANGE
+from .problems import unknown_field
 from .schema import CONFLICT_ERROR, UNKNOWN_SETTING, WORKLOAD_KINDS, Location, Scenario, field_path
 
 __all__ = ["ScenarioError", "load_scenario", "parse_scenario", "read_scenario_data", "resolve_driver_path",
@@ -111,14 +119,21 @@ def parse_scenario(text: str, source: str = "<string>") -> Scenario:
 
 
 def _parse_toml(text: str, source: str) -> dict:
+    """The TOML data of ``text``; a ``duration`` written as a bare integer is marked as one
+    (:class:`~wddmsim.util.units.BareNumber`) so that validation refuses it: a run's length needs a
+    unit."""
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line, column, reason = _toml_position(exc, text)
         raise ScenarioError(source, [f"{source}: line {line}, column {column}: {reason}"]) from None
     except RecursionError:
         raise ScenarioError(source, [f"{source}: a value is nested too deeply to read (arrays or tables "
                                      f"inside each other some thousand levels down)"]) from None
+    duration = data.get("duration")
+    if isinstance(duration, int) and not isinstance(duration, bool):
+        data["duration"] = BareNumber(duration)
+    return data
 
 
 def scenario_from_dict(data: Any, source: str = "<dict>", overrides: Sequence[Override] = ()) -> Scenario:
@@ -286,6 +301,42 @@ def _kinds() -> str:
     return ", ".join(repr(kind) for kind in WORKLOAD_KINDS)
 
 
+def _unwrapped(annotation: Any) -> Any:
+    """A field's type without ``Annotated`` metadata and without ``| None``."""
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin in (Union, types.UnionType) and type(None) in get_args(annotation):
+            rest = [arg for arg in get_args(annotation) if arg is not type(None)]
+            annotation = rest[0] if len(rest) == 1 else Union[tuple(rest)]
+        else:
+            return annotation
+
+
+def _keys_of(loc: Location) -> list[str]:
+    """The keys the table at ``loc`` (a pydantic location from the top of the scenario) may hold,
+    as the file spells them; a key that moved elsewhere (refused whatever its value) is not one.
+    Empty when ``loc`` is not a table of the schema."""
+    annotation: Any = Scenario
+    for part in loc:
+        annotation = _unwrapped(annotation)
+        if isinstance(part, int) and get_origin(annotation) is list:
+            annotation = get_args(annotation)[0]
+        elif get_origin(annotation) in (Union, types.UnionType):  # a workload, by its kind (the tag)
+            annotation = next((arg for arg in get_args(annotation) if isinstance(arg, type)
+                               and issubclass(arg, BaseModel) and "kind" in arg.model_fields
+                               and get_args(arg.model_fields["kind"].annotation) == (part,)), None)
+        elif isinstance(annotation, type) and issubclass(annotation, BaseModel) and part in annotation.model_fields:
+            annotation = annotation.model_fields[part].annotation
+        else:
+            return []
+    annotation = _unwrapped(annotation)
+    if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return []
+    return [info.alias or name for name, info in annotation.model_fields.items() if not info.exclude]
+
+
 def _explain(error: Any) -> list[tuple[Location, str]]:
     """One pydantic error as (location, reason) pairs; a cross-field error gives several."""
     kind: str = error["type"]
@@ -303,7 +354,7 @@ def _explain(error: Any) -> list[tuple[Location, str]]:
     if kind == "missing":
         return [(loc, "required field missing")]
     if kind == "extra_forbidden":
-        return [(loc, "unknown field")]
+        return [(loc, unknown_field(loc[-1], _keys_of(loc[:-1])))]
     if kind == UNKNOWN_SETTING:
         return [(loc + (key,), reason) for key, reason in ctx["problems"]]
     if kind == "union_tag_not_found":

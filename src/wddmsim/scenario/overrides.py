@@ -4,7 +4,10 @@ PATH is spelled the way the scenario file is written: table keys joined by dots,
 array of tables by their number from 0 (``adapter.nodes.0.preemption``; the spelling of the
 loader's messages, ``adapter.nodes[0].preemption``, is accepted too). VALUE is read as a TOML value
 when it is one (``5``, ``2.5``, ``true``, ``"quoted text"``, ``[60, 144]``, ``{ kind = "bursty",
-... }``) and taken as a plain string otherwise (``2ms``, ``dma_buffer``, ``64KiB``).
+... }``) and taken as a plain string otherwise (``2ms``, ``dma_buffer``, ``64KiB``). A bare integer
+is a :class:`~wddmsim.util.units.BareNumber`, so that ``--set duration=5`` is refused as
+``duration = 5`` in the file is (a run's length needs a unit); on any other path it is assigned as
+a plain ``int``.
 
 The assignment is made on the file's parsed TOML data, before validation, so the scenario schema
 checks a value set on the command line exactly as it checks one written in the file. A table the
@@ -21,6 +24,8 @@ import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any
+
+from ..util.units import BareNumber
 
 __all__ = ["Override", "OverrideError", "apply_overrides", "parse_override", "parse_path", "parse_value",
            "split_values"]
@@ -61,10 +66,13 @@ class Override:
 
 def parse_value(text: str, label: str = "--set") -> Any:
     """``text`` as a TOML value when it is one (``5`` -> 5, ``true`` -> True, ``"a b"`` -> 'a b',
-    ``[1, 2]`` -> [1, 2]), else the text itself (``2ms`` -> '2ms'). A value nested deeper than the
-    parser can follow (``[[[[...`` some thousand levels) is an :class:`OverrideError`."""
+    ``[1, 2]`` -> [1, 2]), else the text itself (``2ms`` -> '2ms'). A bare integer is a
+    :class:`~wddmsim.util.units.BareNumber` (an int that was written without a unit: a run's
+    ``duration`` refuses it). A value nested deeper than the parser can follow (``[[[[...`` some
+    thousand levels) is an :class:`OverrideError`."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        value = tomllib.loads(f"v = {text}")["v"]
+        return BareNumber(value) if type(value) is int else value
     except tomllib.TOMLDecodeError:
         return text
     except RecursionError:
@@ -157,6 +165,9 @@ def apply_overrides(data: dict, overrides, defaults: dict | None = None) -> dict
     entry an array does not have, or gives a key to an array."""
     out = copy.deepcopy(data)
     for ov in overrides:
+        # Only a run's length tells a number written without a unit from int nanoseconds; anywhere
+        # else the value is a plain int, so none of the marker reaches a driver's or policy's settings.
+        value = int(ov.value) if isinstance(ov.value, BareNumber) and ov.path != ("duration",) else ov.value
         node: Any = out
         for i, part in enumerate(ov.path):
             here = ov.path[:i]
@@ -169,13 +180,13 @@ def apply_overrides(data: dict, overrides, defaults: dict | None = None) -> dict
                     count = {0: "no entries", 1: "1 entry"}.get(len(node), f"{len(node)} entries")
                     raise OverrideError(f"{ov.label}: {_describe(here)} has {count}; there is no entry {part}")
                 if last:
-                    node[part] = ov.value
+                    node[part] = value
                     break
                 child = node[part]
             elif isinstance(node, dict):
                 key = str(part)
                 if last:
-                    node[key] = ov.value
+                    node[key] = value
                     break
                 child = node.get(key)
                 if child is None:

@@ -2,7 +2,7 @@
 by ``kind`` (frame_loop, swap_chain, compute_batch, copy_stream, memory_pressure, bursty, script,
 chain); :mod:`wddmsim.workloads` runs them. Each table checks its own fields; what needs the rest of
 the scenario (a fence a script names, a repeat against the run's duration) is checked by
-:mod:`.schema`.
+:mod:`.consistency`.
 """
 
 from __future__ import annotations

@@ -8,6 +8,12 @@ the result is a whole number of the base unit; the arithmetic is done in :class:
 so ``"0.1ms"`` is exactly 100000 ns and never 99999.
 
 Every failure raises :class:`ValueError` whose text says what was expected and what was found.
+
+One span is stricter: a run's length (a scenario's ``duration``, ``wddmsim run --until``) written
+by a person as a bare number is refused (:func:`parse_run_length`), since ``duration = 5`` reads as
+5 seconds to its author and would run 5 ns. A number read from a person's text (a scenario file, a
+``--set`` value) arrives as a :class:`BareNumber`, an ``int`` that remembers it had no unit; an
+``int`` from Python code is nanoseconds as everywhere else.
 """
 
 from __future__ import annotations
@@ -18,10 +24,14 @@ from decimal import Decimal
 __all__ = [
     "DURATION_UNITS",
     "SIZE_UNITS",
+    "BareNumber",
+    "bare_run_length",
     "format_duration",
     "format_size",
     "parse_duration",
+    "parse_run_length",
     "parse_size",
+    "time_text",
 ]
 
 #: Nanoseconds in one of each duration unit. ``µs`` is accepted as MICRO SIGN (U+00B5) and as
@@ -111,6 +121,34 @@ def parse_duration(value: object) -> int:
                            units=DURATION_UNITS, bare_unit=None, unit_list="ns, us, µs, ms or s")
 
 
+class BareNumber(int):
+    """An integer a person wrote without a unit (``duration = 5`` in a scenario file, ``--set
+    duration=5``): an ``int`` in every way, so any field that takes int nanoseconds or bytes takes
+    it, but :func:`parse_run_length` refuses it."""
+
+    __slots__ = ()
+
+
+def bare_run_length(number: str, quote: str = '"') -> str:
+    """Why a run's length written as the bare number ``number`` (its text) is refused, with the
+    spellings to write instead, each in ``quote``: ``a run's length needs a unit (ns, us, µs, ms or s),
+    got the bare number 5: write "5s", or "5ns" if nanoseconds were meant``. A number that is not a
+    positive whole one gets no suggestion."""
+    text = f"a run's length needs a unit (ns, us, µs, ms or s), got the bare number {number}"
+    if number.isdigit() and int(number) > 0:
+        text += f": write {quote}{int(number)}s{quote}, or {quote}{int(number)}ns{quote} if nanoseconds were meant"
+    return text
+
+
+def parse_run_length(value: object) -> int:
+    """A run's length in whole nanoseconds: :func:`parse_duration`, except that a number a person
+    wrote without a unit (a :class:`BareNumber`) or a bare float is refused with
+    :func:`bare_run_length`'s reason. A plain ``int`` (from Python code) is nanoseconds."""
+    if isinstance(value, BareNumber) or isinstance(value, float):
+        raise ValueError(bare_run_length(repr(int(value) if isinstance(value, BareNumber) else value)))
+    return parse_duration(value)
+
+
 def parse_size(value: object) -> int:
     """A size in whole bytes.
 
@@ -167,3 +205,19 @@ def format_size(size: int) -> str:
         if size and size % scale == 0:
             return f"{size // scale}{name}"
     return f"{size}B"
+
+
+def time_text(ns) -> str:
+    """A duration in ns for a person to read: its unit and four significant digits (``1.033 s``,
+    ``757.8 µs``); ``-`` for None. :func:`format_duration` writes it exactly instead."""
+    if ns is None:
+        return "-"
+    if ns < 1000:
+        return f"{round(ns)} ns"
+    for scale, unit in ((1_000, "µs"), (1_000_000, "ms"), (1_000_000_000, "s")):
+        v = ns / scale
+        digits = 3 if v < 10 else 2 if v < 100 else 1 if v < 1000 else 0
+        text = f"{v:.{digits}f}"
+        if float(text) < 1000 or unit == "s":
+            return f"{text} {unit}"
+    raise AssertionError("unreachable")
