@@ -27,6 +27,12 @@ itself.
 
 A benchmark that fails does not stop the others: its error is printed as a figure of its own and
 the exit status is 1 (targets not met do not change the exit status).
+
+Ctrl-C (SIGINT) or SIGTERM ends the run at once, with one line on standard error, ``all.py:
+interrupted by SIGINT during logcost; 1 of 9 benchmarks ran whole, their figures are above``,
+and exit status 130, as ``wddmsim`` ends on a signal (no table: the targets of the benchmarks that
+did not run would be missing from it). A process a benchmark runs and waits for is ended with it; a
+second signal while the run stops changes nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import argparse
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -48,6 +55,36 @@ HERE = Path(__file__).resolve().parent
 #: compiled against interpreted, sweeps, the command line's start-up, and last the profile that
 #: explains the throughput figures.
 BENCHMARKS = ("throughput", "logcost", "memory", "realtime", "compiled", "sweep", "study", "startup", "profile_path")
+#: Exit status after SIGINT or SIGTERM (128 + SIGINT, as ``wddmsim`` exits on either).
+EXIT_INTERRUPTED = 130
+
+
+class Stopped(BaseException):
+    """SIGINT or SIGTERM: the run ends (the module doc)."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.signal = name
+
+
+def _stop(signum, frame):
+    """The first SIGINT or SIGTERM: later ones change nothing while the run stops."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Stopped(signal.Signals(signum).name)
+
+
+class Progress:
+    """Where the run is, for the line a signal prints: the benchmarks it means to run (``--only``),
+    the one under way, how many ran whole."""
+
+    def __init__(self, planned: int = len(BENCHMARKS), current: str | None = None, finished: int = 0):
+        self.planned = planned
+        self.current = current
+        self.finished = finished
+
+
+PROGRESS = Progress()
 
 
 def load(name: str):
@@ -64,6 +101,7 @@ def run(names, quick: bool, out=None) -> tuple[list[dict], bool]:
     (and to ``out`` when given): the figures, and whether every benchmark ran."""
     figures, ok = [], True
     for name in names:
+        PROGRESS.current = name
         t0 = time.perf_counter()
         try:
             got = load(name).figures(quick)
@@ -80,6 +118,7 @@ def run(names, quick: bool, out=None) -> tuple[list[dict], bool]:
             if out is not None:
                 out.write(line + "\n")
         figures.extend(got)
+        PROGRESS.finished += 1
     return figures, ok
 
 
@@ -239,6 +278,29 @@ def header(names, quick: bool, env: dict) -> str:
 
 
 def main() -> None:
+    """Run the benchmarks (see the module doc); a signal ends the run with one line, status 130."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _stop)
+    try:
+        _main()
+    except (Stopped, KeyboardInterrupt) as e:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        name = getattr(e, "signal", "SIGINT")  # KeyboardInterrupt: a benchmark put Python's handler back
+        print(interrupted_line(name, PROGRESS), file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+def interrupted_line(name: str, progress: Progress) -> str:
+    """``all.py: interrupted by SIGINT during logcost; 1 of 9 benchmarks ran whole, their figures are
+    above`` (``none of the 9 benchmarks ran whole`` before the first one ended)."""
+    during = f" during {progress.current}" if progress.current else " before the first benchmark"
+    ran = (f"{progress.finished} of {progress.planned} benchmarks ran whole, their figures are above"
+           if progress.finished else f"none of the {progress.planned} benchmarks ran whole")
+    return f"all.py: interrupted by {name}{during}; {ran}"
+
+
+def _main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="every figure on small sizes")
     ap.add_argument("--only", action="append", choices=BENCHMARKS, metavar="NAME",
@@ -246,6 +308,7 @@ def main() -> None:
     ap.add_argument("--json", metavar="FILE", help="also write every figure as a JSON line to FILE")
     args = ap.parse_args()
     names = [n for n in BENCHMARKS if not args.only or n in args.only]
+    PROGRESS.planned = len(names)
     env = environment()
     print(header(names, args.quick, env), file=sys.stderr, flush=True)
     out = open(args.json, "w", encoding="utf-8") if args.json else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import textwrap
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -91,6 +92,12 @@ def outcomes(rec) -> dict[str, str]:
     return out
 
 
+def _line_of(entry: str) -> int:
+    """The line of BROKEN (as ``makepyfile`` writes it) where the first ``def DxgkDdi<entry>...`` is."""
+    lines = textwrap.dedent(BROKEN).strip().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.lstrip().startswith(f"def DxgkDdi{entry}"))
+
+
 def suite_ids(*only: str) -> list[str]:
     return [f"wddmsim-verify::{c.id}" for c in select(list(only))]
 
@@ -132,19 +139,19 @@ def test_the_reference_driver_passes_the_submission_area_one_item_per_case(pytes
 def test_every_case_gets_the_verdict_wddmsim_verify_gives(pytester):
     report = verify(ReferenceDriver)
     rec = pytester.inline_run("-rs", "--wddm-driver", "wddmsim.kmd:ReferenceDriver")
-    want = {f"wddmsim-verify::{r.case.id}": {"pass": "passed", "skip": "skipped"}[r.verdict] for r in report.results}
+    want = {f"wddmsim-verify::{r.case.id}": {"pass": "passed", "n/a": "skipped"}[r.verdict] for r in report.results}
     assert outcomes(rec) == want
-    assert report.count("skip") > 0 and report.count("fail") == 0
+    assert report.count("n/a") > 0 and report.count("fail") == 0
     reasons = {r.nodeid: r.longrepr for r in rec.getreports("pytest_runtest_logreport") if r.skipped}
     assert reasons == {f"wddmsim-verify::{r.case.id}": (f"wddmsim-verify::{r.case.id}", None,
-                                                         f"Skipped: not applicable: {r.reason}")
-                       for r in report.results if r.verdict == "skip"}
+                                                         f"Skipped: n/a: {r.reason}")
+                       for r in report.results if r.verdict == "n/a"}
 
 
 def test_skips_say_which_case_and_why(pytester):
     result = pytester.runpytest("-rs", "--wddm-driver", "wddmsim.kmd:ReferenceDriver", "--wddm-only", "tdr")
     result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["SKIPPED [1] wddmsim-verify::tdr/adapter_reset: not applicable: "
+    result.stdout.fnmatch_lines(["SKIPPED [1] wddmsim-verify::tdr/adapter_reset: n/a: "
                                  "the driver reports SupportPerEngineTDR"])
 
 
@@ -167,11 +174,13 @@ def test_a_driver_that_forgets_notify_dpc_fails_naming_rule_39(pytester):
         "calls DxgkCbNotifyDpc so the scheduler can act on them.",
         "  rule 39 (DpcNotifiesDpc): the DPC returned without calling DxgkCbNotifyDpc although 1 event(s) were "
         "reported with DxgkCbNotifyInterrupt since the last one",
+        # The DPC broke it, not the ISR's callback logged last: its code in the driver's file.
+        f"  The entry point that broke it: DxgkDdiDpcRoutine (NoNotifyDpc, broken_driver.py:{_line_of('Dpc')})",
         "  Windows would stop with:",
         "    BugCheck 0xC4 (DRIVER_VERIFIER_DETECTED_VIOLATION) {0x27, 0x0, 0x0, 0x0}",
-        '  The crossing it broke at (t=1008300 ns): Callback DxgkCbNotifyInterrupt {"InterruptType":'
-        '"DXGK_INTERRUPT_DMA_COMPLETED","DmaCompleted":{"SubmissionFenceId":1,"NodeOrdinal":0,"EngineOrdinal":0},'
-        '"Flags":0}',
+        '  The last crossing logged before the stop (t=1008300 ns; the stop: t=1009300 ns): Callback '
+        'DxgkCbNotifyInterrupt {"InterruptType":"DXGK_INTERRUPT_DMA_COMPLETED","DmaCompleted":{"SubmissionFenceId":1,'
+        '"NodeOrdinal":0,"EngineOrdinal":0},"Flags":0}',
     ])
     result.stdout.fnmatch_lines(["FAILED wddmsim-verify::submission/single*"])
     # The failure is the case's, not a traceback through the plugin.
@@ -202,10 +211,12 @@ def test_a_driver_fault_shows_the_bug_check_explained_the_record_and_the_drivers
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "  driver fault: DxgkDdiSubmitCommand raised ZeroDivisionError: ring maths",
+        f"  The entry point that broke it: DxgkDdiSubmitCommand (Raises, broken_driver.py:{_line_of('Submit')})",
         "  Windows would stop with:",
         "    BugCheck 0x1E (KMODE_EXCEPTION_NOT_HANDLED) {0xC0000094, 0x0, 0x0, 0x0}",
         "    Arg1 0xC0000094: the exception code*",
-        "  The crossing it broke at (t=10000 ns): DdiCall DxgkDdiRender {*",
+        # The fault is in DxgkDdiSubmitCommand, which raised before its call was logged.
+        "  The last crossing logged before the stop (t=10000 ns; the stop: t=13000 ns): DdiCall DxgkDdiRender {*",
         "  Crash record: DXGKARG_SUBMITCOMMAND (x64, wddm2_0):",
         "    SubmissionFenceId = 2",
         "  The driver's traceback:",
@@ -276,8 +287,8 @@ def test_a_subprocess_loads_the_plugin_through_its_entry_point(pytester):
      "(is it installed, or on PYTHONPATH?)"),
     (["--wddm-driver", "missing.py:Driver"], "ERROR: --wddm-driver: driver 'missing.py:Driver': file * does not exist"),
     (["--wddm-driver", "broken_driver.py:Nope"],
-     "ERROR: --wddm-driver: driver 'broken_driver.py:Nope': broken_driver.py has no Nope; it defines BadEngine, "
-     "Counted, NoNotifyDpc, NoStart, Path, Raises, ReferenceDriver"),
+     "ERROR: --wddm-driver: driver 'broken_driver.py:Nope': broken_driver.py has no Nope; the drivers it defines: "
+     "BadEngine, Counted, NoNotifyDpc, NoStart, Raises, ReferenceDriver"),
     (["--wddm-driver", "ReferenceDriver"],
      "ERROR: --wddm-driver: driver 'ReferenceDriver': expected 'package.module:Class' or 'path/to/file.py:Class'"),
     (["--wddm-driver", "wddmsim.kmd:ReferenceDriver", "--wddm-only", "bogus"],

@@ -41,12 +41,23 @@ input is made again from its number alone. Each failing input is written to ``--
 bytes as hex), ``toml-I.toml`` (the mutated bytes), ``cli-I.txt`` (the command line and its files), each with ``...-I.error.txt`` holding the
 traceback. The counts are printed as one JSON line and a table; the exit status is 1 when anything
 failed, else 0.
+
+The first line on standard error says how many batches run on how many workers. Ctrl-C (SIGINT)
+or SIGTERM ends the run with one more line there, ``fuzz: interrupted by SIGINT after 3 of 40
+batches; 1 failing input written to out/fuzz/`` (the failures found until then are saved as above;
+``no failing input found`` when there is none; no counts are printed), and exit status 130, as
+``wddmsim`` ends on a signal (:data:`wddmsim.runner.stop.EXIT_INTERRUPTED`). The workers ignore
+SIGINT (a terminal sends Ctrl-C to the whole process group): this process decides, and ends them
+at once (SIGTERM; a second one a second later, then SIGKILL, for a worker that does not end); a
+worker unwinds its batch as it ends, so a command line it runs in a process of its own ends with
+it. A second signal while the run stops changes nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import signal
@@ -54,12 +65,13 @@ import sys
 import tempfile
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from wddmsim.runner.stop import EXIT_INTERRUPTED  # noqa: E402
 from wddmsim.testing import fuzz, mutate  # noqa: E402
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
@@ -73,6 +85,107 @@ class WallLimit(Exception):
 
 def _on_alarm(signum, frame):
     raise WallLimit("over the wall-time bound")
+
+
+class Stopped(BaseException):
+    """SIGINT or SIGTERM in the fuzzer's own process: the run ends (the module doc)."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.signal = name
+
+
+_signalled: str | None = None  # the signal that asked the run to stop, while the pool runs
+
+
+def _stop(signum, frame):
+    """The first SIGINT or SIGTERM with the batches in this process: the batch under way unwinds
+    (:class:`Stopped`); later signals change nothing while the run stops."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Stopped(signal.Signals(signum).name)
+
+
+def _stop_pool(signum, frame):
+    """The first SIGINT or SIGTERM while the pool runs: noted, and the loop that waits on the
+    batches stops at its next look (raising here could land inside the pool's own bookkeeping,
+    a weak reference's callback or a lock, which would print a traceback of its own)."""
+    global _signalled
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    _signalled = signal.Signals(signum).name
+
+
+#: Seconds a worker has to end after each SIGTERM the fuzzer sends it (two, then SIGKILL). More than
+#: ``wddmsim``'s ``SAME_SIGNAL_S``: a worker inside a command the cli campaign runs in-process takes
+#: the first SIGTERM as that command's, and the second one, as a second signal, ends it.
+END_GRACE_S = 1.0
+#: How often the fuzzer looks for a signal while it waits on the pool's batches (seconds).
+POLL_S = 0.1
+
+
+class WorkerEnd(KeyboardInterrupt):
+    """SIGTERM in a worker during a batch: the batch unwinds (its temporary folders go, a command it
+    runs in a process of its own is killed) and the worker ends. A ``KeyboardInterrupt``, so that
+    wddmsim's DDI gateway lets it through a driver's call instead of calling it a driver fault."""
+
+
+_in_batch = False  # a worker is running a batch (:func:`_batch`)
+_ending = None  # in a worker: the event the fuzzer sets when it ends the workers
+
+
+def _stop_point() -> None:
+    """Between two inputs of a batch: a worker the fuzzer is ending ends here (a SIGTERM that came
+    during a command the cli campaign runs in-process went to that command's own handler)."""
+    if _ending is not None and _ending.is_set():
+        raise WorkerEnd()
+
+
+def _worker_end(signum, frame):
+    """SIGTERM in a worker: unwind the batch under way (:class:`WorkerEnd`), or end at once."""
+    if _in_batch:
+        raise WorkerEnd()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _worker_start(ending) -> None:
+    """A worker ignores SIGINT (a terminal's Ctrl-C reaches it too: the fuzzer decides) and ends on
+    SIGTERM, or at the next input once ``ending`` (an event) is set."""
+    global _ending
+    _ending = ending
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_end)
+
+
+def _batch(fn, *args) -> dict:
+    """``fn(*args)`` in a worker; a :class:`WorkerEnd` ends the worker once the batch has unwound."""
+    global _in_batch
+    _in_batch = True
+    try:
+        return fn(*args)
+    except WorkerEnd:
+        _in_batch = False  # another SIGTERM now ends the worker at once
+        os._exit(EXIT_INTERRUPTED)
+    finally:
+        _in_batch = False
+
+
+def _end_workers(pool: ProcessPoolExecutor, ending) -> None:
+    """End the pool now: no batch starts; ``ending`` is set (each worker ends at its next input) and
+    each worker gets SIGTERM, another after :data:`END_GRACE_S`, and SIGKILL after one more."""
+    workers = list((pool._processes or {}).values())  # noqa: SLF001 - the pool has no public way to end them
+    pool.shutdown(wait=False, cancel_futures=True)
+    ending.set()
+    for end in ("terminate", "terminate", "kill"):
+        alive = [p for p in workers if p.is_alive()]
+        if not alive:
+            break
+        for p in alive:
+            getattr(p, end)()
+        deadline = time.monotonic() + END_GRACE_S
+        for p in alive:
+            p.join(max(0.0, deadline - time.monotonic()))
+    pool.shutdown(wait=True)
 
 
 def _rng(seed: int, campaign: str, i: int) -> random.Random:
@@ -101,6 +214,7 @@ def run_decode(seed: int, start: int, count: int) -> dict:
     cases = mutate.decodable()
     out = {"runs": 0, "decoded": 0, "refused": 0, "crashes": 0, "failures": []}
     for i in range(start, start + count):
+        _stop_point()
         name, arch, version, raw = decode_input(seed, i, cases)
         out["runs"] += 1
         try:
@@ -143,6 +257,7 @@ def run_scenarios(seed: int, start: int, count: int, wall_limit: int, max_events
            "failures": []}
     signal.signal(signal.SIGALRM, _on_alarm)
     for j in range(start, start + count):
+        _stop_point()
         data = scenario_input(seed, j)
         verifier = "strict" if j % 2 == 0 else "report"
         files = {f"scenario-{j}.toml": fuzz.to_toml(data)}
@@ -205,6 +320,7 @@ def run_toml(seed: int, start: int, count: int, wall_limit: int, max_events: int
     signal.signal(signal.SIGALRM, _on_alarm)
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(start, start + count):
+            _stop_point()
             example, text = toml_input(seed, k)
             path = os.path.join(tmp, example.name)
             Path(path).write_bytes(text)
@@ -253,6 +369,7 @@ def run_cli(seed: int, start: int, count: int, wall_limit: int) -> dict:
     out = {"runs": 0, "crashes": 0, "hangs": 0, "failures": []}
     signal.signal(signal.SIGALRM, _on_alarm)
     for c in range(start, start + count):
+        _stop_point()
         case = clifuzz.cli_case(_rng(seed, "cli", c))
         out["runs"] += 1
         files = {f"cli-{c}.txt": case.describe() + "\n" + "".join(f"--- {name}\n{text[:20000]}\n"
@@ -324,24 +441,51 @@ def main(argv: list[str] | None = None) -> int:
         if done % 20 == 0 or done == len(jobs):
             print(f"  {done}/{len(jobs)} batches, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
-    if args.workers <= 1:  # in this process
-        for name, fn, a in jobs:
-            finished(name, fn(*a))
-    else:
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
-            futures = {pool.submit(fn, *a): name for name, fn, a in jobs}
-            for fut in as_completed(futures):
-                finished(futures[fut], fut.result())
-    failures = [f for part in totals.values() for f in part.pop("failures", [])]
-    if failures:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        for f in failures:
-            for name, text in f["files"].items():
-                (out / name).write_text(text)
-            stem = next(iter(f["files"])).rsplit(".", 1)[0]
-            (out / f"{stem}.error.txt").write_text(f"{f['what']} (seed {args.seed}, {f['campaign']} input "
-                                                   f"{f['index']})\n{f['traceback']}")
+    workers = max(1, min(args.workers, len(jobs)))
+    ending = multiprocessing.Event() if args.workers > 1 else None
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    pool = None
+    try:
+        try:
+            if args.workers <= 1:  # in this process
+                print(f"fuzz: {len(jobs)} batches in this process (seed {args.seed})", file=sys.stderr, flush=True)
+                for name, fn, a in jobs:
+                    finished(name, fn(*a))
+            else:
+                pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start, initargs=(ending,))
+                futures = {pool.submit(_batch, fn, *a): name for name, fn, a in jobs}
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    signal.signal(sig, _stop_pool)
+                print(f"fuzz: {len(jobs)} batches on {workers} worker process{'es' if workers != 1 else ''} "
+                      f"(seed {args.seed})", file=sys.stderr, flush=True)
+                pending = set(futures)
+                while pending and _signalled is None:  # a signal is seen within POLL_S
+                    ready, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+                    for fut in ready:
+                        finished(futures[fut], fut.result())
+                if _signalled is not None:
+                    raise Stopped(_signalled)
+                pool.shutdown()
+                pool = None
+        except Stopped as stop:
+            if pool is not None:
+                _end_workers(pool, ending)
+                pool = None
+            saved = _save([f for part in totals.values() for f in part.get("failures", [])], args.out, args.seed)
+            found = (f"{saved} failing input{'s' if saved != 1 else ''} written to {args.out}/" if saved
+                     else "no failing input found")
+            print(f"fuzz: interrupted by {stop.signal} after {done} of {len(jobs)} batches; {found}", file=sys.stderr,
+                  flush=True)
+            return EXIT_INTERRUPTED
+        failures = [f for part in totals.values() for f in part.get("failures", [])]
+        _save(failures, args.out, args.seed)
+    finally:
+        if pool is not None:  # a batch raised: no worker outlives the run
+            _end_workers(pool, ending)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+    for part in totals.values():
+        part.pop("failures", None)
     summary = {"seed": args.seed, "wall_s": round(time.perf_counter() - t0, 1), **totals}
     print(json.dumps(summary))
     for campaign, counts in totals.items():
@@ -351,6 +495,21 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("no crash, no ledger violation, no hang")
     return 0
+
+
+def _save(failures: list[dict], out: str, seed: int) -> int:
+    """Write each failing input and its ``.error.txt`` under ``out``: how many inputs."""
+    if not failures:
+        return 0
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in failures:
+        for name, text in f["files"].items():
+            (folder / name).write_text(text)
+        stem = next(iter(f["files"])).rsplit(".", 1)[0]
+        (folder / f"{stem}.error.txt").write_text(f"{f['what']} (seed {seed}, {f['campaign']} input "
+                                                  f"{f['index']})\n{f['traceback']}")
+    return len(failures)
 
 
 if __name__ == "__main__":

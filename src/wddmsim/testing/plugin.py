@@ -20,9 +20,11 @@ Fixtures (all named ``wddm_*`` so they never clash with a project's own)
 
 The suite's items
     One item per case, node id ``wddmsim-verify::<area>/<case>``, marked ``wddm_verify``: a case
-    the driver does not declare what it needs for is skipped with the reason; a failure shows what
-    ``wddmsim verify`` prints for it (the rule, the bug check explained, the crossing it broke at,
-    the decoded crash record, the driver's traceback). The driver is probed once per session.
+    the driver does not declare what it needs for is skipped (pytest's own outcome) with the reason
+    ``n/a: <why>``, the word ``wddmsim verify`` uses for it; a failure shows what ``wddmsim verify``
+    prints for it (the rule, the entry point that broke it and where its code is, the bug check
+    explained, the crossing, the decoded crash record, the driver's traceback). The driver is probed
+    once per session.
 
 Pytest conventions it follows: options in their own group, fixtures that a ``conftest.py`` may
 override by name (a team's conftest can make ``wddm_driver`` return its class), ``__tracebackhide__``
@@ -194,15 +196,15 @@ class VerifyCase(pytest.Item):
         self.add_marker(MARKER)
 
     def runtest(self) -> None:
-        from ..verify import run_case
+        from ..verify import NOT_APPLICABLE, run_case
         from ..verify.output import ranges
 
         setup = self.config.stash[_SETUP]
         result = run_case(self.case, setup.driver, setup.declared(), setup.settings)
         if result.rules:
             self.user_properties.append(("rules_exercised", ranges(result.rules)))
-        if result.verdict == "skip":
-            pytest.skip(f"not applicable: {result.reason}")
+        if result.verdict == NOT_APPLICABLE:
+            pytest.skip(f"{NOT_APPLICABLE}: {result.reason}")
         if result.verdict == "fail":
             raise _CaseFailed(result)
 

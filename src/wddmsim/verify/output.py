@@ -1,6 +1,20 @@
 """What ``wddmsim verify`` prints: the table, the failures in detail, JSON, and JUnit XML for the
 CI systems driver teams use (one ``testcase`` per case, ``failure`` or ``skipped`` as it went).
 
+One word for a case that does not apply: ``n/a`` (not applicable), the table's verdict, JSON's
+``verdict`` and ``counts`` key, the message of JUnit XML's ``skipped`` element (``skipped`` is the
+format's own element, which CI systems read) and the docs'.
+
+The failures are printed once per kind (:func:`failure_groups`): the cases that broke the same rule
+in the same entry point with the same message (its numbers aside) and the same bug check make one
+block, headed by how many cases and which, then the first case's detail. Each block names the
+driver's entry point that broke the rule and the file and line of its code in the driver's class
+(:mod:`.blame`). JSON and JUnit XML keep one entry per case; JSON adds ``failure_groups`` and each
+failure's ``group``, ``entry_point`` and ``broke_at_crossing``.
+
+The table and the failures are as wide as the console, or as ``COLUMNS`` says when it is set,
+whether standard output is a terminal or a pipe (:func:`fitted`).
+
 A suite a signal cut short (:attr:`~wddmsim.verify.runner.Report.interrupted`) says so: one line,
 ``INTERRUPTED by SIGINT during AREA/CASE: N of M cases ran; the verdict covers only those``, then
 the verdict ``PARTIAL`` instead of PASS or FAIL; JSON's ``interrupted`` holds the signal, the case,
@@ -9,15 +23,22 @@ and the counts (null for a whole suite); JUnit XML lists the abandoned case with
 from __future__ import annotations
 
 import json
+import os
+import re
+from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..ddi.rules.catalog import catalog
-from .runner import CaseResult, Report
+from .runner import NOT_APPLICABLE, CaseResult, Failure, Report
 
-_VERDICT_STYLE = {"pass": "[green]pass[/green]", "fail": "[bold red]FAIL[/bold red]", "skip": "[dim]n/a[/dim]"}
+_VERDICT_STYLE = {"pass": "[green]pass[/green]", "fail": "[bold red]FAIL[/bold red]",
+                  NOT_APPLICABLE: f"[dim]{NOT_APPLICABLE}[/dim]"}
+#: The verdicts, in the order the counts list them.
+VERDICTS = ("pass", "fail", NOT_APPLICABLE)
 
 
 def ranges(numbers: list[int]) -> str:
@@ -66,29 +87,43 @@ def declared_line(report: Report) -> str:
     return f"DDI {d.version} (0x{d.version_value:X}), {d.nodes} node(s); declares: {', '.join(caps) or 'nothing optional'}"
 
 
+def fitted(con: Console) -> Console:
+    """``con`` at the width ``COLUMNS`` gives, when it gives one (a whole number above 0), whatever
+    width it was made with: the command line makes a console for a pipe 200 columns wide, so without
+    this a person who pipes the report with ``COLUMNS=100`` would get lines of 200."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        con.width = int(columns)
+    return con
+
+
 def print_report(con: Console, report: Report) -> None:
+    """The report as ``wddmsim verify`` prints it: what the driver declared, the table, each kind of
+    failure once, the verdict."""
+    con = fitted(con)
     con.print(f"[bold]wddmsim verify[/bold] {report.driver}")
     con.print(declared_line(report))
+    groups = failure_groups(report.results)
+    label = {id(r): group.label for group in groups for r in group.results}
     t = Table(box=None, pad_edge=False)
     t.add_column("area")
     t.add_column("scenario")
     t.add_column("rules exercised", overflow="fold")
     t.add_column("verdict")
     for r in report.results:
-        note = r.reason if r.verdict != "pass" else ""
-        rules = ranges(r.rules) if r.verdict != "skip" else ""
-        t.add_row(r.area, r.name + (f"\n[dim]{note}[/dim]" if note else ""), rules, _VERDICT_STYLE[r.verdict])
+        note = label[id(r)] if r.verdict == "fail" else r.reason if r.verdict != "pass" else ""
+        rules = ranges(r.rules) if r.verdict != NOT_APPLICABLE else ""
+        t.add_row(r.area, r.name + (f"\n[dim]{escape(note)}[/dim]" if note else ""), rules, _VERDICT_STYLE[r.verdict])
     con.print(t)
-    for r in report.results:
-        if r.verdict == "fail":
-            print_failure(con, r)
-    passed, failed, skipped = report.count("pass"), report.count("fail"), report.count("skip")
+    for group in groups:
+        print_group(con, group)
+    passed, failed, not_applicable = (report.count(v) for v in VERDICTS)
     if report.interrupted is not None:
         con.print(f"\n{interrupted_line(report)}", markup=False, highlight=False)
         verdict = "[bold yellow]PARTIAL[/bold yellow]"
     else:
         verdict = "[bold green]PASS[/bold green]" if report.passed else "[bold red]FAIL[/bold red]"
-    con.print(f"{verdict}: {passed} passed, {failed} failed, {skipped} not applicable; "
+    con.print(f"{verdict}: {passed} passed, {failed} failed, {not_applicable} not applicable; "
               f"{exercised_line(report.rules)}; {report.wall_s:.1f} s")
 
 
@@ -100,14 +135,131 @@ def interrupted_line(report: Report) -> str:
             f"the verdict covers only those")
 
 
-def print_failure(con: Console, r: CaseResult) -> None:
-    f = r.failure
-    con.print(f"\n[bold red]FAIL[/bold red] [bold]{r.case.id}[/bold]: {r.case.title}")
+#: A case's own numbers in a failure's message (fences, times, counts, addresses): two messages
+#: that differ only there say the same thing.
+_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|\d+")
+
+
+@dataclass
+class FailureGroup:
+    """Cases that failed the same way (:func:`failure_groups`), the first one's detail shown for all."""
+
+    number: int
+    results: list[CaseResult]
+    #: more than one case failed: the blocks and the table say which kind each is (``failure N``)
+    numbered: bool = False
+
+    @property
+    def first(self) -> CaseResult:
+        return self.results[0]
+
+    @property
+    def title(self) -> str:
+        """``rule 39 (DpcNotifiesDpc) in DxgkDdiDpcRoutine``; a failure without a rule, its bug
+        check's name with the entry point, or its first message."""
+        f = self.first.failure
+        where = f" in {f.entry}" if f.entry else ""
+        if f.rule is not None:
+            return f"rule {f.rule} ({f.rule_name}){where}"
+        if f.bugcheck is not None and f.entry:
+            return f"{f.bugcheck['name']}{where}"
+        return f.messages[0]
+
+    @property
+    def label(self) -> str:
+        """What the table says under a case of the group: the title, then ``(failure N)`` when more
+        than one case failed."""
+        return f"{self.title} (failure {self.number})" if self.numbered else self.title
+
+    @property
+    def same_numbers(self) -> bool:
+        """Whether every case's messages are the first one's, numbers included."""
+        return all(r.failure.messages == self.first.failure.messages for r in self.results)
+
+    def as_json(self) -> dict:
+        f = self.first.failure
+        return {"group": self.number, "title": self.title, "rule": f.rule, "rule_name": f.rule_name,
+                "entry_point": f.entry, "where": f.definition.where if f.definition else None,
+                "cases": [r.case.id for r in self.results], "shown": self.first.case.id}
+
+
+def _kind(f: Failure) -> tuple:
+    """What makes two failures the same kind: the rule, the entry point, the bug check (code and
+    first parameter), the messages with their numbers aside, a ground truth, a traceback."""
+    bc = f.bugcheck
+    return (f.rule, f.rule_name, f.entry, bc["code"] if bc else None, bc["p1"] if bc else None, f.ground_truth,
+            tuple(_NUMBER.sub("N", m) for m in f.messages), f.traceback is not None)
+
+
+def failure_groups(results: list[CaseResult]) -> list[FailureGroup]:
+    """The failed cases of ``results`` by kind of failure (:func:`_kind`), in the order each kind
+    first failed, numbered from 1."""
+    kinds: dict[tuple, FailureGroup] = {}
+    for r in results:
+        if r.verdict == "fail":
+            key = _kind(r.failure)
+            if key not in kinds:
+                kinds[key] = FailureGroup(len(kinds) + 1, [])
+            kinds[key].results.append(r)
+    groups = list(kinds.values())
+    numbered = sum(len(g.results) for g in groups) > 1
+    for g in groups:
+        g.numbered = numbered
+    return groups
+
+
+def cases_text(results: list[CaseResult]) -> str:
+    """``submission (single, back_to_back), queues (deep)``: the cases by area, in order."""
+    areas: dict[str, list[str]] = {}
+    for r in results:
+        areas.setdefault(r.area, []).append(r.name)
+    return ", ".join(f"{area} ({', '.join(names)})" for area, names in areas.items())
+
+
+def print_group(con: Console, group: FailureGroup) -> None:
+    """A kind of failure once: a single case as :func:`print_failure` prints it; several headed by
+    how many and which, then the first one's detail."""
+    if len(group.results) == 1:
+        print_failure(con, group.first, group.number if group.numbered else None)
+        return
+    r = group.first
+    con.print(f"\n[bold red]FAIL[/bold red] [bold]{len(group.results)} cases[/bold] (failure {group.number}): "
+              f"{escape(group.title)}")
+    con.print(f"  {cases_text(group.results)}", markup=False, highlight=False)
+    differ = "" if group.same_numbers else "; the other cases' messages differ from it only in their numbers"
+    con.print(f"  Shown for {r.case.id} ({r.case.title}){differ}:", markup=False, highlight=False)
+    print_failure_detail(con, r.failure)
+
+
+def print_failure(con: Console, r: CaseResult, number: int | None = None) -> None:
+    """One case's failure in detail, headed by the case (and ``(failure N)``, given ``number``)."""
+    which = f" (failure {number})" if number is not None else ""
+    con.print(f"\n[bold red]FAIL[/bold red] [bold]{r.case.id}[/bold]{which}: {r.case.title}")
+    print_failure_detail(con, r.failure)
+
+
+def entry_line(f: Failure) -> str | None:
+    """``The entry point that broke it: DxgkDdiDpcRoutine (MyDriver, mydriver.py:12)``, where
+    known (``inherited from CLASS`` when the driver's class does not define it itself)."""
+    if not f.entry:
+        return None
+    d = f.definition
+    if d is None:
+        return f"The entry point that broke it: {f.entry}"
+    owner = d.owner if d.own else f"inherited from {d.owner}"
+    return f"The entry point that broke it: {f.entry} ({owner}{', ' + d.where if d.where else ''})"
+
+
+def print_failure_detail(con: Console, f: Failure) -> None:
+    """What a failure says (docs/verify.md, "Reading a failure"), two spaces in."""
     if f.rule is not None:
         words = f": {f.rule_words}" if f.rule_words else ""
-        con.print(f"  Rule {f.rule} ({f.rule_name}){words}")
+        con.print(f"  Rule {f.rule} ({f.rule_name}){words}", markup=False, highlight=False)
     for m in f.messages:
         con.print(f"  {m}", markup=False, highlight=False)
+    entry = entry_line(f)
+    if entry is not None:
+        con.print(f"  {entry}", markup=False, highlight=False)
     if f.ground_truth:
         con.print("  [bold]A ground-truth check[/bold]: the GPU model knows what it really fetched and ran; "
                   "Windows cannot see this and would not stop. The model stops with:")
@@ -118,10 +270,16 @@ def print_failure(con: Console, r: CaseResult) -> None:
             con.print(f"    {line}", markup=False, highlight=False)
     if f.event is not None:
         e = f.event
-        con.print(f"  The crossing it broke at (t={e['t']} ns): {e['event']} {e.get('name', '')} "
-                  f"{json.dumps(e.get('args', {}), separators=(',', ':'))[:400]}")
+        stop = f.crash.get("time") if f.crash else None
+        if f.at_crossing or stop is None:
+            head = f"The crossing it broke at (t={e['t']} ns)"
+        else:
+            head = f"The last crossing logged before the stop (t={e['t']} ns; the stop: t={stop} ns)"
+        con.print(f"  {head}: {e['event']} {e.get('name', '')} "
+                  f"{json.dumps(e.get('args', {}), separators=(',', ':'))[:400]}", markup=False, highlight=False)
     if f.crash is not None and f.crash.get("decoded"):
-        con.print(f"  Crash record: {f.crash['struct']} ({f.crash['arch']}, {f.crash['ddi_version']}):")
+        con.print(f"  Crash record: {f.crash['struct']} ({f.crash['arch']}, {f.crash['ddi_version']}):",
+                  markup=False, highlight=False)
         for path, text in list(f.crash["decoded"].items())[:40]:
             con.print(f"    {path} = {text}", markup=False, highlight=False)
     if f.traceback:
@@ -131,45 +289,66 @@ def print_failure(con: Console, r: CaseResult) -> None:
 
 
 def report_json(report: Report) -> dict:
+    """The report as ``wddmsim verify --json`` prints it: one entry per case, the kinds of failure
+    in ``failure_groups`` (each failure's ``group`` is its number)."""
     d = report.declared
+    groups = failure_groups(report.results)
+    group = {id(r): g.number for g in groups for r in g.results}
     return {
         "driver": report.driver, "passed": report.passed, "wall_s": round(report.wall_s, 3),
         "interrupted": None if report.interrupted is None else {
             "signal": report.interrupted, "case": report.interrupted_case, "ran": len(report.results),
             "cases": report.planned},
         "declared": {k: getattr(d, k) for k in d.__dataclass_fields__},
-        "counts": {v: report.count(v) for v in ("pass", "fail", "skip")},
+        "counts": {v: report.count(v) for v in VERDICTS},
         "rules_exercised": report.rules,
         "rules_exercised_by_status": by_status(report.rules),
+        "failure_groups": [g.as_json() for g in groups],
         "cases": [{
             "area": r.area, "scenario": r.name, "title": r.case.title, "verdict": r.verdict, "reason": r.reason,
             "rules": r.rules, "wall_s": round(r.wall_s, 3),
             "failure": None if r.failure is None else {
-                "messages": r.failure.messages, "rule": r.failure.rule, "rule_name": r.failure.rule_name,
-                "rule_words": r.failure.rule_words, "ground_truth": r.failure.ground_truth,
-                "bugcheck": r.failure.bugcheck, "event": r.failure.event,
+                "group": group[id(r)], "messages": r.failure.messages, "rule": r.failure.rule,
+                "rule_name": r.failure.rule_name, "rule_words": r.failure.rule_words,
+                "entry_point": _entry_json(r.failure), "ground_truth": r.failure.ground_truth,
+                "bugcheck": r.failure.bugcheck, "event": r.failure.event, "broke_at_crossing": r.failure.at_crossing,
                 "crash_record": r.failure.crash, "traceback": r.failure.traceback},
         } for r in report.results],
     }
 
 
+def _entry_json(f: Failure) -> dict | None:
+    """The entry point that broke it: its name, the class that defines it, whether the driver's class
+    inherits it, the file and line of its code (None where not known)."""
+    if not f.entry:
+        return None
+    if f.definition is not None:
+        return f.definition.as_json()
+    return {"name": f.entry, "class": None, "inherited": None, "file": None, "line": None}
+
+
 def junit_xml(report: Report) -> bytes:
-    """The report as JUnit XML: a test suite of one test case per scenario."""
+    """The report as JUnit XML: a test suite of one test case per scenario (a case that does not
+    apply is ``skipped``, the format's element, with the message ``n/a: <why>``)."""
     abandoned = report.interrupted is not None and report.interrupted_case is not None
     suite = ET.Element("testsuite", name=f"wddmsim verify {report.driver}",
                        tests=str(len(report.results) + abandoned), failures=str(report.count("fail")),
-                       skipped=str(report.count("skip")), errors=str(int(abandoned)), time=f"{report.wall_s:.3f}")
+                       skipped=str(report.count(NOT_APPLICABLE)), errors=str(int(abandoned)),
+                       time=f"{report.wall_s:.3f}")
     for r in report.results:
         tc = ET.SubElement(suite, "testcase", classname=f"wddmsim.verify.{r.area}", name=r.name,
                            time=f"{r.wall_s:.3f}")
-        if r.verdict == "skip":
-            ET.SubElement(tc, "skipped", message=r.reason)
+        if r.verdict == NOT_APPLICABLE:
+            ET.SubElement(tc, "skipped", message=f"{NOT_APPLICABLE}: {r.reason}")
         elif r.verdict == "fail":
             f = r.failure
             head = f"rule {f.rule} ({f.rule_name}): " if f.rule is not None else ""
             node = ET.SubElement(tc, "failure", message=head + f.messages[0],
                                  type=f.bugcheck["name"] if f.bugcheck else "expectation")
             lines = list(f.messages)
+            entry = entry_line(f)
+            if entry is not None:
+                lines.append(entry)
             if f.bugcheck:
                 lines += f.bugcheck["explained"]
             if f.event:

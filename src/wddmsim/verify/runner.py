@@ -3,10 +3,13 @@
 :func:`verify` reads what the driver declares (a probe: the adapter is started with the driver and
 its settings, and the OS's view of its capabilities is kept), runs every case that applies with
 the verifier in strict mode, and returns a :class:`Report`. A case passes when the run ends without
-a bug check and its expectations hold. For a failure the report keeps what a driver engineer needs
-to find the bug: the rule broken (its number, name and words), the bug check Windows would raise,
-the event where it happened (the DDI call or callback just before the stop), the crash record
-decoded member by member, and the driver's traceback for a driver fault.
+a bug check and its expectations hold; a case whose needs the driver does not declare is ``"n/a"``
+(not applicable), the word the table, JSON and JUnit XML use. For a failure the report keeps what a
+driver engineer needs to find the bug: the rule broken (its number, name and words), the entry
+point of the driver's that broke it and where its code is (:mod:`.blame`), the bug check Windows
+would raise, the last crossing logged before the stop (the DDI call or callback) and whether it is
+where the rule broke, the crash record decoded member by member, and the driver's traceback for a
+driver fault.
 
 The driver's code can end abnormally outside a DDI entry point too: in the user-mode driver, in a
 property the OS reads, in its settings model. An exception from there (the traceback holds a frame
@@ -42,11 +45,14 @@ from ..ddi import codec
 from ..ddi.bugcheck import describe
 from ..ddi.versions import ddi_version
 from ..dxgkrnl.groundtruth import MARK as GROUND_TRUTH_MARK
-from ..trace import ListSink
+from .blame import Definition, WatchingSink, crossing_entry, definition, responsible
 from .suite import AREAS, CASES, Case, Declared, Outcome
 
 #: Events kept around a failure: the crossings a driver engineer looks at first.
 CROSSINGS = ("DdiCall", "Callback")
+#: The verdict of a case the driver does not declare what it needs for: "not applicable", the word
+#: the table, ``--json``, JUnit XML and the docs use.
+NOT_APPLICABLE = "n/a"
 
 
 @dataclass
@@ -63,12 +69,19 @@ class Failure:
     traceback: str | None = None
     #: a ground-truth check (what the GPU model really ran, which Windows cannot see) found it
     ground_truth: bool = False
+    #: the driver's entry point that broke the rule (:func:`.blame.responsible`; None: nothing says)
+    entry: str | None = None
+    #: where that entry point's code is in the driver's class (None: not known)
+    definition: Definition | None = None
+    #: ``event`` is the crossing where the rule broke (at the stop's time, in that entry point);
+    #: False: only the last one logged before the stop
+    at_crossing: bool = True
 
 
 @dataclass
 class CaseResult:
-    """One case's verdict: ``"pass"``, ``"fail"`` or ``"skip"`` (not applicable; ``reason`` says
-    why), the rules it exercised and how long it took."""
+    """One case's verdict: ``"pass"``, ``"fail"`` or ``"n/a"`` (not applicable: the driver does not
+    declare what the case needs; ``reason`` says what), the rules it exercised and how long it took."""
 
     case: Case
     verdict: str
@@ -215,10 +228,11 @@ def run_case(case: Case, driver_cls, d: Declared, settings=None) -> CaseResult:
     t0 = time.perf_counter()
     reason = d.lacks(case.needs)
     if reason is not None:
-        return CaseResult(case, "skip", reason)
-    trace = ListSink()
+        return CaseResult(case, NOT_APPLICABLE, reason)
+    trace = WatchingSink()
     try:
         system = _build(case.scenario(d), driver_cls, settings, trace)
+        trace.running = lambda: system.adapter.ddi.active
         if case.prepare is not None:
             case.prepare(system)
         result = system.run()
@@ -236,7 +250,7 @@ def run_case(case: Case, driver_cls, d: Declared, settings=None) -> CaseResult:
     rules = sorted(system.adapter.rules_exercised())
     failure = None
     if result.bugcheck is not None:
-        failure = failure_of(result.bugcheck, trace.events)
+        failure = failure_of(result.bugcheck, trace.events, trace, driver_cls)
     else:
         found = case.expect(out)
         if found:
@@ -246,10 +260,18 @@ def run_case(case: Case, driver_cls, d: Declared, settings=None) -> CaseResult:
                       time.perf_counter() - t0)
 
 
-def failure_of(record, events: list[dict]) -> Failure:
-    """A failure from a crash record: the stop, the rule, the crossing just before, the record."""
+def failure_of(record, events: list[dict], sink: WatchingSink | None = None, driver_cls=None) -> Failure:
+    """A failure from a crash record: the stop, the rule, the entry point that broke it (with where
+    its code is, given the driver's class), the last crossing before, the record. ``sink``, the
+    run's :class:`~.blame.WatchingSink`, tells the entry point running at the violation."""
     bc = record.bugcheck
-    event = next((e for e in reversed(events) if e["event"] in CROSSINGS), None)
+    index = next((i for i in range(len(events) - 1, -1, -1) if events[i]["event"] in CROSSINGS), None)
+    event = events[index] if index is not None else None
+    entry = responsible(record, events, sink, index)
+    at_crossing = False
+    if event is not None and event["t"] == record.time:
+        belongs = crossing_entry(events, index, sink)
+        at_crossing = entry is None or belongs is None or belongs == entry
     crash = record.to_json()
     if record.struct and record.data:
         try:
@@ -263,7 +285,9 @@ def failure_of(record, events: list[dict]) -> Failure:
         messages=[record.message], rule=record.rule, rule_name=record.rule_name, rule_words=_rule_words(record.rule),
         bugcheck={"code": int(bc.code), "name": bc.name, "p1": bc.p1, "p2": bc.p2, "p3": bc.p3, "p4": bc.p4,
                   "explained": describe(bc)},
-        event=event, crash=crash, traceback=record.traceback, ground_truth=GROUND_TRUTH_MARK in record.message)
+        event=event, crash=crash, traceback=record.traceback, ground_truth=GROUND_TRUTH_MARK in record.message,
+        entry=entry, definition=definition(driver_cls, entry) if driver_cls is not None and entry else None,
+        at_crossing=at_crossing)
 
 
 def select(only: tuple[str, ...] | list[str] | None) -> list[Case]:
