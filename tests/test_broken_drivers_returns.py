@@ -220,9 +220,12 @@ def drivers(tmp_path) -> Path:
 ])
 def test_run_stops_with_the_bug_check_and_exits_3(drivers, tmp_path, cls, message):
     crash = tmp_path / "crash.json"
-    r = runner.invoke(main, ["run", DEEP_QUEUE, "--driver", f"{drivers}:{cls}", "--crash-record", str(crash)])
+    r = runner.invoke(main, ["run", DEEP_QUEUE, "--driver", f"{drivers}:{cls}", "--crash-record", str(crash)],
+                      env={"COLUMNS": "100"})
     assert r.exit_code == 3, r.output
-    assert f"Why it stopped: {message}" in r.stdout.splitlines()
+    lines = r.stdout.splitlines()
+    head, _, tail = f"Why it stopped: {message}".rpartition(" (an ")
+    assert lines[lines.index(f"{head} (an") + 1] == f"  {tail}"  # wrapped at 100 columns
     assert "BugCheck 0x1E (KMODE_EXCEPTION_NOT_HANDLED) {0xC0000005, 0x0, 0x0, 0x0}" in r.stdout
     assert "Traceback" not in r.stdout + r.stderr
     record = json.loads(crash.read_text())

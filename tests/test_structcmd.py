@@ -19,7 +19,8 @@ TABLES = json.loads((ROOT / "tests" / "data" / "msvc_layouts.json").read_text())
 
 
 def run(*args):
-    return runner.invoke(main, list(args))
+    """``wddmsim ARGS`` with its output piped, as wide as it is when COLUMNS is 100."""
+    return runner.invoke(main, list(args), env={"COLUMNS": "100"})
 
 
 # -- layout ------------------------------------------------------------------------------------------
@@ -85,13 +86,13 @@ def test_layout_list_text_gives_sizes_on_both_architectures_and_the_version_a_ty
 def test_layout_list_at_an_old_version_leaves_out_what_came_later():
     lines = run("layout", "--list", "--ddi-version", "vista").stdout.splitlines()
     assert lines[0] == "DDI types at vista (0x1052, Windows Vista): sizes in bytes"
-    names = [line.split()[0] for line in lines[2:-1]]
+    names = [line.split()[0] for line in lines[2:-2]]
     later = [n for n in registry.NAMES if registry.since(registry.lookup(n)) != "vista"]
     assert "DXGKARG_SUBMITCOMMAND" in names and "DXGKARG_SUBMITCOMMANDVIRTUAL" not in names
     assert "DXGK_INTERRUPT_TYPE" in names and "DXGK_ENGINE_STATE" not in names
     assert later and len(names) + len(later) == len(registry.NAMES)
-    assert lines[-1] == (f"{len(names)} types; {len(later)} more appear in later DDI versions (--ddi-version latest "
-                         f"lists them). since: the DDI version the type appeared in.")
+    assert lines[-2:] == [f"{len(names)} types; {len(later)} more appear in later DDI versions (--ddi-version latest "
+                          f"lists them). since: the DDI", "  version the type appeared in."]
 
 
 @pytest.mark.parametrize("version", ["vista", "win8", "wddm2_4", "wddm3_2"])
@@ -170,10 +171,10 @@ def test_decode_names_a_broken_rule_in_sentences_and_exits_1(tmp_path):
     }]
     r = run("decode", "DXGKARG_SUBMITCOMMAND", _submit_breaking_rule_4().hex(" "))
     assert r.exit_code == 1
-    assert r.stdout.splitlines()[-3:] == [
+    assert r.stdout.splitlines()[-4:] == [
         "Rules broken: judged from these bytes alone, DXGKARG_SUBMITCOMMAND breaks 1 contract rule:",
-        "  - rule 4 (PrivateDataStartOffsetZero), which asks: DmaBufferPrivateDataSubmissionStartOffset is 0 "
-        "whenever Flags.Paging is 0.",
+        "  - rule 4 (PrivateDataStartOffsetZero), which asks: DmaBufferPrivateDataSubmissionStartOffset is 0",
+        "    whenever Flags.Paging is 0.",
         "    Here: DmaBufferPrivateDataSubmissionStartOffset is 16 but must be 0 when Flags.Paging is 0",
     ]
 
@@ -184,13 +185,14 @@ def test_decode_says_which_bug_check_windows_stops_with_for_a_broken_rule():
     obj.DmaPageFaulted.PageFaultFlags = 0x18  # ENGINE_RESET_REQUIRED | FATAL_HARDWARE_ERROR
     r = run("decode", "DXGKARGCB_NOTIFY_INTERRUPT_DATA", codec.to_bytes(obj).hex())
     assert r.exit_code == 1
-    assert r.stdout.splitlines()[-4:] == [
+    assert r.stdout.splitlines()[-7:] == [
         "Rules broken: judged from these bytes alone, DXGKARGCB_NOTIFY_INTERRUPT_DATA breaks 1 contract rule:",
-        "  - rule 53 (FatalHardwareErrorBugChecks), which asks: FATAL_HARDWARE_ERROR in PageFaultFlags stops the "
-        "system: bug check 0x119/0xC.",
-        "    Here: DmaPageFaulted.PageFaultFlags is 0x18 with FATAL_HARDWARE_ERROR: the system cannot continue",
-        "    Windows stops for it with bug check 0x119 (VIDEO_SCHEDULER_INTERNAL_ERROR), parameter 1 0xC "
-        "(FATAL_PAGE_FAULT).",
+        "  - rule 53 (FatalHardwareErrorBugChecks), which asks: FATAL_HARDWARE_ERROR in PageFaultFlags stops",
+        "    the system: bug check 0x119/0xC.",
+        "    Here: DmaPageFaulted.PageFaultFlags is 0x18 with FATAL_HARDWARE_ERROR: the system cannot",
+        "      continue",
+        "    Windows stops for it with bug check 0x119 (VIDEO_SCHEDULER_INTERNAL_ERROR), parameter 1 0xC",
+        "      (FATAL_PAGE_FAULT).",
     ]
 
 
@@ -203,8 +205,9 @@ def test_decode_of_a_clean_structure_says_so_and_exits_0():
     assert lines[0] == "DXGKARG_QUERYCURRENTFENCE  x64  DDI wddm3_2  12 bytes"
     assert [line.split() for line in lines[2:5]] == [
         ["+0x000", "CurrentFence", "3"], ["+0x004", "NodeOrdinal", "1"], ["+0x008", "EngineOrdinal", "0"]]
-    assert lines[-1] == ("No contract rule broken: judged from these bytes alone, DXGKARG_QUERYCURRENTFENCE breaks "
-                         "none of the rules one structure can show (rules about the calls around it need a run).")
+    assert lines[-2:] == [
+        "No contract rule broken: judged from these bytes alone, DXGKARG_QUERYCURRENTFENCE breaks none of the",
+        "  rules one structure can show (rules about the calls around it need a run)."]
     assert json.loads(run("decode", "DXGKARG_QUERYCURRENTFENCE", hexbytes, "--json").stdout)["violations"] == []
 
 
@@ -239,30 +242,35 @@ def test_a_crash_record_shows_the_stop_every_parameter_the_rule_and_the_structur
     r = run("decode", f"@{submit_failure_record}")
     assert r.exit_code == 1, r.output
     lines = r.stdout.splitlines()
-    assert lines[:10] == [
-        f"*** STOP at t=0 ns of virtual time: BugCheck 0x119 (VIDEO_SCHEDULER_INTERNAL_ERROR) "
-        f"{{0x2, 0xC0000017, 0x{address:X}, 0x2}}",
-        "  VIDEO_SCHEDULER_INTERNAL_ERROR: the video scheduler found a fatal violation; parameter 1 says which.",
-        "  Arg1 0x2 DRIVER_FAILED_SUBMIT_COMMAND: the driver failed a command submission (DxgkDdiSubmitCommand, or "
-        "a preemption request through DxgkDdiPreemptCommand).",
+    assert lines[:19] == [
+        "*** STOP at t=0 ns of virtual time: BugCheck 0x119 (VIDEO_SCHEDULER_INTERNAL_ERROR) {0x2,",
+        f"    0xC0000017, 0x{address:X}, 0x2}}",
+        "  VIDEO_SCHEDULER_INTERNAL_ERROR: the video scheduler found a fatal violation; parameter 1 says",
+        "    which.",
+        "  Arg1 0x2 DRIVER_FAILED_SUBMIT_COMMAND: the driver failed a command submission",
+        "    (DxgkDdiSubmitCommand, or a preemption request through DxgkDdiPreemptCommand).",
         "  Arg2 0xC0000017: the NTSTATUS the driver's call returned: STATUS_NO_MEMORY",
-        f"  Arg3 0x{address:X}: the address of the call's argument structure: DXGKARG_SUBMITCOMMAND, or "
-        "DXGKARG_PREEMPTCOMMAND for a preemption request (the model: also DXGKARG_SUBMITCOMMANDVIRTUAL or "
-        "DXGKARG_SUBMITCOMMANDTOHWQUEUE)",
-        "  Arg4 0x2: the address of an internal scheduler structure (the model: the node's ordinal in the high 32 "
-        "bits and the fence id in the low 32; for a hardware-queue submission, its progress fence id)",
-        "Why it stopped: the driver broke contract rule 1 (SubmitCommandSucceeds), which asks: DxgkDdiSubmitCommand "
-        "returns STATUS_SUCCESS; any other status is bug check 0x119 (0x2, status).",
-        "  What happened: DxgkDdiSubmitCommand returned 0xC0000017 (STATUS_NO_MEMORY) but must return STATUS_SUCCESS",
+        f"  Arg3 0x{address:X}: the address of the call's argument structure: DXGKARG_SUBMITCOMMAND, or",
+        "    DXGKARG_PREEMPTCOMMAND for a preemption request (the model: also DXGKARG_SUBMITCOMMANDVIRTUAL or",
+        "    DXGKARG_SUBMITCOMMANDTOHWQUEUE)",
+        "  Arg4 0x2: the address of an internal scheduler structure (the model: the node's ordinal in the",
+        "    high 32 bits and the fence id in the low 32; for a hardware-queue submission, its progress fence",
+        "    id)",
+        "Why it stopped: the driver broke contract rule 1 (SubmitCommandSucceeds), which asks:",
+        "  DxgkDdiSubmitCommand returns STATUS_SUCCESS; any other status is bug check 0x119 (0x2, status).",
+        "  What happened: DxgkDdiSubmitCommand returned 0xC0000017 (STATUS_NO_MEMORY) but must return",
+        "    STATUS_SUCCESS",
         f"The structure at 0x{address:X} when the model stopped:",
         "DXGKARG_SUBMITCOMMAND  x64  DDI wddm2_0  96 bytes",
     ]
     assert ["+0x03c", "SubmissionFenceId", "2"] in [line.split() for line in lines]
     # One screen never says "rule broken" and "no rule broken" at once: the bytes alone break nothing
     # more, and the line says why the rule that stopped the model does not show in them.
-    assert lines[-1] == ("Judged from these bytes alone, DXGKARG_SUBMITCOMMAND breaks no further contract rule: "
-                         "rule 1 is about what happened around it (what the driver returned or reported, and what "
-                         "the OS had issued), which the bytes do not hold.")
+    assert lines[-3:] == [
+        "Judged from these bytes alone, DXGKARG_SUBMITCOMMAND breaks no further contract rule: rule 1 is",
+        "  about what happened around it (what the driver returned or reported, and what the OS had issued),",
+        "  which the bytes do not hold."]
+    assert max(len(line) for line in lines) == 100
     assert "Microsoft documents nothing" not in r.stdout
 
 
@@ -289,25 +297,26 @@ def test_a_crash_record_about_no_structure_still_shows_the_stop(tmp_path):
     assert r.exit_code == 1, r.output
     lines = r.stdout.splitlines()
     assert lines[0].startswith("*** STOP at t=") and lines[0].endswith(
-        " ns of virtual time: BugCheck 0x116 (VIDEO_TDR_FAILURE) {0x0, 0x0, 0xC0000001, 0x0}")
+        " ns of virtual time: BugCheck 0x116 (VIDEO_TDR_FAILURE) {0x0, 0x0,")
     assert lines[1:] == [
+        "    0xC0000001, 0x0}",
         "  VIDEO_TDR_FAILURE: recovering from a GPU timeout failed, or timeouts came too often.",
-        "  Arg1 0x0: a pointer to the graphics kernel's internal TDR recovery context (TDR_RECOVERY_CONTEXT), if "
-        "there is one (the model: the address of its recovery record when TdrLevel 1 stops at the first timeout; "
-        "else 0)",
-        "  Arg2 0x0: a pointer into the driver module held responsible (for example its owner tag) (the model: 0, "
-        "as the model's driver is no loaded image)",
-        "  Arg3 0xC0000001: the error code (NTSTATUS) of the last operation that failed, if there is one: "
-        "STATUS_UNSUCCESSFUL (the model: the status DxgkDdiResetFromTimeout or DxgkDdiRestartFromTimeout "
-        "returned; 0 when no call failed)",
-        "  Arg4 0x0: internal data that depends on the context, if there is any (the model: the node that timed out "
-        "when TdrLevel 1 stops at once; how many timeouts fell within TdrLimitTime when there were too many; 0 when "
-        "a recovery call failed)",
-        "Why it stopped: the driver broke contract rule 108 (ResetFromTimeoutSucceeds), which asks: "
-        "DxgkDdiResetFromTimeout and DxgkDdiRestartFromTimeout succeed; a failure is bug check 0x116 "
-        "VIDEO_TDR_FAILURE.",
-        "  What happened: DxgkDdiResetFromTimeout returned STATUS_UNSUCCESSFUL; it must return STATUS_SUCCESS "
-        "(rule 108)",
+        "  Arg1 0x0: a pointer to the graphics kernel's internal TDR recovery context (TDR_RECOVERY_CONTEXT),",
+        "    if there is one (the model: the address of its recovery record when TdrLevel 1 stops at the",
+        "    first timeout; else 0)",
+        "  Arg2 0x0: a pointer into the driver module held responsible (for example its owner tag) (the",
+        "    model: 0, as the model's driver is no loaded image)",
+        "  Arg3 0xC0000001: the error code (NTSTATUS) of the last operation that failed, if there is one:",
+        "    STATUS_UNSUCCESSFUL (the model: the status DxgkDdiResetFromTimeout or DxgkDdiRestartFromTimeout",
+        "    returned; 0 when no call failed)",
+        "  Arg4 0x0: internal data that depends on the context, if there is any (the model: the node that",
+        "    timed out when TdrLevel 1 stops at once; how many timeouts fell within TdrLimitTime when there",
+        "    were too many; 0 when a recovery call failed)",
+        "Why it stopped: the driver broke contract rule 108 (ResetFromTimeoutSucceeds), which asks:",
+        "  DxgkDdiResetFromTimeout and DxgkDdiRestartFromTimeout succeed; a failure is bug check 0x116",
+        "  VIDEO_TDR_FAILURE.",
+        "  What happened: DxgkDdiResetFromTimeout returned STATUS_UNSUCCESSFUL; it must return STATUS_SUCCESS",
+        "    (rule 108)",
         "The stop is about no single structure: the crash record holds no bytes to decode.",
     ]
     out = json.loads(run("decode", f"@{record}", "--json").stdout)
@@ -322,7 +331,7 @@ def test_the_examples_of_docs_ddi_md_run(tmp_path):
 
     text = (ROOT / "docs" / "ddi.md").read_text()
     examples = re.findall(r"^uv run wddmsim (.+?)(?:\s+#.*)?$", text, re.M)
-    assert len(examples) == 6
+    assert len(examples) == 8
     record = tmp_path / "wddmsim-crash.json"
     assert runner.invoke(main, ["run", str(ROOT / "examples" / "tdr_failure.toml"), "--json", "--crash-record",
                                 str(record)]).exit_code == 3
@@ -334,11 +343,16 @@ def test_the_examples_of_docs_ddi_md_run(tmp_path):
 
 def test_run_prints_the_stop_as_decode_does(tmp_path):
     r = runner.invoke(main, ["run", str(ROOT / "examples" / "tdr_failure.toml"), "--crash-record",
-                             str(tmp_path / "crash.json")])
+                             str(tmp_path / "crash.json")], env={"COLUMNS": "100"})
     assert r.exit_code == 3
-    assert "  Arg3 0xC0000001: the error code (NTSTATUS) of the last operation that failed, if there is one: " \
-           "STATUS_UNSUCCESSFUL (the model: " in r.stdout
-    assert "Why it stopped: the driver broke contract rule 108 (ResetFromTimeoutSucceeds), which asks: " in r.stdout
+    lines = r.stdout.splitlines()
+    assert "  Arg3 0xC0000001: the error code (NTSTATUS) of the last operation that failed, if there is one:" in lines
+    why = lines.index("Why it stopped: the driver broke contract rule 108 (ResetFromTimeoutSucceeds), which asks:")
+    assert lines[why + 1:why + 5] == [
+        "  DxgkDdiResetFromTimeout and DxgkDdiRestartFromTimeout succeed; a failure is bug check 0x116",
+        "  VIDEO_TDR_FAILURE.",
+        "  What happened: DxgkDdiResetFromTimeout returned STATUS_UNSUCCESSFUL; it must return STATUS_SUCCESS",
+        "    (rule 108)"]
 
 
 @pytest.mark.parametrize("text,message", [

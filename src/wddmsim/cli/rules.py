@@ -1,5 +1,10 @@
 """``wddmsim rules``: the catalogue of the 127 DDI rules (:mod:`wddmsim.ddi.rules.catalog`) as a
-table, JSON or the Markdown table of docs/rules.md."""
+table, JSON or the Markdown table of docs/rules.md.
+
+The table fits the console (``COLUMNS``, else the terminal, else 100 columns when piped:
+:func:`wddmsim.ddi.explain_text.fit_width`). Rule names are never cut: the words of each rule
+wrap in their column or, when fewer than :data:`MIN_WORDS` columns would be left for them, go
+under the rule's line, wrapped to the width."""
 
 from __future__ import annotations
 
@@ -7,9 +12,12 @@ import json
 
 import click
 from rich.console import Console
-from rich.table import Table
 
+from ..ddi.explain_text import Col, fit_width, plain_table
 from ..ddi.rules.catalog import RULE_COUNT, STATUSES, catalog, counts, markdown_table
+
+#: The narrowest column the rules' words keep beside the other columns; narrower, they go under.
+MIN_WORDS = 40
 
 
 def select(numbers: tuple[str, ...], status: str | None):
@@ -39,16 +47,11 @@ def summary_line(rules) -> str:
     return f"{len(rules)} rule{'' if len(rules) == 1 else 's'}: " + ", ".join(f"{c[s]} {s}" for s in STATUSES)
 
 
-def table(rules) -> Table:
-    t = Table(title="DDI contract rules")
-    t.add_column("#", justify="right")
-    t.add_column("name")
-    t.add_column("status")
-    t.add_column("what it says")
-    t.add_column("tests", justify="right")
-    for r in rules:
-        t.add_row(str(r.number), r.name, r.status, r.words, str(len(r.tests)))
-    return t
+def table_lines(rules, columns: int) -> list[str]:
+    """The rules as text lines at most ``columns`` wide (no rule name is ever cut)."""
+    cols = [Col("#", right=True), Col("name"), Col("status"), Col("tests", right=True), Col("what it says", wraps=True)]
+    rows = [[str(r.number), r.name, r.status, str(len(r.tests)), r.words] for r in rules]
+    return ["DDI contract rules", *plain_table(cols, rows, columns, under_below=MIN_WORDS)]
 
 
 @click.command("rules")
@@ -68,7 +71,6 @@ def rules_cmd(numbers, as_json, markdown, status) -> None:
         click.echo(markdown_table(rules), nl=False)
         return
     con = Console(highlight=False)
-    if not con.is_terminal:
-        con = Console(highlight=False, width=200)
-    con.print(table(rules))
-    con.print(summary_line(rules))
+    for line in table_lines(rules, fit_width(con.width if con.is_terminal else None)):
+        con.print(line, markup=False, highlight=False, soft_wrap=True)
+    con.print(summary_line(rules), markup=False, highlight=False, soft_wrap=True)

@@ -4,16 +4,26 @@ reads them.
 ``layout STRUCT`` prints a structure's size and every member's offset, size, C type and bit
 position for one architecture and DDI version (``--json`` the same as JSON, each member with its C
 type name); ``layout --list`` lists every type the model knows with its size on x86 and x64 and the
-DDI version it appeared in. ``decode STRUCT DATA`` reads a structure from bytes (hex text, or
-``@FILE``) member by member and judges it by the contract rules one structure can show; ``decode
+DDI version it appeared in. ``layout STRUCT --explain`` explains every bit of a flag type: the DDI
+version it appeared in, what it means, who sets it and when, what the driver must do, and the rule
+numbers that judge it (:mod:`wddmsim.ddi.flagbits`; ``--markdown`` prints the tables of docs/ddi.md).
+``layout STRUCT --compare x86,x64`` (or two DDI versions, ``--compare wddm2_0,wddm3_0``) lays the
+structure out twice side by side, marks what differs and says why the sizes differ
+(:mod:`wddmsim.ddi.explain_layout`). ``decode STRUCT DATA`` reads a structure from bytes (hex text,
+or ``@FILE``) member by member and judges it by the contract rules one structure can show; ``decode
 @RECORD`` reads a crash record written by ``wddmsim run`` and shows the stop, each bug-check
 parameter explained (:func:`wddmsim.ddi.bugcheck.describe`), the rule the driver broke in a
 sentence, and the structure.
 
+Text output fits the console: :func:`text_width` is ``COLUMNS`` when it is set, else the
+terminal's width, else 100 columns (output piped or redirected;
+:func:`wddmsim.ddi.explain_text.fit_width`). Names (members, types, rules) are never cut: the
+column that holds prose or a long type name wraps instead, and so do the sentences.
+
 Exit status of ``decode``: 0 when no contract rule is broken, 1 when the bytes break one or the
 crash record names one the driver broke, 2 for bad input (an unknown structure, bytes of the wrong
 length, text that is not hex, a file that is missing or is no crash record): one line on stderr,
-never a traceback.
+never a traceback. ``layout`` answers bad input the same way (exit status 2).
 
 This module does not import :mod:`wddmsim.cli` (the CLI imports it): its input errors are its
 own :class:`StructInputError`, which reads and exits like the CLI's.
@@ -28,9 +38,9 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from ..ddi import codec, layout, registry, versions
+from ..ddi.explain_text import Col, fit_width, plain_table, wrap
 from ..ddi.schema import EnumType, Record
 
 ARCH = click.Choice(list(layout.ARCHES))
@@ -46,12 +56,27 @@ class StructInputError(click.ClickException):
         click.echo(f"wddmsim: error: {self.message}", err=True)
 
 
+def text_width(con: Console | None = None) -> int:
+    """Columns the text output fits: ``COLUMNS`` when it holds a whole number, else the width of
+    the terminal ``con`` writes to, else 100 (:func:`wddmsim.ddi.explain_text.fit_width`)."""
+    return fit_width(con.width if con is not None and con.is_terminal else None)
+
+
 def _console() -> Console:
-    """Rich console; when stdout is not a terminal, wide enough that no member name is cut."""
+    """Rich console as wide as :func:`text_width`; the commands wrap their lines to it themselves."""
     con = Console(highlight=False)
-    if not con.is_terminal:
-        con = Console(highlight=False, width=200)
-    return con
+    width = text_width(con)
+    return con if con.width == width else Console(highlight=False, width=width)
+
+
+def _say(con: Console, text: str, indent: str = "", more: str | None = None, style: str | None = None) -> None:
+    for line in wrap(text, text_width(con), indent, more):
+        con.print(line, markup=False, highlight=False, soft_wrap=True, style=style)
+
+
+def _print_lines(con: Console, lines: list[str]) -> None:
+    for text in lines:
+        con.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _lookup(name: str):
@@ -121,18 +146,124 @@ def _print_list(version: versions.DdiVersion, as_json: bool) -> None:
         click.echo(json.dumps({"ddi_version": version.name, "types": rows}, indent=2))
         return
     con = _console()
-    con.print(f"[bold]DDI types at {version.name}[/bold] (0x{version.value:X}, {version.release}): sizes in bytes")
-    tab = Table(box=None, pad_edge=False, show_edge=False)
-    tab.add_column("name")
-    tab.add_column("kind")
-    tab.add_column("x86", justify="right")
-    tab.add_column("x64", justify="right")
-    tab.add_column("since")
-    for r in rows:
-        tab.add_row(r["name"], r["kind"], str(r["x86"]["size"]), str(r["x64"]["size"]), r["since"])
-    con.print(tab)
+    _say(con, f"DDI types at {version.name} (0x{version.value:X}, {version.release}): sizes in bytes", style="bold")
+    cols = [Col("name"), Col("kind"), Col("x86", right=True), Col("x64", right=True), Col("since")]
+    _print_lines(con, plain_table(cols, [[r["name"], r["kind"], str(r["x86"]["size"]), str(r["x64"]["size"]),
+                                         r["since"]] for r in rows], text_width(con)))
     more = f"; {later} more appear in later DDI versions (--ddi-version latest lists them)" if later else ""
-    con.print(f"{len(rows)} types{more}. since: the DDI version the type appeared in.", soft_wrap=True)
+    _say(con, f"{len(rows)} types{more}. since: the DDI version the type appeared in.")
+
+
+def _bits(ml) -> tuple[str, str]:
+    """A bitfield's bit range and mask (``7..31``, ``0xFFFFFF80``); empty for other members."""
+    if ml is None or ml.bit_width is None:
+        return "", ""
+    last = ml.bit_offset + ml.bit_width - 1
+    bits = f"{ml.bit_offset}" if ml.bit_width == 1 else f"{ml.bit_offset}..{last}"
+    return bits, f"0x{((1 << ml.bit_width) - 1) << ml.bit_offset:0{ml.size * 2}X}"
+
+
+def _member_name(path: str, depth: int) -> str:
+    return "  " * depth + path.rsplit(".", 1)[-1]
+
+
+def _print_layout(con: Console, t, arch: str, version: versions.DdiVersion, data: dict) -> None:
+    _say(con, f"{t.name}  {arch}  DDI {version.name} (0x{version.value:X}, {version.release})  "
+              f"size {data['size']} (0x{data['size']:X}), align {data['align']}", style="bold")
+    if isinstance(t, EnumType):
+        _print_lines(con, [f"  {int(e):>10}  {e.name}" for e in t.values])
+        return
+    if not isinstance(t, Record):
+        con.print(f"  scalar ({t.base.name})")
+        return
+    cols = [Col("offset", right=True), Col("member"), Col("type", wraps=True), Col("size", right=True), Col("bits"),
+            Col("mask")]
+    rows = [[f"+0x{ml.offset:03x}", _member_name(ml.path, ml.depth), codec.type_name(ml.type), str(ml.size),
+             *_bits(ml)] for ml in layout.members(t, arch, version)]
+    _print_lines(con, plain_table(cols, rows, text_width(con)))
+
+
+def _print_explained(con: Console, t: Record, arch: str, version: versions.DdiVersion) -> None:
+    """``layout STRUCT --explain``: every bit, its version, meaning, setter, duty and rules."""
+    from ..ddi import flagbits
+
+    width = text_width(con)
+    bits = flagbits.explain(t.name, version, arch)
+    size = ctypes.sizeof(layout.ctype(t, arch, version))
+    _say(con, f"{t.name}  {arch}  DDI {version.name} (0x{version.value:X}, {version.release}): "
+              f"{len(bits)} bit fields in {size} bytes", style="bold")
+    _say(con, f"Filled by: {flagbits.flag_text(t.name).sets}")
+    url = flagbits.source_url(t)
+    if url:
+        base = "https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/"
+        _print_lines(con, ["Reference:", url] if len(url) <= width else ["Reference:", base, "  " + url[len(base):]])
+    for b in bits:
+        con.print("")
+        rules = f"  rules {b.rules_text}" if b.rules else ""
+        _say(con, f"bit {b.bits}  {b.name}  mask {b.mask}  since {b.since}{rules}", style="bold")
+        for label, text in (("means", b.means), ("set", b.sets), ("driver", b.must)):
+            _say(con, text, f"  {label:<8}", " " * 10)
+    later = flagbits.later_bits(t.name, version)
+    if later:
+        con.print("")
+        _say(con, f"Later DDI versions add {', '.join(later)} (--ddi-version latest explains them).")
+
+
+def _print_compared(con: Console, c) -> None:
+    """``layout STRUCT --compare A,B``: the two layouts side by side, what differs, and why."""
+    a, b = c.sides
+    same = f"DDI {a.version.name}" if a.version == b.version else a.arch if a.arch == b.arch else ""
+    _say(con, f"{c.name}: {a.label} and {b.label} side by side, offsets and sizes in bytes"
+              + (f" ({same})" if same else ""), style="bold")
+    has_bits = any(ml is not None and ml.bit_width is not None for r in c.rows for ml in r.cells)
+    cols = [Col("member"), Col(a.label, right=True), Col("size", right=True), Col(b.label, right=True),
+            Col("size", right=True)] + ([Col("bits")] if has_bits else []) + [Col("differs", wraps=True)]
+    rows = []
+    for r in c.rows:
+        cells = [_member_name(r.path, r.depth)]
+        for ml in r.cells:
+            cells += ["-", "-"] if ml is None else [f"+0x{ml.offset:03x}", str(ml.size)]
+        if has_bits:
+            bits = [_bits(ml)[0] for ml in r.cells if ml is not None]
+            cells.append(bits[0] if len(set(bits)) == 1 else " -> ".join(bits))
+        rows.append(cells + [", ".join(r.differs)])
+    _print_lines(con, plain_table(cols, rows, text_width(con)))
+    for line in c.why:
+        _say(con, line)
+
+
+def _compare_sides(text: str, arch: str, version: versions.DdiVersion, ctx: click.Context) -> tuple:
+    """The two (architecture, DDI version) pairs ``--compare`` names: two architectures at
+    ``--ddi-version``, or two DDI versions on ``--arch``; anything else is a StructInputError."""
+    values = [v.strip().lower() for v in text.split(",")]
+    if len(values) != 2 or not all(values):
+        raise StructInputError(f"--compare: {text!r}: give two values separated by a comma, two architectures "
+                               f"(x86,x64) or two DDI versions (wddm2_0,wddm3_0)")
+    known = [v for v in values if v not in layout.ARCHES and v not in versions.VERSION_NAMES]
+    if known:
+        raise StructInputError(f"--compare: {known[0]!r} is neither an architecture ({', '.join(layout.ARCHES)}) "
+                               f"nor a DDI version ({', '.join(versions.VERSION_NAMES)})")
+    archs = [v in layout.ARCHES for v in values]
+    if archs[0] != archs[1]:
+        raise StructInputError(f"--compare: {text!r}: give two architectures (x86,x64) or two DDI versions "
+                               f"(wddm2_0,wddm3_0), not one of each")
+    if values[0] == values[1] or (not archs[0] and versions.ddi_version(values[0]) == versions.ddi_version(values[1])):
+        raise StructInputError(f"--compare: {text!r} names the same layout twice")
+    if archs[0]:
+        if ctx.get_parameter_source("arch") == click.core.ParameterSource.COMMANDLINE:
+            raise StructInputError(f"--arch: --compare {text} already names the architectures")
+        return (values[0], version), (values[1], version)
+    if ctx.get_parameter_source("ddi_version") == click.core.ParameterSource.COMMANDLINE:
+        raise StructInputError(f"--ddi-version: --compare {text} already names the DDI versions")
+    return (arch, versions.ddi_version(values[0])), (arch, versions.ddi_version(values[1]))
+
+
+def _explain_all(names: list[str] | None, as_json: bool) -> None:
+    from ..ddi import flagbits
+
+    if as_json:
+        raise StructInputError("--markdown and --json: give one of them")
+    click.echo(flagbits.markdown(names), nl=False)
 
 
 @click.command("layout")
@@ -143,49 +274,89 @@ def _print_list(version: versions.DdiVersion, as_json: bool) -> None:
 @click.option("--arch", type=ARCH, default="x64", show_default=True, help="Target architecture.")
 @click.option("--ddi-version", "ddi_version", type=VERSION, default="latest", show_default=True,
               help="DXGKDDI_INTERFACE_VERSION to lay out for.")
+@click.option("--explain", is_flag=True,
+              help="Explain every bit of a flag type: the DDI version it appeared in, what it means, who sets it "
+                   "and when, what the driver must do, and the rule numbers that judge it.")
+@click.option("--compare", metavar="A,B",
+              help="Two layouts side by side with their differences marked: two architectures (x86,x64) at "
+                   "--ddi-version, or two DDI versions (wddm2_0,wddm3_0) on --arch.")
+@click.option("--markdown", is_flag=True,
+              help="With --explain: the Markdown tables of docs/ddi.md (of every flag type without STRUCT).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table (each member with its C type).")
-def layout_cmd(struct: str | None, as_list: bool, arch: str, ddi_version: str, as_json: bool) -> None:
+@click.pass_context
+def layout_cmd(ctx: click.Context, struct: str | None, as_list: bool, arch: str, ddi_version: str, explain: bool,
+               compare: str | None, markdown: bool, as_json: bool) -> None:
     """Size and every member's offset, size and C type of a DDI structure, like a debugger's dt
-    (or, with --list, every type the model knows)."""
+    (or, with --list, every type the model knows).
+
+    With --explain, every bit of a flag type explained; with --compare, two layouts of the
+    structure side by side (two architectures, or two DDI versions) and why their sizes differ."""
     version = versions.ddi_version(ddi_version)
+    if markdown and not explain:
+        raise StructInputError("--markdown goes with --explain (the flag-bit tables of docs/ddi.md)")
     if as_list:
         if struct is not None:
             raise StructInputError("give a STRUCT or --list, not both")
+        if explain or compare:
+            raise StructInputError("--list goes alone, not with --explain or --compare")
         _print_list(version, as_json)
+        return
+    if explain and compare:
+        raise StructInputError("--explain and --compare: give one of them")
+    if explain and markdown and struct is None:
+        _explain_all(None, as_json)
         return
     if struct is None:
         raise StructInputError("layout needs a STRUCT (e.g. DXGKARG_SUBMITCOMMAND), or --list for every type")
     t = _lookup(struct)
+    if explain:
+        _explain_cmd(t, arch, version, markdown, as_json)
+        return
+    if compare is not None:
+        if not isinstance(t, Record):
+            raise StructInputError(f"--compare: {t.name} is {'an enumeration' if kind_of(t) == 'enum' else 'a scalar'}"
+                                   f", the same 4 bytes on every layout; compare a structure or union")
+        first, second = _compare_sides(compare, arch, version, ctx)
+        for _, v in (first, second):
+            _require_exists(t, v)
+        from ..ddi.explain_layout import compare as compare_layouts
+
+        c = compare_layouts(t, first, second)
+        if as_json:
+            click.echo(json.dumps(c.as_json(), indent=2))
+        else:
+            _print_compared(_console(), c)
+        return
     _require_exists(t, version)
     data = layout_json(t, arch, version)
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    con = _console()
-    con.print(f"[bold]{t.name}[/bold]  {arch}  DDI {version.name} (0x{version.value:X}, {version.release})  "
-              f"size {data['size']} (0x{data['size']:X}), align {data['align']}")
-    if isinstance(t, EnumType):
-        for e in t.values:
-            con.print(f"  {int(e):>10}  {e.name}")
+    _print_layout(_console(), t, arch, version, data)
+
+
+def _explain_cmd(t, arch: str, version: versions.DdiVersion, markdown: bool, as_json: bool) -> None:
+    from ..ddi import flagbits
+
+    if not flagbits.has_bits(t):
+        inner = []
+        if isinstance(t, Record):
+            inner = sorted({f"{ml.path} ({codec.type_name(ml.type)})" for ml in layout.members(t, arch, version)
+                            if ml.depth == 0 and flagbits.has_bits(ml.type)})
+        hint = f"; explain its flag member{'s' if len(inner) > 1 else ''} {', '.join(inner)}" if inner else ""
+        raise StructInputError(f"--explain: {t.name} has no bit fields of its own{hint}")
+    if markdown:
+        _explain_all([t.name], as_json)
         return
-    if not isinstance(t, Record):
-        con.print(f"  scalar ({t.base.name})")
+    _require_exists(t, version)
+    if as_json:
+        out = {"struct": t.name, "arch": arch, "ddi_version": version.name, "source": flagbits.source_url(t),
+               "filled_by": flagbits.flag_text(t.name).sets,
+               "bits": [b.as_json() for b in flagbits.explain(t.name, version, arch)],
+               "later": flagbits.later_bits(t.name, version)}
+        click.echo(json.dumps(out, indent=2))
         return
-    tab = Table(box=None, pad_edge=False, show_edge=False)
-    tab.add_column("offset", justify="right")
-    tab.add_column("member")
-    tab.add_column("type")
-    tab.add_column("size", justify="right")
-    tab.add_column("bits")
-    tab.add_column("mask")
-    for ml in layout.members(t, arch, version):
-        bits = mask = ""
-        if ml.bit_width is not None:
-            bits = f"{ml.bit_offset}" if ml.bit_width == 1 else f"{ml.bit_offset}..{ml.bit_offset + ml.bit_width - 1}"
-            mask = f"0x{((1 << ml.bit_width) - 1) << ml.bit_offset:0{ml.size * 2}X}"
-        name = "  " * ml.depth + ml.path.rsplit(".", 1)[-1]
-        tab.add_row(f"+0x{ml.offset:03x}", name, codec.type_name(ml.type), str(ml.size), bits, mask)
-    con.print(tab)
+    _print_explained(_console(), t, arch, version)
 
 
 # ---------------------------------------------------------------------------------------- decode
@@ -331,30 +502,32 @@ def stop_name(bc) -> str:
     return text
 
 
-def print_stop(con: Console, record: dict) -> None:
+def print_stop(con: Console, record: dict, parameters: bool = True) -> None:
     """The stop a crash record holds (also what ``wddmsim run`` prints after one): the time, the
     bug check with every parameter explained, why the model stopped (the rule the driver broke, in
-    a sentence) and the driver's traceback where it faulted."""
+    a sentence) and the driver's traceback where it faulted. Every line is wrapped to
+    :func:`text_width`. ``parameters=False`` leaves out the stop line and its parameters, for a
+    caller that has printed them already (the summary of ``wddmsim run``)."""
     from ..ddi.bugcheck import BugCheck, describe
 
-    b = record["bugcheck"]
-    bc = BugCheck(b["code"], b["p1"], b["p2"], b["p3"], b["p4"])
-    lines = describe(bc)
-    con.print(f"[bold red]*** STOP at t={record['time']} ns of virtual time: {lines[0]}[/bold red]", markup=True)
-    for line in lines[1:]:
-        con.print(f"  {line}", markup=False, soft_wrap=True)
+    if parameters:
+        b = record["bugcheck"]
+        lines = describe(BugCheck(b["code"], b["p1"], b["p2"], b["p3"], b["p4"]))
+        _say(con, f"*** STOP at t={record['time']} ns of virtual time: {lines[0]}", more="    ", style="bold red")
+        for line in lines[1:]:
+            _say(con, line, "  ")
     rule = record.get("rule")
     if rule:
-        con.print(f"Why it stopped: the driver broke contract {rule_sentence(rule['number'], rule.get('name'))}",
-                  markup=False, soft_wrap=True)
+        _say(con, f"Why it stopped: the driver broke contract {rule_sentence(rule['number'], rule.get('name'))}")
         message = re.sub(rf"^rule {rule['number']} \([^)]*\): ", "", record["message"])
-        con.print(f"  What happened: {message}", markup=False, soft_wrap=True)
+        _say(con, f"What happened: {message}", "  ")
     else:
-        con.print(f"Why it stopped: {record['message']}", markup=False, soft_wrap=True)
+        _say(con, f"Why it stopped: {record['message']}")
     if record.get("traceback"):
-        con.print(f"  The driver's traceback (in {record.get('ddi') or 'the driver'}):")
+        _say(con, f"The driver's traceback (in {record.get('ddi') or 'the driver'}):", "  ")
         for line in record["traceback"].rstrip().splitlines():
-            con.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
+            indent = "    " + line[:len(line) - len(line.lstrip())]
+            _say(con, line.strip(), indent, indent + "    ")
 
 
 def _violations(t: Record, data: bytes, arch: str, version: versions.DdiVersion) -> list:
@@ -378,38 +551,32 @@ def decode_bytes(t: Record, raw: bytes, arch: str, version: versions.DdiVersion,
 
 
 def _print_fields(con: Console, t: Record, fields, arch: str, version: versions.DdiVersion, size: int) -> None:
-    con.print(f"[bold]{t.name}[/bold]  {arch}  DDI {version.name}  {size} bytes")
-    tab = Table(box=None, pad_edge=False, show_edge=False)
-    tab.add_column("offset", justify="right")
-    tab.add_column("member")
-    tab.add_column("value")
-    for f in fields:
-        if f.bit_width is not None and f.path.rsplit(".", 1)[-1] == "Reserved" and f.value == 0:
-            continue
-        tab.add_row(f"+0x{f.offset:03x}", "  " * f.depth + f.path.rsplit(".", 1)[-1], f.text)
-    con.print(tab)
+    _say(con, f"{t.name}  {arch}  DDI {version.name}  {size} bytes", style="bold")
+    rows = [[f"+0x{f.offset:03x}", _member_name(f.path, f.depth), f.text] for f in fields
+            if not (f.bit_width is not None and f.path.rsplit(".", 1)[-1] == "Reserved" and f.value == 0)]
+    _print_lines(con, plain_table([Col("offset", right=True), Col("member"), Col("value", wraps=True)], rows,
+                                  text_width(con)))
 
 
 def _print_judgement(con: Console, name: str, broken: list, record: dict | None) -> None:
     """What the contract rules say of the decoded bytes, in sentences."""
     if broken:
         count = "1 contract rule" if len(broken) == 1 else f"{len(broken)} contract rules"
-        con.print(f"[bold red]Rules broken: judged from these bytes alone, {name} breaks {count}:[/bold red]",
-                  soft_wrap=True)
+        _say(con, f"Rules broken: judged from these bytes alone, {name} breaks {count}:", style="bold red")
         for v in broken:
-            con.print(f"  - {rule_sentence(v.rule, v.name)}", markup=False, soft_wrap=True)
-            con.print(f"    Here: {v.message}", markup=False, soft_wrap=True)
+            _say(con, f"- {rule_sentence(v.rule, v.name)}", "  ", "    ")
+            _say(con, f"Here: {v.message}", "    ", "      ")
             if v.bugcheck is not None:
-                con.print(f"    Windows stops for it with {stop_name(v.bugcheck)}.", markup=False, soft_wrap=True)
+                _say(con, f"Windows stops for it with {stop_name(v.bugcheck)}.", "    ", "      ")
         return
     rule = (record or {}).get("rule")
     if rule:
-        con.print(f"Judged from these bytes alone, {name} breaks no further contract rule: rule {rule['number']} "
+        _say(con, f"Judged from these bytes alone, {name} breaks no further contract rule: rule {rule['number']} "
                   f"is about what happened around it (what the driver returned or reported, and what the OS had "
-                  f"issued), which the bytes do not hold.", soft_wrap=True)
+                  f"issued), which the bytes do not hold.")
     else:
-        con.print(f"No contract rule broken: judged from these bytes alone, {name} breaks none of the rules one "
-                  f"structure can show (rules about the calls around it need a run).", soft_wrap=True)
+        _say(con, f"No contract rule broken: judged from these bytes alone, {name} breaks none of the rules one "
+                  f"structure can show (rules about the calls around it need a run).")
 
 
 @click.command("decode")
@@ -472,9 +639,9 @@ def decode_cmd(struct: str, data: str | None, arch: str | None, ddi_version: str
     if record is not None:
         print_stop(con, record)
         if t is None:
-            con.print("The stop is about no single structure: the crash record holds no bytes to decode.", soft_wrap=True)
+            _say(con, "The stop is about no single structure: the crash record holds no bytes to decode.")
             raise SystemExit(1 if failed else 0)
-        con.print(f"The structure at 0x{record['address']:X} when the model stopped:")
+        _say(con, f"The structure at 0x{record['address']:X} when the model stopped:")
     _print_fields(con, t, fields, arch, version, len(raw))
     _print_judgement(con, t.name, broken, record)
     raise SystemExit(1 if failed else 0)
