@@ -121,7 +121,7 @@ def test_run_summary_table_and_overrides(tmp_path):
     assert r.exit_code == 0
     assert r.stdout.splitlines()[:3] == ["deep_queue  seed 9  virtual time 50.50 ms  software scheduling  "
                                          "policy priority_quantum",
-                                         "DMA packets: 52 submitted to the driver, 50 completed, the last at 50.00 ms",
+                                         "DMA packets: 52 sent to the driver, 50 completed, the last at 50.00 ms",
                                          "50 interrupts, 50 DPCs, 202 simulation events"]
     assert "bench.exe/queue" in r.output and "3D_0" in r.output
 
@@ -220,7 +220,7 @@ def test_a_hardware_scheduled_run_shows_engines_contexts_queues_addresses_and_fe
     lines = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith(("game/", "indexer/"))}
     assert lines["game/render"][:5] == ["game/render", "3D_0", "focus", "30", "28"]
     assert lines["indexer/background"][:5] == ["indexer/background", "3D_0", "idle", "2", "2"]
-    assert "Hardware queues: 6 queues, 182 buffers submitted, 15 presents, 1 suspend, 1 resume, 0 page faults" in out
+    assert "Hardware queues: 6 queues, 182 buffers sent, 15 presents, 1 suspend, 1 resume, 0 page faults" in out
     assert "GPU virtual addresses: 5 address spaces" in out and "Monitored fences: 7 created" in out
     summary = json.loads(run("run", "examples/hardware_scheduling.toml", "--json").stdout)
     wddm2 = summary["wddm2"]

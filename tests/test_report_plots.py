@@ -1,6 +1,7 @@
 """The report's plots (:mod:`wddmsim.output.report_plots`), read from the figure objects: one row per node
-with idle nodes included, the latency distribution on a log axis, the queue depth as a step plot
-with whole-number ticks and the queue size dashed, frame times with the refresh period's multiples
+with idle nodes included, the latency distribution on a log axis, the queue depth per time bucket
+(mean and most) beside the share of the run at each depth, with whole-number ticks and the queue
+size dashed, frame times with the refresh period's multiples
 dashed, and every axis labelled with its unit. The numbers behind them are checked exactly."""
 
 from __future__ import annotations
@@ -180,24 +181,39 @@ def test_no_frame_plot_without_presents():
 
 
 # -- queue depth ------------------------------------------------------------------------------------
-def test_queue_depth_is_a_step_plot_with_whole_number_ticks_one_row_per_node(game):
+def test_queue_depth_is_drawn_per_bucket_with_the_share_at_each_depth_beside_it(game):
+    """A busy node's depth changes thousands of times a second: drawn per bucket (each one's
+    mean, filled, and the most at once, dotted) and, on the right, the share of the run spent at
+    each depth, not step by step (a solid band)."""
     fig = rp.queue_figure(game)
-    assert titles(fig) == [("3D_0", "at most 2, 1.15 on average"), ("Compute_0", "at most 2, 1.94 on average"),
-                           ("COPY_0", "no packets")]
-    for ax in fig.axes:
-        assert ax.lines[0].get_drawstyle() == "steps-post"
+    assert fig.get_suptitle() == ("Hardware queue depth (DMA packets submitted to the node, not yet completed)\n"
+                                  "left: the mean of each 2 ms (filled) and the most at once (dotted); right: the "
+                                  "share of the run at each depth")
+    left, right = fig.axes[0::2], fig.axes[1::2]
+    assert titles(fig)[0::2] == [("3D_0", "at most 2, 1.15 on average"), ("Compute_0", "at most 2, 1.94 on average"),
+                                 ("COPY_0", "no packets")]
+    assert [ax.get_title(loc="left") for ax in right] == ["share of the run"] * 3
+    for ax in left:
+        assert not any(line.get_drawstyle() == "steps-post" for line in ax.lines)  # no step-by-step band
+        assert len(ax.patches) == 3  # the mean filled and outlined, the most dotted: one stairs each
+        assert ax.patches[2].get_linestyle() == ":"
         assert isinstance(ax.yaxis.get_major_locator(), MaxNLocator)
         assert all(float(t).is_integer() for t in ax.get_yticks())
-        assert ax.get_ylabel() == "packets"
+        assert ax.get_ylabel() == "packets" and ax.get_ylim() == (-0.45, 2.6)
         assert dashed(ax) == [2] and [t.get_text() for t in ax.texts] == ["queue size 2"]
-    assert fig.axes[-1].get_xlabel() == "virtual time (ms)"
+    # 3D_0: 85.07 ms empty, 0.79 ms at 1, 114.13 ms at 2 of the 200 ms
+    assert [t.get_text() for t in right[0].texts] == ["43 %", "<1 %", "57 %"]
+    assert [round(bar.get_width(), 4) for bar in right[0].patches] == [42.5358, 0.3972, 57.0669]
+    assert [t.get_text() for t in right[1].texts] == ["<1 %", "6 %", "94 %"]
+    assert [t.get_text() for t in right[2].texts] == ["100 %"]
+    assert fig.axes[-2].get_xlabel() == "virtual time (ms)" and fig.axes[-1].get_xlabel() == "% of the run"
 
 
 def test_hardware_queue_depth_counts_the_drivers_buffers_without_a_queue_size():
     fig = rp.queue_figure(run("hardware_scheduling"))
-    assert fig.get_suptitle() == ("Hardware queue depth (buffers with the driver: submitted to a hardware queue, "
-                                  "not yet retired)")
-    assert [left for left, _ in titles(fig)] == ["3D_0", "COPY_0"] and all(dashed(ax) == [] for ax in fig.axes)
+    assert fig.get_suptitle().splitlines()[0] == ("Hardware queue depth (buffers with the driver: submitted to a "
+                                                  "hardware queue, not yet retired)")
+    assert [left for left, _ in titles(fig)[0::2]] == ["3D_0", "COPY_0"] and all(dashed(ax) == [] for ax in fig.axes)
 
 
 def test_queue_levels_and_their_time_mean_are_exact():
@@ -210,10 +226,36 @@ def test_queue_levels_and_their_time_mean_are_exact():
     levels = rp.queue_levels(events)
     assert levels == {0: [(0, 2), (10, 1), (30, 0)]}
     assert rp.time_mean(levels[0], 40) == (2 * 10 + 1 * 20) / 40
-    assert titles(rp.queue_figure(events)) == [("3D_0", "at most 2, 1.00 on average"), ("COPY_0", "no packets")]
+    assert titles(rp.queue_figure(events))[0::2] == [("3D_0", "at most 2, 1.00 on average"), ("COPY_0", "no packets")]
     rare = adapter("3D_0") + [{"t": 0, "event": "DmaPacketQueued", "node": 0},
                               {"t": 1, "event": "DmaPacketStop", "node": 0}, {"t": 1000, "event": "LogEnd"}]
-    assert titles(rp.queue_figure(rare)) == [("3D_0", "at most 1, under 0.005 on average")]
+    assert titles(rp.queue_figure(rare))[0::2] == [("3D_0", "at most 1, under 0.005 on average")]
+
+
+def test_time_at_each_depth_and_the_bucket_means_are_exact():
+    """The steps 0..3 at 0, 1 at 3, 0 at 5, 2 at 7, 0 at 13 over [0, 16] in buckets of 5: the ns at
+    each depth (a time-weighted histogram) and each bucket's time-weighted mean and most."""
+    steps = [(0, 0), (3, 1), (5, 0), (7, 2), (13, 0)]
+    assert rp.depth_times(steps, 16) == [3 + 2 + 3, 2, 6]
+    means, most = rp.bucket_depths(steps, 16, 5)
+    # [0,5): 1 for 2 ns; [5,10): 2 for 3 ns; [10,15): 2 for 3 ns; [15,16): empty, measured on its 1 ns
+    assert means == [2 / 5, 6 / 5, 6 / 5, 0.0] and most == [1, 2, 2, 0]
+    # the end cuts a step short; a level that lasts no time (the last step at the end) is not counted
+    assert rp.depth_times([(0, 3), (4, 5)], 4) == [0, 0, 0, 4]
+    assert rp.bucket_depths([(0, 3), (4, 5)], 4, 10) == ([3.0], [3])
+    # a depth the log never reached for some time is 0 ns, and an empty log is all at depth 0
+    assert rp.depth_times([(0, 0), (2, 2), (4, 0)], 10) == [8, 0, 2]
+    assert rp.depth_times([(0, 0)], 7) == [7]
+
+
+def test_the_share_of_a_deep_queue_labels_only_its_bars_of_1_percent_or_more():
+    """Past six depths the bars under 1 % go without a label, so the labels do not pile up."""
+    steps = [(0, 8)] + [(100 + i, 7 - i) for i in range(8)]  # 8 for 100 ns, then 7..0 for 1 ns each
+    events = adapter("3D_0") + [{"t": 0, "event": "DmaPacketQueued", "node": 0}] * 8 + [
+        {"t": t, "event": "DmaPacketStop", "node": 0} for t, _ in steps[1:]] + [{"t": 1000, "event": "LogEnd"}]
+    assert rp.depth_times(rp.queue_levels(events)[0], 1000) == [893, 1, 1, 1, 1, 1, 1, 1, 100]
+    share = rp.queue_figure(events).axes[1]
+    assert [t.get_text() for t in share.texts] == ["89 %", "10 %"]
 
 
 def test_write_plots_writes_the_four_pngs_in_order(tmp_path, game):

@@ -16,6 +16,8 @@ from rich.console import Console
 from wddmsim.cli import main
 from wddmsim.cli.demo import SCENARIO as DEMO
 from wddmsim.scenario import load_scenario, parse_scenario
+from wddmsim.output.report import figures_markdown
+from wddmsim.output.report_plots import FIGURES
 from wddmsim.output.summaryview import WIDTH, Table, markdown, print_summary, sections, time_text
 from wddmsim.sweep import flatten
 from wddmsim.runner.system import System
@@ -38,7 +40,7 @@ def drawn(summary: dict, width: int, wide: bool = False) -> str:
     ("tdr.toml", 0, ["live dump 0x141 VIDEO_ENGINE_TIMEOUT_DETECTED at 2.020 s",
                      "game.exe/render: device in error, 1 packet aborted, 3 cancelled"]),
     # hardware scheduling: engines, bands, hardware queues
-    ("hardware_scheduling.toml", 0, ["6 queues, 182 buffers submitted, 15 presents, 1 suspend, 1 resume"]),
+    ("hardware_scheduling.toml", 0, ["6 queues, 182 buffers sent, 15 presents, 1 suspend, 1 resume"]),
     # a run that ends in bug check 0x116 after the 0x117 live dump
     ("tdr_failure.toml", 3, ["BugCheck 0x116 (VIDEO_TDR_FAILURE)", "live dump 0x117 VIDEO_TDR_TIMEOUT_DETECTED"]),
 ])
@@ -59,7 +61,8 @@ def test_every_output_shows_the_same_summary(tmp_path, example, status, must_sho
     assert runner.invoke(main, ["report", str(log), "-o", str(r2)]).exit_code == 0
     for folder in (r1, r2):
         assert json.loads((folder / "summary.json").read_text()) == summary
-        assert (folder / "summary.md").read_text() == markdown(summary)
+        pngs = [name for name in FIGURES if (folder / name).exists()]
+        assert (folder / "summary.md").read_text() == markdown(summary) + "\n" + figures_markdown(pngs)
     md = (r1 / "summary.md").read_text()
     for text in must_show:
         assert text in table.stdout and text in md, text

@@ -137,6 +137,10 @@ def _sweep(stop, scenario, sets, seeds, workers, dask_address, output, as_json, 
                    + (f"; their rows are in {output}" if output else ""), err=True)
     click.echo(f"{len(rows)} runs, {failed} failed, in {time.perf_counter() - started:.1f} s"
                + (f"; rows in {output}" if output else ""), err=True)
+    if failed:
+        from ..sweep import first_failure
+
+        click.echo(first_failure(rows), err=True)
     if plot_metric and rows:
         from ..output.sweep_plot import PlotError, plot_metric as draw
 

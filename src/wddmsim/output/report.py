@@ -9,7 +9,13 @@ Both build the report from the event log alone, so a saved log gives the same fo
 - ``node_utilisation.png``: each node's busy fraction per time bucket;
 - ``context_latency.png``: each context's latency distribution (cumulative);
 - ``frame_times.png``: time between display changes per VidPn source (when there are presents);
-- ``queue_depths.png``: packets on each node's hardware queue over time.
+- ``queue_depths.png``: packets on each node's hardware queue over time (each time bucket's mean and
+  most) and the share of the run at each depth.
+
+``summary.md`` ends with a ``Figures`` section that embeds each PNG the report wrote (a Markdown
+image link by its file name, relative to the folder, so the folder can be moved or published as a
+whole) under its heading, with one line saying what it shows (:func:`figures_markdown`); a figure
+that could not be written is not linked.
 
 Under hardware scheduling (no DmaPacket events; :mod:`wddmsim.trace.hwcontexts`) the utilisation plot
 draws a node's busy time as the union of its contexts' turns on its engine (``HwContextState``
@@ -45,8 +51,8 @@ from .summaryview import markdown
 from ..trace.ending import log_ending
 from ..trace.output import WriteFailed, open_text, reason
 
-__all__ = ["COMPARISON_FILE", "ComparisonError", "failure", "markdown", "partial_note", "summarize",
-           "write_comparison", "write_report"]
+__all__ = ["COMPARISON_FILE", "ComparisonError", "failure", "figures_markdown", "markdown", "partial_note",
+           "summarize", "write_comparison", "write_report"]
 
 #: the policy comparison's file in the report folder
 COMPARISON_FILE = "policy_comparison.png"
@@ -97,14 +103,30 @@ def failure(out_dir: str, failed: list[tuple[str, OSError]], total: int) -> Writ
     return WriteFailed(out_dir, "; ".join(f"{name}: {reason(e)}" for name, e in failed), action)
 
 
+def figures_markdown(names: list[str]) -> str:
+    """The ``Figures`` section of ``summary.md`` for the PNGs ``names`` (file names in the report
+    folder, in the order written): per figure a heading, the line saying what it shows, and the
+    image linked by its relative path; '' for none."""
+    from .report_plots import FIGURES
+
+    if not names:
+        return ""
+    out = ["## Figures", ""]
+    for name in names:
+        heading, line = FIGURES.get(name, (name, ""))
+        out += [f"### {heading}", ""] + ([line, ""] if line else []) + [f"![{heading}]({name})", ""]
+    return "\n".join(out)
+
+
 def write_report(events: list[dict], out_dir: str) -> list[str]:
     """Write the report folder (created when missing): the summary (JSON and Markdown), then the
-    plots (:func:`wddmsim.output.report_plots.write_plots`); returns the files written. A partial log's
+    plots (:func:`wddmsim.output.report_plots.plot_figures`); returns the files written, in that
+    order. ``summary.md`` ends with the figures written (:func:`figures_markdown`). A partial log's
     ``summary.md`` says so on its first line; a log cut short (no ``LogEnd``) carries no summary:
     ``summary.md`` then says so, there is no ``summary.json``, and the plots are drawn from what
     the log holds. A file that cannot be written: every other one is written, then the
     :class:`~wddmsim.trace.output.WriteFailed` of :func:`failure` is raised."""
-    from .report_plots import write_plots
+    from .report_plots import plot_figures, save_figures
 
     _make_folder(out_dir)
     note = partial_note(events)
@@ -112,6 +134,8 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
         s = None
     else:
         s = summarize(events)
+    figures = plot_figures(events)
+    order = ["summary.json", "summary.md", *(name for name, _ in figures)]
     written: list[str] = []
     failed: list[tuple[str, OSError]] = []
 
@@ -131,8 +155,14 @@ def write_report(events: list[dict], out_dir: str) -> list[str]:
     else:
         md = (f"# {events[0].get('scenario', 'run') if events else 'run'}\n\nThe run summary is missing: it is "
               f"written in the log's LogEnd line when a run ends, and this log has none.\n")
-    save("summary.md", md if note is None else f"{note}\n\n{md}")
-    written += write_plots(events, out_dir, failed)
+    # The PNGs first, so that summary.md links only those written; the lists keep the order above.
+    pngs = save_figures(figures, out_dir, failed)
+    section = figures_markdown([os.path.basename(p) for p in pngs])
+    md = md if note is None else f"{note}\n\n{md}"
+    save("summary.md", f"{md}\n{section}".rstrip("\n") + "\n" if section else md)
+    written += pngs
+    written.sort(key=lambda path: order.index(os.path.basename(path)))
+    failed.sort(key=lambda item: order.index(item[0]))
     if failed:
         raise failure(out_dir, failed, len(written) + len(failed))
     return written

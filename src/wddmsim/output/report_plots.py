@@ -13,11 +13,14 @@ alone, as :mod:`wddmsim.output.report` reads it (docs/events.md; docs/timeline.m
   the source's display changes (distinct ``Displayed`` instants: two presents shown at the same
   vsync are one change), dashed lines at whole multiples of the source's refresh period and the
   presents that were dropped marked on the floor;
-- ``queue_depths.png``: one row per node, idle ones included: the packets the node holds as a step
-  plot with whole-number ticks: DMA packets from ``DmaPacketQueued`` to ``DmaPacketStop`` with
-  the node's hardware queue size (``AdapterStart`` ``hw_queue_depth``) dashed, or under hardware
-  scheduling the buffers the driver holds (``DxgkDdiSubmitCommandToHwQueue`` succeeded, not yet
-  ``QueuePacketStop``).
+- ``queue_depths.png``: one row per node, idle ones included, of the packets the node holds: DMA
+  packets from ``DmaPacketQueued`` to ``DmaPacketStop`` with the node's hardware queue size
+  (``AdapterStart`` ``hw_queue_depth``) dashed, or under hardware scheduling the buffers the driver
+  holds (``DxgkDdiSubmitCommandToHwQueue`` succeeded, not yet ``QueuePacketStop``). A busy node's
+  depth changes thousands of times a second, so it is not drawn step by step (a solid band) but
+  per time bucket (the utilisation's width): the time-weighted mean depth of each bucket, filled,
+  and the most held at once in it, dotted; beside it, on the same whole-number depth axis, the
+  share of the run spent at each depth (a time-weighted histogram, :func:`depth_times`).
 
 The log does not carry the refresh rates: vsyncs fall on whole multiples of a source's period
 from time 0 (docs/scenarios.md, ``displays``), so the period is the greatest common divisor of the
@@ -59,6 +62,8 @@ LATENCY_FLOOR_MS = 1e-3
 WIDTH = 10.0  # inches; rows are ROW_HEIGHT each, plus room for titles and labels
 _ROW_HEIGHT = 1.35
 STYLES = ("-", "--", "-.", ":")
+#: a queue's depths up to which every share of the run is labelled, under 1 % too
+MAX_LABELLED_DEPTHS = 6
 
 
 @dataclass(frozen=True)
@@ -259,6 +264,43 @@ def time_mean(steps: list[tuple[int, int]], end: int) -> float:
     return total / end
 
 
+def _segments(steps: list[tuple[int, int]], end: int):
+    """The step series as ``(start, stop, level)`` over ``[0, end]``, the spans of no length left out."""
+    for (t, level), (t_next, _) in zip(steps, steps[1:] + [(end, 0)]):
+        a, b = min(t, end), min(t_next, end)
+        if b > a:
+            yield a, b, level
+
+
+def depth_times(steps: list[tuple[int, int]], end: int) -> list[int]:
+    """The ns of ``[0, end]`` a step series (:func:`queue_levels`' per node) spent at each depth,
+    indexed by depth from 0 to the deepest it reached for some time: a time-weighted histogram."""
+    times: list[int] = [0]
+    for a, b, level in _segments(steps, end):
+        if level >= len(times):
+            times += [0] * (level + 1 - len(times))
+        times[level] += b - a
+    return times
+
+
+def bucket_depths(steps: list[tuple[int, int]], end: int, width: int) -> tuple[list[float], list[int]]:
+    """Per ``width`` bucket of ``[0, end]`` (the last one may be shorter, and is measured against
+    its own length, as :func:`utilisation`'s): the step series' time-weighted mean, and the most it
+    held for some time in the bucket."""
+    n = max(1, -(-end // width))
+    area = [0] * n
+    most = [0] * n
+    for a, b, level in _segments(steps, end):
+        while a < b:
+            i = a // width
+            edge = min(b, (i + 1) * width)
+            area[i] += level * (edge - a)
+            most[i] = max(most[i], level)
+            a = edge
+    means = [v / (min(end, (i + 1) * width) - i * width) if end > i * width else 0.0 for i, v in enumerate(area)]
+    return means, most
+
+
 # -- the figures ------------------------------------------------------------------------------------
 def _rows(n: int, title: str, row_height: float = _ROW_HEIGHT) -> tuple[Figure, list]:
     fig = Figure(figsize=(WIDTH, 1.1 + row_height * max(n, 1)), dpi=100, layout="constrained")
@@ -388,52 +430,94 @@ def counted(n: int, thing: str) -> str:
 
 
 def queue_figure(events: list[dict]) -> Figure:
-    """``queue_depths.png``: one row per node (idle ones too), the packets it holds over time as a
-    step plot with whole-number ticks."""
+    """``queue_depths.png``: one row per node (idle ones too). On the left, over time, each bucket's
+    time-weighted mean depth (filled) and the most the node held at once in it (dotted), with the
+    queue size dashed; on the right, sharing the depth axis, the share of the run the node spent
+    at each depth (:func:`depth_times`). A busy node's depth changes thousands of times a second,
+    which drawn step by step is a solid band; the buckets and the shares stay readable."""
     facts = run_facts(events)
     end = max(facts.end, 1)
+    width = bucket_width(end)
     levels = queue_levels(events, facts.hardware)
     what = ("buffers with the driver: submitted to a hardware queue, not yet retired" if facts.hardware
             else "DMA packets submitted to the node, not yet completed")
-    fig, axes = _rows(len(facts.nodes), f"Hardware queue depth ({what})")
-    for ax, (node, name) in zip(axes, facts.nodes.items()):
+    n = max(len(facts.nodes), 1)
+    fig = Figure(figsize=(WIDTH, 1.5 + _ROW_HEIGHT * n), dpi=100, layout="constrained")
+    grid = fig.subplots(n, 2, sharex="col", sharey="row", squeeze=False, width_ratios=[5, 1])
+    fig.suptitle(f"Hardware queue depth ({what})\nleft: the mean of each {width / MS:g} ms (filled) and the most "
+                 f"at once (dotted); right: the share of the run at each depth")
+    for (ax, share_ax), (node, name) in zip(grid, facts.nodes.items()):
         steps = levels.get(node, [(0, 0)])
-        xs = [t / MS for t, _ in steps] + [end / MS]
-        ys = [v for _, v in steps] + [steps[-1][1]]
-        ax.step(xs, ys, where="post", color="C1", linewidth=1)
-        ax.fill_between(xs, ys, step="post", color="C1", alpha=0.3, linewidth=0)
-        top = max(ys)
+        means, most = bucket_depths(steps, end, width)
+        edges = [min(i * width, end) / MS for i in range(len(means) + 1)]
+        ax.stairs(means, edges, fill=True, alpha=0.35, color="C1")
+        ax.stairs(means, edges, color="C1", linewidth=1)
+        ax.stairs(most, edges, color="C1", linewidth=0.9, linestyle=":")
+        times = depth_times(steps, end)
+        top = len(times) - 1
         size = None if facts.hardware else facts.queue_sizes.get(node)
         if size:
             ax.axhline(size, color="grey", linestyle="--", linewidth=0.9)
-            ax.text(1.005, size, f"queue size {size}", transform=ax.get_yaxis_transform(), va="center",
-                    fontsize=7, color="grey")
+            ax.text(0.995, size, f"queue size {size}", transform=ax.get_yaxis_transform(), ha="right",
+                    va="bottom", fontsize=7, color="grey")
             top = max(top, size)
         mean = time_mean(steps, end)
-        right = (f"at most {max(ys)}, {mean:.2f} on average" if mean >= 0.005 else
-                 f"at most {max(ys)}, under 0.005 on average") if max(ys) else "no packets"
+        right = (f"at most {len(times) - 1}, {mean:.2f} on average" if mean >= 0.005 else
+                 f"at most {len(times) - 1}, under 0.005 on average") if len(times) > 1 else "no packets"
         _row_titles(ax, name, right)
-        ax.set_ylim(0, top + 0.6)
+        shares = [100 * t / end for t in times]
+        share_ax.barh(range(len(shares)), shares, height=0.6, color="C1", alpha=0.6)
+        for depth, pct in enumerate(shares):
+            # every bar is labelled on a shallow queue; on a deep one only those of 1 % or more
+            if pct >= 1 or (pct and len(shares) <= MAX_LABELLED_DEPTHS):
+                share_ax.annotate(f"{pct:.0f} %" if pct >= 1 else "<1 %", (pct, depth), xytext=(2, 0),
+                                  textcoords="offset points", va="center", fontsize=7)
+        share_ax.set_xlim(0, 130)  # room for the label of a bar at 100 %
+        share_ax.set_xticks([0, 50, 100])
+        share_ax.set_title("share of the run", fontsize=8, loc="left")
+        share_ax.grid(alpha=0.3, axis="x")
+        ax.set_ylim(-0.45, top + 0.6)  # below 0: room for the bar of depth 0
         ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         ax.set_ylabel("packets")
         ax.grid(alpha=0.3)
     if not facts.nodes:
-        _row_titles(axes[0], "no nodes in the log", "")
-    _time_axis(axes, end)
+        _row_titles(grid[0][0], "no nodes in the log", "")
+    grid[-1][0].set_xlim(0, end / MS)
+    grid[-1][0].set_xlabel("virtual time (ms)")
+    grid[-1][1].set_xlabel("% of the run")
     return fig
 
 
-def write_plots(events: list[dict], out_dir: str, failed: list | None = None) -> list[str]:
-    """Write the report's PNGs into ``out_dir`` (which exists); returns the paths written, in the
-    order the module's docstring lists them. A file that cannot be written: with ``failed`` (a
-    list), its name and error are appended there and the next plot is written; without, a
-    :class:`~wddmsim.trace.output.WriteFailed` naming it is raised."""
+#: Each figure's file, its heading and one line saying what it shows, in the order they are
+#: written; ``summary.md`` embeds the figures written under these headings (:mod:`wddmsim.output.report`).
+FIGURES: dict[str, tuple[str, str]] = {
+    "node_utilisation.png": ("Node utilisation", "Each node's busy share of each time bucket: DMA packets running "
+                             "(the OS's view), or under hardware scheduling its hardware contexts' turns on the "
+                             "engine."),
+    "context_latency.png": ("Packet latency per context", "Each context's latency, submitted to completed, as a "
+                            "cumulative distribution on a logarithmic time axis."),
+    "frame_times.png": ("Frame times", "Each VidPn source's time between display changes, with whole refresh "
+                        "periods dashed and dropped presents marked x."),
+    "queue_depths.png": ("Hardware queue depth", "Each node's packets held, per time bucket (the mean filled, the "
+                         "most at once dotted), and the share of the run it spent at each depth."),
+}
+
+
+def plot_figures(events: list[dict]) -> list[tuple[str, Figure]]:
+    """The report's figures, each with its file name (:data:`FIGURES`' order), the frame times
+    only when something presented."""
     figures = [("node_utilisation.png", utilisation_figure(events)), ("context_latency.png", latency_figure(events)),
                ("frame_times.png", frame_figure(events)), ("queue_depths.png", queue_figure(events))]
+    return [(name, fig) for name, fig in figures if fig is not None]
+
+
+def save_figures(figures: list[tuple[str, Figure]], out_dir: str, failed: list | None = None) -> list[str]:
+    """Save :func:`plot_figures`' figures into ``out_dir`` (which exists); returns the paths
+    written. A file that cannot be written: with ``failed`` (a list), its name and error are
+    appended there and the next one is written; without, a
+    :class:`~wddmsim.trace.output.WriteFailed` naming it is raised."""
     written = []
     for name, fig in figures:
-        if fig is None:
-            continue
         path = os.path.join(out_dir, name)
         try:
             fig.savefig(path)
@@ -444,3 +528,11 @@ def write_plots(events: list[dict], out_dir: str, failed: list | None = None) ->
             continue
         written.append(path)
     return written
+
+
+def write_plots(events: list[dict], out_dir: str, failed: list | None = None) -> list[str]:
+    """Write the report's PNGs into ``out_dir`` (which exists); returns the paths written, in the
+    order the module's docstring lists them. A file that cannot be written: with ``failed`` (a
+    list), its name and error are appended there and the next plot is written; without, a
+    :class:`~wddmsim.trace.output.WriteFailed` naming it is raised."""
+    return save_figures(plot_figures(events), out_dir, failed)

@@ -11,6 +11,15 @@ there only when some context has a deadline. Times carry their unit and four sig
 the precision of the summary's percentiles (``2.925 ms``, ``757.8 µs``, ``2.004 s``); busy
 fractions and shares are percentages with one decimal (a share's error in signed percentage
 points).
+
+Two counts are told apart by their words: the header's total is what was *sent* on to the driver
+(``packets_submitted``: DMA packets, or under hardware scheduling the buffers of
+``DxgkDdiSubmitCommandToHwQueue``; VidMm's own and packets sent again count), the Contexts table's
+*submitted* what each context's application handed to the OS; when their totals differ a line
+under the table says what each counts. Under hardware scheduling a line under the Engines table
+gives each engine with a slot limit its slots and the GPU scheduler's queue maps and unmaps (the
+point of more queues than slots), and one under "GPU time per process" says why the OS's view is
+empty (the GPU's scheduler, not the OS, runs the buffers, so the OS times no DMA packet).
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
+
+from ..util.units import time_text
 
 __all__ = ["WIDTH", "Column", "Lines", "Table", "markdown", "pct_text", "plural", "print_summary", "print_table",
            "sections", "time_cell", "time_text"]
@@ -27,21 +38,6 @@ WIDTH = 100
 
 
 # ---------------------------------------------------------------------------------------- figures
-def time_text(ns) -> str:
-    """A duration in ns with its unit and four significant digits; ``-`` for None."""
-    if ns is None:
-        return "-"
-    if ns < 1000:
-        return f"{round(ns)} ns"
-    for scale, unit in ((1_000, "µs"), (1_000_000, "ms"), (1_000_000_000, "s")):
-        v = ns / scale
-        digits = 3 if v < 10 else 2 if v < 100 else 1 if v < 1000 else 0
-        text = f"{v:.{digits}f}"
-        if float(text) < 1000 or unit == "s":
-            return f"{text} {unit}"
-    raise AssertionError("unreachable")
-
-
 def time_cell(ns) -> str:
     """:func:`time_text` for a right-aligned column: seconds get a space after their one-letter
     unit, so that the digits line up with ``ms``, ``µs`` and ``ns``."""
@@ -154,6 +150,9 @@ def sections(s: dict) -> list[Table | Lines]:
 
 
 def _header(s: dict, hardware: bool) -> Lines:
+    # "sent": what the OS passed on to the driver (DmaPacketQueued; under hardware scheduling the
+    # buffers of DxgkDdiSubmitCommandToHwQueue), VidMm's own and packets sent again included. The
+    # Contexts table's "submitted" is another count: what the applications handed to the OS.
     what = "Buffers" if hardware else "DMA packets"
     where = "to hardware queues" if hardware else "to the driver"
     last = "" if not s["packets_completed"] else f", the last at {time_text(s['makespan_ns'])}"
@@ -162,7 +161,7 @@ def _header(s: dict, hardware: bool) -> Lines:
     return Lines(None, [
         f"{s['scenario']}  seed {s['seed']}  virtual time {time_text(s['virtual_time_ns'])}  "
         f"{s['scheduling']} scheduling{policy}",
-        f"{what}: {s['packets_submitted']} submitted {where}{again}, {s['packets_completed']} completed{last}",
+        f"{what}: {s['packets_submitted']} sent {where}{again}, {s['packets_completed']} completed{last}",
         f"{plural(s['interrupts'], 'interrupt')}, {plural(s['dpcs'], 'DPC')}, "
         f"{plural(s['events'], 'simulation event')}",
     ], sep="\n")
@@ -224,7 +223,7 @@ def _software(s: dict) -> list[Table | Lines]:
         _col("cancelled", "cancelled", wide=True),
         _col("NullRendering", "null_rendering", wide=True),
     ], s["contexts"])
-    out: list[Table | Lines] = [nodes, contexts]
+    out: list[Table | Lines] = [nodes, contexts, *_submitted_note(s, False)]
     for f in s.get("fairness", []):
         out.append(Lines("Fairness", [f"{f['node']}, {f['priority_class']} priority {f['priority']}: Jain's index "
                                       f"{f['jain']:.4f} over {len(f['contexts'])} contending contexts' GPU time"]))
@@ -263,19 +262,55 @@ def _hardware(s: dict) -> list[Table | Lines]:
         _col("aborted", "aborted", wide=True),
         _col("cancelled", "cancelled", wide=True),
     ], rows)
-    return [nodes, contexts, *_processes(s)]
+    return [nodes, *_queue_slots(wddm2["engines"]), contexts, *_submitted_note(s, True), *_processes(s)]
 
 
-def _processes(s: dict) -> list[Table]:
+def _queue_slots(engines: list[dict]) -> list[Lines]:
+    """Under hardware scheduling, the engines with a slot limit: their slots and how often the
+    GPU's scheduler mapped a hardware queue into one and unmapped one (docs/gpu.md, "Hardware
+    queue slots"); nothing when every queue stays mapped."""
+    limited = [e for e in engines if e.get("hw_queue_slots")]
+    if not limited:
+        return []
+    items = [f"{e['name']} {plural(e['hw_queue_slots'], 'slot')}, {plural(e['queue_maps'], 'map')}, "
+             f"{plural(e['queue_unmaps'], 'unmap')}" for e in limited]
+    items[-1] += (" (a hardware queue runs only while it holds one of its engine's slots: the GPU's scheduler "
+                  "maps a queue with work into a free slot, or into the slot of an idle queue it unmaps)")
+    return [Lines("Queue slots", items, sep="; ")]
+
+
+def _submitted_note(s: dict, hardware: bool) -> list[Lines]:
+    """When the header's total and the Contexts table's ``submitted`` differ, one line saying that
+    they count two things: what the applications handed to the OS, and what went on to the driver."""
+    handed = sum(c["submitted"] for c in s["contexts"])
+    if handed == s["packets_submitted"]:
+        return []
+    if hardware:
+        sent = (f"the {plural(s['packets_submitted'], 'buffer')} sent to hardware queues above are those the "
+                f"driver took (DxgkDdiSubmitCommandToHwQueue): VidMm's own count, buffers still with the OS do not")
+    else:
+        sent = (f"the {plural(s['packets_submitted'], 'DMA packet')} sent to the driver above are those the OS "
+                f"passed on to it: VidMm's own and packets sent again count, packets still waiting in the OS's "
+                f"queues do not")
+    return [Lines("submitted", [f"the {'buffers' if hardware else 'packets'} the applications handed to the OS, "
+                                f"{handed} in all; {sent}"], sep="")]
+
+
+def _processes(s: dict) -> list[Table | Lines]:
     procs = [p for p in s.get("processes", ()) if p["gpu_busy_ns"] or p["os_busy_ns"]]
     if not procs:
         return []
-    return [Table("GPU time per process", [
+    out: list[Table | Lines] = [Table("GPU time per process", [
         _text("process", "process"),
         _col("pid", "pid", wide=True),
         _col("GPU's account", "gpu_busy_ns", time_cell),
         _col("OS's view", "os_busy_ns", time_cell),
     ], procs)]
+    if all(p["os_busy_ns"] is None for p in procs) and s.get("scheduling") == "hardware":
+        out.append(Lines("OS's view", ["none under hardware scheduling: the driver hands the buffers to hardware "
+                                       "queues and the GPU's own scheduler decides what runs, so the OS sees no DMA "
+                                       "packet start or end to time; the GPU's account is the only one"], sep=""))
+    return out
 
 
 def _wddm2(wddm2: dict) -> list[Lines]:
@@ -283,7 +318,7 @@ def _wddm2(wddm2: dict) -> list[Lines]:
     h = wddm2.get("hw_scheduling")
     if h is not None:
         out.append(Lines("Hardware queues", [
-            plural(h["queues"], "queue"), f"{plural(h['submissions'], 'buffer')} submitted",
+            plural(h["queues"], "queue"), f"{plural(h['submissions'], 'buffer')} sent",
             plural(h["presents"], "present"), plural(h["suspends"], "suspend"), plural(h["resumes"], "resume"),
             plural(h["page_faults"], "page fault")]))
     va = wddm2["gpu_va"]

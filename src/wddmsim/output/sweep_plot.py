@@ -18,9 +18,16 @@ The figure says what it shows in words: the title names the entry the metric bel
 context, node, process or VidPn source, read from the row's own name column) and the figure
 without its unit suffix (``contexts.0.latency_p99_ns`` is "game.exe/render: latency p99", the
 y axis "latency p99 (ms)"), the subtitle the column and the number of seeds, and the x axis the
-setting (with the node's name for a node's setting). Each point's mean is written beside it when
-there are at most 12 points; the y axis starts at 0 for a metric that is never negative, so a
-small difference is not drawn as a large one; a numeric setting spanning a factor of 16 or more
+setting (with the node's name for a node's setting). A figure the summary names by a short key is
+written out (:data:`WORDS`: ``jain`` is "Jain's fairness index"), and a fairness entry is named by
+its node and priority (``fairness.0.jain`` is "3D_0, normal priority 0: Jain's fairness index").
+Each point's mean is written beside it when there are at most 12 points. The y axis starts at 0
+for a metric that is never negative, so a small difference is not drawn as a large one, except for
+an index bounded on both sides (:data:`BOUNDED`: Jain's index and the shares, 0 to 1), whose
+values crowd near one end (Jain's 0.95 to 1.0): its axis fits the data, from the lowest end of a
+bar to the highest, with a tenth of that span (at least 1 % of the index's range) added on either
+side, never below the index's floor nor above its ceiling by more than that margin; a numeric
+setting spanning a factor of 16 or more
 gets a log axis, ticked at the values swept. Lines over a named setting are dotted and shifted
 apart a little so their bars do not hide each other. The figure is a
 :class:`matplotlib.figure.Figure` (:func:`metric_figure`, for tests to read), saved as a PNG with
@@ -37,12 +44,20 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-__all__ = ["POLICY", "PlotError", "axis_unit", "choose_axes", "describe", "metric_figure", "plot_metric", "points",
-           "policy_name", "series_label", "value_label", "varying"]
+__all__ = ["BOUNDED", "POLICY", "WORDS", "PlotError", "axis_unit", "choose_axes", "describe", "metric_figure",
+           "plot_metric", "points", "policy_name", "series_label", "value_label", "value_range", "varying"]
 
 #: Metric name endings, the factor from the summary's unit and the unit drawn.
 _UNITS = (("_ns", 1e-6, "ms"), ("_pct", 1.0, "%"), ("_s", 1.0, "s"), ("_hz", 1.0, "Hz"), ("_bytes", 1 / 1024, "KiB"))
 
+
+#: Figures whose key is too short to read as words: the key (without its unit suffix) -> the words.
+WORDS = {"jain": "Jain's fairness index", "share": "share of the node's GPU time",
+         "share_target": "share target of the node's GPU time"}
+
+#: Indices bounded on both sides (the key without its unit suffix -> floor, ceiling): the y axis
+#: fits their values (:func:`value_range`) instead of starting at 0.
+BOUNDED = {"jain": (0.0, 1.0), "share": (0.0, 1.0), "share_target": (0.0, 1.0)}
 
 #: The setting that names the OS scheduler's policy (docs/scenarios.md, ``[scheduler]``).
 POLICY = "scheduler.policy"
@@ -198,34 +213,62 @@ def plot_metric(rows: Sequence[Mapping], metric: str, settings: Sequence[str], p
 
 
 #: entries of the summary's arrays and the column that names each (docs/sweeps.md, "Rows")
-_ENTRY_NAMES = {"contexts": "context", "nodes": "name", "processes": "process", "displays": "source"}
+_ENTRY_NAMES = {"contexts": "context", "nodes": "name", "processes": "process", "displays": "source",
+                "fairness": "node"}
 
 
 def _entry_name(rows: Sequence[Mapping], array: str, index: str) -> str | None:
-    """The name of entry ``index`` of the summary's ``array`` (``game.exe/render`` for contexts 0),
-    from the first row that carries it."""
+    """The name of entry ``index`` of the summary's ``array`` (``game.exe/render`` for contexts 0;
+    a fairness entry by its node and priority, ``3D_0, normal priority 0``), from the first row
+    that carries it."""
     column = _ENTRY_NAMES[array]
     for row in rows:
         name = row.get(f"{array}.{index}.{column}")
         if name not in (None, ""):
-            return f"VidPn source {name}" if array == "displays" else str(name)
+            if array == "displays":
+                return f"VidPn source {name}"
+            if array == "fairness":
+                klass, level = row.get(f"fairness.{index}.priority_class"), row.get(f"fairness.{index}.priority")
+                if klass not in (None, "") and level is not None:
+                    return f"{name}, {klass} priority {level}"
+            return str(name)
     return None
 
 
 def describe(rows: Sequence[Mapping], metric: str) -> tuple[str, str]:
-    """The metric in words: what it is about (the context, node or process by name, else the
-    dotted prefix; '' for a top-level figure) and the figure without its unit suffix:
-    ``contexts.0.latency_p99_ns`` -> ('game.exe/render', 'latency p99')."""
+    """The metric in words: what it is about (the context, node or process by name, a fairness
+    entry by its node and priority, else the dotted prefix; '' for a top-level figure) and the
+    figure without its unit suffix, a short key written out (:data:`WORDS`):
+    ``contexts.0.latency_p99_ns`` -> ('game.exe/render', 'latency p99'), ``fairness.0.jain`` ->
+    ('3D_0, normal priority 0', "Jain's fairness index")."""
     head, _, last = metric.rpartition(".")
     for suffix, _, _ in _UNITS:
         if last.endswith(suffix) and len(last) > len(suffix):
             last = last[: -len(suffix)]
             break
-    what = last.replace("_", " ")
-    m = re.fullmatch(r"(contexts|nodes|processes|displays)\.(\d+)", head)
+    what = WORDS.get(last, last.replace("_", " "))
+    m = re.fullmatch(r"(contexts|nodes|processes|displays|fairness)\.(\d+)", head)
     if m:
         return _entry_name(rows, m[1], m[2]) or head, what
     return head, what
+
+
+def _bounds(metric: str) -> tuple[float, float] | None:
+    """The floor and ceiling of a bounded index (:data:`BOUNDED`), None for any other metric."""
+    last = metric.rpartition(".")[2]
+    for suffix, _, _ in _UNITS:
+        if last.endswith(suffix) and len(last) > len(suffix):
+            last = last[: -len(suffix)]
+            break
+    return BOUNDED.get(last)
+
+
+def value_range(low: float, high: float, floor: float, ceiling: float) -> tuple[float, float]:
+    """The y axis of a bounded index whose bars run from ``low`` to ``high``: that span with a
+    tenth of it added on either side (at least 1 % of ``ceiling - floor``), not below ``floor``
+    nor above ``ceiling`` by more than that margin (room for a point drawn on the ceiling)."""
+    margin = max((high - low) / 10, (ceiling - floor) / 100)
+    return max(floor, low - margin), min(ceiling + margin, high + margin)
 
 
 def _setting_label(rows: Sequence[Mapping], setting: str) -> str:
@@ -239,7 +282,8 @@ def metric_figure(rows: Sequence[Mapping], metric: str, drawn: dict) -> Figure:
     """The figure of :func:`points`' result ``drawn``: one line per combination of the other
     settings, each point the mean over the seeds with a bar from their min to their max and its
     value written beside it (up to 12 points), the y axis from 0 for a metric that is never
-    negative, in the unit :func:`axis_unit` gives."""
+    negative (fitted to the values for a bounded index, :func:`value_range`), in the unit
+    :func:`axis_unit` gives."""
     factor, unit = axis_unit(metric)
     xs, lines = drawn["xs"], drawn["lines"]
     numeric = _numeric(xs)
@@ -272,7 +316,11 @@ def metric_figure(rows: Sequence[Mapping], metric: str, drawn: dict) -> Figure:
         slant = sum(len(t) for t in labels) > 60
         ax.set_xticks(range(len(xs)), labels, rotation=30 if slant else 0, ha="right" if slant else "center")
         ax.set_xlim(-0.5, len(xs) - 0.5)
-    if all(p[2] >= 0 for pts in lines.values() for p in pts):
+    bounds = _bounds(metric)
+    if bounds is not None:
+        ax.set_ylim(*value_range(min(p[2] for pts in lines.values() for p in pts) * factor,
+                                 max(p[3] for pts in lines.values() for p in pts) * factor, *bounds))
+    elif all(p[2] >= 0 for pts in lines.values() for p in pts):
         ax.set_ylim(bottom=0, top=max(p[3] for pts in lines.values() for p in pts) * factor * 1.15 or 1)
     subject, what = describe(rows, metric)
     ax.set_xlabel(_setting_label(rows, drawn["x"]))

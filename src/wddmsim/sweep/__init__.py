@@ -11,7 +11,7 @@ pandas DataFrame of them when pandas is installed, :func:`write_csv` a CSV file,
 from .core import plan, sweep
 from .executors import INSTALL_DASK, DaskMissing
 from .grid import Run, Setting, SweepError, grid, parse_seeds, parse_setting, settings_from
-from .rows import columns, flatten, make_row, public, rows_to_csv, rows_to_dataframe, write_csv
+from .rows import columns, first_failure, flatten, make_row, public, rows_to_csv, rows_to_dataframe, write_csv
 
 __all__ = [
     "INSTALL_DASK",
@@ -20,6 +20,7 @@ __all__ = [
     "Setting",
     "SweepError",
     "columns",
+    "first_failure",
     "flatten",
     "grid",
     "make_row",

@@ -19,6 +19,11 @@ it): per context, in the summary's order, its whole latency histogram (``[[laten
 ...]``, buckets of four significant digits), from which the policy comparison draws exact
 distributions.
 
+:func:`first_failure` is the line that says why the first failed row failed, for ``wddmsim sweep``
+to print after its count of failed runs (``10 runs, 10 failed`` alone leaves the reader to open
+the CSV): ``first failure (scheduler.quantum=1ms, seed 1): TEXT``, the row's settings and seed,
+then its error on one line.
+
 The CSV's columns are the union of every row's keys, in the order they first appear (the rows'
 order is the sweep's); a cell is empty for None or a figure a run does not have, ``true`` or
 ``false`` for a boolean and the shortest exact text for a number.
@@ -31,7 +36,8 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["WALL_CLOCK", "columns", "flatten", "make_row", "public", "rows_to_csv", "rows_to_dataframe", "write_csv"]
+__all__ = ["WALL_CLOCK", "columns", "first_failure", "flatten", "make_row", "public", "rows_to_csv",
+           "rows_to_dataframe", "write_csv"]
 
 #: Summary figures measured on the wall clock, which differ from one run of the same scenario and
 #: seed to the next: they are not part of a row. Any other top-level key that speaks of the wall
@@ -78,6 +84,22 @@ def make_row(settings: Mapping[str, Any], seed: int | None, summary: Mapping | N
             row[key] = value
     row.update(hidden)
     return row
+
+
+def first_failure(rows: Iterable[Mapping]) -> str | None:
+    """The line saying why the first row with an error failed: ``first failure (SETTING=VALUE,
+    ..., seed N): ERROR``, the settings being the row's columns before ``seed`` (:func:`make_row`'s
+    order) and the error's lines joined with spaces; None when no row failed."""
+    for row in rows:
+        error = row.get("error")
+        if not error:
+            continue
+        keys = list(row)
+        settings = keys[:keys.index("seed")] if "seed" in keys else []
+        where = [f"{k}={row[k]}" for k in settings] + ([f"seed {row['seed']}"] if row.get("seed") is not None else [])
+        text = " ".join(str(error).split())
+        return f"first failure ({', '.join(where)}): {text}" if where else f"first failure: {text}"
+    return None
 
 
 def public(row: Mapping) -> dict:
