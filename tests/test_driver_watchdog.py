@@ -205,7 +205,8 @@ def test_a_submit_command_that_loops_is_bug_check_0x133_with_a_whole_log(tmp_pat
     stop = assert_whole(log)
     assert (stop["code"], stop["p1"], stop["p3"], stop["rule"], stop["message"]) == (0x133, 0, 64, None, message)
     assert "Bug check at 0 ns:" in out and "BugCheck 0x133 (DPC_WATCHDOG_VIOLATION)" in out  # the summary
-    assert err.startswith("wall time ") and "Traceback" not in err
+    assert err.splitlines()[0] == f"wrote {log}: the event log, {len(log.read_text().splitlines())} events"
+    assert err.splitlines()[1].startswith("wall time ") and "Traceback" not in err
 
 
 def test_a_dpc_that_loops_is_bug_check_0x133(tmp_path, drivers):

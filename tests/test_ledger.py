@@ -85,6 +85,13 @@ def _forget_one_retirement(monkeypatch) -> None:
     monkeypatch.setattr(VidSch, "retire", retire)
 
 
+
+def flat(text: str) -> str:
+    """``text`` with its line breaks and indents as single spaces: a violation's words, which
+    ``check`` wraps at 100 columns."""
+    return " ".join(text.split())
+
+
 def test_a_model_that_forgets_a_retirement_fails_the_run_with_exit_4_and_the_packets_history(monkeypatch):
     _forget_one_retirement(monkeypatch)
     r = runner.invoke(main, ["run", str(ROOT / "examples" / "deep_queue.toml")])
@@ -92,16 +99,16 @@ def test_a_model_that_forgets_a_retirement_fails_the_run_with_exit_4_and_the_pac
     assert r.stdout == ""
     assert r.stderr == (
         "wddmsim: internal error: the model lost track of packet 1 of context 1073742016\n"
-        "packet 1 of context 1073742016: completed on the GPU but never retired, while packet 2 of context 1073742016 "
-        "completed after it on node 0 and was retired (at 2000000 ns)\n"
+        "packet 1 of context 1073742016: completed on the GPU but never retired, while packet 2 of context\n"
+        "  1073742016 completed after it on node 0 and was retired (at 2 ms)\n"
         "  its history:\n"
-        "                 0 ns  QueuePacketStart context=1073742016 process=4096 node=0 seq=1 kind=render queued=1 "
-        "hwqueue=0 progress_id=0\n"
-        "                 0 ns  DmaPacketQueued context=1073742016 node=0 fence=1 kind=render seq=1 depth=1\n"
-        "                 0 ns  DmaPacketStart context=1073742016 node=0 fence=1 kind=render seq=1 resubmission=0\n"
-        "           1000000 ns  DmaPacketStop context=1073742016 node=0 fence=1 kind=render seq=1 status=Completed\n"
-        "           2000000 ns  QueuePacketStop context=1073742016 node=0 fence=2 kind=render seq=2 status=Completed "
-        "hwqueue=0\n"
+        "            0 ns  QueuePacketStart context=1073742016 process=4096 node=0 seq=1 kind=render queued=1\n"
+        "                  hwqueue=0 progress_id=0\n"
+        "            0 ns  DmaPacketQueued context=1073742016 node=0 fence=1 kind=render seq=1 depth=1\n"
+        "            0 ns  DmaPacketStart context=1073742016 node=0 fence=1 kind=render seq=1 resubmission=0\n"
+        "            1 ms  DmaPacketStop context=1073742016 node=0 fence=1 kind=render seq=1 status=Completed\n"
+        "            2 ms  QueuePacketStop context=1073742016 node=0 fence=2 kind=render seq=2\n"
+        "                  status=Completed hwqueue=0\n"
         "wddmsim: this is a bug of the model, not of the scenario or the driver; please report it with the "
         "scenario and seed\n")
 
@@ -138,8 +145,8 @@ def test_a_model_that_retires_a_packet_twice_raises_from_the_api_and_the_log_is_
     assert json.loads(log.read_text().splitlines()[-1])["event"] == "LogEnd"
     r = runner.invoke(main, ["check", str(log)])
     assert r.exit_code == 1
-    assert "packet 1 of context 1073742016: QueuePacketStop Completed after the packet ended (at 1000000 ns)" \
-        in r.stdout
+    assert "packet 1 of context 1073742016: QueuePacketStop Completed after the packet ended (at 1 ms)" \
+        in flat(r.stdout)
 
 
 # ------------------------------------------------------------------------------ wddmsim check
@@ -171,10 +178,11 @@ def test_check_on_a_clean_log_prints_the_verdict_table_and_exits_0(logs, tmp_pat
     r = _check(path)
     assert r.exit_code == 0
     assert r.stdout == (
-        f"{path}: 1007 events; the run reached its end time at 1000000000 ns of virtual time\n"
+        f"{path}: 1007 events; the run reached its end time at 1.000 s of virtual time\n"
         "item kind        created  ended  in flight  how they ended\n"
         "packets              100    100          0  100 completed, 0 cancelled, 0 aborted; 0 resubmitted\n"
-        "paging packets         0      0          0  0 completed, 0 cancelled, 0 aborted; 0 resubmitted; 0 evictions\n"
+        "paging packets         0      0          0  0 completed, 0 cancelled, 0 aborted; 0 resubmitted; 0\n"
+        "                                            evictions\n"
         "DMA submissions      100    100          0  100 completed, 0 preempted, 0 reset, 0 aborted\n"
         "presents               0      0          0  0 displayed, 0 dropped\n"
         "progress fences        0      0          0  0 completed, 0 cancelled, 0 aborted\n"
@@ -184,7 +192,7 @@ def test_check_on_a_clean_log_prints_the_verdict_table_and_exits_0(logs, tmp_pat
     assert (as_json["verdict"], as_json["violations"], as_json["in_flight"]) == ("clean", [], [])
     assert as_json["totals"] == as_json["logged_totals"] == logs["deep_queue"][-1]["summary"]["ledger"]
     assert as_json["ending"] == {"reason": "time", "t": 1_000_000_000, "partial": False,
-                                 "text": "the run reached its end time at 1000000000 ns of virtual time"}
+                                 "text": "the run reached its end time at 1.000 s of virtual time"}
 
 
 def _index(events, event: str, **match) -> int:
@@ -197,9 +205,9 @@ def test_check_finds_a_deleted_queue_packet_stop(logs, tmp_path):
     r = _check(_write(tmp_path, events))
     assert r.exit_code == 1
     assert ("packet 5 of context 1073742016: completed on the GPU but never retired, while packet 6 of context "
-            "1073742016 completed after it on node 0 and was retired") in r.stdout
+            "1073742016 completed after it on node 0 and was retired") in flat(r.stdout)
     # The totals disagree with the log's own summary too.
-    assert "the packets total 'completed': the log's LogEnd summary says 100, the replay counts 99" in r.stdout
+    assert "the packets total 'completed': the log's LogEnd summary says 100, the replay counts 99" in flat(r.stdout)
 
 
 def test_check_finds_a_duplicated_dma_packet_stop(logs, tmp_path):
@@ -209,7 +217,7 @@ def test_check_finds_a_duplicated_dma_packet_stop(logs, tmp_path):
     r = _check(_write(tmp_path, events))
     assert r.exit_code == 1
     assert ("packet 7 of context 1073742016: DmaPacketStop Completed (fence 7) while its DMA submission is "
-            "completed (fence 7)") in r.stdout
+            "completed (fence 7)") in flat(r.stdout)
 
 
 def test_check_finds_a_duplicated_displayed(logs, tmp_path):
@@ -219,7 +227,7 @@ def test_check_finds_a_duplicated_displayed(logs, tmp_path):
     shown = events[i]
     r = _check(_write(tmp_path, events))
     assert r.exit_code == 1
-    assert f"present {shown['seq']} of context {shown['context']}: Displayed a second time" in r.stdout
+    assert f"present {shown['seq']} of context {shown['context']}: Displayed a second time" in flat(r.stdout)
 
 
 def test_check_finds_a_dropped_progress_fence_completion(logs, tmp_path):
@@ -229,7 +237,7 @@ def test_check_finds_a_dropped_progress_fence_completion(logs, tmp_path):
     r = _check(_write(tmp_path, events))
     assert r.exit_code == 1
     assert (f"progress fence 3 of hardware queue {lost['hwqueue']}: never completed, but progress fence 4 after it "
-            f"in the same queue did") in r.stdout
+            f"in the same queue did") in flat(r.stdout)
 
 
 def test_a_log_without_logend_is_partial_and_clean_up_to_where_it_ends(logs, tmp_path):
@@ -237,7 +245,8 @@ def test_a_log_without_logend_is_partial_and_clean_up_to_where_it_ends(logs, tmp
     r = _check(_write(tmp_path, events))
     assert r.exit_code == 0, r.stdout
     lines = r.stdout.splitlines()
-    assert lines[0].endswith(f"900 events; the log has no LogEnd line: the run was cut short at {events[-1]['t']} ns "
+    assert events[-1]["t"] == 15_891_064  # said to four digits, with its unit
+    assert lines[0].endswith("900 events; the log has no LogEnd line: the run was cut short at 15.89 ms "
                              "of virtual time and the log covers only what ran until then")
     assert "totals: the log carries no LogEnd summary to compare with" in lines
     assert lines[-1] == "verdict: clean: every packet, flip, paging operation and progress fence is accounted for"
@@ -249,8 +258,9 @@ def test_an_interrupted_log_is_partial_and_clean(logs, tmp_path):
     events.append({"t": t, "event": "LogEnd", "reason": "interrupted"})
     r = _check(_write(tmp_path, events))
     assert r.exit_code == 0, r.stdout
+    assert t == 36_000_000
     assert r.stdout.splitlines()[0].endswith(
-        f"501 events; partial log: the run was interrupted (SIGINT or SIGTERM) before its end time at {t} ns of "
+        "501 events; partial log: the run was interrupted (SIGINT or SIGTERM) before its end time at 36.00 ms of "
         "virtual time; everything in it covers only what ran until then")
     assert "in flight at the end: packet " in r.stdout
 
@@ -315,5 +325,5 @@ def test_check_finds_a_logend_summary_edited_after_the_run(logs, tmp_path, log, 
     edit(events[-1]["summary"])
     r = _check(_write(tmp_path, events))
     assert r.exit_code == 1
-    assert said in r.stdout
+    assert said in flat(r.stdout)
     assert "totals: the same as the log's LogEnd summary" not in r.stdout

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from wddmsim.util.units import time_text
 from wddmsim.cli import main
 from wddmsim.output.report import markdown, summarize
 from wddmsim.scenario import load_scenario
@@ -93,7 +94,7 @@ def test_report_command_on_a_log_without_its_summary(tmp_path):
     r = CliRunner().invoke(main, ["report", str(cut), "-o", str(tmp_path / "cut")])
     t = json.loads(lines[-2])["t"]
     assert r.exit_code == 0 and r.stderr == (
-        f"wddmsim: {cut}: the log has no LogEnd line: the run was cut short at {t} ns of virtual time and the log "
+        f"wddmsim: {cut}: the log has no LogEnd line: the run was cut short at {time_text(t)} of virtual time and the log "
         f"covers only what ran until then\n"
         f"wddmsim: {cut}: no run summary (it is written when a run ends): summary.md says so and summary.json is "
         f"not written\n")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from wddmsim.util.units import time_text
 from wddmsim.cli import main
 from wddmsim.cli.util import load_scenario_file
 from wddmsim.runner.stop import CHECK_EVERY, SAME_SIGNAL_S, RunStop, interrupts
@@ -108,7 +109,7 @@ def test_the_estimate_line_and_an_identical_log_without_it(tmp_path, monkeypatch
 def test_report_and_trace_of_a_stopped_log_say_partial(tmp_path):
     log = tmp_path / "e.jsonl"
     assert CliRunner().invoke(main, ["run", GAME, "--events", str(log), "--max-events", "1000"]).exit_code == 5
-    said = (f"wddmsim: {log}: partial log: the run stopped when its --max-events budget ran out at 124053600 ns of "
+    said = (f"wddmsim: {log}: partial log: the run stopped when its --max-events budget ran out at 124.1 ms of "
             f"virtual time; everything in it covers only what ran until then\n")
     r = CliRunner().invoke(main, ["trace", str(log), "-o", str(tmp_path / "t.json")])
     assert (r.exit_code, r.stderr) == (0, said)
@@ -116,7 +117,7 @@ def test_report_and_trace_of_a_stopped_log_say_partial(tmp_path):
     r = CliRunner().invoke(main, ["report", str(log), "-o", str(tmp_path / "r")])
     assert (r.exit_code, r.stderr) == (0, said)
     assert (tmp_path / "r" / "summary.md").read_text().splitlines()[0] == (
-        "> **Partial run:** the run stopped when its --max-events budget ran out at 124053600 ns of virtual time; "
+        "> **Partial run:** the run stopped when its --max-events budget ran out at 124.1 ms of virtual time; "
         "everything in it covers only what ran until then.")
 
 
@@ -131,7 +132,7 @@ def test_a_log_cut_mid_line_is_read_to_its_last_whole_line(tmp_path):
     assert r.stderr == (
         f"wddmsim: warning: {cut}: its last line is cut short (40 bytes with no end of line): read up to line 200, "
         f"the last whole one\n"
-        f"wddmsim: {cut}: the log has no LogEnd line: the run was cut short at {t} ns of virtual time and the log "
+        f"wddmsim: {cut}: the log has no LogEnd line: the run was cut short at {time_text(t)} of virtual time and the log "
         f"covers only what ran until then\n"
         f"wddmsim: {cut}: no run summary (it is written when a run ends): summary.md says so and summary.json is "
         f"not written\n")
@@ -204,11 +205,11 @@ def test_ctrl_c_to_the_process_group_writes_every_output(tmp_path):
     assert sorted(os.listdir(rep)) == ["context_latency.png", "frame_times.png", "node_utilisation.png",
                                        "queue_depths.png", "summary.json", "summary.md"]
     assert (rep / "summary.md").read_text().startswith(
-        f"> **Partial run:** the run was interrupted (SIGINT or SIGTERM) before its end time at {end['t']} ns")
+        f"> **Partial run:** the run was interrupted (SIGINT or SIGTERM) before its end time at {time_text(end['t'])} ")
     assert json.loads((rep / "summary.json").read_text()) == end["summary"]
     r = CliRunner().invoke(main, ["trace", str(log), "-o", str(tmp_path / "t2.json")])
     assert r.exit_code == 0 and r.stderr == (f"wddmsim: {log}: partial log: the run was interrupted (SIGINT or "
-                                             f"SIGTERM) before its end time at {end['t']} ns of virtual time; "
+                                             f"SIGTERM) before its end time at {time_text(end['t'])} of virtual time; "
                                              f"everything in it covers only what ran until then\n")
 
 
@@ -256,8 +257,13 @@ def test_replay_max_events_stops_the_model_run(tmp_path):
     r = CliRunner().invoke(main, ["replay", str(ROOT / "tests" / "data" / "presentmon" / "test_case_4.csv"),
                                   "--max-events", "500", "--json", "--report", str(tmp_path / "rep")])
     assert r.exit_code == 5, r.output
-    assert r.stderr == ("wddmsim: stopped at 333.6 ms of virtual time: --max-events 500 ran out; the model's outputs "
-                        "and the comparison cover what ran until then\n")
+    rep = tmp_path / "rep"
+    pngs = sorted(p.name for p in rep.glob("*.png"))  # one per swap chain of the capture
+    assert pngs[0] == "01-dwm.exe-10376-0x1BF098B1ED0.png" and len(pngs) == 5
+    assert r.stderr == "".join(f"wrote {rep / name}\n" for name in (
+        *pngs, "model.csv", "capture.csv", "comparison.json")) + (
+        "wddmsim: stopped at 333.6 ms of virtual time: --max-events 500 ran out; the model's outputs "
+        "and the comparison cover what ran until then\n")
     printed = json.loads(r.stdout)
     # The comparison of what ran is still printed and written, and both say why it is partial.
     assert (printed["passed"], printed["stopped"]) == (False, "max_events")
@@ -294,14 +300,15 @@ def test_a_ctrl_c_delivered_twice_at_once_is_one_ctrl_c(tmp_path):
 
 def test_a_second_ctrl_c_while_the_outputs_are_written_stops_at_once(tmp_path):
     """The first Ctrl-C stops the run; one more while the report's plots are drawn (after its
-    summary.md) ends the process at once, exit 130, with a line saying the outputs may be cut."""
+    first one, before summary.md, which links them) ends the process at once, exit 130, with a line
+    saying the outputs may be cut."""
     log, rep = tmp_path / "e.jsonl", tmp_path / "r"
     proc = _wddmsim("run", GAME, "--until", "60s", "--events", str(log), "--report", str(rep),
                     start_new_session=True)
     _wait_for(lambda: _size(log) > 300_000, proc, "the log grew")
     os.killpg(proc.pid, signal.SIGINT)
     first = time.monotonic()
-    _wait_for(lambda: (rep / "summary.md").exists(), proc, "the report was begun")
+    _wait_for(lambda: (rep / "node_utilisation.png").exists(), proc, "the report was begun")
     # Past the window in which a second signal is taken for the first one forwarded (uv run).
     time.sleep(max(0.0, first + SAME_SIGNAL_S + 0.05 - time.monotonic()))
     assert proc.poll() is None, "the plots were drawn before the second Ctrl-C could come"

@@ -111,7 +111,8 @@ def test_run_memory_with_a_streamed_log_names_the_writer_process(tmp_path):
     path.write_text(SCENARIO)
     r = CliRunner().invoke(main, ["run", str(path), "--memory", "--events", str(tmp_path / "e.jsonl")])
     assert r.exit_code == 0, r.stderr
-    line = r.stderr.splitlines()[1]
+    assert r.stderr.splitlines()[0].startswith(f"wrote {tmp_path / 'e.jsonl'}: the event log, ")
+    line = r.stderr.splitlines()[2]
     if sys.platform.startswith("linux"):
         m = re.fullmatch(r"peak memory (\d+\.\d) MiB resident \(the whole process; (\d+\.\d) MiB before "
                          r"the run began; the event log's writer process (\d+\.\d) MiB\)", line)

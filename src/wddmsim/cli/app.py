@@ -74,10 +74,12 @@ def main() -> None:
 
 
 def _print_bugcheck(con: Console, record: dict) -> None:
-    """The stop a crash record holds, parameter by parameter: as ``wddmsim decode @RECORD`` shows it."""
+    """What the summary's own bug-check block leaves out of the stop a crash record holds (why it
+    stopped, what happened, the driver's traceback): the stop and its parameters are not printed a
+    second time (``wddmsim decode @RECORD`` shows them all)."""
     from .structures import print_stop
 
-    print_stop(con, record)
+    print_stop(con, record, parameters=False)
 
 
 # ---------------------------------------------------------------------------------------- run
@@ -123,8 +125,9 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
     from ..runner.progress import progress_for
     from ..runner.stop import exit_status, stop_line
     from ..output.summaryview import print_summary
+    from ..output.summaryview import plural
     from ..trace import JsonlSink, ListSink, TeeSink
-    from ..trace.output import WriteFailed
+    from ..trace.output import WriteFailed, written_line
 
     failed: list[str] = []  # one line per output that could not be written, shown at the end
     sink = None
@@ -168,24 +171,34 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
     rss_writer = (writer_peak_rss_bytes() if memory and log_sink is not None and not log_sink.in_process
                   else None)
 
-    def attempt(write, *args) -> None:
+    wrote: list[str] = []  # one line per file written, said on standard error at the end
+
+    def attempt(write, *args):
         try:
-            write(*args)
+            return write(*args)
         except WriteFailed as e:
             failed.append(str(e))
+            return None
 
+    if events and not any(line.startswith(f"{events}:") for line in failed):
+        wrote.append(written_line(events, f"the event log, {plural(log_sink.count, 'event')}"))
     if trace:
         from ..trace.chrome import write_chrome_trace
 
-        attempt(write_chrome_trace, collected.events, trace)
+        n = attempt(write_chrome_trace, collected.events, trace)
+        if n is not None:
+            wrote.append(written_line(trace, f"the timeline as Chrome trace JSON, {plural(n, 'trace event')}"))
     if presentmon:
         from ..trace.presentmon import write_presentmon_csv
 
-        attempt(write_presentmon_csv, collected.events, presentmon)
+        n = attempt(write_presentmon_csv, collected.events, presentmon)
+        if n is not None:
+            wrote.append(written_line(presentmon, f"PresentMon CSV, {plural(n, 'present')}"))
     if report:
         from ..output.report import write_report
 
-        attempt(write_report, collected.events, report)
+        files = attempt(write_report, collected.events, report)
+        wrote += [written_line(path) for path in files or ()]
     record = None  # where the crash record went
     if result.bugcheck is not None:
         try:
@@ -210,6 +223,8 @@ def _execute(scenario, stop, *, seed, until, events, as_json, verifier, crash_re
     line = stop_line(stop, result.end)
     if line:
         click.echo(line, err=True)
+    for text in wrote:
+        click.echo(text, err=True)
     click.echo(timing_line(result.end, result.wall_s), err=True)
     if memory:
         click.echo(memory_line(rss_peak, rss_before, rss_writer), err=True)
@@ -332,9 +347,16 @@ def policies_cmd(show: str | None, gpu: bool) -> None:
         click.echo(inspect.getsource(mod), nl=False)
         return
     rows = [(n, "software", *v) for n, v in SHIPPED.items()] + [(n, "hardware", *v) for n, v in SHIPPED_GPU.items()]
+    import textwrap
+
+    from ..output.summaryview import WIDTH
+
     width = max(len(r[0]) for r in rows)
-    for name, mode, module, cls_name, what in rows:
-        click.echo(f"{name:<{width}}  {mode:<8}  {what}  [{where(module, mode == 'hardware')}:{cls_name}]")
+    indent = " " * (width + 12)
+    for name, mode, module, cls_name, what in rows:  # the description wrapped to fit WIDTH columns
+        text = f"{what}  [{where(module, mode == 'hardware')}:{cls_name}]"
+        click.echo("\n".join(textwrap.wrap(text, WIDTH, initial_indent=f"{name:<{width}}  {mode:<8}  ",
+                                            subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)))
 
 
 @main.command("report")

@@ -13,6 +13,7 @@ found (each printed with its item's history), 2 for bad input (not an event log)
 from __future__ import annotations
 
 import json
+import textwrap
 
 import click
 
@@ -22,6 +23,8 @@ __all__ = ["check_cmd", "check_log", "ledger_rows", "summary_disagreements"]
 
 #: The most open items the text output names (``--json`` names them all).
 SHOWN_OPEN = 10
+#: The columns the verdict is wrapped at (those of the run's summary).
+WIDTH = 100
 
 
 def ledger_rows(totals: dict) -> list[tuple[str, int, int, int, str]]:
@@ -162,8 +165,10 @@ def check_cmd(events_file: str, as_json: bool) -> None:
     rows = ledger_rows(verdict["totals"])
     head = ("item kind", "created", "ended", "in flight", "how they ended")
     width = [max(len(str(r[i])) for r in [head, *rows]) for i in range(4)]
+    indent = " " * (sum(width) + 8)  # "how they ended" wraps under itself, within WIDTH columns
     for r in [head, *rows]:
-        click.echo(f"{r[0]:<{width[0]}}  {r[1]:>{width[1]}}  {r[2]:>{width[2]}}  {r[3]:>{width[3]}}  {r[4]}".rstrip())
+        first = f"{r[0]:<{width[0]}}  {r[1]:>{width[1]}}  {r[2]:>{width[2]}}  {r[3]:>{width[3]}}  "
+        click.echo("\n".join(textwrap.wrap(first + r[4], WIDTH, subsequent_indent=indent, break_long_words=False)))
     if verdict["logged"] is None:
         click.echo("totals: the log carries no LogEnd summary to compare with")
     elif not any(v.item.startswith("the ") and (" total " in v.item or "LogEnd summary's" in v.item) for v in found):
@@ -172,11 +177,12 @@ def check_cmd(events_file: str, as_json: bool) -> None:
     if open_items:
         names = ", ".join(open_items[:SHOWN_OPEN]) + (f" and {len(open_items) - SHOWN_OPEN} more"
                                                       if len(open_items) > SHOWN_OPEN else "")
-        click.echo(f"in flight at the end: {names}")
+        click.echo("\n".join(textwrap.wrap(f"in flight at the end: {names}", WIDTH, subsequent_indent="  ",
+                                            break_long_words=False)))
     if not found:
         click.echo("verdict: clean: every packet, flip, paging operation and progress fence is accounted for")
         raise SystemExit(0)
     click.echo(f"verdict: {len(found)} violation{'s' if len(found) != 1 else ''}: the model lost track of work")
     for v in found:
-        click.echo(v.describe())
+        click.echo(v.describe(WIDTH))
     raise SystemExit(1)

@@ -85,6 +85,10 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
                                                       f"{capture} --scenario {emit}"))
         except OSError as e:
             raise UserError(f"{emit}: cannot write: {reason(e)}") from None
+    from ..trace.output import written_line
+
+    # Every file written, said on standard error at the end (one line each).
+    wrote = [written_line(emit, "the scenario rebuilt from the capture")] if emit else []
     try:
         overrides = [parse_override(text) for text in sets]
         if scenario_path:
@@ -124,20 +128,27 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
     # Each output is written on its own: one that cannot be written is one line at the end, and
     # the others, the comparison and the exit status are as they would be without it.
     failed: list[str] = []
-    if presentmon:
-        _attempt(failed, presentmon, _write_model_csv, write_capture_csv, result.frames, presentmon, cap)
+    if events and sink is not None:
+        wrote.append(written_line(events, f"the event log, {sink.count} events"))
+    if presentmon and _attempt(failed, presentmon, _write_model_csv, write_capture_csv, result.frames, presentmon,
+                               cap) is not None:
+        wrote.append(written_line(presentmon, f"the model's frames in the capture's column set, {len(result.frames)} presents"))
     if trace_path:
         from ..trace.chrome import write_chrome_trace
 
-        _attempt(failed, trace_path, write_chrome_trace, result.events, trace_path)
+        n = _attempt(failed, trace_path, write_chrome_trace, result.events, trace_path)
+        if n is not None:
+            wrote.append(written_line(trace_path, f"the timeline as Chrome trace JSON, {n} trace events"))
     if report_dir:
-        _write_report(report_dir, cap, result, comparisons, write_capture_csv, failed)
+        wrote += [written_line(path) for path in _write_report(report_dir, cap, result, comparisons, write_capture_csv, failed)]
     if as_json:
         click.echo(json.dumps(comparison_json(comparisons, result.stopped), indent=2))
     else:
         con.print(f"{capture}: {len(cap.frames)} presents in the {cap.column_set} column set; "
                   f"model: {len(result.frames)} presents")
         print_comparison(con, comparisons)
+    for text in wrote:
+        click.echo(text, err=True)
     line = stop_line(stop, result.end)
     if line:
         click.echo(line.replace("the outputs cover", "the model's outputs and the comparison cover"), err=True)
@@ -152,17 +163,21 @@ def _replay(stop, capture, emit, scenario_path, sets, presentmon, trace_path, ev
         raise SystemExit(status)
 
 
-def _attempt(failed: list[str], path, write, *args) -> None:
-    """``write(*args)``, which writes ``path``; a failure is added to ``failed`` as its one line
-    (``PATH: cannot write: REASON``) instead of ending the command."""
+def _attempt(failed: list[str], path, write, *args):
+    """``write(*args)``, which writes ``path``, and what it returned (``True`` when that is None);
+    a failure is added to ``failed`` as its one line (``PATH: cannot write: REASON``) instead of
+    ending the command, and gives None."""
     from ..trace.output import WriteFailed, reason
 
     try:
-        write(*args)
+        done = write(*args)
     except WriteFailed as e:
         failed.append(str(e))
+        return None
     except OSError as e:
         failed.append(f"{getattr(e, 'filename', None) or path}: cannot write: {reason(e)}")
+        return None
+    return True if done is None else done
 
 
 def _write_model_csv(write, frames, path, cap) -> None:
@@ -170,11 +185,13 @@ def _write_model_csv(write, frames, path, cap) -> None:
           columns=cap.columns, session_start_qpc=cap.session_start_qpc)
 
 
-def _write_report(directory: str, cap, result, comparisons, write, failed: list[str]) -> None:
+def _write_report(directory: str, cap, result, comparisons, write, failed: list[str]) -> list[str]:
     """The report folder: the plots, the capture's and the model's frames as CSV in the capture's
     column set, and the comparison as JSON (its ``stopped`` says why a run that stopped early did,
-    the report then covering what ran). A file that cannot be written is added to ``failed`` and
-    the others are still written."""
+    the report then covering what ran); returns the files written. A file that cannot be written
+    is added to ``failed`` and the others are still written."""
+    import functools
+
     from ..replay.compare import comparison_json
     from ..replay.plots import plot_comparison
     from ..trace.output import reason
@@ -184,9 +201,13 @@ def _write_report(directory: str, cap, result, comparisons, write, failed: list[
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         failed.append(f"{out}: cannot create the report folder: {reason(e)}")
-        return
+        return []
     text = json.dumps(comparison_json(comparisons, result.stopped), indent=2) + "\n"
-    _attempt(failed, out, plot_comparison, cap, result.frames, out)
-    _attempt(failed, out / "model.csv", _write_model_csv, write, result.frames, out / "model.csv", cap)
-    _attempt(failed, out / "capture.csv", _write_model_csv, write, cap.frames, out / "capture.csv", cap)
-    _attempt(failed, out / "comparison.json", (out / "comparison.json").write_text, text)
+    plots = _attempt(failed, out, functools.partial(plot_comparison, comparisons=comparisons), cap, result.frames, out)
+    written = [str(p) for p in plots] if isinstance(plots, list) else []
+    for name, frames in (("model.csv", result.frames), ("capture.csv", cap.frames)):
+        if _attempt(failed, out / name, _write_model_csv, write, frames, out / name, cap) is not None:
+            written.append(str(out / name))
+    if _attempt(failed, out / "comparison.json", (out / "comparison.json").write_text, text) is not None:
+        written.append(str(out / "comparison.json"))
+    return written

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..util.units import time_text
+
 __all__ = ["COMPLETE_REASONS", "PARTIAL_REASONS", "LogEnding", "log_ending"]
 
 #: LogEnd reasons of a run that did what it was asked, and what each means.
@@ -47,7 +49,7 @@ class LogEnding:
 
     def describe(self) -> str:
         """One sentence saying how the log ends, for a person."""
-        at = "" if self.t is None else f" at {self.t} ns of virtual time"
+        at = "" if self.t is None else f" at {time_text(self.t)} of virtual time"
         if self.reason is None:
             return f"the log has no LogEnd line: the run was cut short{at} and the log covers only what ran until then"
         text = COMPLETE_REASONS.get(self.reason) or PARTIAL_REASONS.get(self.reason)

@@ -5,7 +5,13 @@ the model bug a run or ``wddmsim check`` fails with (docs/ledger.md).
 
 from __future__ import annotations
 
-__all__ = ["LedgerError", "Violation"]
+import textwrap
+
+
+__all__ = ["LedgerError", "Violation", "exact_time"]
+
+#: The columns a violation's description is wrapped at (a terminal's, as the summary's tables).
+WIDTH = 100
 
 
 class Violation:
@@ -25,12 +31,17 @@ class Violation:
         # ``(t, (event, *names), *values)``: made into ``(t, event, fields)`` here.
         self.history = [e if type(e[1]) is str else (e[0], e[1][0], dict(zip(e[1][1:], e[2:]))) for e in history]
 
-    def describe(self) -> str:
-        """The violation and the item's history, one event a line."""
-        lines = [f"{self.item}: {self.message} (at {self.t} ns)"]
+    def describe(self, width: int = WIDTH) -> str:
+        """The violation and the item's history, one event a line, each time exact with its unit
+        (``1.0083 ms``) and every line wrapped at ``width`` columns."""
+        lines = textwrap.wrap(f"{self.item}: {self.message} (at {exact_time(self.t)})", width,
+                              subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
         if self.history:
             lines.append("  its history:")
-            lines.extend(f"    {t:>14} ns  {event} {_fields_text(fields)}" for t, event, fields in self.history)
+            for t, event, fields in self.history:
+                lines += textwrap.wrap(f"    {exact_time(t):>12}  {event} {_fields_text(fields)}", width,
+                                       subsequent_indent=" " * 18, break_long_words=False, break_on_hyphens=False,
+                                       drop_whitespace=True)
         else:
             lines.append("  its history is no longer kept (it ended long before)")
         return "\n".join(lines)
@@ -39,6 +50,18 @@ class Violation:
         """The violation as JSON data."""
         return {"t": self.t, "item": self.item, "message": self.message,
                 "history": [{"t": t, "event": e, **f} for t, e, f in self.history]}
+
+
+def exact_time(ns: int) -> str:
+    """A time in ns, exact, in the unit of its size with as many decimals as it needs: ``0 ns``,
+    ``1 µs``, ``1.0083 ms``, ``15.891064 ms``, ``2 s`` (a history's events may be a few hundred ns
+    apart, so nothing is rounded)."""
+    for scale, unit in ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs")):
+        if abs(ns) >= scale:
+            whole, part = divmod(abs(ns), scale)
+            digits = f"{part:0{len(str(scale)) - 1}d}".rstrip("0")
+            return f"{'-' if ns < 0 else ''}{whole}{'.' + digits if digits else ''} {unit}"
+    return f"{ns} ns"
 
 
 def _fields_text(fields: dict) -> str:

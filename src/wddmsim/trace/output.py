@@ -6,7 +6,9 @@ report folder's files) is written through :func:`open_text` or reports its failu
 ``PATH: cannot write: REASON`` (REASON is the system's words, ``No space left on device``,
 ``Permission denied``, ``Is a directory``). The commands catch it, write every other output they
 can, and say in that one line what could not be written (exit status 2, or the run's own status
-when that is not 0: a bug check's 3 stands).
+when that is not 0: a bug check's 3 stands). Each file that was written is said too, one line per
+file on standard error (:func:`written_line`: ``wrote PATH: WHAT``), so a person sees where every
+output went.
 
 Text is written as UTF-8 with ``errors="backslashreplace"``: a string that holds a byte which was
 not UTF-8 where it came from (Python carries such a byte from a command line or a file name as a
@@ -22,11 +24,17 @@ import errno as _errno
 import os
 from typing import IO
 
-__all__ = ["ENCODING", "ERRORS", "WriteFailed", "encoded_size", "open_text", "reason"]
+__all__ = ["ENCODING", "ERRORS", "WriteFailed", "encoded_size", "open_text", "reason", "written_line"]
 
 #: How every text output is encoded (see the module doc).
 ENCODING = "utf-8"
 ERRORS = "backslashreplace"
+
+
+def written_line(path, what: str | None = None) -> str:
+    """The line a command shows on standard error for a file it wrote: ``wrote PATH: WHAT``
+    (``wrote PATH`` without ``what``)."""
+    return f"wrote {path}: {what}" if what else f"wrote {path}"
 
 
 def reason(error: OSError) -> str:
