@@ -1,6 +1,8 @@
-"""Shared fixtures: the compiler reference tables; the Hypothesis profile CI runs under."""
+"""Shared fixtures: the compiler reference tables; the Hypothesis profile CI runs under; no
+terminal width from the environment."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,12 @@ if settings.get_current_profile_name() == "ci":
     settings.load_profile("ci-wddmsim")
 
 DATA = Path(__file__).parent / "data"
+
+# The commands fit their text output to COLUMNS when it is set (a terminal piped to another
+# program). pytest-xdist's workers set COLUMNS=80 and LINES=24, and a person's shell may export
+# them: the tests pin the output of a pipe with no COLUMNS (a test that wants one sets it).
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 
 @pytest.fixture(scope="session")

@@ -87,3 +87,5 @@ def test_docs_policies_md_holds_the_table_the_study_makes(study):
     begin = "<!-- study: examples/research/study.py --seeds 1-10 -->\n"
     table = text[text.index(begin) + len(begin):text.index("<!-- end of study -->")]
     assert table == module.markdown(result["findings"]).replace("### ", "#### ").rstrip("\n") + "\n"
+    # What the README's `uv run python examples/research/study.py` prints fits a 100-column terminal.
+    assert max(len(line) for line in module.markdown(result["findings"]).splitlines()) <= 100

@@ -90,7 +90,7 @@ def markdown(found: dict) -> str:
     """The findings as one markdown table per workload."""
     lines = []
     for workload, table in found.items():
-        lines += [f"### {workload}", "", "| policy | deadline misses per run | p99 latency of context 0 (ms) | "
+        lines += [f"### {workload}", "", "| policy | deadline misses per run | context 0 p99 latency (ms) | "
                   "GPU shares | worst share error |", "|---|---|---|---|---|"]
         for policy, f in table.items():
             shares = " / ".join("-" if s is None else f"{s:.3f}" for s in f["shares"])
