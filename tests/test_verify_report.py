@@ -251,3 +251,19 @@ def test_a_case_that_does_not_apply_is_n_a_in_the_table_json_and_junit(tmp_path,
 def test_the_docs_use_the_same_word():
     doc = (Path(__file__).parents[1] / "docs" / "verify.md").read_text()
     assert '`"n/a"`' in doc and '"skip"' not in doc
+
+
+@pytest.mark.rule(39)
+def test_a_wrapped_failure_line_hangs_under_its_first(here):
+    """At 100 columns a sentence of the failure wraps with its further lines two columns deeper,
+    so each reads as one (rich's own wrap started them at column 0)."""
+    r = _verify(columns=100)
+    lines = r.output.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("  Rule 39 (DpcNotifiesDpc): "))
+    assert lines[rule:rule + 4] == [
+        "  Rule 39 (DpcNotifiesDpc): An ISR that reported events queues a DPC before it returns, and that DPC",
+        "    calls DxgkCbNotifyDpc so the scheduler can act on them.",
+        "  rule 39 (DpcNotifiesDpc): the DPC returned without calling DxgkCbNotifyDpc although 1 event(s)",
+        "    were reported with DxgkCbNotifyInterrupt since the last one",
+    ]
+    assert max(len(line) for line in lines) <= 100

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import textwrap
 from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
@@ -95,6 +96,19 @@ def fitted(con: Console) -> Console:
     if columns.isdigit() and int(columns) > 0:
         con.width = int(columns)
     return con
+
+
+def say(con: Console, text: str, indent: str = "  ") -> None:
+    """``text`` as plain text, ``indent`` in and wrapped at the console's width with each further
+    line two columns deeper, so that a wrapped sentence reads as one (a JSON structure with no
+    spaces is cut where the width ends). A console made with ``soft_wrap`` (the pytest plugin's
+    failure text) gets the line whole, as it asked."""
+    if con.soft_wrap:
+        con.print(indent + text, markup=False, highlight=False)
+        return
+    for line in textwrap.wrap(text, max(20, con.width), initial_indent=indent, subsequent_indent=indent + "  ",
+                              break_on_hyphens=False) or [""]:
+        con.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def print_report(con: Console, report: Report) -> None:
@@ -225,9 +239,9 @@ def print_group(con: Console, group: FailureGroup) -> None:
     r = group.first
     con.print(f"\n[bold red]FAIL[/bold red] [bold]{len(group.results)} cases[/bold] (failure {group.number}): "
               f"{escape(group.title)}")
-    con.print(f"  {cases_text(group.results)}", markup=False, highlight=False)
+    say(con, cases_text(group.results))
     differ = "" if group.same_numbers else "; the other cases' messages differ from it only in their numbers"
-    con.print(f"  Shown for {r.case.id} ({r.case.title}){differ}:", markup=False, highlight=False)
+    say(con, f"Shown for {r.case.id} ({r.case.title}){differ}:")
     print_failure_detail(con, r.failure)
 
 
@@ -254,12 +268,12 @@ def print_failure_detail(con: Console, f: Failure) -> None:
     """What a failure says (docs/verify.md, "Reading a failure"), two spaces in."""
     if f.rule is not None:
         words = f": {f.rule_words}" if f.rule_words else ""
-        con.print(f"  Rule {f.rule} ({f.rule_name}){words}", markup=False, highlight=False)
+        say(con, f"Rule {f.rule} ({f.rule_name}){words}")
     for m in f.messages:
-        con.print(f"  {m}", markup=False, highlight=False)
+        say(con, m)
     entry = entry_line(f)
     if entry is not None:
-        con.print(f"  {entry}", markup=False, highlight=False)
+        say(con, entry)
     if f.ground_truth:
         con.print("  [bold]A ground-truth check[/bold]: the GPU model knows what it really fetched and ran; "
                   "Windows cannot see this and would not stop. The model stops with:")
@@ -267,7 +281,7 @@ def print_failure_detail(con: Console, f: Failure) -> None:
         con.print("  Windows would stop with:")
     if f.bugcheck is not None:
         for line in f.bugcheck["explained"]:
-            con.print(f"    {line}", markup=False, highlight=False)
+            say(con, line, "    ")
     if f.event is not None:
         e = f.event
         stop = f.crash.get("time") if f.crash else None
@@ -275,13 +289,12 @@ def print_failure_detail(con: Console, f: Failure) -> None:
             head = f"The crossing it broke at (t={e['t']} ns)"
         else:
             head = f"The last crossing logged before the stop (t={e['t']} ns; the stop: t={stop} ns)"
-        con.print(f"  {head}: {e['event']} {e.get('name', '')} "
-                  f"{json.dumps(e.get('args', {}), separators=(',', ':'))[:400]}", markup=False, highlight=False)
+        say(con, f"{head}: {e['event']} {e.get('name', '')} {json.dumps(e.get('args', {}), separators=(',', ':'))[:400]}")
     if f.crash is not None and f.crash.get("decoded"):
         con.print(f"  Crash record: {f.crash['struct']} ({f.crash['arch']}, {f.crash['ddi_version']}):",
                   markup=False, highlight=False)
         for path, text in list(f.crash["decoded"].items())[:40]:
-            con.print(f"    {path} = {text}", markup=False, highlight=False)
+            say(con, f"{path} = {text}", "    ")
     if f.traceback:
         con.print("  The driver's traceback:")
         for line in f.traceback.rstrip().splitlines():
