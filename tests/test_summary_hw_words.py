@@ -80,16 +80,16 @@ def test_the_header_and_the_contexts_use_two_words_for_two_counts(oversubscribed
     assert sum(c["submitted"] for c in oversubscribed["contexts"]) == 218
     assert block(lines, "submitted:") == [
         "submitted: the buffers the applications handed to the OS, 218 in all; the 230 buffers sent to",
-        "  hardware queues above are those the driver took (DxgkDdiSubmitCommandToHwQueue): VidMm's own",
-        "  count, buffers still with the OS do not"]
+        "  hardware queues above are those the driver took (DxgkDdiSubmitCommandToHwQueue), VidMm's own among",
+        "  them; buffers the OS still holds are not counted there"]
     assert "Hardware queues: 13 queues, 230 buffers sent, 0 presents, 0 suspends, 0 resumes, 0 page faults" in lines
     game = summary_of("game_and_compute")
     lines = drawn(game)
     assert lines[1] == "DMA packets: 611 sent to the driver, 609 completed, the last at 498.2 ms"
     assert block(lines, "submitted:") == [
         "submitted: the packets the applications handed to the OS, 616 in all; the 611 DMA packets sent to",
-        "  the driver above are those the OS passed on to it: VidMm's own and packets sent again count,",
-        "  packets still waiting in the OS's queues do not"]
+        "  the driver above are those the OS passed on to it, VidMm's own and packets sent again among them;",
+        "  packets still waiting in the OS's queues are not counted there"]
     assert "**submitted:** the packets the applications handed to the OS, 616 in all; " in markdown(game)
 
 

@@ -287,11 +287,12 @@ def _submitted_note(s: dict, hardware: bool) -> list[Lines]:
         return []
     if hardware:
         sent = (f"the {plural(s['packets_submitted'], 'buffer')} sent to hardware queues above are those the "
-                f"driver took (DxgkDdiSubmitCommandToHwQueue): VidMm's own count, buffers still with the OS do not")
+                f"driver took (DxgkDdiSubmitCommandToHwQueue), VidMm's own among them; buffers the OS still "
+                f"holds are not counted there")
     else:
         sent = (f"the {plural(s['packets_submitted'], 'DMA packet')} sent to the driver above are those the OS "
-                f"passed on to it: VidMm's own and packets sent again count, packets still waiting in the OS's "
-                f"queues do not")
+                f"passed on to it, VidMm's own and packets sent again among them; packets still waiting in the "
+                f"OS's queues are not counted there")
     return [Lines("submitted", [f"the {'buffers' if hardware else 'packets'} the applications handed to the OS, "
                                 f"{handed} in all; {sent}"], sep="")]
 
