@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every benchmark in one command: each file's figures, one JSON line each, then a table of targets.
 
-    uv run python benchmarks/all.py            # every figure at its full size (about half an hour on 2 cores)
+    uv run python benchmarks/all.py            # every figure at its full size (about 8 minutes on 2 cores)
     uv run python benchmarks/all.py --quick    # every figure on small sizes (a few minutes)
     uv run python benchmarks/all.py --only throughput --only logcost
     uv run python benchmarks/all.py --json out/results.jsonl   # also keep the figures in a file
