@@ -156,3 +156,34 @@ def test_the_line_says_which_benchmarks_ran_whole():
         "all.py: interrupted by SIGTERM during logcost; 1 of 9 benchmarks ran whole, their figures are above")
     assert every.interrupted_line("SIGINT", every.Progress(planned=2)) == (
         "all.py: interrupted by SIGINT before the first benchmark; none of the 2 benchmarks ran whole")
+
+
+def test_a_worker_ended_inside_a_callback_python_cannot_unwind_says_nothing(capsys, monkeypatch):
+    """A worker's SIGTERM can land inside a weak reference's callback, where Python cannot pass the
+    exception on and prints "Exception ignored in ..." with a traceback: the fuzzer's workers drop
+    that one exception (their next SIGTERM ends them), and report any other as Python does."""
+    import weakref
+
+    spec = importlib.util.spec_from_file_location("fuzz_tool", ROOT / "tools" / "fuzz.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    monkeypatch.setattr(sys, "unraisablehook", tool._unraisable)
+
+    class Thing:
+        pass
+
+    def raised_in_a_callback(exc):
+        thing = Thing()
+
+        def callback(ref):
+            raise exc
+
+        ref = weakref.ref(thing, callback)
+        del thing  # the callback runs here, and its exception cannot be raised to anyone
+        return ref
+
+    raised_in_a_callback(tool.WorkerEnd())
+    assert capsys.readouterr().err == ""
+    raised_in_a_callback(ValueError("a real one"))
+    err = capsys.readouterr().err
+    assert err.startswith("Exception ignored in: ") and err.rstrip().endswith("ValueError: a real one")

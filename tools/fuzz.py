@@ -148,11 +148,20 @@ def _worker_end(signum, frame):
     os._exit(EXIT_INTERRUPTED)
 
 
+def _unraisable(info) -> None:
+    """A :class:`WorkerEnd` raised where Python cannot pass it on (inside a weak reference's
+    callback or a finalizer) is dropped without a word: the fuzzer's next SIGTERM ends the worker
+    (:func:`_end_workers`). Anything else is reported as Python does."""
+    if not isinstance(info.exc_value, WorkerEnd):
+        sys.__unraisablehook__(info)
+
+
 def _worker_start(ending) -> None:
     """A worker ignores SIGINT (a terminal's Ctrl-C reaches it too: the fuzzer decides) and ends on
     SIGTERM, or at the next input once ``ending`` (an event) is set."""
     global _ending
     _ending = ending
+    sys.unraisablehook = _unraisable
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _worker_end)
 
