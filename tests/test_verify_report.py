@@ -267,3 +267,6 @@ def test_a_wrapped_failure_line_hangs_under_its_first(here):
         "    were reported with DxgkCbNotifyInterrupt since the last one",
     ]
     assert max(len(line) for line in lines) <= 100
+    # The verdict too: its last words under it, two columns in.
+    assert lines[-2].startswith("FAIL: 0 passed, 5 failed, 0 not applicable; ") and lines[-1].startswith("  ")
+    assert lines[-1].rstrip().endswith(" s") and lines[-1] == lines[-1].rstrip()

@@ -134,11 +134,15 @@ def print_report(con: Console, report: Report) -> None:
     passed, failed, not_applicable = (report.count(v) for v in VERDICTS)
     if report.interrupted is not None:
         con.print(f"\n{interrupted_line(report)}", markup=False, highlight=False)
-        verdict = "[bold yellow]PARTIAL[/bold yellow]"
+        word, style = "PARTIAL", "bold yellow"
     else:
-        verdict = "[bold green]PASS[/bold green]" if report.passed else "[bold red]FAIL[/bold red]"
-    con.print(f"{verdict}: {passed} passed, {failed} failed, {not_applicable} not applicable; "
-              f"{exercised_line(report.rules)}; {report.wall_s:.1f} s")
+        word, style = ("PASS", "bold green") if report.passed else ("FAIL", "bold red")
+    text = (f"{word}: {passed} passed, {failed} failed, {not_applicable} not applicable; "
+            f"{exercised_line(report.rules)}; {report.wall_s:.1f} s")
+    lines = [text] if con.soft_wrap else textwrap.wrap(text, max(20, con.width), subsequent_indent="  ")
+    con.print(f"[{style}]{word}[/{style}]{escape(lines[0][len(word):])}", soft_wrap=True)
+    for line in lines[1:]:  # wrapped under itself, as the failures' sentences are
+        con.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def interrupted_line(report: Report) -> str:
